@@ -1,0 +1,197 @@
+//! Time sources. The generator reads the wall clock through [`Clock`] (so tests and simulations can
+//! script any fault), and measures its own waits with the monotonic clock, which no NTP step or
+//! injected clock can move.
+
+use crate::sync::{AtomicI64, Ordering};
+use std::fmt;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// A failed clock reading (for example a user-supplied callable that raised).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClockError(pub String);
+
+impl fmt::Display for ClockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ClockError {}
+
+/// A wall clock in Unix milliseconds.
+///
+/// Implement it to feed a generator your own time source. Readings may go backwards, stop or
+/// jump: that is what the generator guards against.
+///
+/// ```
+/// use polyflake::{Clock, ClockError};
+/// struct Fixed(i64);
+/// impl Clock for Fixed {
+///     fn now_ms(&self) -> Result<i64, ClockError> { Ok(self.0) }
+/// }
+/// assert_eq!(Fixed(5).now_ms().unwrap(), 5);
+/// ```
+pub trait Clock: Send + Sync {
+    /// The current time in Unix milliseconds.
+    fn now_ms(&self) -> Result<i64, ClockError>;
+
+    /// How long to sleep, at most, before the reading can have moved to the next millisecond.
+    /// Exhaustion waits sleep this long (never spin). The default, 200 µs, suits clocks that do
+    /// not follow real time.
+    fn until_next_ms(&self) -> Duration {
+        Duration::from_micros(200)
+    }
+}
+
+/// The operating system's wall clock (`CLOCK_REALTIME`).
+///
+/// ```
+/// use polyflake::{Clock, SystemClock};
+/// assert!(SystemClock.now_ms().unwrap() > 1_704_067_200_000);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl SystemClock {
+    #[inline]
+    fn timespec() -> libc::timespec {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; CLOCK_REALTIME always exists on Linux.
+        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+        ts
+    }
+
+    /// The system wall clock in Unix milliseconds, read directly (the generator's hot path).
+    #[inline]
+    pub fn read_ms() -> i64 {
+        let ts = Self::timespec();
+        ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000
+    }
+}
+
+impl Clock for SystemClock {
+    #[inline]
+    fn now_ms(&self) -> Result<i64, ClockError> {
+        Ok(Self::read_ms())
+    }
+
+    fn until_next_ms(&self) -> Duration {
+        let ns_into_ms = Self::timespec().tv_nsec as u64 % 1_000_000;
+        Duration::from_nanos(1_000_000 - ns_into_ms)
+    }
+}
+
+/// A clock that only moves when told to: for tests and simulations.
+///
+/// Clones share one reading, so a test can keep a handle and move the clock a generator reads.
+///
+/// ```
+/// use polyflake::{Clock, ManualClock};
+/// let c = ManualClock::new(1_000);
+/// let handle = c.clone();
+/// handle.advance(5);
+/// assert_eq!(c.now_ms().unwrap(), 1_005);
+/// handle.set(400);
+/// assert_eq!(c.now_ms().unwrap(), 400);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ManualClock {
+    ms: std::sync::Arc<AtomicI64>,
+}
+
+impl ManualClock {
+    /// A clock reading `start_ms`.
+    pub fn new(start_ms: i64) -> ManualClock {
+        ManualClock {
+            ms: std::sync::Arc::new(AtomicI64::new(start_ms)),
+        }
+    }
+
+    /// Set the reading (backwards is allowed: that is a rewind).
+    pub fn set(&self, ms: i64) {
+        self.ms.store(ms, Ordering::SeqCst);
+    }
+
+    /// Move the reading by `delta_ms` (negative moves it back).
+    pub fn advance(&self, delta_ms: i64) {
+        self.ms.fetch_add(delta_ms, Ordering::SeqCst);
+    }
+
+    /// The current reading.
+    pub fn get(&self) -> i64 {
+        self.ms.load(Ordering::SeqCst)
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> Result<i64, ClockError> {
+        Ok(self.get())
+    }
+}
+
+/// A clock that returns prepared readings in order, then ticks forward 1 ms per read: the design
+/// text's `scripted_clock`, for making a clock jump back, stop or retreat on every read.
+///
+/// ```
+/// use polyflake::{Clock, ScriptedClock};
+/// let c = ScriptedClock::new(vec![10, 8, 8]);
+/// let reads: Vec<i64> = (0..5).map(|_| c.now_ms().unwrap()).collect();
+/// assert_eq!(reads, [10, 8, 8, 9, 10]);
+/// ```
+#[derive(Debug)]
+pub struct ScriptedClock {
+    state: Mutex<Script>,
+}
+
+#[derive(Debug)]
+struct Script {
+    values: Vec<i64>,
+    next: usize,
+    last: i64,
+}
+
+impl ScriptedClock {
+    /// A clock that returns `values` in order, then the last value plus 1, 2, ... (an empty
+    /// script starts from 0, so it reads 1, 2, 3, ...).
+    pub fn new(values: Vec<i64>) -> ScriptedClock {
+        ScriptedClock {
+            state: Mutex::new(Script {
+                values,
+                next: 0,
+                last: 0,
+            }),
+        }
+    }
+
+    /// How many readings have been taken so far.
+    pub fn reads(&self) -> usize {
+        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.next
+    }
+}
+
+impl Clock for ScriptedClock {
+    fn now_ms(&self) -> Result<i64, ClockError> {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let value = match s.values.get(s.next) {
+            Some(v) => *v,
+            None => s.last.saturating_add(1),
+        };
+        s.next += 1;
+        s.last = value;
+        Ok(value)
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
+    fn now_ms(&self) -> Result<i64, ClockError> {
+        (**self).now_ms()
+    }
+    fn until_next_ms(&self) -> Duration {
+        (**self).until_next_ms()
+    }
+}

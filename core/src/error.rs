@@ -1,0 +1,312 @@
+//! The one error type of polyflake. Every binding maps [`ErrorKind`] with one exhaustive `match`,
+//! so a new variant breaks every binding's build until it is mapped.
+
+use std::fmt;
+
+/// Everything that can go wrong in polyflake, with the numbers a user needs to act on it.
+///
+/// ```
+/// use polyflake::{Error, ErrorKind, Layout};
+/// let err = Layout::new(41, 10, 13).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::InvalidLayout);
+/// assert!(err.to_string().contains("63"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// The three fields of a layout are not each at least 1 bit, or do not add up to 63.
+    InvalidLayout {
+        /// Requested timestamp bits.
+        timestamp_bits: u32,
+        /// Requested node bits.
+        node_bits: u32,
+        /// Requested sequence bits.
+        sequence_bits: u32,
+    },
+    /// A layout name that is not one of the presets and not `T/N/S`.
+    UnknownLayout {
+        /// The name given.
+        name: String,
+    },
+    /// The node id does not fit the layout's node field (or is negative).
+    InvalidNodeId {
+        /// The node id given (wide enough to carry any value a binding receives).
+        node_id: i128,
+        /// The largest node id the layout allows.
+        max: u64,
+    },
+    /// The epoch is negative, lies in the future of the system clock, or leaves the system
+    /// clock outside the layout's window.
+    InvalidEpoch {
+        /// The epoch given, Unix milliseconds.
+        epoch_ms: i64,
+        /// The system wall clock when it was checked, Unix milliseconds.
+        now_ms: i64,
+        /// Which of the three it is.
+        reason: &'static str,
+    },
+    /// A numeric setting or argument is out of range (a wait budget, a batch count, ...).
+    InvalidArgument {
+        /// The argument's name.
+        name: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A value is not a valid ID: negative, at least 2^63, or not plain decimal digits.
+    InvalidId {
+        /// The value as given (decimal text, or the number).
+        input: String,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+    /// The wall clock is behind a millisecond this generator already issued from (or has not
+    /// advanced while the sequence for the current millisecond is spent). Issuing now could
+    /// repeat an ID, so the call is refused.
+    ClockMovedBackwards {
+        /// The generator's node id.
+        node_id: u32,
+        /// How far the clock is behind the last issued millisecond (0 when it is stuck on it).
+        behind_ms: u64,
+        /// True when the clock did not advance past a spent millisecond within the budget.
+        stuck: bool,
+        /// The wait budget in milliseconds that was used up or exceeded.
+        max_wait_ms: f64,
+    },
+    /// The timestamp to issue lies outside the layout's window (before the epoch, or past its
+    /// last millisecond). An ID outside the window is refused, never wrapped.
+    TimestampOverflow {
+        /// The timestamp that did not fit, Unix milliseconds.
+        unix_ms: i64,
+        /// The generator's epoch, Unix milliseconds.
+        epoch_ms: i64,
+        /// The largest elapsed milliseconds the layout holds.
+        max_elapsed_ms: u64,
+    },
+    /// A monotonic generator would run further ahead of the wall clock than its `max_lead_ms`.
+    LeadLimitExceeded {
+        /// The generator's node id.
+        node_id: u32,
+        /// How far ahead the ID would be, in milliseconds.
+        lead_ms: u64,
+        /// The configured limit.
+        max_lead_ms: u64,
+    },
+    /// Another live generator in this process already uses this node id with the same epoch and
+    /// layout on the system clock. Share that one instead of making a second.
+    NodeIdInUse {
+        /// The node id asked for.
+        node_id: u32,
+    },
+    /// The generator was created before `fork()` and this is the child process: it shares the
+    /// parent's node id and state, so it refuses to issue.
+    UsedAfterFork {
+        /// The generator's node id.
+        node_id: u32,
+    },
+    /// An injected clock failed to give a reading.
+    ClockFailed {
+        /// What the clock reported.
+        reason: String,
+    },
+}
+
+/// The kind of an [`Error`], without its data: what bindings match on to pick an exception class,
+/// an error code or a C result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// See [`Error::InvalidLayout`].
+    InvalidLayout,
+    /// See [`Error::UnknownLayout`].
+    UnknownLayout,
+    /// See [`Error::InvalidNodeId`].
+    InvalidNodeId,
+    /// See [`Error::InvalidEpoch`].
+    InvalidEpoch,
+    /// See [`Error::InvalidArgument`].
+    InvalidArgument,
+    /// See [`Error::InvalidId`].
+    InvalidId,
+    /// See [`Error::ClockMovedBackwards`].
+    ClockMovedBackwards,
+    /// See [`Error::TimestampOverflow`].
+    TimestampOverflow,
+    /// See [`Error::LeadLimitExceeded`].
+    LeadLimitExceeded,
+    /// See [`Error::NodeIdInUse`].
+    NodeIdInUse,
+    /// See [`Error::UsedAfterFork`].
+    UsedAfterFork,
+    /// See [`Error::ClockFailed`].
+    ClockFailed,
+}
+
+impl ErrorKind {
+    /// Every kind, in a fixed order (for tables and tests).
+    pub const ALL: [ErrorKind; 12] = [
+        ErrorKind::InvalidLayout,
+        ErrorKind::UnknownLayout,
+        ErrorKind::InvalidNodeId,
+        ErrorKind::InvalidEpoch,
+        ErrorKind::InvalidArgument,
+        ErrorKind::InvalidId,
+        ErrorKind::ClockMovedBackwards,
+        ErrorKind::TimestampOverflow,
+        ErrorKind::LeadLimitExceeded,
+        ErrorKind::NodeIdInUse,
+        ErrorKind::UsedAfterFork,
+        ErrorKind::ClockFailed,
+    ];
+
+    /// A stable SCREAMING_SNAKE_CASE code: Node's `err.code`, the scenario files' error names.
+    ///
+    /// ```
+    /// assert_eq!(polyflake::ErrorKind::ClockMovedBackwards.code(), "CLOCK_MOVED_BACKWARDS");
+    /// ```
+    pub const fn code(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidLayout => "INVALID_LAYOUT",
+            ErrorKind::UnknownLayout => "UNKNOWN_LAYOUT",
+            ErrorKind::InvalidNodeId => "INVALID_NODE_ID",
+            ErrorKind::InvalidEpoch => "INVALID_EPOCH",
+            ErrorKind::InvalidArgument => "INVALID_ARGUMENT",
+            ErrorKind::InvalidId => "INVALID_ID",
+            ErrorKind::ClockMovedBackwards => "CLOCK_MOVED_BACKWARDS",
+            ErrorKind::TimestampOverflow => "TIMESTAMP_OVERFLOW",
+            ErrorKind::LeadLimitExceeded => "LEAD_LIMIT_EXCEEDED",
+            ErrorKind::NodeIdInUse => "NODE_ID_IN_USE",
+            ErrorKind::UsedAfterFork => "USED_AFTER_FORK",
+            ErrorKind::ClockFailed => "CLOCK_FAILED",
+        }
+    }
+
+    /// True for mistakes in how a generator was configured or called (as opposed to faults
+    /// that arise while issuing): bindings raise these as value errors.
+    pub const fn is_configuration(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::InvalidLayout
+                | ErrorKind::UnknownLayout
+                | ErrorKind::InvalidNodeId
+                | ErrorKind::InvalidEpoch
+                | ErrorKind::InvalidArgument
+                | ErrorKind::InvalidId
+        )
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+impl Error {
+    /// The kind of this error.
+    ///
+    /// ```
+    /// use polyflake::{parse_id, ErrorKind};
+    /// assert_eq!(parse_id("12a").unwrap_err().kind(), ErrorKind::InvalidId);
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::InvalidLayout { .. } => ErrorKind::InvalidLayout,
+            Error::UnknownLayout { .. } => ErrorKind::UnknownLayout,
+            Error::InvalidNodeId { .. } => ErrorKind::InvalidNodeId,
+            Error::InvalidEpoch { .. } => ErrorKind::InvalidEpoch,
+            Error::InvalidArgument { .. } => ErrorKind::InvalidArgument,
+            Error::InvalidId { .. } => ErrorKind::InvalidId,
+            Error::ClockMovedBackwards { .. } => ErrorKind::ClockMovedBackwards,
+            Error::TimestampOverflow { .. } => ErrorKind::TimestampOverflow,
+            Error::LeadLimitExceeded { .. } => ErrorKind::LeadLimitExceeded,
+            Error::NodeIdInUse { .. } => ErrorKind::NodeIdInUse,
+            Error::UsedAfterFork { .. } => ErrorKind::UsedAfterFork,
+            Error::ClockFailed { .. } => ErrorKind::ClockFailed,
+        }
+    }
+
+    /// A stable code for this error's kind (see [`ErrorKind::code`]).
+    pub fn code(&self) -> &'static str {
+        self.kind().code()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidLayout {
+                timestamp_bits,
+                node_bits,
+                sequence_bits,
+            } => write!(
+                f,
+                "invalid layout {timestamp_bits}/{node_bits}/{sequence_bits}: each field needs at least 1 bit and the three must add up to 63 (they add up to {})",
+                u64::from(*timestamp_bits) + u64::from(*node_bits) + u64::from(*sequence_bits)
+            ),
+            Error::UnknownLayout { name } => write!(
+                f,
+                "unknown layout {name:?}: use one of default, long_lived, big_fleet, short, or T/N/S such as 41/10/12"
+            ),
+            Error::InvalidNodeId { node_id, max } => {
+                write!(f, "node id {node_id} is out of range: it must be in [0, {max}]")
+            }
+            Error::InvalidEpoch {
+                epoch_ms,
+                now_ms,
+                reason,
+            } => write!(
+                f,
+                "invalid epoch {epoch_ms} ms: {reason} (the system clock reads {now_ms} ms)"
+            ),
+            Error::InvalidArgument { name, reason } => write!(f, "invalid {name}: {reason}"),
+            Error::InvalidId { input, reason } => write!(f, "invalid ID {input:?}: {reason}"),
+            Error::ClockMovedBackwards {
+                node_id,
+                behind_ms,
+                stuck,
+                max_wait_ms,
+            } => {
+                if *stuck {
+                    write!(
+                        f,
+                        "clock stuck on node {node_id}: the sequence for this millisecond is spent and the clock did not advance within {max_wait_ms} ms"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "clock moved backwards by {behind_ms} ms on node {node_id} (wait budget {max_wait_ms} ms): refusing to issue"
+                    )
+                }
+            }
+            Error::TimestampOverflow {
+                unix_ms,
+                epoch_ms,
+                max_elapsed_ms,
+            } => write!(
+                f,
+                "timestamp {unix_ms} ms is outside the layout's window [{epoch_ms}, {}] ms",
+                i128::from(*epoch_ms) + i128::from(*max_elapsed_ms)
+            ),
+            Error::LeadLimitExceeded {
+                node_id,
+                lead_ms,
+                max_lead_ms,
+            } => write!(
+                f,
+                "node {node_id} would run {lead_ms} ms ahead of the wall clock, past max_lead_ms = {max_lead_ms}"
+            ),
+            Error::NodeIdInUse { node_id } => write!(
+                f,
+                "node id {node_id} is already used by a live generator in this process with the same epoch and layout: share that generator instead of making a second"
+            ),
+            Error::UsedAfterFork { node_id } => write!(
+                f,
+                "used after fork: this generator (node {node_id}) was created in the parent process; make a new one in the child with its own node id"
+            ),
+            Error::ClockFailed { reason } => write!(f, "the clock failed: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Shorthand for results whose error is [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,894 @@
+//! The generator: one packed state word `P = elapsed << seq_bits | seq`, advanced by
+//! compare-and-swap as `P' = max(P + 1, now << seq_bits)`. A new millisecond resets the sequence,
+//! the same millisecond increments it, and a spent sequence carries into the next millisecond.
+//! The two modes differ only in how far `P'` may run ahead of the wall clock.
+
+use crate::clock::{Clock, SystemClock};
+use crate::error::{Error, Result};
+use crate::layout::{Decoded, Layout, DEFAULT_EPOCH_MS};
+use crate::registry::{self, Claim};
+use crate::sync::{AtomicI64, AtomicU64, Ordering};
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The largest batch one `next_ids` call may ask for through a binding (2^24 = 16,777,216 IDs).
+pub const MAX_BATCH: usize = 1 << 24;
+
+/// The default wait budget: rewinds up to this many milliseconds are waited out, larger ones
+/// refused.
+pub const DEFAULT_MAX_WAIT_MS: f64 = 5.0;
+
+/// How a generator treats the wall clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// `Snowflake`: an issued timestamp never exceeds the wall clock. Small rewinds are waited
+    /// out, large ones refused; a spent sequence sleeps to the next millisecond.
+    Strict,
+    /// `MonotonicSnowflake`: never waits. The wall clock only floors a logical clock that
+    /// borrows from the next millisecond on a rewind or a spent sequence, so timestamps may run
+    /// ahead of real time (bounded by `max_lead_ms` if set).
+    Monotonic,
+}
+
+impl Mode {
+    /// `"strict"` or `"monotonic"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Mode::Strict => "strict",
+            Mode::Monotonic => "monotonic",
+        }
+    }
+}
+
+/// Where the wall clock comes from. The system clock is matched directly so its hot path is a
+/// plain `clock_gettime`, with no virtual call.
+#[derive(Clone)]
+enum ClockSource {
+    System,
+    Injected(Arc<dyn Clock>),
+}
+
+impl ClockSource {
+    #[inline]
+    fn now_ms(&self) -> Result<i64> {
+        match self {
+            ClockSource::System => Ok(SystemClock::read_ms()),
+            ClockSource::Injected(c) => c
+                .now_ms()
+                .map_err(|e| Error::ClockFailed { reason: e.0 }),
+        }
+    }
+
+    fn until_next_ms(&self) -> Duration {
+        match self {
+            ClockSource::System => SystemClock.until_next_ms(),
+            ClockSource::Injected(c) => c.until_next_ms(),
+        }
+    }
+}
+
+/// Settings for a generator. Make one with [`Generator::builder`].
+///
+/// ```
+/// use polyflake::{Generator, Layout, ManualClock, Mode};
+/// let clock = ManualClock::new(1_737_747_358_021);
+/// let g = Generator::builder(37)
+///     .mode(Mode::Strict)
+///     .layout(Layout::DEFAULT)
+///     .max_wait_ms(5.0)
+///     .clock(clock.clone())
+///     .build()
+///     .unwrap();
+/// assert_eq!(g.next_id().unwrap(), 141264821508263936);
+/// ```
+#[derive(Clone)]
+pub struct Builder {
+    node_id: i128,
+    mode: Mode,
+    layout: Layout,
+    epoch_ms: i64,
+    max_wait_ms: f64,
+    max_lead_ms: Option<i64>,
+    clock: Option<Arc<dyn Clock>>,
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("node_id", &self.node_id)
+            .field("mode", &self.mode)
+            .field("layout", &self.layout)
+            .field("epoch_ms", &self.epoch_ms)
+            .field("max_wait_ms", &self.max_wait_ms)
+            .field("max_lead_ms", &self.max_lead_ms)
+            .field("injected_clock", &self.clock.is_some())
+            .finish()
+    }
+}
+
+impl Builder {
+    /// Strict or monotonic (default strict).
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+    /// The bit layout (default 41/10/12).
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+    /// The epoch in Unix milliseconds (default 2024-01-01T00:00:00Z = 1704067200000).
+    pub fn epoch_ms(mut self, epoch_ms: i64) -> Self {
+        self.epoch_ms = epoch_ms;
+        self
+    }
+    /// Strict mode's wait budget in milliseconds (default 5.0): a rewind up to this size is
+    /// waited out, a larger one refused; a spent sequence waits at most `max(this, 1)` ms.
+    pub fn max_wait_ms(mut self, max_wait_ms: f64) -> Self {
+        self.max_wait_ms = max_wait_ms;
+        self
+    }
+    /// Monotonic mode's limit on running ahead of the wall clock, in milliseconds (default
+    /// unbounded). Past it, calls are refused and health reports unhealthy.
+    pub fn max_lead_ms(mut self, max_lead_ms: Option<i64>) -> Self {
+        self.max_lead_ms = max_lead_ms;
+        self
+    }
+    /// Read time from this clock instead of the system clock. Generators on an injected clock
+    /// are independent of each other and of the one-node-id-per-process rule, and their clock is
+    /// not read until the first call (so a [`crate::ScriptedClock`]'s first value goes to the
+    /// first ID).
+    pub fn clock<C: Clock + 'static>(mut self, clock: C) -> Self {
+        self.clock = Some(Arc::new(clock));
+        self
+    }
+    /// Like [`Builder::clock`], for a clock already shared behind an `Arc`.
+    pub fn shared_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Check every setting and make the generator. All configuration errors surface here,
+    /// never later.
+    pub fn build(self) -> Result<Generator> {
+        let layout = self.layout;
+        let node_id = layout.check_node_id(self.node_id)?;
+        if !self.max_wait_ms.is_finite() || self.max_wait_ms < 0.0 {
+            return Err(Error::InvalidArgument {
+                name: "max_wait_ms",
+                reason: format!("{} is not a finite number >= 0", self.max_wait_ms),
+            });
+        }
+        if self.max_wait_ms > 60_000.0 {
+            return Err(Error::InvalidArgument {
+                name: "max_wait_ms",
+                reason: format!(
+                    "{} ms is over the 60000 ms limit: a wait that long is a hang",
+                    self.max_wait_ms
+                ),
+            });
+        }
+        if let Some(lead) = self.max_lead_ms {
+            if lead < 0 {
+                return Err(Error::InvalidArgument {
+                    name: "max_lead_ms",
+                    reason: format!("{lead} is negative"),
+                });
+            }
+        }
+        let system_now = SystemClock::read_ms();
+        let bad_epoch = |reason| Error::InvalidEpoch {
+            epoch_ms: self.epoch_ms,
+            now_ms: system_now,
+            reason,
+        };
+        if self.epoch_ms < 0 {
+            return Err(bad_epoch("the epoch may not be before 1970-01-01"));
+        }
+        let fork_generation = registry::fork_generation();
+        let (clock, claim) = match self.clock {
+            Some(c) => (ClockSource::Injected(c), None),
+            None => {
+                if self.epoch_ms > system_now {
+                    return Err(bad_epoch("the epoch lies in the future"));
+                }
+                if (system_now - self.epoch_ms) as u64 > layout.max_elapsed_ms() {
+                    return Err(bad_epoch(
+                        "the layout's timestamp window, counted from this epoch, has already ended",
+                    ));
+                }
+                let claim = registry::claim(node_id, self.epoch_ms, layout, fork_generation)?;
+                (ClockSource::System, Some(claim))
+            }
+        };
+        let seq_bits = layout.sequence_bits();
+        let max_wait = Duration::from_secs_f64(self.max_wait_ms / 1000.0);
+        Ok(Generator {
+            state: PaddedState(AtomicI64::new(-1)),
+            seq_bits,
+            ts_shift: layout.node_bits() + seq_bits,
+            seq_mask: layout.max_sequence() as i64,
+            node_part: u64::from(node_id) << seq_bits,
+            max_elapsed: layout.max_elapsed_ms() as i64,
+            epoch_ms: self.epoch_ms,
+            mode: self.mode,
+            clock,
+            fork_generation,
+            node_id,
+            layout,
+            max_wait_ms: self.max_wait_ms,
+            max_wait,
+            exhaust_budget: max_wait.max(Duration::from_millis(1)),
+            max_lead_ms: self.max_lead_ms,
+            stats: Stats::default(),
+            stuck_at: AtomicI64::new(NOT_STUCK),
+            _claim: claim,
+        })
+    }
+}
+
+/// The state word on a cache line of its own, so threads that CAS it do not also invalidate the
+/// read-only settings beside it.
+#[repr(align(64))]
+struct PaddedState(AtomicI64);
+
+#[derive(Default)]
+struct Stats {
+    /// IDs issued in milliseconds before the state's current one.
+    completed: AtomicU64,
+    rewinds_waited: AtomicU64,
+    rewinds_refused: AtomicU64,
+    sequence_exhaustions: AtomicU64,
+    wait_sleeps: AtomicU64,
+    ms_borrowed: AtomicU64,
+    lead_refused: AtomicU64,
+}
+
+/// No stuck refusal recorded (see `Generator::stuck_at`).
+const NOT_STUCK: i64 = i64::MIN;
+
+fn bump(counter: &AtomicU64, by: u64) {
+    counter.fetch_add(by, Ordering::Relaxed);
+}
+
+/// A generator of unique, time-sortable 64-bit IDs for one node id. Thread-safe: share it
+/// (`&Generator` or `Arc<Generator>`) between threads; the hot path is one clock read and one
+/// compare-and-swap, with no mutex.
+///
+/// ```
+/// use polyflake::{Generator, ManualClock};
+/// let clock = ManualClock::new(1_737_747_358_021);
+/// let g = Generator::builder(37).clock(clock.clone()).build().unwrap();
+/// let a = g.next_id().unwrap();
+/// let b = g.next_id().unwrap();
+/// assert!(b > a);
+/// assert_eq!(g.decode(b).unwrap().sequence, 1);
+/// ```
+pub struct Generator {
+    state: PaddedState,
+    seq_bits: u32,
+    ts_shift: u32,
+    seq_mask: i64,
+    node_part: u64,
+    max_elapsed: i64,
+    epoch_ms: i64,
+    mode: Mode,
+    clock: ClockSource,
+    fork_generation: u64,
+    node_id: u32,
+    layout: Layout,
+    max_wait_ms: f64,
+    max_wait: Duration,
+    exhaust_budget: Duration,
+    max_lead_ms: Option<i64>,
+    stats: Stats,
+    /// The elapsed ms at which a strict call last gave up on a clock that did not advance;
+    /// health reports the clock stuck until it reads past this.
+    stuck_at: AtomicI64,
+    _claim: Option<Claim>,
+}
+
+impl fmt::Debug for Generator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Generator")
+            .field("node_id", &self.node_id)
+            .field("mode", &self.mode)
+            .field("layout", &self.layout)
+            .field("epoch_ms", &self.epoch_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Per-call wait bookkeeping: ONE monotonic deadline for the whole call, started at the first
+/// wait, so a clock that keeps retreating (or never advances) ends in a refusal, never a hang.
+struct Wait {
+    started: Option<Instant>,
+    rewound: bool,
+    exhausted: bool,
+}
+
+impl Wait {
+    fn new() -> Wait {
+        Wait {
+            started: None,
+            rewound: false,
+            exhausted: false,
+        }
+    }
+    fn spent(&mut self) -> Duration {
+        self.started.get_or_insert_with(Instant::now).elapsed()
+    }
+}
+
+impl Generator {
+    /// A builder for a generator with this node id and every other setting at its default.
+    pub fn builder(node_id: impl Into<i128>) -> Builder {
+        Builder {
+            node_id: node_id.into(),
+            mode: Mode::Strict,
+            layout: Layout::DEFAULT,
+            epoch_ms: DEFAULT_EPOCH_MS,
+            max_wait_ms: DEFAULT_MAX_WAIT_MS,
+            max_lead_ms: None,
+            clock: None,
+        }
+    }
+
+    /// A strict generator (`Snowflake`) on the system clock with the default layout and epoch.
+    ///
+    /// ```
+    /// let g = polyflake::Generator::strict(901).unwrap();
+    /// assert!(g.next_id().unwrap() > 0);
+    /// ```
+    pub fn strict(node_id: impl Into<i128>) -> Result<Generator> {
+        Generator::builder(node_id).build()
+    }
+
+    /// A monotonic generator (`MonotonicSnowflake`) on the system clock with the default layout
+    /// and epoch.
+    ///
+    /// ```
+    /// let g = polyflake::Generator::monotonic(902).unwrap();
+    /// let mut buf = [0u64; 10_000];
+    /// g.next_ids(&mut buf).unwrap();
+    /// assert!(buf.windows(2).all(|w| w[0] < w[1]));
+    /// ```
+    pub fn monotonic(node_id: impl Into<i128>) -> Result<Generator> {
+        Generator::builder(node_id).mode(Mode::Monotonic).build()
+    }
+
+    /// This generator's node id.
+    pub fn node_id(&self) -> u32 {
+        self.node_id
+    }
+    /// This generator's mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+    /// This generator's layout.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+    /// This generator's epoch, Unix milliseconds.
+    pub fn epoch_ms(&self) -> i64 {
+        self.epoch_ms
+    }
+    /// Strict mode's wait budget in milliseconds.
+    pub fn max_wait_ms(&self) -> f64 {
+        self.max_wait_ms
+    }
+    /// Monotonic mode's lead limit in milliseconds, if any.
+    pub fn max_lead_ms(&self) -> Option<i64> {
+        self.max_lead_ms
+    }
+    /// True when time comes from an injected clock rather than the system clock.
+    pub fn has_injected_clock(&self) -> bool {
+        matches!(self.clock, ClockSource::Injected(_))
+    }
+
+    /// Decode an ID with this generator's layout and epoch.
+    pub fn decode(&self, id: u64) -> Result<Decoded> {
+        self.layout.decode(id, self.epoch_ms)
+    }
+
+    #[inline]
+    fn id_of(&self, p: i64) -> u64 {
+        (((p >> self.seq_bits) as u64) << self.ts_shift) | self.node_part | (p & self.seq_mask) as u64
+    }
+
+    /// The wall clock as elapsed ms since the epoch, refused outside the layout's window.
+    #[inline]
+    fn now_elapsed(&self) -> Result<i64> {
+        let now = self.clock.now_ms()?;
+        let elapsed = i128::from(now) - i128::from(self.epoch_ms);
+        if elapsed < 0 || elapsed > i128::from(self.max_elapsed) {
+            return Err(self.overflow(now));
+        }
+        Ok(elapsed as i64)
+    }
+
+    fn overflow(&self, unix_ms: i64) -> Error {
+        Error::TimestampOverflow {
+            unix_ms,
+            epoch_ms: self.epoch_ms,
+            max_elapsed_ms: self.max_elapsed as u64,
+        }
+    }
+
+    #[inline]
+    fn check_fork(&self) -> Result<()> {
+        if registry::current_fork_generation() != self.fork_generation {
+            return Err(Error::UsedAfterFork {
+                node_id: self.node_id,
+            });
+        }
+        Ok(())
+    }
+
+    /// Count what a successful step from `p` to `next` (reserving `n` values) did.
+    #[inline]
+    fn record(&self, p: i64, next: i64, n: i64, now: i64) {
+        let (old_ms, new_ms) = (p >> self.seq_bits, next >> self.seq_bits);
+        if new_ms != old_ms {
+            // Every millisecond starts at sequence 0, so the IDs issued so far are `completed`
+            // plus the current millisecond's `seq + 1`. Only a change of millisecond moves
+            // `completed`, which keeps a shared counter off the per-ID path.
+            let before = if p >= 0 { (p & self.seq_mask) + 1 } else { 0 };
+            let done = before + n - ((next & self.seq_mask) + 1);
+            bump(&self.stats.completed, done as u64);
+            let borrowed = new_ms - old_ms.max(now);
+            if borrowed > 0 {
+                bump(&self.stats.ms_borrowed, borrowed as u64);
+            }
+        }
+    }
+
+    /// Issue one ID.
+    ///
+    /// Strict mode may wait (at most `max_wait_ms` for a rewind, `max(max_wait_ms, 1)` ms for a
+    /// spent sequence) and refuses with [`Error::ClockMovedBackwards`] past that. Monotonic mode
+    /// never waits.
+    ///
+    /// ```
+    /// use polyflake::{ErrorKind, Generator, ManualClock};
+    /// let clock = ManualClock::new(1_704_067_201_000);
+    /// let g = Generator::builder(7).clock(clock.clone()).build().unwrap();
+    /// g.next_id().unwrap();
+    /// clock.advance(-600); // an NTP step back
+    /// assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::ClockMovedBackwards);
+    /// ```
+    #[inline]
+    pub fn next_id(&self) -> Result<u64> {
+        self.check_fork()?;
+        match self.mode {
+            Mode::Strict => self.next_strict(),
+            Mode::Monotonic => self.next_monotonic(),
+        }
+    }
+
+    #[inline]
+    fn next_strict(&self) -> Result<u64> {
+        let s = self.seq_bits;
+        let mut wait = Wait::new();
+        loop {
+            let now = self.now_elapsed()?;
+            let p = self.state.0.load(Ordering::Relaxed);
+            let last = p >> s;
+            if now < last {
+                self.wait_rewind(&mut wait, (last - now) as u64)?;
+                continue;
+            }
+            let next = (p + 1).max(now << s);
+            if next >> s > now {
+                // This millisecond's sequence is spent; strict mode never borrows ahead.
+                self.wait_exhausted(&mut wait, now)?;
+                continue;
+            }
+            if self
+                .state
+                .0
+                .compare_exchange_weak(p, next, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                self.record(p, next, 1, now);
+                if wait.rewound {
+                    bump(&self.stats.rewinds_waited, 1);
+                }
+                return Ok(self.id_of(next));
+            }
+        }
+    }
+
+    #[inline]
+    fn next_monotonic(&self) -> Result<u64> {
+        let s = self.seq_bits;
+        let now = self.now_elapsed()?;
+        let mut p = self.state.0.load(Ordering::Relaxed);
+        loop {
+            let next = (p + 1).max(now << s);
+            self.check_ahead(next >> s, now)?;
+            match self
+                .state
+                .0
+                .compare_exchange_weak(p, next, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    self.record(p, next, 1, now);
+                    return Ok(self.id_of(next));
+                }
+                Err(actual) => p = actual,
+            }
+        }
+    }
+
+    /// Monotonic mode: refuse a step whose millisecond leaves the window or runs further ahead
+    /// of the wall clock than `max_lead_ms`.
+    #[inline]
+    fn check_ahead(&self, ms: i64, now: i64) -> Result<()> {
+        if ms > self.max_elapsed {
+            return Err(self.overflow(self.epoch_ms.saturating_add(ms)));
+        }
+        if let Some(max_lead) = self.max_lead_ms {
+            if ms - now > max_lead {
+                bump(&self.stats.lead_refused, 1);
+                return Err(Error::LeadLimitExceeded {
+                    node_id: self.node_id,
+                    lead_ms: (ms - now) as u64,
+                    max_lead_ms: max_lead as u64,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The clock is `behind` ms behind the last issued millisecond: refuse beyond the budget,
+    /// otherwise sleep towards it under the call's one monotonic deadline.
+    fn wait_rewind(&self, wait: &mut Wait, behind: u64) -> Result<()> {
+        let refuse = || {
+            bump(&self.stats.rewinds_refused, 1);
+            Err(Error::ClockMovedBackwards {
+                node_id: self.node_id,
+                behind_ms: behind,
+                stuck: false,
+                max_wait_ms: self.max_wait_ms,
+            })
+        };
+        // A rewind larger than the budget is a real event (an NTP step, a leap second): refuse
+        // at once so the caller can go to another node.
+        if behind as f64 > self.max_wait_ms {
+            return refuse();
+        }
+        // Below the budget it is slew jitter: wait, but the deadline bounds the whole call, not
+        // one sample of the drift, so a clock that keeps retreating cannot hold us here.
+        let spent = wait.spent();
+        if spent >= self.max_wait {
+            return refuse();
+        }
+        wait.rewound = true;
+        bump(&self.stats.wait_sleeps, 1);
+        std::thread::sleep(Duration::from_millis(behind).min(self.max_wait - spent));
+        Ok(())
+    }
+
+    /// The sequence for the current millisecond is spent: sleep to the millisecond boundary (a
+    /// spin would burn a core for up to a millisecond), under a deadline of max(budget, 1 ms),
+    /// because a frozen clock is the same fault as one that retreats.
+    fn wait_exhausted(&self, wait: &mut Wait, now: i64) -> Result<()> {
+        if !wait.exhausted {
+            wait.exhausted = true;
+            bump(&self.stats.sequence_exhaustions, 1);
+        }
+        let spent = wait.spent();
+        if spent >= self.exhaust_budget {
+            bump(&self.stats.rewinds_refused, 1);
+            self.stuck_at.store(now, Ordering::Relaxed);
+            return Err(Error::ClockMovedBackwards {
+                node_id: self.node_id,
+                behind_ms: 0,
+                stuck: true,
+                max_wait_ms: self.exhaust_budget.as_secs_f64() * 1000.0,
+            });
+        }
+        bump(&self.stats.wait_sleeps, 1);
+        std::thread::sleep(self.clock.until_next_ms().min(self.exhaust_budget - spent));
+        Ok(())
+    }
+
+    /// Fill `out` with consecutive IDs.
+    ///
+    /// Monotonic mode reserves the whole batch with one atomic step. Strict mode fills the
+    /// current millisecond and waits into the next ones (100,000 IDs take about 25 ms with the
+    /// default layout), with the wait deadline restarting after each millisecond of progress.
+    /// On an error the buffer's contents are unspecified: use none of them.
+    ///
+    /// ```
+    /// use polyflake::{Generator, ManualClock, Mode};
+    /// let g = Generator::builder(3).mode(Mode::Monotonic)
+    ///     .clock(ManualClock::new(1_704_067_200_005)).build().unwrap();
+    /// let mut ids = vec![0u64; 10_000];
+    /// g.next_ids(&mut ids).unwrap();
+    /// assert!(ids.windows(2).all(|w| w[1] == w[0] + 1 || w[1] > w[0]));
+    /// ```
+    pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
+        self.check_fork()?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        match self.mode {
+            Mode::Strict => self.fill_strict(out),
+            Mode::Monotonic => self.fill_monotonic(out),
+        }
+    }
+
+    fn fill_monotonic(&self, out: &mut [u64]) -> Result<()> {
+        let s = self.seq_bits;
+        let n = i64::try_from(out.len()).map_err(|_| self.overflow(i64::MAX))?;
+        let now = self.now_elapsed()?;
+        let mut p = self.state.0.load(Ordering::Relaxed);
+        loop {
+            let start = (p + 1).max(now << s);
+            let end = start
+                .checked_add(n - 1)
+                .ok_or_else(|| self.overflow(i64::MAX))?;
+            self.check_ahead(end >> s, now)?;
+            match self
+                .state
+                .0
+                .compare_exchange_weak(p, end, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    self.record(p, end, n, now);
+                    self.write_run(out, start);
+                    return Ok(());
+                }
+                Err(actual) => p = actual,
+            }
+        }
+    }
+
+    fn fill_strict(&self, out: &mut [u64]) -> Result<()> {
+        let s = self.seq_bits;
+        let mut filled = 0usize;
+        let mut wait = Wait::new();
+        while filled < out.len() {
+            let now = self.now_elapsed()?;
+            let p = self.state.0.load(Ordering::Relaxed);
+            let last = p >> s;
+            if now < last {
+                self.wait_rewind(&mut wait, (last - now) as u64)?;
+                continue;
+            }
+            let start = (p + 1).max(now << s);
+            if start >> s > now {
+                self.wait_exhausted(&mut wait, now)?;
+                continue;
+            }
+            let room = ((now << s) | self.seq_mask) - start + 1;
+            let k = room.min((out.len() - filled) as i64);
+            let end = start + k - 1;
+            if self
+                .state
+                .0
+                .compare_exchange_weak(p, end, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                self.record(p, end, k, now);
+                if wait.rewound {
+                    bump(&self.stats.rewinds_waited, 1);
+                }
+                self.write_run(&mut out[filled..filled + k as usize], start);
+                filled += k as usize;
+                wait = Wait::new();
+            }
+        }
+        Ok(())
+    }
+
+    /// Write the IDs of the consecutive states `start, start + 1, ...` into `out`. Within one
+    /// millisecond consecutive states are consecutive IDs, so each run is a plain count.
+    fn write_run(&self, out: &mut [u64], start: i64) {
+        let mut p = start;
+        let mut rest = out;
+        while !rest.is_empty() {
+            let room = (self.seq_mask - (p & self.seq_mask) + 1) as usize;
+            let take = room.min(rest.len());
+            let (run, tail) = rest.split_at_mut(take);
+            let base = self.id_of(p);
+            for (k, slot) in run.iter_mut().enumerate() {
+                *slot = base + k as u64;
+            }
+            p += take as i64;
+            rest = tail;
+        }
+    }
+
+    /// A snapshot of this generator's state and counters. Reads the clock once.
+    ///
+    /// ```
+    /// use polyflake::{Generator, ManualClock};
+    /// let clock = ManualClock::new(1_704_067_201_000);
+    /// let g = Generator::builder(7).clock(clock.clone()).build().unwrap();
+    /// g.next_id().unwrap();
+    /// assert!(g.health().ok);
+    /// clock.advance(-600);
+    /// let h = g.health();
+    /// assert!(!h.ok);
+    /// assert_eq!(h.status, polyflake::HealthStatus::ClockBehind);
+    /// ```
+    pub fn health(&self) -> Health {
+        let s = self.seq_bits;
+        let p = self.state.0.load(Ordering::Relaxed);
+        let issued = self.stats.completed.load(Ordering::Relaxed)
+            + if p >= 0 { (p & self.seq_mask) as u64 + 1 } else { 0 };
+        let last_issued_ms = (p >= 0).then(|| self.epoch_ms + (p >> s));
+        let reading = self.clock.now_ms();
+        let wall_ms = *reading.as_ref().unwrap_or(&0);
+        let lead_ms = match last_issued_ms {
+            Some(last) if reading.is_ok() => (last - wall_ms).max(0),
+            _ => 0,
+        };
+        let elapsed = i128::from(wall_ms) - i128::from(self.epoch_ms);
+        let (status, reason) = if self.check_fork().is_err() {
+            (HealthStatus::UsedAfterFork, "used after fork".to_string())
+        } else if let Err(e) = &reading {
+            (HealthStatus::ClockFailed, e.to_string())
+        } else if elapsed < 0 || elapsed > i128::from(self.max_elapsed) {
+            (HealthStatus::ClockOutsideWindow, self.overflow(wall_ms).to_string())
+        } else if self.mode == Mode::Strict && lead_ms as f64 > self.max_wait_ms {
+            (
+                HealthStatus::ClockBehind,
+                format!(
+                    "clock is {lead_ms} ms behind the last issued millisecond (wait budget {} ms)",
+                    self.max_wait_ms
+                ),
+            )
+        } else if self.mode == Mode::Strict
+            && elapsed <= i128::from(self.stuck_at.load(Ordering::Relaxed))
+        {
+            (
+                HealthStatus::ClockStuck,
+                "the clock has not advanced past a millisecond whose sequence is spent".to_string(),
+            )
+        } else if self.mode == Mode::Monotonic
+            && self.max_lead_ms.is_some_and(|max| {
+                // Unhealthy when the next call would be refused.
+                let next = (p + 1).max((elapsed as i64) << s);
+                (next >> s) - elapsed as i64 > max
+            })
+        {
+            (
+                HealthStatus::LeadTooLarge,
+                format!(
+                    "the next ID would run more than max_lead_ms = {} ms ahead of the wall clock (now {lead_ms} ms ahead)",
+                    self.max_lead_ms.unwrap_or_default()
+                ),
+            )
+        } else {
+            (HealthStatus::Ok, String::new())
+        };
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        Health {
+            ok: status == HealthStatus::Ok,
+            status,
+            reason,
+            node_id: self.node_id,
+            mode: self.mode,
+            last_issued_ms,
+            wall_ms,
+            lead_ms,
+            ids_issued: issued,
+            rewinds_waited: load(&self.stats.rewinds_waited),
+            rewinds_refused: load(&self.stats.rewinds_refused),
+            sequence_exhaustions: load(&self.stats.sequence_exhaustions),
+            wait_sleeps: load(&self.stats.wait_sleeps),
+            ms_borrowed: load(&self.stats.ms_borrowed),
+            lead_refused: load(&self.stats.lead_refused),
+            lease_renewals: 0,
+            lease_failures: 0,
+        }
+    }
+}
+
+/// Why a generator is or is not healthy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HealthStatus {
+    /// Issuing normally.
+    Ok,
+    /// Strict mode: the wall clock is behind the last issued millisecond by more than the wait
+    /// budget, so calls are being refused.
+    ClockBehind,
+    /// The wall clock is before the epoch or past the layout's window.
+    ClockOutsideWindow,
+    /// An injected clock failed to give a reading.
+    ClockFailed,
+    /// Strict mode: a call gave up because the clock did not advance past a spent millisecond,
+    /// and it still has not.
+    ClockStuck,
+    /// Monotonic mode: the next ID would run further ahead of the wall clock than
+    /// `max_lead_ms`, so calls are being refused.
+    LeadTooLarge,
+    /// This is a forked child and the generator was made in the parent.
+    UsedAfterFork,
+}
+
+impl HealthStatus {
+    /// A stable snake_case name (`"ok"`, `"clock_behind"`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            HealthStatus::Ok => "ok",
+            HealthStatus::ClockBehind => "clock_behind",
+            HealthStatus::ClockOutsideWindow => "clock_outside_window",
+            HealthStatus::ClockFailed => "clock_failed",
+            HealthStatus::ClockStuck => "clock_stuck",
+            HealthStatus::LeadTooLarge => "lead_too_large",
+            HealthStatus::UsedAfterFork => "used_after_fork",
+        }
+    }
+}
+
+/// A snapshot from [`Generator::health`]: ok or not and why, the clocks, and the counters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Health {
+    /// True when the generator can issue now.
+    pub ok: bool,
+    /// Why it is or is not healthy.
+    pub status: HealthStatus,
+    /// A human-readable reason; empty when ok.
+    pub reason: String,
+    /// The generator's node id.
+    pub node_id: u32,
+    /// The generator's mode.
+    pub mode: Mode,
+    /// The millisecond (Unix) of the last issued ID, if any was issued.
+    pub last_issued_ms: Option<i64>,
+    /// The wall clock when the snapshot was taken, Unix ms (0 if the clock failed).
+    pub wall_ms: i64,
+    /// How far the last issued millisecond is ahead of the wall clock (0 when it is not).
+    pub lead_ms: i64,
+    /// IDs issued so far.
+    pub ids_issued: u64,
+    /// Calls that waited out a small rewind and then succeeded.
+    pub rewinds_waited: u64,
+    /// Calls refused because the clock was behind (or stuck) past the wait budget.
+    pub rewinds_refused: u64,
+    /// Times a strict call found the millisecond's sequence spent and had to wait.
+    pub sequence_exhaustions: u64,
+    /// Sleeps taken while waiting (strict mode never spins).
+    pub wait_sleeps: u64,
+    /// Milliseconds a monotonic generator moved into ahead of the wall clock.
+    pub ms_borrowed: u64,
+    /// Monotonic calls refused by `max_lead_ms`.
+    pub lead_refused: u64,
+    /// Lease renewals (0 unless the node id comes from a lease).
+    pub lease_renewals: u64,
+    /// Failed lease renewals (0 unless the node id comes from a lease).
+    pub lease_failures: u64,
+}
+
+/// Decode an ID with the default layout and epoch.
+///
+/// ```
+/// let d = polyflake::decode(141264821508263936).unwrap();
+/// assert_eq!((d.timestamp_ms, d.node_id, d.sequence), (1_737_747_358_021, 37, 0));
+/// ```
+pub fn decode(id: u64) -> Result<Decoded> {
+    Layout::DEFAULT.decode(id, DEFAULT_EPOCH_MS)
+}
+
+/// Check a batch size a binding received: 0 to [`MAX_BATCH`].
+///
+/// ```
+/// assert_eq!(polyflake::batch_len(4096).unwrap(), 4096);
+/// assert!(polyflake::batch_len(-1).is_err());
+/// assert!(polyflake::batch_len(1 << 40).is_err());
+/// ```
+pub fn batch_len(n: i128) -> Result<usize> {
+    if n < 0 || n > MAX_BATCH as i128 {
+        return Err(Error::InvalidArgument {
+            name: "count",
+            reason: format!("{n} is out of range [0, {MAX_BATCH}]"),
+        });
+    }
+    Ok(n as usize)
+}

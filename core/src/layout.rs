@@ -1,0 +1,344 @@
+//! The bit layout: `0 | timestamp | node | sequence`, and everything that converts between an ID
+//! and its three fields.
+
+use crate::error::{Error, Result};
+use std::fmt;
+use std::str::FromStr;
+
+/// The default epoch, 2024-01-01T00:00:00Z, in Unix milliseconds.
+pub const DEFAULT_EPOCH_MS: i64 = 1_704_067_200_000;
+
+/// The largest valid ID, 2^63 - 1: the sign bit is always 0, so every ID is a positive BIGINT.
+pub const MAX_ID: u64 = (1 << 63) - 1;
+
+/// Milliseconds in a Julian year (365.25 days), used for the `years` a layout lasts.
+const MS_PER_YEAR: f64 = 365.25 * 86_400_000.0;
+
+/// How the 63 usable bits of an ID are split between timestamp, node and sequence.
+///
+/// Every field has at least 1 bit and the three add up to 63; anything else is refused when the
+/// layout is made, never later.
+///
+/// ```
+/// use polyflake::Layout;
+/// let l = Layout::DEFAULT;
+/// assert_eq!((l.timestamp_bits(), l.node_bits(), l.sequence_bits()), (41, 10, 12));
+/// assert_eq!(l.max_node_id(), 1023);
+/// assert_eq!(l.max_sequence(), 4095);
+/// assert_eq!(format!("{:.2}", l.years()), "69.68");
+/// assert!(Layout::new(41, 10, 13).is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Layout {
+    timestamp_bits: u8,
+    node_bits: u8,
+    sequence_bits: u8,
+}
+
+impl Layout {
+    /// 41/10/12: 69.68 years, 1,024 nodes, 4,096 IDs per ms per node.
+    pub const DEFAULT: Layout = Layout::preset(41, 10, 12);
+    /// 42/8/13: 139.37 years, 256 nodes, 8,192 IDs per ms per node.
+    pub const LONG_LIVED: Layout = Layout::preset(42, 8, 13);
+    /// 41/12/10: 69.68 years, 4,096 nodes, 1,024 IDs per ms per node.
+    pub const BIG_FLEET: Layout = Layout::preset(41, 12, 10);
+    /// 39/12/12: 17.42 years, 4,096 nodes, 4,096 IDs per ms per node.
+    pub const SHORT: Layout = Layout::preset(39, 12, 12);
+
+    /// The presets with their names, in a fixed order.
+    pub const PRESETS: [(&'static str, Layout); 4] = [
+        ("default", Layout::DEFAULT),
+        ("long_lived", Layout::LONG_LIVED),
+        ("big_fleet", Layout::BIG_FLEET),
+        ("short", Layout::SHORT),
+    ];
+
+    const fn preset(t: u8, n: u8, s: u8) -> Layout {
+        Layout {
+            timestamp_bits: t,
+            node_bits: n,
+            sequence_bits: s,
+        }
+    }
+
+    /// A custom layout: three fields of at least 1 bit each that add up to 63.
+    ///
+    /// ```
+    /// use polyflake::{Layout, ErrorKind};
+    /// assert_eq!(Layout::new(42, 8, 13).unwrap(), Layout::LONG_LIVED);
+    /// assert_eq!(Layout::new(41, 0, 22).unwrap_err().kind(), ErrorKind::InvalidLayout);
+    /// ```
+    pub fn new(timestamp_bits: u32, node_bits: u32, sequence_bits: u32) -> Result<Layout> {
+        let bad = Error::InvalidLayout {
+            timestamp_bits,
+            node_bits,
+            sequence_bits,
+        };
+        if timestamp_bits == 0 || node_bits == 0 || sequence_bits == 0 {
+            return Err(bad);
+        }
+        if u64::from(timestamp_bits) + u64::from(node_bits) + u64::from(sequence_bits) != 63 {
+            return Err(bad);
+        }
+        // Each is now in 1..=61, so the narrowing cannot lose anything.
+        Ok(Layout::preset(
+            timestamp_bits as u8,
+            node_bits as u8,
+            sequence_bits as u8,
+        ))
+    }
+
+    /// A preset by name (`default`, `long_lived`, `big_fleet`, `short`) or a custom layout
+    /// written `T/N/S`.
+    ///
+    /// ```
+    /// use polyflake::Layout;
+    /// assert_eq!(Layout::from_name("big_fleet").unwrap(), Layout::BIG_FLEET);
+    /// assert_eq!(Layout::from_name("40/11/12").unwrap().node_bits(), 11);
+    /// assert!(Layout::from_name("nope").is_err());
+    /// ```
+    pub fn from_name(name: &str) -> Result<Layout> {
+        if let Some((_, l)) = Layout::PRESETS.iter().find(|(n, _)| *n == name) {
+            return Ok(*l);
+        }
+        let parts: Vec<&str> = name.split('/').collect();
+        if parts.len() == 3 {
+            let mut bits = [0u32; 3];
+            for (slot, part) in bits.iter_mut().zip(&parts) {
+                if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(Error::UnknownLayout { name: name.into() });
+                }
+                *slot = part.parse().map_err(|_| Error::UnknownLayout { name: name.into() })?;
+            }
+            return Layout::new(bits[0], bits[1], bits[2]);
+        }
+        Err(Error::UnknownLayout { name: name.into() })
+    }
+
+    /// The preset name of this layout, if it is one.
+    pub fn preset_name(&self) -> Option<&'static str> {
+        Layout::PRESETS
+            .iter()
+            .find(|(_, l)| l == self)
+            .map(|(n, _)| *n)
+    }
+
+    /// Bits of elapsed milliseconds.
+    pub const fn timestamp_bits(&self) -> u32 {
+        self.timestamp_bits as u32
+    }
+    /// Bits of node id.
+    pub const fn node_bits(&self) -> u32 {
+        self.node_bits as u32
+    }
+    /// Bits of per-millisecond sequence.
+    pub const fn sequence_bits(&self) -> u32 {
+        self.sequence_bits as u32
+    }
+    /// The largest node id, `2^node_bits - 1`.
+    pub const fn max_node_id(&self) -> u64 {
+        (1 << self.node_bits) - 1
+    }
+    /// The largest sequence value, `2^sequence_bits - 1`.
+    pub const fn max_sequence(&self) -> u64 {
+        (1 << self.sequence_bits) - 1
+    }
+    /// IDs one node can issue in one millisecond, `2^sequence_bits`.
+    pub const fn ids_per_ms(&self) -> u64 {
+        1 << self.sequence_bits
+    }
+    /// The largest elapsed milliseconds since the epoch, `2^timestamp_bits - 1`.
+    pub const fn max_elapsed_ms(&self) -> u64 {
+        (1 << self.timestamp_bits) - 1
+    }
+    /// How many years of milliseconds the timestamp field holds (Julian years of 365.25 days).
+    pub fn years(&self) -> f64 {
+        (self.max_elapsed_ms() as f64 + 1.0) / MS_PER_YEAR
+    }
+
+    /// Check a node id against this layout.
+    ///
+    /// ```
+    /// use polyflake::Layout;
+    /// assert_eq!(Layout::DEFAULT.check_node_id(1023).unwrap(), 1023);
+    /// assert!(Layout::DEFAULT.check_node_id(1024).is_err());
+    /// assert!(Layout::DEFAULT.check_node_id(-1).is_err());
+    /// ```
+    pub fn check_node_id(&self, node_id: i128) -> Result<u32> {
+        if node_id < 0 || node_id > i128::from(self.max_node_id()) {
+            return Err(Error::InvalidNodeId {
+                node_id,
+                max: self.max_node_id(),
+            });
+        }
+        Ok(node_id as u32)
+    }
+
+    /// Pack a Unix-ms timestamp, node id and sequence into an ID, checking every field.
+    ///
+    /// ```
+    /// use polyflake::{Layout, DEFAULT_EPOCH_MS};
+    /// let id = Layout::DEFAULT.compose(1_737_747_358_021, 37, 0, DEFAULT_EPOCH_MS).unwrap();
+    /// assert_eq!(id, 141264821508263936);
+    /// ```
+    pub fn compose(&self, unix_ms: i64, node_id: u64, sequence: u64, epoch_ms: i64) -> Result<u64> {
+        let elapsed = i128::from(unix_ms) - i128::from(epoch_ms);
+        if elapsed < 0 || elapsed > i128::from(self.max_elapsed_ms()) {
+            return Err(Error::TimestampOverflow {
+                unix_ms,
+                epoch_ms,
+                max_elapsed_ms: self.max_elapsed_ms(),
+            });
+        }
+        let node = self.check_node_id(i128::from(node_id))?;
+        if sequence > self.max_sequence() {
+            return Err(Error::InvalidArgument {
+                name: "sequence",
+                reason: format!("{sequence} is out of range [0, {}]", self.max_sequence()),
+            });
+        }
+        Ok(self.pack(elapsed as u64, u64::from(node), sequence))
+    }
+
+    /// Pack already-checked fields. `elapsed`, `node` and `seq` must fit their fields.
+    #[inline]
+    pub(crate) const fn pack(&self, elapsed: u64, node: u64, seq: u64) -> u64 {
+        (elapsed << (self.node_bits + self.sequence_bits)) | (node << self.sequence_bits) | seq
+    }
+
+    /// Split an ID into its Unix-ms timestamp, node id and sequence for this layout and epoch.
+    ///
+    /// IDs of 2^63 and above are rejected (the sign bit of a valid ID is always 0). The decoded
+    /// timestamp is an upper bound on when the ID was made: a monotonic generator may run ahead
+    /// of the wall clock, never behind it.
+    ///
+    /// ```
+    /// use polyflake::{Layout, DEFAULT_EPOCH_MS};
+    /// let d = Layout::DEFAULT.decode(141264821510144037, DEFAULT_EPOCH_MS).unwrap();
+    /// assert_eq!((d.timestamp_ms, d.node_id, d.sequence), (1_737_747_358_021, 496, 37));
+    /// assert!(Layout::DEFAULT.decode(1 << 63, DEFAULT_EPOCH_MS).is_err());
+    /// ```
+    pub fn decode(&self, id: u64, epoch_ms: i64) -> Result<Decoded> {
+        let id = check_id(id)?;
+        let shift = self.node_bits + self.sequence_bits;
+        let elapsed = (id >> shift) as i64;
+        Ok(Decoded {
+            timestamp_ms: epoch_ms.saturating_add(elapsed),
+            node_id: ((id >> self.sequence_bits) & self.max_node_id()) as u32,
+            sequence: (id & self.max_sequence()) as u32,
+        })
+    }
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout::DEFAULT
+    }
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/{}/{}",
+            self.timestamp_bits, self.node_bits, self.sequence_bits
+        )
+    }
+}
+
+impl FromStr for Layout {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Layout> {
+        Layout::from_name(s)
+    }
+}
+
+/// The three fields of a decoded ID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Decoded {
+    /// When the ID was made at the latest, in Unix milliseconds (the design text's `epoch_ms`).
+    pub timestamp_ms: i64,
+    /// The node that made it.
+    pub node_id: u32,
+    /// Its position within that node's millisecond.
+    pub sequence: u32,
+}
+
+/// Check that a number is a valid ID: below 2^63.
+///
+/// ```
+/// assert!(polyflake::check_id(5).is_ok());
+/// assert!(polyflake::check_id(1 << 63).is_err());
+/// ```
+pub fn check_id(id: u64) -> Result<u64> {
+    if id > MAX_ID {
+        return Err(Error::InvalidId {
+            input: id.to_string(),
+            reason: "an ID must be below 2^63",
+        });
+    }
+    Ok(id)
+}
+
+/// Convert any integer a binding receives (a Python int, a JavaScript bigint) into an ID:
+/// negative values and values of 2^63 and above are refused.
+///
+/// ```
+/// assert_eq!(polyflake::id_from_i128(7).unwrap(), 7);
+/// assert!(polyflake::id_from_i128(-1).is_err());
+/// assert!(polyflake::id_from_i128(1 << 63).is_err());
+/// ```
+pub fn id_from_i128(value: i128) -> Result<u64> {
+    if value < 0 {
+        return Err(Error::InvalidId {
+            input: value.to_string(),
+            reason: "an ID is never negative",
+        });
+    }
+    if value > i128::from(MAX_ID) {
+        return Err(Error::InvalidId {
+            input: value.to_string(),
+            reason: "an ID must be below 2^63",
+        });
+    }
+    Ok(value as u64)
+}
+
+/// Parse a decimal ID: ASCII digits only (no sign, no spaces, no `0x`), below 2^63.
+///
+/// ```
+/// assert_eq!(polyflake::parse_id("141264821508263936").unwrap(), 141264821508263936);
+/// for bad in ["", "-1", " 1", "0x10", "12a", "9223372036854775808"] {
+///     assert!(polyflake::parse_id(bad).is_err(), "{bad}");
+/// }
+/// ```
+pub fn parse_id(text: &str) -> Result<u64> {
+    let bad = |reason| Error::InvalidId {
+        input: text.into(),
+        reason,
+    };
+    if text.is_empty() {
+        return Err(bad("empty string"));
+    }
+    if !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad("an ID is written in decimal digits only"));
+    }
+    let mut value: u64 = 0;
+    for b in text.bytes() {
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(b - b'0')))
+            .filter(|v| *v <= MAX_ID)
+            .ok_or_else(|| bad("an ID must be below 2^63"))?;
+    }
+    Ok(value)
+}
+
+/// Format an ID as decimal text (what JSON carries, since JavaScript Numbers round above 2^53).
+///
+/// ```
+/// assert_eq!(polyflake::format_id(141264821508263936), "141264821508263936");
+/// ```
+pub fn format_id(id: u64) -> String {
+    id.to_string()
+}

@@ -1,0 +1,280 @@
+//! Runs every scenario file in `tests/vectors/scenarios/` (the schema is in the README beside
+//! them) through the Rust core. Every binding runs the same files.
+
+use polyflake::{
+    Error, Generator, Health, Layout, ManualClock, Mode, ScriptedClock, DEFAULT_EPOCH_MS,
+};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::time::Instant;
+
+fn scenario_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors/scenarios")
+}
+
+/// Expand a scripted clock's values: plain integers, or runs `{start, count, step?, each?}`
+/// giving `start + step * (i / each)` for i in 0..count.
+fn expand_values(values: &[Value]) -> Vec<i64> {
+    let mut out = Vec::new();
+    for v in values {
+        if let Some(n) = v.as_i64() {
+            out.push(n);
+            continue;
+        }
+        let start = v["start"].as_i64().expect("run.start");
+        let count = v["count"].as_i64().expect("run.count");
+        let step = v.get("step").and_then(Value::as_i64).unwrap_or(0);
+        let each = v.get("each").and_then(Value::as_i64).unwrap_or(1);
+        out.extend((0..count).map(|i| start + step * (i / each)));
+    }
+    out
+}
+
+fn layout_of(v: Option<&Value>) -> Result<Layout, Error> {
+    match v {
+        None => Ok(Layout::DEFAULT),
+        Some(Value::String(name)) => Layout::from_name(name),
+        Some(Value::Array(bits)) => {
+            let b: Vec<u32> = bits.iter().map(|x| x.as_u64().unwrap() as u32).collect();
+            Layout::new(b[0], b[1], b[2])
+        }
+        Some(other) => panic!("bad layout {other}"),
+    }
+}
+
+struct Built {
+    gen: Generator,
+    manual: Option<ManualClock>,
+}
+
+fn build(spec: &Value) -> Result<Built, Error> {
+    let mode = match spec["mode"].as_str().expect("mode") {
+        "strict" => Mode::Strict,
+        "monotonic" => Mode::Monotonic,
+        m => panic!("bad mode {m}"),
+    };
+    let node_id = spec["node_id"].as_i64().expect("node_id");
+    let mut b = Generator::builder(node_id)
+        .mode(mode)
+        .layout(layout_of(spec.get("layout"))?)
+        .epoch_ms(
+            spec.get("epoch_ms")
+                .and_then(Value::as_i64)
+                .unwrap_or(DEFAULT_EPOCH_MS),
+        );
+    if let Some(w) = spec.get("max_wait_ms").and_then(Value::as_f64) {
+        b = b.max_wait_ms(w);
+    }
+    if let Some(l) = spec.get("max_lead_ms").and_then(Value::as_i64) {
+        b = b.max_lead_ms(Some(l));
+    }
+    let mut manual = None;
+    if let Some(clock) = spec.get("clock") {
+        match clock["kind"].as_str().expect("clock.kind") {
+            "manual" => {
+                let c = ManualClock::new(clock["start_ms"].as_i64().unwrap());
+                manual = Some(c.clone());
+                b = b.clock(c);
+            }
+            "scripted" => {
+                let values = expand_values(clock["values"].as_array().unwrap());
+                b = b.clock(ScriptedClock::new(values));
+            }
+            k => panic!("bad clock kind {k}"),
+        }
+    }
+    Ok(Built {
+        gen: b.build()?,
+        manual,
+    })
+}
+
+fn check_decoded(gen: &Generator, id: u64, want: &Value, what: &str) {
+    let d = gen.decode(id).unwrap();
+    assert_eq!(d.timestamp_ms, want["timestamp_ms"].as_i64().unwrap(), "{what}: timestamp");
+    assert_eq!(i64::from(d.node_id), want["node_id"].as_i64().unwrap(), "{what}: node");
+    assert_eq!(i64::from(d.sequence), want["sequence"].as_i64().unwrap(), "{what}: sequence");
+}
+
+fn health_field(h: &Health, key: &str) -> Value {
+    match key {
+        "ok" => Value::from(h.ok),
+        "status" => Value::from(h.status.name()),
+        "lead_ms" => Value::from(h.lead_ms),
+        "ids_issued" => Value::from(h.ids_issued),
+        "rewinds_waited" => Value::from(h.rewinds_waited),
+        "rewinds_refused" => Value::from(h.rewinds_refused),
+        "sequence_exhaustions" => Value::from(h.sequence_exhaustions),
+        "wait_sleeps" => Value::from(h.wait_sleeps),
+        "ms_borrowed" => Value::from(h.ms_borrowed),
+        "lead_refused" => Value::from(h.lead_refused),
+        other => panic!("unknown health field {other}"),
+    }
+}
+
+/// A health expectation is a value, or `{min, max}` bounds for counters.
+fn check_expectation(got: &Value, want: &Value, what: &str) {
+    if let Some(obj) = want.as_object() {
+        let g = got.as_f64().unwrap();
+        if let Some(min) = obj.get("min") {
+            assert!(g >= min.as_f64().unwrap(), "{what}: {g} < min {min}");
+        }
+        if let Some(max) = obj.get("max") {
+            assert!(g <= max.as_f64().unwrap(), "{what}: {g} > max {max}");
+        }
+    } else {
+        assert_eq!(got, want, "{what}");
+    }
+}
+
+fn run_scenario(path: &PathBuf) -> usize {
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let name = doc["name"].as_str().unwrap().to_string();
+    let mut gens: BTreeMap<String, Built> = BTreeMap::new();
+    for (key, spec) in doc["generators"].as_object().unwrap() {
+        let built = build(spec).unwrap_or_else(|e| panic!("{name}: building {key}: {e}"));
+        gens.insert(key.clone(), built);
+    }
+    let mut all: HashSet<u64> = HashSet::new();
+    let mut last_per_gen: BTreeMap<String, u64> = BTreeMap::new();
+    let mut checks = 0;
+    for (i, step) in doc["steps"].as_array().unwrap().iter().enumerate() {
+        let what = format!("{name} step {i}");
+        let op = step["op"].as_str().unwrap();
+        let expect = &step["expect"];
+        let started = Instant::now();
+        match op {
+            "construct" => {
+                let got = build(&step["config"]);
+                match expect.get("error").and_then(Value::as_str) {
+                    Some(code) => {
+                        let err = got.err().unwrap_or_else(|| panic!("{what}: built"));
+                        assert_eq!(err.code(), code, "{what}: {err}");
+                    }
+                    None => assert!(got.is_ok(), "{what}: {:?}", got.err()),
+                }
+            }
+            "clock_set" | "clock_advance" => {
+                let g = &gens[step["gen"].as_str().unwrap()];
+                let c = g.manual.as_ref().expect("manual clock");
+                let ms = step["ms"].as_i64().unwrap();
+                if op == "clock_set" {
+                    c.set(ms)
+                } else {
+                    c.advance(ms)
+                }
+            }
+            "decode" => {
+                let g = &gens[step["gen"].as_str().unwrap()];
+                let id: u64 = step["id"].as_str().unwrap().parse().unwrap();
+                check_decoded(&g.gen, id, &expect["decoded"], &what);
+            }
+            "health" => {
+                let g = &gens[step["gen"].as_str().unwrap()];
+                let h = g.gen.health();
+                for (k, want) in expect.as_object().unwrap() {
+                    check_expectation(&health_field(&h, k), want, &format!("{what}: {k}"));
+                }
+            }
+            "next_id" | "next_ids" => {
+                let key = step["gen"].as_str().unwrap();
+                let g = &gens[key].gen;
+                let count = step.get("count").and_then(Value::as_u64).unwrap_or(1) as usize;
+                let want_error = expect.get("error").and_then(Value::as_str);
+                let mut ids = Vec::with_capacity(count);
+                let mut failure = None;
+                if op == "next_id" {
+                    for _ in 0..count {
+                        match g.next_id() {
+                            Ok(id) => ids.push(id),
+                            Err(e) => {
+                                failure = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                } else {
+                    let mut buf = vec![0u64; count];
+                    match g.next_ids(&mut buf) {
+                        Ok(()) => ids = buf,
+                        Err(e) => failure = Some(e),
+                    }
+                }
+                match (want_error, &failure) {
+                    (Some(code), Some(e)) => {
+                        assert_eq!(e.code(), code, "{what}: {e}");
+                        // With a repeat count, every call but the last must have succeeded.
+                        if op == "next_id" {
+                            assert_eq!(ids.len(), count - 1, "{what}: failed early");
+                        }
+                    }
+                    (Some(code), None) => panic!("{what}: expected {code}, got IDs"),
+                    (None, Some(e)) => panic!("{what}: unexpected error {e}"),
+                    (None, None) => {}
+                }
+                if let Some(want) = expect.get("ids") {
+                    let want: Vec<u64> = want
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v.as_str().unwrap().parse().unwrap())
+                        .collect();
+                    assert_eq!(ids, want, "{what}: ids");
+                }
+                if let Some(want) = expect.get("sequences") {
+                    let got: Vec<u64> = ids
+                        .iter()
+                        .map(|id| u64::from(g.decode(*id).unwrap().sequence))
+                        .collect();
+                    let want: Vec<u64> =
+                        want.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+                    assert_eq!(got, want, "{what}: sequences");
+                }
+                if let Some(want) = expect.get("max_sequence") {
+                    let got = ids.iter().map(|id| g.decode(*id).unwrap().sequence).max();
+                    assert_eq!(got.map(u64::from), want.as_u64(), "{what}: max_sequence");
+                }
+                if let Some(want) = expect.get("first") {
+                    check_decoded(g, ids[0], want, &format!("{what}: first"));
+                }
+                if let Some(want) = expect.get("last") {
+                    check_decoded(g, *ids.last().unwrap(), want, &format!("{what}: last"));
+                }
+                // Always: strictly increasing per generator across steps, unique across all.
+                let mut prev = last_per_gen.get(key).copied();
+                for id in &ids {
+                    assert!(prev.map_or(true, |p| *id > p), "{what}: not increasing");
+                    assert!(all.insert(*id), "{what}: duplicate {id}");
+                    prev = Some(*id);
+                }
+                if let Some(p) = prev {
+                    last_per_gen.insert(key.to_string(), p);
+                }
+            }
+            other => panic!("{what}: unknown op {other}"),
+        }
+        if let Some(bound) = step.get("within_ms").and_then(Value::as_f64) {
+            let took = started.elapsed().as_secs_f64() * 1000.0;
+            assert!(took < bound, "{what}: took {took:.1} ms, bound {bound} ms");
+        }
+        checks += 1;
+    }
+    checks
+}
+
+#[test]
+fn every_scenario_file_passes() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(scenario_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 15, "scenario files missing: {}", files.len());
+    for f in &files {
+        let steps = run_scenario(f);
+        assert!(steps > 0, "{} has no steps", f.display());
+        eprintln!("scenario {} ok ({steps} steps)", f.display());
+    }
+}
