@@ -462,13 +462,39 @@ impl Generator {
     pub fn next_id(&self) -> Result<u64> {
         self.check_fork()?;
         match self.mode {
-            Mode::Strict => self.next_strict(),
+            Mode::Strict => match self.next_strict(true)? {
+                Some(id) => Ok(id),
+                None => unreachable!("a strict call that may wait always returns an ID or an error"),
+            },
             Mode::Monotonic => self.next_monotonic(),
         }
     }
 
+    /// Issue one ID if that needs no wait: `Ok(None)` where [`Generator::next_id`] would sleep
+    /// (a small rewind, or a spent sequence in strict mode). Refusals are errors exactly as in
+    /// `next_id`. Bindings use it to hold a runtime lock (Python's GIL) only on the fast path and
+    /// release it before a call that waits.
+    ///
+    /// ```
+    /// use polyflake::{Generator, ManualClock};
+    /// let g = Generator::builder(1).clock(ManualClock::new(1_704_067_200_005)).build().unwrap();
+    /// for _ in 0..4096 {
+    ///     assert!(g.try_next_id().unwrap().is_some());
+    /// }
+    /// assert_eq!(g.try_next_id().unwrap(), None); // the frozen millisecond is spent
+    /// ```
     #[inline]
-    fn next_strict(&self) -> Result<u64> {
+    pub fn try_next_id(&self) -> Result<Option<u64>> {
+        self.check_fork()?;
+        match self.mode {
+            Mode::Strict => self.next_strict(false),
+            Mode::Monotonic => self.next_monotonic().map(Some),
+        }
+    }
+
+    /// Strict mode. With `may_wait` false, returns `Ok(None)` instead of sleeping.
+    #[inline]
+    fn next_strict(&self, may_wait: bool) -> Result<Option<u64>> {
         let s = self.seq_bits;
         let mut wait = Wait::new();
         loop {
@@ -476,12 +502,18 @@ impl Generator {
             let p = self.state.0.load(Ordering::Relaxed);
             let last = p >> s;
             if now < last {
+                if !may_wait && (last - now) as f64 <= self.max_wait_ms {
+                    return Ok(None);
+                }
                 self.wait_rewind(&mut wait, (last - now) as u64)?;
                 continue;
             }
             let next = (p + 1).max(now << s);
             if next >> s > now {
                 // This millisecond's sequence is spent; strict mode never borrows ahead.
+                if !may_wait {
+                    return Ok(None);
+                }
                 self.wait_exhausted(&mut wait, now)?;
                 continue;
             }
@@ -495,7 +527,7 @@ impl Generator {
                 if wait.rewound {
                     bump(&self.stats.rewinds_waited, 1);
                 }
-                return Ok(self.id_of(next));
+                return Ok(Some(self.id_of(next)));
             }
         }
     }
