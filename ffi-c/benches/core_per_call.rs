@@ -1,0 +1,40 @@
+//! The Rust core's per-call cost of `next_id`, measured the same way as `tests/c/bench.c`
+//! measures `polyflake_next_id` through the C ABI, so `make bench-c` can report the ratio.
+//!
+//! Two setups that cannot hit the strict 2^sequence_bits-per-ms cap (which would measure sleeps,
+//! not calls): strict on layout 41/1/21 (2,097,152 IDs per ms), and monotonic on the default
+//! layout. Both on the system clock.
+
+use polyflake_core::{Generator, Layout, Mode};
+use std::hint::black_box;
+use std::time::Instant;
+
+const CALLS: u64 = 20_000_000;
+const ROUNDS: usize = 5;
+
+fn per_call(g: &Generator) -> f64 {
+    // Best of a few rounds: the least disturbed by other work on the machine.
+    (0..ROUNDS)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..CALLS {
+                black_box(g.next_id().unwrap());
+            }
+            t.elapsed().as_secs_f64() * 1e9 / CALLS as f64
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn main() {
+    let wide = Layout::new(41, 1, 21).unwrap();
+    let strict = Generator::builder(1).layout(wide).build().unwrap();
+    println!(
+        "rust core strict 41/1/21  next_id: {:.2} ns/call",
+        per_call(&strict)
+    );
+    let mono = Generator::builder(1).mode(Mode::Monotonic).build().unwrap();
+    println!(
+        "rust core monotonic 41/10/12 next_id: {:.2} ns/call",
+        per_call(&mono)
+    );
+}

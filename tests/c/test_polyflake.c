@@ -1,0 +1,863 @@
+/*
+ * The C test of polyflake's C ABI: layout vectors, every scenario file, bad input (NULL for every
+ * pointer parameter, out-of-range values, invalid ID text), and 8 threads on one handle.
+ *
+ * Usage: test_polyflake VECTORS_DIR   (tests/vectors; JSON read with cJSON)
+ * Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run again under valgrind.
+ */
+#include "polyflake.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int failures = 0;
+static int checks = 0;
+
+#define CHECK(cond, ...)                                                   \
+  do {                                                                     \
+    checks++;                                                              \
+    if (!(cond)) {                                                         \
+      failures++;                                                          \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
+      fprintf(stderr, __VA_ARGS__);                                        \
+      fprintf(stderr, "\n");                                               \
+    }                                                                      \
+  } while (0)
+
+#define CHECK_RESULT(expr, want)                                                        \
+  do {                                                                                  \
+    polyflake_result got_ = (expr);                                                     \
+    CHECK(got_ == (want), "%s gave %s, want %s", #expr, polyflake_result_name(got_),    \
+          polyflake_result_name(want));                                                 \
+  } while (0)
+
+/* Abort the whole run: the test itself cannot go on (unreadable file, broken JSON, ...). */
+static void die(const char *what, const char *detail) {
+  fprintf(stderr, "FATAL: %s: %s\n", what, detail);
+  exit(2);
+}
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  long n;
+  char *buf;
+  if (!f) die("cannot open", path);
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  buf = malloc((size_t)n + 1);
+  if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) die("cannot read", path);
+  buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+static cJSON *read_json(const char *path) {
+  char *text = read_file(path);
+  cJSON *doc = cJSON_Parse(text);
+  free(text);
+  if (!doc) die("bad JSON", path);
+  return doc;
+}
+
+static const cJSON *get(const cJSON *obj, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static int64_t num(const cJSON *obj, const char *key) {
+  const cJSON *v = get(obj, key);
+  if (!cJSON_IsNumber(v)) die("missing number", key);
+  return (int64_t)v->valuedouble;
+}
+
+static const char *str(const cJSON *obj, const char *key) {
+  const cJSON *v = get(obj, key);
+  if (!cJSON_IsString(v)) die("missing string", key);
+  return v->valuestring;
+}
+
+/* Fail on any key of `obj` that is not in the NULL-terminated list: a runner must not skip
+ * what it does not understand. */
+static void only_keys(const cJSON *obj, const char *where, const char *const *allowed) {
+  const cJSON *item;
+  cJSON_ArrayForEach(item, obj) {
+    const char *const *a;
+    int known = 0;
+    for (a = allowed; *a; a++) known |= strcmp(*a, item->string) == 0;
+    CHECK(known, "%s: unknown key \"%s\"", where, item->string);
+  }
+}
+
+static uint64_t parse_u64(const char *text) { return strtoull(text, NULL, 10); }
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Layout vectors                                                                             */
+
+static void layout_vectors(const char *dir) {
+  char path[4096];
+  cJSON *doc;
+  const cJSON *layouts, *entry, *lit, *v;
+  int cases = 0;
+  snprintf(path, sizeof path, "%s/layouts.json", dir);
+  doc = read_json(path);
+  CHECK(num(doc, "epoch_ms_default") == POLYFLAKE_DEFAULT_EPOCH_MS, "default epoch");
+  layouts = get(doc, "layouts");
+  CHECK(cJSON_GetArraySize(layouts) == 4, "four presets");
+  cJSON_ArrayForEach(entry, layouts) {
+    /* "long_lived_42_8_13" -> preset name "long_lived" and its bits */
+    char name[64];
+    char *cut;
+    polyflake_layout l, by_fn;
+    polyflake_layout_info info;
+    char years[32], want_years[32];
+    const cJSON *c;
+    snprintf(name, sizeof name, "%s", entry->string);
+    cut = strchr(name, '_');
+    while (cut && !(cut[1] >= '0' && cut[1] <= '9')) cut = strchr(cut + 1, '_');
+    if (!cut) die("layout key without bits", entry->string);
+    *cut = 0;
+    CHECK_RESULT(polyflake_layout_from_name(name, &l), POLYFLAKE_RESULT_OK);
+    if (strcmp(name, "default") == 0) by_fn = polyflake_layout_default();
+    else if (strcmp(name, "long_lived") == 0) by_fn = polyflake_layout_long_lived();
+    else if (strcmp(name, "big_fleet") == 0) by_fn = polyflake_layout_big_fleet();
+    else if (strcmp(name, "short") == 0) by_fn = polyflake_layout_short();
+    else die("unknown preset", name);
+    CHECK(memcmp(&l, &by_fn, sizeof l) == 0, "%s: getter and name agree", name);
+    CHECK(l.timestamp_bits == (uint32_t)num(entry, "timestamp_bits"), "%s ts bits", name);
+    CHECK(l.node_bits == (uint32_t)num(entry, "node_bits"), "%s node bits", name);
+    CHECK(l.sequence_bits == (uint32_t)num(entry, "sequence_bits"), "%s seq bits", name);
+    CHECK_RESULT(polyflake_layout_describe(l, &info), POLYFLAKE_RESULT_OK);
+    CHECK(info.max_node_id == (uint64_t)num(entry, "max_node_id"), "%s max node", name);
+    CHECK(info.max_sequence == (uint64_t)num(entry, "max_sequence"), "%s max seq", name);
+    CHECK(info.max_elapsed_ms == (uint64_t)num(entry, "max_elapsed_ms"), "%s window", name);
+    snprintf(years, sizeof years, "%.2f", info.years);
+    snprintf(want_years, sizeof want_years, "%.2f", get(entry, "years")->valuedouble);
+    CHECK(strcmp(years, want_years) == 0, "%s years %s want %s", name, years, want_years);
+    cJSON_ArrayForEach(c, get(entry, "cases")) {
+      int64_t ts = num(c, "epoch_ms");
+      uint64_t node = (uint64_t)num(c, "node_id"), seq = (uint64_t)num(c, "sequence");
+      const char *text = str(c, "id");
+      uint64_t want = parse_u64(text), id = 0;
+      polyflake_decoded d;
+      char buf[POLYFLAKE_ID_TEXT_LEN];
+      size_t len = 0;
+      CHECK_RESULT(polyflake_compose(l, POLYFLAKE_DEFAULT_EPOCH_MS, ts, node, seq, &id),
+                   POLYFLAKE_RESULT_OK);
+      CHECK(id == want, "%s compose %s got %" PRIu64, name, text, id);
+      CHECK_RESULT(polyflake_decode(l, POLYFLAKE_DEFAULT_EPOCH_MS, want, &d), POLYFLAKE_RESULT_OK);
+      CHECK(d.timestamp_ms == ts && d.node_id == node && d.sequence == seq, "%s decode %s",
+            name, text);
+      CHECK_RESULT(polyflake_parse_id(text, &id), POLYFLAKE_RESULT_OK);
+      CHECK(id == want, "%s parse %s", name, text);
+      CHECK_RESULT(polyflake_format_id(want, buf, sizeof buf, &len), POLYFLAKE_RESULT_OK);
+      CHECK(strcmp(buf, text) == 0 && len == strlen(text), "%s format %s got %s", name, text,
+            buf);
+      if (seq == 0) {
+        /* A generator on a clock at the case's millisecond issues exactly this ID. */
+        polyflake_config cfg;
+        polyflake_manual_clock *clock = NULL;
+        polyflake_generator *g = NULL;
+        polyflake_config_init(&cfg);
+        cfg.layout = l;
+        cfg.node_id = (int64_t)node;
+        CHECK_RESULT(polyflake_manual_clock_new(ts, &clock), POLYFLAKE_RESULT_OK);
+        CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, clock, &g),
+                     POLYFLAKE_RESULT_OK);
+        CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
+        CHECK(id == want, "%s generator at %s", name, text);
+        polyflake_generator_free(g);
+        polyflake_manual_clock_free(clock);
+      }
+      cases++;
+    }
+  }
+  CHECK(cases == 4 * 66, "cases run: %d", cases);
+
+  cJSON_ArrayForEach(lit, get(doc, "literals")) {
+    polyflake_decoded d;
+    uint64_t id = 0;
+    CHECK_RESULT(polyflake_parse_id(str(lit, "id"), &id), POLYFLAKE_RESULT_OK);
+    CHECK_RESULT(polyflake_decode(polyflake_layout_default(), POLYFLAKE_DEFAULT_EPOCH_MS, id, &d),
+                 POLYFLAKE_RESULT_OK);
+    CHECK(d.timestamp_ms == num(lit, "epoch_ms") && d.node_id == (uint32_t)num(lit, "node_id") &&
+              d.sequence == (uint32_t)num(lit, "sequence"),
+          "literal %s", str(lit, "id"));
+  }
+
+  /* Invalid node ids: refused when the generator is made. */
+  cJSON_ArrayForEach(v, get(get(doc, "invalid"), "node_id_default_layout")) {
+    polyflake_config cfg;
+    polyflake_manual_clock *clock = NULL;
+    polyflake_generator *g = NULL;
+    if (v->valuedouble >= 9223372036854775807.0) {
+      /* 2^63 has no int64_t form: the C type itself refuses it. Say so instead of skipping. */
+      printf("  node id %.0f: not representable as int64_t node_id (refused by the type)\n",
+             v->valuedouble);
+      continue;
+    }
+    polyflake_config_init(&cfg);
+    cfg.node_id = (int64_t)v->valuedouble;
+    polyflake_manual_clock_new(POLYFLAKE_DEFAULT_EPOCH_MS, &clock);
+    CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, clock, &g),
+                 POLYFLAKE_RESULT_INVALID_NODE_ID);
+    CHECK(g == NULL, "out-param written on error");
+    polyflake_manual_clock_free(clock);
+  }
+  /* Invalid ID text: refused by the parser; values of 2^63 and up also by decode. */
+  cJSON_ArrayForEach(v, get(get(doc, "invalid"), "decode_default_layout")) {
+    uint64_t id = 7;
+    polyflake_decoded d;
+    CHECK_RESULT(polyflake_parse_id(v->valuestring, &id), POLYFLAKE_RESULT_INVALID_ID);
+    CHECK(id == 7, "out-param written on error");
+    if (strcmp(v->valuestring, "9223372036854775808") == 0) {
+      CHECK_RESULT(polyflake_decode(polyflake_layout_default(), POLYFLAKE_DEFAULT_EPOCH_MS,
+                                    UINT64_C(9223372036854775808), &d),
+                   POLYFLAKE_RESULT_INVALID_ID);
+    }
+  }
+  cJSON_ArrayForEach(v, get(get(doc, "invalid"), "layouts")) {
+    polyflake_layout l;
+    polyflake_layout_info info;
+    char name[64];
+    l.timestamp_bits = (uint32_t)cJSON_GetArrayItem(v, 0)->valuedouble;
+    l.node_bits = (uint32_t)cJSON_GetArrayItem(v, 1)->valuedouble;
+    l.sequence_bits = (uint32_t)cJSON_GetArrayItem(v, 2)->valuedouble;
+    CHECK_RESULT(polyflake_layout_describe(l, &info), POLYFLAKE_RESULT_INVALID_LAYOUT);
+    snprintf(name, sizeof name, "%u/%u/%u", l.timestamp_bits, l.node_bits, l.sequence_bits);
+    CHECK(polyflake_layout_from_name(name, &l) != POLYFLAKE_RESULT_OK, "layout %s", name);
+  }
+  cJSON_Delete(doc);
+  printf("layout vectors: %d cases ok\n", cases);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Scenarios                                                                                  */
+
+typedef struct {
+  const char *key;
+  polyflake_generator *g;
+  polyflake_manual_clock *manual;
+  int has_last;
+  uint64_t last;
+} gen_t;
+
+typedef struct {
+  uint64_t *v;
+  size_t n, cap;
+} ids_t;
+
+static void ids_push(ids_t *ids, uint64_t id) {
+  if (ids->n == ids->cap) {
+    ids->cap = ids->cap ? ids->cap * 2 : 1024;
+    ids->v = realloc(ids->v, ids->cap * sizeof *ids->v);
+    if (!ids->v) die("out of memory", "ids");
+  }
+  ids->v[ids->n++] = id;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Expand a scripted clock's values: integers, or runs {start, count, step?, each?}. */
+static int64_t *expand_values(const cJSON *values, size_t *n_out) {
+  size_t n = 0, cap = 16;
+  int64_t *out = malloc(cap * sizeof *out);
+  const cJSON *v;
+  static const char *const run_keys[] = {"start", "count", "step", "each", NULL};
+  cJSON_ArrayForEach(v, values) {
+    int64_t start, count, step, each, i;
+    if (cJSON_IsNumber(v)) {
+      start = (int64_t)v->valuedouble;
+      count = 1;
+      step = 0;
+      each = 1;
+    } else {
+      only_keys(v, "scripted run", run_keys);
+      start = num(v, "start");
+      count = num(v, "count");
+      step = get(v, "step") ? num(v, "step") : 0;
+      each = get(v, "each") ? num(v, "each") : 1;
+    }
+    for (i = 0; i < count; i++) {
+      if (n == cap) {
+        cap *= 2;
+        out = realloc(out, cap * sizeof *out);
+        if (!out) die("out of memory", "values");
+      }
+      out[n++] = start + step * (i / each);
+    }
+  }
+  *n_out = n;
+  return out;
+}
+
+/* Make a generator from a scenario spec; returns the C result (the spec's errors are data). */
+static polyflake_result build(const cJSON *spec, const char *where, gen_t *out) {
+  static const char *const spec_keys[] = {"mode",        "node_id",     "layout", "epoch_ms",
+                                          "max_wait_ms", "max_lead_ms", "clock",  NULL};
+  static const char *const clock_keys[] = {"kind", "start_ms", "values", NULL};
+  polyflake_config cfg;
+  const cJSON *layout = get(spec, "layout"), *clock = get(spec, "clock");
+  const char *mode = str(spec, "mode");
+  polyflake_result r;
+  only_keys(spec, where, spec_keys);
+  polyflake_config_init(&cfg);
+  if (strcmp(mode, "strict") == 0) cfg.mode = POLYFLAKE_MODE_STRICT;
+  else if (strcmp(mode, "monotonic") == 0) cfg.mode = POLYFLAKE_MODE_MONOTONIC;
+  else die("unknown mode", mode);
+  cfg.node_id = num(spec, "node_id");
+  if (cJSON_IsString(layout)) {
+    r = polyflake_layout_from_name(layout->valuestring, &cfg.layout);
+    if (r != POLYFLAKE_RESULT_OK) return r;
+  } else if (cJSON_IsArray(layout)) {
+    cfg.layout.timestamp_bits = (uint32_t)cJSON_GetArrayItem(layout, 0)->valuedouble;
+    cfg.layout.node_bits = (uint32_t)cJSON_GetArrayItem(layout, 1)->valuedouble;
+    cfg.layout.sequence_bits = (uint32_t)cJSON_GetArrayItem(layout, 2)->valuedouble;
+  } else if (layout) {
+    die("bad layout", where);
+  }
+  if (get(spec, "epoch_ms")) cfg.epoch_ms = num(spec, "epoch_ms");
+  if (get(spec, "max_wait_ms")) cfg.max_wait_ms = get(spec, "max_wait_ms")->valuedouble;
+  if (get(spec, "max_lead_ms")) {
+    cfg.has_max_lead = 1;
+    cfg.max_lead_ms = num(spec, "max_lead_ms");
+  }
+  out->g = NULL;
+  out->manual = NULL;
+  out->has_last = 0;
+  if (!clock) return polyflake_generator_new(&cfg, &out->g);
+  only_keys(clock, where, clock_keys);
+  if (strcmp(str(clock, "kind"), "manual") == 0) {
+    if (polyflake_manual_clock_new(num(clock, "start_ms"), &out->manual) != POLYFLAKE_RESULT_OK)
+      die("manual clock", where);
+    r = polyflake_generator_new_with_manual_clock(&cfg, out->manual, &out->g);
+    if (r != POLYFLAKE_RESULT_OK) {
+      polyflake_manual_clock_free(out->manual);
+      out->manual = NULL;
+    }
+    return r;
+  }
+  if (strcmp(str(clock, "kind"), "scripted") == 0) {
+    size_t n = 0;
+    int64_t *values = expand_values(get(clock, "values"), &n);
+    polyflake_scripted_clock *sc = NULL;
+    if (polyflake_scripted_clock_new(values, n, &sc) != POLYFLAKE_RESULT_OK)
+      die("scripted clock", where);
+    free(values);
+    r = polyflake_generator_new_with_scripted_clock(&cfg, sc, &out->g);
+    /* The generator keeps its own reference: the handle can go now. */
+    polyflake_scripted_clock_free(sc);
+    return r;
+  }
+  die("unknown clock kind", where);
+  return POLYFLAKE_RESULT_PANIC;
+}
+
+static void free_gen(gen_t *g) {
+  polyflake_generator_free(g->g);
+  polyflake_manual_clock_free(g->manual);
+}
+
+static void check_decoded(const polyflake_generator *g, uint64_t id, const cJSON *want,
+                          const char *what) {
+  static const char *const keys[] = {"timestamp_ms", "node_id", "sequence", NULL};
+  polyflake_decoded d;
+  only_keys(want, what, keys);
+  CHECK_RESULT(polyflake_generator_decode(g, id, &d), POLYFLAKE_RESULT_OK);
+  CHECK(d.timestamp_ms == num(want, "timestamp_ms"), "%s: timestamp %" PRId64, what,
+        d.timestamp_ms);
+  CHECK(d.node_id == (uint32_t)num(want, "node_id"), "%s: node %u", what, d.node_id);
+  CHECK(d.sequence == (uint32_t)num(want, "sequence"), "%s: sequence %u", what, d.sequence);
+}
+
+static double health_number(const polyflake_health_snapshot *h, const char *key) {
+  if (strcmp(key, "lead_ms") == 0) return (double)h->lead_ms;
+  if (strcmp(key, "ids_issued") == 0) return (double)h->ids_issued;
+  if (strcmp(key, "rewinds_waited") == 0) return (double)h->rewinds_waited;
+  if (strcmp(key, "rewinds_refused") == 0) return (double)h->rewinds_refused;
+  if (strcmp(key, "sequence_exhaustions") == 0) return (double)h->sequence_exhaustions;
+  if (strcmp(key, "wait_sleeps") == 0) return (double)h->wait_sleeps;
+  if (strcmp(key, "ms_borrowed") == 0) return (double)h->ms_borrowed;
+  if (strcmp(key, "lead_refused") == 0) return (double)h->lead_refused;
+  return NAN;
+}
+
+static void check_health(const polyflake_generator *g, const cJSON *expect, const char *what) {
+  polyflake_health_snapshot h;
+  const cJSON *e;
+  CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+  cJSON_ArrayForEach(e, expect) {
+    if (strcmp(e->string, "ok") == 0) {
+      CHECK(h.ok == cJSON_IsTrue(e), "%s: ok is %d (%s)", what, h.ok, h.reason);
+    } else if (strcmp(e->string, "status") == 0) {
+      const char *got = polyflake_health_status_name(h.status);
+      CHECK(strcmp(got, e->valuestring) == 0, "%s: status %s want %s", what, got,
+            e->valuestring);
+    } else {
+      double got = health_number(&h, e->string);
+      CHECK(!isnan(got), "%s: unknown health key \"%s\"", what, e->string);
+      if (isnan(got)) continue;
+      if (cJSON_IsObject(e)) {
+        static const char *const bounds[] = {"min", "max", NULL};
+        only_keys(e, what, bounds);
+        if (get(e, "min")) CHECK(got >= get(e, "min")->valuedouble, "%s: %s = %g < min", what, e->string, got);
+        if (get(e, "max")) CHECK(got <= get(e, "max")->valuedouble, "%s: %s = %g > max", what, e->string, got);
+      } else {
+        CHECK(got == e->valuedouble, "%s: %s = %g want %g", what, e->string, got, e->valuedouble);
+      }
+    }
+  }
+}
+
+static gen_t *find_gen(gen_t *gens, int n, const char *key) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (strcmp(gens[i].key, key) == 0) return &gens[i];
+  die("unknown generator", key);
+  return NULL;
+}
+
+static void run_ids_step(gen_t *gen, const cJSON *step, const char *op, const char *what,
+                         ids_t *all) {
+  static const char *const id_expect_keys[] = {"error", "ids",   "sequences", "max_sequence",
+                                               "first", "last",  "increasing", NULL};
+  const cJSON *expect = get(step, "expect");
+  const cJSON *want_error = expect ? get(expect, "error") : NULL;
+  size_t count = get(step, "count") ? (size_t)num(step, "count") : 1, got = 0, i;
+  uint64_t *ids = malloc((count ? count : 1) * sizeof *ids);
+  polyflake_result failure = POLYFLAKE_RESULT_OK;
+  if (expect) only_keys(expect, what, id_expect_keys);
+  if (strcmp(op, "next_id") == 0) {
+    for (i = 0; i < count; i++) {
+      failure = polyflake_next_id(gen->g, &ids[got]);
+      if (failure != POLYFLAKE_RESULT_OK) break;
+      got++;
+    }
+  } else {
+    /* A sentinel shows whether the buffer was touched on an error. */
+    for (i = 0; i < count; i++) ids[i] = UINT64_MAX;
+    failure = polyflake_next_ids(gen->g, ids, count);
+    if (failure == POLYFLAKE_RESULT_OK) got = count;
+    else
+      for (i = 0; i < count; i++) CHECK(ids[i] == UINT64_MAX, "%s: buffer written on error", what);
+  }
+  if (want_error) {
+    CHECK(failure != POLYFLAKE_RESULT_OK, "%s: expected %s, got IDs", what, want_error->valuestring);
+    CHECK(strcmp(polyflake_result_name(failure), want_error->valuestring) == 0,
+          "%s: got %s want %s", what, polyflake_result_name(failure), want_error->valuestring);
+    if (strcmp(op, "next_id") == 0) CHECK(got == count - 1, "%s: failed early (%zu)", what, got);
+  } else {
+    CHECK(failure == POLYFLAKE_RESULT_OK, "%s: unexpected %s", what, polyflake_result_name(failure));
+  }
+  if (expect && get(expect, "ids")) {
+    const cJSON *w;
+    size_t k = 0;
+    CHECK((size_t)cJSON_GetArraySize(get(expect, "ids")) == got, "%s: id count", what);
+    cJSON_ArrayForEach(w, get(expect, "ids")) {
+      if (k < got) CHECK(ids[k] == parse_u64(w->valuestring), "%s: id %zu", what, k);
+      k++;
+    }
+  }
+  if (expect && get(expect, "sequences")) {
+    const cJSON *w;
+    size_t k = 0;
+    CHECK((size_t)cJSON_GetArraySize(get(expect, "sequences")) == got, "%s: sequence count", what);
+    cJSON_ArrayForEach(w, get(expect, "sequences")) {
+      polyflake_decoded d;
+      if (k < got) {
+        polyflake_generator_decode(gen->g, ids[k], &d);
+        CHECK(d.sequence == (uint32_t)w->valuedouble, "%s: sequence %zu", what, k);
+      }
+      k++;
+    }
+  }
+  if (expect && get(expect, "max_sequence")) {
+    uint32_t max = 0;
+    for (i = 0; i < got; i++) {
+      polyflake_decoded d;
+      polyflake_generator_decode(gen->g, ids[i], &d);
+      if (d.sequence > max) max = d.sequence;
+    }
+    CHECK(got > 0 && max == (uint32_t)num(expect, "max_sequence"), "%s: max_sequence", what);
+  }
+  if (expect && get(expect, "first")) {
+    CHECK(got > 0, "%s: no first", what);
+    if (got) check_decoded(gen->g, ids[0], get(expect, "first"), what);
+  }
+  if (expect && get(expect, "last")) {
+    CHECK(got > 0, "%s: no last", what);
+    if (got) check_decoded(gen->g, ids[got - 1], get(expect, "last"), what);
+  }
+  /* Always: strictly increasing per generator across steps, collected for uniqueness. */
+  for (i = 0; i < got; i++) {
+    if (gen->has_last) CHECK(ids[i] > gen->last, "%s: not increasing at %zu", what, i);
+    gen->has_last = 1;
+    gen->last = ids[i];
+    ids_push(all, ids[i]);
+  }
+  free(ids);
+}
+
+static int run_scenario(const char *path, double slack) {
+  static const char *const top_keys[] = {"name", "description", "source", "generators", "steps",
+                                         NULL};
+  static const char *const step_keys[] = {"op", "gen", "count", "expect", "id", "ms",
+                                          "config", "within_ms", NULL};
+  static const char *const construct_keys[] = {"error", "ok", NULL};
+  static const char *const decode_keys[] = {"decoded", NULL};
+  cJSON *doc = read_json(path);
+  const cJSON *spec, *step;
+  gen_t gens[16];
+  int n_gens = 0, n_steps = 0, i;
+  ids_t all = {NULL, 0, 0};
+  const char *name = str(doc, "name");
+  only_keys(doc, name, top_keys);
+  cJSON_ArrayForEach(spec, get(doc, "generators")) {
+    polyflake_result r;
+    if (n_gens == 16) die("too many generators", name);
+    r = build(spec, name, &gens[n_gens]);
+    CHECK(r == POLYFLAKE_RESULT_OK, "%s: building %s: %s", name, spec->string,
+          polyflake_result_name(r));
+    if (r != POLYFLAKE_RESULT_OK) {
+      cJSON_Delete(doc);
+      return 0;
+    }
+    gens[n_gens++].key = spec->string;
+  }
+  cJSON_ArrayForEach(step, get(doc, "steps")) {
+    char what[256];
+    const char *op = str(step, "op");
+    const cJSON *expect = get(step, "expect");
+    double started = now_ms();
+    snprintf(what, sizeof what, "%s step %d (%s)", name, n_steps, op);
+    only_keys(step, what, step_keys);
+    if (strcmp(op, "construct") == 0) {
+      gen_t tmp;
+      polyflake_result r = build(get(step, "config"), what, &tmp);
+      only_keys(expect, what, construct_keys);
+      if (get(expect, "error")) {
+        CHECK(strcmp(polyflake_result_name(r), str(expect, "error")) == 0, "%s: got %s want %s",
+              what, polyflake_result_name(r), str(expect, "error"));
+        CHECK(r == POLYFLAKE_RESULT_OK || tmp.g == NULL, "%s: out-param written on error", what);
+      } else {
+        CHECK(r == POLYFLAKE_RESULT_OK, "%s: %s", what, polyflake_result_name(r));
+      }
+      if (r == POLYFLAKE_RESULT_OK) free_gen(&tmp);
+    } else if (strcmp(op, "clock_set") == 0 || strcmp(op, "clock_advance") == 0) {
+      gen_t *g = find_gen(gens, n_gens, str(step, "gen"));
+      if (!g->manual) die("not a manual clock", what);
+      if (op[6] == 's') CHECK_RESULT(polyflake_manual_clock_set(g->manual, num(step, "ms")), POLYFLAKE_RESULT_OK);
+      else CHECK_RESULT(polyflake_manual_clock_advance(g->manual, num(step, "ms")), POLYFLAKE_RESULT_OK);
+    } else if (strcmp(op, "decode") == 0) {
+      gen_t *g = find_gen(gens, n_gens, str(step, "gen"));
+      only_keys(expect, what, decode_keys);
+      check_decoded(g->g, parse_u64(str(step, "id")), get(expect, "decoded"), what);
+    } else if (strcmp(op, "health") == 0) {
+      check_health(find_gen(gens, n_gens, str(step, "gen"))->g, expect, what);
+    } else if (strcmp(op, "next_id") == 0 || strcmp(op, "next_ids") == 0) {
+      run_ids_step(find_gen(gens, n_gens, str(step, "gen")), step, op, what, &all);
+    } else {
+      CHECK(0, "%s: unknown op", what);
+    }
+    if (get(step, "within_ms")) {
+      double took = now_ms() - started, bound = get(step, "within_ms")->valuedouble * slack;
+      CHECK(took < bound, "%s: took %.1f ms, bound %.0f ms", what, took, bound);
+    }
+    n_steps++;
+  }
+  qsort(all.v, all.n, sizeof *all.v, cmp_u64);
+  for (i = 1; (size_t)i < all.n; i++) CHECK(all.v[i] != all.v[i - 1], "%s: duplicate %" PRIu64, name, all.v[i]);
+  for (i = 0; i < n_gens; i++) free_gen(&gens[i]);
+  free(all.v);
+  cJSON_Delete(doc);
+  CHECK(n_steps > 0, "%s has no steps", name);
+  return n_steps;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void scenarios(const char *dir, double slack) {
+  char path[4096];
+  char *names[256];
+  int n = 0, ran = 0, i;
+  DIR *d;
+  struct dirent *e;
+  snprintf(path, sizeof path, "%s/scenarios", dir);
+  d = opendir(path);
+  if (!d) die("cannot open", path);
+  while ((e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) {
+      if (n == 256) die("too many scenario files", path);
+      names[n] = malloc(len + 1);
+      memcpy(names[n++], e->d_name, len + 1);
+    }
+  }
+  closedir(d);
+  qsort(names, (size_t)n, sizeof *names, cmp_str);
+  CHECK(n >= 15, "scenario files missing: %d", n);
+  for (i = 0; i < n; i++) {
+    int steps, before = failures;
+    snprintf(path, sizeof path, "%s/scenarios/%s", dir, names[i]);
+    steps = run_scenario(path, slack);
+    printf("  scenario %-40s %s (%d steps)\n", names[i], failures == before ? "ok" : "FAILED", steps);
+    if (steps > 0) ran++;
+    free(names[i]);
+  }
+  CHECK(ran == n, "ran %d of %d scenario files", ran, n);
+  printf("scenarios: %d files\n", ran);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Bad input: every pointer parameter NULL, out-of-range values, invalid text                 */
+
+static void bad_input(void) {
+  polyflake_config cfg;
+  polyflake_manual_clock *mc = NULL;
+  polyflake_scripted_clock *sc = NULL;
+  polyflake_generator *g = NULL;
+  polyflake_layout l = polyflake_layout_default();
+  polyflake_decoded d;
+  polyflake_health_snapshot h;
+  uint64_t id = 42, buf[4];
+  int64_t ms = 0, values[2] = {1, 2};
+  char text[POLYFLAKE_ID_TEXT_LEN];
+  size_t len = 0;
+  const polyflake_result N = POLYFLAKE_RESULT_NULL_PARAMETER;
+
+  CHECK_RESULT(polyflake_config_init(NULL), N);
+  polyflake_config_init(&cfg);
+  CHECK_RESULT(polyflake_manual_clock_new(0, NULL), N);
+  CHECK_RESULT(polyflake_manual_clock_new(POLYFLAKE_DEFAULT_EPOCH_MS + 10, &mc), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_manual_clock_set(NULL, 1), N);
+  CHECK_RESULT(polyflake_manual_clock_advance(NULL, 1), N);
+  CHECK_RESULT(polyflake_manual_clock_get(NULL, &ms), N);
+  CHECK_RESULT(polyflake_manual_clock_get(mc, NULL), N);
+  CHECK_RESULT(polyflake_scripted_clock_new(NULL, 2, &sc), N);
+  CHECK_RESULT(polyflake_scripted_clock_new(values, 2, NULL), N);
+  CHECK_RESULT(polyflake_scripted_clock_new(NULL, 0, &sc), POLYFLAKE_RESULT_OK);
+  polyflake_scripted_clock_free(sc);
+  CHECK_RESULT(polyflake_scripted_clock_new(values, 2, &sc), POLYFLAKE_RESULT_OK);
+
+  CHECK_RESULT(polyflake_generator_new(NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new(&cfg, NULL), N);
+  CHECK_RESULT(polyflake_generator_new_with_manual_clock(NULL, mc, &g), N);
+  CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, mc, NULL), N);
+  CHECK_RESULT(polyflake_generator_new_with_scripted_clock(NULL, sc, &g), N);
+  CHECK_RESULT(polyflake_generator_new_with_scripted_clock(&cfg, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_with_scripted_clock(&cfg, sc, NULL), N);
+  CHECK(g == NULL, "out-param written on error");
+
+  /* Out-of-range settings: each refused with its code, nothing written. */
+  cfg.mode = 7;
+  CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, mc, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  polyflake_config_init(&cfg);
+  cfg.node_id = 1024;
+  CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, mc, &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
+  cfg.node_id = -1;
+  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
+  cfg.node_id = INT64_MIN;
+  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
+  polyflake_config_init(&cfg);
+  cfg.layout.sequence_bits = 13;
+  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_LAYOUT);
+  cfg.layout.timestamp_bits = UINT32_MAX;
+  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_LAYOUT);
+  polyflake_config_init(&cfg);
+  cfg.max_wait_ms = -1.0;
+  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  cfg.max_wait_ms = NAN;
+  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  polyflake_config_init(&cfg);
+  cfg.has_max_lead = 1;
+  cfg.max_lead_ms = -3;
+  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  polyflake_config_init(&cfg);
+  cfg.epoch_ms = INT64_MAX;
+  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_EPOCH);
+  CHECK(g == NULL, "out-param written on error");
+  {
+    /* The core's message carries the numbers; the static one does not. */
+    char msg[1024];
+    size_t msg_len = 0;
+    polyflake_config_init(&cfg);
+    cfg.node_id = 5000;
+    polyflake_generator_new(&cfg, &g);
+    CHECK_RESULT(polyflake_last_error_message(msg, sizeof msg, &msg_len), POLYFLAKE_RESULT_OK);
+    CHECK(strstr(msg, "5000") && strstr(msg, "1023") && msg_len == strlen(msg), "message: %s", msg);
+    CHECK_RESULT(polyflake_last_error_message(msg, 3, &msg_len), POLYFLAKE_RESULT_BUFFER_TOO_SMALL);
+    CHECK_RESULT(polyflake_last_error_message(NULL, 10, &msg_len), N);
+    CHECK_RESULT(polyflake_last_error_message(msg, sizeof msg, NULL), N);
+  }
+
+  /* A system-clock generator: a second one with the same node id, epoch and layout is refused. */
+  {
+    polyflake_generator *g2 = NULL;
+    polyflake_config_init(&cfg);
+    cfg.node_id = 1001;
+    CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_OK);
+    CHECK_RESULT(polyflake_generator_new(&cfg, &g2), POLYFLAKE_RESULT_NODE_ID_IN_USE);
+    CHECK(g2 == NULL, "out-param written on error");
+    polyflake_generator_free(g);
+    CHECK_RESULT(polyflake_generator_new(&cfg, &g2), POLYFLAKE_RESULT_OK);
+    polyflake_generator_free(g2);
+    g = NULL;
+  }
+
+  polyflake_config_init(&cfg);
+  CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, mc, &g), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_next_id(NULL, &id), N);
+  CHECK_RESULT(polyflake_next_id(g, NULL), N);
+  CHECK_RESULT(polyflake_next_ids(NULL, buf, 4), N);
+  CHECK_RESULT(polyflake_next_ids(g, NULL, 4), N);
+  CHECK_RESULT(polyflake_next_ids(g, NULL, 0), N);
+  CHECK_RESULT(polyflake_next_ids(g, buf, 0), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_next_ids(g, buf, (size_t)POLYFLAKE_MAX_BATCH + 1), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK_RESULT(polyflake_next_ids(g, buf, SIZE_MAX), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK_RESULT(polyflake_generator_decode(NULL, 1, &d), N);
+  CHECK_RESULT(polyflake_generator_decode(g, 1, NULL), N);
+  CHECK_RESULT(polyflake_generator_decode(g, UINT64_MAX, &d), POLYFLAKE_RESULT_INVALID_ID);
+  CHECK_RESULT(polyflake_generator_config(NULL, &cfg), N);
+  CHECK_RESULT(polyflake_generator_config(g, NULL), N);
+  CHECK_RESULT(polyflake_health(NULL, &h), N);
+  CHECK_RESULT(polyflake_health(g, NULL), N);
+  /* A clock before the epoch: the ID would be outside the window. */
+  polyflake_manual_clock_set(mc, POLYFLAKE_DEFAULT_EPOCH_MS - 1);
+  id = 42;
+  CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW);
+  CHECK(id == 42, "out-param written on error");
+  CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+  CHECK(!h.ok && h.status == POLYFLAKE_HEALTH_STATUS_CLOCK_OUTSIDE_WINDOW && h.reason[0] != 0,
+        "health outside window: %s", h.reason);
+  polyflake_generator_free(g);
+
+  CHECK_RESULT(polyflake_layout_from_name(NULL, &l), N);
+  CHECK_RESULT(polyflake_layout_from_name("default", NULL), N);
+  CHECK_RESULT(polyflake_layout_from_name("nope", &l), POLYFLAKE_RESULT_UNKNOWN_LAYOUT);
+  CHECK_RESULT(polyflake_layout_from_name("\xff\xfe", &l), POLYFLAKE_RESULT_UNKNOWN_LAYOUT);
+  CHECK_RESULT(polyflake_layout_describe(l, NULL), N);
+  CHECK_RESULT(polyflake_decode(l, 0, 1, NULL), N);
+  CHECK_RESULT(polyflake_compose(l, POLYFLAKE_DEFAULT_EPOCH_MS, 0, 0, 0, NULL), N);
+  CHECK_RESULT(polyflake_compose(l, POLYFLAKE_DEFAULT_EPOCH_MS, POLYFLAKE_DEFAULT_EPOCH_MS, 1024, 0, &id), POLYFLAKE_RESULT_INVALID_NODE_ID);
+  CHECK_RESULT(polyflake_compose(l, POLYFLAKE_DEFAULT_EPOCH_MS, POLYFLAKE_DEFAULT_EPOCH_MS, 0, 4096, &id), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK_RESULT(polyflake_compose(l, POLYFLAKE_DEFAULT_EPOCH_MS, POLYFLAKE_DEFAULT_EPOCH_MS - 1, 0, 0, &id), POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW);
+  CHECK_RESULT(polyflake_parse_id(NULL, &id), N);
+  CHECK_RESULT(polyflake_parse_id("1", NULL), N);
+  CHECK_RESULT(polyflake_parse_id("+1", &id), POLYFLAKE_RESULT_INVALID_ID);
+  CHECK_RESULT(polyflake_parse_id("1\xff", &id), POLYFLAKE_RESULT_INVALID_ID);
+  CHECK_RESULT(polyflake_parse_id("99999999999999999999999", &id), POLYFLAKE_RESULT_INVALID_ID);
+  CHECK_RESULT(polyflake_format_id(1, NULL, 20, &len), N);
+  CHECK_RESULT(polyflake_format_id(1, text, sizeof text, NULL), N);
+  CHECK_RESULT(polyflake_format_id(UINT64_C(9223372036854775808), text, sizeof text, &len), POLYFLAKE_RESULT_INVALID_ID);
+  memset(text, 'x', sizeof text);
+  CHECK_RESULT(polyflake_format_id(UINT64_C(9223372036854775807), text, 19, &len), POLYFLAKE_RESULT_BUFFER_TOO_SMALL);
+  CHECK(text[0] == 'x', "buffer written on error");
+  CHECK_RESULT(polyflake_format_id(UINT64_C(9223372036854775807), text, 20, &len), POLYFLAKE_RESULT_OK);
+  CHECK(len == 19 && strcmp(text, "9223372036854775807") == 0, "format max: %s", text);
+  CHECK_RESULT(polyflake_format_id(0, text, 2, &len), POLYFLAKE_RESULT_OK);
+  CHECK(strcmp(text, "0") == 0 && len == 1, "format 0");
+
+  /* Frees accept NULL; names and messages are total. */
+  polyflake_generator_free(NULL);
+  polyflake_manual_clock_free(NULL);
+  polyflake_scripted_clock_free(NULL);
+  CHECK(strcmp(polyflake_result_name(POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS), "CLOCK_MOVED_BACKWARDS") == 0, "name");
+  CHECK(strcmp(polyflake_result_name(POLYFLAKE_RESULT_PANIC), "PANIC") == 0, "panic name");
+  CHECK(strcmp(polyflake_result_name(9999), "unknown polyflake_result") == 0, "unknown name");
+  CHECK(strlen(polyflake_result_message(POLYFLAKE_RESULT_INVALID_ID)) > 0, "message");
+  CHECK(strlen(polyflake_result_message(9999)) > 0, "unknown message");
+  CHECK(strcmp(polyflake_health_status_name(POLYFLAKE_HEALTH_STATUS_CLOCK_STUCK), "clock_stuck") == 0, "status name");
+  CHECK(strcmp(polyflake_health_status_name(77), "unknown") == 0, "unknown status");
+  CHECK(strlen(polyflake_version()) > 0, "version");
+
+  polyflake_manual_clock_free(mc);
+  polyflake_scripted_clock_free(sc);
+  printf("bad input: ok\n");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* 8 threads on one handle                                                                    */
+
+#define THREADS 8
+#define PER_THREAD 20000
+
+typedef struct {
+  const polyflake_generator *g;
+  uint64_t *out;
+  int errors;
+} worker_t;
+
+static void *worker(void *arg) {
+  worker_t *w = arg;
+  int i;
+  for (i = 0; i < PER_THREAD; i++) {
+    if (polyflake_next_id(w->g, &w->out[i]) != POLYFLAKE_RESULT_OK) w->errors++;
+    else if (i > 0 && w->out[i] <= w->out[i - 1]) w->errors++;
+  }
+  return NULL;
+}
+
+static void threads(void) {
+  polyflake_config cfg;
+  polyflake_generator *g = NULL;
+  pthread_t tid[THREADS];
+  worker_t w[THREADS];
+  uint64_t *all = malloc(sizeof(uint64_t) * THREADS * PER_THREAD);
+  polyflake_health_snapshot h;
+  int i, dups = 0;
+  polyflake_config_init(&cfg);
+  cfg.node_id = 77;
+  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_OK);
+  for (i = 0; i < THREADS; i++) {
+    w[i].g = g;
+    w[i].out = all + (size_t)i * PER_THREAD;
+    w[i].errors = 0;
+    pthread_create(&tid[i], NULL, worker, &w[i]);
+  }
+  for (i = 0; i < THREADS; i++) {
+    pthread_join(tid[i], NULL);
+    CHECK(w[i].errors == 0, "thread %d: %d errors", i, w[i].errors);
+  }
+  qsort(all, (size_t)THREADS * PER_THREAD, sizeof *all, cmp_u64);
+  for (i = 1; i < THREADS * PER_THREAD; i++) dups += all[i] == all[i - 1];
+  CHECK(dups == 0, "%d duplicates", dups);
+  CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+  CHECK(h.ids_issued == (uint64_t)THREADS * PER_THREAD, "ids_issued %" PRIu64, h.ids_issued);
+  polyflake_generator_free(g);
+  free(all);
+  printf("threads: %d x %d IDs, no duplicate\n", THREADS, PER_THREAD);
+}
+
+int main(int argc, char **argv) {
+  /* Under valgrind everything runs ~20x slower: the hang bounds get the same slack. */
+  double slack = getenv("POLYFLAKE_UNDER_VALGRIND") ? 20.0 : 1.0;
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s VECTORS_DIR\n", argv[0]);
+    return 2;
+  }
+  printf("polyflake %s (C)\n", polyflake_version());
+  layout_vectors(argv[1]);
+  scenarios(argv[1], slack);
+  bad_input();
+  threads();
+  printf("%d checks, %d failures\n", checks, failures);
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,312 @@
+// Package cgotest calls polyflake's C ABI from Go through include/polyflake.h, found with
+// pkg-config like any cgo user would (`#cgo pkg-config: polyflake`). The wrappers only convert
+// types; every rule lives in the Rust core behind the header. (cgo cannot be used in _test.go
+// files, so the calls live here and the tests beside them.)
+package cgotest
+
+/*
+#cgo pkg-config: polyflake
+#include <stdlib.h>
+#include "polyflake.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+)
+
+// Error is a polyflake_result other than OK; Code is its stable name ("CLOCK_MOVED_BACKWARDS").
+type Error struct {
+	Code   string
+	Result uint32
+}
+
+func (e *Error) Error() string {
+	return e.Code + ": " + C.GoString(C.polyflake_result_message(C.uint32_t(e.Result)))
+}
+
+func check(r C.polyflake_result) error {
+	if r == C.POLYFLAKE_RESULT_OK {
+		return nil
+	}
+	return &Error{Code: C.GoString(C.polyflake_result_name(C.uint32_t(r))), Result: uint32(r)}
+}
+
+// Layout is polyflake_layout.
+type Layout struct{ TimestampBits, NodeBits, SequenceBits uint32 }
+
+func (l Layout) c() C.polyflake_layout {
+	return C.polyflake_layout{timestamp_bits: C.uint32_t(l.TimestampBits), node_bits: C.uint32_t(l.NodeBits), sequence_bits: C.uint32_t(l.SequenceBits)}
+}
+
+func layoutOf(c C.polyflake_layout) Layout {
+	return Layout{uint32(c.timestamp_bits), uint32(c.node_bits), uint32(c.sequence_bits)}
+}
+
+// Presets, from the library.
+func LayoutDefault() Layout   { return layoutOf(C.polyflake_layout_default()) }
+func LayoutLongLived() Layout { return layoutOf(C.polyflake_layout_long_lived()) }
+func LayoutBigFleet() Layout  { return layoutOf(C.polyflake_layout_big_fleet()) }
+func LayoutShort() Layout     { return layoutOf(C.polyflake_layout_short()) }
+
+// LayoutFromName is polyflake_layout_from_name.
+func LayoutFromName(name string) (Layout, error) {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	var out C.polyflake_layout
+	if err := check(C.polyflake_layout_from_name(cs, &out)); err != nil {
+		return Layout{}, err
+	}
+	return layoutOf(out), nil
+}
+
+// LayoutInfo is polyflake_layout_info.
+type LayoutInfo struct {
+	MaxNodeID, MaxSequence, IDsPerMs, MaxElapsedMs uint64
+	Years                                          float64
+}
+
+// Describe is polyflake_layout_describe.
+func Describe(l Layout) (LayoutInfo, error) {
+	var out C.polyflake_layout_info
+	if err := check(C.polyflake_layout_describe(l.c(), &out)); err != nil {
+		return LayoutInfo{}, err
+	}
+	return LayoutInfo{uint64(out.max_node_id), uint64(out.max_sequence), uint64(out.ids_per_ms), uint64(out.max_elapsed_ms), float64(out.years)}, nil
+}
+
+// Decoded is polyflake_decoded.
+type Decoded struct {
+	TimestampMs int64
+	NodeID      uint32
+	Sequence    uint32
+}
+
+func decodedOf(d C.polyflake_decoded) Decoded {
+	return Decoded{int64(d.timestamp_ms), uint32(d.node_id), uint32(d.sequence)}
+}
+
+// Decode is polyflake_decode.
+func Decode(l Layout, epochMs int64, id uint64) (Decoded, error) {
+	var out C.polyflake_decoded
+	if err := check(C.polyflake_decode(l.c(), C.int64_t(epochMs), C.uint64_t(id), &out)); err != nil {
+		return Decoded{}, err
+	}
+	return decodedOf(out), nil
+}
+
+// Compose is polyflake_compose.
+func Compose(l Layout, epochMs, unixMs int64, nodeID, sequence uint64) (uint64, error) {
+	var out C.uint64_t
+	err := check(C.polyflake_compose(l.c(), C.int64_t(epochMs), C.int64_t(unixMs), C.uint64_t(nodeID), C.uint64_t(sequence), &out))
+	return uint64(out), err
+}
+
+// ParseID is polyflake_parse_id.
+func ParseID(text string) (uint64, error) {
+	cs := C.CString(text)
+	defer C.free(unsafe.Pointer(cs))
+	var out C.uint64_t
+	err := check(C.polyflake_parse_id(cs, &out))
+	return uint64(out), err
+}
+
+// FormatID is polyflake_format_id.
+func FormatID(id uint64) (string, error) {
+	var buf [C.POLYFLAKE_ID_TEXT_LEN]C.char
+	var n C.size_t
+	if err := check(C.polyflake_format_id(C.uint64_t(id), &buf[0], C.size_t(len(buf)), &n)); err != nil {
+		return "", err
+	}
+	return C.GoStringN(&buf[0], C.int(n)), nil
+}
+
+// Config is polyflake_config; MaxLeadMs nil means no lead limit.
+type Config struct {
+	Layout    Layout
+	EpochMs   int64
+	NodeID    int64
+	Mode      uint32
+	MaxWaitMs float64
+	MaxLeadMs *int64
+}
+
+// Modes.
+const (
+	Strict    = uint32(C.POLYFLAKE_MODE_STRICT)
+	Monotonic = uint32(C.POLYFLAKE_MODE_MONOTONIC)
+)
+
+// DefaultConfig is polyflake_config_init.
+func DefaultConfig() Config {
+	var c C.polyflake_config
+	C.polyflake_config_init(&c)
+	return Config{Layout: layoutOf(c.layout), EpochMs: int64(c.epoch_ms), NodeID: int64(c.node_id), Mode: uint32(c.mode), MaxWaitMs: float64(c.max_wait_ms)}
+}
+
+func (cfg Config) c() C.polyflake_config {
+	var c C.polyflake_config
+	C.polyflake_config_init(&c)
+	c.layout = cfg.Layout.c()
+	c.epoch_ms = C.int64_t(cfg.EpochMs)
+	c.node_id = C.int64_t(cfg.NodeID)
+	c.mode = C.uint32_t(cfg.Mode)
+	c.max_wait_ms = C.double(cfg.MaxWaitMs)
+	if cfg.MaxLeadMs != nil {
+		c.has_max_lead = 1
+		c.max_lead_ms = C.int64_t(*cfg.MaxLeadMs)
+	}
+	return c
+}
+
+// ManualClock is a polyflake_manual_clock handle.
+type ManualClock struct{ p *C.polyflake_manual_clock }
+
+// NewManualClock is polyflake_manual_clock_new.
+func NewManualClock(startMs int64) (*ManualClock, error) {
+	var p *C.polyflake_manual_clock
+	if err := check(C.polyflake_manual_clock_new(C.int64_t(startMs), &p)); err != nil {
+		return nil, err
+	}
+	return &ManualClock{p}, nil
+}
+
+// Set is polyflake_manual_clock_set.
+func (m *ManualClock) Set(ms int64) error {
+	return check(C.polyflake_manual_clock_set(m.p, C.int64_t(ms)))
+}
+
+// Advance is polyflake_manual_clock_advance.
+func (m *ManualClock) Advance(ms int64) error {
+	return check(C.polyflake_manual_clock_advance(m.p, C.int64_t(ms)))
+}
+
+// Close is polyflake_manual_clock_free.
+func (m *ManualClock) Close() { C.polyflake_manual_clock_free(m.p); m.p = nil }
+
+// Generator is a polyflake_generator handle, safe to share between goroutines.
+type Generator struct{ p *C.polyflake_generator }
+
+// New is polyflake_generator_new (system clock).
+func New(cfg Config) (*Generator, error) {
+	c := cfg.c()
+	var p *C.polyflake_generator
+	if err := check(C.polyflake_generator_new(&c, &p)); err != nil {
+		return nil, err
+	}
+	return &Generator{p}, nil
+}
+
+// NewWithManualClock is polyflake_generator_new_with_manual_clock.
+func NewWithManualClock(cfg Config, clock *ManualClock) (*Generator, error) {
+	c := cfg.c()
+	var p *C.polyflake_generator
+	if err := check(C.polyflake_generator_new_with_manual_clock(&c, clock.p, &p)); err != nil {
+		return nil, err
+	}
+	return &Generator{p}, nil
+}
+
+// NewWithScriptedClock makes a scripted clock from values and a generator on it (the
+// generator keeps the clock; the handle is freed here).
+func NewWithScriptedClock(cfg Config, values []int64) (*Generator, error) {
+	var sc *C.polyflake_scripted_clock
+	var first *C.int64_t
+	if len(values) > 0 {
+		first = (*C.int64_t)(unsafe.Pointer(&values[0]))
+	}
+	if err := check(C.polyflake_scripted_clock_new(first, C.size_t(len(values)), &sc)); err != nil {
+		return nil, err
+	}
+	defer C.polyflake_scripted_clock_free(sc)
+	c := cfg.c()
+	var p *C.polyflake_generator
+	if err := check(C.polyflake_generator_new_with_scripted_clock(&c, sc, &p)); err != nil {
+		return nil, err
+	}
+	return &Generator{p}, nil
+}
+
+// Close is polyflake_generator_free.
+func (g *Generator) Close() { C.polyflake_generator_free(g.p); g.p = nil }
+
+// NextID is polyflake_next_id.
+func (g *Generator) NextID() (uint64, error) {
+	var id C.uint64_t
+	err := check(C.polyflake_next_id(g.p, &id))
+	return uint64(id), err
+}
+
+// NextIDs is polyflake_next_ids into buf.
+func (g *Generator) NextIDs(buf []uint64) error {
+	var none C.uint64_t
+	ptr := &none
+	if len(buf) > 0 {
+		ptr = (*C.uint64_t)(unsafe.Pointer(&buf[0]))
+	}
+	return check(C.polyflake_next_ids(g.p, ptr, C.size_t(len(buf))))
+}
+
+// Decode is polyflake_generator_decode.
+func (g *Generator) Decode(id uint64) (Decoded, error) {
+	var out C.polyflake_decoded
+	if err := check(C.polyflake_generator_decode(g.p, C.uint64_t(id), &out)); err != nil {
+		return Decoded{}, err
+	}
+	return decodedOf(out), nil
+}
+
+// Health is polyflake_health_snapshot.
+type Health struct {
+	OK       bool
+	Status   string
+	Reason   string
+	LeadMs   int64
+	Counters map[string]uint64
+}
+
+// Health is polyflake_health.
+func (g *Generator) Health() (Health, error) {
+	var h C.polyflake_health_snapshot
+	if err := check(C.polyflake_health(g.p, &h)); err != nil {
+		return Health{}, err
+	}
+	return Health{
+		OK:     bool(h.ok),
+		Status: C.GoString(C.polyflake_health_status_name(C.uint32_t(h.status))),
+		Reason: C.GoString(&h.reason[0]),
+		LeadMs: int64(h.lead_ms),
+		Counters: map[string]uint64{
+			"ids_issued":           uint64(h.ids_issued),
+			"rewinds_waited":       uint64(h.rewinds_waited),
+			"rewinds_refused":      uint64(h.rewinds_refused),
+			"sequence_exhaustions": uint64(h.sequence_exhaustions),
+			"wait_sleeps":          uint64(h.wait_sleeps),
+			"ms_borrowed":          uint64(h.ms_borrowed),
+			"lead_refused":         uint64(h.lead_refused),
+		},
+	}, nil
+}
+
+// Version is polyflake_version.
+func Version() string { return C.GoString(C.polyflake_version()) }
+
+// NullChecks calls each pointer-taking function with a NULL in each pointer position and
+// returns the result names, keyed by a description (the Go side of the bad-input test).
+func NullChecks() map[string]string {
+	out := map[string]string{}
+	name := func(r C.polyflake_result) string { return C.GoString(C.polyflake_result_name(C.uint32_t(r))) }
+	var c C.polyflake_config
+	C.polyflake_config_init(&c)
+	var id C.uint64_t
+	var g *C.polyflake_generator
+	out["config_init(NULL)"] = name(C.polyflake_config_init(nil))
+	out["generator_new(NULL, &g)"] = name(C.polyflake_generator_new(nil, &g))
+	out["generator_new(&c, NULL)"] = name(C.polyflake_generator_new(&c, nil))
+	out["next_id(NULL, &id)"] = name(C.polyflake_next_id(nil, &id))
+	out["next_ids(NULL, &id, 1)"] = name(C.polyflake_next_ids(nil, &id, 1))
+	out["parse_id(NULL, &id)"] = name(C.polyflake_parse_id(nil, &id))
+	out["manual_clock_new(0, NULL)"] = name(C.polyflake_manual_clock_new(0, nil))
+	out["health(NULL, NULL)"] = name(C.polyflake_health(nil, nil))
+	return out
+}

@@ -1,0 +1,592 @@
+package cgotest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const vectors = "../vectors"
+
+type obj = map[string]any
+
+func load(t *testing.T, path string) obj {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	var v obj
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return v
+}
+
+func i64(v any) int64 {
+	n, err := v.(json.Number).Int64()
+	if err != nil {
+		panic(fmt.Sprintf("not an int64: %v", v))
+	}
+	return n
+}
+
+func f64(v any) float64 {
+	n, err := v.(json.Number).Float64()
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+func u64(s string) uint64 {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+func code(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	if err == nil {
+		return "OK"
+	}
+	return err.Error()
+}
+
+// onlyKeys fails on any key it does not know: a runner must not skip what it cannot read.
+func onlyKeys(t *testing.T, o obj, where string, allowed ...string) {
+	t.Helper()
+	for k := range o {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || a == k
+		}
+		if !ok {
+			t.Errorf("%s: unknown key %q", where, k)
+		}
+	}
+}
+
+func TestLayoutVectors(t *testing.T) {
+	doc := load(t, filepath.Join(vectors, "layouts.json"))
+	def := DefaultConfig()
+	if i64(doc["epoch_ms_default"]) != def.EpochMs {
+		t.Fatalf("default epoch %d", def.EpochMs)
+	}
+	getters := map[string]func() Layout{"default": LayoutDefault, "long_lived": LayoutLongLived, "big_fleet": LayoutBigFleet, "short": LayoutShort}
+	cases := 0
+	for key, raw := range doc["layouts"].(obj) {
+		entry := raw.(obj)
+		// "long_lived_42_8_13" -> "long_lived"
+		parts := strings.Split(key, "_")
+		name := strings.Join(parts[:len(parts)-3], "_")
+		l, err := LayoutFromName(name)
+		if err != nil || l != getters[name]() {
+			t.Fatalf("%s: %v %v", name, l, err)
+		}
+		if l.TimestampBits != uint32(i64(entry["timestamp_bits"])) || l.NodeBits != uint32(i64(entry["node_bits"])) || l.SequenceBits != uint32(i64(entry["sequence_bits"])) {
+			t.Errorf("%s: bits %v", name, l)
+		}
+		info, err := Describe(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.MaxNodeID != uint64(i64(entry["max_node_id"])) || info.MaxSequence != uint64(i64(entry["max_sequence"])) || info.MaxElapsedMs != uint64(i64(entry["max_elapsed_ms"])) {
+			t.Errorf("%s: info %+v", name, info)
+		}
+		if fmt.Sprintf("%.2f", info.Years) != fmt.Sprintf("%.2f", f64(entry["years"])) {
+			t.Errorf("%s: years %.2f", name, info.Years)
+		}
+		for _, rc := range entry["cases"].([]any) {
+			c := rc.(obj)
+			ts, node, seq, text := i64(c["epoch_ms"]), uint64(i64(c["node_id"])), uint64(i64(c["sequence"])), c["id"].(string)
+			want := u64(text)
+			if id, err := Compose(l, def.EpochMs, ts, node, seq); err != nil || id != want {
+				t.Errorf("%s compose %s: %d %v", name, text, id, err)
+			}
+			if d, err := Decode(l, def.EpochMs, want); err != nil || d != (Decoded{ts, uint32(node), uint32(seq)}) {
+				t.Errorf("%s decode %s: %+v %v", name, text, d, err)
+			}
+			if id, err := ParseID(text); err != nil || id != want {
+				t.Errorf("%s parse %s", name, text)
+			}
+			if s, err := FormatID(want); err != nil || s != text {
+				t.Errorf("%s format %s: %q", name, text, s)
+			}
+			if seq == 0 {
+				clock, _ := NewManualClock(ts)
+				cfg := DefaultConfig()
+				cfg.Layout, cfg.NodeID = l, int64(node)
+				g, err := NewWithManualClock(cfg, clock)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if id, err := g.NextID(); err != nil || id != want {
+					t.Errorf("%s generator at %s: %d %v", name, text, id, err)
+				}
+				g.Close()
+				clock.Close()
+			}
+			cases++
+		}
+	}
+	if cases != 4*66 {
+		t.Errorf("cases run: %d", cases)
+	}
+	for _, rl := range doc["literals"].([]any) {
+		lit := rl.(obj)
+		id, _ := ParseID(lit["id"].(string))
+		d, err := Decode(LayoutDefault(), def.EpochMs, id)
+		if err != nil || d != (Decoded{i64(lit["epoch_ms"]), uint32(i64(lit["node_id"])), uint32(i64(lit["sequence"]))}) {
+			t.Errorf("literal %v: %+v", lit["id"], d)
+		}
+	}
+	inv := doc["invalid"].(obj)
+	for _, rn := range inv["node_id_default_layout"].([]any) {
+		n, err := rn.(json.Number).Int64()
+		if err != nil {
+			t.Logf("node id %v: not representable as int64 node_id (refused by the type)", rn)
+			continue
+		}
+		clock, _ := NewManualClock(def.EpochMs)
+		cfg := DefaultConfig()
+		cfg.NodeID = n
+		if _, err := NewWithManualClock(cfg, clock); code(err) != "INVALID_NODE_ID" {
+			t.Errorf("node %d: %v", n, err)
+		}
+		clock.Close()
+	}
+	for _, rs := range inv["decode_default_layout"].([]any) {
+		if _, err := ParseID(rs.(string)); code(err) != "INVALID_ID" {
+			t.Errorf("parse %q: %v", rs, err)
+		}
+	}
+	if _, err := Decode(LayoutDefault(), def.EpochMs, 1<<63); code(err) != "INVALID_ID" {
+		t.Errorf("decode 2^63: %v", err)
+	}
+	for _, rb := range inv["layouts"].([]any) {
+		b := rb.([]any)
+		l := Layout{uint32(i64(b[0])), uint32(i64(b[1])), uint32(i64(b[2]))}
+		if _, err := Describe(l); code(err) != "INVALID_LAYOUT" {
+			t.Errorf("layout %v: %v", l, err)
+		}
+	}
+}
+
+type gen struct {
+	g       *Generator
+	manual  *ManualClock
+	last    uint64
+	hasLast bool
+}
+
+func expand(values []any) []int64 {
+	var out []int64
+	for _, v := range values {
+		if n, ok := v.(json.Number); ok {
+			out = append(out, i64(n))
+			continue
+		}
+		run := v.(obj)
+		start, count, step, each := i64(run["start"]), i64(run["count"]), int64(0), int64(1)
+		if s, ok := run["step"]; ok {
+			step = i64(s)
+		}
+		if e, ok := run["each"]; ok {
+			each = i64(e)
+		}
+		for i := int64(0); i < count; i++ {
+			out = append(out, start+step*(i/each))
+		}
+	}
+	return out
+}
+
+func build(t *testing.T, spec obj, where string) (*gen, error) {
+	onlyKeys(t, spec, where, "mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "clock")
+	cfg := DefaultConfig()
+	switch spec["mode"] {
+	case "strict":
+		cfg.Mode = Strict
+	case "monotonic":
+		cfg.Mode = Monotonic
+	default:
+		t.Fatalf("%s: mode %v", where, spec["mode"])
+	}
+	cfg.NodeID = i64(spec["node_id"])
+	switch l := spec["layout"].(type) {
+	case nil:
+	case string:
+		layout, err := LayoutFromName(l)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Layout = layout
+	case []any:
+		cfg.Layout = Layout{uint32(i64(l[0])), uint32(i64(l[1])), uint32(i64(l[2]))}
+	default:
+		t.Fatalf("%s: layout %v", where, l)
+	}
+	if v, ok := spec["epoch_ms"]; ok {
+		cfg.EpochMs = i64(v)
+	}
+	if v, ok := spec["max_wait_ms"]; ok {
+		cfg.MaxWaitMs = f64(v)
+	}
+	if v, ok := spec["max_lead_ms"]; ok {
+		lead := i64(v)
+		cfg.MaxLeadMs = &lead
+	}
+	clock, ok := spec["clock"].(obj)
+	if !ok {
+		g, err := New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &gen{g: g}, nil
+	}
+	onlyKeys(t, clock, where, "kind", "start_ms", "values")
+	switch clock["kind"] {
+	case "manual":
+		m, _ := NewManualClock(i64(clock["start_ms"]))
+		g, err := NewWithManualClock(cfg, m)
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		return &gen{g: g, manual: m}, nil
+	case "scripted":
+		g, err := NewWithScriptedClock(cfg, expand(clock["values"].([]any)))
+		if err != nil {
+			return nil, err
+		}
+		return &gen{g: g}, nil
+	}
+	t.Fatalf("%s: clock kind %v", where, clock["kind"])
+	return nil, nil
+}
+
+func (g *gen) close() {
+	g.g.Close()
+	if g.manual != nil {
+		g.manual.Close()
+	}
+}
+
+func checkDecoded(t *testing.T, g *Generator, id uint64, want obj, what string) {
+	t.Helper()
+	onlyKeys(t, want, what, "timestamp_ms", "node_id", "sequence")
+	d, err := g.Decode(id)
+	if err != nil || d != (Decoded{i64(want["timestamp_ms"]), uint32(i64(want["node_id"])), uint32(i64(want["sequence"]))}) {
+		t.Errorf("%s: decoded %+v (%v), want %v", what, d, err, want)
+	}
+}
+
+func runScenario(t *testing.T, path string) int {
+	doc := load(t, path)
+	name := doc["name"].(string)
+	onlyKeys(t, doc, name, "name", "description", "source", "generators", "steps")
+	gens := map[string]*gen{}
+	for key, spec := range doc["generators"].(obj) {
+		g, err := build(t, spec.(obj), name)
+		if err != nil {
+			t.Fatalf("%s: building %s: %v", name, key, err)
+		}
+		gens[key] = g
+		defer g.close()
+	}
+	seen := map[uint64]bool{}
+	steps := 0
+	for i, rs := range doc["steps"].([]any) {
+		step := rs.(obj)
+		op := step["op"].(string)
+		what := fmt.Sprintf("%s step %d (%s)", name, i, op)
+		onlyKeys(t, step, what, "op", "gen", "count", "expect", "id", "ms", "config", "within_ms")
+		expect, _ := step["expect"].(obj)
+		started := time.Now()
+		var g *gen
+		if key, ok := step["gen"].(string); ok {
+			if g = gens[key]; g == nil {
+				t.Fatalf("%s: unknown generator %s", what, key)
+			}
+		}
+		switch op {
+		case "construct":
+			onlyKeys(t, expect, what, "error", "ok")
+			built, err := build(t, step["config"].(obj), what)
+			if want, ok := expect["error"]; ok {
+				if code(err) != want {
+					t.Errorf("%s: got %v want %v", what, code(err), want)
+				}
+			} else if err != nil {
+				t.Errorf("%s: %v", what, err)
+			}
+			if err == nil {
+				built.close()
+			}
+		case "clock_set", "clock_advance":
+			if g.manual == nil {
+				t.Fatalf("%s: not a manual clock", what)
+			}
+			ms := i64(step["ms"])
+			if op == "clock_set" {
+				g.manual.Set(ms)
+			} else {
+				g.manual.Advance(ms)
+			}
+		case "decode":
+			onlyKeys(t, expect, what, "decoded")
+			checkDecoded(t, g.g, u64(step["id"].(string)), expect["decoded"].(obj), what)
+		case "health":
+			h, err := g.g.Health()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, want := range expect {
+				var got float64
+				switch k {
+				case "ok":
+					if h.OK != want.(bool) {
+						t.Errorf("%s: ok %v (%s)", what, h.OK, h.Reason)
+					}
+					continue
+				case "status":
+					if h.Status != want.(string) {
+						t.Errorf("%s: status %s want %s", what, h.Status, want)
+					}
+					continue
+				case "lead_ms":
+					got = float64(h.LeadMs)
+				default:
+					c, ok := h.Counters[k]
+					if !ok {
+						t.Errorf("%s: unknown health key %q", what, k)
+						continue
+					}
+					got = float64(c)
+				}
+				if bounds, ok := want.(obj); ok {
+					onlyKeys(t, bounds, what, "min", "max")
+					if m, ok := bounds["min"]; ok && got < f64(m) {
+						t.Errorf("%s: %s = %v < %v", what, k, got, m)
+					}
+					if m, ok := bounds["max"]; ok && got > f64(m) {
+						t.Errorf("%s: %s = %v > %v", what, k, got, m)
+					}
+				} else if got != f64(want) {
+					t.Errorf("%s: %s = %v want %v", what, k, got, want)
+				}
+			}
+		case "next_id", "next_ids":
+			onlyKeys(t, expect, what, "error", "ids", "sequences", "max_sequence", "first", "last", "increasing")
+			count := 1
+			if c, ok := step["count"]; ok {
+				count = int(i64(c))
+			}
+			var ids []uint64
+			var failure error
+			if op == "next_id" {
+				for k := 0; k < count; k++ {
+					id, err := g.g.NextID()
+					if err != nil {
+						failure = err
+						break
+					}
+					ids = append(ids, id)
+				}
+			} else {
+				buf := make([]uint64, count)
+				if failure = g.g.NextIDs(buf); failure == nil {
+					ids = buf
+				}
+			}
+			if want, ok := expect["error"]; ok {
+				if code(failure) != want {
+					t.Errorf("%s: got %s want %v", what, code(failure), want)
+				}
+				if op == "next_id" && len(ids) != count-1 {
+					t.Errorf("%s: failed early after %d", what, len(ids))
+				}
+			} else if failure != nil {
+				t.Errorf("%s: unexpected %v", what, failure)
+			}
+			if want, ok := expect["ids"]; ok {
+				ws := want.([]any)
+				if len(ws) != len(ids) {
+					t.Errorf("%s: %d ids, want %d", what, len(ids), len(ws))
+				}
+				for k := 0; k < len(ws) && k < len(ids); k++ {
+					if ids[k] != u64(ws[k].(string)) {
+						t.Errorf("%s: id %d = %d want %v", what, k, ids[k], ws[k])
+					}
+				}
+			}
+			if want, ok := expect["sequences"]; ok {
+				ws := want.([]any)
+				if len(ws) != len(ids) {
+					t.Errorf("%s: sequence count", what)
+				}
+				for k := 0; k < len(ws) && k < len(ids); k++ {
+					d, _ := g.g.Decode(ids[k])
+					if int64(d.Sequence) != i64(ws[k]) {
+						t.Errorf("%s: sequence %d = %d want %v", what, k, d.Sequence, ws[k])
+					}
+				}
+			}
+			if want, ok := expect["max_sequence"]; ok {
+				max := int64(-1)
+				for _, id := range ids {
+					d, _ := g.g.Decode(id)
+					if int64(d.Sequence) > max {
+						max = int64(d.Sequence)
+					}
+				}
+				if max != i64(want) {
+					t.Errorf("%s: max_sequence %d", what, max)
+				}
+			}
+			if want, ok := expect["first"]; ok {
+				if len(ids) == 0 {
+					t.Errorf("%s: no first", what)
+				} else {
+					checkDecoded(t, g.g, ids[0], want.(obj), what+" first")
+				}
+			}
+			if want, ok := expect["last"]; ok {
+				if len(ids) == 0 {
+					t.Errorf("%s: no last", what)
+				} else {
+					checkDecoded(t, g.g, ids[len(ids)-1], want.(obj), what+" last")
+				}
+			}
+			for _, id := range ids {
+				if g.hasLast && id <= g.last {
+					t.Errorf("%s: not increasing at %d", what, id)
+				}
+				if seen[id] {
+					t.Errorf("%s: duplicate %d", what, id)
+				}
+				seen[id] = true
+				g.last, g.hasLast = id, true
+			}
+		default:
+			t.Errorf("%s: unknown op", what)
+		}
+		if bound, ok := step["within_ms"]; ok {
+			if took := float64(time.Since(started).Microseconds()) / 1000; took >= f64(bound) {
+				t.Errorf("%s: took %.1f ms, bound %v ms", what, took, bound)
+			}
+		}
+		steps++
+	}
+	return steps
+}
+
+func TestScenarios(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(vectors, "scenarios", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(files)
+	if len(files) < 15 {
+		t.Fatalf("scenario files missing: %d", len(files))
+	}
+	ran := 0
+	for _, f := range files {
+		f := f
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			if n := runScenario(t, f); n == 0 {
+				t.Errorf("%s: no steps", f)
+			}
+			ran++
+		})
+	}
+	if ran != len(files) {
+		t.Errorf("ran %d of %d scenario files", ran, len(files))
+	}
+}
+
+func TestEightGoroutinesOneHandle(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.NodeID = 78
+	g, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	const workers, per = 8, 20000
+	out := make([][]uint64, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			ids := make([]uint64, 0, per)
+			for i := 0; i < per; i++ {
+				id, err := g.NextID()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(ids) > 0 && id <= ids[len(ids)-1] {
+					t.Errorf("goroutine %d: not increasing", w)
+				}
+				ids = append(ids, id)
+			}
+			out[w] = ids
+		}(w)
+	}
+	wg.Wait()
+	seen := make(map[uint64]bool, workers*per)
+	for _, ids := range out {
+		for _, id := range ids {
+			if seen[id] {
+				t.Fatalf("duplicate %d", id)
+			}
+			seen[id] = true
+		}
+	}
+	if len(seen) != workers*per {
+		t.Fatalf("%d IDs, want %d", len(seen), workers*per)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for call, got := range NullChecks() {
+		if got != "NULL_PARAMETER" {
+			t.Errorf("%s: %s", call, got)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.NodeID = math.MaxInt64
+	if _, err := New(cfg); code(err) != "INVALID_NODE_ID" {
+		t.Errorf("node max int64: %v", err)
+	}
+	cfg = DefaultConfig()
+	cfg.Mode = 9
+	if _, err := New(cfg); code(err) != "INVALID_ARGUMENT" {
+		t.Errorf("mode 9: %v", err)
+	}
+	if _, err := FormatID(1 << 63); code(err) != "INVALID_ID" {
+		t.Errorf("format 2^63: %v", err)
+	}
+	if Version() == "" {
+		t.Error("no version")
+	}
+}
