@@ -1,0 +1,228 @@
+//! Test clocks for JavaScript: thin wrappers around the core's [`polyflake::ManualClock`] and
+//! [`polyflake::ScriptedClock`], and a clock that calls a JS function.
+
+use crate::errors::{guard, Fail, Result};
+use crate::js::{i64_arg, Ty, Val};
+use napi::bindgen_prelude::{Env, Unknown};
+use napi::{sys, JsValue};
+use polyflake::{Clock, ClockError};
+use std::ptr;
+use std::sync::Arc;
+use std::thread::{self, ThreadId};
+
+/// A clock that only moves when told to (for tests and simulations). Pass it as the `clock`
+/// option; keep the object to move the time the generator reads.
+#[napi]
+pub struct ManualClock {
+    pub(crate) inner: polyflake::ManualClock,
+}
+
+#[napi]
+impl ManualClock {
+    /// A clock reading `startMs` (Unix milliseconds, a safe-integer Number or a bigint).
+    #[napi(constructor, ts_args_type = "startMs: number | bigint")]
+    pub fn new(env: Env, start_ms: Unknown<'_>) -> Result<Self> {
+        guard(env.raw(), || {
+            let start = i64_arg(val(env, &start_ms), "startMs")?;
+            Ok(ManualClock {
+                inner: polyflake::ManualClock::new(start),
+            })
+        })
+    }
+
+    /// Set the reading (backwards is allowed: that is a rewind).
+    #[napi(ts_args_type = "ms: number | bigint")]
+    pub fn set(&self, env: Env, ms: Unknown<'_>) -> Result<()> {
+        guard(env.raw(), || {
+            self.inner.set(i64_arg(val(env, &ms), "ms")?);
+            Ok(())
+        })
+    }
+
+    /// Move the reading by `deltaMs` (negative moves it back).
+    #[napi(ts_args_type = "deltaMs: number | bigint")]
+    pub fn advance(&self, env: Env, delta_ms: Unknown<'_>) -> Result<()> {
+        guard(env.raw(), || {
+            self.inner.advance(i64_arg(val(env, &delta_ms), "deltaMs")?);
+            Ok(())
+        })
+    }
+
+    /// The current reading in Unix milliseconds.
+    #[napi]
+    pub fn now(&self) -> i64 {
+        self.inner.get()
+    }
+}
+
+/// A clock that returns prepared readings in order, then ticks forward 1 ms per read: for making
+/// a clock jump back, stop, or retreat on every read.
+#[napi]
+pub struct ScriptedClock {
+    pub(crate) inner: Arc<polyflake::ScriptedClock>,
+}
+
+#[napi]
+impl ScriptedClock {
+    /// A clock that returns `values` (Unix milliseconds) in order, then the last one plus 1, 2, ...
+    #[napi(constructor, ts_args_type = "values: Array<number | bigint>")]
+    pub fn new(env: Env, values: Unknown<'_>) -> Result<Self> {
+        guard(env.raw(), || {
+            let list = val(env, &values);
+            if !list.is_array()? {
+                return Err(Fail::Type(format!(
+                    "values must be an array of Unix milliseconds, got {}",
+                    list.describe()
+                )));
+            }
+            let mut out = Vec::with_capacity(list.array_len()? as usize);
+            for i in 0..list.array_len()? {
+                out.push(i64_arg(list.index(i)?, &format!("values[{i}]"))?);
+            }
+            Ok(ScriptedClock {
+                inner: Arc::new(polyflake::ScriptedClock::new(out)),
+            })
+        })
+    }
+
+    /// How many readings have been taken so far.
+    #[napi(getter)]
+    pub fn reads(&self) -> u32 {
+        u32::try_from(self.inner.reads()).unwrap_or(u32::MAX)
+    }
+}
+
+/// A JS value of the current call.
+pub(crate) fn val(env: Env, v: &Unknown<'_>) -> Val {
+    Val::new(env.raw(), v.raw())
+}
+
+/// A clock that calls a JS function returning Unix milliseconds (a Number or a bigint).
+///
+/// Soundness: a JS function may only be called on the thread that owns its env, inside a call
+/// from JS. A generator is a JS object owned by that thread (Node never moves one to another
+/// thread) and the core reads its clock only inside `nextId`, `nextIds` and `health`, all called
+/// from JS on that thread. `now_ms` still checks the thread and refuses anywhere else.
+pub(crate) struct JsFnClock {
+    env: sys::napi_env,
+    func: sys::napi_ref,
+    thread: ThreadId,
+}
+
+// SAFETY: the raw handles are only used on `thread` (checked on every use); elsewhere the clock
+// refuses to read and `Drop` leaks the reference rather than touch the env.
+unsafe impl Send for JsFnClock {}
+// SAFETY: as above.
+unsafe impl Sync for JsFnClock {}
+
+impl JsFnClock {
+    /// Hold a reference to the function `f`.
+    pub(crate) fn new(f: Val) -> std::result::Result<JsFnClock, Fail> {
+        let mut func = ptr::null_mut();
+        // SAFETY: env and value come from the current callback.
+        let status = unsafe { sys::napi_create_reference(f.env, f.raw, 1, &mut func) };
+        if status != sys::Status::napi_ok {
+            return Err(Fail::Napi(napi::Error::new(
+                napi::Status::from(status),
+                "could not keep a reference to the clock function",
+            )));
+        }
+        Ok(JsFnClock {
+            env: f.env,
+            func,
+            thread: thread::current().id(),
+        })
+    }
+
+    fn read(&self) -> std::result::Result<i64, String> {
+        let env = self.env;
+        let mut f = ptr::null_mut();
+        let mut recv = ptr::null_mut();
+        let mut out = ptr::null_mut();
+        // SAFETY: we are on the env's own thread, inside a call from JS (see the type's docs).
+        unsafe {
+            if sys::napi_get_reference_value(env, self.func, &mut f) != sys::Status::napi_ok
+                || f.is_null()
+            {
+                return Err("the clock function is gone".into());
+            }
+            sys::napi_get_undefined(env, &mut recv);
+            let status = sys::napi_call_function(env, recv, f, 0, ptr::null(), &mut out);
+            if status != sys::Status::napi_ok {
+                let mut pending = false;
+                sys::napi_is_exception_pending(env, &mut pending);
+                if pending {
+                    let mut exc = ptr::null_mut();
+                    sys::napi_get_and_clear_last_exception(env, &mut exc);
+                    return Err(format!(
+                        "the clock function threw: {}",
+                        describe_exception(env, exc)
+                    ));
+                }
+                return Err(format!("calling the clock function failed ({status})"));
+            }
+        }
+        let v = Val::new(env, out);
+        let ty = v
+            .ty()
+            .map_err(|_| "could not read the clock's return value".to_string())?;
+        match ty {
+            Ty::Number | Ty::BigInt => {
+                i64_arg(v, "the clock function's return value").map_err(|e| match e {
+                    Fail::Type(m) | Fail::Range(m) => m,
+                    Fail::Core(e) => e.to_string(),
+                    Fail::Napi(e) => e.reason,
+                })
+            }
+            _ => Err(format!(
+                "the clock function must return Unix milliseconds as a Number or a bigint, got {}",
+                v.describe()
+            )),
+        }
+    }
+}
+
+/// `String(exception)`, best effort.
+///
+/// # Safety
+/// `env` must be the current call's env and `exc` a value of it.
+unsafe fn describe_exception(env: sys::napi_env, exc: sys::napi_value) -> String {
+    let mut s = ptr::null_mut();
+    // SAFETY: per the function's contract.
+    if unsafe { sys::napi_coerce_to_string(env, exc, &mut s) } != sys::Status::napi_ok {
+        let mut pending = false;
+        // SAFETY: per the function's contract.
+        unsafe { sys::napi_is_exception_pending(env, &mut pending) };
+        if pending {
+            let mut ignored = ptr::null_mut();
+            // SAFETY: per the function's contract.
+            unsafe { sys::napi_get_and_clear_last_exception(env, &mut ignored) };
+        }
+        return "an exception".into();
+    }
+    Val::new(env, s)
+        .string()
+        .unwrap_or_else(|_| "an exception".into())
+}
+
+impl Clock for JsFnClock {
+    fn now_ms(&self) -> std::result::Result<i64, ClockError> {
+        if thread::current().id() != self.thread {
+            return Err(ClockError(
+                "a JS clock function can only be called on its own JS thread".into(),
+            ));
+        }
+        self.read().map_err(ClockError)
+    }
+}
+
+impl Drop for JsFnClock {
+    fn drop(&mut self) {
+        // Generators are finalized on their own JS thread; anywhere else, leak the reference
+        // rather than touch an env from the wrong thread.
+        if thread::current().id() == self.thread {
+            // SAFETY: on the env's own thread; the reference was made by `new`.
+            unsafe { sys::napi_delete_reference(self.env, self.func) };
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! # polyflake for Node
+//!
+//! The napi-rs binding of the polyflake core: `Snowflake`, `MonotonicSnowflake`, the layouts,
+//! the test clocks and the ID helpers. It converts types and calls the core, nothing more: every
+//! rule about IDs (ranges, layout checks, parsing, batch limits, waits) lives in `core/`.
+//!
+//! IDs cross into JavaScript as `bigint` (never a Number, which rounds above 2^53) and come back
+//! as `bigint` or decimal strings. Errors carry the core's stable `code`.
+
+#![deny(missing_docs)]
+
+#[macro_use]
+extern crate napi_derive;
+
+mod clocks;
+mod errors;
+mod fast;
+mod generator;
+mod js;
+mod layout;
+
+use crate::clocks::val;
+use crate::errors::{guard, Fail, Result};
+use crate::js::{id_arg, Ty};
+use napi::bindgen_prelude::{Env, Unknown};
+
+pub use clocks::{ManualClock, ScriptedClock};
+pub use generator::{
+    DecodedId, Health, MonotonicSnowflake, MonotonicSnowflakeOptions, Snowflake, SnowflakeOptions,
+};
+pub use layout::{Layout, LayoutBits, LayoutPreset};
+
+/// The version of the polyflake core inside this addon.
+#[napi]
+pub const CORE_VERSION: &str = polyflake::VERSION;
+
+/// The default epoch, 2024-01-01T00:00:00Z, in Unix milliseconds.
+#[napi]
+pub const DEFAULT_EPOCH_MS: i64 = polyflake::DEFAULT_EPOCH_MS;
+
+/// The largest batch one `nextIds` call may ask for.
+#[napi]
+pub const MAX_BATCH: u32 = polyflake::MAX_BATCH as u32;
+
+/// IDs as decimal strings, for JSON (`JSON.stringify` throws on a bigint, and a Number would
+/// round): takes the BigInt64Array from `nextIds`, or an array of bigints or decimal strings.
+/// Every element is checked to be a valid ID.
+#[napi(ts_args_type = "ids: BigInt64Array | Array<bigint | string>")]
+pub fn ids_to_strings(env: Env, ids: Unknown<'_>) -> Result<Vec<String>> {
+    guard(env.raw(), || {
+        let v = val(env, &ids);
+        if let Some(values) = v.bigint64_array()? {
+            return values
+                .iter()
+                .map(|x| {
+                    Ok(polyflake::format_id(polyflake::id_from_i128(i128::from(
+                        *x,
+                    ))?))
+                })
+                .collect();
+        }
+        if v.ty()? == Ty::Object && v.is_array()? {
+            return (0..v.array_len()?)
+                .map(|i| Ok(polyflake::format_id(id_arg(v.index(i)?)?)))
+                .collect();
+        }
+        Err(Fail::Type(format!(
+            "idsToStrings takes a BigInt64Array or an array of bigints, got {}",
+            v.describe()
+        )))
+    })
+}
+
+/// One ID (bigint or decimal string) as a decimal string, checked to be a valid ID.
+#[napi(ts_args_type = "id: bigint | string")]
+pub fn id_to_string(env: Env, id: Unknown<'_>) -> Result<String> {
+    guard(env.raw(), || {
+        Ok(polyflake::format_id(id_arg(val(env, &id))?))
+    })
+}
+
+/// Parse an ID from JSON: a decimal string (digits only, below 2^63) or a bigint, to a bigint.
+#[napi(ts_args_type = "id: string | bigint")]
+pub fn parse_id(env: Env, id: Unknown<'_>) -> Result<u64> {
+    guard(env.raw(), || id_arg(val(env, &id)))
+}
