@@ -1,0 +1,49 @@
+# The Python binding (python/): a PyO3 module built by maturin into an abi3 wheel, installed into
+# the project venv (.venv) and tested there, never from the source tree.
+#
+#   make build-python   build the wheel (target/wheels-python/) and install it into .venv
+#   make test-python    stubs checked with mypy.stubtest, then pytest against the installed wheel
+#   make bench-python   next_id beside time.time_ns, uuid4, uuid_utils.uuid7, snowflake-id
+
+# Debian's own python3 needs python3-venv for `python3 -m venv`; a Python that ships ensurepip
+# (pyenv's, python.org's) does not.
+APT_PACKAGES += $(if $(shell python3 -c 'import ensurepip' 2>/dev/null && echo ok),,python3-venv)
+DEPS_TARGETS += deps-python
+BUILD_TARGETS += build-python
+TEST_TARGETS += test-python
+
+.PHONY: deps-python build-python test-python bench-python
+
+PY_VENV := $(ROOT)/.venv
+PY := $(PY_VENV)/bin/python
+PY_WHEELS := $(CARGO_TARGET_DIR)/wheels-python
+PY_TOOLS := maturin pytest mypy
+# What the benchmark compares against; installed for `make bench-python` only.
+PY_BENCH_PACKAGES := uuid-utils snowflake-id
+# Where the tests run: a directory with no `polyflake` in it, so the import is the installed one.
+PY_TESTDIR := $(ROOT)/python/tests
+
+deps-python:
+	$(call say,Python venv $(PY_VENV) with $(PY_TOOLS))
+	@command -v python3 >/dev/null || { echo "python3 not found"; exit 1; }
+	@if [ -x $(PY) ]; then echo "venv present: $$($(PY) --version)"; \
+	else echo "creating $(PY_VENV)"; python3 -m venv $(PY_VENV); fi
+	@missing=""; for p in $(PY_TOOLS); do $(PY) -m pip show -q $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "pip install$$missing"; $(PY) -m pip install -q --disable-pip-version-check $$missing; \
+	else echo "all present: $(PY_TOOLS)"; fi
+
+build-python: deps-python
+	$(call say,building the polyflake wheel with maturin and installing it into .venv)
+	@rm -rf $(PY_WHEELS)
+	$(PY_VENV)/bin/maturin build --release --strip -m python/Cargo.toml -o $(PY_WHEELS)
+	$(PY) -m pip install -q --disable-pip-version-check --force-reinstall --no-deps $(PY_WHEELS)/polyflake-*.whl
+
+test-python: build-python
+	$(call say,Python: stubs (mypy.stubtest) and pytest against the installed wheel)
+	cd $(PY_TESTDIR) && MYPY_CACHE_DIR=$(CARGO_TARGET_DIR)/mypy-cache $(PY) -m mypy.stubtest polyflake
+	cd $(PY_TESTDIR) && CI=true $(PY) -m pytest -p no:cacheprovider -q .
+
+bench-python: build-python
+	$(call say,Python benchmark (installs $(PY_BENCH_PACKAGES) into .venv for this only))
+	$(PY) -m pip install -q --disable-pip-version-check $(PY_BENCH_PACKAGES)
+	cd $(PY_TESTDIR) && $(PY) $(ROOT)/python/bench/bench.py

@@ -1,0 +1,71 @@
+"""polyflake: unique, time-sortable 64-bit IDs from one Rust core.
+
+An ID is ``0 | timestamp | node | sequence`` (41/10/12 bits by default, epoch
+2024-01-01T00:00:00Z = 1704067200000 ms): a positive signed 64-bit integer that sorts by time.
+
+- ``Snowflake(node_id)``: strict; an issued timestamp never exceeds the wall clock. Small clock
+  rewinds (up to ``max_wait_ms``) are waited out, larger ones raise ``ClockMovedBackwards``.
+- ``MonotonicSnowflake(node_id)``: never waits and never duplicates; its timestamps may run ahead
+  of the wall clock (bounded by ``max_lead_ms`` if set), so a decoded ``epoch_ms`` is an upper
+  bound on when the ID was made.
+
+Every rule lives in the Rust core; this package only converts Python values.
+"""
+
+from polyflake._polyflake import (
+    CORE_VERSION,
+    DEFAULT_EPOCH_MS,
+    DEFAULT_MAX_WAIT_MS,
+    MAX_BATCH,
+    MAX_ID,
+    ClockFailed,
+    ClockMovedBackwards,
+    Health,
+    InvalidArgument,
+    InvalidEpoch,
+    InvalidId,
+    InvalidLayout,
+    InvalidNodeId,
+    Layout,
+    LeadLimitExceeded,
+    MonotonicSnowflake,
+    NodeIdInUse,
+    PolyflakeError,
+    Snowflake,
+    TimestampOverflow,
+    UnknownLayout,
+    UsedAfterFork,
+    __version__,
+    decode,
+    format_id,
+    parse_id,
+)
+
+__all__ = [
+    "CORE_VERSION",
+    "DEFAULT_EPOCH_MS",
+    "DEFAULT_MAX_WAIT_MS",
+    "MAX_BATCH",
+    "MAX_ID",
+    "ClockFailed",
+    "ClockMovedBackwards",
+    "Health",
+    "InvalidArgument",
+    "InvalidEpoch",
+    "InvalidId",
+    "InvalidLayout",
+    "InvalidNodeId",
+    "Layout",
+    "LeadLimitExceeded",
+    "MonotonicSnowflake",
+    "NodeIdInUse",
+    "PolyflakeError",
+    "Snowflake",
+    "TimestampOverflow",
+    "UnknownLayout",
+    "UsedAfterFork",
+    "__version__",
+    "decode",
+    "format_id",
+    "parse_id",
+]
