@@ -20,7 +20,7 @@ C_LIBDIR := $(CARGO_TARGET_DIR)/release
 C_PCDIR := $(C_LIBDIR)/pkgconfig
 C_TESTDIR := $(CARGO_TARGET_DIR)/c-tests
 C_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' $(ROOT)/Cargo.toml | head -n1)
-C_ENV := PKG_CONFIG_PATH=$(C_PCDIR)$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH}
+C_ENV := export PKG_CONFIG_PATH=$(C_PCDIR)$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH};
 # Strict flags for everything compiled against the header.
 C_CFLAGS := -std=c99 -Wall -Wextra -pedantic -Werror -O2 -g
 CXX_CFLAGS := -std=c++17 -Wall -Wextra -Werror -O2 -g
@@ -92,17 +92,17 @@ test-c-programs: build-c
 	  echo "--- $$t"; $(C_TESTDIR)/$$t $(ROOT)/tests/vectors || exit 1; done
 
 test-c-valgrind: test-c-programs
-	$(call say,the same four programs under valgrind memcheck: zero errors, zero leaks)
+	$(call say,the same four programs under valgrind memcheck: zero errors and zero leaks)
 	@for t in test_c_shared test_c_static test_cpp_shared test_cpp_static; do \
 	  echo "--- valgrind $$t"; \
 	  POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(C_TESTDIR)/$$t $(ROOT)/tests/vectors || exit 1; done
 
 test-c-readme: build-c
-	$(call say,README "Use from C, C++ and Go": compile and run every snippet)
+	$(call say,README section Use from C C++ and Go: compile and run every snippet)
 	$(C_ENV) bash tests/c/readme_snippets.sh $(ROOT)/README.md $(C_TESTDIR)/readme
 
 test-c-go: build-c
-	$(call say,Go (cgo) through the header and pkg-config: vectors, scenarios, 8 goroutines)
+	$(call say,Go (cgo) through the header and pkg-config: vectors and scenarios and 8 goroutines)
 	cd tests/go && $(C_ENV) go vet ./... && $(C_ENV) go test -count=1 -v ./... 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
 
 test-c: check-header-c
@@ -112,7 +112,7 @@ test-c: check-header-c
 
 bench: bench-c
 bench-c: build-c
-	$(call say,benchmark: next_id per call from Rust, C and Go; next_ids per ID from Go)
+	$(call say,benchmark: next_id per call from Rust and C and Go; next_ids per ID from Go)
 	$(CARGO) bench -p polyflake-ffi --bench core_per_call
 	@mkdir -p $(C_TESTDIR)
 	$(C_ENV) gcc $(C_CFLAGS) -O3 -D_POSIX_C_SOURCE=200809L tests/c/bench.c -o $(C_TESTDIR)/bench_c_static \

@@ -1,0 +1,491 @@
+// The C++ test of polyflake's C ABI: the same header from C++17 with RAII handles, running the
+// layout vectors, every scenario file, NULL parameters, and 8 std::threads on one handle.
+//
+// Usage: test_polyflake_cpp VECTORS_DIR   (JSON read with nlohmann/json)
+// Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run under valgrind.
+#include "polyflake.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+int failures = 0;
+long checks = 0;
+
+void check(bool ok, const std::string &what) {
+  ++checks;
+  if (!ok) {
+    ++failures;
+    std::fprintf(stderr, "FAIL: %s\n", what.c_str());
+  }
+}
+
+std::string name_of(polyflake_result r) { return polyflake_result_name(r); }
+
+// Handles own their C object; the deleters are the _free functions (which accept NULL).
+struct GeneratorFree {
+  void operator()(polyflake_generator *g) const { polyflake_generator_free(g); }
+};
+struct ManualFree {
+  void operator()(polyflake_manual_clock *c) const { polyflake_manual_clock_free(c); }
+};
+struct ScriptedFree {
+  void operator()(polyflake_scripted_clock *c) const { polyflake_scripted_clock_free(c); }
+};
+using Generator = std::unique_ptr<polyflake_generator, GeneratorFree>;
+using Manual = std::unique_ptr<polyflake_manual_clock, ManualFree>;
+using Scripted = std::unique_ptr<polyflake_scripted_clock, ScriptedFree>;
+
+json load(const fs::path &p) {
+  std::ifstream in(p);
+  if (!in) throw std::runtime_error("cannot open " + p.string());
+  return json::parse(in);
+}
+
+void only_keys(const json &o, const std::string &where, const std::set<std::string> &allowed) {
+  for (auto it = o.begin(); it != o.end(); ++it)
+    check(allowed.count(it.key()) == 1, where + ": unknown key \"" + it.key() + "\"");
+}
+
+uint64_t u64(const std::string &s) { return std::stoull(s); }
+
+void layout_vectors(const fs::path &dir) {
+  json doc = load(dir / "layouts.json");
+  check(doc["epoch_ms_default"].get<int64_t>() == POLYFLAKE_DEFAULT_EPOCH_MS, "default epoch");
+  int cases = 0;
+  for (auto &[key, entry] : doc["layouts"].items()) {
+    // "long_lived_42_8_13" -> "long_lived"
+    std::string name = key;
+    for (int i = 0; i < 3; ++i) name = name.substr(0, name.rfind('_'));
+    polyflake_layout l{};
+    check(polyflake_layout_from_name(name.c_str(), &l) == POLYFLAKE_RESULT_OK, name);
+    check(l.timestamp_bits == entry["timestamp_bits"].get<uint32_t>() &&
+              l.node_bits == entry["node_bits"].get<uint32_t>() &&
+              l.sequence_bits == entry["sequence_bits"].get<uint32_t>(),
+          name + " bits");
+    polyflake_layout_info info{};
+    check(polyflake_layout_describe(l, &info) == POLYFLAKE_RESULT_OK, name + " describe");
+    check(info.max_node_id == entry["max_node_id"].get<uint64_t>(), name + " max node");
+    check(info.max_sequence == entry["max_sequence"].get<uint64_t>(), name + " max seq");
+    check(info.max_elapsed_ms == entry["max_elapsed_ms"].get<uint64_t>(), name + " window");
+    check(std::round(info.years * 100) == std::round(entry["years"].get<double>() * 100),
+          name + " years");
+    for (auto &c : entry["cases"]) {
+      const auto ts = c["epoch_ms"].get<int64_t>();
+      const auto node = c["node_id"].get<uint64_t>(), seq = c["sequence"].get<uint64_t>();
+      const auto text = c["id"].get<std::string>();
+      const uint64_t want = u64(text);
+      uint64_t id = 0;
+      check(polyflake_compose(l, POLYFLAKE_DEFAULT_EPOCH_MS, ts, node, seq, &id) ==
+                    POLYFLAKE_RESULT_OK &&
+                id == want,
+            name + " compose " + text);
+      polyflake_decoded d{};
+      check(polyflake_decode(l, POLYFLAKE_DEFAULT_EPOCH_MS, want, &d) == POLYFLAKE_RESULT_OK &&
+                d.timestamp_ms == ts && d.node_id == node && d.sequence == seq,
+            name + " decode " + text);
+      check(polyflake_parse_id(text.c_str(), &id) == POLYFLAKE_RESULT_OK && id == want,
+            name + " parse " + text);
+      char buf[POLYFLAKE_ID_TEXT_LEN];
+      size_t len = 0;
+      check(polyflake_format_id(want, buf, sizeof buf, &len) == POLYFLAKE_RESULT_OK &&
+                text == std::string(buf, len),
+            name + " format " + text);
+      cases++;
+    }
+  }
+  check(cases == 4 * 66, "cases run");
+  for (auto &lit : doc["literals"]) {
+    uint64_t id = 0;
+    polyflake_decoded d{};
+    polyflake_parse_id(lit["id"].get<std::string>().c_str(), &id);
+    check(polyflake_decode(polyflake_layout_default(), POLYFLAKE_DEFAULT_EPOCH_MS, id, &d) ==
+                  POLYFLAKE_RESULT_OK &&
+              d.timestamp_ms == lit["epoch_ms"].get<int64_t>() &&
+              d.node_id == lit["node_id"].get<uint32_t>() &&
+              d.sequence == lit["sequence"].get<uint32_t>(),
+          "literal " + lit["id"].get<std::string>());
+  }
+  for (auto &n : doc["invalid"]["node_id_default_layout"]) {
+    if (!n.is_number_integer() || (n.is_number_unsigned() && n.get<uint64_t>() > INT64_MAX)) {
+      std::printf("  node id %s: not representable as int64_t node_id (refused by the type)\n",
+                  n.dump().c_str());
+      continue;
+    }
+    polyflake_config cfg;
+    polyflake_config_init(&cfg);
+    cfg.node_id = n.get<int64_t>();
+    polyflake_manual_clock *raw = nullptr;
+    polyflake_manual_clock_new(POLYFLAKE_DEFAULT_EPOCH_MS, &raw);
+    Manual clock(raw);
+    polyflake_generator *g = nullptr;
+    check(polyflake_generator_new_with_manual_clock(&cfg, clock.get(), &g) ==
+                  POLYFLAKE_RESULT_INVALID_NODE_ID &&
+              g == nullptr,
+          "node id " + n.dump());
+  }
+  for (auto &t : doc["invalid"]["decode_default_layout"]) {
+    uint64_t id = 0;
+    check(polyflake_parse_id(t.get<std::string>().c_str(), &id) == POLYFLAKE_RESULT_INVALID_ID,
+          "invalid id " + t.dump());
+  }
+  for (auto &b : doc["invalid"]["layouts"]) {
+    polyflake_layout l{b[0].get<uint32_t>(), b[1].get<uint32_t>(), b[2].get<uint32_t>()};
+    polyflake_layout_info info{};
+    check(polyflake_layout_describe(l, &info) == POLYFLAKE_RESULT_INVALID_LAYOUT,
+          "invalid layout " + b.dump());
+  }
+  std::printf("layout vectors: %d cases\n", cases);
+}
+
+struct Gen {
+  Generator g;
+  Manual manual;
+  bool has_last = false;
+  uint64_t last = 0;
+};
+
+std::vector<int64_t> expand(const json &values) {
+  std::vector<int64_t> out;
+  for (auto &v : values) {
+    if (v.is_number()) {
+      out.push_back(v.get<int64_t>());
+      continue;
+    }
+    only_keys(v, "scripted run", {"start", "count", "step", "each"});
+    const auto start = v["start"].get<int64_t>(), count = v["count"].get<int64_t>();
+    const auto step = v.value("step", int64_t{0}), each = v.value("each", int64_t{1});
+    for (int64_t i = 0; i < count; ++i) out.push_back(start + step * (i / each));
+  }
+  return out;
+}
+
+polyflake_result build(const json &spec, const std::string &where, Gen &out) {
+  only_keys(spec, where,
+            {"mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "clock"});
+  polyflake_config cfg;
+  polyflake_config_init(&cfg);
+  const auto mode = spec["mode"].get<std::string>();
+  if (mode == "strict") cfg.mode = POLYFLAKE_MODE_STRICT;
+  else if (mode == "monotonic") cfg.mode = POLYFLAKE_MODE_MONOTONIC;
+  else throw std::runtime_error(where + ": mode " + mode);
+  cfg.node_id = spec["node_id"].get<int64_t>();
+  if (spec.contains("layout")) {
+    const json &l = spec["layout"];
+    if (l.is_string()) {
+      polyflake_result r = polyflake_layout_from_name(l.get<std::string>().c_str(), &cfg.layout);
+      if (r != POLYFLAKE_RESULT_OK) return r;
+    } else {
+      cfg.layout = {l[0].get<uint32_t>(), l[1].get<uint32_t>(), l[2].get<uint32_t>()};
+    }
+  }
+  if (spec.contains("epoch_ms")) cfg.epoch_ms = spec["epoch_ms"].get<int64_t>();
+  if (spec.contains("max_wait_ms")) cfg.max_wait_ms = spec["max_wait_ms"].get<double>();
+  if (spec.contains("max_lead_ms")) {
+    cfg.has_max_lead = 1;
+    cfg.max_lead_ms = spec["max_lead_ms"].get<int64_t>();
+  }
+  polyflake_generator *g = nullptr;
+  polyflake_result r;
+  if (!spec.contains("clock")) {
+    r = polyflake_generator_new(&cfg, &g);
+  } else {
+    const json &clock = spec["clock"];
+    only_keys(clock, where, {"kind", "start_ms", "values"});
+    const auto kind = clock["kind"].get<std::string>();
+    if (kind == "manual") {
+      polyflake_manual_clock *m = nullptr;
+      polyflake_manual_clock_new(clock["start_ms"].get<int64_t>(), &m);
+      out.manual.reset(m);
+      r = polyflake_generator_new_with_manual_clock(&cfg, m, &g);
+    } else if (kind == "scripted") {
+      const auto values = expand(clock["values"]);
+      polyflake_scripted_clock *s = nullptr;
+      polyflake_scripted_clock_new(values.data(), values.size(), &s);
+      Scripted script(s);  // the generator keeps its own reference
+      r = polyflake_generator_new_with_scripted_clock(&cfg, s, &g);
+    } else {
+      throw std::runtime_error(where + ": clock kind " + kind);
+    }
+  }
+  out.g.reset(g);
+  return r;
+}
+
+void check_decoded(const polyflake_generator *g, uint64_t id, const json &want,
+                   const std::string &what) {
+  only_keys(want, what, {"timestamp_ms", "node_id", "sequence"});
+  polyflake_decoded d{};
+  check(polyflake_generator_decode(g, id, &d) == POLYFLAKE_RESULT_OK &&
+            d.timestamp_ms == want["timestamp_ms"].get<int64_t>() &&
+            d.node_id == want["node_id"].get<uint32_t>() &&
+            d.sequence == want["sequence"].get<uint32_t>(),
+        what + ": decoded " + want.dump());
+}
+
+double health_number(const polyflake_health_snapshot &h, const std::string &k) {
+  const std::map<std::string, double> v = {
+      {"lead_ms", double(h.lead_ms)},
+      {"ids_issued", double(h.ids_issued)},
+      {"rewinds_waited", double(h.rewinds_waited)},
+      {"rewinds_refused", double(h.rewinds_refused)},
+      {"sequence_exhaustions", double(h.sequence_exhaustions)},
+      {"wait_sleeps", double(h.wait_sleeps)},
+      {"ms_borrowed", double(h.ms_borrowed)},
+      {"lead_refused", double(h.lead_refused)}};
+  auto it = v.find(k);
+  return it == v.end() ? NAN : it->second;
+}
+
+int run_scenario(const fs::path &path, double slack) {
+  json doc = load(path);
+  const auto name = doc["name"].get<std::string>();
+  only_keys(doc, name, {"name", "description", "source", "generators", "steps"});
+  std::map<std::string, Gen> gens;
+  for (auto &[key, spec] : doc["generators"].items()) {
+    polyflake_result r = build(spec, name, gens[key]);
+    check(r == POLYFLAKE_RESULT_OK, name + ": building " + key + ": " + name_of(r));
+    if (r != POLYFLAKE_RESULT_OK) return 0;
+  }
+  std::set<uint64_t> seen;
+  int n = 0;
+  for (auto &step : doc["steps"]) {
+    const auto op = step["op"].get<std::string>();
+    const std::string what = name + " step " + std::to_string(n) + " (" + op + ")";
+    only_keys(step, what, {"op", "gen", "count", "expect", "id", "ms", "config", "within_ms"});
+    const json expect = step.value("expect", json::object());
+    const auto started = std::chrono::steady_clock::now();
+    Gen *g = nullptr;
+    if (step.contains("gen")) {
+      auto it = gens.find(step["gen"].get<std::string>());
+      if (it == gens.end()) throw std::runtime_error(what + ": unknown generator");
+      g = &it->second;
+    }
+    if (op == "construct") {
+      only_keys(expect, what, {"error", "ok"});
+      Gen tmp;
+      polyflake_result r = build(step["config"], what, tmp);
+      if (expect.contains("error"))
+        check(name_of(r) == expect["error"].get<std::string>(), what + ": got " + name_of(r));
+      else
+        check(r == POLYFLAKE_RESULT_OK, what + ": " + name_of(r));
+    } else if (op == "clock_set" || op == "clock_advance") {
+      if (!g->manual) throw std::runtime_error(what + ": not a manual clock");
+      const auto ms = step["ms"].get<int64_t>();
+      check((op == "clock_set" ? polyflake_manual_clock_set(g->manual.get(), ms)
+                               : polyflake_manual_clock_advance(g->manual.get(), ms)) ==
+                POLYFLAKE_RESULT_OK,
+            what);
+    } else if (op == "decode") {
+      only_keys(expect, what, {"decoded"});
+      check_decoded(g->g.get(), u64(step["id"].get<std::string>()), expect["decoded"], what);
+    } else if (op == "health") {
+      polyflake_health_snapshot h{};
+      check(polyflake_health(g->g.get(), &h) == POLYFLAKE_RESULT_OK, what);
+      for (auto &[k, want] : expect.items()) {
+        if (k == "ok") {
+          check(h.ok == want.get<bool>(), what + ": ok (" + h.reason + ")");
+        } else if (k == "status") {
+          check(polyflake_health_status_name(h.status) == want.get<std::string>(),
+                what + ": status " + polyflake_health_status_name(h.status));
+        } else {
+          const double got = health_number(h, k);
+          check(!std::isnan(got), what + ": unknown health key " + k);
+          if (want.is_object()) {
+            only_keys(want, what, {"min", "max"});
+            if (want.contains("min")) check(got >= want["min"].get<double>(), what + ": " + k + " min");
+            if (want.contains("max")) check(got <= want["max"].get<double>(), what + ": " + k + " max");
+          } else {
+            check(got == want.get<double>(), what + ": " + k + " = " + std::to_string(got));
+          }
+        }
+      }
+    } else if (op == "next_id" || op == "next_ids") {
+      only_keys(expect, what,
+                {"error", "ids", "sequences", "max_sequence", "first", "last", "increasing"});
+      const size_t count = step.value("count", size_t{1});
+      std::vector<uint64_t> ids;
+      polyflake_result failure = POLYFLAKE_RESULT_OK;
+      if (op == "next_id") {
+        for (size_t i = 0; i < count; ++i) {
+          uint64_t id = 0;
+          if ((failure = polyflake_next_id(g->g.get(), &id)) != POLYFLAKE_RESULT_OK) break;
+          ids.push_back(id);
+        }
+      } else {
+        std::vector<uint64_t> buf(count, UINT64_MAX);
+        failure = polyflake_next_ids(g->g.get(), buf.data(), count);
+        if (failure == POLYFLAKE_RESULT_OK) ids = std::move(buf);
+        else
+          check(std::all_of(buf.begin(), buf.end(), [](uint64_t v) { return v == UINT64_MAX; }),
+                what + ": buffer written on error");
+      }
+      if (expect.contains("error")) {
+        check(name_of(failure) == expect["error"].get<std::string>(),
+              what + ": got " + name_of(failure));
+        if (op == "next_id") check(ids.size() == count - 1, what + ": failed early");
+      } else {
+        check(failure == POLYFLAKE_RESULT_OK, what + ": unexpected " + name_of(failure));
+      }
+      auto decoded = [&](uint64_t id) {
+        polyflake_decoded d{};
+        polyflake_generator_decode(g->g.get(), id, &d);
+        return d;
+      };
+      if (expect.contains("ids")) {
+        std::vector<uint64_t> want;
+        for (auto &s : expect["ids"]) want.push_back(u64(s.get<std::string>()));
+        check(ids == want, what + ": ids");
+      }
+      if (expect.contains("sequences")) {
+        std::vector<uint32_t> got, want = expect["sequences"].get<std::vector<uint32_t>>();
+        for (auto id : ids) got.push_back(decoded(id).sequence);
+        check(got == want, what + ": sequences");
+      }
+      if (expect.contains("max_sequence")) {
+        uint32_t max = 0;
+        for (auto id : ids) max = std::max(max, decoded(id).sequence);
+        check(!ids.empty() && max == expect["max_sequence"].get<uint32_t>(), what + ": max_sequence");
+      }
+      if (expect.contains("first")) {
+        check(!ids.empty(), what + ": no first");
+        if (!ids.empty()) check_decoded(g->g.get(), ids.front(), expect["first"], what + " first");
+      }
+      if (expect.contains("last")) {
+        check(!ids.empty(), what + ": no last");
+        if (!ids.empty()) check_decoded(g->g.get(), ids.back(), expect["last"], what + " last");
+      }
+      for (auto id : ids) {
+        if (g->has_last && id <= g->last) check(false, what + ": not increasing");
+        if (!seen.insert(id).second) check(false, what + ": duplicate " + std::to_string(id));
+        g->has_last = true;
+        g->last = id;
+      }
+    } else {
+      check(false, what + ": unknown op");
+    }
+    if (step.contains("within_ms")) {
+      const double took = std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - started)
+                              .count();
+      check(took < step["within_ms"].get<double>() * slack,
+            what + ": took " + std::to_string(took) + " ms");
+    }
+    ++n;
+  }
+  check(n > 0, name + ": no steps");
+  return n;
+}
+
+void scenarios(const fs::path &dir, double slack) {
+  std::vector<fs::path> files;
+  for (auto &e : fs::directory_iterator(dir / "scenarios"))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  check(files.size() >= 15, "scenario files missing");
+  size_t ran = 0;
+  for (auto &f : files) {
+    const int before = failures;
+    const int steps = run_scenario(f, slack);
+    std::printf("  scenario %-40s %s (%d steps)\n", f.filename().c_str(),
+                failures == before ? "ok" : "FAILED", steps);
+    ran += steps > 0;
+  }
+  check(ran == files.size(), "every scenario file ran");
+  std::printf("scenarios: %zu files\n", ran);
+}
+
+void null_parameters() {
+  const auto N = POLYFLAKE_RESULT_NULL_PARAMETER;
+  polyflake_config cfg;
+  polyflake_config_init(&cfg);
+  polyflake_generator *g = nullptr;
+  uint64_t id = 0;
+  check(polyflake_config_init(nullptr) == N, "config_init");
+  check(polyflake_generator_new(nullptr, &g) == N, "generator_new config");
+  check(polyflake_generator_new(&cfg, nullptr) == N, "generator_new out");
+  check(polyflake_next_id(nullptr, &id) == N, "next_id generator");
+  check(polyflake_next_ids(nullptr, &id, 1) == N, "next_ids generator");
+  check(polyflake_parse_id(nullptr, &id) == N, "parse_id text");
+  check(polyflake_health(nullptr, nullptr) == N, "health");
+  check(polyflake_manual_clock_new(0, nullptr) == N, "manual_clock_new");
+  check(polyflake_scripted_clock_new(nullptr, 1, nullptr) == N, "scripted_clock_new");
+  polyflake_generator_free(nullptr);
+  std::printf("null parameters: ok\n");
+}
+
+void threads() {
+  polyflake_config cfg;
+  polyflake_config_init(&cfg);
+  cfg.node_id = 79;
+  polyflake_generator *raw = nullptr;
+  check(polyflake_generator_new(&cfg, &raw) == POLYFLAKE_RESULT_OK, "system-clock generator");
+  Generator g(raw);
+  constexpr int kThreads = 8, kPer = 20000;
+  std::vector<std::vector<uint64_t>> out(kThreads);
+  std::vector<int> errors(kThreads, 0);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) {
+    pool.emplace_back([&, t] {
+      out[t].reserve(kPer);
+      for (int i = 0; i < kPer; ++i) {
+        uint64_t id = 0;
+        if (polyflake_next_id(g.get(), &id) != POLYFLAKE_RESULT_OK ||
+            (!out[t].empty() && id <= out[t].back()))
+          ++errors[t];
+        out[t].push_back(id);
+      }
+    });
+  }
+  for (auto &th : pool) th.join();
+  std::vector<uint64_t> all;
+  for (int t = 0; t < kThreads; ++t) {
+    check(errors[t] == 0, "thread " + std::to_string(t) + " errors");
+    all.insert(all.end(), out[t].begin(), out[t].end());
+  }
+  std::sort(all.begin(), all.end());
+  check(std::adjacent_find(all.begin(), all.end()) == all.end(), "no duplicate across threads");
+  std::printf("threads: %d x %d IDs, no duplicate\n", kThreads, kPer);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s VECTORS_DIR\n", argv[0]);
+    return 2;
+  }
+  const double slack = std::getenv("POLYFLAKE_UNDER_VALGRIND") ? 20.0 : 1.0;
+  std::printf("polyflake %s (C++)\n", polyflake_version());
+  try {
+    layout_vectors(argv[1]);
+    scenarios(argv[1], slack);
+    null_parameters();
+    threads();
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "FATAL: %s\n", e.what());
+    return 2;
+  }
+  std::printf("%ld checks, %d failures\n", checks, failures);
+  return failures == 0 ? 0 : 1;
+}
