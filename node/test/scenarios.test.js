@@ -1,0 +1,218 @@
+'use strict'
+// Every scenario file in tests/vectors/scenarios/ run through the Node binding. The schema is in
+// tests/vectors/scenarios/README.md; an unknown op or key fails the test, as does a file that
+// is not run.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const path = require('node:path')
+const { VECTORS, polyflake, readJson } = require('./helpers')
+
+const { Snowflake, MonotonicSnowflake, ManualClock, ScriptedClock } = polyflake
+const DIR = path.join(VECTORS, 'scenarios')
+
+function onlyKeys(obj, allowed, where) {
+  for (const k of Object.keys(obj)) {
+    assert.ok(allowed.includes(k), `unknown key ${JSON.stringify(k)} in ${where}`)
+  }
+}
+
+// Scripted clock values: plain numbers, or run objects {start, count, step, each}.
+function expandValues(values, where) {
+  const out = []
+  for (const v of values) {
+    if (typeof v === 'number') {
+      out.push(v)
+      continue
+    }
+    onlyKeys(v, ['start', 'count', 'step', 'each'], `${where} run`)
+    const step = v.step ?? 0
+    const each = v.each ?? 1
+    for (let i = 0; i < v.count; i++) out.push(v.start + step * Math.floor(i / each))
+  }
+  return out
+}
+
+// A generator spec from a scenario file -> [generator, its manual clock or null].
+function make(spec, where) {
+  onlyKeys(spec, ['mode', 'node_id', 'layout', 'epoch_ms', 'max_wait_ms', 'max_lead_ms', 'clock'], where)
+  const opts = { nodeId: spec.node_id }
+  if ('layout' in spec) {
+    opts.layout = Array.isArray(spec.layout)
+      ? { timestampBits: spec.layout[0], nodeBits: spec.layout[1], sequenceBits: spec.layout[2] }
+      : spec.layout
+  }
+  if ('epoch_ms' in spec) opts.epochMs = spec.epoch_ms
+  if ('max_wait_ms' in spec) opts.maxWaitMs = spec.max_wait_ms
+  if ('max_lead_ms' in spec) opts.maxLeadMs = spec.max_lead_ms
+  let manual = null
+  if ('clock' in spec) {
+    const c = spec.clock
+    if (c.kind === 'manual') {
+      onlyKeys(c, ['kind', 'start_ms'], `${where}.clock`)
+      manual = new ManualClock(c.start_ms)
+      opts.clock = manual
+    } else if (c.kind === 'scripted') {
+      onlyKeys(c, ['kind', 'values'], `${where}.clock`)
+      opts.clock = new ScriptedClock(expandValues(c.values, `${where}.clock`))
+    } else {
+      assert.fail(`unknown clock kind ${JSON.stringify(c.kind)} in ${where}`)
+    }
+  }
+  let gen
+  if (spec.mode === 'strict') gen = new Snowflake(opts)
+  else if (spec.mode === 'monotonic') gen = new MonotonicSnowflake(opts)
+  else assert.fail(`unknown mode ${JSON.stringify(spec.mode)} in ${where}`)
+  return [gen, manual]
+}
+
+// The decoded fields in the scenario files' names (timestamp_ms is Node's epochMs).
+function fields(d) {
+  return { timestamp_ms: d.epochMs, node_id: d.nodeId, sequence: d.sequence }
+}
+
+const ID_EXPECT = ['error', 'ids', 'sequences', 'max_sequence', 'first', 'last', 'increasing']
+const HEALTH_EXPECT = ['ok', 'status', 'lead_ms', 'ids_issued', 'rewinds_waited', 'rewinds_refused',
+  'sequence_exhaustions', 'wait_sleeps', 'ms_borrowed', 'lead_refused']
+const HEALTH_JS = {
+  ok: 'ok', status: 'status', lead_ms: 'leadMs', ids_issued: 'idsIssued', rewinds_waited: 'rewindsWaited',
+  rewinds_refused: 'rewindsRefused', sequence_exhaustions: 'sequenceExhaustions', wait_sleeps: 'waitSleeps',
+  ms_borrowed: 'msBorrowed', lead_refused: 'leadRefused',
+}
+
+function expectError(fn, code, where) {
+  let err = null
+  try {
+    fn()
+  } catch (e) {
+    err = e
+  }
+  assert.ok(err, `${where}: expected ${code}, but the call succeeded`)
+  assert.ok(err instanceof Error, `${where}: not an Error`)
+  assert.equal(err.code, code, `${where}: ${err.message}`)
+}
+
+function runScenario(sc, file) {
+  onlyKeys(sc, ['name', 'description', 'source', 'generators', 'steps'], file)
+  assert.equal(sc.name, path.basename(file, '.json'), 'name = file name')
+  const gens = {}
+  for (const [name, spec] of Object.entries(sc.generators)) {
+    gens[name] = { name, ...Object.fromEntries([['gen', null], ['clock', null]]), last: -1n }
+    ;[gens[name].gen, gens[name].clock] = make(spec, `generators.${name}`)
+  }
+  const seen = new Set()
+  const issued = (g, ids, where) => {
+    for (const id of ids) {
+      assert.equal(typeof id, 'bigint')
+      assert.ok(!seen.has(id), `${where}: duplicate ID ${id}`)
+      seen.add(id)
+      assert.ok(id > g.last, `${where}: ${id} does not increase past ${g.last}`)
+      g.last = id
+    }
+  }
+  sc.steps.forEach((step, i) => {
+    const where = `${sc.name} step ${i} (${step.op})`
+    onlyKeys(step, ['op', 'gen', 'count', 'id', 'ms', 'config', 'expect', 'within_ms'], where)
+    const expect = step.expect ?? {}
+    const g = step.gen !== undefined ? gens[step.gen] : null
+    if (step.gen !== undefined) assert.ok(g, `${where}: unknown generator ${step.gen}`)
+    const t0 = process.hrtime.bigint()
+    switch (step.op) {
+      case 'next_id':
+      case 'next_ids': {
+        onlyKeys(expect, ID_EXPECT, `${where} expect`)
+        const count = step.count ?? 1
+        let ids = []
+        if (step.op === 'next_id') {
+          const calls = expect.error ? count - 1 : count
+          for (let k = 0; k < calls; k++) ids.push(g.gen.nextId())
+          if (expect.error) expectError(() => g.gen.nextId(), expect.error, where)
+        } else if (expect.error) {
+          expectError(() => g.gen.nextIds(count), expect.error, where)
+        } else {
+          const batch = g.gen.nextIds(count)
+          assert.ok(batch instanceof BigInt64Array, `${where}: nextIds returns a BigInt64Array`)
+          assert.equal(batch.length, count)
+          ids = Array.from(batch)
+        }
+        issued(g, ids, where)
+        if (expect.ids) assert.deepEqual(ids, expect.ids.map(BigInt), `${where}: ids`)
+        const decoded = ids.map((id) => g.gen.decode(id))
+        if (expect.sequences) assert.deepEqual(decoded.map((d) => d.sequence), expect.sequences, `${where}: sequences`)
+        if (expect.max_sequence !== undefined) {
+          assert.equal(Math.max(...decoded.map((d) => d.sequence)), expect.max_sequence, `${where}: max_sequence`)
+        }
+        if (expect.first) assert.deepEqual(fields(decoded[0]), expect.first, `${where}: first`)
+        if (expect.last) assert.deepEqual(fields(decoded[decoded.length - 1]), expect.last, `${where}: last`)
+        if (expect.increasing !== undefined) {
+          assert.equal(expect.increasing, true, `${where}: only increasing: true is defined`)
+          for (let k = 1; k < ids.length; k++) assert.ok(ids[k] > ids[k - 1], `${where}: not increasing at ${k}`)
+        }
+        break
+      }
+      case 'decode': {
+        onlyKeys(expect, ['decoded'], `${where} expect`)
+        // Both spellings of an ID: the decimal string and the bigint.
+        assert.deepEqual(fields(g.gen.decode(step.id)), expect.decoded, where)
+        assert.deepEqual(fields(g.gen.decode(BigInt(step.id))), expect.decoded, where)
+        break
+      }
+      case 'health': {
+        onlyKeys(expect, HEALTH_EXPECT, `${where} expect`)
+        const h = g.gen.health()
+        for (const [k, want] of Object.entries(expect)) {
+          const got = h[HEALTH_JS[k]]
+          if (want !== null && typeof want === 'object') {
+            onlyKeys(want, ['min', 'max'], `${where} ${k}`)
+            if (want.min !== undefined) assert.ok(got >= want.min, `${where}: ${k} = ${got} < ${want.min}`)
+            if (want.max !== undefined) assert.ok(got <= want.max, `${where}: ${k} = ${got} > ${want.max}`)
+          } else {
+            assert.equal(got, want, `${where}: health.${HEALTH_JS[k]} (${JSON.stringify(h)})`)
+          }
+        }
+        break
+      }
+      case 'clock_set':
+      case 'clock_advance': {
+        assert.ok(g.clock, `${where}: ${step.gen} has no manual clock`)
+        if (step.op === 'clock_set') g.clock.set(step.ms)
+        else g.clock.advance(step.ms)
+        break
+      }
+      case 'construct': {
+        onlyKeys(expect, ['error', 'ok'], `${where} expect`)
+        if (expect.error) {
+          expectError(() => make(step.config, where), expect.error, where)
+        } else {
+          assert.equal(expect.ok, true, `${where}: expect ok: true or an error`)
+          make(step.config, where)
+        }
+        break
+      }
+      default:
+        assert.fail(`${where}: unknown op ${JSON.stringify(step.op)}`)
+    }
+    if (step.within_ms !== undefined) {
+      const ms = Number(process.hrtime.bigint() - t0) / 1e6
+      assert.ok(ms <= step.within_ms, `${where}: took ${ms.toFixed(1)} ms, more than ${step.within_ms} ms`)
+    }
+  })
+}
+
+const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
+let ran = 0
+
+test('the scenario directory has scenario files', () => {
+  assert.ok(files.length > 0, `no *.json in ${DIR}`)
+})
+
+for (const f of files) {
+  test(`scenario ${f}`, () => {
+    runScenario(readJson(path.join(DIR, f)), f)
+    ran++
+  })
+}
+
+test('every scenario file ran (none skipped)', () => {
+  assert.equal(ran, files.length)
+})
