@@ -270,6 +270,12 @@ impl MonotonicSnowflake {
         .build(py, Mode::Monotonic)?;
         Ok(PyClassInitializer::from(base).add_subclass(MonotonicSnowflake))
     }
+
+    /// Issue one ID. The same call as `Snowflake.next_id`, defined again here so the receiver
+    /// check is an exact type match rather than a subtype walk on the hot path.
+    fn next_id(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        slf.as_super().get().next_id(slf.py())
+    }
 }
 
 /// The descriptor behind `Snowflake.decode`: on the class it is the module's `decode` (default
