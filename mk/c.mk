@@ -63,7 +63,7 @@ header-c: deps-c
 # The checked-in header must be exactly what cbindgen makes from the source today, and compile
 # cleanly as C99 and C++17.
 check-header-c: deps-c
-	$(call say,include/polyflake.h: drift check against a fresh cbindgen run, then C99/C++17 compile)
+	$(call say,include/polyflake.h: drift check against a fresh cbindgen run then C99/C++17 compile)
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(CBINDGEN) -q --config ffi-c/cbindgen.toml --crate polyflake-ffi --output $$tmp/polyflake.h ffi-c; \
 	if ! diff -u include/polyflake.h $$tmp/polyflake.h; then \

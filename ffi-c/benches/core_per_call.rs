@@ -9,8 +9,8 @@ use polyflake_core::{Generator, Layout, Mode};
 use std::hint::black_box;
 use std::time::Instant;
 
-const CALLS: u64 = 20_000_000;
-const ROUNDS: usize = 5;
+const CALLS: u64 = 5_000_000;
+const ROUNDS: usize = 15;
 
 fn per_call(g: &Generator) -> f64 {
     // Best of a few rounds: the least disturbed by other work on the machine.

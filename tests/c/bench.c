@@ -1,0 +1,66 @@
+/*
+ * polyflake_next_id per call from C, measured exactly as ffi-c/benches/core_per_call.rs measures
+ * the Rust core (same setups, same call count, best of the same number of rounds), so
+ * `make bench-c` can report the C-over-Rust ratio. Not a test: it asserts nothing about speed.
+ *
+ * Usage: bench LABEL
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "polyflake.h"
+
+#define CALLS 5000000L
+#define ROUNDS 15
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static double per_call(const polyflake_generator *g) {
+  double best = 1e30;
+  int r;
+  for (r = 0; r < ROUNDS; r++) {
+    volatile uint64_t sink = 0;
+    uint64_t id;
+    long i;
+    double t = now_ns(), ns;
+    for (i = 0; i < CALLS; i++) {
+      if (polyflake_next_id(g, &id) != POLYFLAKE_RESULT_OK) {
+        fprintf(stderr, "next_id failed\n");
+        exit(1);
+      }
+      sink = id;
+    }
+    (void)sink;
+    ns = (now_ns() - t) / (double)CALLS;
+    if (ns < best) best = ns;
+  }
+  return best;
+}
+
+static polyflake_generator *make(uint32_t mode, polyflake_layout layout, int64_t node) {
+  polyflake_config cfg;
+  polyflake_generator *g = NULL;
+  polyflake_config_init(&cfg);
+  cfg.mode = mode;
+  cfg.layout = layout;
+  cfg.node_id = node;
+  if (polyflake_generator_new(&cfg, &g) != POLYFLAKE_RESULT_OK) exit(1);
+  return g;
+}
+
+int main(int argc, char **argv) {
+  const char *label = argc > 1 ? argv[1] : "c";
+  polyflake_layout wide = {41, 1, 21};
+  polyflake_generator *strict = make(POLYFLAKE_MODE_STRICT, wide, 1);
+  polyflake_generator *mono = make(POLYFLAKE_MODE_MONOTONIC, polyflake_layout_default(), 1);
+  printf("C (%s) strict 41/1/21  polyflake_next_id: %.2f ns/call\n", label, per_call(strict));
+  printf("C (%s) monotonic 41/10/12 polyflake_next_id: %.2f ns/call\n", label, per_call(mono));
+  polyflake_generator_free(strict);
+  polyflake_generator_free(mono);
+  return 0;
+}
