@@ -35,7 +35,7 @@ deps-python:
 build-python: deps-python
 	$(call say,building the polyflake wheel with maturin and installing it into .venv)
 	@rm -rf $(PY_WHEELS)
-	$(PY_VENV)/bin/maturin build --release --strip -m python/Cargo.toml -o $(PY_WHEELS)
+	$(PY_VENV)/bin/maturin build --release --strip -i $(PY) -m python/Cargo.toml -o $(PY_WHEELS)
 	$(PY) -m pip install -q --disable-pip-version-check --force-reinstall --no-deps $(PY_WHEELS)/polyflake-*.whl
 
 test-python: build-python
