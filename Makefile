@@ -60,9 +60,10 @@ lint-rust:
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
 
 # The CAS step model-checked with loom, in a target dir of its own (--cfg loom rebuilds deps).
+# Interleavings are explored exhaustively up to 3 preemptions per execution (loom's usual bound).
 loom:
 	$(call say,loom model of the compare-and-swap step)
-	RUSTFLAGS="--cfg loom" $(CARGO) test -p polyflake --test loom --release --target-dir $(CARGO_TARGET_DIR)/loom
+	LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" $(CARGO) test -p polyflake --test loom --release --target-dir $(CARGO_TARGET_DIR)/loom
 
 test-rust: lint-rust loom
 	$(call say,Rust tests: unit, doc, scenarios, vectors, properties, threads, fork)

@@ -67,6 +67,8 @@ impl SystemClock {
 
     /// The system wall clock in Unix milliseconds, read directly (the generator's hot path).
     #[inline]
+    // `time_t` and `c_long` are i64 here but narrower on 32-bit targets: keep the casts.
+    #[allow(clippy::unnecessary_cast)]
     pub fn read_ms() -> i64 {
         let ts = Self::timespec();
         ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000

@@ -54,9 +54,7 @@ impl ClockSource {
     fn now_ms(&self) -> Result<i64> {
         match self {
             ClockSource::System => Ok(SystemClock::read_ms()),
-            ClockSource::Injected(c) => c
-                .now_ms()
-                .map_err(|e| Error::ClockFailed { reason: e.0 }),
+            ClockSource::Injected(c) => c.now_ms().map_err(|e| Error::ClockFailed { reason: e.0 }),
         }
     }
 
@@ -302,10 +300,14 @@ impl fmt::Debug for Generator {
 
 /// Per-call wait bookkeeping: ONE monotonic deadline for the whole call, started at the first
 /// wait, so a clock that keeps retreating (or never advances) ends in a refusal, never a hang.
+/// The deadline restarts only when a spent-sequence wait sees the clock has advanced (the
+/// millisecond was taken by other threads): that is contention, not a stuck clock.
 struct Wait {
     started: Option<Instant>,
     rewound: bool,
     exhausted: bool,
+    /// The reading at which the sequence was last found spent.
+    exhausted_at: Option<i64>,
 }
 
 impl Wait {
@@ -314,6 +316,7 @@ impl Wait {
             started: None,
             rewound: false,
             exhausted: false,
+            exhausted_at: None,
         }
     }
     fn spent(&mut self) -> Duration {
@@ -394,7 +397,9 @@ impl Generator {
 
     #[inline]
     fn id_of(&self, p: i64) -> u64 {
-        (((p >> self.seq_bits) as u64) << self.ts_shift) | self.node_part | (p & self.seq_mask) as u64
+        (((p >> self.seq_bits) as u64) << self.ts_shift)
+            | self.node_part
+            | (p & self.seq_mask) as u64
     }
 
     /// The wall clock as elapsed ms since the epoch, refused outside the layout's window.
@@ -464,7 +469,9 @@ impl Generator {
         match self.mode {
             Mode::Strict => match self.next_strict(true)? {
                 Some(id) => Ok(id),
-                None => unreachable!("a strict call that may wait always returns an ID or an error"),
+                None => {
+                    unreachable!("a strict call that may wait always returns an ID or an error")
+                }
             },
             Mode::Monotonic => self.next_monotonic(),
         }
@@ -498,8 +505,11 @@ impl Generator {
         let s = self.seq_bits;
         let mut wait = Wait::new();
         loop {
+            // Load the state BEFORE reading the clock: every ID in it was issued at a reading
+            // taken before ours, so `now < last` means the clock really went back, not that
+            // another thread read it a moment later than we did.
+            let p = self.state.0.load(Ordering::Acquire);
             let now = self.now_elapsed()?;
-            let p = self.state.0.load(Ordering::Relaxed);
             let last = p >> s;
             if now < last {
                 if !may_wait && (last - now) as f64 <= self.max_wait_ms {
@@ -520,7 +530,7 @@ impl Generator {
             if self
                 .state
                 .0
-                .compare_exchange_weak(p, next, Ordering::Relaxed, Ordering::Relaxed)
+                .compare_exchange_weak(p, next, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
                 self.record(p, next, 1, now);
@@ -608,8 +618,15 @@ impl Generator {
     /// because a frozen clock is the same fault as one that retreats.
     fn wait_exhausted(&self, wait: &mut Wait, now: i64) -> Result<()> {
         if !wait.exhausted {
-            wait.exhausted = true;
             bump(&self.stats.sequence_exhaustions, 1);
+        }
+        if wait.exhausted_at != Some(now) {
+            // First wait, or the clock has moved on since and other threads spent the new
+            // millisecond first: the clock is not stuck, so the deadline starts again. Only a
+            // reading that stays put for the whole budget is refused.
+            wait.exhausted = true;
+            wait.exhausted_at = Some(now);
+            wait.started = Some(Instant::now());
         }
         let spent = wait.spent();
         if spent >= self.exhaust_budget {
@@ -684,8 +701,11 @@ impl Generator {
         let mut filled = 0usize;
         let mut wait = Wait::new();
         while filled < out.len() {
+            // Load the state BEFORE reading the clock: every ID in it was issued at a reading
+            // taken before ours, so `now < last` means the clock really went back, not that
+            // another thread read it a moment later than we did.
+            let p = self.state.0.load(Ordering::Acquire);
             let now = self.now_elapsed()?;
-            let p = self.state.0.load(Ordering::Relaxed);
             let last = p >> s;
             if now < last {
                 self.wait_rewind(&mut wait, (last - now) as u64)?;
@@ -702,7 +722,7 @@ impl Generator {
             if self
                 .state
                 .0
-                .compare_exchange_weak(p, end, Ordering::Relaxed, Ordering::Relaxed)
+                .compare_exchange_weak(p, end, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
                 self.record(p, end, k, now);
@@ -752,7 +772,11 @@ impl Generator {
         let s = self.seq_bits;
         let p = self.state.0.load(Ordering::Relaxed);
         let issued = self.stats.completed.load(Ordering::Relaxed)
-            + if p >= 0 { (p & self.seq_mask) as u64 + 1 } else { 0 };
+            + if p >= 0 {
+                (p & self.seq_mask) as u64 + 1
+            } else {
+                0
+            };
         let last_issued_ms = (p >= 0).then(|| self.epoch_ms + (p >> s));
         let reading = self.clock.now_ms();
         let wall_ms = *reading.as_ref().unwrap_or(&0);
@@ -766,7 +790,10 @@ impl Generator {
         } else if let Err(e) = &reading {
             (HealthStatus::ClockFailed, e.to_string())
         } else if elapsed < 0 || elapsed > i128::from(self.max_elapsed) {
-            (HealthStatus::ClockOutsideWindow, self.overflow(wall_ms).to_string())
+            (
+                HealthStatus::ClockOutsideWindow,
+                self.overflow(wall_ms).to_string(),
+            )
         } else if self.mode == Mode::Strict && lead_ms as f64 > self.max_wait_ms {
             (
                 HealthStatus::ClockBehind,

@@ -108,7 +108,9 @@ impl Layout {
                 if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
                     return Err(Error::UnknownLayout { name: name.into() });
                 }
-                *slot = part.parse().map_err(|_| Error::UnknownLayout { name: name.into() })?;
+                *slot = part
+                    .parse()
+                    .map_err(|_| Error::UnknownLayout { name: name.into() })?;
             }
             return Layout::new(bits[0], bits[1], bits[2]);
         }

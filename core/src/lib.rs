@@ -63,3 +63,8 @@ pub use layout::{
 
 /// The version of this crate (what the bindings report as their core version).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The README's Rust snippets, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

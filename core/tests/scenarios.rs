@@ -92,9 +92,21 @@ fn build(spec: &Value) -> Result<Built, Error> {
 
 fn check_decoded(gen: &Generator, id: u64, want: &Value, what: &str) {
     let d = gen.decode(id).unwrap();
-    assert_eq!(d.timestamp_ms, want["timestamp_ms"].as_i64().unwrap(), "{what}: timestamp");
-    assert_eq!(i64::from(d.node_id), want["node_id"].as_i64().unwrap(), "{what}: node");
-    assert_eq!(i64::from(d.sequence), want["sequence"].as_i64().unwrap(), "{what}: sequence");
+    assert_eq!(
+        d.timestamp_ms,
+        want["timestamp_ms"].as_i64().unwrap(),
+        "{what}: timestamp"
+    );
+    assert_eq!(
+        i64::from(d.node_id),
+        want["node_id"].as_i64().unwrap(),
+        "{what}: node"
+    );
+    assert_eq!(
+        i64::from(d.sequence),
+        want["sequence"].as_i64().unwrap(),
+        "{what}: sequence"
+    );
 }
 
 fn health_field(h: &Health, key: &str) -> Value {
@@ -227,8 +239,12 @@ fn run_scenario(path: &PathBuf) -> usize {
                         .iter()
                         .map(|id| u64::from(g.decode(*id).unwrap().sequence))
                         .collect();
-                    let want: Vec<u64> =
-                        want.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+                    let want: Vec<u64> = want
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v.as_u64().unwrap())
+                        .collect();
                     assert_eq!(got, want, "{what}: sequences");
                 }
                 if let Some(want) = expect.get("max_sequence") {

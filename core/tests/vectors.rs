@@ -1,7 +1,9 @@
 //! The layout vectors in `tests/vectors/layouts.json` (computed independently of this code),
 //! checked in both directions for all four presets, and every invalid input refused.
 
-use polyflake::{id_from_i128, parse_id, ErrorKind, Generator, Layout, ManualClock, DEFAULT_EPOCH_MS};
+use polyflake::{
+    id_from_i128, parse_id, ErrorKind, Generator, Layout, ManualClock, DEFAULT_EPOCH_MS,
+};
 use serde_json::Value;
 
 fn vectors() -> Value {
@@ -28,12 +30,24 @@ fn presets_match_the_reference_arithmetic() {
     assert_eq!(layouts.len(), 4);
     for (name, l) in layouts {
         let layout = preset(name);
-        assert_eq!(u64::from(layout.timestamp_bits()), l["timestamp_bits"].as_u64().unwrap());
-        assert_eq!(u64::from(layout.node_bits()), l["node_bits"].as_u64().unwrap());
-        assert_eq!(u64::from(layout.sequence_bits()), l["sequence_bits"].as_u64().unwrap());
+        assert_eq!(
+            u64::from(layout.timestamp_bits()),
+            l["timestamp_bits"].as_u64().unwrap()
+        );
+        assert_eq!(
+            u64::from(layout.node_bits()),
+            l["node_bits"].as_u64().unwrap()
+        );
+        assert_eq!(
+            u64::from(layout.sequence_bits()),
+            l["sequence_bits"].as_u64().unwrap()
+        );
         assert_eq!(layout.max_node_id(), l["max_node_id"].as_u64().unwrap());
         assert_eq!(layout.max_sequence(), l["max_sequence"].as_u64().unwrap());
-        assert_eq!(layout.max_elapsed_ms(), l["max_elapsed_ms"].as_u64().unwrap());
+        assert_eq!(
+            layout.max_elapsed_ms(),
+            l["max_elapsed_ms"].as_u64().unwrap()
+        );
         assert_eq!(
             format!("{:.2}", layout.years()),
             format!("{:.2}", l["years"].as_f64().unwrap()),
@@ -54,10 +68,17 @@ fn cases_compose_and_decode_both_ways() {
             let seq = case["sequence"].as_u64().unwrap();
             let id: u64 = case["id"].as_str().unwrap().parse().unwrap();
             // fields -> id
-            assert_eq!(layout.compose(ts, node, seq, DEFAULT_EPOCH_MS).unwrap(), id, "{name} {case}");
+            assert_eq!(
+                layout.compose(ts, node, seq, DEFAULT_EPOCH_MS).unwrap(),
+                id,
+                "{name} {case}"
+            );
             // id -> fields
             let d = layout.decode(id, DEFAULT_EPOCH_MS).unwrap();
-            assert_eq!((d.timestamp_ms, u64::from(d.node_id), u64::from(d.sequence)), (ts, node, seq));
+            assert_eq!(
+                (d.timestamp_ms, u64::from(d.node_id), u64::from(d.sequence)),
+                (ts, node, seq)
+            );
             // text round trip
             assert_eq!(parse_id(case["id"].as_str().unwrap()).unwrap(), id);
             assert_eq!(polyflake::format_id(id), case["id"].as_str().unwrap());
@@ -106,26 +127,55 @@ fn invalid_inputs_are_refused_with_the_right_error() {
     let v = vectors();
     let inv = &v["invalid"];
     for node in inv["node_id_default_layout"].as_array().unwrap() {
-        let node = node.as_i64().map(i128::from).unwrap_or_else(|| node.as_u64().unwrap().into());
+        let node = node
+            .as_i64()
+            .map(i128::from)
+            .unwrap_or_else(|| node.as_u64().unwrap().into());
         let err = Generator::builder(node)
             .clock(ManualClock::new(DEFAULT_EPOCH_MS))
             .build()
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidNodeId, "{node}");
-        assert_eq!(Layout::DEFAULT.check_node_id(node).unwrap_err().kind(), ErrorKind::InvalidNodeId);
+        assert_eq!(
+            Layout::DEFAULT.check_node_id(node).unwrap_err().kind(),
+            ErrorKind::InvalidNodeId
+        );
     }
     for text in inv["decode_default_layout"].as_array().unwrap() {
         let text = text.as_str().unwrap();
-        assert_eq!(parse_id(text).unwrap_err().kind(), ErrorKind::InvalidId, "{text:?}");
+        assert_eq!(
+            parse_id(text).unwrap_err().kind(),
+            ErrorKind::InvalidId,
+            "{text:?}"
+        );
         // As a number too, where it is one.
         if let Ok(n) = text.parse::<i128>() {
-            assert_eq!(id_from_i128(n).unwrap_err().kind(), ErrorKind::InvalidId, "{n}");
+            assert_eq!(
+                id_from_i128(n).unwrap_err().kind(),
+                ErrorKind::InvalidId,
+                "{n}"
+            );
         }
     }
-    assert_eq!(Layout::DEFAULT.decode(1 << 63, DEFAULT_EPOCH_MS).unwrap_err().kind(), ErrorKind::InvalidId);
+    assert_eq!(
+        Layout::DEFAULT
+            .decode(1 << 63, DEFAULT_EPOCH_MS)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidId
+    );
     for bits in inv["layouts"].as_array().unwrap() {
-        let b: Vec<u32> = bits.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
-        assert_eq!(Layout::new(b[0], b[1], b[2]).unwrap_err().kind(), ErrorKind::InvalidLayout, "{b:?}");
+        let b: Vec<u32> = bits
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as u32)
+            .collect();
+        assert_eq!(
+            Layout::new(b[0], b[1], b[2]).unwrap_err().kind(),
+            ErrorKind::InvalidLayout,
+            "{b:?}"
+        );
         let name = format!("{}/{}/{}", b[0], b[1], b[2]);
         assert!(Layout::from_name(&name).is_err());
     }
