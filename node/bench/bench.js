@@ -19,6 +19,7 @@ const strictDefault = new Snowflake({ nodeId: 1 })
 const strictWide = new Snowflake({ nodeId: 1, layout: '41/1/21' })
 const mono = new MonotonicSnowflake({ nodeId: 2 })
 const sapphire = new Sapphire(EPOCH)
+const protoNext = MonotonicSnowflake.prototype.nextId
 
 const cases = [
   ['Date.now()', () => Date.now()],
@@ -28,6 +29,8 @@ const cases = [
   ['polyflake MonotonicSnowflake.nextId() (41/10/12)', () => mono.nextId()],
   ['polyflake Snowflake.nextId() (strict, 41/1/21)', () => strictWide.nextId()],
   ['polyflake Snowflake.nextId() (strict, 41/10/12: capped at 4,096/ms)', () => strictDefault.nextId()],
+  // The napi-rs class method (what the bound per-instance nextId replaces on the hot path).
+  ['polyflake MonotonicSnowflake.prototype.nextId.call(gen) (napi-rs method)', () => protoNext.call(mono)],
 ]
 
 let sink
