@@ -107,6 +107,49 @@ pub enum Error {
         /// What the clock reported.
         reason: String,
     },
+    /// A node-id source could not give a node id: an environment variable unset or not a
+    /// number, a hostname without an ordinal, an IPv4 prefix too short for the node field, lease
+    /// options out of range.
+    InvalidNodeSource {
+        /// What is wrong, naming the source.
+        reason: String,
+    },
+    /// Every slot of a lease store is held by a live holder.
+    NoFreeSlot {
+        /// The lease directory, or the etcd endpoints and key prefix.
+        dir_or_prefix: String,
+        /// How many slots the store was asked to use.
+        slots: u32,
+    },
+    /// The restart guard: the slot's previous holder may have issued up to its high-water mark R,
+    /// and this holder's clock has not passed R yet. Nothing is issued until it has.
+    LeaseNotReady {
+        /// The leased node id.
+        node_id: u32,
+        /// How long until the wall clock passes R, in milliseconds.
+        remaining_ms: u64,
+    },
+    /// The holder reached its high-water mark R without a renewal (the lease store is
+    /// unreachable): it never issues past R, so it refuses until the store is back.
+    LeaseExpired {
+        /// The leased node id.
+        node_id: u32,
+        /// The high-water mark R, Unix milliseconds.
+        high_water_ms: i64,
+    },
+    /// The lease was lost (the etcd lease was revoked or expired, or the slot key changed
+    /// hands): the generator stops at once and for good; make a new one.
+    LeaseLost {
+        /// The node id the lease held.
+        node_id: u32,
+        /// What was seen.
+        reason: String,
+    },
+    /// The lease store failed: an I/O error on the lease directory, an etcd error or timeout.
+    LeaseStore {
+        /// What failed, naming the store.
+        reason: String,
+    },
 }
 
 /// The kind of an [`Error`], without its data: what bindings match on to pick an exception class,
@@ -137,11 +180,23 @@ pub enum ErrorKind {
     UsedAfterFork,
     /// See [`Error::ClockFailed`].
     ClockFailed,
+    /// See [`Error::InvalidNodeSource`].
+    InvalidNodeSource,
+    /// See [`Error::NoFreeSlot`].
+    NoFreeSlot,
+    /// See [`Error::LeaseNotReady`].
+    LeaseNotReady,
+    /// See [`Error::LeaseExpired`].
+    LeaseExpired,
+    /// See [`Error::LeaseLost`].
+    LeaseLost,
+    /// See [`Error::LeaseStore`].
+    LeaseStore,
 }
 
 impl ErrorKind {
     /// Every kind, in a fixed order (for tables and tests).
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 18] = [
         ErrorKind::InvalidLayout,
         ErrorKind::UnknownLayout,
         ErrorKind::InvalidNodeId,
@@ -154,6 +209,12 @@ impl ErrorKind {
         ErrorKind::NodeIdInUse,
         ErrorKind::UsedAfterFork,
         ErrorKind::ClockFailed,
+        ErrorKind::InvalidNodeSource,
+        ErrorKind::NoFreeSlot,
+        ErrorKind::LeaseNotReady,
+        ErrorKind::LeaseExpired,
+        ErrorKind::LeaseLost,
+        ErrorKind::LeaseStore,
     ];
 
     /// A stable SCREAMING_SNAKE_CASE code: Node's `err.code`, the scenario files' error names.
@@ -175,6 +236,12 @@ impl ErrorKind {
             ErrorKind::NodeIdInUse => "NODE_ID_IN_USE",
             ErrorKind::UsedAfterFork => "USED_AFTER_FORK",
             ErrorKind::ClockFailed => "CLOCK_FAILED",
+            ErrorKind::InvalidNodeSource => "INVALID_NODE_SOURCE",
+            ErrorKind::NoFreeSlot => "NO_FREE_SLOT",
+            ErrorKind::LeaseNotReady => "LEASE_NOT_READY",
+            ErrorKind::LeaseExpired => "LEASE_EXPIRED",
+            ErrorKind::LeaseLost => "LEASE_LOST",
+            ErrorKind::LeaseStore => "LEASE_STORE",
         }
     }
 
@@ -189,6 +256,7 @@ impl ErrorKind {
                 | ErrorKind::InvalidEpoch
                 | ErrorKind::InvalidArgument
                 | ErrorKind::InvalidId
+                | ErrorKind::InvalidNodeSource
         )
     }
 }
@@ -220,6 +288,12 @@ impl Error {
             Error::NodeIdInUse { .. } => ErrorKind::NodeIdInUse,
             Error::UsedAfterFork { .. } => ErrorKind::UsedAfterFork,
             Error::ClockFailed { .. } => ErrorKind::ClockFailed,
+            Error::InvalidNodeSource { .. } => ErrorKind::InvalidNodeSource,
+            Error::NoFreeSlot { .. } => ErrorKind::NoFreeSlot,
+            Error::LeaseNotReady { .. } => ErrorKind::LeaseNotReady,
+            Error::LeaseExpired { .. } => ErrorKind::LeaseExpired,
+            Error::LeaseLost { .. } => ErrorKind::LeaseLost,
+            Error::LeaseStore { .. } => ErrorKind::LeaseStore,
         }
     }
 
@@ -302,6 +376,33 @@ impl fmt::Display for Error {
                 "used after fork: this generator (node {node_id}) was created in the parent process; make a new one in the child with its own node id"
             ),
             Error::ClockFailed { reason } => write!(f, "the clock failed: {reason}"),
+            Error::InvalidNodeSource { reason } => write!(f, "invalid node-id source: {reason}"),
+            Error::NoFreeSlot {
+                dir_or_prefix,
+                slots,
+            } => write!(
+                f,
+                "no free slot in {dir_or_prefix}: all {slots} slots are held by live generators (stop one, or allow more slots)"
+            ),
+            Error::LeaseNotReady {
+                node_id,
+                remaining_ms,
+            } => write!(
+                f,
+                "restart guard: the previous holder of node {node_id} may have issued IDs up to a time this clock has not reached yet; issuing again in {remaining_ms} ms"
+            ),
+            Error::LeaseExpired {
+                node_id,
+                high_water_ms,
+            } => write!(
+                f,
+                "lease expired: node {node_id} reached its high-water mark {high_water_ms} ms without a renewal (the lease store is unreachable); refusing until it is back"
+            ),
+            Error::LeaseLost { node_id, reason } => write!(
+                f,
+                "lease lost for node {node_id}: {reason}; this generator stops for good, make a new one"
+            ),
+            Error::LeaseStore { reason } => write!(f, "lease store error: {reason}"),
         }
     }
 }

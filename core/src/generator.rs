@@ -6,9 +6,12 @@
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::layout::{Decoded, Layout, DEFAULT_EPOCH_MS};
+use crate::lease::{LeaseHealth, LeaseRuntime, LeaseState, NodeSource, NodeSourceKind};
 use crate::registry::{self, Claim};
 use crate::sync::{AtomicI64, AtomicU64, Ordering};
 use std::fmt;
+// Plain std atomics for what changes only at a fork re-lease: loom models the state word only.
+use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering as StdOrdering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -82,7 +85,7 @@ impl ClockSource {
 /// ```
 #[derive(Clone)]
 pub struct Builder {
-    node_id: i128,
+    source: NodeSource,
     mode: Mode,
     layout: Layout,
     epoch_ms: i64,
@@ -94,7 +97,7 @@ pub struct Builder {
 impl fmt::Debug for Builder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Builder")
-            .field("node_id", &self.node_id)
+            .field("source", &self.source)
             .field("mode", &self.mode)
             .field("layout", &self.layout)
             .field("epoch_ms", &self.epoch_ms)
@@ -148,10 +151,12 @@ impl Builder {
     }
 
     /// Check every setting and make the generator. All configuration errors surface here,
-    /// never later.
+    /// never later. A lease source takes its slot here (the last step, after every check), and
+    /// may fail with [`Error::NoFreeSlot`] or [`Error::LeaseStore`].
     pub fn build(self) -> Result<Generator> {
         let layout = self.layout;
-        let node_id = layout.check_node_id(self.node_id)?;
+        let source_kind = self.source.kind();
+        let fixed_node_id = self.source.fixed_node_id(layout)?;
         if !self.max_wait_ms.is_finite() || self.max_wait_ms < 0.0 {
             return Err(Error::InvalidArgument {
                 name: "max_wait_ms",
@@ -185,8 +190,8 @@ impl Builder {
             return Err(bad_epoch("the epoch may not be before 1970-01-01"));
         }
         let fork_generation = registry::fork_generation();
-        let (clock, claim) = match self.clock {
-            Some(c) => (ClockSource::Injected(c), None),
+        let (clock, system) = match self.clock {
+            Some(c) => (ClockSource::Injected(c), false),
             None => {
                 if self.epoch_ms > system_now {
                     return Err(bad_epoch("the epoch lies in the future"));
@@ -196,8 +201,39 @@ impl Builder {
                         "the layout's timestamp window, counted from this epoch, has already ended",
                     ));
                 }
-                let claim = registry::claim(node_id, self.epoch_ms, layout, fork_generation)?;
-                (ClockSource::System, Some(claim))
+                (ClockSource::System, true)
+            }
+        };
+        let lease_state = Arc::new(LeaseState::unleased(layout, self.epoch_ms));
+        let (node_id, claim, lease) = match fixed_node_id {
+            Some(node_id) => {
+                let claim = if system {
+                    Some(registry::claim(
+                        node_id,
+                        self.epoch_ms,
+                        layout,
+                        fork_generation,
+                    )?)
+                } else {
+                    None
+                };
+                (node_id, claim, None)
+            }
+            None => {
+                let lease_clock: Arc<dyn Clock> = match &clock {
+                    ClockSource::System => Arc::new(SystemClock),
+                    ClockSource::Injected(c) => c.clone(),
+                };
+                let (runtime, slot) = LeaseRuntime::acquire(
+                    self.source,
+                    layout,
+                    self.epoch_ms,
+                    lease_clock,
+                    system,
+                    lease_state.clone(),
+                    fork_generation,
+                )?;
+                (slot, None, Some(runtime))
             }
         };
         let seq_bits = layout.sequence_bits();
@@ -207,13 +243,13 @@ impl Builder {
             seq_bits,
             ts_shift: layout.node_bits() + seq_bits,
             seq_mask: layout.max_sequence() as i64,
-            node_part: u64::from(node_id) << seq_bits,
+            node_part: StdAtomicU64::new(u64::from(node_id) << seq_bits),
             max_elapsed: layout.max_elapsed_ms() as i64,
             epoch_ms: self.epoch_ms,
             mode: self.mode,
             clock,
-            fork_generation,
-            node_id,
+            fork_generation: StdAtomicU64::new(fork_generation),
+            node_id: StdAtomicU64::new(u64::from(node_id)),
             layout,
             max_wait_ms: self.max_wait_ms,
             max_wait,
@@ -221,6 +257,9 @@ impl Builder {
             max_lead_ms: self.max_lead_ms,
             stats: Stats::default(),
             stuck_at: AtomicI64::new(NOT_STUCK),
+            lease_state,
+            lease,
+            source_kind,
             _claim: claim,
         })
     }
@@ -268,13 +307,15 @@ pub struct Generator {
     seq_bits: u32,
     ts_shift: u32,
     seq_mask: i64,
-    node_part: u64,
+    /// `node_id << seq_bits`; changes only when a lease-backed generator re-leases after fork.
+    node_part: StdAtomicU64,
     max_elapsed: i64,
     epoch_ms: i64,
     mode: Mode,
     clock: ClockSource,
-    fork_generation: u64,
-    node_id: u32,
+    /// The fork generation this generator (or its lease) belongs to.
+    fork_generation: StdAtomicU64,
+    node_id: StdAtomicU64,
     layout: Layout,
     max_wait_ms: f64,
     max_wait: Duration,
@@ -284,13 +325,19 @@ pub struct Generator {
     /// The elapsed ms at which a strict call last gave up on a clock that did not advance;
     /// health reports the clock stuck until it reads past this.
     stuck_at: AtomicI64,
+    /// The issuing window (`floor < now`, `ms <= limit`): fixed without a lease, moved by the
+    /// lease's background thread with one.
+    lease_state: Arc<LeaseState>,
+    lease: Option<LeaseRuntime>,
+    source_kind: NodeSourceKind,
     _claim: Option<Claim>,
 }
 
 impl fmt::Debug for Generator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Generator")
-            .field("node_id", &self.node_id)
+            .field("node_id", &self.node_id())
+            .field("source", &self.source_kind)
             .field("mode", &self.mode)
             .field("layout", &self.layout)
             .field("epoch_ms", &self.epoch_ms)
@@ -325,10 +372,30 @@ impl Wait {
 }
 
 impl Generator {
-    /// A builder for a generator with this node id and every other setting at its default.
+    /// A builder for a generator with this node id and every other setting at its default
+    /// (`Generator::builder_from(NodeSource::Static(node_id))`).
     pub fn builder(node_id: impl Into<i128>) -> Builder {
+        Generator::builder_from(NodeSource::Static(node_id.into()))
+    }
+
+    /// A builder for a generator whose node id comes from `source` (an environment variable,
+    /// a hostname's ordinal, an IPv4 address, a file lease or an etcd lease), with every other
+    /// setting at its default.
+    ///
+    /// ```
+    /// use polyflake::{FileLeaseOptions, Generator, NodeSource};
+    /// let dir = std::env::temp_dir().join(format!("polyflake-doc-{}", std::process::id()));
+    /// let mut opts = FileLeaseOptions::new(&dir);
+    /// opts.slots = Some(4);
+    /// let a = Generator::builder_from(NodeSource::FileLease(opts.clone())).build().unwrap();
+    /// let b = Generator::builder_from(NodeSource::FileLease(opts)).build().unwrap();
+    /// assert_ne!(a.node_id(), b.node_id()); // two slots of one directory
+    /// assert!(a.next_id().unwrap() > 0);
+    /// # drop((a, b)); std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn builder_from(source: NodeSource) -> Builder {
         Builder {
-            node_id: node_id.into(),
+            source,
             mode: Mode::Strict,
             layout: Layout::DEFAULT,
             epoch_ms: DEFAULT_EPOCH_MS,
@@ -361,9 +428,14 @@ impl Generator {
         Generator::builder(node_id).mode(Mode::Monotonic).build()
     }
 
-    /// This generator's node id.
+    /// This generator's node id (a lease's slot; in a forked child, the child's fresh slot
+    /// once it has taken one).
     pub fn node_id(&self) -> u32 {
-        self.node_id
+        self.node_id.load(StdOrdering::Relaxed) as u32
+    }
+    /// The kind of source this generator's node id came from.
+    pub fn node_source(&self) -> NodeSourceKind {
+        self.source_kind
     }
     /// This generator's mode.
     pub fn mode(&self) -> Mode {
@@ -398,19 +470,33 @@ impl Generator {
     #[inline]
     fn id_of(&self, p: i64) -> u64 {
         (((p >> self.seq_bits) as u64) << self.ts_shift)
-            | self.node_part
+            | self.node_part.load(StdOrdering::Relaxed)
             | (p & self.seq_mask) as u64
     }
 
-    /// The wall clock as elapsed ms since the epoch, refused outside the layout's window.
+    /// The wall clock as elapsed ms since the epoch, refused outside the issuing window: the
+    /// layout's window, narrowed by a lease to `(floor, R]`. Strict mode issues at `now`, so this
+    /// one check covers both its bounds; monotonic mode also checks its ID's ms (`check_ahead`).
     #[inline]
     fn now_elapsed(&self) -> Result<i64> {
         let now = self.clock.now_ms()?;
         let elapsed = i128::from(now) - i128::from(self.epoch_ms);
-        if elapsed < 0 || elapsed > i128::from(self.max_elapsed) {
-            return Err(self.overflow(now));
+        let window = &*self.lease_state;
+        if elapsed <= i128::from(window.floor.load(StdOrdering::Relaxed))
+            || elapsed > i128::from(window.limit.load(StdOrdering::Relaxed))
+        {
+            return Err(self.outside(now, elapsed));
         }
         Ok(elapsed as i64)
+    }
+
+    /// Why `now` (Unix ms) is outside the issuing window.
+    #[cold]
+    fn outside(&self, now: i64, elapsed: i128) -> Error {
+        if elapsed < 0 || elapsed > i128::from(self.max_elapsed) {
+            return self.overflow(now);
+        }
+        self.lease_state.refusal(self.node_id(), now)
     }
 
     fn overflow(&self, unix_ms: i64) -> Error {
@@ -423,11 +509,30 @@ impl Generator {
 
     #[inline]
     fn check_fork(&self) -> Result<()> {
-        if registry::current_fork_generation() != self.fork_generation {
-            return Err(Error::UsedAfterFork {
-                node_id: self.node_id,
-            });
+        if registry::current_fork_generation() != self.fork_generation.load(StdOrdering::Acquire) {
+            return self.after_fork();
         }
+        Ok(())
+    }
+
+    /// This is a forked child: a static generator refuses; a lease-backed one takes a fresh
+    /// slot (the parent's stays the parent's) and restarts its renewal before issuing.
+    #[cold]
+    #[inline(never)]
+    fn after_fork(&self) -> Result<()> {
+        let Some(lease) = &self.lease else {
+            return Err(Error::UsedAfterFork {
+                node_id: self.node_id(),
+            });
+        };
+        let generation = registry::current_fork_generation();
+        let done = || self.fork_generation.load(StdOrdering::Acquire) == generation;
+        let slot = lease.relet_after_fork(generation, &done)?;
+        self.node_id.store(u64::from(slot), StdOrdering::Relaxed);
+        self.node_part
+            .store(u64::from(slot) << self.seq_bits, StdOrdering::Relaxed);
+        // Publish the new node id with the generation: a call that sees the generation sees it.
+        self.fork_generation.store(generation, StdOrdering::Release);
         Ok(())
     }
 
@@ -568,14 +673,19 @@ impl Generator {
     /// of the wall clock than `max_lead_ms`.
     #[inline]
     fn check_ahead(&self, ms: i64, now: i64) -> Result<()> {
-        if ms > self.max_elapsed {
-            return Err(self.overflow(self.epoch_ms.saturating_add(ms)));
+        if ms > self.lease_state.limit.load(StdOrdering::Relaxed) {
+            if ms > self.max_elapsed {
+                return Err(self.overflow(self.epoch_ms.saturating_add(ms)));
+            }
+            return Err(self
+                .lease_state
+                .refusal(self.node_id(), self.epoch_ms + now));
         }
         if let Some(max_lead) = self.max_lead_ms {
             if ms - now > max_lead {
                 bump(&self.stats.lead_refused, 1);
                 return Err(Error::LeadLimitExceeded {
-                    node_id: self.node_id,
+                    node_id: self.node_id(),
                     lead_ms: (ms - now) as u64,
                     max_lead_ms: max_lead as u64,
                 });
@@ -590,7 +700,7 @@ impl Generator {
         let refuse = || {
             bump(&self.stats.rewinds_refused, 1);
             Err(Error::ClockMovedBackwards {
-                node_id: self.node_id,
+                node_id: self.node_id(),
                 behind_ms: behind,
                 stuck: false,
                 max_wait_ms: self.max_wait_ms,
@@ -633,7 +743,7 @@ impl Generator {
             bump(&self.stats.rewinds_refused, 1);
             self.stuck_at.store(now, Ordering::Relaxed);
             return Err(Error::ClockMovedBackwards {
-                node_id: self.node_id,
+                node_id: self.node_id(),
                 behind_ms: 0,
                 stuck: true,
                 max_wait_ms: self.exhaust_budget.as_secs_f64() * 1000.0,
@@ -769,6 +879,8 @@ impl Generator {
     /// assert_eq!(h.status, polyflake::HealthStatus::ClockBehind);
     /// ```
     pub fn health(&self) -> Health {
+        // In a forked child a lease-backed generator takes its fresh slot here too.
+        let fork_error = self.check_fork().err();
         let s = self.seq_bits;
         let p = self.state.0.load(Ordering::Relaxed);
         let issued = self.stats.completed.load(Ordering::Relaxed)
@@ -785,14 +897,52 @@ impl Generator {
             _ => 0,
         };
         let elapsed = i128::from(wall_ms) - i128::from(self.epoch_ms);
-        let (status, reason) = if self.check_fork().is_err() {
-            (HealthStatus::UsedAfterFork, "used after fork".to_string())
+        let lease = self
+            .lease
+            .as_ref()
+            .map(|l| l.health(self.node_id(), reading.as_ref().ok().copied()));
+        let limit = i128::from(self.lease_state.limit.load(StdOrdering::Relaxed));
+        let next_ms = if self.mode == Mode::Monotonic {
+            i128::from((p + 1).max((elapsed.max(0) as i64) << s) >> s)
+        } else {
+            elapsed
+        };
+        let (status, reason) = if let Some(e) = fork_error {
+            if e.kind() == crate::error::ErrorKind::UsedAfterFork {
+                (HealthStatus::UsedAfterFork, "used after fork".to_string())
+            } else {
+                (
+                    HealthStatus::LeaseLost,
+                    format!("forked child could not take a fresh slot: {e}"),
+                )
+            }
+        } else if self.lease.is_some() && self.lease_state.is_lost() {
+            (
+                HealthStatus::LeaseLost,
+                self.lease_state.refusal(self.node_id(), 0).to_string(),
+            )
         } else if let Err(e) = &reading {
             (HealthStatus::ClockFailed, e.to_string())
         } else if elapsed < 0 || elapsed > i128::from(self.max_elapsed) {
             (
                 HealthStatus::ClockOutsideWindow,
                 self.overflow(wall_ms).to_string(),
+            )
+        } else if lease.as_ref().is_some_and(|l| l.guard_waiting) {
+            (
+                HealthStatus::RestartGuard,
+                self.lease_state
+                    .refusal(self.node_id(), wall_ms)
+                    .to_string(),
+            )
+        } else if self.lease.is_some() && next_ms > limit {
+            (
+                HealthStatus::LeaseExpired,
+                Error::LeaseExpired {
+                    node_id: self.node_id(),
+                    high_water_ms: self.lease_state.r_ms(),
+                }
+                .to_string(),
             )
         } else if self.mode == Mode::Strict && lead_ms as f64 > self.max_wait_ms {
             (
@@ -831,7 +981,8 @@ impl Generator {
             ok: status == HealthStatus::Ok,
             status,
             reason,
-            node_id: self.node_id,
+            node_id: self.node_id(),
+            source: self.source_kind,
             mode: self.mode,
             last_issued_ms,
             wall_ms,
@@ -843,8 +994,9 @@ impl Generator {
             wait_sleeps: load(&self.stats.wait_sleeps),
             ms_borrowed: load(&self.stats.ms_borrowed),
             lead_refused: load(&self.stats.lead_refused),
-            lease_renewals: 0,
-            lease_failures: 0,
+            lease_renewals: self.lease_state.renewals(),
+            lease_failures: self.lease_state.failures(),
+            lease,
         }
     }
 }
@@ -869,6 +1021,15 @@ pub enum HealthStatus {
     LeadTooLarge,
     /// This is a forked child and the generator was made in the parent.
     UsedAfterFork,
+    /// Lease: the restart guard waits until the clock passes the previous holder's high-water
+    /// mark (`Health::lease` says how long).
+    RestartGuard,
+    /// Lease: the high-water mark R was reached without a renewal (the store is unreachable);
+    /// calls are refused until the store is back.
+    LeaseExpired,
+    /// Lease: the lease was lost (etcd lease revoked or expired); the generator has stopped for
+    /// good.
+    LeaseLost,
 }
 
 impl HealthStatus {
@@ -882,6 +1043,9 @@ impl HealthStatus {
             HealthStatus::ClockStuck => "clock_stuck",
             HealthStatus::LeadTooLarge => "lead_too_large",
             HealthStatus::UsedAfterFork => "used_after_fork",
+            HealthStatus::RestartGuard => "restart_guard",
+            HealthStatus::LeaseExpired => "lease_expired",
+            HealthStatus::LeaseLost => "lease_lost",
         }
     }
 }
@@ -897,6 +1061,8 @@ pub struct Health {
     pub reason: String,
     /// The generator's node id.
     pub node_id: u32,
+    /// Where the node id came from.
+    pub source: NodeSourceKind,
     /// The generator's mode.
     pub mode: Mode,
     /// The millisecond (Unix) of the last issued ID, if any was issued.
@@ -923,6 +1089,25 @@ pub struct Health {
     pub lease_renewals: u64,
     /// Failed lease renewals (0 unless the node id comes from a lease).
     pub lease_failures: u64,
+    /// The lease's state (slot, high-water mark, restart guard), if the node id is leased.
+    pub lease: Option<LeaseHealth>,
+}
+
+impl Drop for Generator {
+    /// A lease-backed generator frees its slot, leaving as the slot's high-water mark the last
+    /// millisecond it really issued from (never less than the guard it started behind), so a
+    /// successor waits only past that.
+    fn drop(&mut self) {
+        if let Some(lease) = &self.lease {
+            let p = self.state.0.load(Ordering::Relaxed);
+            let last = if p >= 0 {
+                self.epoch_ms + (p >> self.seq_bits)
+            } else {
+                i64::MIN
+            };
+            lease.close(registry::current_fork_generation(), Some(last));
+        }
+    }
 }
 
 /// Decode an ID with the default layout and epoch.

@@ -38,9 +38,19 @@
 //!   clock only floors a logical clock, which borrows from the next millisecond. A decoded
 //!   timestamp is therefore an upper bound on the creation time, not the time itself.
 //!
+//! ## Node ids
+//! A node id is static ([`Generator::builder`]) or comes from a [`NodeSource`]
+//! ([`Generator::builder_from`]): an environment variable, a StatefulSet hostname's ordinal, the
+//! low bits of an IPv4 address in a stated subnet, or a lease (a directory of slot files, or an
+//! etcd cluster) with a restart guard: a new holder of a slot issues nothing until its clock
+//! passes the high-water mark its predecessor could have issued up to.
+//!
 //! ## Features
-//! None. Under `--cfg loom` the state word uses loom's atomics so the compare-and-swap step can
-//! be model-checked (`core/tests/loom.rs`).
+//! - `etcd` (default): [`NodeSource::Etcd`] through the `etcd-client` crate (building it needs
+//!   `protoc`). Without it, an etcd source is refused with [`Error::InvalidNodeSource`].
+//!
+//! Under `--cfg loom` the state word uses loom's atomics so the compare-and-swap step can be
+//! model-checked (`core/tests/loom.rs`); etcd is left out there.
 
 #![deny(missing_docs)]
 
@@ -48,6 +58,7 @@ mod clock;
 mod error;
 mod generator;
 mod layout;
+mod lease;
 mod registry;
 mod sync;
 
@@ -59,6 +70,11 @@ pub use generator::{
 };
 pub use layout::{
     check_id, format_id, id_from_i128, parse_id, Decoded, Layout, DEFAULT_EPOCH_MS, MAX_ID,
+};
+pub use lease::{
+    hostname_ordinal, EtcdLeaseOptions, FileLeaseOptions, LeaseHealth, LeaseKind, NodeSource,
+    NodeSourceKind, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S,
+    DEFAULT_RESERVE_MS,
 };
 
 /// The version of this crate (what the bindings report as their core version).

@@ -1,0 +1,340 @@
+//! Where a generator's node id comes from: [`NodeSource`] and the options of the two lease kinds.
+
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+
+/// The default high-water-mark reserve of both lease kinds: R is kept this far ahead of the
+/// clock, so a successor of a crashed holder waits at most this long (5 s).
+pub const DEFAULT_RESERVE_MS: u64 = 5_000;
+/// The default etcd key prefix.
+pub const DEFAULT_ETCD_PREFIX: &str = "/polyflake";
+/// The default etcd lease TTL in seconds.
+pub const DEFAULT_ETCD_TTL_S: i64 = 10;
+/// The default etcd connect (and per-request) timeout in milliseconds.
+pub const DEFAULT_ETCD_TIMEOUT_MS: u64 = 2_000;
+
+/// Where a generator's node id comes from. [`crate::Generator::builder`]`(n)` is
+/// `Generator::builder_from(NodeSource::Static(n))`.
+///
+/// ```
+/// use polyflake::{Generator, NodeSource};
+/// std::env::set_var("MY_NODE_ID", "12");
+/// let g = Generator::builder_from(NodeSource::Env { var: "MY_NODE_ID".into() }).build().unwrap();
+/// assert_eq!(g.node_id(), 12);
+/// let g = Generator::builder_from(NodeSource::Hostname { hostname: Some("ids-7".into()) })
+///     .build().unwrap();
+/// assert_eq!(g.node_id(), 7);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeSource {
+    /// A node id given as a number (checked against the layout).
+    Static(i128),
+    /// A decimal integer read from an environment variable.
+    Env {
+        /// The variable's name.
+        var: String,
+    },
+    /// The ordinal at the end of a StatefulSet-style hostname: `ids-7` -> 7.
+    Hostname {
+        /// The hostname to read; `None` reads this host's name.
+        hostname: Option<String>,
+    },
+    /// The low `32 - prefix_len` bits of an IPv4 address. Refused unless they fit the node field
+    /// (a /22 or narrower for 10 node bits): two addresses of one subnet never collide, but two
+    /// subnets do, so every generator of a fleet must live in the one stated subnet.
+    Ipv4 {
+        /// The address.
+        addr: Ipv4Addr,
+        /// The subnet's prefix length, 0 to 32.
+        prefix_len: u8,
+    },
+    /// A slot leased from a directory of slot files (one host, no server).
+    FileLease(FileLeaseOptions),
+    /// A slot leased from an etcd v3 cluster (a fleet).
+    Etcd(EtcdLeaseOptions),
+}
+
+/// The kind of a [`NodeSource`], as health reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NodeSourceKind {
+    /// [`NodeSource::Static`].
+    Static,
+    /// [`NodeSource::Env`].
+    Env,
+    /// [`NodeSource::Hostname`].
+    Hostname,
+    /// [`NodeSource::Ipv4`].
+    Ipv4,
+    /// [`NodeSource::FileLease`].
+    FileLease,
+    /// [`NodeSource::Etcd`].
+    Etcd,
+}
+
+impl NodeSourceKind {
+    /// A stable snake_case name: `static`, `env`, `hostname`, `ipv4`, `file_lease`, `etcd`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            NodeSourceKind::Static => "static",
+            NodeSourceKind::Env => "env",
+            NodeSourceKind::Hostname => "hostname",
+            NodeSourceKind::Ipv4 => "ipv4",
+            NodeSourceKind::FileLease => "file_lease",
+            NodeSourceKind::Etcd => "etcd",
+        }
+    }
+    /// True for the two lease kinds.
+    pub const fn is_lease(self) -> bool {
+        matches!(self, NodeSourceKind::FileLease | NodeSourceKind::Etcd)
+    }
+}
+
+impl NodeSource {
+    /// This source's kind.
+    pub fn kind(&self) -> NodeSourceKind {
+        match self {
+            NodeSource::Static(_) => NodeSourceKind::Static,
+            NodeSource::Env { .. } => NodeSourceKind::Env,
+            NodeSource::Hostname { .. } => NodeSourceKind::Hostname,
+            NodeSource::Ipv4 { .. } => NodeSourceKind::Ipv4,
+            NodeSource::FileLease(_) => NodeSourceKind::FileLease,
+            NodeSource::Etcd(_) => NodeSourceKind::Etcd,
+        }
+    }
+
+    /// The node id of a source that needs no lease (static, env, hostname, IPv4), checked
+    /// against `layout`; `None` for the lease kinds.
+    ///
+    /// ```
+    /// use polyflake::{Layout, NodeSource};
+    /// let ip = |p| NodeSource::Ipv4 { addr: "10.1.7.9".parse().unwrap(), prefix_len: p };
+    /// assert_eq!(ip(22).fixed_node_id(Layout::DEFAULT).unwrap(), Some(3 * 256 + 9));
+    /// assert!(ip(21).fixed_node_id(Layout::DEFAULT).is_err()); // 11 host bits > 10 node bits
+    /// ```
+    pub fn fixed_node_id(&self, layout: Layout) -> Result<Option<u32>> {
+        let invalid = |reason: String| Error::InvalidNodeSource { reason };
+        let id = match self {
+            NodeSource::Static(n) => *n,
+            NodeSource::Env { var } => {
+                let raw = std::env::var_os(var)
+                    .ok_or_else(|| invalid(format!("the environment variable {var} is not set")))?;
+                let text = raw.to_str().unwrap_or("").trim();
+                if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) || text.len() > 30 {
+                    return Err(invalid(format!(
+                        "the environment variable {var} = {raw:?} is not a decimal node id"
+                    )));
+                }
+                text.parse::<i128>()
+                    .map_err(|_| invalid(format!("{var} = {raw:?} is not a number")))?
+            }
+            NodeSource::Hostname { hostname } => {
+                let name = match hostname {
+                    Some(h) => h.clone(),
+                    None => this_hostname()?,
+                };
+                i128::from(hostname_ordinal(&name)?)
+            }
+            NodeSource::Ipv4 { addr, prefix_len } => {
+                if *prefix_len > 32 {
+                    return Err(invalid(format!(
+                        "IPv4 prefix /{prefix_len} is not a prefix length (0 to 32)"
+                    )));
+                }
+                let host_bits = 32 - u32::from(*prefix_len);
+                let node_bits = layout.node_bits();
+                if host_bits > node_bits {
+                    return Err(invalid(format!(
+                        "IPv4 prefix /{prefix_len} leaves {host_bits} host bits ({} addresses) but the node field has {node_bits} bits ({} node ids): two addresses would share a node id; use a /{} or narrower subnet",
+                        1u64 << host_bits,
+                        1u64 << node_bits,
+                        32 - node_bits
+                    )));
+                }
+                let mask = if host_bits == 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << host_bits) - 1
+                };
+                i128::from(u32::from(*addr) & mask)
+            }
+            NodeSource::FileLease(_) | NodeSource::Etcd(_) => return Ok(None),
+        };
+        layout.check_node_id(id).map(Some)
+    }
+}
+
+/// The ordinal of a StatefulSet-style hostname: the digits after the last `-` of its first
+/// label (`ids-7.ids.default.svc` -> 7).
+///
+/// ```
+/// assert_eq!(polyflake::hostname_ordinal("ids-7").unwrap(), 7);
+/// assert!(polyflake::hostname_ordinal("ids").is_err());
+/// ```
+pub fn hostname_ordinal(hostname: &str) -> Result<u64> {
+    let label = hostname.split('.').next().unwrap_or("");
+    let digits = label.rsplit_once('-').map(|(_, d)| d).unwrap_or("");
+    if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Error::InvalidNodeSource {
+            reason: format!(
+                "hostname {hostname:?} has no ordinal: expected a StatefulSet-style name such as \"ids-7\""
+            ),
+        });
+    }
+    Ok(digits.parse().unwrap_or(u64::MAX))
+}
+
+/// This host's name (`gethostname`).
+pub(crate) fn this_hostname() -> Result<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it or fails.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) };
+    if rc != 0 {
+        return Err(Error::InvalidNodeSource {
+            reason: format!("gethostname failed: {}", std::io::Error::last_os_error()),
+        });
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+/// Options of a file lease: a directory of slot files `slot-0000`, `slot-0001`, ... on one host.
+///
+/// ```no_run
+/// use polyflake::{FileLeaseOptions, Generator, NodeSource};
+/// let g = Generator::builder_from(NodeSource::FileLease(FileLeaseOptions::new("/var/lib/ids")))
+///     .build()?;
+/// println!("leased node {}", g.node_id());
+/// # Ok::<(), polyflake::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileLeaseOptions {
+    /// The lease directory (created if missing). Every process that shares node ids must use
+    /// the same one, on a local file system (`flock` on NFS is not reliable).
+    pub dir: PathBuf,
+    /// How many slots to use, 1 to 2^node_bits (default: every node id of the layout).
+    pub slots: Option<u32>,
+    /// A stable identity: the slot it held before is tried first (default: the hostname).
+    pub identity: Option<String>,
+    /// How far ahead of the clock the high-water mark R is kept, in ms (default 5,000): the
+    /// longest a successor of a crashed holder waits.
+    pub reserve_ms: u64,
+}
+
+impl FileLeaseOptions {
+    /// Options with this directory and every other field at its default.
+    pub fn new(dir: impl Into<PathBuf>) -> FileLeaseOptions {
+        FileLeaseOptions {
+            dir: dir.into(),
+            slots: None,
+            identity: None,
+            reserve_ms: DEFAULT_RESERVE_MS,
+        }
+    }
+}
+
+impl Default for FileLeaseOptions {
+    /// The directory `polyflake-leases` under the system's temporary directory.
+    fn default() -> Self {
+        FileLeaseOptions::new(std::env::temp_dir().join("polyflake-leases"))
+    }
+}
+
+/// Options of an etcd lease: slot keys under `prefix` in an etcd v3 cluster.
+///
+/// ```
+/// use polyflake::EtcdLeaseOptions;
+/// let o = EtcdLeaseOptions::new(vec!["http://10.0.0.5:2379".into()]);
+/// assert_eq!((o.prefix.as_str(), o.ttl_s, o.reserve_ms), ("/polyflake", 10, 5000));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EtcdLeaseOptions {
+    /// The cluster's client URLs, such as `http://127.0.0.1:2379`.
+    pub endpoints: Vec<String>,
+    /// The key prefix (default `/polyflake`): slot keys are `{prefix}/slot/NNNN`, high-water
+    /// marks `{prefix}/hwm/NNNN`, identities `{prefix}/owner/{identity}`.
+    pub prefix: String,
+    /// The etcd lease's time to live in seconds (default 10): how long a crashed holder's slot
+    /// stays taken.
+    pub ttl_s: i64,
+    /// How far ahead of the clock R is kept, in ms (default 5,000).
+    pub reserve_ms: u64,
+    /// How many slots to use, 1 to 2^node_bits (default: every node id of the layout).
+    pub slots: Option<u32>,
+    /// A stable identity: the slot it held before is tried first (default: the hostname).
+    pub identity: Option<String>,
+    /// The timeout of connecting and of each request, in ms (default 2,000).
+    pub connect_timeout_ms: u64,
+}
+
+impl EtcdLeaseOptions {
+    /// Options with these endpoints and every other field at its default.
+    pub fn new(endpoints: Vec<String>) -> EtcdLeaseOptions {
+        EtcdLeaseOptions {
+            endpoints,
+            prefix: DEFAULT_ETCD_PREFIX.to_string(),
+            ttl_s: DEFAULT_ETCD_TTL_S,
+            reserve_ms: DEFAULT_RESERVE_MS,
+            slots: None,
+            identity: None,
+            connect_timeout_ms: DEFAULT_ETCD_TIMEOUT_MS,
+        }
+    }
+}
+
+impl Default for EtcdLeaseOptions {
+    /// One endpoint, `http://127.0.0.1:2379`.
+    fn default() -> Self {
+        EtcdLeaseOptions::new(vec!["http://127.0.0.1:2379".to_string()])
+    }
+}
+
+/// The settings both lease kinds share, checked.
+#[derive(Debug, Clone)]
+pub(crate) struct Common {
+    pub slots: u32,
+    pub identity: String,
+    pub reserve_ms: i64,
+}
+
+pub(crate) fn check_common(
+    layout: Layout,
+    slots: Option<u32>,
+    identity: &Option<String>,
+    reserve_ms: u64,
+) -> Result<Common> {
+    let invalid = |reason: String| Error::InvalidNodeSource { reason };
+    let all = layout.max_node_id() + 1;
+    let slots = match slots {
+        None => u32::try_from(all).unwrap_or(u32::MAX),
+        Some(n) if n == 0 || u64::from(n) > all => {
+            return Err(invalid(format!(
+                "slots = {n} is out of range: 1 to {all} (the layout's node ids)"
+            )))
+        }
+        Some(n) => n,
+    };
+    if !(10..=86_400_000).contains(&reserve_ms) {
+        return Err(invalid(format!(
+            "reserve_ms = {reserve_ms} is out of range: 10 to 86400000"
+        )));
+    }
+    let identity = match identity {
+        Some(i) => i.clone(),
+        None => this_hostname()?,
+    };
+    if identity.is_empty()
+        || identity.len() > 160
+        || identity.chars().any(|c| c.is_control() || c == '/')
+    {
+        return Err(invalid(format!(
+            "identity {identity:?} must be 1 to 160 bytes without control characters or '/'"
+        )));
+    }
+    Ok(Common {
+        slots,
+        identity,
+        reserve_ms: reserve_ms as i64,
+    })
+}
