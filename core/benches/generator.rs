@@ -65,7 +65,7 @@ fn two_threads(c: &mut Criterion) {
     for (name, g) in [
         (
             "strict 41/1/21",
-            Generator::builder(4).layout(wide()).build().unwrap(),
+            Generator::builder(1).layout(wide()).build().unwrap(),
         ),
         ("monotonic 41/10/12", Generator::monotonic(4).unwrap()),
     ] {

@@ -140,9 +140,62 @@ fn check_expectation(got: &Value, want: &Value, what: &str) {
     }
 }
 
+/// Fail on any key this runner does not know: a misspelt expectation must not pass silently.
+fn only_keys(v: &Value, allowed: &[&str], what: &str) {
+    for k in v
+        .as_object()
+        .unwrap_or_else(|| panic!("{what}: not an object"))
+        .keys()
+    {
+        assert!(allowed.contains(&k.as_str()), "{what}: unknown key {k:?}");
+    }
+}
+
+const SPEC_KEYS: &[&str] = &[
+    "mode",
+    "node_id",
+    "layout",
+    "epoch_ms",
+    "max_wait_ms",
+    "max_lead_ms",
+    "clock",
+];
+const STEP_KEYS: &[&str] = &[
+    "op",
+    "gen",
+    "count",
+    "id",
+    "ms",
+    "config",
+    "expect",
+    "within_ms",
+];
+const ID_EXPECT_KEYS: &[&str] = &[
+    "error",
+    "ids",
+    "sequences",
+    "max_sequence",
+    "first",
+    "last",
+    "increasing",
+];
+
 fn run_scenario(path: &PathBuf) -> usize {
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let name = doc["name"].as_str().unwrap().to_string();
+    only_keys(
+        &doc,
+        &["name", "description", "source", "generators", "steps"],
+        &name,
+    );
+    assert_eq!(
+        path.file_stem().unwrap().to_str().unwrap(),
+        name,
+        "file name and scenario name differ"
+    );
+    for spec in doc["generators"].as_object().unwrap().values() {
+        only_keys(spec, SPEC_KEYS, &name);
+    }
     let mut gens: BTreeMap<String, Built> = BTreeMap::new();
     for (key, spec) in doc["generators"].as_object().unwrap() {
         let built = build(spec).unwrap_or_else(|e| panic!("{name}: building {key}: {e}"));
@@ -153,8 +206,19 @@ fn run_scenario(path: &PathBuf) -> usize {
     let mut checks = 0;
     for (i, step) in doc["steps"].as_array().unwrap().iter().enumerate() {
         let what = format!("{name} step {i}");
+        only_keys(step, STEP_KEYS, &what);
         let op = step["op"].as_str().unwrap();
         let expect = &step["expect"];
+        if op == "next_id" || op == "next_ids" {
+            only_keys(expect, ID_EXPECT_KEYS, &what);
+        }
+        if op == "construct" {
+            only_keys(&step["config"], SPEC_KEYS, &what);
+            only_keys(expect, &["error", "ok"], &what);
+        }
+        if op == "decode" {
+            only_keys(expect, &["decoded"], &what);
+        }
         let started = Instant::now();
         match op {
             "construct" => {
