@@ -109,6 +109,31 @@ enum polyflake_result
    */
   POLYFLAKE_RESULT_CLOCK_FAILED = 12,
   /**
+   * A node-id source could not give a node id (env var unset, hostname without ordinal, IPv4
+   * prefix too short for the node field, lease options out of range).
+   */
+  POLYFLAKE_RESULT_INVALID_NODE_SOURCE = 13,
+  /**
+   * Every slot of the lease store is held by a live holder.
+   */
+  POLYFLAKE_RESULT_NO_FREE_SLOT = 14,
+  /**
+   * Restart guard: the clock has not passed the slot's previous high-water mark yet.
+   */
+  POLYFLAKE_RESULT_LEASE_NOT_READY = 15,
+  /**
+   * The lease's high-water mark was reached without a renewal (store unreachable).
+   */
+  POLYFLAKE_RESULT_LEASE_EXPIRED = 16,
+  /**
+   * The lease was lost (etcd lease revoked or expired): the generator has stopped for good.
+   */
+  POLYFLAKE_RESULT_LEASE_LOST = 17,
+  /**
+   * The lease store failed (I/O error on the lease directory, etcd error or timeout).
+   */
+  POLYFLAKE_RESULT_LEASE_STORE = 18,
+  /**
    * A required pointer argument was NULL. Nothing was written.
    */
   POLYFLAKE_RESULT_NULL_PARAMETER = 100,
@@ -193,6 +218,18 @@ enum polyflake_health_status
    * This is a forked child and the generator was made in the parent.
    */
   POLYFLAKE_HEALTH_STATUS_USED_AFTER_FORK = 6,
+  /**
+   * Lease: the restart guard waits until the clock passes the previous holder's mark.
+   */
+  POLYFLAKE_HEALTH_STATUS_RESTART_GUARD = 7,
+  /**
+   * Lease: the high-water mark was reached without a renewal (store unreachable).
+   */
+  POLYFLAKE_HEALTH_STATUS_LEASE_EXPIRED = 8,
+  /**
+   * Lease: the lease was lost; the generator has stopped for good.
+   */
+  POLYFLAKE_HEALTH_STATUS_LEASE_LOST = 9,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

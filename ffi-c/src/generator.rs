@@ -314,6 +314,12 @@ pub enum polyflake_health_status {
     LeadTooLarge = 5,
     /// This is a forked child and the generator was made in the parent.
     UsedAfterFork = 6,
+    /// Lease: the restart guard waits until the clock passes the previous holder's mark.
+    RestartGuard = 7,
+    /// Lease: the high-water mark was reached without a renewal (store unreachable).
+    LeaseExpired = 8,
+    /// Lease: the lease was lost; the generator has stopped for good.
+    LeaseLost = 9,
 }
 
 /// The ONE map from the core's health statuses. Exhaustive: a new core status breaks the build.
@@ -326,11 +332,14 @@ const fn status_of(s: HealthStatus) -> polyflake_health_status {
         HealthStatus::ClockStuck => polyflake_health_status::ClockStuck,
         HealthStatus::LeadTooLarge => polyflake_health_status::LeadTooLarge,
         HealthStatus::UsedAfterFork => polyflake_health_status::UsedAfterFork,
+        HealthStatus::RestartGuard => polyflake_health_status::RestartGuard,
+        HealthStatus::LeaseExpired => polyflake_health_status::LeaseExpired,
+        HealthStatus::LeaseLost => polyflake_health_status::LeaseLost,
     }
 }
 
 /// Every core status, to answer `polyflake_health_status_name` from the core's own names.
-const ALL_STATUSES: [HealthStatus; 7] = [
+const ALL_STATUSES: [HealthStatus; 10] = [
     HealthStatus::Ok,
     HealthStatus::ClockBehind,
     HealthStatus::ClockOutsideWindow,
@@ -338,6 +347,9 @@ const ALL_STATUSES: [HealthStatus; 7] = [
     HealthStatus::ClockStuck,
     HealthStatus::LeadTooLarge,
     HealthStatus::UsedAfterFork,
+    HealthStatus::RestartGuard,
+    HealthStatus::LeaseExpired,
+    HealthStatus::LeaseLost,
 ];
 
 /// Bytes of `polyflake_health_snapshot.reason`, NUL included.

@@ -41,6 +41,19 @@ pub enum polyflake_result {
     UsedAfterFork = 11,
     /// An injected clock failed to give a reading.
     ClockFailed = 12,
+    /// A node-id source could not give a node id (env var unset, hostname without ordinal, IPv4
+    /// prefix too short for the node field, lease options out of range).
+    InvalidNodeSource = 13,
+    /// Every slot of the lease store is held by a live holder.
+    NoFreeSlot = 14,
+    /// Restart guard: the clock has not passed the slot's previous high-water mark yet.
+    LeaseNotReady = 15,
+    /// The lease's high-water mark was reached without a renewal (store unreachable).
+    LeaseExpired = 16,
+    /// The lease was lost (etcd lease revoked or expired): the generator has stopped for good.
+    LeaseLost = 17,
+    /// The lease store failed (I/O error on the lease directory, etcd error or timeout).
+    LeaseStore = 18,
     /// A required pointer argument was NULL. Nothing was written.
     NullParameter = 100,
     /// polyflake panicked (a bug): the panic was caught at the boundary. Nothing was written.
@@ -51,7 +64,7 @@ pub enum polyflake_result {
 
 impl polyflake_result {
     /// Every result, in code order (for lookups by number and for tests).
-    pub(crate) const ALL: [polyflake_result; 16] = [
+    pub(crate) const ALL: [polyflake_result; 22] = [
         polyflake_result::Ok,
         polyflake_result::InvalidLayout,
         polyflake_result::UnknownLayout,
@@ -65,6 +78,12 @@ impl polyflake_result {
         polyflake_result::NodeIdInUse,
         polyflake_result::UsedAfterFork,
         polyflake_result::ClockFailed,
+        polyflake_result::InvalidNodeSource,
+        polyflake_result::NoFreeSlot,
+        polyflake_result::LeaseNotReady,
+        polyflake_result::LeaseExpired,
+        polyflake_result::LeaseLost,
+        polyflake_result::LeaseStore,
         polyflake_result::NullParameter,
         polyflake_result::Panic,
         polyflake_result::BufferTooSmall,
@@ -93,6 +112,12 @@ impl polyflake_result {
             polyflake_result::NodeIdInUse => c"NODE_ID_IN_USE",
             polyflake_result::UsedAfterFork => c"USED_AFTER_FORK",
             polyflake_result::ClockFailed => c"CLOCK_FAILED",
+            polyflake_result::InvalidNodeSource => c"INVALID_NODE_SOURCE",
+            polyflake_result::NoFreeSlot => c"NO_FREE_SLOT",
+            polyflake_result::LeaseNotReady => c"LEASE_NOT_READY",
+            polyflake_result::LeaseExpired => c"LEASE_EXPIRED",
+            polyflake_result::LeaseLost => c"LEASE_LOST",
+            polyflake_result::LeaseStore => c"LEASE_STORE",
             polyflake_result::NullParameter => c"NULL_PARAMETER",
             polyflake_result::Panic => c"PANIC",
             polyflake_result::BufferTooSmall => c"BUFFER_TOO_SMALL",
@@ -132,6 +157,16 @@ impl polyflake_result {
                 c"used after fork: make a new generator in the child"
             }
             polyflake_result::ClockFailed => c"the clock failed to give a reading",
+            polyflake_result::InvalidNodeSource => c"invalid node-id source",
+            polyflake_result::NoFreeSlot => c"no free slot: every slot of the lease store is held",
+            polyflake_result::LeaseNotReady => {
+                c"restart guard: waiting until the clock passes the slot's previous high-water mark"
+            }
+            polyflake_result::LeaseExpired => {
+                c"lease expired: the high-water mark was reached without a renewal"
+            }
+            polyflake_result::LeaseLost => c"lease lost: the generator has stopped for good",
+            polyflake_result::LeaseStore => c"lease store error (I/O or etcd)",
             polyflake_result::NullParameter => c"a required pointer argument was NULL",
             polyflake_result::Panic => c"internal error: a panic was caught at the C boundary",
             polyflake_result::BufferTooSmall => c"the output buffer is too small",
@@ -155,6 +190,12 @@ pub(crate) const fn result_of(kind: ErrorKind) -> polyflake_result {
         ErrorKind::NodeIdInUse => polyflake_result::NodeIdInUse,
         ErrorKind::UsedAfterFork => polyflake_result::UsedAfterFork,
         ErrorKind::ClockFailed => polyflake_result::ClockFailed,
+        ErrorKind::InvalidNodeSource => polyflake_result::InvalidNodeSource,
+        ErrorKind::NoFreeSlot => polyflake_result::NoFreeSlot,
+        ErrorKind::LeaseNotReady => polyflake_result::LeaseNotReady,
+        ErrorKind::LeaseExpired => polyflake_result::LeaseExpired,
+        ErrorKind::LeaseLost => polyflake_result::LeaseLost,
+        ErrorKind::LeaseStore => polyflake_result::LeaseStore,
     }
 }
 

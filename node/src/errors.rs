@@ -62,13 +62,19 @@ fn class_of(kind: ErrorKind) -> Class {
         | ErrorKind::InvalidNodeId
         | ErrorKind::InvalidEpoch
         | ErrorKind::InvalidArgument
-        | ErrorKind::InvalidId => Class::Range,
+        | ErrorKind::InvalidId
+        | ErrorKind::InvalidNodeSource => Class::Range,
         ErrorKind::ClockMovedBackwards
         | ErrorKind::TimestampOverflow
         | ErrorKind::LeadLimitExceeded
         | ErrorKind::NodeIdInUse
         | ErrorKind::UsedAfterFork
-        | ErrorKind::ClockFailed => Class::Error,
+        | ErrorKind::ClockFailed
+        | ErrorKind::NoFreeSlot
+        | ErrorKind::LeaseNotReady
+        | ErrorKind::LeaseExpired
+        | ErrorKind::LeaseLost
+        | ErrorKind::LeaseStore => Class::Error,
     }
 }
 

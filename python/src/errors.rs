@@ -84,6 +84,12 @@ const fn class_spec(kind: ErrorKind) -> (&'static str, Builtin, &'static str) {
             Builtin::Runtime,
             "The injected clock failed to give a reading (a callable raised or returned a non-int).",
         ),
+        ErrorKind::InvalidNodeSource => ("InvalidNodeSource", Builtin::Value, "A node-id source could not give a node id (env var unset, hostname without ordinal, IPv4 prefix too short, lease options out of range)."),
+        ErrorKind::NoFreeSlot => ("NoFreeSlot", Builtin::Runtime, "Every slot of the lease store is held by a live holder."),
+        ErrorKind::LeaseNotReady => ("LeaseNotReady", Builtin::Runtime, "Restart guard: the clock has not passed the slot's previous high-water mark yet."),
+        ErrorKind::LeaseExpired => ("LeaseExpired", Builtin::Runtime, "The lease's high-water mark was reached without a renewal (the store is unreachable)."),
+        ErrorKind::LeaseLost => ("LeaseLost", Builtin::Runtime, "The lease was lost (etcd lease revoked or expired): the generator has stopped for good."),
+        ErrorKind::LeaseStore => ("LeaseStore", Builtin::Runtime, "The lease store failed (I/O error on the lease directory, etcd error or timeout)."),
     }
 }
 
@@ -228,6 +234,32 @@ fn fields<'py>(py: Python<'py>, err: &Error) -> PyResult<Vec<(&'static str, Boun
         Error::NodeIdInUse { node_id } => vec![("node_id", v(py, node_id)?)],
         Error::UsedAfterFork { node_id } => vec![("node_id", v(py, node_id)?)],
         Error::ClockFailed { reason } => vec![("reason", v(py, reason)?)],
+        Error::InvalidNodeSource { reason } => vec![("reason", v(py, reason)?)],
+        Error::NoFreeSlot {
+            dir_or_prefix,
+            slots,
+        } => vec![
+            ("dir_or_prefix", v(py, dir_or_prefix)?),
+            ("slots", v(py, slots)?),
+        ],
+        Error::LeaseNotReady {
+            node_id,
+            remaining_ms,
+        } => vec![
+            ("node_id", v(py, node_id)?),
+            ("remaining_ms", v(py, remaining_ms)?),
+        ],
+        Error::LeaseExpired {
+            node_id,
+            high_water_ms,
+        } => vec![
+            ("node_id", v(py, node_id)?),
+            ("high_water_ms", v(py, high_water_ms)?),
+        ],
+        Error::LeaseLost { node_id, reason } => {
+            vec![("node_id", v(py, node_id)?), ("reason", v(py, reason)?)]
+        }
+        Error::LeaseStore { reason } => vec![("reason", v(py, reason)?)],
     })
 }
 
