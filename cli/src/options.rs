@@ -1,0 +1,198 @@
+//! Options shared by `next` and `serve`: where the node id comes from, and the generator's
+//! settings. Every check on the values (node id range, layout, epoch, wait budget) is the core's:
+//! this module only hands them to [`polyflake::Builder`].
+
+use crate::errors::CliError;
+use clap::Args;
+use polyflake::{
+    Builder, Clock, EtcdLeaseOptions, FileLeaseOptions, Generator, Layout, Mode, NodeSource,
+};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Where the generator's node id comes from: at most one of these; none means a file lease in
+/// the default directory (see [`default_lease_dir`]).
+#[derive(Debug, Clone, Args)]
+#[group(skip)]
+pub struct NodeArgs {
+    /// A fixed node id (checked against the layout by the core).
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        group = "node_source"
+    )]
+    pub node_id: Option<i128>,
+    /// Read the node id from this environment variable (a decimal integer).
+    #[arg(long, value_name = "VAR", group = "node_source")]
+    pub node_id_env: Option<String>,
+    /// The ordinal at the end of a StatefulSet-style hostname (`ids-7` -> 7): this host's name,
+    /// or the one given with `=NAME`.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, require_equals = true,
+          default_missing_value = "", group = "node_source")]
+    pub node_id_from_hostname: Option<String>,
+    /// The low bits of an IPv4 address in a stated subnet, `ADDR/PREFIX` (e.g. 10.1.7.9/22);
+    /// refused unless the host bits fit the node field.
+    #[arg(long, value_name = "ADDR/PREFIX", group = "node_source")]
+    pub node_id_from_ipv4: Option<String>,
+    /// Lease a node id from this directory of slot files (one host; the default source, in
+    /// $XDG_RUNTIME_DIR/polyflake or the temporary directory's polyflake-leases).
+    #[arg(long, value_name = "DIR", group = "node_source")]
+    pub lease_dir: Option<PathBuf>,
+    /// Lease a node id from this etcd v3 cluster (repeat for more endpoints), e.g.
+    /// http://127.0.0.1:2379.
+    #[arg(long = "etcd", value_name = "URL", num_args = 1.., group = "node_source")]
+    pub etcd: Vec<String>,
+    /// The etcd key prefix.
+    #[arg(long, value_name = "PREFIX", default_value = polyflake::DEFAULT_ETCD_PREFIX, requires = "etcd")]
+    pub etcd_prefix: String,
+    /// The etcd lease's time to live in seconds (how long a crashed holder's slot stays taken).
+    #[arg(long, value_name = "S", default_value_t = polyflake::DEFAULT_ETCD_TTL_S, requires = "etcd",
+          allow_negative_numbers = true)]
+    pub etcd_ttl_s: i64,
+    /// Leases: how many slots (node ids 0..N-1) to use (default: every node id of the layout).
+    #[arg(long, value_name = "N")]
+    pub slots: Option<u32>,
+    /// Leases: a stable identity whose previous slot is tried first (default: the hostname).
+    #[arg(long, value_name = "NAME")]
+    pub lease_identity: Option<String>,
+    /// Leases: how far ahead of the clock the high-water mark is kept, in ms (the longest a
+    /// successor of a crashed holder waits).
+    #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_RESERVE_MS)]
+    pub lease_reserve_ms: u64,
+}
+
+/// The default lease directory: `$XDG_RUNTIME_DIR/polyflake` when that variable names a
+/// directory, else the core's default (`polyflake-leases` under the temporary directory).
+pub fn default_lease_dir() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR") {
+        Some(d) if !d.is_empty() && Path::new(&d).is_dir() => Path::new(&d).join("polyflake"),
+        _ => FileLeaseOptions::default().dir,
+    }
+}
+
+impl NodeArgs {
+    /// The node source these options name (the file lease in the default directory if none).
+    pub fn source(&self) -> Result<NodeSource, CliError> {
+        let is_lease = self.lease_dir.is_some()
+            || !self.etcd.is_empty()
+            || (self.node_id.is_none()
+                && self.node_id_env.is_none()
+                && self.node_id_from_hostname.is_none()
+                && self.node_id_from_ipv4.is_none());
+        if !is_lease
+            && (self.slots.is_some()
+                || self.lease_identity.is_some()
+                || self.lease_reserve_ms != polyflake::DEFAULT_RESERVE_MS)
+        {
+            return Err(CliError::Usage(
+                "--slots, --lease-identity and --lease-reserve-ms apply to a lease (--lease-dir or --etcd) only".into(),
+            ));
+        }
+        if let Some(n) = self.node_id {
+            return Ok(NodeSource::Static(n));
+        }
+        if let Some(var) = &self.node_id_env {
+            return Ok(NodeSource::Env { var: var.clone() });
+        }
+        if let Some(h) = &self.node_id_from_hostname {
+            let hostname = (!h.is_empty()).then(|| h.clone());
+            return Ok(NodeSource::Hostname { hostname });
+        }
+        if let Some(text) = &self.node_id_from_ipv4 {
+            let bad = || {
+                CliError::Usage(format!(
+                    "--node-id-from-ipv4 {text:?}: expected ADDR/PREFIX such as 10.1.7.9/22"
+                ))
+            };
+            let (addr, prefix) = text.split_once('/').ok_or_else(bad)?;
+            return Ok(NodeSource::Ipv4 {
+                addr: addr.parse().map_err(|_| bad())?,
+                prefix_len: prefix.parse().map_err(|_| bad())?,
+            });
+        }
+        if !self.etcd.is_empty() {
+            let mut o = EtcdLeaseOptions::new(self.etcd.clone());
+            o.prefix = self.etcd_prefix.clone();
+            o.ttl_s = self.etcd_ttl_s;
+            o.slots = self.slots;
+            o.identity = self.lease_identity.clone();
+            o.reserve_ms = self.lease_reserve_ms;
+            return Ok(NodeSource::Etcd(o));
+        }
+        let mut o = FileLeaseOptions::new(self.lease_dir.clone().unwrap_or_else(default_lease_dir));
+        o.slots = self.slots;
+        o.identity = self.lease_identity.clone();
+        o.reserve_ms = self.lease_reserve_ms;
+        Ok(NodeSource::FileLease(o))
+    }
+
+    /// A builder for the chosen node source.
+    pub fn builder(&self) -> Result<Builder, CliError> {
+        Ok(Generator::builder_from(self.source()?))
+    }
+}
+
+/// The generator's settings.
+#[derive(Debug, Clone, Args)]
+pub struct GenArgs {
+    /// Monotonic mode: never wait; borrow from the next millisecond on a rewind or a burst
+    /// (timestamps may run ahead of the wall clock). Default: strict.
+    #[arg(long)]
+    pub monotonic: bool,
+    /// A preset (default, long_lived, big_fleet, short; see `polyflake layouts`) or T/N/S bits
+    /// such as 41/10/12.
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub layout: String,
+    /// The epoch in Unix milliseconds (default 2024-01-01T00:00:00Z).
+    #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_EPOCH_MS, allow_negative_numbers = true)]
+    pub epoch_ms: i64,
+    /// Strict mode's wait budget in ms: smaller rewinds are waited out, larger ones refused.
+    #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_MAX_WAIT_MS, allow_negative_numbers = true)]
+    pub max_wait_ms: f64,
+    /// Monotonic mode's limit on running ahead of the wall clock, in ms (default unbounded).
+    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
+    pub max_lead_ms: Option<i64>,
+}
+
+impl GenArgs {
+    /// The layout named by `--layout`.
+    pub fn layout(&self) -> Result<Layout, CliError> {
+        Ok(Layout::from_name(&self.layout)?)
+    }
+
+    /// Make the generator, optionally on an injected clock (the service's test clock).
+    pub fn build(
+        &self,
+        node: &NodeArgs,
+        clock: Option<Arc<dyn Clock>>,
+    ) -> Result<Generator, CliError> {
+        let mode = if self.monotonic {
+            Mode::Monotonic
+        } else {
+            Mode::Strict
+        };
+        let mut b = node
+            .builder()?
+            .mode(mode)
+            .layout(self.layout()?)
+            .epoch_ms(self.epoch_ms)
+            .max_wait_ms(self.max_wait_ms)
+            .max_lead_ms(self.max_lead_ms);
+        if let Some(c) = clock {
+            b = b.shared_clock(c);
+        }
+        Ok(b.build()?)
+    }
+}
+
+/// `--layout` and `--epoch-ms` for commands that only decode.
+#[derive(Debug, Clone, Args)]
+pub struct DecodeArgs {
+    /// The layout the IDs were made with: a preset name or T/N/S.
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub layout: String,
+    /// The epoch the IDs were made with, Unix milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_EPOCH_MS, allow_negative_numbers = true)]
+    pub epoch_ms: i64,
+}
