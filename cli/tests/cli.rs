@@ -379,3 +379,43 @@ fn next_defaults_to_a_file_lease() {
     assert_eq!(fields_default(id).1, 0);
     let _ = std::fs::remove_dir_all(&runtime);
 }
+
+/// The README's CLI session (between `<!-- snippet:cli-session -->` and `<!-- /snippet -->`):
+/// each `$ polyflake ...` line is run and must print exactly the lines below it (stdout, then
+/// stderr).
+#[test]
+fn readme_cli_session_runs_as_shown() {
+    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
+    let start = readme
+        .find("<!-- snippet:cli-session -->")
+        .expect("snippet start marker");
+    let end = start
+        + readme[start..]
+            .find("<!-- /snippet -->")
+            .expect("snippet end marker");
+    let block = &readme[start..end];
+    let mut commands: Vec<(String, Vec<String>)> = Vec::new();
+    for line in block.lines() {
+        if let Some(cmd) = line.strip_prefix("$ ") {
+            commands.push((cmd.to_string(), Vec::new()));
+        } else if line.starts_with("```") || line.starts_with("<!--") {
+            continue;
+        } else if let Some((_, out)) = commands.last_mut() {
+            out.push(line.to_string());
+        }
+    }
+    assert!(commands.len() >= 3, "the snippet holds commands");
+    for (cmd, want) in &commands {
+        let mut words = cmd.split_whitespace();
+        assert_eq!(words.next(), Some("polyflake"), "{cmd}");
+        let args: Vec<&str> = words.collect();
+        let r = run(&args);
+        let got: Vec<String> = r
+            .stdout
+            .lines()
+            .chain(r.stderr.lines())
+            .map(str::to_string)
+            .collect();
+        assert_eq!(&got, want, "README: $ {cmd}");
+    }
+}
