@@ -3,12 +3,14 @@
 #   make build-cli   target/release/polyflake (install with: cargo install --path cli)
 #   make test-cli    commands and the running service on 127.0.0.1: IDs as strings and unique,
 #                    503 during a rewind (hidden --test-clock), metrics, bad input, a seeded fuzz
-#                    run, file leases and SIGTERM; README snippets
+#                    run, file leases, the restart guard, a real etcd lease, SIGTERM; the README
+#                    session
 #   make demo-cli    decode the design text's literal, list the layouts, mint three IDs
 #   make bench-cli   load benchmark of `serve` from loopback with wrk (count=1 and count=100)
 
-# protoc: the core's etcd lease (etcd-client) needs it to build.
-APT_PACKAGES += protobuf-compiler curl
+# protoc: the core's etcd lease (etcd-client) needs it to build; etcd-server: the service's etcd
+# lease test runs a real one on loopback; curl: the load benchmark's request check.
+APT_PACKAGES += protobuf-compiler etcd-server curl
 BUILD_TARGETS += build-cli
 TEST_TARGETS += test-cli
 DEMO_TARGETS += demo-cli

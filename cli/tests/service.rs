@@ -801,3 +801,50 @@ fn after_a_crash_health_is_503_while_the_restart_guard_waits() {
     drop(second);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The service on a real etcd lease: healthy and issuing while etcd is up; with etcd gone, it
+/// issues no further than its high-water mark R and then answers 503 (health and issuing).
+#[test]
+fn etcd_lease_stops_issuing_at_r_when_etcd_goes_away() {
+    let mut etcd = common::EtcdServer::start();
+    let url = etcd.client_url.clone();
+    let server = Server::start(&[
+        "--etcd",
+        &url,
+        "--etcd-prefix",
+        "/polyflake-cli-test",
+        "--slots",
+        "8",
+        "--lease-reserve-ms",
+        "1500",
+    ]);
+    assert!(server.banner.contains("etcd lease"), "{}", server.banner);
+    let h = server.wait_health(200, Duration::from_secs(15));
+    assert_eq!(h.status, 200, "{}", h.text());
+    let v = h.json();
+    assert_eq!(v["source"], "etcd");
+    assert_eq!(v["lease"]["kind"], "etcd");
+    let slot = v["lease"]["slot"].as_u64().unwrap();
+    let ids = ids_of(&server.post_json("/v1/ids", "{\"count\": 10}"));
+    assert!(ids.iter().all(|id| fields_default(*id).1 == slot));
+
+    etcd.kill();
+    // R was at most 1.5 s ahead when etcd went away; the renewal cannot extend it now.
+    let h = server.wait_health(503, Duration::from_secs(20));
+    assert_eq!(h.status, 503, "{}", h.text());
+    let v = h.json();
+    let status = v["status"].as_str().unwrap().to_string();
+    assert!(status == "lease_expired" || status == "lease_lost", "{v}");
+    let r = server.post_json("/v1/ids", "{}");
+    assert_eq!(r.status, 503, "{}", r.text());
+    let code = r.error_code();
+    assert!(code == "LEASE_EXPIRED" || code == "LEASE_LOST", "{code}");
+    // Nothing past R: the last issued millisecond is not after the high-water mark.
+    let last = v["last_issued_ms"].as_i64().unwrap();
+    let r_ms = v["lease"]["high_water_ms"].as_i64().unwrap();
+    assert!(last <= r_ms, "issued at {last} past R = {r_ms}");
+    assert!(server
+        .get("/metrics")
+        .text()
+        .contains("polyflake_lease_state{state=\""));
+}

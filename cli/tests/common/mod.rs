@@ -399,3 +399,96 @@ impl Rng {
 pub fn fields_default(id: u64) -> (u64, u64, u64) {
     (id >> 22, (id >> 12) & 1023, id & 4095)
 }
+
+/// A free TCP port on 127.0.0.1 (bound, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// A real etcd v3 server (Debian's `etcd-server`) on loopback with a temporary data directory;
+/// killed on drop.
+pub struct EtcdServer {
+    pub client_url: String,
+    child: Option<Child>,
+    data: PathBuf,
+}
+
+impl EtcdServer {
+    pub const BIN: &'static str = "/usr/bin/etcd";
+
+    pub fn start() -> EtcdServer {
+        assert!(
+            std::path::Path::new(Self::BIN).exists(),
+            "{} is missing: `make deps-apt` installs Debian's etcd-server",
+            Self::BIN
+        );
+        let data = temp_dir("etcd");
+        let client_port = free_port();
+        let client_url = format!("http://127.0.0.1:{client_port}");
+        let peer_url = format!("http://127.0.0.1:{}", free_port());
+        let log = std::fs::File::create(data.join("etcd.log")).unwrap();
+        let child = Command::new(Self::BIN)
+            .args(["--name", "polyflake-cli-test", "--data-dir"])
+            .arg(data.join("data"))
+            .args([
+                "--listen-client-urls",
+                &client_url,
+                "--advertise-client-urls",
+                &client_url,
+            ])
+            .args([
+                "--listen-peer-urls",
+                &peer_url,
+                "--initial-advertise-peer-urls",
+                &peer_url,
+            ])
+            .arg("--initial-cluster")
+            .arg(format!("polyflake-cli-test={peer_url}"))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("start etcd");
+        let e = EtcdServer {
+            client_url,
+            child: Some(child),
+            data,
+        };
+        // etcd answers GET /health with {"health":"true"} once it serves requests.
+        let addr: SocketAddr = format!("127.0.0.1:{client_port}").parse().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let up = TcpStream::connect(addr).is_ok()
+                && request(addr, "GET", "/health", &[], b"")
+                    .text()
+                    .contains("true");
+            if up {
+                return e;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "etcd did not come up within 30 s: {}",
+                std::fs::read_to_string(e.data.join("etcd.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Kill the server (as abrupt as a crash or a partition).
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for EtcdServer {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.data);
+    }
+}
