@@ -29,7 +29,7 @@ test-cli: build-cli
 	$(CARGO) test --release -p polyflake-cli
 
 demo-cli: build-cli
-	$(call say,CLI demo: decode the design literal, list layouts, mint three IDs on node 37)
+	$(call say,CLI demo: decode the design literal then list layouts then mint three IDs on node 37)
 	$(CLI_BIN) decode 141264821508263936
 	$(CLI_BIN) layouts
 	$(CLI_BIN) next -n 3 --node-id 37
