@@ -6,7 +6,8 @@
 //! contains; the cap itself is measured by `benches/tight_loop.rs`.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use polyflake::{Generator, Layout, Mode};
+use polyflake::{Generator, Layout, Mode, SystemClock};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -19,6 +20,19 @@ fn single(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     group.bench_function("SystemTime::now (reference)", |b| {
         b.iter(|| black_box(SystemTime::now()))
+    });
+    // The profile of strict next_id: the clock read it makes, then that read followed by one
+    // compare-and-swap on a private atomic (the floor for any design with a CAS per ID).
+    group.bench_function("profile: SystemClock::read_ms", |b| {
+        b.iter(|| black_box(SystemClock::read_ms()))
+    });
+    let word = AtomicI64::new(0);
+    group.bench_function("profile: read_ms + one CAS", |b| {
+        b.iter(|| {
+            let p = word.load(Ordering::Acquire);
+            let next = (p + 1).max(SystemClock::read_ms() << 21);
+            black_box(word.compare_exchange_weak(p, next, Ordering::AcqRel, Ordering::Relaxed))
+        })
     });
     let strict = Generator::builder(0).layout(wide()).build().unwrap();
     group.bench_function("strict 41/1/21", |b| {
