@@ -1,0 +1,73 @@
+//! The Rust participant of the cross-language uniqueness run (`tests/polyglot/`):
+//! `participant LEASE_DIR SECONDS OUT_PATH`. It leases a slot from LEASE_DIR, mints with single
+//! `next_id` calls for SECONDS, and writes the IDs (raw little-endian u64, in issue order) to
+//! OUT_PATH and a summary to OUT_PATH.json.
+
+use polyflake::{ErrorKind, FileLeaseOptions, Generator, NodeSource};
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+fn fail(msg: String) -> ! {
+    eprintln!("participant (rust): {msg}");
+    std::process::exit(1)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 4 {
+        fail("usage: participant LEASE_DIR SECONDS OUT_PATH".into());
+    }
+    let seconds: f64 = args[2]
+        .parse()
+        .unwrap_or_else(|_| fail(format!("SECONDS {:?} is not a number", args[2])));
+    let mut opts = FileLeaseOptions::new(&args[1]);
+    opts.identity = Some("rust".into());
+    let build = || Generator::builder_from(NodeSource::FileLease(opts.clone())).build();
+    // A slot's previous holder may have left a high-water mark ahead of our clock: the restart
+    // guard then refuses (LeaseNotReady) for up to the reserve; wait that out, bounded.
+    let patience = Instant::now() + Duration::from_secs(15);
+    let g = loop {
+        match build() {
+            Ok(g) => break g,
+            Err(e) if e.kind() == ErrorKind::LeaseNotReady && Instant::now() < patience => {
+                std::thread::sleep(Duration::from_millis(50))
+            }
+            Err(e) => fail(e.to_string()),
+        }
+    };
+    let mut ids: Vec<u64> = Vec::with_capacity(1 << 22);
+    let first = loop {
+        match g.next_id() {
+            Ok(id) => break id,
+            Err(e) if e.kind() == ErrorKind::LeaseNotReady && Instant::now() < patience => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => fail(e.to_string()),
+        }
+    };
+    ids.push(first);
+    let start = Instant::now();
+    let limit = Duration::from_secs_f64(seconds);
+    while start.elapsed() < limit {
+        for _ in 0..1024 {
+            ids.push(g.next_id().unwrap_or_else(|e| fail(e.to_string())));
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let mut bytes = Vec::with_capacity(ids.len() * 8);
+    for id in &ids {
+        bytes.extend_from_slice(&id.to_le_bytes());
+    }
+    let out = &args[3];
+    std::fs::write(out, &bytes).unwrap_or_else(|e| fail(format!("writing {out}: {e}")));
+    let summary = format!(
+        "{{\"language\": \"rust\", \"node_id\": {}, \"count\": {}, \"seconds\": {elapsed}, \"first\": \"{}\", \"last\": \"{}\"}}\n",
+        g.node_id(),
+        ids.len(),
+        ids[0],
+        ids[ids.len() - 1]
+    );
+    std::fs::File::create(format!("{out}.json"))
+        .and_then(|mut f| f.write_all(summary.as_bytes()))
+        .unwrap_or_else(|e| fail(format!("writing {out}.json: {e}")));
+}
