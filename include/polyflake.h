@@ -28,6 +28,11 @@
 #define POLYFLAKE_HEALTH_REASON_LEN 256
 
 /**
+ * Bytes of `polyflake_health_snapshot.lease_store` and `.lease_last_error`, NUL included.
+ */
+#define POLYFLAKE_HEALTH_TEXT_LEN 256
+
+/**
  * The default epoch, 2024-01-01T00:00:00Z, in Unix milliseconds.
  */
 #define POLYFLAKE_DEFAULT_EPOCH_MS 1704067200000
@@ -41,6 +46,21 @@
  * Bytes a buffer needs for any ID as decimal text with its NUL: 19 digits + 1.
  */
 #define POLYFLAKE_ID_TEXT_LEN 20
+
+/**
+ * The high-water-mark reserve both lease kinds use by default, in ms (5,000).
+ */
+#define POLYFLAKE_DEFAULT_RESERVE_MS 5000
+
+/**
+ * The default etcd lease TTL in seconds (10).
+ */
+#define POLYFLAKE_DEFAULT_ETCD_TTL_S 10
+
+/**
+ * The default etcd connect (and per-request) timeout in ms (2,000).
+ */
+#define POLYFLAKE_DEFAULT_ETCD_TIMEOUT_MS 2000
 
 /**
  * What every fallible `polyflake_*` function returns. `POLYFLAKE_RESULT_OK` (0) is success;
@@ -240,6 +260,76 @@ typedef uint32_t polyflake_health_status;
 #endif // __cplusplus
 
 /**
+ * Where a generator's node id came from (the `source` of `polyflake_health_snapshot`).
+ */
+enum polyflake_node_source
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * `polyflake_config.node_id`.
+   */
+  POLYFLAKE_NODE_SOURCE_STATIC = 0,
+  /**
+   * An environment variable (`polyflake_generator_new_from_env`).
+   */
+  POLYFLAKE_NODE_SOURCE_ENV = 1,
+  /**
+   * A hostname's ordinal (`polyflake_generator_new_from_hostname`).
+   */
+  POLYFLAKE_NODE_SOURCE_HOSTNAME = 2,
+  /**
+   * An IPv4 address in a stated subnet (`polyflake_generator_new_from_ipv4`).
+   */
+  POLYFLAKE_NODE_SOURCE_IPV4 = 3,
+  /**
+   * A slot of a file lease (`polyflake_generator_new_file_lease`).
+   */
+  POLYFLAKE_NODE_SOURCE_FILE_LEASE = 4,
+  /**
+   * A slot of an etcd lease (`polyflake_generator_new_etcd`).
+   */
+  POLYFLAKE_NODE_SOURCE_ETCD = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum polyflake_node_source polyflake_node_source;
+#else
+typedef uint32_t polyflake_node_source;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Which store a generator's lease lives in (the `lease_kind` of `polyflake_health_snapshot`).
+ */
+enum polyflake_lease_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The node id is not leased; the other `lease_` fields of the snapshot are zero.
+   */
+  POLYFLAKE_LEASE_KIND_NONE = 0,
+  /**
+   * A directory of slot files.
+   */
+  POLYFLAKE_LEASE_KIND_FILE = 1,
+  /**
+   * An etcd v3 cluster.
+   */
+  POLYFLAKE_LEASE_KIND_ETCD = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum polyflake_lease_kind polyflake_lease_kind;
+#else
+typedef uint32_t polyflake_lease_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A generator of unique, time-sortable 64-bit IDs for one node id: an opaque handle.
  *
  * Thread-safe: any number of threads may call `polyflake_next_id`, `polyflake_next_ids`,
@@ -421,6 +511,54 @@ typedef struct polyflake_health_snapshot {
    * empty when ok.
    */
   char reason[POLYFLAKE_HEALTH_REASON_LEN];
+  /**
+   * Where the node id came from: a `polyflake_node_source` value.
+   */
+  uint32_t source;
+  /**
+   * The lease's store: a `polyflake_lease_kind` value, POLYFLAKE_LEASE_KIND_NONE when the
+   * node id is not leased (then every other `lease_` field below is zero or empty).
+   */
+  uint32_t lease_kind;
+  /**
+   * The slot held, which is the node id.
+   */
+  uint32_t lease_slot;
+  /**
+   * The high-water mark R (Unix ms): no ID carries a later timestamp until the store has
+   * extended it.
+   */
+  int64_t lease_high_water_ms;
+  /**
+   * True when the slot had a previous holder's R when it was taken (`lease_guard_until_ms`
+   * means something).
+   */
+  bool lease_has_guard;
+  /**
+   * The previous holder's R (Unix ms): nothing is issued until the clock passes it.
+   */
+  int64_t lease_guard_until_ms;
+  /**
+   * True while the restart guard waits.
+   */
+  bool lease_guard_waiting;
+  /**
+   * How long the restart guard still waits, in ms (0 when it does not).
+   */
+  uint64_t lease_guard_remaining_ms;
+  /**
+   * True once the lease is lost (the generator has stopped for good).
+   */
+  bool lease_lost;
+  /**
+   * The directory, or the etcd endpoints and key prefix, NUL-terminated UTF-8 (cut at a
+   * character boundary if longer).
+   */
+  char lease_store[POLYFLAKE_HEALTH_TEXT_LEN];
+  /**
+   * The last store error, or why the lease was lost, NUL-terminated UTF-8; empty if none.
+   */
+  char lease_last_error[POLYFLAKE_HEALTH_TEXT_LEN];
 } polyflake_health_snapshot;
 
 /**
@@ -452,6 +590,80 @@ typedef struct polyflake_layout_info {
    */
   double years;
 } polyflake_layout_info;
+
+/**
+ * Options of a file lease (`polyflake_generator_new_file_lease`). Fill it with
+ * `polyflake_file_lease_options_init`, set `dir`, change what you need. The strings are only
+ * read during the call (polyflake keeps its own copies).
+ */
+typedef struct polyflake_file_lease_options {
+  /**
+   * The lease directory, a NUL-terminated path (created if missing). Every process that
+   * shares node ids uses the same one, on a local file system. Required (NULL:
+   * POLYFLAKE_RESULT_NULL_PARAMETER).
+   */
+  const char *dir;
+  /**
+   * How many slots to use, 1 to 2^node_bits; 0 (the default) means every node id of the
+   * layout.
+   */
+  uint32_t slots;
+  /**
+   * A stable identity, NUL-terminated UTF-8: the slot it held before is tried first. NULL
+   * (the default) means this host's name.
+   */
+  const char *identity;
+  /**
+   * How far ahead of the clock the high-water mark R is kept, in ms (10 to 86,400,000): the
+   * longest a successor of a crashed holder waits. 0 means the default,
+   * POLYFLAKE_DEFAULT_RESERVE_MS.
+   */
+  uint64_t reserve_ms;
+} polyflake_file_lease_options;
+
+/**
+ * Options of an etcd lease (`polyflake_generator_new_etcd`). Fill it with
+ * `polyflake_etcd_options_init`, set the endpoints, change what you need. The strings are only
+ * read during the call.
+ */
+typedef struct polyflake_etcd_options {
+  /**
+   * The cluster's client URLs (NUL-terminated UTF-8, such as "http://127.0.0.1:2379"):
+   * an array of `endpoint_count` strings. NULL (with a nonzero count) or a NULL entry:
+   * POLYFLAKE_RESULT_NULL_PARAMETER.
+   */
+  const char *const *endpoints;
+  /**
+   * How many strings `endpoints` holds (at least 1).
+   */
+  size_t endpoint_count;
+  /**
+   * The key prefix, NUL-terminated UTF-8; NULL (the default) means "/polyflake".
+   */
+  const char *prefix;
+  /**
+   * The etcd lease's time to live in seconds (1 to 3600); 0 means the default,
+   * POLYFLAKE_DEFAULT_ETCD_TTL_S.
+   */
+  int64_t ttl_s;
+  /**
+   * How far ahead of the clock R is kept, in ms; 0 means POLYFLAKE_DEFAULT_RESERVE_MS.
+   */
+  uint64_t reserve_ms;
+  /**
+   * How many slots to use, 1 to 2^node_bits; 0 (the default) means every node id.
+   */
+  uint32_t slots;
+  /**
+   * A stable identity, NUL-terminated UTF-8; NULL (the default) means this host's name.
+   */
+  const char *identity;
+  /**
+   * The timeout of connecting and of each request, in ms (1 to 600,000); 0 means
+   * POLYFLAKE_DEFAULT_ETCD_TIMEOUT_MS.
+   */
+  uint64_t connect_timeout_ms;
+} polyflake_etcd_options;
 
 #ifdef __cplusplus
 extern "C" {
@@ -736,6 +948,116 @@ polyflake_result polyflake_parse_id(const char *text, uint64_t *out_id);
  * POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
  */
 polyflake_result polyflake_format_id(uint64_t id, char *buf, size_t len, size_t *out_len);
+
+/**
+ * The stable snake_case name of a node source ("static", "env", "hostname", "ipv4",
+ * "file_lease", "etcd") as a static NUL-terminated string (`source` is a
+ * `polyflake_node_source`); an unknown number gives "unknown". Never NULL; do not free.
+ * Thread-safe.
+ */
+const char *polyflake_node_source_name(uint32_t source);
+
+/**
+ * Fill `*out_options` with the defaults: `dir` NULL (set it), every slot of the layout, the
+ * hostname as identity, reserve POLYFLAKE_DEFAULT_RESERVE_MS.
+ * NULL: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ */
+polyflake_result polyflake_file_lease_options_init(struct polyflake_file_lease_options *out_options);
+
+/**
+ * Fill `*out_options` with the defaults: no endpoints (set them), prefix "/polyflake" (NULL),
+ * TTL POLYFLAKE_DEFAULT_ETCD_TTL_S, reserve POLYFLAKE_DEFAULT_RESERVE_MS, every slot, the
+ * hostname as identity, timeout POLYFLAKE_DEFAULT_ETCD_TIMEOUT_MS.
+ * NULL: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ */
+polyflake_result polyflake_etcd_options_init(struct polyflake_etcd_options *out_options);
+
+/**
+ * Make a generator on the system clock whose node id is a slot leased from a directory of slot
+ * files (one host, no server), and store the new handle in `*out_generator`. `config` gives
+ * everything but the node id (`config->node_id` is ignored: the slot is the node id).
+ *
+ * The slot this identity held before is tried first; the lease keeps a high-water mark R in
+ * the slot file ahead of the clock from a background thread, and a new holder issues nothing
+ * until its clock passes the R it found (`polyflake_next_id` gives
+ * POLYFLAKE_RESULT_LEASE_NOT_READY meanwhile; health says "restart_guard" and how long).
+ * `polyflake_generator_free` frees the slot. Two lease generators in one process get two
+ * different slots.
+ *
+ * Errors (nothing written): POLYFLAKE_RESULT_INVALID_NODE_SOURCE (slots or reserve_ms out of
+ * range, a bad identity), _NO_FREE_SLOT (every slot held; the message names the directory and
+ * the slot count), _LEASE_STORE (the directory cannot be created or written), and the errors
+ * of `polyflake_generator_new`. NULL `config`, `options`, `options->dir` or `out_generator`:
+ * POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ */
+polyflake_result polyflake_generator_new_file_lease(const struct polyflake_config *config,
+                                                    const struct polyflake_file_lease_options *options,
+                                                    struct polyflake_generator **out_generator);
+
+/**
+ * Make a generator on the system clock whose node id is a slot leased from an etcd v3 cluster
+ * (a fleet), and store the new handle in `*out_generator`. `config->node_id` is ignored.
+ *
+ * The slot key is created only if absent, attached to an etcd lease kept alive in the
+ * background; R is a separate key moved ahead of the clock by a transaction that proves the
+ * slot is still owned. etcd unreachable: IDs continue up to R, then
+ * POLYFLAKE_RESULT_LEASE_EXPIRED until it is back. The etcd lease lost or revoked:
+ * POLYFLAKE_RESULT_LEASE_LOST for good. This call blocks while it connects (at most about
+ * `connect_timeout_ms` per request).
+ *
+ * Errors (nothing written): POLYFLAKE_RESULT_INVALID_NODE_SOURCE (no endpoint, a bad prefix,
+ * ttl_s, timeout, slots, reserve or identity, text that is not UTF-8), _NO_FREE_SLOT,
+ * _LEASE_STORE (etcd unreachable or failing), and the errors of `polyflake_generator_new`.
+ * NULL `config`, `options`, `options->endpoints` (with a nonzero count), one of its entries or
+ * `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ */
+polyflake_result polyflake_generator_new_etcd(const struct polyflake_config *config,
+                                              const struct polyflake_etcd_options *options,
+                                              struct polyflake_generator **out_generator);
+
+/**
+ * Make a generator on the system clock whose node id is the decimal integer in the
+ * environment variable `var` (NUL-terminated UTF-8), checked against the layout, and store the
+ * new handle in `*out_generator`. `config->node_id` is ignored.
+ *
+ * Errors (nothing written): POLYFLAKE_RESULT_INVALID_NODE_SOURCE (unset, not a decimal
+ * number), _INVALID_NODE_ID (out of range for the layout), and the errors of
+ * `polyflake_generator_new`. NULL `config`, `var` or `out_generator`:
+ * POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ */
+polyflake_result polyflake_generator_new_from_env(const struct polyflake_config *config,
+                                                  const char *var,
+                                                  struct polyflake_generator **out_generator);
+
+/**
+ * Make a generator on the system clock whose node id is the ordinal at the end of a
+ * StatefulSet-style hostname (`ids-7` and `ids-7.ids.default.svc` give 7), and store the new
+ * handle in `*out_generator`. `hostname` (NUL-terminated UTF-8) may be NULL: this host's name.
+ * `config->node_id` is ignored.
+ *
+ * Errors (nothing written): POLYFLAKE_RESULT_INVALID_NODE_SOURCE (no ordinal),
+ * _INVALID_NODE_ID (out of range), and the errors of `polyflake_generator_new`. NULL `config`
+ * or `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ */
+polyflake_result polyflake_generator_new_from_hostname(const struct polyflake_config *config,
+                                                       const char *hostname,
+                                                       struct polyflake_generator **out_generator);
+
+/**
+ * Make a generator on the system clock whose node id is the low `32 - prefix_len` bits of the
+ * IPv4 address `addr` (dotted text such as "10.1.7.9"), and store the new handle in
+ * `*out_generator`. Refused unless the host bits fit the node field (a /22 or narrower for
+ * 10 node bits): every generator of the fleet must live in the one stated subnet.
+ * `config->node_id` is ignored.
+ *
+ * Errors (nothing written): POLYFLAKE_RESULT_INVALID_NODE_SOURCE (not an IPv4 address, a prefix
+ * over 32, a subnet too wide for the node field), and the errors of `polyflake_generator_new`.
+ * NULL `config`, `addr` or `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ */
+polyflake_result polyflake_generator_new_from_ipv4(const struct polyflake_config *config,
+                                                   const char *addr,
+                                                   uint32_t prefix_len,
+                                                   struct polyflake_generator **out_generator);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -4,8 +4,9 @@ use crate::boundary::{arg, boundary, boundary_void, fill_char_array, out};
 use crate::clock::{polyflake_manual_clock, polyflake_scripted_clock};
 use crate::id::{polyflake_decoded, polyflake_layout, POLYFLAKE_DEFAULT_EPOCH_MS};
 use crate::result::polyflake_result;
+use crate::source::{lease_kind_of, source_of};
 use polyflake_core::{
-    batch_len, Builder, Generator, HealthStatus, Layout, Mode, DEFAULT_MAX_WAIT_MS,
+    batch_len, Builder, Generator, HealthStatus, Layout, Mode, NodeSource, DEFAULT_MAX_WAIT_MS,
 };
 use std::ffi::c_char;
 
@@ -93,7 +94,15 @@ pub struct polyflake_generator {
 }
 
 fn builder_of(cfg: &polyflake_config) -> Result<Builder, polyflake_result> {
-    Ok(Generator::builder(cfg.node_id)
+    builder_from(NodeSource::Static(i128::from(cfg.node_id)), cfg)
+}
+
+/// A builder for `source` with every setting of `cfg` but its node id.
+pub(crate) fn builder_from(
+    source: NodeSource,
+    cfg: &polyflake_config,
+) -> Result<Builder, polyflake_result> {
+    Ok(Generator::builder_from(source)
         .mode(mode_of(cfg.mode)?)
         .layout(cfg.layout.to_core()?)
         .epoch_ms(cfg.epoch_ms)
@@ -101,7 +110,7 @@ fn builder_of(cfg: &polyflake_config) -> Result<Builder, polyflake_result> {
         .max_lead_ms((cfg.has_max_lead != 0).then_some(cfg.max_lead_ms)))
 }
 
-fn build_into(
+pub(crate) fn build_into(
     builder: Builder,
     dst: *mut *mut polyflake_generator,
 ) -> Result<(), polyflake_result> {
@@ -354,6 +363,8 @@ const ALL_STATUSES: [HealthStatus; 10] = [
 
 /// Bytes of `polyflake_health_snapshot.reason`, NUL included.
 pub const POLYFLAKE_HEALTH_REASON_LEN: usize = 256;
+/// Bytes of `polyflake_health_snapshot.lease_store` and `.lease_last_error`, NUL included.
+pub const POLYFLAKE_HEALTH_TEXT_LEN: usize = 256;
 
 /// A snapshot of a generator's state and counters (`polyflake_health`). Plain data: copy it,
 /// keep it, no free.
@@ -397,6 +408,32 @@ pub struct polyflake_health_snapshot {
     /// A human-readable reason, NUL-terminated UTF-8 (cut at a character boundary if longer);
     /// empty when ok.
     pub reason: [c_char; POLYFLAKE_HEALTH_REASON_LEN],
+    /// Where the node id came from: a `polyflake_node_source` value.
+    pub source: u32,
+    /// The lease's store: a `polyflake_lease_kind` value, POLYFLAKE_LEASE_KIND_NONE when the
+    /// node id is not leased (then every other `lease_` field below is zero or empty).
+    pub lease_kind: u32,
+    /// The slot held, which is the node id.
+    pub lease_slot: u32,
+    /// The high-water mark R (Unix ms): no ID carries a later timestamp until the store has
+    /// extended it.
+    pub lease_high_water_ms: i64,
+    /// True when the slot had a previous holder's R when it was taken (`lease_guard_until_ms`
+    /// means something).
+    pub lease_has_guard: bool,
+    /// The previous holder's R (Unix ms): nothing is issued until the clock passes it.
+    pub lease_guard_until_ms: i64,
+    /// True while the restart guard waits.
+    pub lease_guard_waiting: bool,
+    /// How long the restart guard still waits, in ms (0 when it does not).
+    pub lease_guard_remaining_ms: u64,
+    /// True once the lease is lost (the generator has stopped for good).
+    pub lease_lost: bool,
+    /// The directory, or the etcd endpoints and key prefix, NUL-terminated UTF-8 (cut at a
+    /// character boundary if longer).
+    pub lease_store: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
+    /// The last store error, or why the lease was lost, NUL-terminated UTF-8; empty if none.
+    pub lease_last_error: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
 }
 
 /// Take a health snapshot of the generator (this reads its clock once) into `*out_health`.
@@ -410,6 +447,7 @@ pub extern "C" fn polyflake_health(
         let g = arg(generator)?;
         let dst = out(out_health)?;
         let h = g.inner.health();
+        let lease = h.lease.as_ref();
         let snapshot = polyflake_health_snapshot {
             ok: h.ok,
             status: status_of(h.status) as u32,
@@ -429,6 +467,17 @@ pub extern "C" fn polyflake_health(
             lease_renewals: h.lease_renewals,
             lease_failures: h.lease_failures,
             reason: fill_char_array(&h.reason),
+            source: source_of(h.source) as u32,
+            lease_kind: lease_kind_of(lease.map(|l| l.kind)) as u32,
+            lease_slot: lease.map_or(0, |l| l.slot),
+            lease_high_water_ms: lease.map_or(0, |l| l.high_water_ms),
+            lease_has_guard: lease.is_some_and(|l| l.guard_until_ms.is_some()),
+            lease_guard_until_ms: lease.and_then(|l| l.guard_until_ms).unwrap_or(0),
+            lease_guard_waiting: lease.is_some_and(|l| l.guard_waiting),
+            lease_guard_remaining_ms: lease.map_or(0, |l| l.guard_remaining_ms),
+            lease_lost: lease.is_some_and(|l| l.lost),
+            lease_store: fill_char_array(lease.map_or("", |l| l.store.as_str())),
+            lease_last_error: fill_char_array(lease.map_or("", |l| l.last_error.as_str())),
         };
         // SAFETY: `dst` is non-NULL and the caller promises it is writable.
         unsafe { dst.write(snapshot) };

@@ -24,11 +24,13 @@ mod clock;
 mod generator;
 mod id;
 mod result;
+mod source;
 
 pub use clock::*;
 pub use generator::*;
 pub use id::*;
 pub use result::polyflake_result;
+pub use source::*;
 
 use boundary::boundary_value;
 use std::ffi::c_char;
