@@ -3,15 +3,21 @@
 #   make header-c   regenerate include/polyflake.h with the pinned cbindgen
 #   make test-c     header drift + compile checks, Rust unit tests, C and C++ programs against the
 #                   static and the shared library, the same under valgrind, README snippets, Go
+#   make test-c-lease  node-id sources from C: file leases, static sources, bad options, a real
+#                   etcd (started and stopped by tests/c/with_etcd.sh), shared, static, valgrind
 #   make bench-c    polyflake_next_id per call from Rust, C and Go (beside bwmarrin/snowflake)
+#   make build-polyglot-c build-polyglot-cpp build-polyglot-go
+#                   the cross-language uniqueness run's participants: target/polyglot/participant_{c,cpp,go}
 
-APT_PACKAGES += pkg-config valgrind libcjson-dev nlohmann-json3-dev
+# protobuf-compiler: the core's etcd lease (etcd-client) needs protoc to build; etcd-server: the
+# real etcd the lease tests start.
+APT_PACKAGES += pkg-config valgrind libcjson-dev nlohmann-json3-dev protobuf-compiler etcd-server
 DEPS_TARGETS += deps-c
 BUILD_TARGETS += build-c
 TEST_TARGETS += test-c
 
 .PHONY: deps-c build-c header-c check-header-c test-c test-c-programs test-c-valgrind \
-	test-c-readme test-c-go bench-c
+	test-c-readme test-c-go test-c-lease bench-c
 
 CBINDGEN_VERSION := 0.29.4
 C_TOOLS := $(CARGO_TARGET_DIR)/tools
@@ -91,6 +97,19 @@ test-c-programs: build-c
 	@for t in test_c_shared test_c_static test_cpp_shared test_cpp_static; do \
 	  echo "--- $$t"; $(C_TESTDIR)/$$t $(ROOT)/tests/vectors || exit 1; done
 
+# The node-id sources, each program built against both libraries and run beside one real etcd,
+# plainly and under valgrind.
+test-c-lease: build-c
+	$(call say,C node-id sources: file leases and static sources and bad options and a real etcd)
+	@mkdir -p $(C_TESTDIR)
+	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_lease.c -o $(C_TESTDIR)/test_lease_shared \
+	  $$(pkg-config --cflags --libs polyflake)
+	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_lease.c -o $(C_TESTDIR)/test_lease_static \
+	  $$(pkg-config --cflags --libs polyflake-static)
+	tests/c/with_etcd.sh bash -c 'for t in test_lease_shared test_lease_static; do \
+	  echo "--- $$t"; $(C_TESTDIR)/$$t "$$1" || exit 1; \
+	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(C_TESTDIR)/$$t "$$1" || exit 1; done' _
+
 test-c-valgrind: test-c-programs
 	$(call say,the same four programs under valgrind memcheck: zero errors and zero leaks)
 	@for t in test_c_shared test_c_static test_cpp_shared test_cpp_static; do \
@@ -108,7 +127,7 @@ test-c-go: build-c
 test-c: check-header-c
 	$(call say,ffi-c unit tests)
 	$(CARGO) test --release -p polyflake-ffi
-	@$(MAKE) --no-print-directory test-c-programs test-c-valgrind test-c-readme test-c-go
+	@$(MAKE) --no-print-directory test-c-programs test-c-valgrind test-c-lease test-c-readme test-c-go
 
 bench: bench-c
 bench-c: build-c

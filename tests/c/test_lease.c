@@ -1,0 +1,457 @@
+/*
+ * The C test of polyflake's node-id sources through the C ABI: file leases in a temporary
+ * directory (two holders get two slots, NO_FREE_SLOT, a freed slot taken again behind the
+ * restart guard, the lease in the health snapshot), the static sources (env, hostname ordinal,
+ * IPv4 subnet), bad options (NULL, out of range, not UTF-8), an unreachable etcd, and a real etcd.
+ *
+ * Usage: test_lease ETCD_ENDPOINT   (a running etcd's client URL: tests/c/with_etcd.sh starts
+ * one on 127.0.0.1 with free ports and a temporary data dir, and stops it afterwards)
+ * Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run again under valgrind.
+ */
+#include "polyflake.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures = 0;
+static int checks = 0;
+static double slack = 1.0;
+
+#define CHECK(cond, ...)                                                   \
+  do {                                                                     \
+    checks++;                                                              \
+    if (!(cond)) {                                                         \
+      failures++;                                                          \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
+      fprintf(stderr, __VA_ARGS__);                                        \
+      fprintf(stderr, "\n");                                               \
+    }                                                                      \
+  } while (0)
+
+#define CHECK_RESULT(expr, want)                                                        \
+  do {                                                                                  \
+    polyflake_result got_ = (expr);                                                     \
+    CHECK(got_ == (want), "%s gave %s, want %s", #expr, polyflake_result_name(got_),    \
+          polyflake_result_name(want));                                                 \
+  } while (0)
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts;
+  ts.tv_sec = ms / 1000;
+  ts.tv_nsec = (ms % 1000) * 1000000L;
+  nanosleep(&ts, NULL);
+}
+
+static const char *last_message(void) {
+  static char msg[1024];
+  size_t len = 0;
+  if (polyflake_last_error_message(msg, sizeof msg, &len) != POLYFLAKE_RESULT_OK) msg[0] = 0;
+  return msg;
+}
+
+/* The node id a generator holds, from its configuration. */
+static int64_t node_of(const polyflake_generator *g) {
+  polyflake_config c;
+  if (polyflake_generator_config(g, &c) != POLYFLAKE_RESULT_OK) return -1;
+  return c.node_id;
+}
+
+/* One ID, retrying (bounded) while the restart guard waits: the only refusal a fresh holder may
+ * give. Returns the last result. */
+static polyflake_result first_id(const polyflake_generator *g, uint64_t *id, int *guard_refusals) {
+  double start = now_ms();
+  polyflake_result r;
+  for (;;) {
+    r = polyflake_next_id(g, id);
+    if (r != POLYFLAKE_RESULT_LEASE_NOT_READY || now_ms() - start > 15000.0 * slack) return r;
+    (*guard_refusals)++;
+    sleep_ms(1);
+  }
+}
+
+static void remove_tree(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char path[4096];
+  if (!d) return;
+  while ((e = readdir(d))) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* File leases                                                                                */
+
+static void file_leases(void) {
+  char dir[] = "/tmp/polyflake-c-lease-XXXXXX";
+  polyflake_config cfg;
+  polyflake_file_lease_options o;
+  polyflake_generator *a = NULL, *b = NULL, *c = NULL;
+  polyflake_health_snapshot h;
+  polyflake_decoded d;
+  uint64_t id = 0, last_a = 0;
+  int64_t slot_a, slot_b, i;
+  int refusals = 0;
+
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    exit(2);
+  }
+  polyflake_config_init(&cfg);
+  cfg.node_id = 999; /* ignored: the slot is the node id */
+  CHECK_RESULT(polyflake_file_lease_options_init(&o), POLYFLAKE_RESULT_OK);
+  CHECK(o.dir == NULL && o.slots == 0 && o.identity == NULL &&
+            o.reserve_ms == POLYFLAKE_DEFAULT_RESERVE_MS,
+        "file lease defaults");
+  o.dir = dir;
+  o.slots = 2;
+  o.identity = "c-test-a";
+  o.reserve_ms = 500;
+
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &a), POLYFLAKE_RESULT_OK);
+  o.identity = "c-test-b";
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &b), POLYFLAKE_RESULT_OK);
+  if (!a || !b) {
+    fprintf(stderr, "FATAL: no file lease: %s\n", last_message());
+    exit(1);
+  }
+  slot_a = node_of(a);
+  slot_b = node_of(b);
+  CHECK(slot_a >= 0 && slot_a < 2 && slot_b >= 0 && slot_b < 2 && slot_a != slot_b,
+        "two holders in one process, two slots: %" PRId64 " and %" PRId64, slot_a, slot_b);
+
+  /* IDs carry the slot; a fresh directory has no previous holder, so no guard. */
+  for (i = 0; i < 1000; i++) {
+    CHECK_RESULT(polyflake_next_id(a, &id), POLYFLAKE_RESULT_OK);
+    CHECK(id > last_a, "increasing");
+    last_a = id;
+  }
+  CHECK_RESULT(polyflake_generator_decode(a, last_a, &d), POLYFLAKE_RESULT_OK);
+  CHECK(d.node_id == slot_a, "ID node %u, slot %" PRId64, d.node_id, slot_a);
+
+  CHECK_RESULT(polyflake_health(a, &h), POLYFLAKE_RESULT_OK);
+  CHECK(h.ok && h.status == POLYFLAKE_HEALTH_STATUS_OK, "healthy: %s", h.reason);
+  CHECK(h.source == POLYFLAKE_NODE_SOURCE_FILE_LEASE, "source %u", h.source);
+  CHECK(strcmp(polyflake_node_source_name(h.source), "file_lease") == 0, "source name");
+  CHECK(h.lease_kind == POLYFLAKE_LEASE_KIND_FILE, "lease kind %u", h.lease_kind);
+  CHECK(h.lease_slot == (uint32_t)slot_a && h.node_id == (uint32_t)slot_a, "lease slot %u", h.lease_slot);
+  CHECK(h.lease_high_water_ms >= d.timestamp_ms, "R %" PRId64 " behind an issued ms %" PRId64,
+        h.lease_high_water_ms, d.timestamp_ms);
+  CHECK(h.lease_high_water_ms > h.wall_ms && h.lease_high_water_ms <= h.wall_ms + 500,
+        "R = now + reserve: R %" PRId64 ", wall %" PRId64, h.lease_high_water_ms, h.wall_ms);
+  CHECK(!h.lease_has_guard && !h.lease_guard_waiting && h.lease_guard_remaining_ms == 0,
+        "no guard in a fresh directory");
+  CHECK(!h.lease_lost && h.lease_store[0] != 0 && strstr(h.lease_store, dir) != NULL,
+        "store %s", h.lease_store);
+  CHECK(h.lease_last_error[0] == 0, "no store error: %s", h.lease_last_error);
+
+  /* The renewal thread keeps R ahead (every reserve / 5 = 100 ms). */
+  sleep_ms(350);
+  CHECK_RESULT(polyflake_health(a, &h), POLYFLAKE_RESULT_OK);
+  CHECK(h.lease_renewals >= 1 && h.lease_failures == 0, "renewals %" PRIu64 ", failures %" PRIu64,
+        h.lease_renewals, h.lease_failures);
+
+  /* Both slots held: a third holder is refused, with the directory and slot count named. */
+  o.identity = "c-test-c";
+  c = (polyflake_generator *)&id; /* a sentinel: must stay untouched */
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &c), POLYFLAKE_RESULT_NO_FREE_SLOT);
+  CHECK(c == (polyflake_generator *)&id, "out-param written on error");
+  CHECK(strstr(last_message(), dir) != NULL && strstr(last_message(), "2") != NULL,
+        "NO_FREE_SLOT message: %s", last_message());
+
+  /* Freeing a frees its slot; the new holder finds a's last millisecond as R and issues only
+   * after it (the restart guard), with the slot a had. */
+  polyflake_generator_free(a);
+  c = NULL;
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &c), POLYFLAKE_RESULT_OK);
+  if (c) {
+    CHECK(node_of(c) == slot_a, "freed slot %" PRId64 " taken again, got %" PRId64, slot_a, node_of(c));
+    CHECK_RESULT(polyflake_health(c, &h), POLYFLAKE_RESULT_OK);
+    CHECK(h.lease_has_guard && h.lease_guard_until_ms == d.timestamp_ms,
+          "guard %" PRId64 " = the previous holder's last ms %" PRId64, h.lease_guard_until_ms,
+          d.timestamp_ms);
+    CHECK_RESULT(first_id(c, &id, &refusals), POLYFLAKE_RESULT_OK);
+    {
+      polyflake_decoded dc;
+      polyflake_generator_decode(c, id, &dc);
+      CHECK(dc.timestamp_ms > d.timestamp_ms && dc.node_id == slot_a,
+            "after the guard: %" PRId64 " > %" PRId64, dc.timestamp_ms, d.timestamp_ms);
+    }
+    CHECK_RESULT(polyflake_health(c, &h), POLYFLAKE_RESULT_OK);
+    CHECK(h.ok && !h.lease_guard_waiting && h.lease_guard_remaining_ms == 0, "guard passed");
+  }
+  polyflake_generator_free(b);
+  polyflake_generator_free(c);
+
+  /* slots = 1 and two holders: the second gets NO_FREE_SLOT. */
+  o.slots = 1;
+  o.identity = NULL; /* the hostname */
+  a = b = NULL;
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &a), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &b), POLYFLAKE_RESULT_NO_FREE_SLOT);
+  CHECK(b == NULL && node_of(a) == 0, "one slot, one holder");
+  polyflake_generator_free(a);
+
+  remove_tree(dir);
+  printf("file leases: ok (%d restart-guard refusals waited out)\n", refusals);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Bad options                                                                                */
+
+static void bad_options(void) {
+  polyflake_config cfg;
+  polyflake_file_lease_options o;
+  polyflake_etcd_options e;
+  polyflake_generator *g = NULL;
+  const char *endpoints[2] = {"http://127.0.0.1:1", NULL};
+  const polyflake_result N = POLYFLAKE_RESULT_NULL_PARAMETER;
+  const polyflake_result S = POLYFLAKE_RESULT_INVALID_NODE_SOURCE;
+  char dir[] = "/tmp/polyflake-c-bad-XXXXXX";
+
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    exit(2);
+  }
+  polyflake_config_init(&cfg);
+  CHECK_RESULT(polyflake_file_lease_options_init(NULL), N);
+  CHECK_RESULT(polyflake_etcd_options_init(NULL), N);
+  polyflake_file_lease_options_init(&o);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), N); /* dir NULL */
+  o.dir = dir;
+  CHECK_RESULT(polyflake_generator_new_file_lease(NULL, &o, &g), N);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL), N);
+  o.slots = 1025; /* more than the 1024 node ids of 10 node bits */
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), S);
+  CHECK(strstr(last_message(), "1025") != NULL, "message: %s", last_message());
+  o.slots = 0;
+  o.reserve_ms = 5;
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), S);
+  o.reserve_ms = 0; /* the default */
+  o.identity = "a/b";
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), S);
+  o.identity = "";
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), S);
+  o.identity = "\xff\xfe";
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), S);
+  CHECK(strstr(last_message(), "UTF-8") != NULL, "message: %s", last_message());
+  o.identity = NULL;
+  cfg.mode = 9;
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  polyflake_config_init(&cfg);
+  o.dir = "/dev/null/polyflake"; /* cannot be a directory */
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), POLYFLAKE_RESULT_LEASE_STORE);
+  CHECK(g == NULL, "out-param written on error");
+
+  CHECK_RESULT(polyflake_etcd_options_init(&e), POLYFLAKE_RESULT_OK);
+  CHECK(e.endpoints == NULL && e.endpoint_count == 0 && e.prefix == NULL &&
+            e.ttl_s == POLYFLAKE_DEFAULT_ETCD_TTL_S && e.reserve_ms == POLYFLAKE_DEFAULT_RESERVE_MS &&
+            e.slots == 0 && e.identity == NULL &&
+            e.connect_timeout_ms == POLYFLAKE_DEFAULT_ETCD_TIMEOUT_MS,
+        "etcd defaults");
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), S); /* no endpoint */
+  e.endpoint_count = 1;
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), N); /* endpoints NULL */
+  e.endpoints = endpoints;
+  e.endpoint_count = 2;
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), N); /* a NULL entry */
+  e.endpoint_count = 1;
+  CHECK_RESULT(polyflake_generator_new_etcd(NULL, &e, &g), N);
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL), N);
+  e.ttl_s = -1;
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), S);
+  e.ttl_s = 0;
+  e.prefix = "no-slash";
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), S);
+  e.prefix = "/\xc3";
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), S);
+  e.prefix = NULL;
+  e.connect_timeout_ms = 600001;
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), S);
+  /* Nothing listens on port 1: the store error comes back within the short timeout. */
+  e.connect_timeout_ms = 300;
+  {
+    double start = now_ms();
+    CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), POLYFLAKE_RESULT_LEASE_STORE);
+    CHECK(now_ms() - start < 10000.0 * slack, "unreachable etcd took %.0f ms", now_ms() - start);
+    CHECK(strstr(last_message(), "127.0.0.1:1") != NULL, "message: %s", last_message());
+  }
+  CHECK(g == NULL, "out-param written on error");
+
+  /* The static sources' NULLs and bad input. */
+  CHECK_RESULT(polyflake_generator_new_from_env(NULL, "X", &g), N);
+  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, "X", NULL), N);
+  CHECK_RESULT(polyflake_generator_new_from_hostname(NULL, "ids-1", &g), N);
+  CHECK_RESULT(polyflake_generator_new_from_hostname(&cfg, "ids-1", NULL), N);
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(NULL, "10.0.0.1", 24, &g), N);
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, NULL, 24, &g), N);
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.0.0.1", 24, NULL), N);
+  CHECK(g == NULL, "out-param written on error");
+  rmdir(dir);
+  printf("bad options: ok\n");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Static sources: env, hostname ordinal, IPv4                                                */
+
+static int64_t node_from(polyflake_result r, polyflake_generator *g) {
+  int64_t n = r == POLYFLAKE_RESULT_OK ? node_of(g) : -1;
+  polyflake_generator_free(g);
+  return n;
+}
+
+static void static_sources(void) {
+  polyflake_config cfg;
+  polyflake_generator *g = NULL;
+  polyflake_health_snapshot h;
+  const polyflake_result S = POLYFLAKE_RESULT_INVALID_NODE_SOURCE;
+  polyflake_result r;
+
+  polyflake_config_init(&cfg);
+  cfg.node_id = 1; /* ignored */
+  setenv("POLYFLAKE_C_TEST_NODE", "12", 1);
+  r = polyflake_generator_new_from_env(&cfg, "POLYFLAKE_C_TEST_NODE", &g);
+  CHECK_RESULT(r, POLYFLAKE_RESULT_OK);
+  if (r == POLYFLAKE_RESULT_OK) {
+    polyflake_health(g, &h);
+    CHECK(h.source == POLYFLAKE_NODE_SOURCE_ENV && h.lease_kind == POLYFLAKE_LEASE_KIND_NONE &&
+              h.lease_high_water_ms == 0 && h.lease_store[0] == 0,
+          "env source, no lease");
+  }
+  CHECK(node_from(r, g) == 12, "env node");
+  g = NULL;
+  setenv("POLYFLAKE_C_TEST_NODE", "twelve", 1);
+  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, "POLYFLAKE_C_TEST_NODE", &g), S);
+  setenv("POLYFLAKE_C_TEST_NODE", "5000", 1);
+  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, "POLYFLAKE_C_TEST_NODE", &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
+  unsetenv("POLYFLAKE_C_TEST_NODE");
+  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, "POLYFLAKE_C_TEST_NODE", &g), S);
+  CHECK(strstr(last_message(), "POLYFLAKE_C_TEST_NODE") != NULL, "message: %s", last_message());
+
+  r = polyflake_generator_new_from_hostname(&cfg, "ids-7.ids.default.svc", &g);
+  CHECK_RESULT(r, POLYFLAKE_RESULT_OK);
+  if (r == POLYFLAKE_RESULT_OK) {
+    polyflake_health(g, &h);
+    CHECK(strcmp(polyflake_node_source_name(h.source), "hostname") == 0, "hostname source");
+  }
+  CHECK(node_from(r, g) == 7, "hostname ordinal");
+  g = NULL;
+  CHECK_RESULT(polyflake_generator_new_from_hostname(&cfg, "ids", &g), S);
+  CHECK_RESULT(polyflake_generator_new_from_hostname(&cfg, "ids-1024", &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
+
+  /* 10.1.7.9 in a /22: the low 10 bits, 3 * 256 + 9. */
+  r = polyflake_generator_new_from_ipv4(&cfg, "10.1.7.9", 22, &g);
+  CHECK_RESULT(r, POLYFLAKE_RESULT_OK);
+  CHECK(node_from(r, g) == 3 * 256 + 9, "ipv4 /22");
+  g = NULL;
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.1.7.9", 21, &g), S);
+  CHECK(strstr(last_message(), "/21") != NULL, "message: %s", last_message());
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.1.7.9", 33, &g), S);
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.1.7.9", 256 + 22, &g), S);
+  CHECK(strstr(last_message(), "278") != NULL, "a prefix is never wrapped: %s", last_message());
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.1.7", 22, &g), S);
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "::1", 22, &g), S);
+  CHECK(g == NULL, "out-param written on error");
+  CHECK(strcmp(polyflake_node_source_name(POLYFLAKE_NODE_SOURCE_ETCD), "etcd") == 0, "etcd name");
+  CHECK(strcmp(polyflake_node_source_name(77), "unknown") == 0, "unknown source");
+  printf("static sources: ok\n");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* A real etcd                                                                                */
+
+static void etcd_lease(const char *endpoint) {
+  polyflake_config cfg;
+  polyflake_etcd_options e;
+  polyflake_generator *a = NULL, *b = NULL, *c = NULL;
+  polyflake_health_snapshot h;
+  polyflake_decoded d;
+  uint64_t id = 0;
+  char prefix[64];
+  int refusals = 0, i;
+
+  snprintf(prefix, sizeof prefix, "/polyflake-c-test-%ld", (long)getpid());
+  polyflake_config_init(&cfg);
+  polyflake_etcd_options_init(&e);
+  e.endpoints = &endpoint;
+  e.endpoint_count = 1;
+  e.prefix = prefix;
+  e.slots = 2;
+  e.ttl_s = 2;
+  e.reserve_ms = 500;
+  e.connect_timeout_ms = (uint64_t)(3000 * slack);
+  e.identity = "c-etcd-a";
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &a), POLYFLAKE_RESULT_OK);
+  e.identity = "c-etcd-b";
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &b), POLYFLAKE_RESULT_OK);
+  if (!a || !b) {
+    fprintf(stderr, "FATAL: no etcd lease at %s: %s\n", endpoint, last_message());
+    exit(1);
+  }
+  CHECK(node_of(a) != node_of(b) && node_of(a) < 2 && node_of(b) < 2, "two etcd slots");
+  for (i = 0; i < 100; i++) CHECK_RESULT(polyflake_next_id(a, &id), POLYFLAKE_RESULT_OK);
+  polyflake_generator_decode(a, id, &d);
+  CHECK(d.node_id == node_of(a), "ID carries the etcd slot");
+  CHECK_RESULT(polyflake_health(a, &h), POLYFLAKE_RESULT_OK);
+  CHECK(h.ok && h.source == POLYFLAKE_NODE_SOURCE_ETCD && h.lease_kind == POLYFLAKE_LEASE_KIND_ETCD,
+        "etcd health: %s", h.reason);
+  CHECK(h.lease_slot == (uint32_t)node_of(a) && h.lease_high_water_ms >= d.timestamp_ms &&
+            !h.lease_lost,
+        "etcd lease state");
+  CHECK(strstr(h.lease_store, endpoint) != NULL && strstr(h.lease_store, prefix) != NULL,
+        "etcd store: %s", h.lease_store);
+
+  e.identity = "c-etcd-c";
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &c), POLYFLAKE_RESULT_NO_FREE_SLOT);
+  CHECK(c == NULL, "out-param written on error");
+  polyflake_generator_free(a);
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &c), POLYFLAKE_RESULT_OK);
+  if (c) {
+    CHECK(node_of(c) == d.node_id, "freed etcd slot taken again");
+    CHECK_RESULT(polyflake_health(c, &h), POLYFLAKE_RESULT_OK);
+    CHECK(h.lease_has_guard && h.lease_guard_until_ms >= d.timestamp_ms, "etcd guard %" PRId64,
+          h.lease_guard_until_ms);
+    CHECK_RESULT(first_id(c, &id, &refusals), POLYFLAKE_RESULT_OK);
+    {
+      polyflake_decoded dc;
+      polyflake_generator_decode(c, id, &dc);
+      CHECK(dc.timestamp_ms > h.lease_guard_until_ms, "after the etcd guard");
+    }
+  }
+  polyflake_generator_free(b);
+  polyflake_generator_free(c);
+  printf("etcd lease at %s: ok (%d restart-guard refusals waited out)\n", endpoint, refusals);
+}
+
+int main(int argc, char **argv) {
+  if (getenv("POLYFLAKE_UNDER_VALGRIND")) slack = 20.0;
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s ETCD_ENDPOINT\n", argv[0]);
+    return 2;
+  }
+  printf("polyflake %s (C, node-id sources)\n", polyflake_version());
+  file_leases();
+  bad_options();
+  static_sources();
+  etcd_lease(argv[1]);
+  printf("%d checks, %d failures\n", checks, failures);
+  return failures == 0 ? 0 : 1;
+}
