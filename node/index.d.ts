@@ -58,6 +58,34 @@ export declare class ManualClock {
 export declare class MonotonicSnowflake {
   /** A monotonic generator. Throws a `RangeError` with a `code` for bad settings. */
   constructor(options: MonotonicSnowflakeOptions)
+  /**
+   * A generator whose node id is a slot leased from a directory of slot files (one host, no
+   * server): `flock` holds the slot while this process lives, the slot's high-water mark R
+   * is kept ahead of the clock in the background, and a successor waits until its clock
+   * passes the R it finds (`LEASE_NOT_READY` until then). Throws `NO_FREE_SLOT` when every
+   * slot is held. `close()` frees the slot early.
+   */
+  static fromFileLease(options: FileLeaseOptions & LeadOptions): MonotonicSnowflake
+  /**
+   * A generator whose node id is a slot leased from an etcd v3 cluster (a fleet): the slot
+   * key is attached to an etcd lease kept alive in the background; a lost lease stops it at
+   * once (`LEASE_LOST`), an unreachable store lets it issue only up to R (`LEASE_EXPIRED`).
+   * Connecting blocks the calling thread (up to `connectTimeoutMs` per request).
+   */
+  static fromEtcd(options: EtcdOptions & LeadOptions): MonotonicSnowflake
+  /** A generator whose node id is the decimal integer in an environment variable. */
+  static fromEnv(variable: string, options?: SourceOptions & LeadOptions): MonotonicSnowflake
+  /**
+   * A generator whose node id is the ordinal of a StatefulSet-style hostname (`ids-7` ->
+   * 7); this host's name when `hostname` is omitted or null.
+   */
+  static fromHostname(hostname?: string | null, options?: SourceOptions & LeadOptions): MonotonicSnowflake
+  /**
+   * A generator whose node id is the host part of an IPv4 address in a subnet of
+   * `prefixLen` bits; refused (`INVALID_NODE_SOURCE`) unless the host part fits the node
+   * field (a /22 or narrower with 10 node bits).
+   */
+  static fromIpv4(address: string, prefixLen: number, options?: SourceOptions & LeadOptions): MonotonicSnowflake
   /** One ID. */
   nextId(): bigint
   /** One ID as a decimal string (for JSON). */
@@ -68,9 +96,19 @@ export declare class MonotonicSnowflake {
   decode(id: bigint | string): DecodedId
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
   static decode(id: bigint | string): DecodedId
-  /** A snapshot of this generator's state and counters (reads the clock once). */
+  /** A snapshot of this generator's state, counters and lease (reads the clock once). */
   health(): Health
-  /** This generator's node id. */
+  /**
+   * Give the generator up now: a leased slot is freed at once (its high-water mark stays,
+   * lowered to the last millisecond really issued, so a successor waits only past that).
+   * Every later call but `decode` and the getters throws `GENERATOR_CLOSED`. Closing twice
+   * is fine. Without `close()` the slot is freed when the generator is garbage collected or
+   * the process exits.
+   */
+  close(): void
+  /** True once `close()` was called. */
+  get closed(): boolean
+  /** This generator's node id (with a lease, the slot it holds). */
   get nodeId(): number
   /** This generator's epoch, Unix milliseconds. */
   get epochMs(): number
@@ -97,6 +135,34 @@ export declare class ScriptedClock {
 export declare class Snowflake {
   /** A strict generator. Throws a `RangeError` with a `code` for bad settings. */
   constructor(options: SnowflakeOptions)
+  /**
+   * A generator whose node id is a slot leased from a directory of slot files (one host, no
+   * server): `flock` holds the slot while this process lives, the slot's high-water mark R
+   * is kept ahead of the clock in the background, and a successor waits until its clock
+   * passes the R it finds (`LEASE_NOT_READY` until then). Throws `NO_FREE_SLOT` when every
+   * slot is held. `close()` frees the slot early.
+   */
+  static fromFileLease(options: FileLeaseOptions): Snowflake
+  /**
+   * A generator whose node id is a slot leased from an etcd v3 cluster (a fleet): the slot
+   * key is attached to an etcd lease kept alive in the background; a lost lease stops it at
+   * once (`LEASE_LOST`), an unreachable store lets it issue only up to R (`LEASE_EXPIRED`).
+   * Connecting blocks the calling thread (up to `connectTimeoutMs` per request).
+   */
+  static fromEtcd(options: EtcdOptions): Snowflake
+  /** A generator whose node id is the decimal integer in an environment variable. */
+  static fromEnv(variable: string, options?: SourceOptions): Snowflake
+  /**
+   * A generator whose node id is the ordinal of a StatefulSet-style hostname (`ids-7` ->
+   * 7); this host's name when `hostname` is omitted or null.
+   */
+  static fromHostname(hostname?: string | null, options?: SourceOptions): Snowflake
+  /**
+   * A generator whose node id is the host part of an IPv4 address in a subnet of
+   * `prefixLen` bits; refused (`INVALID_NODE_SOURCE`) unless the host part fits the node
+   * field (a /22 or narrower with 10 node bits).
+   */
+  static fromIpv4(address: string, prefixLen: number, options?: SourceOptions): Snowflake
   /** One ID. */
   nextId(): bigint
   /** One ID as a decimal string (for JSON). */
@@ -107,9 +173,19 @@ export declare class Snowflake {
   decode(id: bigint | string): DecodedId
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
   static decode(id: bigint | string): DecodedId
-  /** A snapshot of this generator's state and counters (reads the clock once). */
+  /** A snapshot of this generator's state, counters and lease (reads the clock once). */
   health(): Health
-  /** This generator's node id. */
+  /**
+   * Give the generator up now: a leased slot is freed at once (its high-water mark stays,
+   * lowered to the last millisecond really issued, so a successor waits only past that).
+   * Every later call but `decode` and the getters throws `GENERATOR_CLOSED`. Closing twice
+   * is fine. Without `close()` the slot is freed when the generator is garbage collected or
+   * the process exits.
+   */
+  close(): void
+  /** True once `close()` was called. */
+  get closed(): boolean
+  /** This generator's node id (with a lease, the slot it holds). */
   get nodeId(): number
   /** This generator's epoch, Unix milliseconds. */
   get epochMs(): number
@@ -137,21 +213,85 @@ export interface DecodedId {
 export declare const DEFAULT_EPOCH_MS: number
 
 /**
- * A snapshot of a generator: ok or not and why, the clocks, and the counters. Counters are
- * Numbers (exact up to 2^53, far beyond any real count).
+ * Options of `Snowflake.fromEtcd(...)`: a slot key in an etcd v3 cluster, attached to an etcd
+ * lease kept alive in the background, plus the `SourceOptions`.
+ */
+export interface EtcdOptions {
+  /** The cluster's client URLs, such as `'http://127.0.0.1:2379'` (one string or an array). */
+  endpoints: string | Array<string>
+  /** The key prefix (default `'/polyflake'`). */
+  prefix?: string
+  /** The etcd lease's time to live in seconds (default 10). */
+  ttlS?: number | bigint
+  /** How far ahead of the clock the high-water mark is kept, in ms (default 5000). */
+  reserveMs?: number | bigint
+  /** How many slots to use (default: every node id of the layout). */
+  slots?: number
+  /** A stable identity: the slot it held before is tried first (default: the hostname). */
+  identity?: string
+  /** The timeout of connecting and of each request, in ms (default 2000). */
+  connectTimeoutMs?: number | bigint
+  /** See `SourceOptions`. */
+  epochMs?: number | bigint
+  /** See `SourceOptions`. */
+  maxWaitMs?: number
+  /** See `SourceOptions`. */
+  layout?: LayoutPreset | string | LayoutBits | Layout
+  /** See `SourceOptions` (a `ManualClock` or `ScriptedClock`). */
+  clock?: ManualClock | ScriptedClock
+}
+
+/**
+ * Options of `Snowflake.fromFileLease(...)`: a slot of a directory of slot files on one host,
+ * held with `flock` (the kernel frees it when the process dies), plus the `SourceOptions`.
+ */
+export interface FileLeaseOptions {
+  /**
+   * The lease directory (created if missing), on a local file system; every process that
+   * shares node ids uses the same one.
+   */
+  dir: string
+  /** How many slots (node ids 0 to slots - 1) to use (default: every node id of the layout). */
+  slots?: number
+  /** A stable identity: the slot it held before is tried first (default: the hostname). */
+  identity?: string
+  /**
+   * How far ahead of the clock the high-water mark is kept, in ms (default 5000): the
+   * longest a successor of a crashed holder waits.
+   */
+  reserveMs?: number | bigint
+  /** See `SourceOptions`. */
+  epochMs?: number | bigint
+  /** See `SourceOptions`. */
+  maxWaitMs?: number
+  /** See `SourceOptions`. */
+  layout?: LayoutPreset | string | LayoutBits | Layout
+  /** See `SourceOptions` (a `ManualClock` or `ScriptedClock`). */
+  clock?: ManualClock | ScriptedClock
+}
+
+/**
+ * A snapshot of a generator: ok or not and why, the clocks, the counters and the lease.
+ * Counters are Numbers (exact up to 2^53, far beyond any real count).
  */
 export interface Health {
   /** True when the generator can issue now. */
   ok: boolean
   /**
    * `'ok'`, `'clock_behind'`, `'clock_outside_window'`, `'clock_failed'`, `'clock_stuck'`,
-   * `'lead_too_large'` or `'used_after_fork'`.
+   * `'lead_too_large'`, `'used_after_fork'`, `'restart_guard'`, `'lease_expired'` or
+   * `'lease_lost'`.
    */
   status: string
   /** A human-readable reason; empty when ok. */
   reason: string
-  /** The generator's node id. */
+  /** The generator's node id (a lease's slot). */
   nodeId: number
+  /**
+   * Where the node id came from: `'static'`, `'env'`, `'hostname'`, `'ipv4'`,
+   * `'file_lease'` or `'etcd'`.
+   */
+  source: string
   /** `'strict'` or `'monotonic'`. */
   mode: string
   /** The Unix millisecond of the last issued ID (absent before the first). */
@@ -174,6 +314,12 @@ export interface Health {
   msBorrowed: number
   /** Monotonic calls refused by `maxLeadMs`. */
   leadRefused: number
+  /** Lease renewals (0 without a lease). */
+  leaseRenewals: number
+  /** Failed lease renewals (0 without a lease). */
+  leaseFailures: number
+  /** The lease's state (slot, high-water mark, restart guard), if the node id is leased. */
+  lease?: LeaseHealth
 }
 
 /**
@@ -206,6 +352,44 @@ export declare enum LayoutPreset {
   BigFleet = 'big_fleet',
   /** 39/12/12: 17.42 years, 4,096 nodes, 4,096 IDs per ms per node. */
   Short = 'short',
+}
+
+/** The monotonic factories' extra setting (declares the TypeScript type only). */
+export interface LeadOptions {
+  /** Refuse rather than run more than this many ms ahead of the wall clock (default unbounded). */
+  maxLeadMs?: number | bigint
+}
+
+/** The lease part of `Health` (present when the node id comes from a file or etcd lease). */
+export interface LeaseHealth {
+  /** `'file'` or `'etcd'`. */
+  kind: string
+  /** The lease directory, or the etcd endpoints and key prefix. */
+  store: string
+  /** The slot held, which is the node id. */
+  slot: number
+  /**
+   * The high-water mark R (Unix ms): no ID carries a later timestamp until the store has
+   * extended it (a background thread keeps it `reserveMs` ahead of the clock).
+   */
+  highWaterMs: number
+  /**
+   * The previous holder's R found when the slot was taken, if any: nothing is issued until
+   * the clock passes it.
+   */
+  guardUntilMs?: number
+  /** True while the restart guard waits (calls throw `LEASE_NOT_READY`). */
+  guardWaiting: boolean
+  /** How long the restart guard still waits, in ms (0 when it does not). */
+  guardRemainingMs: number
+  /** True once the lease is lost (the generator has stopped for good: `LEASE_LOST`). */
+  lost: boolean
+  /** Successful extensions of R. */
+  renewals: number
+  /** Failed extensions (store unreachable, I/O errors). */
+  failures: number
+  /** The last store error, or why the lease was lost; empty if none. */
+  lastError: string
 }
 
 /** The largest batch one `nextIds` call may ask for. */
@@ -250,6 +434,21 @@ export interface SnowflakeOptions {
   /**
    * Where time comes from (default the system clock): a test clock, or a function returning
    * Unix ms, called synchronously inside `nextId`.
+   */
+  clock?: ManualClock | ScriptedClock | (() => number | bigint)
+}
+
+/** Settings every factory takes besides its source (declares the TypeScript type only). */
+export interface SourceOptions {
+  /** The epoch in Unix milliseconds (default 1704067200000, 2024-01-01T00:00:00Z). */
+  epochMs?: number | bigint
+  /** Strict: a rewind up to this many ms is waited out, a larger one refused (default 5). */
+  maxWaitMs?: number
+  /** The bit layout (default `'default'`, 41/10/12). */
+  layout?: LayoutPreset | string | LayoutBits | Layout
+  /**
+   * Where time comes from (default the system clock). A lease's background thread reads the
+   * clock too, so a leased generator takes a `ManualClock` or `ScriptedClock`, not a function.
    */
   clock?: ManualClock | ScriptedClock | (() => number | bigint)
 }

@@ -169,7 +169,7 @@ impl JsFnClock {
         match ty {
             Ty::Number | Ty::BigInt => {
                 i64_arg(v, "the clock function's return value").map_err(|e| match e {
-                    Fail::Type(m) | Fail::Range(m) => m,
+                    Fail::Type(m) | Fail::Range(m) | Fail::Closed(m) => m,
                     Fail::Core(e) => e.to_string(),
                     Fail::Napi(e) => e.reason,
                 })

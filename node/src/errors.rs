@@ -19,6 +19,8 @@ pub const CODE_TYPE: &str = "ERR_INVALID_ARG_TYPE";
 pub const CODE_RANGE: &str = "ERR_OUT_OF_RANGE";
 /// Code of the error thrown when Rust code panicked (a bug): the panic stops at the boundary.
 pub const CODE_PANIC: &str = "INTERNAL_PANIC";
+/// Code of the `Error` thrown by a generator after `close()` (its node id was given back).
+pub const CODE_CLOSED: &str = "GENERATOR_CLOSED";
 
 /// Everything a binding call can fail with, before it is thrown.
 #[derive(Debug)]
@@ -31,6 +33,9 @@ pub enum Fail {
     Range(String),
     /// A Node-API call failed (for example, a getter on an options object threw).
     Napi(napi::Error),
+    /// The generator was closed (`Error`, code [`CODE_CLOSED`]), or `close()` was called from
+    /// inside one of its own calls (its clock function); the text says which.
+    Closed(String),
 }
 
 impl From<polyflake::Error> for Fail {
@@ -78,12 +83,18 @@ fn class_of(kind: ErrorKind) -> Class {
     }
 }
 
+/// The failure of any call on a closed generator.
+pub fn closed() -> Fail {
+    Fail::Closed("this generator was closed (close() gave its node id back): make a new one".into())
+}
+
 /// Throw `fail` into `env` as a JS exception.
 fn throw(env: sys::napi_env, fail: Fail) {
     let (class, code, message): (Class, &str, String) = match fail {
         Fail::Core(e) => (class_of(e.kind()), e.code(), e.to_string()),
         Fail::Type(m) => (Class::Type, CODE_TYPE, m),
         Fail::Range(m) => (Class::Range, CODE_RANGE, m),
+        Fail::Closed(m) => (Class::Error, CODE_CLOSED, m),
         Fail::Napi(e) => {
             let mut pending = false;
             // SAFETY: `env` is the env of the callback we are running in.

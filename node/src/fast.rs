@@ -3,19 +3,24 @@
 //! napi-rs's class methods unwrap `this` and track native borrows on every call (about 250 ns
 //! here, three times the cost of the whole ID). Each generator instance therefore also gets an
 //! own, non-enumerable `nextId` created with `napi_create_function`, whose data pointer is an
-//! `Arc` of the core generator: no `this` to unwrap or spoof, one clock read, one CAS, one
-//! `napi_create_bigint_uint64`. The function keeps its `Arc` until the function itself is
-//! garbage collected, so `const f = gen.nextId` stays valid after `gen` is gone. The prototype
+//! `Rc` of the generator's [`Shared`] cell: no `this` to unwrap or spoof, one borrow flag, one
+//! clock read, one CAS, one `napi_create_bigint_uint64`. The function keeps its `Rc` until the
+//! function itself is garbage collected, so `const f = gen.nextId` stays valid after `gen` is
+//! gone; `close()` empties the cell, after which it throws `GENERATOR_CLOSED`. A leased
+//! generator's checks (the restart guard, R, a lost lease) all happen inside the core's
+//! `next_id`. The prototype
 //! method that napi-rs generates stays (it is what index.d.ts documents, and what
 //! `Snowflake.prototype.nextId.call(gen)` reaches) and does exactly the same.
 
-use crate::errors::{throw_fail, throw_panic, Fail};
+use crate::errors::{closed, throw_fail, throw_panic, Fail};
+use crate::generator::Shared;
 use napi::sys;
 use polyflake::Generator;
+use std::cell::RefCell;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
-use std::sync::Arc;
+use std::rc::Rc;
 
 fn check(status: sys::napi_status, what: &str) -> Result<(), Fail> {
     if status == sys::Status::napi_ok {
@@ -50,11 +55,18 @@ unsafe extern "C" fn next_id(env: sys::napi_env, info: sys::napi_callback_info) 
         );
         return ptr::null_mut();
     }
-    // SAFETY: `data` is the `Arc<Generator>` pointer given to `napi_create_function` below; the
+    // SAFETY: `data` is the `Shared` (`Rc`) pointer given to `napi_create_function` below; the
     // function's finalizer releases it only when the function itself is collected, so it is
-    // alive while the function runs.
-    let g = unsafe { &*(data as *const Generator) };
-    match catch_unwind(AssertUnwindSafe(|| g.next_id())) {
+    // alive while the function runs (on the JS thread that owns it, like every use of it).
+    let cell = unsafe { &*(data as *const RefCell<Option<Generator>>) };
+    let call = || match cell.try_borrow() {
+        Ok(g) => match g.as_ref() {
+            Some(g) => g.next_id().map_err(Fail::Core),
+            None => Err(closed()),
+        },
+        Err(_) => Err(closed()),
+    };
+    match catch_unwind(AssertUnwindSafe(call)) {
         Ok(Ok(id)) => {
             let mut out = ptr::null_mut();
             // SAFETY: the env of the current call.
@@ -65,8 +77,8 @@ unsafe extern "C" fn next_id(env: sys::napi_env, info: sys::napi_callback_info) 
             }
             out
         }
-        Ok(Err(e)) => {
-            throw_fail(env, Fail::Core(e));
+        Ok(Err(fail)) => {
+            throw_fail(env, fail);
             ptr::null_mut()
         }
         Err(panic) => {
@@ -77,17 +89,18 @@ unsafe extern "C" fn next_id(env: sys::napi_env, info: sys::napi_callback_info) 
 }
 
 unsafe extern "C" fn release(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // SAFETY: `data` came from `Arc::into_raw` in `install_next_id`, released exactly once here.
-    drop(unsafe { Arc::from_raw(data as *const Generator) });
+    // SAFETY: `data` came from `Rc::into_raw` in `install_next_id`, released exactly once here,
+    // by a finalizer, which runs on the JS thread that made it.
+    drop(unsafe { Rc::from_raw(data as *const RefCell<Option<Generator>>) });
 }
 
 /// Give the JS object `this` an own, non-enumerable `nextId` bound to `g`.
 pub(crate) fn install_next_id(
     env: sys::napi_env,
     this: sys::napi_value,
-    g: &Arc<Generator>,
+    g: &Shared,
 ) -> Result<(), Fail> {
-    let data = Arc::into_raw(Arc::clone(g)) as *mut c_void;
+    let data = Rc::into_raw(Rc::clone(g)) as *mut c_void;
     let name = "nextId";
     let mut f = ptr::null_mut();
     // SAFETY: the env and object of the current call; `name` is valid UTF-8 of the given length.
@@ -122,7 +135,7 @@ pub(crate) fn install_next_id(
     });
     if let Err(fail) = owned {
         // SAFETY: no finalizer took `data`: release it here, once.
-        drop(unsafe { Arc::from_raw(data as *const Generator) });
+        drop(unsafe { Rc::from_raw(data as *const RefCell<Option<Generator>>) });
         return Err(fail);
     }
     let desc = sys::napi_property_descriptor {

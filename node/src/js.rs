@@ -310,6 +310,12 @@ pub fn u32_arg(v: Val, name: &str) -> Result<u32, Fail> {
     u32::try_from(x).map_err(|_| Fail::Range(format!("{name} = {x} is not in [0, 2^32)")))
 }
 
+/// An integer argument that must fit a u64 (durations in ms; the core checks their range).
+pub fn u64_arg(v: Val, name: &str) -> Result<u64, Fail> {
+    let x = int_value(v, name)?;
+    u64::try_from(x).map_err(|_| Fail::Range(format!("{name} = {x} is not in [0, 2^64)")))
+}
+
 /// A Number argument (any value; the core checks it).
 pub fn f64_arg(v: Val, name: &str) -> Result<f64, Fail> {
     match v.ty()? {

@@ -26,7 +26,8 @@ use napi::bindgen_prelude::{Env, Unknown};
 
 pub use clocks::{ManualClock, ScriptedClock};
 pub use generator::{
-    DecodedId, Health, MonotonicSnowflake, MonotonicSnowflakeOptions, Snowflake, SnowflakeOptions,
+    DecodedId, EtcdOptions, FileLeaseOptions, Health, LeadOptions, LeaseHealth, MonotonicSnowflake,
+    MonotonicSnowflakeOptions, Snowflake, SnowflakeOptions, SourceOptions,
 };
 pub use layout::{Layout, LayoutBits, LayoutPreset};
 
