@@ -13,11 +13,12 @@
 # real etcd the lease tests start.
 APT_PACKAGES += pkg-config valgrind libcjson-dev nlohmann-json3-dev protobuf-compiler etcd-server
 DEPS_TARGETS += deps-c
-BUILD_TARGETS += build-c
+BUILD_TARGETS += build-c build-polyglot-c build-polyglot-cpp build-polyglot-go
 TEST_TARGETS += test-c
 
 .PHONY: deps-c build-c header-c check-header-c test-c test-c-programs test-c-valgrind \
-	test-c-readme test-c-go test-c-lease bench-c
+	test-c-readme test-c-go test-c-lease test-c-polyglot bench-c \
+	build-polyglot-c build-polyglot-cpp build-polyglot-go
 
 CBINDGEN_VERSION := 0.29.4
 C_TOOLS := $(CARGO_TARGET_DIR)/tools
@@ -110,6 +111,31 @@ test-c-lease: build-c
 	  echo "--- $$t"; $(C_TESTDIR)/$$t "$$1" || exit 1; \
 	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(C_TESTDIR)/$$t "$$1" || exit 1; done' _
 
+# The cross-language uniqueness run's participants (see tests/polyglot/): C and C++ against the
+# static library, Go through cgo and the shared one; each run as PROGRAM LEASE_DIR SECONDS OUT_PATH.
+POLYGLOT_DIR := $(CARGO_TARGET_DIR)/polyglot
+build-polyglot-c: build-c
+	$(call say,C participant: $(POLYGLOT_DIR)/participant_c)
+	@mkdir -p $(POLYGLOT_DIR)
+	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/polyglot/participant.c \
+	  -o $(POLYGLOT_DIR)/participant_c $$(pkg-config --cflags --libs polyflake-static)
+
+build-polyglot-cpp: build-c
+	$(call say,C++ participant: $(POLYGLOT_DIR)/participant_cpp)
+	@mkdir -p $(POLYGLOT_DIR)
+	$(C_ENV) g++ $(CXX_CFLAGS) tests/polyglot/participant.cpp \
+	  -o $(POLYGLOT_DIR)/participant_cpp $$(pkg-config --cflags --libs polyflake-static) -lpthread
+
+build-polyglot-go: build-c
+	$(call say,Go participant: $(POLYGLOT_DIR)/participant_go)
+	@mkdir -p $(POLYGLOT_DIR)
+	cd tests/polyglot/go && $(C_ENV) go vet . && $(C_ENV) go build -o $(POLYGLOT_DIR)/participant_go .
+
+# The three participants at once on one temporary lease directory, their output checked.
+test-c-polyglot: build-polyglot-c build-polyglot-cpp build-polyglot-go
+	$(call say,C and C++ and Go participants at once on one lease directory: distinct nodes and no duplicate)
+	bash tests/c/polyglot_smoke.sh $(POLYGLOT_DIR)
+
 test-c-valgrind: test-c-programs
 	$(call say,the same four programs under valgrind memcheck: zero errors and zero leaks)
 	@for t in test_c_shared test_c_static test_cpp_shared test_cpp_static; do \
@@ -127,7 +153,7 @@ test-c-go: build-c
 test-c: check-header-c
 	$(call say,ffi-c unit tests)
 	$(CARGO) test --release -p polyflake-ffi
-	@$(MAKE) --no-print-directory test-c-programs test-c-valgrind test-c-lease test-c-readme test-c-go
+	@$(MAKE) --no-print-directory test-c-programs test-c-valgrind test-c-lease test-c-polyglot test-c-readme test-c-go
 
 bench: bench-c
 bench-c: build-c

@@ -1,0 +1,3 @@
+module polyflake.example/polyglot
+
+go 1.21

@@ -1,0 +1,153 @@
+/*
+ * The C participant of the cross-language uniqueness run (issue 8).
+ *
+ * Usage: participant_c LEASE_DIR SECONDS OUT_PATH
+ *
+ * A strict generator (default layout and epoch) whose node id is a slot of the file lease on
+ * LEASE_DIR (default slots, identity "c"), retrying for up to 15 s while the restart guard
+ * answers LEASE_NOT_READY; then single polyflake_next_id calls at full speed for SECONDS seconds
+ * (the time checked every 1,024 IDs) into a growable buffer. Writes OUT_PATH (the IDs as raw
+ * little-endian uint64, in issue order) and OUT_PATH.json (language, node_id, count, seconds,
+ * first, last). Exit 0 on success; on any error one line on stderr and exit 1.
+ */
+#include "polyflake.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LANGUAGE "c"
+#define GUARD_RETRY_S 15.0
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts;
+  ts.tv_sec = ms / 1000;
+  ts.tv_nsec = (ms % 1000) * 1000000L;
+  nanosleep(&ts, NULL);
+}
+
+/* One line on stderr, exit 1. `r` is a polyflake result (or OK for a non-polyflake error). */
+static void fail(const char *what, polyflake_result r) {
+  if (r != POLYFLAKE_RESULT_OK) {
+    char msg[1024];
+    size_t len = 0;
+    if (polyflake_last_error_message(msg, sizeof msg, &len) != POLYFLAKE_RESULT_OK || len == 0) {
+      snprintf(msg, sizeof msg, "%s", polyflake_result_message(r));
+    }
+    fprintf(stderr, "participant_c: %s: %s: %s\n", what, polyflake_result_name(r), msg);
+  } else {
+    fprintf(stderr, "participant_c: %s: %s\n", what, strerror(errno));
+  }
+  exit(1);
+}
+
+static int write_ids(const char *path, const uint64_t *ids, size_t n) {
+  unsigned char chunk[8 * 4096];
+  size_t i = 0;
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  while (i < n) {
+    size_t k = 0, j;
+    for (; i < n && k < sizeof chunk; i++) {
+      for (j = 0; j < 8; j++) chunk[k++] = (unsigned char)(ids[i] >> (8 * j));
+    }
+    if (fwrite(chunk, 1, k, f) != k) {
+      fclose(f);
+      return -1;
+    }
+  }
+  return fclose(f) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+  polyflake_config cfg;
+  polyflake_file_lease_options opts;
+  polyflake_generator *gen = NULL;
+  polyflake_result r = POLYFLAKE_RESULT_OK;
+  uint64_t *ids, id = 0;
+  size_t count = 0, cap = 1 << 20;
+  double seconds, start, deadline, elapsed;
+  char *end = NULL, json_path[4096];
+  char first[POLYFLAKE_ID_TEXT_LEN], last[POLYFLAKE_ID_TEXT_LEN];
+  size_t len;
+  FILE *f;
+
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s LEASE_DIR SECONDS OUT_PATH\n", argv[0]);
+    return 1;
+  }
+  errno = 0;
+  seconds = strtod(argv[2], &end);
+  if (errno || end == argv[2] || *end != 0 || !(seconds > 0.0) || seconds > 3600.0) {
+    fprintf(stderr, "participant_c: SECONDS must be a number in (0, 3600], not \"%s\"\n", argv[2]);
+    return 1;
+  }
+  if (snprintf(json_path, sizeof json_path, "%s.json", argv[3]) >= (int)sizeof json_path) {
+    fprintf(stderr, "participant_c: OUT_PATH is too long\n");
+    return 1;
+  }
+
+  polyflake_config_init(&cfg); /* strict, layout 41/10/12, the default epoch */
+  polyflake_file_lease_options_init(&opts);
+  opts.dir = argv[1];
+  opts.identity = LANGUAGE;
+
+  /* Take a slot and the first ID, waiting out the restart guard for at most 15 s. */
+  start = now_s();
+  for (;;) {
+    if (!gen) r = polyflake_generator_new_file_lease(&cfg, &opts, &gen);
+    if (gen) r = polyflake_next_id(gen, &id);
+    if (r != POLYFLAKE_RESULT_LEASE_NOT_READY || now_s() - start > GUARD_RETRY_S) break;
+    sleep_ms(5);
+  }
+  if (r != POLYFLAKE_RESULT_OK) fail(gen ? "first ID" : "file lease", r);
+
+  ids = malloc(cap * sizeof *ids);
+  if (!ids) fail("malloc", POLYFLAKE_RESULT_OK);
+  ids[count++] = id;
+
+  start = now_s();
+  deadline = start + seconds;
+  for (;;) {
+    if ((count & 1023) == 0 && now_s() >= deadline) break;
+    if (count == cap) {
+      uint64_t *grown = realloc(ids, 2 * cap * sizeof *ids);
+      if (!grown) fail("realloc", POLYFLAKE_RESULT_OK);
+      ids = grown;
+      cap *= 2;
+    }
+    r = polyflake_next_id(gen, &ids[count]);
+    if (r != POLYFLAKE_RESULT_OK) fail("next_id", r);
+    count++;
+  }
+  elapsed = now_s() - start;
+
+  if (write_ids(argv[3], ids, count) != 0) fail(argv[3], POLYFLAKE_RESULT_OK);
+  if ((r = polyflake_format_id(ids[0], first, sizeof first, &len)) != POLYFLAKE_RESULT_OK ||
+      (r = polyflake_format_id(ids[count - 1], last, sizeof last, &len)) != POLYFLAKE_RESULT_OK) {
+    fail("format_id", r);
+  }
+  f = fopen(json_path, "w");
+  if (!f) fail(json_path, POLYFLAKE_RESULT_OK);
+  {
+    polyflake_config held;
+    if ((r = polyflake_generator_config(gen, &held)) != POLYFLAKE_RESULT_OK) fail("config", r);
+    fprintf(f,
+            "{\"language\": \"%s\", \"node_id\": %" PRId64 ", \"count\": %zu, \"seconds\": %.6f, "
+            "\"first\": \"%s\", \"last\": \"%s\"}\n",
+            LANGUAGE, held.node_id, count, elapsed, first, last);
+  }
+  if (fclose(f) != 0) fail(json_path, POLYFLAKE_RESULT_OK);
+  polyflake_generator_free(gen);
+  free(ids);
+  return 0;
+}

@@ -1,0 +1,143 @@
+// The C++ participant of the cross-language uniqueness run (issue 8).
+//
+// Usage: participant_cpp LEASE_DIR SECONDS OUT_PATH
+//
+// A strict generator (default layout and epoch) whose node id is a slot of the file lease on
+// LEASE_DIR (default slots, identity "cpp"), retrying for up to 15 s while the restart guard
+// answers LEASE_NOT_READY; then single polyflake_next_id calls at full speed for SECONDS seconds
+// (the time checked every 1,024 IDs) into a std::vector<uint64_t>. Writes OUT_PATH (raw
+// little-endian uint64, in issue order) and OUT_PATH.json. Exit 0 on success; on any error one
+// line on stderr and exit 1.
+#include "polyflake.h"
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr const char *kLanguage = "cpp";
+using Clock = std::chrono::steady_clock;
+
+struct Free {
+  void operator()(polyflake_generator *g) const { polyflake_generator_free(g); }
+};
+using Generator = std::unique_ptr<polyflake_generator, Free>;
+
+// A polyflake error as an exception carrying the code name and the core's message.
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void raise(const std::string &what, polyflake_result r) {
+  char msg[1024];
+  size_t len = 0;
+  std::string text = polyflake_last_error_message(msg, sizeof msg, &len) == POLYFLAKE_RESULT_OK && len
+                         ? std::string(msg, len)
+                         : polyflake_result_message(r);
+  throw Error(what + ": " + polyflake_result_name(r) + ": " + text);
+}
+
+std::string format(uint64_t id) {
+  char text[POLYFLAKE_ID_TEXT_LEN];
+  size_t len = 0;
+  polyflake_result r = polyflake_format_id(id, text, sizeof text, &len);
+  if (r != POLYFLAKE_RESULT_OK) raise("format_id", r);
+  return std::string(text, len);
+}
+
+int run(const std::string &dir, const std::string &seconds_text, const std::string &out_path) {
+  std::size_t used = 0;
+  double seconds = 0;
+  try {
+    seconds = std::stod(seconds_text, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used != seconds_text.size() || !(seconds > 0.0) || seconds > 3600.0)
+    throw std::runtime_error("SECONDS must be a number in (0, 3600], not \"" + seconds_text + "\"");
+
+  polyflake_config cfg;
+  polyflake_config_init(&cfg);  // strict, layout 41/10/12, the default epoch
+  polyflake_file_lease_options opts;
+  polyflake_file_lease_options_init(&opts);
+  opts.dir = dir.c_str();
+  opts.identity = kLanguage;
+
+  // Take a slot and the first ID, waiting out the restart guard for at most 15 s.
+  Generator gen;
+  uint64_t id = 0;
+  polyflake_result r = POLYFLAKE_RESULT_OK;
+  const auto guard_deadline = Clock::now() + std::chrono::seconds(15);
+  for (;;) {
+    if (!gen) {
+      polyflake_generator *g = nullptr;
+      r = polyflake_generator_new_file_lease(&cfg, &opts, &g);
+      gen.reset(g);
+    }
+    if (gen) r = polyflake_next_id(gen.get(), &id);
+    if (r != POLYFLAKE_RESULT_LEASE_NOT_READY || Clock::now() > guard_deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (r != POLYFLAKE_RESULT_OK) raise(gen ? "first ID" : "file lease", r);
+
+  std::vector<uint64_t> ids;
+  ids.reserve(1 << 20);
+  ids.push_back(id);
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(seconds));
+  for (;;) {
+    if ((ids.size() & 1023) == 0 && Clock::now() >= deadline) break;
+    r = polyflake_next_id(gen.get(), &id);
+    if (r != POLYFLAKE_RESULT_OK) raise("next_id", r);
+    ids.push_back(id);
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+
+  polyflake_config held;
+  r = polyflake_generator_config(gen.get(), &held);
+  if (r != POLYFLAKE_RESULT_OK) raise("config", r);
+
+  {
+    std::vector<unsigned char> bytes(ids.size() * 8);
+    for (std::size_t i = 0; i < ids.size(); i++)
+      for (int j = 0; j < 8; j++) bytes[i * 8 + j] = static_cast<unsigned char>(ids[i] >> (8 * j));
+    std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) throw std::runtime_error("cannot write " + out_path);
+  }
+  {
+    char secs[64];
+    std::snprintf(secs, sizeof secs, "%.6f", elapsed);
+    std::ofstream json(out_path + ".json", std::ios::trunc);
+    json << "{\"language\": \"" << kLanguage << "\", \"node_id\": " << held.node_id
+         << ", \"count\": " << ids.size() << ", \"seconds\": " << secs << ", \"first\": \""
+         << format(ids.front()) << "\", \"last\": \"" << format(ids.back()) << "\"}\n";
+    json.close();
+    if (!json) throw std::runtime_error("cannot write " + out_path + ".json");
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s LEASE_DIR SECONDS OUT_PATH\n", argv[0]);
+    return 1;
+  }
+  try {
+    return run(argv[1], argv[2], argv[3]);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "participant_cpp: %s\n", e.what());
+    return 1;
+  }
+}
