@@ -19,6 +19,7 @@ extract() {
 }
 
 extract c > "$work/snippet.c"
+extract c-file-lease > "$work/lease.c"
 extract cpp > "$work/snippet.cpp"
 extract go > "$work/go/main.go"
 
@@ -26,9 +27,11 @@ strict_c="-std=c99 -Wall -Wextra -pedantic -Werror"
 strict_cxx="-std=c++17 -Wall -Wextra -Werror"
 gcc $strict_c "$work/snippet.c" -o "$work/c_shared" $(pkg-config --cflags --libs polyflake)
 gcc $strict_c "$work/snippet.c" -o "$work/c_static" $(pkg-config --cflags --libs polyflake-static)
+gcc $strict_c "$work/lease.c" -o "$work/lease_shared" $(pkg-config --cflags --libs polyflake)
+gcc $strict_c "$work/lease.c" -o "$work/lease_static" $(pkg-config --cflags --libs polyflake-static)
 g++ $strict_cxx "$work/snippet.cpp" -o "$work/cpp_shared" $(pkg-config --cflags --libs polyflake)
 g++ $strict_cxx "$work/snippet.cpp" -o "$work/cpp_static" $(pkg-config --cflags --libs polyflake-static)
-for prog in c_shared c_static cpp_shared cpp_static; do
+for prog in c_shared c_static lease_shared lease_static cpp_shared cpp_static; do
   echo "--- README $prog"
   "$work/$prog"
 done
