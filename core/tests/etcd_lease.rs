@@ -1,0 +1,282 @@
+//! etcd leases against a REAL etcd (Debian's etcd-server, started here on 127.0.0.1 with free
+//! ports and a temporary data dir, stopped afterwards; `make deps-apt` installs it). No mock.
+
+mod lease_support;
+
+use lease_support::*;
+use polyflake::{
+    Builder, ErrorKind, EtcdLeaseOptions, Generator, HealthStatus, LeaseKind, ManualClock,
+    NodeSource, DEFAULT_EPOCH_MS,
+};
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+/// Not a test: the entry point of the child processes the tests below start.
+#[test]
+fn child_process_entry() {
+    if let Some(mode) = child_mode() {
+        child_main(&mode);
+    }
+}
+
+fn opts(etcd: &Etcd, prefix: &str, slots: u32) -> EtcdLeaseOptions {
+    let mut o = EtcdLeaseOptions::new(vec![etcd.client_url.clone()]);
+    o.prefix = prefix.into();
+    o.slots = Some(slots);
+    o.reserve_ms = 500;
+    o.ttl_s = 2;
+    o.connect_timeout_ms = 500;
+    o
+}
+
+/// A distinct epoch per test keeps this binary's side-by-side tests out of each other's way in
+/// the process-wide node-id guard.
+fn lease(o: EtcdLeaseOptions, test: i64) -> Builder {
+    Generator::builder_from(NodeSource::Etcd(o)).epoch_ms(DEFAULT_EPOCH_MS + test)
+}
+
+fn ms(g: &Generator, id: u64) -> i64 {
+    g.decode(id).unwrap().timestamp_ms
+}
+
+#[test]
+fn slots_are_exclusive_and_keys_are_laid_out() {
+    let etcd = Etcd::start();
+    let a = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
+    let b = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
+    assert_ne!(a.node_id(), b.node_id());
+    let e = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoFreeSlot);
+    assert!(
+        e.to_string().contains("/pf-a") && e.to_string().contains("2 slots"),
+        "{e}"
+    );
+    let mut seen = HashSet::new();
+    for _ in 0..3000 {
+        assert!(seen.insert(a.next_id().unwrap()));
+        assert!(seen.insert(b.next_id().unwrap()));
+    }
+    let h = a.health();
+    assert!(h.ok, "{h:?}");
+    let l = h.lease.unwrap();
+    assert_eq!(l.kind, LeaseKind::Etcd);
+    assert!(wait_until(Duration::from_secs(10), || a
+        .health()
+        .lease_renewals
+        >= 3));
+    // The slot key carries a lease; the high-water mark is a durable key of its own.
+    let keys = etcd
+        .etcdctl(&["get", "--prefix", "/pf-a/", "--keys-only"])
+        .unwrap();
+    let slot_key = format!("/pf-a/slot/{:04}", a.node_id());
+    let hwm_key = format!("/pf-a/hwm/{:04}", a.node_id());
+    assert!(
+        keys.contains(&slot_key) && keys.contains(&hwm_key),
+        "{keys}"
+    );
+    let r: i64 = etcd
+        .etcdctl(&["get", &hwm_key, "--print-value-only"])
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(r > now_ms() - 1000);
+    // Closing frees the slot (the key goes with the revoked lease) and keeps R.
+    let freed = a.node_id();
+    drop(a);
+    let keys = etcd
+        .etcdctl(&["get", "--prefix", "/pf-a/", "--keys-only"])
+        .unwrap();
+    assert!(
+        !keys.contains(&slot_key) && keys.contains(&hwm_key),
+        "{keys}"
+    );
+    let c = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
+    assert_eq!(c.node_id(), freed);
+    let r2 = c.health().lease.unwrap().guard_until_ms.unwrap();
+    assert!(r2 <= r, "closing left R at the last issued ms, not above");
+    assert!(ms(&c, c.next_id().unwrap()) > r2);
+}
+
+#[test]
+fn sigkilled_holder_and_a_successor_behind_its_high_water_mark() {
+    let etcd = Etcd::start();
+    let env = vec![
+        ("LEASE", "etcd".to_string()),
+        ("ENDPOINT", etcd.client_url.clone()),
+        ("PREFIX", "/pf-kill".to_string()),
+        ("SLOTS", "1".to_string()),
+        ("RESERVE_MS", "500".to_string()),
+        ("TTL_S", "2".to_string()),
+    ];
+    let mut holder = spawn_child("child_process_entry", "hold", &env);
+    let mut out = lines(&mut holder);
+    let node: u32 = out
+        .next()
+        .unwrap()
+        .strip_prefix("NODE ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut ids = Vec::new();
+    for line in out.by_ref() {
+        ids.push(line.strip_prefix("ID ").unwrap().parse::<u64>().unwrap());
+        if ids.len() == 3000 {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    ids.extend(out.filter_map(|l| l.strip_prefix("ID ")?.parse::<u64>().ok()));
+    let holder_max = ids
+        .iter()
+        .map(|&id| polyflake::decode(id).unwrap().timestamp_ms)
+        .max()
+        .unwrap();
+
+    // The slot stays taken until the dead holder's etcd lease expires (TTL 2 s).
+    let clock = ManualClock::new(now_ms());
+    let start = Instant::now();
+    let g = loop {
+        match Generator::builder_from(NodeSource::Etcd(opts(&etcd, "/pf-kill", 1)))
+            .clock(clock.clone())
+            .build()
+        {
+            Ok(g) => break g,
+            Err(e) if e.kind() == ErrorKind::NoFreeSlot => {
+                assert!(
+                    start.elapsed() < Duration::from_secs(20),
+                    "slot never freed"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(g.node_id(), node);
+    let r = g
+        .health()
+        .lease
+        .unwrap()
+        .guard_until_ms
+        .expect("the holder's R");
+    assert!(r >= holder_max);
+    clock.set(r - 2000);
+    let h = g.health();
+    assert_eq!(h.status, HealthStatus::RestartGuard);
+    assert_eq!(h.lease.unwrap().guard_remaining_ms, 2001);
+    for step in [0, 1000, 2000] {
+        clock.set(r - 2000 + step);
+        assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
+    }
+    clock.set(r + 1);
+    let first = g.next_id().unwrap();
+    assert!(ms(&g, first) > r && ms(&g, first) > holder_max);
+    clock.advance(3);
+    assert!(g.next_id().unwrap() > first);
+}
+
+#[test]
+fn etcd_stopped_issues_up_to_r_then_refuses_and_recovers_when_back() {
+    let mut etcd = Etcd::start();
+    let g = lease(opts(&etcd, "/pf-stop", 4), 2).build().unwrap();
+    assert!(wait_until(Duration::from_secs(10), || g
+        .health()
+        .lease_renewals
+        >= 2));
+    etcd.stop();
+    // Keep issuing: IDs continue only up to R, then refusals.
+    let start = Instant::now();
+    let mut last_ok_ms = 0;
+    let mut refusal = None;
+    while start.elapsed() < Duration::from_secs(15) {
+        match g.next_id() {
+            Ok(id) => last_ok_ms = ms(&g, id),
+            Err(e) => {
+                refusal = Some(e);
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let e = refusal.expect("refused once R was reached");
+    assert_eq!(e.kind(), ErrorKind::LeaseExpired, "{e}");
+    let h = g.health();
+    let r = h.lease.as_ref().unwrap().high_water_ms;
+    assert!(last_ok_ms <= r, "issued {last_ok_ms} past R {r}");
+    assert!(!h.ok);
+    assert_eq!(h.status, HealthStatus::LeaseExpired);
+    assert!(h.lease_failures > 0);
+    // Still refused a while later: nothing past R while the store is down.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::LeaseExpired);
+
+    etcd.restart();
+    let back = wait_until(Duration::from_secs(30), || g.next_id().is_ok());
+    assert!(back, "no recovery: {:?}", g.health());
+    assert!(g.health().ok, "{:?}", g.health());
+    let id = g.next_id().unwrap();
+    assert!(ms(&g, id) > last_ok_ms - 10);
+}
+
+#[test]
+fn revoking_the_lease_stops_the_generator_at_once() {
+    let etcd = Etcd::start();
+    let g = lease(opts(&etcd, "/pf-revoke", 4), 3).build().unwrap();
+    g.next_id().unwrap();
+    let leases = etcd.etcdctl(&["lease", "list"]).unwrap();
+    // "found 1 leases" then one hex id per line.
+    let id = leases
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_hexdigit()))
+        .unwrap_or_else(|| panic!("no lease listed: {leases}"))
+        .to_string();
+    etcd.etcdctl(&["lease", "revoke", &id]).unwrap();
+    let revoked = Instant::now();
+    // The watch on the slot key sees the delete: no renewal period to wait out.
+    assert!(
+        wait_until(Duration::from_secs(5), || g
+            .next_id()
+            .is_err_and(|e| e.kind() == ErrorKind::LeaseLost)),
+        "still issuing after the revoke"
+    );
+    let took = revoked.elapsed();
+    let h = g.health();
+    assert_eq!(h.status, HealthStatus::LeaseLost);
+    assert!(!h.ok && h.lease.unwrap().lost);
+    // For good: nothing is issued again.
+    std::thread::sleep(Duration::from_millis(600));
+    for _ in 0..100 {
+        assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::LeaseLost);
+    }
+    eprintln!("revoke seen after {took:?}");
+}
+
+#[test]
+fn bad_etcd_options_and_an_unreachable_cluster_are_clear_errors() {
+    let mut o = EtcdLeaseOptions::new(vec![format!("http://127.0.0.1:{}", free_port())]);
+    o.connect_timeout_ms = 300;
+    o.slots = Some(2);
+    let e = lease(o.clone(), 4).build().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LeaseStore, "{e}");
+    assert!(e.to_string().contains("etcd"), "{e}");
+    o.ttl_s = 0;
+    assert_eq!(
+        lease(o.clone(), 4).build().unwrap_err().kind(),
+        ErrorKind::InvalidNodeSource
+    );
+    o.ttl_s = 2;
+    o.prefix = "nope".into();
+    assert_eq!(
+        lease(o.clone(), 4).build().unwrap_err().kind(),
+        ErrorKind::InvalidNodeSource
+    );
+    o.prefix = "/ok".into();
+    o.endpoints.clear();
+    assert_eq!(
+        lease(o, 4).build().unwrap_err().kind(),
+        ErrorKind::InvalidNodeSource
+    );
+}
