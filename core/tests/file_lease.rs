@@ -52,7 +52,7 @@ fn fifty_processes_race_for_sixteen_slots() {
     // Every child answers while the winners still hold their slots (they wait for stdin).
     let mut won = Vec::new();
     let mut refused = Vec::new();
-    let mut outputs: Vec<_> = children.iter_mut().map(|c| lines(c)).collect();
+    let mut outputs: Vec<_> = children.iter_mut().map(lines).collect();
     for out in outputs.iter_mut() {
         let line = out.next().expect("child answered");
         if let Some(n) = line.strip_prefix("WON ") {
