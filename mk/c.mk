@@ -147,7 +147,7 @@ test-c-readme: build-c
 	$(C_ENV) bash tests/c/readme_snippets.sh $(ROOT)/README.md $(C_TESTDIR)/readme
 
 test-c-go: build-c
-	$(call say,Go (cgo) through the header and pkg-config: vectors and scenarios and 8 goroutines)
+	$(call say,Go (cgo) through the header and pkg-config: vectors and scenarios and 8 goroutines and file leases)
 	cd tests/go && $(C_ENV) go vet ./... && $(C_ENV) go test -count=1 -v ./... 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
 
 test-c: check-header-c

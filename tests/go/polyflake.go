@@ -227,6 +227,70 @@ func NewWithScriptedClock(cfg Config, values []int64) (*Generator, error) {
 	return &Generator{p}, nil
 }
 
+// FileLease is polyflake_file_lease_options; zero values mean the library's defaults.
+type FileLease struct {
+	Dir       string
+	Slots     uint32
+	Identity  string // "" means the hostname
+	ReserveMs uint64
+}
+
+// NewFileLease is polyflake_generator_new_file_lease (cfg.NodeID is not used).
+func NewFileLease(cfg Config, lease FileLease) (*Generator, error) {
+	c := cfg.c()
+	var o C.polyflake_file_lease_options
+	C.polyflake_file_lease_options_init(&o)
+	dir := C.CString(lease.Dir)
+	defer C.free(unsafe.Pointer(dir))
+	o.dir = dir
+	o.slots = C.uint32_t(lease.Slots)
+	if lease.Identity != "" {
+		ident := C.CString(lease.Identity)
+		defer C.free(unsafe.Pointer(ident))
+		o.identity = ident
+	}
+	if lease.ReserveMs != 0 {
+		o.reserve_ms = C.uint64_t(lease.ReserveMs)
+	}
+	var p *C.polyflake_generator
+	if err := check(C.polyflake_generator_new_file_lease(&c, &o, &p)); err != nil {
+		return nil, err
+	}
+	return &Generator{p}, nil
+}
+
+// NewEtcd is polyflake_generator_new_etcd with these endpoints and a connect timeout, every
+// other option at its default.
+func NewEtcd(cfg Config, endpoints []string, connectTimeoutMs uint64) (*Generator, error) {
+	c := cfg.c()
+	var o C.polyflake_etcd_options
+	C.polyflake_etcd_options_init(&o)
+	list := C.malloc(C.size_t(len(endpoints)+1) * C.size_t(unsafe.Sizeof(uintptr(0))))
+	defer C.free(list)
+	ptrs := unsafe.Slice((**C.char)(list), len(endpoints)+1)
+	for i, e := range endpoints {
+		ptrs[i] = C.CString(e)
+		defer C.free(unsafe.Pointer(ptrs[i]))
+	}
+	o.endpoints = (**C.char)(list)
+	o.endpoint_count = C.size_t(len(endpoints))
+	o.connect_timeout_ms = C.uint64_t(connectTimeoutMs)
+	var p *C.polyflake_generator
+	if err := check(C.polyflake_generator_new_etcd(&c, &o, &p)); err != nil {
+		return nil, err
+	}
+	return &Generator{p}, nil
+}
+
+// NodeID is the node id the generator holds (for a lease: its slot).
+func (g *Generator) NodeID() int64 {
+	var c C.polyflake_config
+	if C.polyflake_generator_config(g.p, &c) != C.POLYFLAKE_RESULT_OK {
+		return -1
+	}
+	return int64(c.node_id)
+}
+
 // Close is polyflake_generator_free.
 func (g *Generator) Close() { C.polyflake_generator_free(g.p); g.p = nil }
 
@@ -262,7 +326,25 @@ type Health struct {
 	Status   string
 	Reason   string
 	LeadMs   int64
+	WallMs   int64
 	Counters map[string]uint64
+	Source   string // "static", "file_lease", ...
+	Lease    *LeaseHealth
+}
+
+// LeaseHealth is the lease part of polyflake_health_snapshot (nil when the node id is not leased).
+type LeaseHealth struct {
+	Kind             string // "file" or "etcd"
+	Slot             uint32
+	HighWaterMs      int64
+	GuardUntilMs     *int64
+	GuardWaiting     bool
+	GuardRemainingMs uint64
+	Lost             bool
+	Renewals         uint64
+	Failures         uint64
+	Store            string
+	LastError        string
 }
 
 // Health is polyflake_health.
@@ -271,7 +353,27 @@ func (g *Generator) Health() (Health, error) {
 	if err := check(C.polyflake_health(g.p, &h)); err != nil {
 		return Health{}, err
 	}
+	var lease *LeaseHealth
+	if h.lease_kind != C.POLYFLAKE_LEASE_KIND_NONE {
+		kind := "file"
+		if h.lease_kind == C.POLYFLAKE_LEASE_KIND_ETCD {
+			kind = "etcd"
+		}
+		lease = &LeaseHealth{
+			Kind: kind, Slot: uint32(h.lease_slot), HighWaterMs: int64(h.lease_high_water_ms),
+			GuardWaiting: bool(h.lease_guard_waiting), GuardRemainingMs: uint64(h.lease_guard_remaining_ms),
+			Lost: bool(h.lease_lost), Renewals: uint64(h.lease_renewals), Failures: uint64(h.lease_failures),
+			Store: C.GoString(&h.lease_store[0]), LastError: C.GoString(&h.lease_last_error[0]),
+		}
+		if h.lease_has_guard {
+			g := int64(h.lease_guard_until_ms)
+			lease.GuardUntilMs = &g
+		}
+	}
 	return Health{
+		Source: C.GoString(C.polyflake_node_source_name(C.uint32_t(h.source))),
+		Lease:  lease,
+		WallMs: int64(h.wall_ms),
 		OK:     bool(h.ok),
 		Status: C.GoString(C.polyflake_health_status_name(C.uint32_t(h.status))),
 		Reason: C.GoString(&h.reason[0]),
@@ -308,5 +410,14 @@ func NullChecks() map[string]string {
 	out["parse_id(NULL, &id)"] = name(C.polyflake_parse_id(nil, &id))
 	out["manual_clock_new(0, NULL)"] = name(C.polyflake_manual_clock_new(0, nil))
 	out["health(NULL, NULL)"] = name(C.polyflake_health(nil, nil))
+	var fo C.polyflake_file_lease_options
+	C.polyflake_file_lease_options_init(&fo)
+	out["new_file_lease(&c, &o{dir: NULL}, &g)"] = name(C.polyflake_generator_new_file_lease(&c, &fo, &g))
+	out["new_file_lease(&c, NULL, &g)"] = name(C.polyflake_generator_new_file_lease(&c, nil, &g))
+	var eo C.polyflake_etcd_options
+	C.polyflake_etcd_options_init(&eo)
+	eo.endpoint_count = 1
+	out["new_etcd(&c, &o{endpoints: NULL, count: 1}, &g)"] = name(C.polyflake_generator_new_etcd(&c, &eo, &g))
+	out["new_from_env(&c, NULL, &g)"] = name(C.polyflake_generator_new_from_env(&c, nil, &g))
 	return out
 }
