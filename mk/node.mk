@@ -2,19 +2,27 @@
 #
 #   make build-node   npm ci in node/ when node_modules is missing, then napi build --release
 #   make test-node    fail if index.js/index.d.ts drift from the Rust source, then node --test
+#                     (incl. file leases across child processes and an etcd lease on a real etcd
+#                     started by the test: Debian's etcd-server and etcd-client)
+#   make build-polyglot-node
+#                     the uniqueness run's Node participant, run as
+#                     `node tests/polyglot/participant.js LEASE_DIR SECONDS OUT_PATH` (needs the addon)
 #   make bench-node   nextId() beside Date.now, randomUUID, @sapphire/snowflake and uuid v7
 #                     (benchmark-only packages go into node/bench/node_modules)
 
+# protoc: the core's etcd lease (etcd-client) needs it to build; etcd-server and etcd-client: the
+# lease test starts a real etcd.
+APT_PACKAGES += protobuf-compiler etcd-server etcd-client
 DEPS_TARGETS += deps-node
-BUILD_TARGETS += build-node
+BUILD_TARGETS += build-node build-polyglot-node
 TEST_TARGETS += test-node
 
-.PHONY: deps-node build-node check-node-generated test-node bench-node
+.PHONY: deps-node build-node check-node-generated test-node bench-node build-polyglot-node
 
 NODE_DIR := $(ROOT)/node
 
 deps-node:
-	$(call say,Node: node and npm, and node/node_modules (npm ci when missing))
+	$(call say,Node: node and npm and node/node_modules (npm ci when missing))
 	@command -v node >/dev/null || { echo "node not found: install Node.js 18 or newer"; exit 1; }
 	@command -v npm >/dev/null || { echo "npm not found: install npm"; exit 1; }
 	@echo "node $$(node --version), npm $$(npm --version)"
@@ -42,8 +50,13 @@ check-node-generated: build-node
 	else echo "not a git checkout: drift check skipped"; fi
 
 test-node: check-node-generated
-	$(call say,Node: node --test (scenarios, layout vectors, workers, child processes, bad input, README))
+	$(call say,Node: node --test (scenarios, layout vectors, workers, child processes, leases, etcd, bad input, README))
 	cd $(NODE_DIR) && node --test test/
+
+# The participant is plain JS over the addon: building it is building the addon, then a syntax check.
+build-polyglot-node: build-node
+	$(call say,polyglot: the Node participant (node tests/polyglot/participant.js))
+	node --check $(ROOT)/tests/polyglot/participant.js
 
 bench-node: build-node
 	$(call say,Node benchmark: installing its packages into node/bench (not part of test))
