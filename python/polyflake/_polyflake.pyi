@@ -1,7 +1,22 @@
 """Type stubs for the native module polyflake._polyflake (hand-written, checked by mypy.stubtest)."""
 
 import array
-from typing import Callable, ClassVar, Final, Iterable, Optional, Tuple, TypedDict, Union, final
+import ipaddress
+import os
+from types import TracebackType
+from typing import (
+    Callable,
+    ClassVar,
+    Final,
+    Iterable,
+    Literal,
+    Optional,
+    Tuple,
+    Type,
+    TypedDict,
+    Union,
+    final,
+)
 
 from typing_extensions import Self, disjoint_base
 
@@ -9,6 +24,7 @@ __all__ = [
     "Snowflake",
     "MonotonicSnowflake",
     "Health",
+    "LeaseHealth",
     "Layout",
     "ManualClock",
     "ScriptedClock",
@@ -28,8 +44,15 @@ __all__ = [
     "NodeIdInUse",
     "UsedAfterFork",
     "ClockFailed",
+    "InvalidNodeSource",
+    "NoFreeSlot",
+    "LeaseNotReady",
+    "LeaseExpired",
+    "LeaseLost",
+    "LeaseStore",
     "DEFAULT_EPOCH_MS",
     "DEFAULT_MAX_WAIT_MS",
+    "DEFAULT_RESERVE_MS",
     "MAX_ID",
     "MAX_BATCH",
     "CORE_VERSION",
@@ -42,6 +65,7 @@ DEFAULT_EPOCH_MS: Final[int]
 DEFAULT_MAX_WAIT_MS: Final[float]
 MAX_ID: Final[int]
 MAX_BATCH: Final[int]
+DEFAULT_RESERVE_MS: Final[int]
 
 class _Decoded(TypedDict):
     """What ``decode`` returns: the ID's Unix-ms timestamp (an upper bound on when it was made),
@@ -86,6 +110,36 @@ class Layout:
 
 _LayoutLike = Union[Layout, str, Tuple[int, int, int]]
 _ClockLike = Union["ManualClock", "ScriptedClock", Callable[[], int]]
+_PathLike = Union[str, "os.PathLike[str]"]
+_Ipv4Like = Union[str, "ipaddress.IPv4Address"]
+
+@final
+class LeaseHealth:
+    """The lease part of a ``Health`` snapshot: slot, high-water mark, restart guard."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def store(self) -> str: ...
+    @property
+    def slot(self) -> int: ...
+    @property
+    def high_water_ms(self) -> int: ...
+    @property
+    def guard_until_ms(self) -> Optional[int]: ...
+    @property
+    def guard_waiting(self) -> bool: ...
+    @property
+    def guard_remaining_ms(self) -> int: ...
+    @property
+    def lost(self) -> bool: ...
+    @property
+    def renewals(self) -> int: ...
+    @property
+    def failures(self) -> int: ...
+    @property
+    def last_error(self) -> str: ...
+    def to_dict(self) -> dict[str, Union[bool, int, str, None]]: ...
 
 @final
 class Health:
@@ -99,6 +153,8 @@ class Health:
     def reason(self) -> str: ...
     @property
     def node_id(self) -> int: ...
+    @property
+    def source(self) -> str: ...
     @property
     def mode(self) -> str: ...
     @property
@@ -125,7 +181,11 @@ class Health:
     def lease_renewals(self) -> int: ...
     @property
     def lease_failures(self) -> int: ...
-    def to_dict(self) -> dict[str, Union[bool, int, str, None]]: ...
+    @property
+    def lease(self) -> Optional[LeaseHealth]: ...
+    def to_dict(
+        self,
+    ) -> dict[str, Union[bool, int, str, None, dict[str, Union[bool, int, str, None]]]]: ...
 
 @disjoint_base
 class Snowflake:
@@ -140,6 +200,68 @@ class Snowflake:
         layout: Optional[_LayoutLike] = None,
         clock: Optional[_ClockLike] = None,
     ) -> Self: ...
+    @classmethod
+    def from_file_lease(
+        cls,
+        dir: _PathLike,
+        *,
+        slots: Optional[int] = None,
+        identity: Optional[str] = None,
+        reserve_ms: int = 5000,
+        epoch_ms: int = 1704067200000,
+        max_wait_ms: float = 5.0,
+        layout: Optional[_LayoutLike] = None,
+        clock: Optional[_ClockLike] = None,
+    ) -> Snowflake:
+        """A slot leased from a directory of slot files (one host); ``close()`` frees it."""
+    @classmethod
+    def from_etcd(
+        cls,
+        endpoints: Union[str, Iterable[str]],
+        *,
+        prefix: str = "/polyflake",
+        ttl_s: int = 10,
+        reserve_ms: int = 5000,
+        slots: Optional[int] = None,
+        identity: Optional[str] = None,
+        connect_timeout_ms: int = 2000,
+        epoch_ms: int = 1704067200000,
+        max_wait_ms: float = 5.0,
+        layout: Optional[_LayoutLike] = None,
+        clock: Optional[_ClockLike] = None,
+    ) -> Snowflake:
+        """A slot leased from an etcd v3 cluster; ``close()`` frees it."""
+    @classmethod
+    def from_env(
+        cls,
+        var: str,
+        *,
+        epoch_ms: int = 1704067200000,
+        max_wait_ms: float = 5.0,
+        layout: Optional[_LayoutLike] = None,
+        clock: Optional[_ClockLike] = None,
+    ) -> Snowflake: ...
+    @classmethod
+    def from_hostname(
+        cls,
+        hostname: Optional[str] = None,
+        *,
+        epoch_ms: int = 1704067200000,
+        max_wait_ms: float = 5.0,
+        layout: Optional[_LayoutLike] = None,
+        clock: Optional[_ClockLike] = None,
+    ) -> Snowflake: ...
+    @classmethod
+    def from_ipv4(
+        cls,
+        addr: _Ipv4Like,
+        prefix_len: int,
+        *,
+        epoch_ms: int = 1704067200000,
+        max_wait_ms: float = 5.0,
+        layout: Optional[_LayoutLike] = None,
+        clock: Optional[_ClockLike] = None,
+    ) -> Snowflake: ...
     def next_id(self) -> int: ...
     def next_ids(self, count: int) -> array.array[int]: ...
     @staticmethod
@@ -149,8 +271,18 @@ class Snowflake:
         """On the class: the default layout and epoch (or those given). On a generator
         (``g.decode(x)``): that generator's layout and epoch; keywords are not accepted there."""
     def health(self) -> Health: ...
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        *_exc: Union[Optional[Type[BaseException]], Optional[BaseException], Optional[TracebackType]],
+    ) -> Literal[False]: ...
     @property
     def node_id(self) -> int: ...
+    @property
+    def node_source(self) -> str: ...
     @property
     def epoch_ms(self) -> int: ...
     @property
@@ -176,6 +308,73 @@ class MonotonicSnowflake(Snowflake):
         clock: Optional[_ClockLike] = None,
         max_lead_ms: Optional[int] = None,
     ) -> Self: ...
+    @classmethod
+    def from_file_lease(
+        cls,
+        dir: _PathLike,
+        *,
+        slots: Optional[int] = None,
+        identity: Optional[str] = None,
+        reserve_ms: int = 5000,
+        epoch_ms: int = 1704067200000,
+        max_wait_ms: float = 5.0,
+        layout: Optional[_LayoutLike] = None,
+        clock: Optional[_ClockLike] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> MonotonicSnowflake:
+        """A slot leased from a directory of slot files (one host); ``close()`` frees it."""
+    @classmethod
+    def from_etcd(
+        cls,
+        endpoints: Union[str, Iterable[str]],
+        *,
+        prefix: str = "/polyflake",
+        ttl_s: int = 10,
+        reserve_ms: int = 5000,
+        slots: Optional[int] = None,
+        identity: Optional[str] = None,
+        connect_timeout_ms: int = 2000,
+        epoch_ms: int = 1704067200000,
+        max_wait_ms: float = 5.0,
+        layout: Optional[_LayoutLike] = None,
+        clock: Optional[_ClockLike] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> MonotonicSnowflake:
+        """A slot leased from an etcd v3 cluster; ``close()`` frees it."""
+    @classmethod
+    def from_env(
+        cls,
+        var: str,
+        *,
+        epoch_ms: int = 1704067200000,
+        max_wait_ms: float = 5.0,
+        layout: Optional[_LayoutLike] = None,
+        clock: Optional[_ClockLike] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> MonotonicSnowflake: ...
+    @classmethod
+    def from_hostname(
+        cls,
+        hostname: Optional[str] = None,
+        *,
+        epoch_ms: int = 1704067200000,
+        max_wait_ms: float = 5.0,
+        layout: Optional[_LayoutLike] = None,
+        clock: Optional[_ClockLike] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> MonotonicSnowflake: ...
+    @classmethod
+    def from_ipv4(
+        cls,
+        addr: _Ipv4Like,
+        prefix_len: int,
+        *,
+        epoch_ms: int = 1704067200000,
+        max_wait_ms: float = 5.0,
+        layout: Optional[_LayoutLike] = None,
+        clock: Optional[_ClockLike] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> MonotonicSnowflake: ...
 
 @final
 class ManualClock:
@@ -217,3 +416,24 @@ class LeadLimitExceeded(PolyflakeError, RuntimeError): ...
 class NodeIdInUse(PolyflakeError, RuntimeError): ...
 class UsedAfterFork(PolyflakeError, RuntimeError): ...
 class ClockFailed(PolyflakeError, RuntimeError): ...
+class InvalidNodeSource(PolyflakeError, ValueError):
+    reason: str
+
+class NoFreeSlot(PolyflakeError, RuntimeError):
+    dir_or_prefix: str
+    slots: int
+
+class LeaseNotReady(PolyflakeError, RuntimeError):
+    node_id: int
+    remaining_ms: int
+
+class LeaseExpired(PolyflakeError, RuntimeError):
+    node_id: int
+    high_water_ms: int
+
+class LeaseLost(PolyflakeError, RuntimeError):
+    node_id: int
+    reason: str
+
+class LeaseStore(PolyflakeError, RuntimeError):
+    reason: str

@@ -10,6 +10,7 @@ mod clock;
 mod errors;
 mod generator;
 mod layout;
+mod source;
 
 use crate::args::id_arg;
 use crate::errors::to_py_err;
@@ -47,6 +48,7 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<generator::Snowflake>()?;
     m.add_class::<generator::MonotonicSnowflake>()?;
     m.add_class::<generator::PyHealth>()?;
+    m.add_class::<source::PyLeaseHealth>()?;
     m.add_class::<layout::PyLayout>()?;
     m.add_class::<clock::PyManualClock>()?;
     m.add_class::<clock::PyScriptedClock>()?;
@@ -58,6 +60,7 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_MAX_WAIT_MS", polyflake::DEFAULT_MAX_WAIT_MS)?;
     m.add("MAX_ID", polyflake::MAX_ID)?;
     m.add("MAX_BATCH", polyflake::MAX_BATCH)?;
+    m.add("DEFAULT_RESERVE_MS", polyflake::DEFAULT_RESERVE_MS)?;
     m.add("CORE_VERSION", polyflake::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

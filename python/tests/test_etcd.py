@@ -1,0 +1,113 @@
+"""etcd leases from Python against a real etcd (Debian's etcd-server, installed by
+`make deps-apt`), started here on 127.0.0.1 with free ports and a temporary data dir, and
+stopped afterwards. No mock stands in for etcd."""
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import polyflake
+from polyflake import MonotonicSnowflake, Snowflake
+
+ETCD, ETCDCTL = "/usr/bin/etcd", "/usr/bin/etcdctl"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Etcd:
+    def __init__(self):
+        for binary in (ETCD, ETCDCTL):
+            assert os.path.exists(binary), f"{binary} is missing: `make deps-apt` installs etcd-server"
+        self.dir = tempfile.mkdtemp(prefix="polyflake-py-etcd-")
+        self.url = f"http://127.0.0.1:{free_port()}"
+        peer = f"http://127.0.0.1:{free_port()}"
+        self.log = open(os.path.join(self.dir, "etcd.log"), "wb")
+        self.proc = subprocess.Popen(
+            [ETCD, "--name", "polyflake-py", "--data-dir", os.path.join(self.dir, "data"),
+             "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
+             "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+             "--initial-cluster", f"polyflake-py={peer}"],
+            stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 30
+        while not self.healthy():
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                self.stop()
+                pytest.fail("etcd did not become healthy within 30 s")
+            time.sleep(0.1)
+
+    def etcdctl(self, *args):
+        return subprocess.run(
+            [ETCDCTL, f"--endpoints={self.url}", "--dial-timeout=1s", "--command-timeout=2s", *args],
+            env={**os.environ, "ETCDCTL_API": "3"}, capture_output=True, text=True,
+        )
+
+    def healthy(self):
+        return self.etcdctl("endpoint", "health").returncode == 0
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def etcd():
+    server = Etcd()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_from_etcd_takes_a_slot_and_issues(etcd):
+    prefix = f"/polyflake-py-{os.getpid()}"
+    g = Snowflake.from_etcd(etcd.url, prefix=prefix, ttl_s=2, reserve_ms=500, slots=4, identity="py-etcd-a")
+    assert 0 <= g.node_id < 4 and g.node_source == "etcd"
+    ids = [g.next_id() for _ in range(5000)]
+    assert len(set(ids)) == 5000 and {g.decode(x)["node_id"] for x in ids} == {g.node_id}
+    h = g.health()
+    assert h.ok and h.source == "etcd" and h.lease.kind == "etcd" and h.lease.slot == g.node_id
+    assert etcd.url in h.lease.store and prefix in h.lease.store
+    assert h.lease.high_water_ms >= g.decode(ids[-1])["epoch_ms"]
+    # The slot key is in etcd, under the prefix.
+    keys = etcd.etcdctl("get", "--prefix", "--keys-only", prefix).stdout.split()
+    assert f"{prefix}/slot/{g.node_id:04d}" in keys, keys
+
+    # A second holder (a list of endpoints, monotonic) gets another slot.
+    m = MonotonicSnowflake.from_etcd([etcd.url], prefix=prefix, ttl_s=2, reserve_ms=500, slots=4,
+                                     identity="py-etcd-b", max_lead_ms=100)
+    assert m.node_id != g.node_id and m.mode == "monotonic"
+    more = list(m.next_ids(5000))
+    assert len(set(ids) | set(more)) == 10_000
+
+    # Closing frees the slot at once (the key is deleted, not left to expire).
+    slot = g.node_id
+    g.close()
+    keys = etcd.etcdctl("get", "--prefix", "--keys-only", prefix).stdout.split()
+    assert f"{prefix}/slot/{slot:04d}" not in keys, keys
+    m.close()
+
+
+def test_from_etcd_no_free_slot(etcd):
+    prefix = f"/polyflake-py-full-{os.getpid()}"
+    with Snowflake.from_etcd(etcd.url, prefix=prefix, slots=1, identity="py-etcd-one") as g:
+        assert g.node_id == 0
+        with pytest.raises(polyflake.NoFreeSlot) as info:
+            Snowflake.from_etcd(etcd.url, prefix=prefix, slots=1, identity="py-etcd-two")
+        assert info.value.slots == 1 and prefix in str(info.value)
+
+
+def test_from_etcd_unreachable_is_a_store_error():
+    with pytest.raises(polyflake.LeaseStore):
+        Snowflake.from_etcd(f"http://127.0.0.1:{free_port()}", connect_timeout_ms=300)
