@@ -4,15 +4,20 @@
 #   make build-python   build the wheel (target/wheels-python/) and install it into .venv
 #   make test-python    stubs checked with mypy.stubtest, then pytest against the installed wheel
 #   make bench-python   next_id beside time.time_ns, uuid4, uuid_utils.uuid7, snowflake-id
+#   make build-polyglot-python   the uniqueness run's Python participant (tests/polyglot/
+#                       participant.py, run with .venv/bin/python against the installed wheel)
 
 # Debian's own python3 needs python3-venv for `python3 -m venv`; a Python that ships ensurepip
 # (pyenv's, python.org's) does not.
 APT_PACKAGES += $(if $(shell python3 -c 'import ensurepip' 2>/dev/null && echo ok),,python3-venv)
+# protoc: the core's etcd lease (etcd-client crate) needs it to build the wheel; etcd-server and
+# etcd-client (etcdctl): the etcd test starts a real etcd.
+APT_PACKAGES += protobuf-compiler etcd-server etcd-client
 DEPS_TARGETS += deps-python
-BUILD_TARGETS += build-python
+BUILD_TARGETS += build-python build-polyglot-python
 TEST_TARGETS += test-python
 
-.PHONY: deps-python build-python test-python bench-python
+.PHONY: deps-python build-python test-python bench-python build-polyglot-python
 
 PY_VENV := $(ROOT)/.venv
 PY := $(PY_VENV)/bin/python
@@ -37,6 +42,11 @@ build-python: deps-python
 	@rm -rf $(PY_WHEELS)
 	$(PY_VENV)/bin/maturin build --release --strip -i $(PY) -m python/Cargo.toml -o $(PY_WHEELS)
 	$(PY) -m pip install -q --disable-pip-version-check --force-reinstall --no-deps $(PY_WHEELS)/polyflake-*.whl
+
+build-polyglot-python: build-python
+	$(call say,Python participant of the uniqueness run: tests/polyglot/participant.py on the installed wheel)
+	$(PY) -m py_compile $(ROOT)/tests/polyglot/participant.py
+	cd $(PY_TESTDIR) && $(PY) -c 'import polyflake; print("participant uses polyflake", polyflake.__version__, "from", polyflake.__file__)'
 
 test-python: build-python
 	$(call say,Python: stubs (mypy.stubtest) and pytest against the installed wheel)

@@ -1,0 +1,55 @@
+"""The uniqueness run's Python participant (tests/polyglot/participant.py) keeps its protocol:
+`participant.py LEASE_DIR SECONDS OUT_PATH` writes raw little-endian u64 IDs and a JSON
+summary, and exits 1 with one stderr line on an error."""
+
+import json
+import subprocess
+import sys
+
+from conftest import REPO
+
+import polyflake
+
+PARTICIPANT = REPO / "tests" / "polyglot" / "participant.py"
+
+
+def run(*args):
+    return subprocess.run([sys.executable, str(PARTICIPANT), *map(str, args)], capture_output=True,
+                          text=True, timeout=120, cwd="/")
+
+
+def test_participant_protocol(tmp_path):
+    lease = tmp_path / "leases"
+    outs = [tmp_path / "a.bin", tmp_path / "b.bin"]
+    # Two at once on one lease directory: two slots.
+    procs = [subprocess.Popen([sys.executable, str(PARTICIPANT), str(lease), "0.3", str(o)],
+                              stderr=subprocess.PIPE, text=True, cwd="/") for o in outs]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    seen = set()
+    nodes = set()
+    for out in outs:
+        raw = out.read_bytes()
+        ids = [int.from_bytes(raw[k:k + 8], "little") for k in range(0, len(raw), 8)]
+        meta = json.loads((tmp_path / (out.name + ".json")).read_text())
+        assert meta["language"] == "python" and meta["count"] == len(ids) > 1024
+        assert meta["first"] == str(ids[0]) and meta["last"] == str(ids[-1])
+        assert 0.3 <= meta["seconds"] < 60
+        assert all(a < b for a, b in zip(ids, ids[1:]))
+        assert {polyflake.decode(x)["node_id"] for x in (ids[0], ids[-1])} == {meta["node_id"]}
+        nodes.add(meta["node_id"])
+        seen.update(ids)
+    assert len(nodes) == 2
+    assert len(seen) == sum(json.loads((tmp_path / (o.name + ".json")).read_text())["count"] for o in outs)
+
+
+def test_participant_errors_are_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    r = run(blocker / "leases", "0.1", tmp_path / "out.bin")
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "participant.py" in r.stderr
+    r = run(tmp_path, "soon", tmp_path / "out.bin")
+    assert r.returncode == 1 and r.stderr.count("\n") == 1
+    r = run(tmp_path)
+    assert r.returncode != 0
