@@ -13,7 +13,7 @@ import (
 // the lease.
 func TestFileLease(t *testing.T) {
 	dir := t.TempDir()
-	lease := FileLease{Dir: dir, Slots: 2, Identity: "go-a", ReserveMs: 500}
+	lease := FileLease{Dir: dir, Slots: 2, Identity: "go-a", ReserveMs: 2000}
 	a, err := NewFileLease(DefaultConfig(), lease)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestFileLease(t *testing.T) {
 		!strings.Contains(h.Lease.Store, dir) {
 		t.Fatalf("health %+v lease %+v", h, h.Lease)
 	}
-	if h.Lease.HighWaterMs < d.TimestampMs || h.Lease.HighWaterMs > h.WallMs+500 {
+	if h.Lease.HighWaterMs < d.TimestampMs || h.Lease.HighWaterMs > h.WallMs+2000 {
 		t.Fatalf("R %d, last ms %d, wall %d", h.Lease.HighWaterMs, d.TimestampMs, h.WallMs)
 	}
 
