@@ -66,11 +66,11 @@ loom:
 	LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" $(CARGO) test -p polyflake --test loom --release --target-dir $(CARGO_TARGET_DIR)/loom
 
 test-rust: lint-rust loom
-	$(call say,Rust tests: unit, doc, scenarios, vectors, properties, threads, fork)
+	$(call say,Rust tests: unit; doc; scenarios; vectors; properties; threads; fork; leases)
 	$(CARGO) test --release -p polyflake
 
 demo-rust:
-	$(call say,Rust demo: mint, decode, a refused rewind, a monotonic borrow)
+	$(call say,Rust demo: mint and decode; a refused rewind; a monotonic borrow)
 	$(CARGO) run --release -q -p polyflake --example demo
 
 bench: bench-rust

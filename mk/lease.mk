@@ -11,5 +11,5 @@ APT_PACKAGES += protobuf-compiler etcd-server etcd-client
 .PHONY: test-lease
 
 test-lease:
-	$(call say,lease tests: node sources, file leases (50 processes / 16 slots, SIGKILL, skewed clocks), fork, real etcd)
+	$(call say,lease tests: node sources; file leases (50 processes for 16 slots; SIGKILL; skewed clocks); fork; real etcd)
 	$(CARGO) test --release -p polyflake --test node_sources --test file_lease --test lease_fork --test etcd_lease

@@ -50,7 +50,7 @@ check-node-generated: build-node
 	else echo "not a git checkout: drift check skipped"; fi
 
 test-node: check-node-generated
-	$(call say,Node: node --test (scenarios, layout vectors, workers, child processes, leases, etcd, bad input, README))
+	$(call say,Node: node --test (scenarios; layout vectors; workers; child processes; leases; etcd; bad input; README))
 	cd $(NODE_DIR) && node --test test/
 
 # The participant is plain JS over the addon: building it is building the addon, then a syntax check.

@@ -31,5 +31,5 @@ test-polyglot:
 	$(PY) tests/polyglot/run.py --seconds 2
 
 demo-polyglot:
-	$(call say,polyglot demo: six languages, one lease directory, one merged stream)
+	$(call say,polyglot demo: six languages minting from one lease directory into one merged stream)
 	$(PY) tests/polyglot/run.py --seconds 3 --report --plot $(POLYGLOT_PLOT)
