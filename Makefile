@@ -14,14 +14,14 @@ CARGO ?= cargo
 APT_PACKAGES :=
 DEPS_TARGETS := deps-apt deps-rust
 BUILD_TARGETS := build-rust
-TEST_TARGETS := test-rust
+TEST_TARGETS := reset-scenario-coverage test-rust
 DEMO_TARGETS := demo-rust
 
 say = @printf '\n==> %s\n' "$(1)"
 
 include $(sort $(wildcard mk/*.mk))
 
-.PHONY: help test demo deps build deps-apt deps-rust build-rust test-rust lint-rust loom demo-rust bench-rust clean
+.PHONY: help test demo deps build reset-scenario-coverage deps-apt deps-rust build-rust test-rust lint-rust loom demo-rust bench-rust clean
 
 help:
 	@echo "make demo   build what is missing, then mint, decode and fault-inject IDs"
@@ -31,8 +31,16 @@ help:
 deps: $(DEPS_TARGETS)
 build: deps $(BUILD_TARGETS)
 test: build $(TEST_TARGETS)
+	$(call say,scenario coverage: every runner ran every scenario file)
+	python3 tests/vectors/check_coverage.py $(SCENARIO_COVERAGE)
 	$(call say,all tests passed)
 demo: build $(DEMO_TARGETS)
+
+# Each scenario runner writes $(SCENARIO_COVERAGE)/<lang>.txt; `make test` starts it empty.
+SCENARIO_COVERAGE := $(CARGO_TARGET_DIR)/scenario-coverage
+reset-scenario-coverage:
+	$(call say,scenario coverage: emptying $(SCENARIO_COVERAGE))
+	rm -rf $(SCENARIO_COVERAGE) && mkdir -p $(SCENARIO_COVERAGE)
 
 # Debian packages the project needs, installed only when missing (apt-get update runs once, first).
 deps-apt:

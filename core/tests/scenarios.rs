@@ -2,11 +2,12 @@
 //! them) through the Rust core. Every binding runs the same files.
 
 use polyflake::{
-    Error, Generator, Health, Layout, ManualClock, Mode, ScriptedClock, DEFAULT_EPOCH_MS,
+    Error, FileLeaseOptions, Generator, Health, Layout, ManualClock, Mode, NodeSource,
+    ScriptedClock, DEFAULT_EPOCH_MS,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 fn scenario_dir() -> PathBuf {
@@ -48,14 +49,27 @@ struct Built {
     manual: Option<ManualClock>,
 }
 
-fn build(spec: &Value) -> Result<Built, Error> {
+/// `lease_dir`: the scenario's one temporary directory for its file-lease generators.
+fn build(spec: &Value, lease_dir: &Path) -> Result<Built, Error> {
     let mode = match spec["mode"].as_str().expect("mode") {
         "strict" => Mode::Strict,
         "monotonic" => Mode::Monotonic,
         m => panic!("bad mode {m}"),
     };
-    let node_id = spec["node_id"].as_i64().expect("node_id");
-    let mut b = Generator::builder(node_id)
+    let b = match spec.get("source") {
+        None => Generator::builder(spec["node_id"].as_i64().expect("node_id")),
+        Some(source) => {
+            only_keys(source, &["kind", "slots", "reserve_ms"], "source");
+            assert_eq!(source["kind"], "file_lease", "source kind");
+            let mut o = FileLeaseOptions::new(lease_dir);
+            o.slots = source.get("slots").map(|v| v.as_u64().unwrap() as u32);
+            if let Some(r) = source.get("reserve_ms") {
+                o.reserve_ms = r.as_u64().unwrap();
+            }
+            Generator::builder_from(NodeSource::FileLease(o))
+        }
+    };
+    let mut b = b
         .mode(mode)
         .layout(layout_of(spec.get("layout"))?)
         .epoch_ms(
@@ -140,6 +154,43 @@ fn check_expectation(got: &Value, want: &Value, what: &str) {
     }
 }
 
+/// Fork; the child calls `next_id` once on `g` and writes the outcome (an error code, or "ok")
+/// into a pipe, which the parent returns.
+fn next_id_in_child(g: &Generator) -> String {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe and fork as documented; the child only calls the generator, writes and exits.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let outcome: &str = match g.next_id() {
+            Ok(_) => "ok",
+            Err(e) => e.code(),
+        };
+        unsafe {
+            libc::write(fds[1], outcome.as_ptr().cast(), outcome.len());
+            libc::_exit(0);
+        }
+    }
+    unsafe { libc::close(fds[1]) };
+    let mut buf = [0u8; 64];
+    let mut len = 0;
+    loop {
+        let n = unsafe { libc::read(fds[0], buf[len..].as_mut_ptr().cast(), buf.len() - len) };
+        if n <= 0 {
+            break;
+        }
+        len += n as usize;
+    }
+    let mut status = 0;
+    unsafe {
+        libc::close(fds[0]);
+        libc::waitpid(pid, &mut status, 0);
+    }
+    assert!(libc::WIFEXITED(status), "child died: status {status}");
+    String::from_utf8_lossy(&buf[..len]).into_owned()
+}
+
 /// Fail on any key this runner does not know: a misspelt expectation must not pass silently.
 fn only_keys(v: &Value, allowed: &[&str], what: &str) {
     for k in v
@@ -154,6 +205,8 @@ fn only_keys(v: &Value, allowed: &[&str], what: &str) {
 const SPEC_KEYS: &[&str] = &[
     "mode",
     "node_id",
+    "source",
+    "deferred",
     "layout",
     "epoch_ms",
     "max_wait_ms",
@@ -185,9 +238,31 @@ fn run_scenario(path: &PathBuf) -> usize {
     let name = doc["name"].as_str().unwrap().to_string();
     only_keys(
         &doc,
-        &["name", "description", "source", "generators", "steps"],
+        &[
+            "name",
+            "description",
+            "source",
+            "needs",
+            "generators",
+            "steps",
+        ],
         &name,
     );
+    // Rust offers every need: fork (libc::fork) and leases on an injected clock.
+    for need in doc
+        .get("needs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let need = need.as_str().unwrap();
+        assert!(
+            ["fork", "injected_clock_lease"].contains(&need),
+            "{name}: unknown need {need:?}"
+        );
+    }
+    let lease_dir =
+        std::env::temp_dir().join(format!("polyflake-scenario-{}-{name}", std::process::id()));
     assert_eq!(
         path.file_stem().unwrap().to_str().unwrap(),
         name,
@@ -198,7 +273,11 @@ fn run_scenario(path: &PathBuf) -> usize {
     }
     let mut gens: BTreeMap<String, Built> = BTreeMap::new();
     for (key, spec) in doc["generators"].as_object().unwrap() {
-        let built = build(spec).unwrap_or_else(|e| panic!("{name}: building {key}: {e}"));
+        if spec.get("deferred") == Some(&Value::Bool(true)) {
+            continue;
+        }
+        let built =
+            build(spec, &lease_dir).unwrap_or_else(|e| panic!("{name}: building {key}: {e}"));
         gens.insert(key.clone(), built);
     }
     let mut all: HashSet<u64> = HashSet::new();
@@ -216,13 +295,46 @@ fn run_scenario(path: &PathBuf) -> usize {
             only_keys(&step["config"], SPEC_KEYS, &what);
             only_keys(expect, &["error", "ok"], &what);
         }
+        if (op == "create" || op == "fork") && !expect.is_null() {
+            only_keys(expect, &["error"], &what);
+        }
+        if op == "close" {
+            assert!(expect.is_null(), "{what}: close expects nothing");
+        }
         if op == "decode" {
             only_keys(expect, &["decoded"], &what);
         }
         let started = Instant::now();
         match op {
+            "create" => {
+                let key = step["gen"].as_str().unwrap();
+                let spec = &doc["generators"][key];
+                assert_eq!(spec["deferred"], true, "{what}: {key} is not deferred");
+                assert!(!gens.contains_key(key), "{what}: {key} exists already");
+                match (build(spec, &lease_dir), expect.get("error")) {
+                    (Ok(built), None) => {
+                        gens.insert(key.to_string(), built);
+                    }
+                    (Err(e), Some(code)) => assert_eq!(e.code(), code, "{what}: {e}"),
+                    (Ok(_), Some(code)) => panic!("{what}: expected {code}, built"),
+                    (Err(e), None) => panic!("{what}: {e}"),
+                }
+            }
+            "close" => {
+                let key = step["gen"].as_str().unwrap();
+                drop(
+                    gens.remove(key)
+                        .unwrap_or_else(|| panic!("{what}: no {key}")),
+                );
+            }
+            "fork" => {
+                let g = &gens[step["gen"].as_str().unwrap()];
+                let outcome = next_id_in_child(&g.gen);
+                let want = expect.get("error").and_then(Value::as_str).unwrap_or("ok");
+                assert_eq!(outcome, want, "{what}: the child's next_id");
+            }
             "construct" => {
-                let got = build(&step["config"]);
+                let got = build(&step["config"], &lease_dir);
                 match expect.get("error").and_then(Value::as_str) {
                     Some(code) => {
                         let err = got.err().unwrap_or_else(|| panic!("{what}: built"));
@@ -340,6 +452,8 @@ fn run_scenario(path: &PathBuf) -> usize {
         }
         checks += 1;
     }
+    drop(gens);
+    let _ = std::fs::remove_dir_all(&lease_dir);
     checks
 }
 
@@ -352,9 +466,18 @@ fn every_scenario_file_passes() {
         .collect();
     files.sort();
     assert!(files.len() >= 15, "scenario files missing: {}", files.len());
+    let mut coverage = String::new();
     for f in &files {
         let steps = run_scenario(f);
         assert!(steps > 0, "{} has no steps", f.display());
         eprintln!("scenario {} ok ({steps} steps)", f.display());
+        coverage += &format!("{} ok\n", f.file_stem().unwrap().to_str().unwrap());
     }
+    // The coverage record `make test` checks (tests/vectors/check_coverage.py).
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let dir = target.join("scenario-coverage");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("rust.txt"), coverage).unwrap();
 }
