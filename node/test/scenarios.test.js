@@ -5,8 +5,9 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
-const { VECTORS, polyflake, readJson } = require('./helpers')
+const { ROOT, VECTORS, polyflake, readJson } = require('./helpers')
 
 const { Snowflake, MonotonicSnowflake, ManualClock, ScriptedClock } = polyflake
 const DIR = path.join(VECTORS, 'scenarios')
@@ -33,10 +34,24 @@ function expandValues(values, where) {
   return out
 }
 
-// A generator spec from a scenario file -> [generator, its manual clock or null].
-function make(spec, where) {
-  onlyKeys(spec, ['mode', 'node_id', 'layout', 'epoch_ms', 'max_wait_ms', 'max_lead_ms', 'clock'], where)
-  const opts = { nodeId: spec.node_id }
+// What Node cannot offer (see `needs` in the schema): no fork() in Node.js.
+const NOT_APPLICABLE = { fork: 'no fork() in Node.js' }
+const NEEDS = ['fork', 'injected_clock_lease']
+
+// A generator spec from a scenario file -> [generator, its manual clock or null]. File-lease
+// generators lease from `leaseDir`, the scenario's one temporary directory.
+function make(spec, where, leaseDir) {
+  onlyKeys(spec, ['mode', 'node_id', 'layout', 'epoch_ms', 'max_wait_ms', 'max_lead_ms', 'clock', 'source', 'deferred'], where)
+  const opts = {}
+  if ('source' in spec) {
+    onlyKeys(spec.source, ['kind', 'slots', 'reserve_ms'], `${where}.source`)
+    assert.equal(spec.source.kind, 'file_lease', `${where}.source.kind`)
+    opts.dir = leaseDir
+    if ('slots' in spec.source) opts.slots = spec.source.slots
+    if ('reserve_ms' in spec.source) opts.reserveMs = spec.source.reserve_ms
+  } else {
+    opts.nodeId = spec.node_id
+  }
   if ('layout' in spec) {
     opts.layout = Array.isArray(spec.layout)
       ? { timestampBits: spec.layout[0], nodeBits: spec.layout[1], sequenceBits: spec.layout[2] }
@@ -59,11 +74,9 @@ function make(spec, where) {
       assert.fail(`unknown clock kind ${JSON.stringify(c.kind)} in ${where}`)
     }
   }
-  let gen
-  if (spec.mode === 'strict') gen = new Snowflake(opts)
-  else if (spec.mode === 'monotonic') gen = new MonotonicSnowflake(opts)
-  else assert.fail(`unknown mode ${JSON.stringify(spec.mode)} in ${where}`)
-  return [gen, manual]
+  const cls = { strict: Snowflake, monotonic: MonotonicSnowflake }[spec.mode]
+  if (!cls) assert.fail(`unknown mode ${JSON.stringify(spec.mode)} in ${where}`)
+  return ['source' in spec ? cls.fromFileLease(opts) : new cls(opts), manual]
 }
 
 // The decoded fields in the scenario files' names (timestamp_ms is Node's epochMs).
@@ -92,13 +105,32 @@ function expectError(fn, code, where) {
   assert.equal(err.code, code, `${where}: ${err.message}`)
 }
 
+// Runs one scenario file; returns its coverage line.
 function runScenario(sc, file) {
-  onlyKeys(sc, ['name', 'description', 'source', 'generators', 'steps'], file)
+  onlyKeys(sc, ['name', 'description', 'source', 'needs', 'generators', 'steps'], file)
   assert.equal(sc.name, path.basename(file, '.json'), 'name = file name')
+  for (const need of sc.needs ?? []) {
+    assert.ok(NEEDS.includes(need), `${file}: unknown need ${JSON.stringify(need)}`)
+    if (NOT_APPLICABLE[need]) return `${sc.name} not-applicable: ${NOT_APPLICABLE[need]}`
+  }
+  const leaseDir = fs.mkdtempSync(path.join(os.tmpdir(), `polyflake-scenario-${sc.name}-`))
   const gens = {}
-  for (const [name, spec] of Object.entries(sc.generators)) {
+  try {
+    runSteps(sc, gens, leaseDir)
+  } finally {
+    for (const g of Object.values(gens)) g.gen.close()
+    fs.rmSync(leaseDir, { recursive: true, force: true })
+  }
+  return `${sc.name} ok`
+}
+
+function runSteps(sc, gens, leaseDir) {
+  const create = (name) => {
     gens[name] = { name, ...Object.fromEntries([['gen', null], ['clock', null]]), last: -1n }
-    ;[gens[name].gen, gens[name].clock] = make(spec, `generators.${name}`)
+    ;[gens[name].gen, gens[name].clock] = make(sc.generators[name], `generators.${name}`, leaseDir)
+  }
+  for (const [name, spec] of Object.entries(sc.generators)) {
+    if (!spec.deferred) create(name)
   }
   const seen = new Set()
   const issued = (g, ids, where) => {
@@ -115,7 +147,7 @@ function runScenario(sc, file) {
     onlyKeys(step, ['op', 'gen', 'count', 'id', 'ms', 'config', 'expect', 'within_ms'], where)
     const expect = step.expect ?? {}
     const g = step.gen !== undefined ? gens[step.gen] : null
-    if (step.gen !== undefined) assert.ok(g, `${where}: unknown generator ${step.gen}`)
+    if (step.gen !== undefined && step.op !== 'create') assert.ok(g, `${where}: unknown generator ${step.gen}`)
     const t0 = process.hrtime.bigint()
     switch (step.op) {
       case 'next_id':
@@ -182,11 +214,24 @@ function runScenario(sc, file) {
       case 'construct': {
         onlyKeys(expect, ['error', 'ok'], `${where} expect`)
         if (expect.error) {
-          expectError(() => make(step.config, where), expect.error, where)
+          expectError(() => make(step.config, where, leaseDir), expect.error, where)
         } else {
           assert.equal(expect.ok, true, `${where}: expect ok: true or an error`)
-          make(step.config, where)
+          make(step.config, where, leaseDir)[0].close()
         }
+        break
+      }
+      case 'create': {
+        onlyKeys(expect, ['error'], `${where} expect`)
+        assert.ok(sc.generators[step.gen]?.deferred && !g, `${where}: ${step.gen} is not a deferred generator yet to make`)
+        if (expect.error) expectError(() => create(step.gen), expect.error, where)
+        else create(step.gen)
+        break
+      }
+      case 'close': {
+        assert.equal(step.expect, undefined, `${where}: close expects nothing`)
+        g.gen.close()
+        delete gens[step.gen]
         break
       }
       default:
@@ -201,6 +246,7 @@ function runScenario(sc, file) {
 
 const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
 let ran = 0
+const coverage = []
 
 test('the scenario directory has scenario files', () => {
   assert.ok(files.length > 0, `no *.json in ${DIR}`)
@@ -208,11 +254,15 @@ test('the scenario directory has scenario files', () => {
 
 for (const f of files) {
   test(`scenario ${f}`, () => {
-    runScenario(readJson(path.join(DIR, f)), f)
+    coverage.push(runScenario(readJson(path.join(DIR, f)), f))
     ran++
   })
 }
 
 test('every scenario file ran (none skipped)', () => {
   assert.equal(ran, files.length)
+  // The record `make test` checks (tests/vectors/check_coverage.py).
+  const out = path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target'), 'scenario-coverage')
+  fs.mkdirSync(out, { recursive: true })
+  fs.writeFileSync(path.join(out, 'node.txt'), coverage.map((l) => `${l}\n`).join(''))
 })

@@ -4,6 +4,10 @@ The schema is tests/vectors/scenarios/README.md. The runner fails on an unknown 
 the parametrisation is the directory listing itself, so no file can be skipped.
 """
 
+import os
+import pathlib
+import shutil
+import tempfile
 import time
 
 import pytest
@@ -11,12 +15,17 @@ import pytest
 import polyflake
 from polyflake.testing import ManualClock, ScriptedClock
 
-from conftest import SCENARIOS, load_json
+from conftest import REPO, SCENARIOS, load_json
 
 FILES = sorted(SCENARIOS.glob("*.json"))
 
-TOP_KEYS = {"name", "description", "source", "generators", "steps"}
-SPEC_KEYS = {"mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "clock"}
+TOP_KEYS = {"name", "description", "source", "needs", "generators", "steps"}
+SPEC_KEYS = {
+    "mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "clock", "source",
+    "deferred",
+}
+# Python offers every need: os.fork, and leases on an injected clock.
+NEEDS = {"fork", "injected_clock_lease"}
 STEP_KEYS = {"op", "gen", "count", "id", "ms", "config", "expect", "within_ms"}
 ID_EXPECT_KEYS = {"error", "ids", "sequences", "max_sequence", "first", "last", "increasing"}
 HEALTH_KEYS = {
@@ -43,8 +52,9 @@ def script_values(values):
     return out
 
 
-def make(spec):
-    """Build a generator from a spec; returns (generator, manual clock or None)."""
+def make(spec, lease_dir):
+    """Build a generator from a spec; returns (generator, manual clock or None). File-lease
+    generators lease from `lease_dir`, the scenario's one temporary directory."""
     known(spec, SPEC_KEYS, "generator spec")
     kwargs = {}
     for key in ("epoch_ms", "max_wait_ms", "max_lead_ms", "layout"):
@@ -63,10 +73,53 @@ def make(spec):
             pytest.fail(f"unknown clock kind {c['kind']!r}")
     if spec["mode"] == "strict":
         assert "max_lead_ms" not in kwargs, "max_lead_ms is monotonic only"
-        return polyflake.Snowflake(spec["node_id"], **kwargs), manual
-    if spec["mode"] == "monotonic":
-        return polyflake.MonotonicSnowflake(spec["node_id"], **kwargs), manual
-    pytest.fail(f"unknown mode {spec['mode']!r}")
+        cls = polyflake.Snowflake
+    elif spec["mode"] == "monotonic":
+        cls = polyflake.MonotonicSnowflake
+    else:
+        pytest.fail(f"unknown mode {spec['mode']!r}")
+    if "source" in spec:
+        src = spec["source"]
+        known(src, {"kind", "slots", "reserve_ms"}, "source")
+        assert src["kind"] == "file_lease", src
+        kwargs.update({k: src[k] for k in ("slots", "reserve_ms") if k in src})
+        return cls.from_file_lease(lease_dir, **kwargs), manual
+    return cls(spec["node_id"], **kwargs), manual
+
+
+def next_id_in_child(g):
+    """Fork; the child calls next_id() once and pipes back "ok" or the error code."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: never return into pytest
+        try:
+            g.next_id()
+            outcome = b"ok"
+        except polyflake.PolyflakeError as e:
+            outcome = e.code.encode()
+        except BaseException:  # noqa: BLE001 - anything else is reported as such
+            outcome = b"unexpected exception"
+        os.write(w, outcome)
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        outcome = f.read().decode()
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status), status
+    return outcome
+
+
+COVERED = []  # "<name> ok" for each scenario that passed
+
+
+@pytest.fixture(scope="module", autouse=True)
+def coverage_record():
+    """After the module: write the record `make test` checks (tests/vectors/check_coverage.py)."""
+    yield
+    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    out = target / "scenario-coverage"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "python.txt").write_text("".join(f"{line}\n" for line in COVERED))
 
 
 def as_decoded(d):
@@ -90,9 +143,20 @@ def test_scenario(path):
     sc = load_json(path)
     known(sc, TOP_KEYS, path.name)
     assert sc["name"] == path.stem
+    assert set(sc.get("needs", [])) <= NEEDS, f"{path.name}: unknown needs {sc['needs']}"
+    lease_dir = tempfile.mkdtemp(prefix=f"polyflake-scenario-{path.stem}-")
+    try:
+        run_scenario(sc, path, lease_dir)
+    finally:
+        shutil.rmtree(lease_dir, ignore_errors=True)
+    COVERED.append(f"{path.stem} ok")
+
+
+def run_scenario(sc, path, lease_dir):
     gens, clocks = {}, {}
     for name, spec in sc["generators"].items():
-        gens[name], clocks[name] = make(spec)
+        if not spec.get("deferred"):
+            gens[name], clocks[name] = make(spec, lease_dir)
     issued = []  # every ID of the scenario, for the uniqueness check
     last_id = {}  # per generator, for the strictly-increasing check across steps
 
@@ -167,10 +231,30 @@ def test_scenario(path):
             assert clock is not None, f"{where}: {step['gen']} has no manual clock"
             (clock.set if op == "clock_set" else clock.advance)(step["ms"])
 
+        elif op == "create":
+            known(expect, {"error"}, where)
+            spec = sc["generators"][step["gen"]]
+            assert spec.get("deferred") and step["gen"] not in gens, where
+            try:
+                gens[step["gen"]], clocks[step["gen"]] = make(spec, lease_dir)
+            except polyflake.PolyflakeError as e:
+                assert e.code == expect.get("error"), (where, e.code, str(e))
+            else:
+                assert "error" not in expect, f"{where}: expected {expect['error']}"
+
+        elif op == "close":
+            assert not expect, f"{where}: close expects nothing"
+            gens.pop(step["gen"]).close()
+
+        elif op == "fork":
+            known(expect, {"error"}, where)
+            outcome = next_id_in_child(gens[step["gen"]])
+            assert outcome == expect.get("error", "ok"), (where, outcome)
+
         elif op == "construct":
             known(expect, {"error", "ok"}, where)
             try:
-                g, _ = make(step["config"])
+                g, _ = make(step["config"], lease_dir)
             except polyflake.PolyflakeError as e:
                 assert "error" in expect, f"{where}: unexpected {e!r}"
                 assert e.code == expect["error"], (where, e.code, str(e))
