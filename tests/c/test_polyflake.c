@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static int failures = 0;
 static int checks = 0;
@@ -513,9 +516,36 @@ static void run_ids_step(gen_t *gen, const cJSON *step, const char *op, const ch
   free(ids);
 }
 
-static int run_scenario(const char *path, double slack) {
-  static const char *const top_keys[] = {"name", "description", "source", "generators", "steps",
-                                         NULL};
+/* Fork; the child calls polyflake_next_id once on the inherited handle and pipes back the
+ * result's name ("OK" or the error code); the parent returns it in `buf`. */
+static const char *next_id_in_child(const polyflake_generator *g, char *buf, size_t len) {
+  int fds[2];
+  pid_t pid;
+  ssize_t n;
+  size_t got = 0;
+  int status = 0;
+  if (pipe(fds) != 0) die("pipe", "fork step");
+  pid = fork();
+  if (pid < 0) die("fork", "fork step");
+  if (pid == 0) {
+    uint64_t id;
+    const char *outcome = polyflake_result_name(polyflake_next_id(g, &id));
+    if (write(fds[1], outcome, strlen(outcome)) < 0) _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  while (got + 1 < len && (n = read(fds[0], buf + got, len - 1 - got)) > 0) got += (size_t)n;
+  buf[got] = 0;
+  close(fds[0]);
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status), "fork step: the child died (status %d)", status);
+  return buf;
+}
+
+/* Returns the steps run, or 0 with `*skip` set to why the file is not applicable here. */
+static int run_scenario(const char *path, double slack, const char **skip) {
+  static const char *const top_keys[] = {"name",       "description", "source", "needs",
+                                         "generators", "steps",       NULL};
   static const char *const step_keys[] = {"op", "gen", "count", "expect", "id", "ms",
                                           "config", "within_ms", NULL};
   static const char *const construct_keys[] = {"error", "ok", NULL};
@@ -527,6 +557,18 @@ static int run_scenario(const char *path, double slack) {
   ids_t all = {NULL, 0, 0};
   const char *name = str(doc, "name");
   only_keys(doc, name, top_keys);
+  *skip = NULL;
+  cJSON_ArrayForEach(spec, get(doc, "needs")) {
+    /* C has fork(); only a lease on an injected clock is out of reach of the C ABI. */
+    if (strcmp(spec->valuestring, "injected_clock_lease") == 0)
+      *skip = "the C ABI has no lease constructor on an injected clock";
+    else if (strcmp(spec->valuestring, "fork") != 0)
+      die("unknown need", spec->valuestring);
+  }
+  if (*skip) {
+    cJSON_Delete(doc);
+    return 0;
+  }
   cJSON_ArrayForEach(spec, get(doc, "generators")) {
     polyflake_result r;
     if (n_gens == 16) die("too many generators", name);
@@ -571,6 +613,14 @@ static int run_scenario(const char *path, double slack) {
       check_health(find_gen(gens, n_gens, str(step, "gen"))->g, expect, what);
     } else if (strcmp(op, "next_id") == 0 || strcmp(op, "next_ids") == 0) {
       run_ids_step(find_gen(gens, n_gens, str(step, "gen")), step, op, what, &all);
+    } else if (strcmp(op, "fork") == 0) {
+      static const char *const fork_keys[] = {"error", NULL};
+      char outcome[64];
+      const char *want = expect && get(expect, "error") ? str(expect, "error") : "OK";
+      if (expect) only_keys(expect, what, fork_keys);
+      next_id_in_child(find_gen(gens, n_gens, str(step, "gen"))->g, outcome, sizeof outcome);
+      CHECK(strcmp(outcome, want) == 0, "%s: the child's next_id gave %s, want %s", what, outcome,
+            want);
     } else {
       CHECK(0, "%s: unknown op", what);
     }
@@ -593,12 +643,17 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Scenario coverage: written to <target>/scenario-coverage/<lang>.txt for `make test`
+ * (tests/vectors/check_coverage.py); lang is this program's name (test_c_shared: c-shared). */
+static const char *coverage_lang = "c";
+
 static void scenarios(const char *dir, double slack) {
   char path[4096];
   char *names[256];
   int n = 0, ran = 0, i;
   DIR *d;
   struct dirent *e;
+  FILE *coverage;
   snprintf(path, sizeof path, "%s/scenarios", dir);
   d = opendir(path);
   if (!d) die("cannot open", path);
@@ -613,14 +668,32 @@ static void scenarios(const char *dir, double slack) {
   closedir(d);
   qsort(names, (size_t)n, sizeof *names, cmp_str);
   CHECK(n >= 15, "scenario files missing: %d", n);
+  if (getenv("CARGO_TARGET_DIR")) snprintf(path, sizeof path, "%s", getenv("CARGO_TARGET_DIR"));
+  else snprintf(path, sizeof path, "%s/../../target", dir);
+  mkdir(path, 0755);
+  strncat(path, "/scenario-coverage", sizeof path - strlen(path) - 1);
+  mkdir(path, 0755);
+  snprintf(path + strlen(path), sizeof path - strlen(path), "/%s.txt", coverage_lang);
+  coverage = fopen(path, "w");
+  if (!coverage) die("cannot write", path);
   for (i = 0; i < n; i++) {
     int steps, before = failures;
+    const char *skip = NULL;
+    size_t stem = strlen(names[i]) - 5; /* without ".json" */
     snprintf(path, sizeof path, "%s/scenarios/%s", dir, names[i]);
-    steps = run_scenario(path, slack);
-    printf("  scenario %-40s %s (%d steps)\n", names[i], failures == before ? "ok" : "FAILED", steps);
-    if (steps > 0) ran++;
+    steps = run_scenario(path, slack, &skip);
+    if (skip) {
+      printf("  scenario %-40s not applicable: %s\n", names[i], skip);
+      fprintf(coverage, "%.*s not-applicable: %s\n", (int)stem, names[i], skip);
+      ran++;
+    } else {
+      printf("  scenario %-40s %s (%d steps)\n", names[i], failures == before ? "ok" : "FAILED", steps);
+      if (steps > 0) ran++;
+      if (steps > 0 && failures == before) fprintf(coverage, "%.*s ok\n", (int)stem, names[i]);
+    }
     free(names[i]);
   }
+  fclose(coverage);
   CHECK(ran == n, "ran %d of %d scenario files", ran, n);
   printf("scenarios: %d files\n", ran);
 }
@@ -852,6 +925,16 @@ int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s VECTORS_DIR\n", argv[0]);
     return 2;
+  }
+  {
+    /* test_c_shared -> c-shared: the coverage record of this link variant. */
+    static char lang[64];
+    const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    char *p;
+    snprintf(lang, sizeof lang, "%s", strncmp(base, "test_", 5) == 0 ? base + 5 : base);
+    for (p = lang; *p; p++)
+      if (*p == '_') *p = '-';
+    coverage_lang = lang;
   }
   printf("polyflake %s (C)\n", polyflake_version());
   layout_vectors(argv[1]);

@@ -24,6 +24,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -257,10 +260,42 @@ double health_number(const polyflake_health_snapshot &h, const std::string &k) {
   return it == v.end() ? NAN : it->second;
 }
 
-int run_scenario(const fs::path &path, double slack) {
+// Fork; the child calls polyflake_next_id once on the inherited handle and pipes back the
+// result's name ("OK" or the error code), which the parent returns.
+std::string next_id_in_child(const polyflake_generator *g) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("pipe");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork");
+  if (pid == 0) {
+    uint64_t id = 0;
+    const char *outcome = polyflake_result_name(polyflake_next_id(g, &id));
+    _exit(write(fds[1], outcome, std::strlen(outcome)) < 0 ? 1 : 0);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[64];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, size_t(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  check(WIFEXITED(status), "fork step: the child died");
+  return out;
+}
+
+// Returns the steps run, or 0 with `skip` set to why the file is not applicable here.
+int run_scenario(const fs::path &path, double slack, std::string &skip) {
   json doc = load(path);
   const auto name = doc["name"].get<std::string>();
-  only_keys(doc, name, {"name", "description", "source", "generators", "steps"});
+  only_keys(doc, name, {"name", "description", "source", "needs", "generators", "steps"});
+  for (auto &need : doc.value("needs", json::array())) {
+    // C++ has fork(); only a lease on an injected clock is out of reach of the C ABI.
+    if (need == "injected_clock_lease")
+      skip = "the C ABI has no lease constructor on an injected clock";
+    else if (need != "fork")
+      throw std::runtime_error(name + ": unknown need " + need.dump());
+  }
+  if (!skip.empty()) return 0;
   std::map<std::string, Gen> gens;
   for (auto &[key, spec] : doc["generators"].items()) {
     polyflake_result r = build(spec, name, gens[key]);
@@ -381,6 +416,11 @@ int run_scenario(const fs::path &path, double slack) {
         g->has_last = true;
         g->last = id;
       }
+    } else if (op == "fork") {
+      only_keys(expect, what, {"error"});
+      const std::string outcome = next_id_in_child(g->g.get());
+      check(outcome == expect.value("error", std::string("OK")),
+            what + ": the child's next_id gave " + outcome);
     } else {
       check(false, what + ": unknown op");
     }
@@ -397,20 +437,38 @@ int run_scenario(const fs::path &path, double slack) {
   return n;
 }
 
+// Scenario coverage: written to <target>/scenario-coverage/<lang>.txt for `make test`
+// (tests/vectors/check_coverage.py); lang is this program's name (test_cpp_shared: cpp-shared).
+std::string coverage_lang = "cpp";
+
 void scenarios(const fs::path &dir, double slack) {
   std::vector<fs::path> files;
   for (auto &e : fs::directory_iterator(dir / "scenarios"))
     if (e.path().extension() == ".json") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   check(files.size() >= 15, "scenario files missing");
+  const char *target = std::getenv("CARGO_TARGET_DIR");
+  const fs::path out = fs::path(target ? target : (dir / ".." / ".." / "target").string()) /
+                       "scenario-coverage";
+  fs::create_directories(out);
+  std::ofstream coverage(out / (coverage_lang + ".txt"));
   size_t ran = 0;
   for (auto &f : files) {
     const int before = failures;
-    const int steps = run_scenario(f, slack);
+    std::string skip;
+    const int steps = run_scenario(f, slack, skip);
+    if (!skip.empty()) {
+      std::printf("  scenario %-40s not applicable: %s\n", f.filename().c_str(), skip.c_str());
+      coverage << f.stem().string() << " not-applicable: " << skip << "\n";
+      ++ran;
+      continue;
+    }
     std::printf("  scenario %-40s %s (%d steps)\n", f.filename().c_str(),
                 failures == before ? "ok" : "FAILED", steps);
     ran += steps > 0;
+    if (steps > 0 && failures == before) coverage << f.stem().string() << " ok\n";
   }
+  check(bool(coverage), "coverage record written");
   check(ran == files.size(), "every scenario file ran");
   std::printf("scenarios: %zu files\n", ran);
 }
@@ -476,6 +534,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   const double slack = std::getenv("POLYFLAKE_UNDER_VALGRIND") ? 20.0 : 1.0;
+  coverage_lang = fs::path(argv[0]).filename().string();  // test_cpp_shared -> cpp-shared
+  if (coverage_lang.rfind("test_", 0) == 0) coverage_lang.erase(0, 5);
+  std::replace(coverage_lang.begin(), coverage_lang.end(), '_', '-');
   std::printf("polyflake %s (C++)\n", polyflake_version());
   try {
     layout_vectors(argv[1]);
