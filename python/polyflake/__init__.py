@@ -9,6 +9,12 @@ An ID is ``0 | timestamp | node | sequence`` (41/10/12 bits by default, epoch
   of the wall clock (bounded by ``max_lead_ms`` if set), so a decoded ``epoch_ms`` is an upper
   bound on when the ID was made.
 
+Node ids can also come from the core's node-id sources: ``Snowflake.from_file_lease(dir)`` (a
+slot of a lease directory, one host), ``Snowflake.from_etcd(endpoints)`` (a slot in etcd, a fleet),
+``from_env``, ``from_hostname`` and ``from_ipv4``. A lease-backed generator keeps its slot's
+high-water mark ahead of the clock, takes a fresh slot in a forked child, and frees the slot on
+``close()`` or at the end of a ``with`` block.
+
 Every rule lives in the Rust core; this package only converts Python values.
 """
 
