@@ -525,6 +525,7 @@ static const char *next_id_in_child(const polyflake_generator *g, char *buf, siz
   size_t got = 0;
   int status = 0;
   if (pipe(fds) != 0) die("pipe", "fork step");
+  fflush(NULL); /* or the child may write the parent's buffered output a second time */
   pid = fork();
   if (pid < 0) die("fork", "fork step");
   if (pid == 0) {
