@@ -995,6 +995,33 @@ polyflake_result polyflake_generator_new_file_lease(const struct polyflake_confi
                                                     struct polyflake_generator **out_generator);
 
 /**
+ * Make a file-lease generator (as `polyflake_generator_new_file_lease`) that reads time from a
+ * manual clock (tests, simulations: the restart guard, R renewals), and store the new handle in
+ * `*out_generator`. The generator shares the clock and keeps its own reference, so the clock
+ * handle may be freed first. The lease (its restart guard and R) reads the same clock.
+ *
+ * Errors as `polyflake_generator_new_file_lease`. NULL `config`, `options`, `options->dir`,
+ * `clock` or `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ */
+polyflake_result polyflake_generator_new_file_lease_with_manual_clock(const struct polyflake_config *config,
+                                                                      const struct polyflake_file_lease_options *options,
+                                                                      const struct polyflake_manual_clock *clock,
+                                                                      struct polyflake_generator **out_generator);
+
+/**
+ * Make a file-lease generator (as `polyflake_generator_new_file_lease`) that reads time from a
+ * scripted clock, and store the new handle in `*out_generator`. The generator keeps its own
+ * reference, so the clock handle may be freed first. The lease reads the same clock.
+ *
+ * Errors as `polyflake_generator_new_file_lease`. NULL `config`, `options`, `options->dir`,
+ * `clock` or `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ */
+polyflake_result polyflake_generator_new_file_lease_with_scripted_clock(const struct polyflake_config *config,
+                                                                        const struct polyflake_file_lease_options *options,
+                                                                        const struct polyflake_scripted_clock *clock,
+                                                                        struct polyflake_generator **out_generator);
+
+/**
  * Make a generator on the system clock whose node id is a slot leased from an etcd v3 cluster
  * (a fleet), and store the new handle in `*out_generator`. `config->node_id` is ignored.
  *

@@ -4,6 +4,7 @@
 //! and plain option structs into a `NodeSource` and hands it to `Generator::builder_from`.
 
 use crate::boundary::{arg, boundary, out};
+use crate::clock::{polyflake_manual_clock, polyflake_scripted_clock};
 use crate::generator::{build_into, builder_from, polyflake_config, polyflake_generator};
 use crate::result::polyflake_result;
 use polyflake_core::{
@@ -315,6 +316,59 @@ pub extern "C" fn polyflake_generator_new_file_lease(
         out(out_generator)?;
         let source = file_source(opts)?;
         build_into(builder_from(source, cfg)?, out_generator)
+    })
+}
+
+/// Make a file-lease generator (as `polyflake_generator_new_file_lease`) that reads time from a
+/// manual clock (tests, simulations: the restart guard, R renewals), and store the new handle in
+/// `*out_generator`. The generator shares the clock and keeps its own reference, so the clock
+/// handle may be freed first. The lease (its restart guard and R) reads the same clock.
+///
+/// Errors as `polyflake_generator_new_file_lease`. NULL `config`, `options`, `options->dir`,
+/// `clock` or `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+#[no_mangle]
+pub extern "C" fn polyflake_generator_new_file_lease_with_manual_clock(
+    config: *const polyflake_config,
+    options: *const polyflake_file_lease_options,
+    clock: *const polyflake_manual_clock,
+    out_generator: *mut *mut polyflake_generator,
+) -> polyflake_result {
+    boundary(|| {
+        let cfg = arg(config)?;
+        let opts = arg(options)?;
+        let clock = arg(clock)?;
+        out(out_generator)?;
+        let source = file_source(opts)?;
+        build_into(
+            builder_from(source, cfg)?.clock(clock.inner.clone()),
+            out_generator,
+        )
+    })
+}
+
+/// Make a file-lease generator (as `polyflake_generator_new_file_lease`) that reads time from a
+/// scripted clock, and store the new handle in `*out_generator`. The generator keeps its own
+/// reference, so the clock handle may be freed first. The lease reads the same clock.
+///
+/// Errors as `polyflake_generator_new_file_lease`. NULL `config`, `options`, `options->dir`,
+/// `clock` or `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+#[no_mangle]
+pub extern "C" fn polyflake_generator_new_file_lease_with_scripted_clock(
+    config: *const polyflake_config,
+    options: *const polyflake_file_lease_options,
+    clock: *const polyflake_scripted_clock,
+    out_generator: *mut *mut polyflake_generator,
+) -> polyflake_result {
+    boundary(|| {
+        let cfg = arg(config)?;
+        let opts = arg(options)?;
+        let clock = arg(clock)?;
+        out(out_generator)?;
+        let source = file_source(opts)?;
+        build_into(
+            builder_from(source, cfg)?.shared_clock(clock.inner.clone()),
+            out_generator,
+        )
     })
 }
 
