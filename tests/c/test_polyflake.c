@@ -255,7 +255,38 @@ typedef struct {
   polyflake_manual_clock *manual;
   int has_last;
   uint64_t last;
+  const cJSON *spec; /* kept for a `deferred` generator, made by a `create` step */
+  int created;       /* made (up front or by `create`) and not yet closed */
 } gen_t;
+
+/* The scenario file's ONE lease directory (made on first use; "" when none), removed after it. */
+static char lease_dir[64];
+
+static const char *lease_dir_get(void) {
+  if (!lease_dir[0]) {
+    snprintf(lease_dir, sizeof lease_dir, "/tmp/polyflake-scenario-XXXXXX");
+    if (!mkdtemp(lease_dir)) die("mkdtemp", lease_dir);
+  }
+  return lease_dir;
+}
+
+static void lease_dir_remove(void) {
+  DIR *d;
+  struct dirent *e;
+  char path[512];
+  if (!lease_dir[0]) return;
+  d = opendir(lease_dir);
+  if (d) {
+    while ((e = readdir(d))) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      snprintf(path, sizeof path, "%s/%s", lease_dir, e->d_name);
+      unlink(path);
+    }
+    closedir(d);
+  }
+  if (rmdir(lease_dir) != 0) die("cannot remove the lease directory", lease_dir);
+  lease_dir[0] = 0;
+}
 
 typedef struct {
   uint64_t *v;
@@ -312,10 +343,14 @@ static int64_t *expand_values(const cJSON *values, size_t *n_out) {
 /* Make a generator from a scenario spec; returns the C result (the spec's errors are data). */
 static polyflake_result build(const cJSON *spec, const char *where, gen_t *out) {
   static const char *const spec_keys[] = {"mode",        "node_id",     "layout", "epoch_ms",
-                                          "max_wait_ms", "max_lead_ms", "clock",  NULL};
+                                          "max_wait_ms", "max_lead_ms", "clock",  "source",
+                                          "deferred",    NULL};
   static const char *const clock_keys[] = {"kind", "start_ms", "values", NULL};
+  static const char *const source_keys[] = {"kind", "slots", "reserve_ms", NULL};
   polyflake_config cfg;
+  polyflake_file_lease_options lease, *opts = NULL;
   const cJSON *layout = get(spec, "layout"), *clock = get(spec, "clock");
+  const cJSON *source = get(spec, "source");
   const char *mode = str(spec, "mode");
   polyflake_result r;
   only_keys(spec, where, spec_keys);
@@ -323,7 +358,17 @@ static polyflake_result build(const cJSON *spec, const char *where, gen_t *out) 
   if (strcmp(mode, "strict") == 0) cfg.mode = POLYFLAKE_MODE_STRICT;
   else if (strcmp(mode, "monotonic") == 0) cfg.mode = POLYFLAKE_MODE_MONOTONIC;
   else die("unknown mode", mode);
-  cfg.node_id = num(spec, "node_id");
+  if (source) {
+    only_keys(source, where, source_keys);
+    if (strcmp(str(source, "kind"), "file_lease") != 0) die("unknown source kind", where);
+    polyflake_file_lease_options_init(&lease);
+    lease.dir = lease_dir_get();
+    if (get(source, "slots")) lease.slots = (uint32_t)num(source, "slots");
+    if (get(source, "reserve_ms")) lease.reserve_ms = (uint64_t)num(source, "reserve_ms");
+    opts = &lease;
+  } else {
+    cfg.node_id = num(spec, "node_id");
+  }
   if (cJSON_IsString(layout)) {
     r = polyflake_layout_from_name(layout->valuestring, &cfg.layout);
     if (r != POLYFLAKE_RESULT_OK) return r;
@@ -343,12 +388,16 @@ static polyflake_result build(const cJSON *spec, const char *where, gen_t *out) 
   out->g = NULL;
   out->manual = NULL;
   out->has_last = 0;
-  if (!clock) return polyflake_generator_new(&cfg, &out->g);
+  if (!clock)
+    return opts ? polyflake_generator_new_file_lease(&cfg, opts, &out->g)
+                : polyflake_generator_new(&cfg, &out->g);
   only_keys(clock, where, clock_keys);
   if (strcmp(str(clock, "kind"), "manual") == 0) {
     if (polyflake_manual_clock_new(num(clock, "start_ms"), &out->manual) != POLYFLAKE_RESULT_OK)
       die("manual clock", where);
-    r = polyflake_generator_new_with_manual_clock(&cfg, out->manual, &out->g);
+    r = opts ? polyflake_generator_new_file_lease_with_manual_clock(&cfg, opts, out->manual,
+                                                                   &out->g)
+             : polyflake_generator_new_with_manual_clock(&cfg, out->manual, &out->g);
     if (r != POLYFLAKE_RESULT_OK) {
       polyflake_manual_clock_free(out->manual);
       out->manual = NULL;
@@ -362,7 +411,8 @@ static polyflake_result build(const cJSON *spec, const char *where, gen_t *out) 
     if (polyflake_scripted_clock_new(values, n, &sc) != POLYFLAKE_RESULT_OK)
       die("scripted clock", where);
     free(values);
-    r = polyflake_generator_new_with_scripted_clock(&cfg, sc, &out->g);
+    r = opts ? polyflake_generator_new_file_lease_with_scripted_clock(&cfg, opts, sc, &out->g)
+             : polyflake_generator_new_with_scripted_clock(&cfg, sc, &out->g);
     /* The generator keeps its own reference: the handle can go now. */
     polyflake_scripted_clock_free(sc);
     return r;
@@ -374,6 +424,9 @@ static polyflake_result build(const cJSON *spec, const char *where, gen_t *out) 
 static void free_gen(gen_t *g) {
   polyflake_generator_free(g->g);
   polyflake_manual_clock_free(g->manual);
+  g->g = NULL;
+  g->manual = NULL;
+  g->created = 0;
 }
 
 static void check_decoded(const polyflake_generator *g, uint64_t id, const cJSON *want,
@@ -433,6 +486,13 @@ static gen_t *find_gen(gen_t *gens, int n, const char *key) {
     if (strcmp(gens[i].key, key) == 0) return &gens[i];
   die("unknown generator", key);
   return NULL;
+}
+
+/* A generator a step may use: made and not closed (anything else is a bad scenario file). */
+static gen_t *live_gen(gen_t *gens, int n, const char *key) {
+  gen_t *g = find_gen(gens, n, key);
+  if (!g->created) die("generator not created, or closed", key);
+  return g;
 }
 
 static void run_ids_step(gen_t *gen, const cJSON *step, const char *op, const char *what,
@@ -551,6 +611,7 @@ static int run_scenario(const char *path, double slack, const char **skip) {
                                           "config", "within_ms", NULL};
   static const char *const construct_keys[] = {"error", "ok", NULL};
   static const char *const decode_keys[] = {"decoded", NULL};
+  static const char *const create_keys[] = {"error", NULL};
   cJSON *doc = read_json(path);
   const cJSON *spec, *step;
   gen_t gens[16];
@@ -560,27 +621,35 @@ static int run_scenario(const char *path, double slack, const char **skip) {
   only_keys(doc, name, top_keys);
   *skip = NULL;
   cJSON_ArrayForEach(spec, get(doc, "needs")) {
-    /* C has fork(); only a lease on an injected clock is out of reach of the C ABI. */
-    if (strcmp(spec->valuestring, "injected_clock_lease") == 0)
-      *skip = "the C ABI has no lease constructor on an injected clock";
-    else if (strcmp(spec->valuestring, "fork") != 0)
+    /* C has fork() and lease constructors on an injected clock: it needs nothing it lacks. */
+    if (strcmp(spec->valuestring, "fork") != 0 &&
+        strcmp(spec->valuestring, "injected_clock_lease") != 0)
       die("unknown need", spec->valuestring);
-  }
-  if (*skip) {
-    cJSON_Delete(doc);
-    return 0;
   }
   cJSON_ArrayForEach(spec, get(doc, "generators")) {
     polyflake_result r;
+    const cJSON *deferred = get(spec, "deferred");
     if (n_gens == 16) die("too many generators", name);
+    gens[n_gens].spec = spec;
+    gens[n_gens].key = spec->string;
+    gens[n_gens].g = NULL;
+    gens[n_gens].manual = NULL;
+    gens[n_gens].created = 0;
+    if (deferred && !cJSON_IsBool(deferred)) die("deferred is not a boolean", spec->string);
+    if (cJSON_IsTrue(deferred)) {
+      n_gens++;
+      continue;
+    }
     r = build(spec, name, &gens[n_gens]);
     CHECK(r == POLYFLAKE_RESULT_OK, "%s: building %s: %s", name, spec->string,
           polyflake_result_name(r));
     if (r != POLYFLAKE_RESULT_OK) {
+      for (i = 0; i < n_gens; i++) free_gen(&gens[i]);
+      lease_dir_remove();
       cJSON_Delete(doc);
       return 0;
     }
-    gens[n_gens++].key = spec->string;
+    gens[n_gens++].created = 1;
   }
   cJSON_ArrayForEach(step, get(doc, "steps")) {
     char what[256];
@@ -601,25 +670,38 @@ static int run_scenario(const char *path, double slack, const char **skip) {
         CHECK(r == POLYFLAKE_RESULT_OK, "%s: %s", what, polyflake_result_name(r));
       }
       if (r == POLYFLAKE_RESULT_OK) free_gen(&tmp);
-    } else if (strcmp(op, "clock_set") == 0 || strcmp(op, "clock_advance") == 0) {
+    } else if (strcmp(op, "create") == 0) {
       gen_t *g = find_gen(gens, n_gens, str(step, "gen"));
+      polyflake_result r;
+      const char *want = expect && get(expect, "error") ? str(expect, "error") : "OK";
+      if (expect) only_keys(expect, what, create_keys);
+      if (g->created || !cJSON_IsTrue(get(g->spec, "deferred"))) die("not a deferred generator", what);
+      r = build(g->spec, what, g);
+      CHECK(strcmp(polyflake_result_name(r), want) == 0, "%s: got %s want %s", what,
+            polyflake_result_name(r), want);
+      if (r == POLYFLAKE_RESULT_OK) g->created = 1;
+      else CHECK(g->g == NULL, "%s: out-param written on error", what);
+    } else if (strcmp(op, "close") == 0) {
+      free_gen(live_gen(gens, n_gens, str(step, "gen")));
+    } else if (strcmp(op, "clock_set") == 0 || strcmp(op, "clock_advance") == 0) {
+      gen_t *g = live_gen(gens, n_gens, str(step, "gen"));
       if (!g->manual) die("not a manual clock", what);
       if (op[6] == 's') CHECK_RESULT(polyflake_manual_clock_set(g->manual, num(step, "ms")), POLYFLAKE_RESULT_OK);
       else CHECK_RESULT(polyflake_manual_clock_advance(g->manual, num(step, "ms")), POLYFLAKE_RESULT_OK);
     } else if (strcmp(op, "decode") == 0) {
-      gen_t *g = find_gen(gens, n_gens, str(step, "gen"));
+      gen_t *g = live_gen(gens, n_gens, str(step, "gen"));
       only_keys(expect, what, decode_keys);
       check_decoded(g->g, parse_u64(str(step, "id")), get(expect, "decoded"), what);
     } else if (strcmp(op, "health") == 0) {
-      check_health(find_gen(gens, n_gens, str(step, "gen"))->g, expect, what);
+      check_health(live_gen(gens, n_gens, str(step, "gen"))->g, expect, what);
     } else if (strcmp(op, "next_id") == 0 || strcmp(op, "next_ids") == 0) {
-      run_ids_step(find_gen(gens, n_gens, str(step, "gen")), step, op, what, &all);
+      run_ids_step(live_gen(gens, n_gens, str(step, "gen")), step, op, what, &all);
     } else if (strcmp(op, "fork") == 0) {
       static const char *const fork_keys[] = {"error", NULL};
       char outcome[64];
       const char *want = expect && get(expect, "error") ? str(expect, "error") : "OK";
       if (expect) only_keys(expect, what, fork_keys);
-      next_id_in_child(find_gen(gens, n_gens, str(step, "gen"))->g, outcome, sizeof outcome);
+      next_id_in_child(live_gen(gens, n_gens, str(step, "gen"))->g, outcome, sizeof outcome);
       CHECK(strcmp(outcome, want) == 0, "%s: the child's next_id gave %s, want %s", what, outcome,
             want);
     } else {
@@ -634,6 +716,7 @@ static int run_scenario(const char *path, double slack, const char **skip) {
   qsort(all.v, all.n, sizeof *all.v, cmp_u64);
   for (i = 1; (size_t)i < all.n; i++) CHECK(all.v[i] != all.v[i - 1], "%s: duplicate %" PRIu64, name, all.v[i]);
   for (i = 0; i < n_gens; i++) free_gen(&gens[i]);
+  lease_dir_remove();
   free(all.v);
   cJSON_Delete(doc);
   CHECK(n_steps > 0, "%s has no steps", name);

@@ -166,6 +166,29 @@ struct Gen {
   Manual manual;
   bool has_last = false;
   uint64_t last = 0;
+  const json *spec = nullptr;  // kept for a `deferred` generator, made by a `create` step
+};
+
+// The scenario file's ONE lease directory: made on first use, removed with the object.
+struct LeaseDir {
+  std::string path;
+  LeaseDir() = default;
+  LeaseDir(const LeaseDir &) = delete;
+  LeaseDir &operator=(const LeaseDir &) = delete;
+  const char *get() {
+    if (path.empty()) {
+      char tmpl[] = "/tmp/polyflake-scenario-XXXXXX";
+      if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp");
+      path = tmpl;
+    }
+    return path.c_str();
+  }
+  ~LeaseDir() {
+    if (!path.empty()) {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  }
 };
 
 std::vector<int64_t> expand(const json &values) {
@@ -183,16 +206,30 @@ std::vector<int64_t> expand(const json &values) {
   return out;
 }
 
-polyflake_result build(const json &spec, const std::string &where, Gen &out) {
+polyflake_result build(const json &spec, const std::string &where, Gen &out, LeaseDir &dir) {
   only_keys(spec, where,
-            {"mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "clock"});
+            {"mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "clock",
+             "source", "deferred"});
   polyflake_config cfg;
   polyflake_config_init(&cfg);
+  polyflake_file_lease_options lease;
+  const polyflake_file_lease_options *opts = nullptr;
+  if (spec.contains("source")) {
+    const json &source = spec["source"];
+    only_keys(source, where, {"kind", "slots", "reserve_ms"});
+    if (source["kind"].get<std::string>() != "file_lease")
+      throw std::runtime_error(where + ": source kind " + source["kind"].dump());
+    polyflake_file_lease_options_init(&lease);
+    lease.dir = dir.get();
+    if (source.contains("slots")) lease.slots = source["slots"].get<uint32_t>();
+    if (source.contains("reserve_ms")) lease.reserve_ms = source["reserve_ms"].get<uint64_t>();
+    opts = &lease;
+  }
   const auto mode = spec["mode"].get<std::string>();
   if (mode == "strict") cfg.mode = POLYFLAKE_MODE_STRICT;
   else if (mode == "monotonic") cfg.mode = POLYFLAKE_MODE_MONOTONIC;
   else throw std::runtime_error(where + ": mode " + mode);
-  cfg.node_id = spec["node_id"].get<int64_t>();
+  if (!opts) cfg.node_id = spec["node_id"].get<int64_t>();
   if (spec.contains("layout")) {
     const json &l = spec["layout"];
     if (l.is_string()) {
@@ -211,7 +248,8 @@ polyflake_result build(const json &spec, const std::string &where, Gen &out) {
   polyflake_generator *g = nullptr;
   polyflake_result r;
   if (!spec.contains("clock")) {
-    r = polyflake_generator_new(&cfg, &g);
+    r = opts ? polyflake_generator_new_file_lease(&cfg, opts, &g)
+             : polyflake_generator_new(&cfg, &g);
   } else {
     const json &clock = spec["clock"];
     only_keys(clock, where, {"kind", "start_ms", "values"});
@@ -220,13 +258,15 @@ polyflake_result build(const json &spec, const std::string &where, Gen &out) {
       polyflake_manual_clock *m = nullptr;
       polyflake_manual_clock_new(clock["start_ms"].get<int64_t>(), &m);
       out.manual.reset(m);
-      r = polyflake_generator_new_with_manual_clock(&cfg, m, &g);
+      r = opts ? polyflake_generator_new_file_lease_with_manual_clock(&cfg, opts, m, &g)
+               : polyflake_generator_new_with_manual_clock(&cfg, m, &g);
     } else if (kind == "scripted") {
       const auto values = expand(clock["values"]);
       polyflake_scripted_clock *s = nullptr;
       polyflake_scripted_clock_new(values.data(), values.size(), &s);
       Scripted script(s);  // the generator keeps its own reference
-      r = polyflake_generator_new_with_scripted_clock(&cfg, s, &g);
+      r = opts ? polyflake_generator_new_file_lease_with_scripted_clock(&cfg, opts, s, &g)
+               : polyflake_generator_new_with_scripted_clock(&cfg, s, &g);
     } else {
       throw std::runtime_error(where + ": clock kind " + kind);
     }
@@ -289,17 +329,22 @@ int run_scenario(const fs::path &path, double slack, std::string &skip) {
   json doc = load(path);
   const auto name = doc["name"].get<std::string>();
   only_keys(doc, name, {"name", "description", "source", "needs", "generators", "steps"});
+  skip.clear();  // no `needs` entry is out of this runner's reach today
   for (auto &need : doc.value("needs", json::array())) {
-    // C++ has fork(); only a lease on an injected clock is out of reach of the C ABI.
-    if (need == "injected_clock_lease")
-      skip = "the C ABI has no lease constructor on an injected clock";
-    else if (need != "fork")
+    // C++ has fork() and lease constructors on an injected clock: it needs nothing it lacks.
+    if (need != "fork" && need != "injected_clock_lease")
       throw std::runtime_error(name + ": unknown need " + need.dump());
   }
-  if (!skip.empty()) return 0;
+  LeaseDir lease_dir;  // declared first: removed after every generator is gone
   std::map<std::string, Gen> gens;
   for (auto &[key, spec] : doc["generators"].items()) {
-    polyflake_result r = build(spec, name, gens[key]);
+    gens[key].spec = &spec;
+    if (spec.contains("deferred")) {
+      if (!spec["deferred"].is_boolean())
+        throw std::runtime_error(name + ": " + key + ": deferred is not a boolean");
+      if (spec["deferred"].get<bool>()) continue;
+    }
+    polyflake_result r = build(spec, name, gens[key], lease_dir);
     check(r == POLYFLAKE_RESULT_OK, name + ": building " + key + ": " + name_of(r));
     if (r != POLYFLAKE_RESULT_OK) return 0;
   }
@@ -316,15 +361,28 @@ int run_scenario(const fs::path &path, double slack, std::string &skip) {
       auto it = gens.find(step["gen"].get<std::string>());
       if (it == gens.end()) throw std::runtime_error(what + ": unknown generator");
       g = &it->second;
+      // Every op but `create` needs the generator made and not closed.
+      if ((op == "create") == bool(g->g))
+        throw std::runtime_error(what + (g->g ? ": already created" : ": not created, or closed"));
     }
     if (op == "construct") {
       only_keys(expect, what, {"error", "ok"});
       Gen tmp;
-      polyflake_result r = build(step["config"], what, tmp);
+      polyflake_result r = build(step["config"], what, tmp, lease_dir);
       if (expect.contains("error"))
         check(name_of(r) == expect["error"].get<std::string>(), what + ": got " + name_of(r));
       else
         check(r == POLYFLAKE_RESULT_OK, what + ": " + name_of(r));
+    } else if (op == "create") {
+      only_keys(expect, what, {"error"});
+      if (!g->spec->value("deferred", false))
+        throw std::runtime_error(what + ": not a deferred generator");
+      polyflake_result r = build(*g->spec, what, *g, lease_dir);
+      check(name_of(r) == expect.value("error", std::string("OK")), what + ": got " + name_of(r));
+      if (r != POLYFLAKE_RESULT_OK) check(!g->g, what + ": out-param written on error");
+    } else if (op == "close") {
+      g->g.reset();
+      g->manual.reset();
     } else if (op == "clock_set" || op == "clock_advance") {
       if (!g->manual) throw std::runtime_error(what + ": not a manual clock");
       const auto ms = step["ms"].get<int64_t>();
