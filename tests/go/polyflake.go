@@ -235,9 +235,9 @@ type FileLease struct {
 	ReserveMs uint64
 }
 
-// NewFileLease is polyflake_generator_new_file_lease (cfg.NodeID is not used).
-func NewFileLease(cfg Config, lease FileLease) (*Generator, error) {
-	c := cfg.c()
+// withLeaseOptions fills polyflake_file_lease_options from lease (the C strings live until mk
+// returns) and returns the generator mk builds with them.
+func withLeaseOptions(lease FileLease, mk func(*C.polyflake_file_lease_options, **C.polyflake_generator) C.polyflake_result) (*Generator, error) {
 	var o C.polyflake_file_lease_options
 	C.polyflake_file_lease_options_init(&o)
 	dir := C.CString(lease.Dir)
@@ -253,10 +253,44 @@ func NewFileLease(cfg Config, lease FileLease) (*Generator, error) {
 		o.reserve_ms = C.uint64_t(lease.ReserveMs)
 	}
 	var p *C.polyflake_generator
-	if err := check(C.polyflake_generator_new_file_lease(&c, &o, &p)); err != nil {
+	if err := check(mk(&o, &p)); err != nil {
 		return nil, err
 	}
 	return &Generator{p}, nil
+}
+
+// NewFileLease is polyflake_generator_new_file_lease (cfg.NodeID is not used).
+func NewFileLease(cfg Config, lease FileLease) (*Generator, error) {
+	c := cfg.c()
+	return withLeaseOptions(lease, func(o *C.polyflake_file_lease_options, p **C.polyflake_generator) C.polyflake_result {
+		return C.polyflake_generator_new_file_lease(&c, o, p)
+	})
+}
+
+// NewFileLeaseWithManualClock is polyflake_generator_new_file_lease_with_manual_clock.
+func NewFileLeaseWithManualClock(cfg Config, lease FileLease, clock *ManualClock) (*Generator, error) {
+	c := cfg.c()
+	return withLeaseOptions(lease, func(o *C.polyflake_file_lease_options, p **C.polyflake_generator) C.polyflake_result {
+		return C.polyflake_generator_new_file_lease_with_manual_clock(&c, o, clock.p, p)
+	})
+}
+
+// NewFileLeaseWithScriptedClock makes a scripted clock from values and a file-lease generator
+// on it (polyflake_generator_new_file_lease_with_scripted_clock; the handle is freed here).
+func NewFileLeaseWithScriptedClock(cfg Config, lease FileLease, values []int64) (*Generator, error) {
+	var sc *C.polyflake_scripted_clock
+	var first *C.int64_t
+	if len(values) > 0 {
+		first = (*C.int64_t)(unsafe.Pointer(&values[0]))
+	}
+	if err := check(C.polyflake_scripted_clock_new(first, C.size_t(len(values)), &sc)); err != nil {
+		return nil, err
+	}
+	defer C.polyflake_scripted_clock_free(sc)
+	c := cfg.c()
+	return withLeaseOptions(lease, func(o *C.polyflake_file_lease_options, p **C.polyflake_generator) C.polyflake_result {
+		return C.polyflake_generator_new_file_lease_with_scripted_clock(&c, o, sc, p)
+	})
 }
 
 // NewEtcd is polyflake_generator_new_etcd with these endpoints and a connect timeout, every

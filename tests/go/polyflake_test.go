@@ -190,10 +190,36 @@ func TestLayoutVectors(t *testing.T) {
 }
 
 type gen struct {
-	g       *Generator
+	g       *Generator // nil: deferred and not yet created, or closed
 	manual  *ManualClock
 	last    uint64
 	hasLast bool
+	spec    obj // kept for a `deferred` generator, made by a `create` step
+}
+
+// leaseDir is a scenario file's ONE lease directory, made on first use.
+type leaseDir struct {
+	t    *testing.T
+	path string
+}
+
+func (d *leaseDir) get() string {
+	if d.path == "" {
+		p, err := os.MkdirTemp("", "polyflake-scenario-")
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		d.path = p
+	}
+	return d.path
+}
+
+func (d *leaseDir) remove() {
+	if d.path != "" {
+		if err := os.RemoveAll(d.path); err != nil {
+			d.t.Error(err)
+		}
+	}
 }
 
 func expand(values []any) []int64 {
@@ -218,8 +244,22 @@ func expand(values []any) []int64 {
 	return out
 }
 
-func build(t *testing.T, spec obj, where string) (*gen, error) {
-	onlyKeys(t, spec, where, "mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "clock")
+func build(t *testing.T, spec obj, where string, dir *leaseDir) (*gen, error) {
+	onlyKeys(t, spec, where, "mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "clock", "source", "deferred")
+	var lease *FileLease
+	if source, ok := spec["source"].(obj); ok {
+		onlyKeys(t, source, where, "kind", "slots", "reserve_ms")
+		if source["kind"] != "file_lease" {
+			t.Fatalf("%s: source kind %v", where, source["kind"])
+		}
+		lease = &FileLease{Dir: dir.get()}
+		if v, ok := source["slots"]; ok {
+			lease.Slots = uint32(i64(v))
+		}
+		if v, ok := source["reserve_ms"]; ok {
+			lease.ReserveMs = uint64(i64(v))
+		}
+	}
 	cfg := DefaultConfig()
 	switch spec["mode"] {
 	case "strict":
@@ -229,7 +269,9 @@ func build(t *testing.T, spec obj, where string) (*gen, error) {
 	default:
 		t.Fatalf("%s: mode %v", where, spec["mode"])
 	}
-	cfg.NodeID = i64(spec["node_id"])
+	if lease == nil {
+		cfg.NodeID = i64(spec["node_id"])
+	}
 	switch l := spec["layout"].(type) {
 	case nil:
 	case string:
@@ -255,7 +297,13 @@ func build(t *testing.T, spec obj, where string) (*gen, error) {
 	}
 	clock, ok := spec["clock"].(obj)
 	if !ok {
-		g, err := New(cfg)
+		var g *Generator
+		var err error
+		if lease != nil {
+			g, err = NewFileLease(cfg, *lease)
+		} else {
+			g, err = New(cfg)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -265,14 +313,26 @@ func build(t *testing.T, spec obj, where string) (*gen, error) {
 	switch clock["kind"] {
 	case "manual":
 		m, _ := NewManualClock(i64(clock["start_ms"]))
-		g, err := NewWithManualClock(cfg, m)
+		var g *Generator
+		var err error
+		if lease != nil {
+			g, err = NewFileLeaseWithManualClock(cfg, *lease, m)
+		} else {
+			g, err = NewWithManualClock(cfg, m)
+		}
 		if err != nil {
 			m.Close()
 			return nil, err
 		}
 		return &gen{g: g, manual: m}, nil
 	case "scripted":
-		g, err := NewWithScriptedClock(cfg, expand(clock["values"].([]any)))
+		var g *Generator
+		var err error
+		if lease != nil {
+			g, err = NewFileLeaseWithScriptedClock(cfg, *lease, expand(clock["values"].([]any)))
+		} else {
+			g, err = NewWithScriptedClock(cfg, expand(clock["values"].([]any)))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -282,10 +342,15 @@ func build(t *testing.T, spec obj, where string) (*gen, error) {
 	return nil, nil
 }
 
+// close frees the generator and its manual clock (nothing if not created or already closed).
 func (g *gen) close() {
-	g.g.Close()
+	if g.g != nil {
+		g.g.Close()
+		g.g = nil
+	}
 	if g.manual != nil {
 		g.manual.Close()
+		g.manual = nil
 	}
 }
 
@@ -300,9 +365,11 @@ func checkDecoded(t *testing.T, g *Generator, id uint64, want obj, what string) 
 
 // What Go cannot offer (see `needs` in the scenario schema), and why.
 var notApplicable = map[string]string{
-	"fork":                 "no fork() in Go (the runtime is multithreaded; syscall.ForkExec only)",
-	"injected_clock_lease": "the C ABI has no lease constructor on an injected clock",
+	"fork": "no fork() in Go (the runtime is multithreaded; syscall.ForkExec only)",
 }
+
+// What Go can offer among the `needs` entries.
+var offered = map[string]bool{"injected_clock_lease": true}
 
 // runScenario returns the number of steps run, or 0 and the reason the file is not applicable.
 func runScenario(t *testing.T, path string) (int, string) {
@@ -312,6 +379,9 @@ func runScenario(t *testing.T, path string) (int, string) {
 	skip := ""
 	needs, _ := doc["needs"].([]any)
 	for _, n := range needs {
+		if offered[n.(string)] {
+			continue
+		}
 		reason, ok := notApplicable[n.(string)]
 		if !ok {
 			t.Fatalf("%s: unknown need %v", name, n)
@@ -321,14 +391,31 @@ func runScenario(t *testing.T, path string) (int, string) {
 	if skip != "" {
 		return 0, skip
 	}
+	dir := &leaseDir{t: t}
+	defer dir.remove() // deferred first: runs after every generator is closed
 	gens := map[string]*gen{}
-	for key, spec := range doc["generators"].(obj) {
-		g, err := build(t, spec.(obj), name)
+	defer func() {
+		for _, g := range gens {
+			g.close()
+		}
+	}()
+	for key, rawSpec := range doc["generators"].(obj) {
+		spec := rawSpec.(obj)
+		if d, ok := spec["deferred"]; ok {
+			if _, isBool := d.(bool); !isBool {
+				t.Fatalf("%s: %s: deferred is not a boolean", name, key)
+			}
+			if d.(bool) {
+				gens[key] = &gen{spec: spec}
+				continue
+			}
+		}
+		g, err := build(t, spec, name, dir)
 		if err != nil {
 			t.Fatalf("%s: building %s: %v", name, key, err)
 		}
+		g.spec = spec
 		gens[key] = g
-		defer g.close()
 	}
 	seen := map[uint64]bool{}
 	steps := 0
@@ -344,11 +431,33 @@ func runScenario(t *testing.T, path string) (int, string) {
 			if g = gens[key]; g == nil {
 				t.Fatalf("%s: unknown generator %s", what, key)
 			}
+			// Every op but `create` needs the generator made and not closed.
+			if (op == "create") != (g.g == nil) {
+				t.Fatalf("%s: %s is created already, or not created / closed", what, key)
+			}
 		}
 		switch op {
+		case "create":
+			onlyKeys(t, expect, what, "error")
+			if d, _ := g.spec["deferred"].(bool); !d {
+				t.Fatalf("%s: not a deferred generator", what)
+			}
+			built, err := build(t, g.spec, what, dir)
+			want, ok := expect["error"].(string)
+			if !ok {
+				want = "OK"
+			}
+			if code(err) != want {
+				t.Errorf("%s: got %q want %q", what, code(err), want)
+			}
+			if err == nil {
+				g.g, g.manual = built.g, built.manual
+			}
+		case "close":
+			g.close()
 		case "construct":
 			onlyKeys(t, expect, what, "error", "ok")
-			built, err := build(t, step["config"].(obj), what)
+			built, err := build(t, step["config"].(obj), what, dir)
 			if want, ok := expect["error"]; ok {
 				if code(err) != want {
 					t.Errorf("%s: got %v want %v", what, code(err), want)
