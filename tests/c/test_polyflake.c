@@ -621,9 +621,8 @@ static int run_scenario(const char *path, double slack, const char **skip) {
   only_keys(doc, name, top_keys);
   *skip = NULL;
   cJSON_ArrayForEach(spec, get(doc, "needs")) {
-    /* C has fork() and lease constructors on an injected clock: it needs nothing it lacks. */
-    if (strcmp(spec->valuestring, "fork") != 0 &&
-        strcmp(spec->valuestring, "injected_clock_lease") != 0)
+    /* C has fork(): it needs nothing it lacks. */
+    if (strcmp(spec->valuestring, "fork") != 0)
       die("unknown need", spec->valuestring);
   }
   cJSON_ArrayForEach(spec, get(doc, "generators")) {

@@ -331,8 +331,8 @@ int run_scenario(const fs::path &path, double slack, std::string &skip) {
   only_keys(doc, name, {"name", "description", "source", "needs", "generators", "steps"});
   skip.clear();  // no `needs` entry is out of this runner's reach today
   for (auto &need : doc.value("needs", json::array())) {
-    // C++ has fork() and lease constructors on an injected clock: it needs nothing it lacks.
-    if (need != "fork" && need != "injected_clock_lease")
+    // C++ has fork(): it needs nothing it lacks.
+    if (need != "fork")
       throw std::runtime_error(name + ": unknown need " + need.dump());
   }
   LeaseDir lease_dir;  // declared first: removed after every generator is gone

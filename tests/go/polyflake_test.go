@@ -368,9 +368,6 @@ var notApplicable = map[string]string{
 	"fork": "no fork() in Go (the runtime is multithreaded; syscall.ForkExec only)",
 }
 
-// What Go can offer among the `needs` entries.
-var offered = map[string]bool{"injected_clock_lease": true}
-
 // runScenario returns the number of steps run, or 0 and the reason the file is not applicable.
 func runScenario(t *testing.T, path string) (int, string) {
 	doc := load(t, path)
@@ -379,9 +376,6 @@ func runScenario(t *testing.T, path string) (int, string) {
 	skip := ""
 	needs, _ := doc["needs"].([]any)
 	for _, n := range needs {
-		if offered[n.(string)] {
-			continue
-		}
 		reason, ok := notApplicable[n.(string)]
 		if !ok {
 			t.Fatalf("%s: unknown need %v", name, n)

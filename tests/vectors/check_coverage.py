@@ -17,7 +17,6 @@ LANGS = ["rust", "c-shared", "c-static", "cpp-shared", "cpp-static", "go", "pyth
 # needs entry -> the languages that may record a file with it as not-applicable.
 MAY_SKIP = {
     "fork": {"go", "node"},
-    "injected_clock_lease": {"c-shared", "c-static", "cpp-shared", "cpp-static", "go"},
 }
 
 SCENARIOS = pathlib.Path(__file__).resolve().parent / "scenarios"
