@@ -820,6 +820,22 @@ static void bad_input(void) {
   CHECK_RESULT(polyflake_generator_new_with_scripted_clock(NULL, sc, &g), N);
   CHECK_RESULT(polyflake_generator_new_with_scripted_clock(&cfg, NULL, &g), N);
   CHECK_RESULT(polyflake_generator_new_with_scripted_clock(&cfg, sc, NULL), N);
+  /* A file lease on an injected clock: every NULL refused before any directory is touched. */
+  {
+    polyflake_file_lease_options lo;
+    CHECK_RESULT(polyflake_file_lease_options_init(&lo), POLYFLAKE_RESULT_OK);
+    CHECK_RESULT(polyflake_generator_new_file_lease_with_manual_clock(&cfg, &lo, mc, &g), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease_with_scripted_clock(&cfg, &lo, sc, &g), N);
+    lo.dir = "/nonexistent/polyflake-never-created";
+    CHECK_RESULT(polyflake_generator_new_file_lease_with_manual_clock(NULL, &lo, mc, &g), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease_with_manual_clock(&cfg, NULL, mc, &g), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease_with_manual_clock(&cfg, &lo, NULL, &g), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease_with_manual_clock(&cfg, &lo, mc, NULL), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease_with_scripted_clock(NULL, &lo, sc, &g), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease_with_scripted_clock(&cfg, NULL, sc, &g), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease_with_scripted_clock(&cfg, &lo, NULL, &g), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease_with_scripted_clock(&cfg, &lo, sc, NULL), N);
+  }
   CHECK(g == NULL, "out-param written on error");
 
   /* Out-of-range settings: each refused with its code, nothing written. */
