@@ -256,10 +256,7 @@ fn run_scenario(path: &PathBuf) -> usize {
         .flatten()
     {
         let need = need.as_str().unwrap();
-        assert!(
-            ["fork", "injected_clock_lease"].contains(&need),
-            "{name}: unknown need {need:?}"
-        );
+        assert!(["fork"].contains(&need), "{name}: unknown need {need:?}");
     }
     let lease_dir =
         std::env::temp_dir().join(format!("polyflake-scenario-{}-{name}", std::process::id()));

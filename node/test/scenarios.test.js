@@ -36,7 +36,7 @@ function expandValues(values, where) {
 
 // What Node cannot offer (see `needs` in the schema): no fork() in Node.js.
 const NOT_APPLICABLE = { fork: 'no fork() in Node.js' }
-const NEEDS = ['fork', 'injected_clock_lease']
+const NEEDS = ['fork']
 
 // A generator spec from a scenario file -> [generator, its manual clock or null]. File-lease
 // generators lease from `leaseDir`, the scenario's one temporary directory.

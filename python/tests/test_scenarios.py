@@ -25,7 +25,7 @@ SPEC_KEYS = {
     "deferred",
 }
 # Python offers every need: os.fork, and leases on an injected clock.
-NEEDS = {"fork", "injected_clock_lease"}
+NEEDS = {"fork"}
 STEP_KEYS = {"op", "gen", "count", "id", "ms", "config", "expect", "within_ms"}
 ID_EXPECT_KEYS = {"error", "ids", "sequences", "max_sequence", "first", "last", "increasing"}
 HEALTH_KEYS = {
