@@ -109,31 +109,7 @@ fn sigkilled_holder_and_a_successor_behind_its_high_water_mark() {
         ("RESERVE_MS", "500".to_string()),
         ("TTL_S", "2".to_string()),
     ];
-    let mut holder = spawn_child("child_process_entry", "hold", &env);
-    let mut out = lines(&mut holder);
-    let node: u32 = out
-        .next()
-        .unwrap()
-        .strip_prefix("NODE ")
-        .unwrap()
-        .parse()
-        .unwrap();
-    let mut ids = Vec::new();
-    for line in out.by_ref() {
-        ids.push(line.strip_prefix("ID ").unwrap().parse::<u64>().unwrap());
-        if ids.len() == 3000 {
-            break;
-        }
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    holder.kill().unwrap();
-    holder.wait().unwrap();
-    ids.extend(out.filter_map(|l| l.strip_prefix("ID ")?.parse::<u64>().ok()));
-    let holder_max = ids
-        .iter()
-        .map(|&id| polyflake::decode(id).unwrap().timestamp_ms)
-        .max()
-        .unwrap();
+    let (node, holder_max) = kill_holder_mid_stream(&env);
 
     // The slot stays taken until the dead holder's etcd lease expires (TTL 2 s).
     let clock = ManualClock::new(now_ms());

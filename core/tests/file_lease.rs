@@ -83,32 +83,8 @@ fn fifty_processes_race_for_sixteen_slots() {
 #[test]
 fn sigkilled_holder_and_a_successor_behind_its_high_water_mark() {
     let dir = TempDir::new("kill");
-    let mut holder = spawn_child("child_process_entry", "hold", &file_env(&dir, 1));
-    let mut out = lines(&mut holder);
-    let node: u32 = out
-        .next()
-        .unwrap()
-        .strip_prefix("NODE ")
-        .unwrap()
-        .parse()
-        .unwrap();
-    let mut holder_ids = Vec::new();
-    for line in out.by_ref() {
-        holder_ids.push(line.strip_prefix("ID ").unwrap().parse::<u64>().unwrap());
-        if holder_ids.len() == 3000 {
-            break;
-        }
-    }
     // Let a few renewals happen, then kill it mid-stream.
-    std::thread::sleep(Duration::from_millis(300));
-    holder.kill().unwrap();
-    holder.wait().unwrap();
-    holder_ids.extend(out.filter_map(|l| l.strip_prefix("ID ")?.parse::<u64>().ok()));
-    let holder_max_ms = holder_ids
-        .iter()
-        .map(|&id| polyflake::decode(id).unwrap().timestamp_ms)
-        .max()
-        .unwrap();
+    let (node, holder_max_ms) = kill_holder_mid_stream(&file_env(&dir, 1));
 
     // The kernel freed the lock; the successor gets the slot and finds the holder's R.
     let clock = ManualClock::new(now_ms());

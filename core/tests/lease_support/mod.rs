@@ -85,6 +85,38 @@ pub fn lines(child: &mut Child) -> impl Iterator<Item = String> {
         .filter_map(|l| l.strip_prefix("@@ ").map(str::to_string))
 }
 
+/// Run a `hold` child (it leases a slot and prints `NODE n`, then `ID x` lines), let it issue
+/// at least 3,000 IDs and renew a few times, then SIGKILL it mid-stream. Returns its node id
+/// and the largest millisecond among the IDs it printed.
+pub fn kill_holder_mid_stream(env: &[(&str, String)]) -> (u32, i64) {
+    let mut holder = spawn_child("child_process_entry", "hold", env);
+    let mut out = lines(&mut holder);
+    let node: u32 = out
+        .next()
+        .unwrap()
+        .strip_prefix("NODE ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut ids = Vec::new();
+    for line in out.by_ref() {
+        ids.push(line.strip_prefix("ID ").unwrap().parse::<u64>().unwrap());
+        if ids.len() == 3000 {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    ids.extend(out.filter_map(|l| l.strip_prefix("ID ")?.parse::<u64>().ok()));
+    let max_ms = ids
+        .iter()
+        .map(|&id| polyflake::decode(id).unwrap().timestamp_ms)
+        .max()
+        .unwrap();
+    (node, max_ms)
+}
+
 /// Wait for `cond` (polled every 10 ms) at most `limit`; true if it held.
 pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
