@@ -1131,12 +1131,15 @@ impl Generator {
                     self.overflow(wall_ms).to_string()
                 },
             )
-        } else if lease.as_ref().is_some_and(|l| l.guard_waiting) {
+        } else if let Some(l) = lease.as_ref().filter(|l| l.guard_waiting) {
+            let refusal = self.lease_state.refusal(self.node_id(), trusted_ms);
             (
                 HealthStatus::RestartGuard,
-                self.lease_state
-                    .refusal(self.node_id(), wall_ms)
-                    .to_string(),
+                if l.guard_note.is_empty() {
+                    refusal.to_string()
+                } else {
+                    format!("{refusal} ({})", l.guard_note)
+                },
             )
         } else if self.lease.is_some() && next_ms > limit {
             (
