@@ -42,7 +42,7 @@ pub fn class(kind: ErrorKind) -> Class {
         ErrorKind::NodeIdInUse
         | ErrorKind::UsedAfterFork
         | ErrorKind::NoFreeSlot
-        | ErrorKind::Closed => Class::Conflict,
+        | ErrorKind::GeneratorClosed => Class::Conflict,
     }
 }
 

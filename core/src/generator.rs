@@ -4,7 +4,8 @@
 //! The two modes differ only in how far `P'` may run ahead of the wall clock.
 
 use crate::clock::{Clock, SystemClock};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Value};
+use crate::fork;
 use crate::forward::{
     ForwardGuard, Verdict, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS,
     MAX_FORWARD_SETTING_MS,
@@ -243,7 +244,7 @@ impl Builder {
         if self.epoch_ms < 0 {
             return Err(bad_epoch("the epoch may not be before 1970-01-01"));
         }
-        let fork_generation = registry::fork_generation();
+        let fork_generation = fork::fork_generation();
         let (clock, system) = match self.clock {
             Some(c) => (ClockSource::Injected(c), false),
             None => {
@@ -603,7 +604,7 @@ impl Generator {
                 confirm_remaining_ms,
             } => {
                 if self.lease_state.is_closed() {
-                    return Err(Error::Closed {
+                    return Err(Error::GeneratorClosed {
                         node_id: self.node_id(),
                     });
                 }
@@ -637,7 +638,7 @@ impl Generator {
     #[cold]
     fn outside(&self, now: i64, elapsed: i128) -> Error {
         if self.lease_state.is_closed() {
-            return Error::Closed {
+            return Error::GeneratorClosed {
                 node_id: self.node_id(),
             };
         }
@@ -657,7 +658,7 @@ impl Generator {
 
     #[inline]
     fn check_fork(&self) -> Result<()> {
-        if registry::current_fork_generation() != self.fork_generation.load(StdOrdering::Acquire) {
+        if fork::current_fork_generation() != self.fork_generation.load(StdOrdering::Acquire) {
             return self.after_fork();
         }
         Ok(())
@@ -673,7 +674,7 @@ impl Generator {
                 node_id: self.node_id(),
             });
         };
-        let generation = registry::current_fork_generation();
+        let generation = fork::current_fork_generation();
         let done = || self.fork_generation.load(StdOrdering::Acquire) == generation;
         let slot = lease.relet_after_fork(generation, &done)?;
         self.node_id.store(u64::from(slot), StdOrdering::Relaxed);
@@ -823,7 +824,7 @@ impl Generator {
     fn check_ahead(&self, ms: i64, now: i64) -> Result<()> {
         if ms > self.lease_state.limit.load(StdOrdering::Relaxed) {
             if self.lease_state.is_closed() {
-                return Err(Error::Closed {
+                return Err(Error::GeneratorClosed {
                     node_id: self.node_id(),
                 });
             }
@@ -912,7 +913,8 @@ impl Generator {
     /// Monotonic mode reserves the whole batch with one atomic step. Strict mode fills the
     /// current millisecond and waits into the next ones (100,000 IDs take about 25 ms with the
     /// default layout), with the wait deadline restarting after each millisecond of progress.
-    /// On an error the buffer's contents are unspecified: use none of them.
+    /// On an error the buffer is left exactly as it was (nothing is written unless the whole
+    /// batch was issued), so a binding may pass the caller's own memory.
     ///
     /// ```
     /// use polyflake::{Generator, ManualClock, Mode};
@@ -963,6 +965,10 @@ impl Generator {
         let s = self.seq_bits;
         let mut filled = 0usize;
         let mut wait = Wait::new();
+        // The runs reserved so far (one per millisecond), written into `out` only once the
+        // whole batch is reserved: a batch that fails part-way leaves the caller's buffer as it
+        // was (its reserved values are never issued: a gap, never a duplicate).
+        let mut runs: Vec<(i64, usize)> = Vec::with_capacity(out.len() / (1 << s) + 2);
         while filled < out.len() {
             // Load the state BEFORE reading the clock: every ID in it was issued at a reading
             // taken before ours, so `now < last` means the clock really went back, not that
@@ -992,10 +998,15 @@ impl Generator {
                 if wait.rewound {
                     bump(&self.stats.rewinds_waited, 1);
                 }
-                self.write_run(&mut out[filled..filled + k as usize], start);
+                runs.push((start, k as usize));
                 filled += k as usize;
                 wait = Wait::new();
             }
+        }
+        let mut at = 0;
+        for (start, k) in runs {
+            self.write_run(&mut out[at..at + k], start);
+            at += k;
         }
         Ok(())
     }
@@ -1068,16 +1079,17 @@ impl Generator {
             Verdict::Trusted => wall_ms,
         };
         let elapsed = i128::from(trusted_ms) - i128::from(self.epoch_ms);
-        let lease = self
-            .lease
-            .as_ref()
-            .map(|l| l.health(self.node_id(), reading.as_ref().ok().copied()));
         let limit = i128::from(self.lease_state.limit.load(StdOrdering::Relaxed));
         let next_ms = if self.mode == Mode::Monotonic {
             i128::from((p + 1).max((elapsed.max(0) as i64) << s) >> s)
         } else {
             elapsed
         };
+        let lease = self.lease.as_ref().map(|l| {
+            let mut h = l.health(self.node_id(), reading.as_ref().ok().map(|_| trusted_ms));
+            h.expired = !h.lost && !h.guard_waiting && next_ms > limit;
+            h
+        });
         let (status, reason) = if self.lease_state.is_closed() {
             (HealthStatus::Closed, "the generator is closed".to_string())
         } else if let Some(e) = fork_error {
@@ -1141,7 +1153,7 @@ impl Generator {
                     format!("{refusal} ({})", l.guard_note)
                 },
             )
-        } else if self.lease.is_some() && next_ms > limit {
+        } else if lease.as_ref().is_some_and(|l| l.expired) {
             (
                 HealthStatus::LeaseExpired,
                 Error::LeaseExpired {
@@ -1213,7 +1225,7 @@ impl Generator {
     /// guard it started behind; with nothing issued, the time of closing), and a fixed node id
     /// may be used by a new generator of this process, which continues after the last ID this
     /// one issued (so even a successor in the same millisecond repeats nothing). Every later
-    /// call fails with [`Error::Closed`]; a call in flight either completes before the close or
+    /// call fails with [`Error::GeneratorClosed`]; a call in flight either completes before the close or
     /// fails. Idempotent; dropping the generator closes it.
     ///
     /// ```
@@ -1222,7 +1234,7 @@ impl Generator {
     /// let g = Generator::builder(3).clock(clock.clone()).build().unwrap();
     /// g.next_id().unwrap();
     /// g.close();
-    /// assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::Closed);
+    /// assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::GeneratorClosed);
     /// assert_eq!(g.health().status, polyflake::HealthStatus::Closed);
     /// ```
     pub fn close(&self) {
@@ -1255,7 +1267,7 @@ impl Generator {
             } else {
                 Release::Crash
             };
-            lease.close(registry::current_fork_generation(), how);
+            lease.close(fork::current_fork_generation(), how);
         }
         if let Some(c) = &self.claim {
             c.release(p);
@@ -1440,6 +1452,55 @@ pub struct Health {
     pub forward_refused: u64,
     /// The lease's state (slot, high-water mark, restart guard), if the node id is leased.
     pub lease: Option<LeaseHealth>,
+}
+
+impl Health {
+    /// Every field by name, in declaration order (enums by their stable names, the lease as a
+    /// nested record or `Null`): how bindings copy a snapshot without listing its fields.
+    ///
+    /// ```
+    /// use polyflake::{Generator, ManualClock, Value};
+    /// let g = Generator::builder(7).clock(ManualClock::new(1_704_067_201_000)).build().unwrap();
+    /// g.next_id().unwrap();
+    /// let fields = g.health().fields();
+    /// assert_eq!(fields[0], ("ok", Value::Bool(true)));
+    /// assert!(fields.contains(&("ids_issued", Value::Int(1))));
+    /// assert!(fields.contains(&("lease", Value::Null)));
+    /// ```
+    pub fn fields(&self) -> Vec<(&'static str, Value)> {
+        use Value::{Bool, Int, Text};
+        vec![
+            ("ok", Bool(self.ok)),
+            ("status", Text(self.status.name().to_string())),
+            ("reason", Text(self.reason.clone())),
+            ("node_id", Int(self.node_id.into())),
+            ("source", Text(self.source.name().to_string())),
+            ("mode", Text(self.mode.name().to_string())),
+            ("last_issued_ms", Value::opt_int(self.last_issued_ms)),
+            ("wall_ms", Int(self.wall_ms.into())),
+            ("lead_ms", Int(self.lead_ms.into())),
+            ("ids_issued", Int(self.ids_issued.into())),
+            ("rewinds_waited", Int(self.rewinds_waited.into())),
+            ("rewinds_refused", Int(self.rewinds_refused.into())),
+            (
+                "sequence_exhaustions",
+                Int(self.sequence_exhaustions.into()),
+            ),
+            ("wait_sleeps", Int(self.wait_sleeps.into())),
+            ("ms_borrowed", Int(self.ms_borrowed.into())),
+            ("lead_refused", Int(self.lead_refused.into())),
+            ("lease_renewals", Int(self.lease_renewals.into())),
+            ("lease_failures", Int(self.lease_failures.into())),
+            ("clock_ahead_ms", Int(self.clock_ahead_ms.into())),
+            ("forward_refused", Int(self.forward_refused.into())),
+            (
+                "lease",
+                self.lease
+                    .as_ref()
+                    .map_or(Value::Null, |l| Value::Fields(l.fields())),
+            ),
+        ]
+    }
 }
 
 impl Drop for Generator {

@@ -56,6 +56,7 @@
 
 mod clock;
 mod error;
+mod fork;
 mod forklock;
 mod forward;
 mod generator;
@@ -65,7 +66,7 @@ mod registry;
 mod sync;
 
 pub use clock::{Clock, ClockError, ManualClock, ScriptedClock, SystemClock};
-pub use error::{Error, ErrorKind, Result, Value};
+pub use error::{Error, ErrorCategory, ErrorKind, Result, Value};
 pub use forward::{DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS};
 pub use generator::{
     batch_len, decode, Builder, Generator, Health, HealthStatus, Mode, DEFAULT_MAX_WAIT_MS,
@@ -76,8 +77,8 @@ pub use layout::{
 };
 pub use lease::{
     default_lease_dir, hostname_ordinal, inspect_etcd_lease, inspect_file_lease, EtcdLeaseOptions,
-    FileLeaseOptions, IdSpace, LeaseHealth, LeaseKind, NodeSource, NodeSourceKind, SlotReport,
-    StoreReport, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S,
+    FileLeaseOptions, IdSpace, LeaseHealth, LeaseKind, LeasePhase, NodeSource, NodeSourceKind,
+    SlotReport, StoreReport, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S,
     DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_RESERVE_MS,
 };
 

@@ -60,7 +60,11 @@ fn fork_child(body: impl FnOnce() -> String) -> (i32, std::fs::File) {
         let mut written = 0;
         while written < bytes.len() {
             let n = unsafe {
-                libc::write(fds[1], bytes[written..].as_ptr().cast(), bytes.len() - written)
+                libc::write(
+                    fds[1],
+                    bytes[written..].as_ptr().cast(),
+                    bytes.len() - written,
+                )
             };
             if n <= 0 {
                 break;
@@ -125,7 +129,9 @@ fn child_that_closes_inherited_descriptors_and_leases_again() {
         let renewals = g2.health().lease_renewals;
         // G2's lock and renewals are untouched: its record keeps moving and stays its own.
         assert!(locked(&g2_slot), "G2's slot was unlocked");
-        assert!(wait_until(Duration::from_secs(5), || g2.health().lease_renewals
+        assert!(wait_until(Duration::from_secs(5), || g2
+            .health()
+            .lease_renewals
             > renewals + 2));
         let h2 = g2.health();
         assert!(h2.ok && !h2.lease.as_ref().unwrap().lost, "{h2:?}");
@@ -160,10 +166,7 @@ fn child_that_closes_inherited_descriptors_and_leases_again() {
         assert!(all.insert(id), "duplicate {id}");
     }
     assert_eq!(all.len(), 5000);
-    assert_eq!(
-        std::fs::read_to_string(&log_path).unwrap(),
-        "still open\n"
-    );
+    assert_eq!(std::fs::read_to_string(&log_path).unwrap(), "still open\n");
     assert!(g.health().ok);
     assert!(locked(&dir.path().join(format!("slot-{parent_node:04}"))));
 }
@@ -191,7 +194,7 @@ fn fork_while_another_thread_is_in_a_batch_then_close_in_the_child() {
             g.close();
             assert_eq!(
                 g.next_id().unwrap_err().kind(),
-                polyflake::ErrorKind::Closed
+                polyflake::ErrorKind::GeneratorClosed
             );
             format!("{id}")
         });
@@ -217,7 +220,11 @@ fn close_frees_the_slot_while_a_forked_child_lives() {
     let again = Generator::builder_from(NodeSource::FileLease(opts(dir.path(), 1)))
         .epoch_ms(DEFAULT_EPOCH_MS + 3)
         .build();
-    assert!(again.is_ok(), "re-lease with a live child: {:?}", again.err());
+    assert!(
+        again.is_ok(),
+        "re-lease with a live child: {:?}",
+        again.err()
+    );
     unsafe { libc::kill(pid, libc::SIGKILL) };
     let mut status = 0;
     unsafe { libc::waitpid(pid, &mut status, 0) };
@@ -244,7 +251,10 @@ fn a_parent_that_dies_leaves_no_slot_to_its_child() {
         unsafe { libc::_exit(0) };
     });
     let _ = finish(pid, pipe);
-    let q: i32 = std::fs::read_to_string(&grandchild).unwrap().parse().unwrap();
+    let q: i32 = std::fs::read_to_string(&grandchild)
+        .unwrap()
+        .parse()
+        .unwrap();
     let state = std::fs::read_to_string(format!("/proc/{q}/status")).unwrap();
     assert!(
         state.contains("State:\tS"),

@@ -6,8 +6,8 @@ mod lease_support;
 
 use lease_support::*;
 use polyflake::{
-    decode, inspect_file_lease, Builder, Clock, ClockError, ErrorKind, FileLeaseOptions,
-    Generator, HealthStatus, Layout, ManualClock, Mode, NodeSource, DEFAULT_EPOCH_MS, MAX_ID,
+    decode, inspect_file_lease, Builder, Clock, ClockError, ErrorKind, FileLeaseOptions, Generator,
+    HealthStatus, Layout, ManualClock, Mode, NodeSource, DEFAULT_EPOCH_MS, MAX_ID,
 };
 use std::collections::HashSet;
 use std::path::Path;
@@ -78,7 +78,11 @@ fn holder_and_successor_after(remove: impl FnOnce(&Path)) {
     remove(&store);
     let mut b = spawn_child("child_process_entry", "stream", &env("b.bin", "1500"));
     let mut b_out = lines(&mut b);
-    assert_eq!(b_out.next().as_deref(), Some("NODE 0"), "the successor took slot 0");
+    assert_eq!(
+        b_out.next().as_deref(),
+        Some("NODE 0"),
+        "the successor took slot 0"
+    );
     let b_end = b_out.next().unwrap();
     let a_end = a_out.next().unwrap();
     assert!(a.wait().unwrap().success() && b.wait().unwrap().success());
@@ -86,16 +90,26 @@ fn holder_and_successor_after(remove: impl FnOnce(&Path)) {
         read_ids(&dir.path().join("a.bin")),
         read_ids(&dir.path().join("b.bin")),
     );
-    assert!(ids_a.len() > 100_000 && ids_b.len() > 100_000, "both issued");
+    assert!(
+        ids_a.len() > 100_000 && ids_b.len() > 100_000,
+        "both issued"
+    );
     let a_set: HashSet<u64> = ids_a.iter().copied().collect();
     let dups = ids_b.iter().filter(|id| a_set.contains(id)).count();
     assert_eq!(dups, 0, "{dups} IDs issued by both holders of slot 0");
-    assert_eq!(a_end, "END LEASE_LOST lease_lost", "the first holder stopped");
+    assert_eq!(
+        a_end, "END LEASE_LOST lease_lost",
+        "the first holder stopped"
+    );
     assert_eq!(b_end, "END OK ok");
     // The successor's first ID is past everything the first holder issued.
     let a_max = ids_a.iter().max().unwrap();
     assert!(ids_b.iter().min().unwrap() > a_max);
-    eprintln!("first holder {} IDs, successor {} IDs, 0 shared", ids_a.len(), ids_b.len());
+    eprintln!(
+        "first holder {} IDs, successor {} IDs, 0 shared",
+        ids_a.len(),
+        ids_b.len()
+    );
 }
 
 #[test]
@@ -136,7 +150,10 @@ fn records_that_do_not_parse_give_a_full_reserve_never_a_small_r() {
             b[20] = 0xff;
             b
         }),
-        ("truncated", b"polyflake-slot v1\nslot=0\nowner=h\nhigh_water_ms=17".to_vec()),
+        (
+            "truncated",
+            b"polyflake-slot v1\nslot=0\nowner=h\nhigh_water_ms=17".to_vec(),
+        ),
         ("NUL bytes", vec![0u8; 256]),
         ("duplicated key", {
             let mut t = "polyflake-slot v1\nslot=0\nowner=h\nhigh_water_ms=17\nhigh_water_ms=18\n"
@@ -147,7 +164,10 @@ fn records_that_do_not_parse_give_a_full_reserve_never_a_small_r() {
             t.push('\n');
             t.into_bytes()
         }),
-        ("overflowing number", old_record(0, "h", "9223372036854775808")),
+        (
+            "overflowing number",
+            old_record(0, "h", "9223372036854775808"),
+        ),
         ("empty", Vec::new()),
     ];
     for (what, bytes) in cases {
@@ -193,7 +213,10 @@ fn a_mark_past_the_layouts_window_leaves_that_slot_unused_and_is_never_wrapped()
 
 /// A strict generator on a manual clock (boot clock frozen unless time `elapse`s).
 fn strict_on(clock: &ManualClock, node: u32) -> Generator {
-    Generator::builder(node).clock(clock.clone()).build().unwrap()
+    Generator::builder(node)
+        .clock(clock.clone())
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -207,7 +230,10 @@ fn a_forward_step_is_refused_and_nothing_is_issued_from_it_when_the_clock_comes_
     let h = g.health();
     assert_eq!(h.status, HealthStatus::ClockAhead);
     assert!(!h.ok);
-    assert!(h.clock_ahead_ms >= YEAR_MS && h.clock_ahead_ms < YEAR_MS + 1000, "{h:?}");
+    assert!(
+        h.clock_ahead_ms >= YEAR_MS && h.clock_ahead_ms < YEAR_MS + 1000,
+        "{h:?}"
+    );
     assert!(h.forward_refused >= 1);
     clock.elapse(30_000); // half a minute later the clock is corrected
     clock.advance(-YEAR_MS);
@@ -326,7 +352,11 @@ fn a_poisoned_slot_is_skipped_while_others_are_free_and_health_says_why_when_tak
     let future = (now_ms() + YEAR_MS).to_string();
     std::fs::write(dir.path().join("slot-0000"), old_record(0, "h", &future)).unwrap();
     let g = lease(opts(dir.path(), 2, 100), 4).build().unwrap();
-    assert_eq!(g.node_id(), 1, "the free slot with a short guard comes first");
+    assert_eq!(
+        g.node_id(),
+        1,
+        "the free slot with a short guard comes first"
+    );
     drop(g);
     // With slot 1 held, the poisoned slot 0 is the only one left: taken, and health says why.
     let other = lease(opts(dir.path(), 2, 100), 4).build().unwrap();
@@ -350,7 +380,10 @@ fn a_store_serves_one_id_space() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::IdSpaceMismatch, "{e}");
     let text = e.to_string();
-    assert!(text.contains("41/10/12") && text.contains("41/12/10"), "{text}");
+    assert!(
+        text.contains("41/10/12") && text.contains("41/12/10"),
+        "{text}"
+    );
     assert!(text.contains(&dir.path().display().to_string()), "{text}");
     let e = lease(opts(dir.path(), 4, 100), 6).build().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::IdSpaceMismatch, "another epoch: {e}");
@@ -373,10 +406,17 @@ fn closing_with_nothing_issued_leaves_r_at_the_guard_not_a_reserve_ahead() {
     let past = (now_ms() - 10_000).to_string();
     std::fs::write(dir.path().join("slot-0000"), old_record(0, "h", &past)).unwrap();
     let g = lease(opts(dir.path(), 1, 5_000), 7).build().unwrap();
-    assert!(record_r(dir.path(), 0) > now_ms() + 4_000, "R runs ahead while held");
+    assert!(
+        record_r(dir.path(), 0) > now_ms() + 4_000,
+        "R runs ahead while held"
+    );
     drop(g);
     let r = record_r(dir.path(), 0);
-    assert!(r <= now_ms(), "R {} ms ahead after a close that issued nothing", r - now_ms());
+    assert!(
+        r <= now_ms(),
+        "R {} ms ahead after a close that issued nothing",
+        r - now_ms()
+    );
     let g = lease(opts(dir.path(), 1, 5_000), 7).build().unwrap();
     g.next_id().unwrap();
 }
@@ -428,7 +468,10 @@ fn health_tells_the_truth_at_the_windows_end() {
         .unwrap();
     let mut ids = vec![0u64; 16];
     g.next_ids(&mut ids).unwrap(); // the last millisecond's 16 sequence values
-    assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::TimestampOverflow);
+    assert_eq!(
+        g.next_id().unwrap_err().kind(),
+        ErrorKind::TimestampOverflow
+    );
     let h = g.health();
     assert!(!h.ok, "{h:?}");
     assert_eq!(h.status, HealthStatus::ClockOutsideWindow);
@@ -437,9 +480,7 @@ fn health_tells_the_truth_at_the_windows_end() {
 
 #[test]
 fn decode_refuses_what_it_cannot_represent() {
-    let e = Layout::DEFAULT
-        .decode(MAX_ID, i64::MAX - 1)
-        .unwrap_err();
+    let e = Layout::DEFAULT.decode(MAX_ID, i64::MAX - 1).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     assert!(Layout::DEFAULT.decode(MAX_ID, DEFAULT_EPOCH_MS).is_ok());
 }
@@ -456,11 +497,33 @@ fn inspect_shows_holders_guards_records_and_the_space() {
     let slot = |n: u32| report.slots.iter().find(|s| s.slot == n).unwrap().clone();
     let held = slot(g.node_id());
     assert!(held.held && !held.poisoned && held.record == "complete");
-    assert!(held.holder.unwrap().starts_with(&format!("{}/", std::process::id())));
+    assert!(held
+        .holder
+        .unwrap()
+        .starts_with(&format!("{}/", std::process::id())));
     let poisoned = slot(2);
     assert!(poisoned.poisoned && !poisoned.held);
     assert!(poisoned.guard_ms.unwrap() > YEAR_MS - 10_000);
     let garbage = slot(3);
     assert!(garbage.record.starts_with("incomplete"), "{garbage:?}");
     assert!(!garbage.poisoned);
+}
+
+#[test]
+fn a_strict_batch_that_fails_leaves_the_callers_buffer_untouched() {
+    // A frozen clock: 4,096 IDs, then a refusal part-way through a batch of 5,000.
+    let g = Generator::builder(6)
+        .clock(ManualClock::new(DEFAULT_EPOCH_MS + 5))
+        .max_wait_ms(0.0)
+        .build()
+        .unwrap();
+    let mut buf = vec![7u64; 5_000];
+    assert_eq!(
+        g.next_ids(&mut buf).unwrap_err().kind(),
+        ErrorKind::ClockMovedBackwards
+    );
+    assert!(
+        buf.iter().all(|&v| v == 7),
+        "a failed batch wrote into the buffer"
+    );
 }

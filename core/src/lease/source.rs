@@ -89,6 +89,16 @@ impl NodeSourceKind {
             NodeSourceKind::Etcd => "etcd",
         }
     }
+    /// Every kind, in a fixed order (for tables and tests).
+    pub const ALL: [NodeSourceKind; 6] = [
+        NodeSourceKind::Static,
+        NodeSourceKind::Env,
+        NodeSourceKind::Hostname,
+        NodeSourceKind::Ipv4,
+        NodeSourceKind::FileLease,
+        NodeSourceKind::Etcd,
+    ];
+
     /// True for the two lease kinds.
     pub const fn is_lease(self) -> bool {
         matches!(self, NodeSourceKind::FileLease | NodeSourceKind::Etcd)
@@ -96,6 +106,34 @@ impl NodeSourceKind {
 }
 
 impl NodeSource {
+    /// The IPv4 source from an address in text and a prefix length as a binding received it,
+    /// checked here once for every binding: the address must be dotted-quad text and the prefix
+    /// 0 to 32 (whether it fits the node field is checked against the layout when the
+    /// generator is built).
+    ///
+    /// ```
+    /// use polyflake::{ErrorKind, NodeSource};
+    /// assert!(NodeSource::ipv4("10.1.7.9", 22).is_ok());
+    /// for bad in [33, 300, -1] {
+    ///     let e = NodeSource::ipv4("10.1.7.9", bad).unwrap_err();
+    ///     assert_eq!(e.kind(), ErrorKind::InvalidNodeSource);
+    ///     assert!(e.to_string().contains(&format!("/{bad} is not a prefix length")), "{e}");
+    /// }
+    /// assert!(NodeSource::ipv4("10.1.7", 22).is_err());
+    /// ```
+    pub fn ipv4(addr: &str, prefix_len: i128) -> Result<NodeSource> {
+        let addr: Ipv4Addr = addr.parse().map_err(|_| Error::InvalidNodeSource {
+            reason: format!("{addr:?} is not an IPv4 address (dotted quad such as 10.1.7.9)"),
+        })?;
+        let prefix_len = u8::try_from(prefix_len)
+            .ok()
+            .filter(|p| *p <= 32)
+            .ok_or_else(|| Error::InvalidNodeSource {
+                reason: format!("IPv4 prefix /{prefix_len} is not a prefix length (0 to 32)"),
+            })?;
+        Ok(NodeSource::Ipv4 { addr, prefix_len })
+    }
+
     /// This source's kind.
     pub fn kind(&self) -> NodeSourceKind {
         match self {
