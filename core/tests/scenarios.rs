@@ -83,6 +83,12 @@ fn build(spec: &Value, lease_dir: &Path) -> Result<Built, Error> {
     if let Some(l) = spec.get("max_lead_ms").and_then(Value::as_i64) {
         b = b.max_lead_ms(Some(l));
     }
+    if let Some(step) = spec.get("max_forward_step_ms") {
+        b = b.max_forward_step_ms(step.as_u64());
+    }
+    if let Some(c) = spec.get("forward_confirm_ms").and_then(Value::as_u64) {
+        b = b.forward_confirm_ms(c);
+    }
     let mut manual = None;
     if let Some(clock) = spec.get("clock") {
         match clock["kind"].as_str().expect("clock.kind") {
@@ -135,6 +141,8 @@ fn health_field(h: &Health, key: &str) -> Value {
         "wait_sleeps" => Value::from(h.wait_sleeps),
         "ms_borrowed" => Value::from(h.ms_borrowed),
         "lead_refused" => Value::from(h.lead_refused),
+        "clock_ahead_ms" => Value::from(h.clock_ahead_ms),
+        "forward_refused" => Value::from(h.forward_refused),
         other => panic!("unknown health field {other}"),
     }
 }
@@ -211,6 +219,8 @@ const SPEC_KEYS: &[&str] = &[
     "epoch_ms",
     "max_wait_ms",
     "max_lead_ms",
+    "max_forward_step_ms",
+    "forward_confirm_ms",
     "clock",
 ];
 const STEP_KEYS: &[&str] = &[
@@ -319,10 +329,10 @@ fn run_scenario(path: &PathBuf) -> usize {
             }
             "close" => {
                 let key = step["gen"].as_str().unwrap();
-                drop(
-                    gens.remove(key)
-                        .unwrap_or_else(|| panic!("{what}: no {key}")),
-                );
+                gens.get(key)
+                    .unwrap_or_else(|| panic!("{what}: no {key}"))
+                    .gen
+                    .close();
             }
             "fork" => {
                 let g = &gens[step["gen"].as_str().unwrap()];
@@ -340,14 +350,14 @@ fn run_scenario(path: &PathBuf) -> usize {
                     None => assert!(got.is_ok(), "{what}: {:?}", got.err()),
                 }
             }
-            "clock_set" | "clock_advance" => {
+            "clock_set" | "clock_advance" | "clock_elapse" => {
                 let g = &gens[step["gen"].as_str().unwrap()];
                 let c = g.manual.as_ref().expect("manual clock");
                 let ms = step["ms"].as_i64().unwrap();
-                if op == "clock_set" {
-                    c.set(ms)
-                } else {
-                    c.advance(ms)
+                match op {
+                    "clock_set" => c.set(ms),
+                    "clock_advance" => c.advance(ms),
+                    _ => c.elapse(u64::try_from(ms).expect("elapse: ms >= 0")),
                 }
             }
             "decode" => {
