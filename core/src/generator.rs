@@ -3,7 +3,7 @@
 //! the same millisecond increments it, and a spent sequence carries into the next millisecond.
 //! The two modes differ only in how far `P'` may run ahead of the wall clock.
 
-use crate::clock::{Clock, SystemClock};
+use crate::clock::{Clock, ClockSource, SystemClock, MAX_COARSE_TICK_NS};
 use crate::error::{Error, Result, Value};
 use crate::fork;
 use crate::forward::{
@@ -54,31 +54,41 @@ impl Mode {
 /// Where the wall clock comes from. The system clock is matched directly so its hot path is a
 /// plain `clock_gettime`, with no virtual call.
 #[derive(Clone)]
-enum ClockSource {
+enum TimeSource {
     System,
     Injected(Arc<dyn Clock>),
 }
 
-impl ClockSource {
+impl TimeSource {
     #[inline]
     fn now_ms(&self) -> Result<i64> {
         match self {
-            ClockSource::System => Ok(SystemClock::read_ms()),
-            ClockSource::Injected(c) => c.now_ms().map_err(|e| Error::ClockFailed { reason: e.0 }),
+            TimeSource::System => Ok(SystemClock::read_ms()),
+            TimeSource::Injected(c) => c.now_ms().map_err(|e| Error::ClockFailed { reason: e.0 }),
         }
     }
 
     fn until_next_ms(&self) -> Duration {
         match self {
-            ClockSource::System => SystemClock.until_next_ms(),
-            ClockSource::Injected(c) => c.until_next_ms(),
+            TimeSource::System => SystemClock.until_next_ms(),
+            TimeSource::Injected(c) => c.until_next_ms(),
         }
     }
 
     fn boot_ms(&self) -> i64 {
         match self {
-            ClockSource::System => SystemClock::boot_ms(),
-            ClockSource::Injected(c) => c.boot_ms(),
+            TimeSource::System => SystemClock::boot_ms(),
+            TimeSource::Injected(c) => c.boot_ms(),
+        }
+    }
+
+    #[inline]
+    fn coarse_ms(&self) -> Result<i64> {
+        match self {
+            TimeSource::System => Ok(SystemClock::read_coarse_ms()),
+            TimeSource::Injected(c) => c
+                .coarse_ms()
+                .map_err(|e| Error::ClockFailed { reason: e.0 }),
         }
     }
 }
@@ -108,6 +118,7 @@ pub struct Builder {
     max_forward_step_ms: Option<u64>,
     forward_confirm_ms: u64,
     clock: Option<Arc<dyn Clock>>,
+    clock_source: ClockSource,
 }
 
 impl fmt::Debug for Builder {
@@ -122,6 +133,7 @@ impl fmt::Debug for Builder {
             .field("max_forward_step_ms", &self.max_forward_step_ms)
             .field("forward_confirm_ms", &self.forward_confirm_ms)
             .field("injected_clock", &self.clock.is_some())
+            .field("clock_source", &self.clock_source)
             .finish()
     }
 }
@@ -162,6 +174,12 @@ impl Builder {
     /// `forward_confirm_ms`.
     pub fn max_forward_step_ms(mut self, max_forward_step_ms: Option<u64>) -> Self {
         self.max_forward_step_ms = max_forward_step_ms;
+        self
+    }
+    /// Which reading of the clock each ID takes (default [`ClockSource::Precise`]); see
+    /// [`ClockSource::Coarse`] for the fast path and its trade-off.
+    pub fn clock_source(mut self, source: ClockSource) -> Self {
+        self.clock_source = source;
         self
     }
     /// How long a stepped-ahead clock must hold its new offset before it is believed as a
@@ -246,7 +264,7 @@ impl Builder {
         }
         let fork_generation = fork::fork_generation();
         let (clock, system) = match self.clock {
-            Some(c) => (ClockSource::Injected(c), false),
+            Some(c) => (TimeSource::Injected(c), false),
             None => {
                 if self.epoch_ms > system_now {
                     return Err(bad_epoch("the epoch lies in the future"));
@@ -256,13 +274,47 @@ impl Builder {
                         "the layout's timestamp window, counted from this epoch, has already ended",
                     ));
                 }
-                (ClockSource::System, true)
+                (TimeSource::System, true)
+            }
+        };
+        // The coarse source on the system clock only where its tick is fine enough.
+        let (coarse, clock_tick_ns, clock_note) = match (self.clock_source, &clock) {
+            (ClockSource::Precise, TimeSource::System) => (
+                false,
+                SystemClock::resolution_ns().unwrap_or(0),
+                String::new(),
+            ),
+            (ClockSource::Precise, TimeSource::Injected(_)) => (false, 0, String::new()),
+            (ClockSource::Coarse, TimeSource::Injected(c)) if c.coarse_is_precise() => (
+                false,
+                0,
+                "the injected clock has no coarse reading of its own: the precise one serves"
+                    .to_string(),
+            ),
+            (ClockSource::Coarse, TimeSource::Injected(_)) => (true, 0, String::new()),
+            (ClockSource::Coarse, TimeSource::System) => {
+                match SystemClock::coarse_resolution_ns() {
+                    Some(tick) if tick <= MAX_COARSE_TICK_NS => (true, tick, String::new()),
+                    other => (
+                        false,
+                        SystemClock::resolution_ns().unwrap_or(0),
+                        match other {
+                            Some(tick) => format!(
+                            "the coarse clock's tick is {} us, over {} us: using the precise clock",
+                            tick / 1000,
+                            MAX_COARSE_TICK_NS / 1000
+                        ),
+                            None => "this system has no coarse clock: using the precise clock"
+                                .to_string(),
+                        },
+                    ),
+                }
             }
         };
         // Only the test clocks are exempt from the one-generator-per-node-id rule.
         let claims = match &clock {
-            ClockSource::System => true,
-            ClockSource::Injected(c) => !c.is_test_clock(),
+            TimeSource::System => true,
+            TimeSource::Injected(c) => !c.is_test_clock(),
         };
         let forward = Arc::new(ForwardGuard::new(
             self.max_forward_step_ms,
@@ -286,8 +338,8 @@ impl Builder {
             }
             None => {
                 let lease_clock: Arc<dyn Clock> = match &clock {
-                    ClockSource::System => Arc::new(SystemClock),
-                    ClockSource::Injected(c) => c.clone(),
+                    TimeSource::System => Arc::new(SystemClock),
+                    TimeSource::Injected(c) => c.clone(),
                 };
                 let ctx = SlotContext {
                     layout,
@@ -315,6 +367,9 @@ impl Builder {
             epoch_ms: self.epoch_ms,
             mode: self.mode,
             clock,
+            coarse,
+            clock_tick_ns,
+            clock_note,
             fork_generation: StdAtomicU64::new(fork_generation),
             node_id: StdAtomicU64::new(u64::from(node_id)),
             layout,
@@ -392,7 +447,13 @@ pub struct Generator {
     max_elapsed: i64,
     epoch_ms: i64,
     mode: Mode,
-    clock: ClockSource,
+    clock: TimeSource,
+    /// True when IDs read the coarse clock first (`ClockSource::Coarse`, in effect).
+    coarse: bool,
+    /// The resolution of the clock in use, ns (0 for an injected clock).
+    clock_tick_ns: u64,
+    /// Why a requested coarse source is not in use; empty otherwise.
+    clock_note: String,
     /// The fork generation this generator (or its lease) belongs to.
     fork_generation: StdAtomicU64,
     node_id: StdAtomicU64,
@@ -494,6 +555,7 @@ impl Generator {
             max_forward_step_ms: Some(DEFAULT_MAX_FORWARD_STEP_MS),
             forward_confirm_ms: DEFAULT_FORWARD_CONFIRM_MS,
             clock: None,
+            clock_source: ClockSource::Precise,
         }
     }
 
@@ -551,7 +613,16 @@ impl Generator {
     }
     /// True when time comes from an injected clock rather than the system clock.
     pub fn has_injected_clock(&self) -> bool {
-        matches!(self.clock, ClockSource::Injected(_))
+        matches!(self.clock, TimeSource::Injected(_))
+    }
+    /// The clock reading in use: [`ClockSource::Coarse`] only when it was asked for and the
+    /// system's coarse clock is fine enough (see [`Health::clock_note`]).
+    pub fn clock_source(&self) -> ClockSource {
+        if self.coarse {
+            ClockSource::Coarse
+        } else {
+            ClockSource::Precise
+        }
     }
     /// The bound on a forward step of the wall clock, in ms (`None`: no check).
     pub fn max_forward_step_ms(&self) -> Option<u64> {
@@ -581,7 +652,17 @@ impl Generator {
     /// replaces it with the time elapsed time vouches for (monotonic).
     #[inline]
     fn now_elapsed(&self) -> Result<i64> {
-        let now = self.clock.now_ms()?;
+        self.elapsed_of(self.clock.now_ms()?)
+    }
+
+    /// The coarse reading (the coarse source), checked like [`Generator::now_elapsed`].
+    #[inline]
+    fn coarse_elapsed(&self) -> Result<i64> {
+        self.elapsed_of(self.clock.coarse_ms()?)
+    }
+
+    #[inline]
+    fn elapsed_of(&self, now: i64) -> Result<i64> {
         let elapsed = i128::from(now) - i128::from(self.epoch_ms);
         let window = &*self.lease_state;
         if elapsed <= i128::from(window.floor.load(StdOrdering::Relaxed))
@@ -763,8 +844,19 @@ impl Generator {
             // taken before ours, so `now < last` means the clock really went back, not that
             // another thread read it a moment later than we did.
             let p = self.state.0.load(Ordering::Acquire);
-            let now = self.now_elapsed()?;
             let last = p >> s;
+            let mut now = if self.coarse {
+                self.coarse_elapsed()?
+            } else {
+                self.now_elapsed()?
+            };
+            // The coarse reading is a past tick of the same clock, never ahead of it: issuing at
+            // max(last, coarse) keeps strict mode's promise. Only when it is behind the last
+            // issued millisecond (a tick's lag, or a real rewind) or that millisecond is spent
+            // does the precise reading decide.
+            if self.coarse && (now < last || ((p + 1).max(now << s) >> s) > now) {
+                now = self.now_elapsed()?;
+            }
             if now < last {
                 if !may_wait && (last - now) as f64 <= self.max_wait_ms {
                     return Ok(None);
@@ -799,7 +891,11 @@ impl Generator {
     #[inline]
     fn next_monotonic(&self) -> Result<u64> {
         let s = self.seq_bits;
-        let now = self.now_elapsed()?;
+        let now = if self.coarse {
+            self.coarse_elapsed()?
+        } else {
+            self.now_elapsed()?
+        };
         let mut p = self.state.0.load(Ordering::Relaxed);
         loop {
             let next = (p + 1).max(now << s);
@@ -837,6 +933,10 @@ impl Generator {
         }
         if let Some(max_lead) = self.max_lead_ms {
             if ms - now > max_lead {
+                // A coarse reading lags by up to a tick: the precise one decides a refusal.
+                if self.coarse && ms - self.now_elapsed()? <= max_lead {
+                    return Ok(());
+                }
                 bump(&self.stats.lead_refused, 1);
                 return Err(Error::LeadLimitExceeded {
                     node_id: self.node_id(),
@@ -1216,6 +1316,9 @@ impl Generator {
             lease_failures: self.lease_state.failures(),
             clock_ahead_ms,
             forward_refused: load(&self.stats.forward_refused),
+            clock_source: self.clock_source(),
+            clock_tick_ns: self.clock_tick_ns,
+            clock_note: self.clock_note.clone(),
             lease,
         }
     }
@@ -1309,8 +1412,8 @@ impl Generator {
             // The system clock is slept on in one go; an injected one is looked at often,
             // since another thread moves it.
             let step = match self.clock {
-                ClockSource::System => Duration::from_millis((guard - now + 1) as u64),
-                ClockSource::Injected(_) => Duration::from_millis(1),
+                TimeSource::System => Duration::from_millis((guard - now + 1) as u64),
+                TimeSource::Injected(_) => Duration::from_millis(1),
             };
             std::thread::sleep(step.min(left));
         }
@@ -1450,6 +1553,14 @@ pub struct Health {
     pub clock_ahead_ms: i64,
     /// Strict calls refused because the clock had stepped ahead.
     pub forward_refused: u64,
+    /// The clock reading in use (coarse only when asked for and fine enough).
+    pub clock_source: ClockSource,
+    /// The resolution of the system clock in use, from `clock_getres`, in ns: the coarse
+    /// clock's tick (4,000,000 at HZ=250) or the precise clock's; 0 for an injected clock.
+    pub clock_tick_ns: u64,
+    /// Why a requested coarse source is not in use (no coarse clock, or a tick over 10 ms);
+    /// empty otherwise.
+    pub clock_note: String,
     /// The lease's state (slot, high-water mark, restart guard), if the node id is leased.
     pub lease: Option<LeaseHealth>,
 }
@@ -1493,6 +1604,9 @@ impl Health {
             ("lease_failures", Int(self.lease_failures.into())),
             ("clock_ahead_ms", Int(self.clock_ahead_ms.into())),
             ("forward_refused", Int(self.forward_refused.into())),
+            ("clock_source", Text(self.clock_source.name().to_string())),
+            ("clock_tick_ns", Int(self.clock_tick_ns.into())),
+            ("clock_note", Text(self.clock_note.clone())),
             (
                 "lease",
                 self.lease

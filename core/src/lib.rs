@@ -65,7 +65,9 @@ mod lease;
 mod registry;
 mod sync;
 
-pub use clock::{Clock, ClockError, ManualClock, ScriptedClock, SystemClock};
+pub use clock::{
+    Clock, ClockError, ClockSource, ManualClock, ScriptedClock, SystemClock, MAX_COARSE_TICK_NS,
+};
 pub use error::{Error, ErrorCategory, ErrorKind, Result, Value};
 pub use forward::{DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS};
 pub use generator::{

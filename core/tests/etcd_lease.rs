@@ -305,7 +305,8 @@ fn the_mark_in_etcd_only_grows_and_an_edited_mark_loses_the_lease() {
     // going on as if R were still what it wrote.
     etcd.etcdctl(&["put", key, "1"]).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || g.health().status == HealthStatus::LeaseLost),
+        wait_until(Duration::from_secs(5), || g.health().status
+            == HealthStatus::LeaseLost),
         "{:?}",
         g.health()
     );
@@ -318,5 +319,9 @@ fn the_mark_in_etcd_only_grows_and_an_edited_mark_loses_the_lease() {
     let before = now_ms();
     let s = lease(opts(&etcd, "/pf-mark", 1), 7).build().unwrap();
     let guard = s.health().lease.unwrap().guard_until_ms.unwrap();
-    assert!(guard >= before + 500, "a damaged mark gives a full reserve: {}", guard - before);
+    assert!(
+        guard >= before + 500,
+        "a damaged mark gives a full reserve: {}",
+        guard - before
+    );
 }
