@@ -126,7 +126,7 @@ fn monotonic_mode_floors_at_the_tick_and_decides_its_lead_on_the_precise_reading
         .build()
         .unwrap();
     // Precise T+3, coarse T: IDs at T, T+1, ... are behind the wall clock, never refused.
-    let mut buf = vec![0u64; 3];
+    let mut buf = [0u64; 3];
     for slot in buf.iter_mut() {
         *slot = g.next_id().unwrap();
     }
