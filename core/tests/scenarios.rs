@@ -49,13 +49,13 @@ struct Built {
     manual: Option<ManualClock>,
 }
 
-/// `lease_dir`: the scenario's one temporary directory for its file-lease generators.
 thread_local! {
     /// The clock source every generator of the running scenario uses (issue 16: every file runs
     /// on the precise source and again on the coarse one).
     static SOURCE: std::cell::Cell<ClockSource> = const { std::cell::Cell::new(ClockSource::Precise) };
 }
 
+/// `lease_dir`: the scenario's one temporary directory for its file-lease generators.
 fn build(spec: &Value, lease_dir: &Path) -> Result<Built, Error> {
     let mode = match spec["mode"].as_str().expect("mode") {
         "strict" => Mode::Strict,
@@ -482,10 +482,9 @@ fn every_scenario_file_passes() {
     assert!(files.len() >= 15, "scenario files missing: {}", files.len());
     let mut coverage = String::new();
     for f in &files {
-        let mut steps = 0;
         for source in ClockSource::ALL {
             SOURCE.with(|s| s.set(source));
-            steps = run_scenario(f);
+            let steps = run_scenario(f);
             assert!(steps > 0, "{} has no steps", f.display());
             eprintln!(
                 "scenario {} ok on the {} clock ({steps} steps)",
