@@ -52,6 +52,12 @@ pub trait Clock: Send + Sync {
         SystemClock::boot_ms()
     }
 
+    /// The current time in Unix nanoseconds, for formats that carry sub-millisecond time
+    /// (UUIDv7). The default is `now_ms` in nanoseconds (a fraction of 0).
+    fn now_ns(&self) -> Result<i64, ClockError> {
+        self.now_ms().map(|ms| ms.saturating_mul(1_000_000))
+    }
+
     /// A cheaper reading that may lag `now_ms` but is never ahead of it: the time of the last
     /// clock tick (what [`ClockSource::Coarse`] reads; the system's is `CLOCK_REALTIME_COARSE`).
     /// The default is `now_ms` itself.
@@ -96,6 +102,18 @@ impl SystemClock {
     pub fn read_ms() -> i64 {
         let ts = Self::timespec();
         ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000
+    }
+
+    /// The system wall clock in Unix nanoseconds.
+    ///
+    /// ```
+    /// assert!(polyflake::SystemClock::read_ns() / 1_000_000 >= 1_704_067_200_000);
+    /// ```
+    #[inline]
+    #[allow(clippy::unnecessary_cast)]
+    pub fn read_ns() -> i64 {
+        let ts = Self::timespec();
+        ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
     }
 
     /// The coarse wall clock (`CLOCK_REALTIME_COARSE`: the time of the last tick, read from the
@@ -173,6 +191,11 @@ impl Clock for SystemClock {
 
     fn coarse_is_precise(&self) -> bool {
         false
+    }
+
+    #[inline]
+    fn now_ns(&self) -> Result<i64, ClockError> {
+        Ok(Self::read_ns())
     }
 
     fn until_next_ms(&self) -> Duration {
@@ -360,6 +383,9 @@ impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
     }
     fn coarse_is_precise(&self) -> bool {
         (**self).coarse_is_precise()
+    }
+    fn now_ns(&self) -> Result<i64, ClockError> {
+        (**self).now_ns()
     }
     fn is_test_clock(&self) -> bool {
         (**self).is_test_clock()

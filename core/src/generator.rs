@@ -83,6 +83,14 @@ impl TimeSource {
     }
 
     #[inline]
+    fn now_ns(&self) -> Result<i64> {
+        match self {
+            TimeSource::System => Ok(SystemClock::read_ns()),
+            TimeSource::Injected(c) => c.now_ns().map_err(|e| Error::ClockFailed { reason: e.0 }),
+        }
+    }
+
+    #[inline]
     fn coarse_ms(&self) -> Result<i64> {
         match self {
             TimeSource::System => Ok(SystemClock::read_coarse_ms()),
@@ -119,6 +127,19 @@ pub struct Builder {
     forward_confirm_ms: u64,
     clock: Option<Arc<dyn Clock>>,
     clock_source: ClockSource,
+    kind: Kind,
+}
+
+/// What a generator's state words become: Snowflake IDs, or the time-ordered 128-bit formats
+/// (whose state is Unix ms << 15 | 15 bits below the millisecond).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `elapsed << seq_bits | seq`: the Snowflake layouts.
+    Snowflake,
+    /// UUIDv7: 12 bits of sub-millisecond time and a 3-bit counter seeded randomly.
+    Uuid7,
+    /// ULID: a 15-bit counter per millisecond.
+    Ulid,
 }
 
 impl fmt::Debug for Builder {
@@ -201,6 +222,14 @@ impl Builder {
     /// Like [`Builder::clock`], for a clock already shared behind an `Arc`.
     pub fn shared_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = Some(clock);
+        self
+    }
+
+    /// The builder of a time-ordered 128-bit format: Unix-ms epoch, no node id.
+    pub(crate) fn time_ordered(mut self, kind: Kind) -> Self {
+        self.kind = kind;
+        self.layout = Layout::TIME_ORDERED;
+        self.epoch_ms = 0;
         self
     }
 
@@ -311,11 +340,13 @@ impl Builder {
                 }
             }
         };
-        // Only the test clocks are exempt from the one-generator-per-node-id rule.
-        let claims = match &clock {
-            TimeSource::System => true,
-            TimeSource::Injected(c) => !c.is_test_clock(),
-        };
+        // Only the test clocks are exempt from the one-generator-per-node-id rule; the
+        // 128-bit formats have no node id.
+        let claims = self.kind == Kind::Snowflake
+            && match &clock {
+                TimeSource::System => true,
+                TimeSource::Injected(c) => !c.is_test_clock(),
+            };
         let forward = Arc::new(ForwardGuard::new(
             self.max_forward_step_ms,
             self.forward_confirm_ms,
@@ -367,6 +398,9 @@ impl Builder {
             epoch_ms: self.epoch_ms,
             mode: self.mode,
             clock,
+            sub_ms: self.kind == Kind::Uuid7,
+            fork_ok: self.kind != Kind::Snowflake,
+            exact_issued: AtomicU64::new(0),
             coarse,
             clock_tick_ns,
             clock_note,
@@ -448,6 +482,14 @@ pub struct Generator {
     epoch_ms: i64,
     mode: Mode,
     clock: TimeSource,
+    /// UUIDv7: a reading's floor carries its sub-millisecond fraction (12 bits) and a random
+    /// counter seed (2 bits) below the millisecond.
+    sub_ms: bool,
+    /// The 128-bit formats carry no node id: a forked child goes on issuing (their random
+    /// parts are reseeded there).
+    fork_ok: bool,
+    /// IDs issued, counted per step (UUIDv7, whose milliseconds do not start at 0).
+    exact_issued: AtomicU64,
     /// True when IDs read the coarse clock first (`ClockSource::Coarse`, in effect).
     coarse: bool,
     /// The resolution of the clock in use, ns (0 for an injected clock).
@@ -556,6 +598,7 @@ impl Generator {
             forward_confirm_ms: DEFAULT_FORWARD_CONFIRM_MS,
             clock: None,
             clock_source: ClockSource::Precise,
+            kind: Kind::Snowflake,
         }
     }
 
@@ -655,6 +698,45 @@ impl Generator {
         self.elapsed_of(self.clock.now_ms()?)
     }
 
+    /// A reading as elapsed ms and the state floor it gives (`ms << seq_bits`, or for UUIDv7
+    /// with the sub-millisecond fraction and a counter seed below it).
+    #[inline]
+    fn read(&self) -> Result<(i64, i64)> {
+        if self.sub_ms {
+            return self.read_sub_ms(false);
+        }
+        let ms = self.now_elapsed()?;
+        Ok((ms, ms << self.seq_bits))
+    }
+
+    /// [`Generator::read`] on the coarse reading when the coarse source is in effect.
+    #[inline]
+    fn read_fast(&self) -> Result<(i64, i64)> {
+        if !self.coarse {
+            return self.read();
+        }
+        if self.sub_ms {
+            return self.read_sub_ms(true);
+        }
+        let ms = self.coarse_elapsed()?;
+        Ok((ms, ms << self.seq_bits))
+    }
+
+    #[cold]
+    fn read_sub_ms(&self, coarse: bool) -> Result<(i64, i64)> {
+        let ns = if coarse {
+            self.clock.coarse_ms()?.saturating_mul(1_000_000)
+        } else {
+            self.clock.now_ns()?
+        };
+        let ms = self.elapsed_of(ns.div_euclid(1_000_000))?;
+        // 12 bits of the millisecond (RFC 9562, 6.2 method 3), then a counter whose start in
+        // each new tick is random (method 1): the state's 15 bits below the millisecond.
+        let frac = (ns.rem_euclid(1_000_000) << 12) / 1_000_000;
+        let seed = (crate::timeid::random_u64() & 3) as i64;
+        Ok((ms, (ms << self.seq_bits) | (frac << 3) | seed))
+    }
+
     /// The coarse reading (the coarse source), checked like [`Generator::now_elapsed`].
     #[inline]
     fn coarse_elapsed(&self) -> Result<i64> {
@@ -745,11 +827,18 @@ impl Generator {
         Ok(())
     }
 
-    /// This is a forked child: a static generator refuses; a lease-backed one takes a fresh
+    /// This is a forked child: a static generator refuses; a 128-bit format goes on; a
+    /// lease-backed one takes a fresh
     /// slot (the parent's stays the parent's) and restarts its renewal before issuing.
     #[cold]
     #[inline(never)]
     fn after_fork(&self) -> Result<()> {
+        if self.fork_ok {
+            // No node id to share: the child goes on (the format reseeds its random parts).
+            self.fork_generation
+                .store(fork::current_fork_generation(), StdOrdering::Release);
+            return Ok(());
+        }
         let Some(lease) = &self.lease else {
             return Err(Error::UsedAfterFork {
                 node_id: self.node_id(),
@@ -769,6 +858,9 @@ impl Generator {
     /// Count what a successful step from `p` to `next` (reserving `n` values) did.
     #[inline]
     fn record(&self, p: i64, next: i64, n: i64, now: i64) {
+        if self.sub_ms {
+            bump(&self.exact_issued, n as u64);
+        }
         let (old_ms, new_ms) = (p >> self.seq_bits, next >> self.seq_bits);
         if new_ms != old_ms {
             // Every millisecond starts at sequence 0, so the IDs issued so far are `completed`
@@ -845,17 +937,13 @@ impl Generator {
             // another thread read it a moment later than we did.
             let p = self.state.0.load(Ordering::Acquire);
             let last = p >> s;
-            let mut now = if self.coarse {
-                self.coarse_elapsed()?
-            } else {
-                self.now_elapsed()?
-            };
+            let (mut now, mut floor) = self.read_fast()?;
             // The coarse reading is a past tick of the same clock, never ahead of it: issuing at
             // max(last, coarse) keeps strict mode's promise. Only when it is behind the last
             // issued millisecond (a tick's lag, or a real rewind) or that millisecond is spent
             // does the precise reading decide.
-            if self.coarse && (now < last || ((p + 1).max(now << s) >> s) > now) {
-                now = self.now_elapsed()?;
+            if self.coarse && (now < last || ((p + 1).max(floor) >> s) > now) {
+                (now, floor) = self.read()?;
             }
             if now < last {
                 if !may_wait && (last - now) as f64 <= self.max_wait_ms {
@@ -864,7 +952,7 @@ impl Generator {
                 self.wait_rewind(&mut wait, (last - now) as u64)?;
                 continue;
             }
-            let next = (p + 1).max(now << s);
+            let next = (p + 1).max(floor);
             if next >> s > now {
                 // This millisecond's sequence is spent; strict mode never borrows ahead.
                 if !may_wait {
@@ -891,14 +979,10 @@ impl Generator {
     #[inline]
     fn next_monotonic(&self) -> Result<u64> {
         let s = self.seq_bits;
-        let now = if self.coarse {
-            self.coarse_elapsed()?
-        } else {
-            self.now_elapsed()?
-        };
+        let (now, floor) = self.read_fast()?;
         let mut p = self.state.0.load(Ordering::Relaxed);
         loop {
-            let next = (p + 1).max(now << s);
+            let next = (p + 1).max(floor);
             self.check_ahead(next >> s, now)?;
             match self
                 .state
@@ -1038,10 +1122,10 @@ impl Generator {
     fn fill_monotonic(&self, out: &mut [u64]) -> Result<()> {
         let s = self.seq_bits;
         let n = i64::try_from(out.len()).map_err(|_| self.overflow(i64::MAX))?;
-        let now = self.now_elapsed()?;
+        let (now, floor) = self.read()?;
         let mut p = self.state.0.load(Ordering::Relaxed);
         loop {
-            let start = (p + 1).max(now << s);
+            let start = (p + 1).max(floor);
             let end = start
                 .checked_add(n - 1)
                 .ok_or_else(|| self.overflow(i64::MAX))?;
@@ -1074,13 +1158,13 @@ impl Generator {
             // taken before ours, so `now < last` means the clock really went back, not that
             // another thread read it a moment later than we did.
             let p = self.state.0.load(Ordering::Acquire);
-            let now = self.now_elapsed()?;
+            let (now, floor) = self.read()?;
             let last = p >> s;
             if now < last {
                 self.wait_rewind(&mut wait, (last - now) as u64)?;
                 continue;
             }
-            let start = (p + 1).max(now << s);
+            let start = (p + 1).max(floor);
             if start >> s > now {
                 self.wait_exhausted(&mut wait, now)?;
                 continue;
@@ -1150,13 +1234,17 @@ impl Generator {
             NOT_CLOSED => self.state.0.load(Ordering::Relaxed),
             closed => closed,
         };
-        let issued = (self.stats.completed.load(Ordering::Relaxed)
-            + if p >= 0 {
-                (p & self.seq_mask) as u64 + 1
-            } else {
-                0
-            })
-        .saturating_sub(self.issued_before);
+        let issued = if self.sub_ms {
+            self.exact_issued.load(Ordering::Relaxed)
+        } else {
+            (self.stats.completed.load(Ordering::Relaxed)
+                + if p >= 0 {
+                    (p & self.seq_mask) as u64 + 1
+                } else {
+                    0
+                })
+            .saturating_sub(self.issued_before)
+        };
         let last_issued_ms = (p >= 0).then(|| self.epoch_ms + (p >> s));
         let reading = self.clock.now_ms();
         let wall_ms = *reading.as_ref().unwrap_or(&0);
