@@ -22,7 +22,7 @@ from typing import (
     type_check_only,
 )
 
-from typing_extensions import Self, disjoint_base
+from typing_extensions import Self, Unpack, disjoint_base
 
 __all__ = [
     "CORE_VERSION",
@@ -176,102 +176,46 @@ class Health(_Snapshot):
     forward_refused: int
     lease: Optional[LeaseHealth]
 
+class _Settings(TypedDict, total=False):
+    """The keyword settings every constructor takes; an absent one is the core's default."""
+
+    epoch_ms: int  # DEFAULT_EPOCH_MS (1704067200000, 2024-01-01T00:00:00Z)
+    max_wait_ms: float  # DEFAULT_MAX_WAIT_MS (5.0): strict mode's wait budget
+    layout: Optional[_LayoutLike]  # None: Layout.DEFAULT (41/10/12)
+    clock: Optional[_ClockLike]  # None: the system clock
+    max_forward_step_ms: Optional[int]  # DEFAULT_MAX_FORWARD_STEP_MS (60000); None: no check
+    forward_confirm_ms: int  # DEFAULT_FORWARD_CONFIRM_MS (300000)
+    max_lead_ms: Optional[int]  # MonotonicSnowflake only; None (default): unbounded
+
+class _LeaseSettings(_Settings, total=False):
+    slots: Optional[int]  # None: every node id of the layout
+    identity: Optional[str]  # None: the hostname
+    reserve_ms: int  # DEFAULT_RESERVE_MS (5000)
+    max_guard_wait_ms: int  # DEFAULT_MAX_GUARD_WAIT_MS (60000)
+
+class _EtcdSettings(_LeaseSettings, total=False):
+    prefix: str  # "/polyflake"
+    ttl_s: int  # 10
+    connect_timeout_ms: int  # 2000
+
 @disjoint_base
 class Snowflake:
     """A strict generator: an issued timestamp never exceeds the wall clock. Called on
-    ``MonotonicSnowflake``, every ``from_*`` constructor makes a monotonic one (and also takes
-    ``max_lead_ms``)."""
+    ``MonotonicSnowflake``, every ``from_*`` constructor makes a monotonic one."""
 
-    def __new__(
-        cls,
-        node_id: int,
-        *,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-        max_forward_step_ms: Optional[int] = 60000,
-        forward_confirm_ms: int = 300000,
-    ) -> Self: ...
+    def __new__(cls, node_id: int, **settings: Unpack[_Settings]) -> Self: ...
     @classmethod
-    def from_file_lease(
-        cls,
-        dir: _PathLike,
-        *,
-        slots: Optional[int] = None,
-        identity: Optional[str] = None,
-        reserve_ms: int = 5000,
-        max_guard_wait_ms: int = 60000,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-        max_forward_step_ms: Optional[int] = 60000,
-        forward_confirm_ms: int = 300000,
-        max_lead_ms: Optional[int] = None,
-    ) -> Self:
+    def from_file_lease(cls, dir: _PathLike, **settings: Unpack[_LeaseSettings]) -> Self:
         """A slot leased from a directory of slot files (one host); ``close()`` frees it."""
     @classmethod
-    def from_etcd(
-        cls,
-        endpoints: Union[str, Iterable[str]],
-        *,
-        prefix: str = "/polyflake",
-        ttl_s: int = 10,
-        connect_timeout_ms: int = 2000,
-        slots: Optional[int] = None,
-        identity: Optional[str] = None,
-        reserve_ms: int = 5000,
-        max_guard_wait_ms: int = 60000,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-        max_forward_step_ms: Optional[int] = 60000,
-        forward_confirm_ms: int = 300000,
-        max_lead_ms: Optional[int] = None,
-    ) -> Self:
+    def from_etcd(cls, endpoints: Union[str, Iterable[str]], **settings: Unpack[_EtcdSettings]) -> Self:
         """A slot leased from an etcd v3 cluster; ``close()`` frees it."""
     @classmethod
-    def from_env(
-        cls,
-        var: str,
-        *,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-        max_forward_step_ms: Optional[int] = 60000,
-        forward_confirm_ms: int = 300000,
-        max_lead_ms: Optional[int] = None,
-    ) -> Self: ...
+    def from_env(cls, var: str, **settings: Unpack[_Settings]) -> Self: ...
     @classmethod
-    def from_hostname(
-        cls,
-        hostname: Optional[str] = None,
-        *,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-        max_forward_step_ms: Optional[int] = 60000,
-        forward_confirm_ms: int = 300000,
-        max_lead_ms: Optional[int] = None,
-    ) -> Self: ...
+    def from_hostname(cls, hostname: Optional[str] = None, **settings: Unpack[_Settings]) -> Self: ...
     @classmethod
-    def from_ipv4(
-        cls,
-        addr: _Ipv4Like,
-        prefix_len: int,
-        *,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-        max_forward_step_ms: Optional[int] = 60000,
-        forward_confirm_ms: int = 300000,
-        max_lead_ms: Optional[int] = None,
-    ) -> Self: ...
+    def from_ipv4(cls, addr: _Ipv4Like, prefix_len: int, **settings: Unpack[_Settings]) -> Self: ...
     def next_id(self) -> int: ...
     def next_ids(self, count: int) -> array.array[int]: ...
     @staticmethod
@@ -311,18 +255,7 @@ class Snowflake:
 class MonotonicSnowflake(Snowflake):
     """A monotonic generator: never waits, never duplicates; may run ahead of the wall clock."""
 
-    def __new__(
-        cls,
-        node_id: int,
-        *,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-        max_forward_step_ms: Optional[int] = 60000,
-        forward_confirm_ms: int = 300000,
-        max_lead_ms: Optional[int] = None,
-    ) -> Self: ...
+    def __new__(cls, node_id: int, **settings: Unpack[_Settings]) -> Self: ...
 
 @final
 class ManualClock:

@@ -4,11 +4,10 @@
 //! enough for any value the core must judge).
 
 use crate::errors::to_py_err;
-use polyflake::{Error, Value};
+use polyflake::Error;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyString};
-use pyo3::IntoPyObjectExt;
+use pyo3::types::{PyBool, PyFloat, PyString};
 
 /// The name of an object's type, for error messages.
 pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
@@ -85,33 +84,4 @@ pub(crate) fn opt_str_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResul
     obj.filter(|o| !o.is_none())
         .map(|o| str_arg(o, what))
         .transpose()
-}
-
-/// The core's named values (an error's or a health snapshot's fields).
-pub(crate) type Fields = [(&'static str, Value)];
-
-/// One of the core's named values (an error's or a health snapshot's field) as a Python
-/// object; a nested record becomes what `nested` makes of its fields.
-pub(crate) fn value_to_py(
-    py: Python<'_>,
-    value: &Value,
-    nested: &dyn Fn(&Fields) -> PyResult<Py<PyAny>>,
-) -> PyResult<Py<PyAny>> {
-    match value {
-        Value::Int(i) => i.into_py_any(py),
-        Value::Float(f) => f.into_py_any(py),
-        Value::Bool(b) => b.into_py_any(py),
-        Value::Text(t) => t.into_py_any(py),
-        Value::Null => Ok(py.None()),
-        Value::Fields(fields) => nested(fields),
-    }
-}
-
-/// Named values as a dict, nested records as dicts too.
-pub(crate) fn fields_dict(py: Python<'_>, fields: &Fields) -> PyResult<Py<PyAny>> {
-    let d = PyDict::new(py);
-    for (name, value) in fields {
-        d.set_item(name, value_to_py(py, value, &|f| fields_dict(py, f))?)?;
-    }
-    d.into_py_any(py)
 }

@@ -2,7 +2,7 @@
 //! (its `name()`, `description()` and `code()`), whose extra built-in base is chosen by the ONE
 //! exhaustive match in [`builtin`], and whose attributes are the error's `fields()`.
 
-use crate::args::value_to_py;
+use crate::health::value_to_py;
 use polyflake::{Error, ErrorCategory, ErrorKind};
 use pyo3::exceptions::{PyException, PyOverflowError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;

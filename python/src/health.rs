@@ -1,10 +1,12 @@
 //! `Health` and `LeaseHealth`: frozen snapshots whose attributes are the fields the core's
-//! snapshot walks (`Health::fields`, `LeaseHealth::fields`), so no field is listed here.
+//! snapshot walks (`Health::fields`, `LeaseHealth::fields`), so no field is listed here; and the
+//! core's named values as Python objects (errors' fields too).
 
-use crate::args::{fields_dict, value_to_py, Fields};
 use polyflake::Value;
 use pyo3::exceptions::PyAttributeError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3::IntoPyObjectExt;
 
 /// A snapshot's named fields, read as attributes.
 #[pyclass(frozen, subclass, module = "polyflake")]
@@ -56,4 +58,33 @@ impl Snapshot {
         }
         Ok(text + ")")
     }
+}
+
+/// The core's named values (an error's or a health snapshot's fields).
+pub(crate) type Fields = [(&'static str, Value)];
+
+/// One of the core's named values (an error's or a health snapshot's field) as a Python
+/// object; a nested record becomes what `nested` makes of its fields.
+pub(crate) fn value_to_py(
+    py: Python<'_>,
+    value: &Value,
+    nested: &dyn Fn(&Fields) -> PyResult<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    match value {
+        Value::Int(i) => i.into_py_any(py),
+        Value::Float(f) => f.into_py_any(py),
+        Value::Bool(b) => b.into_py_any(py),
+        Value::Text(t) => t.into_py_any(py),
+        Value::Null => Ok(py.None()),
+        Value::Fields(fields) => nested(fields),
+    }
+}
+
+/// Named values as a dict, nested records as dicts too.
+pub(crate) fn fields_dict(py: Python<'_>, fields: &Fields) -> PyResult<Py<PyAny>> {
+    let d = PyDict::new(py);
+    for (name, value) in fields {
+        d.set_item(name, value_to_py(py, value, &|f| fields_dict(py, f))?)?;
+    }
+    d.into_py_any(py)
 }
