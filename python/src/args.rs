@@ -53,8 +53,7 @@ pub(crate) fn unsigned_arg<T: TryFrom<i128>>(
     bad: fn(&'static str, String) -> Error,
 ) -> PyResult<T> {
     let v = int_arg(obj, what)?;
-    T::try_from(v)
-        .map_err(|_| to_py_err(obj.py(), bad(what, format!("{what} = {v} is out of range"))))
+    T::try_from(v).map_err(|_| to_py_err(obj.py(), bad(what, format!("{v} is out of range"))))
 }
 
 /// `bad` for a generator setting.

@@ -38,8 +38,10 @@ impl<'py> Settings<'py> {
     }
 }
 
-fn bad_source(_: &'static str, reason: String) -> Error {
-    Error::InvalidNodeSource { reason }
+fn bad_source(name: &'static str, reason: String) -> Error {
+    Error::InvalidNodeSource {
+        reason: format!("{name} = {reason}"),
+    }
 }
 
 /// The options both lease kinds share, from the settings (the same field names in both).
