@@ -231,15 +231,15 @@ impl Snowflake {
 
     /// Issue one ID.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
-        if !self.injected {
-            match self.gen.try_next_id() {
-                Ok(Some(id)) => return Ok(id),
-                // The call would wait: let other threads run meanwhile.
-                Ok(None) => {}
-                Err(e) => return Err(to_py_err(py, e)),
-            }
+        if self.injected {
+            return self.next_id_waiting(py);
         }
-        self.next_id_waiting(py)
+        match self.gen.try_next_id() {
+            Ok(Some(id)) => Ok(id),
+            // The call would wait: let other threads run meanwhile.
+            Ok(None) => self.next_id_waiting(py),
+            Err(e) => Err(to_py_err(py, e)),
+        }
     }
 
     /// Issue `count` consecutive IDs as an `array.array('q')`, filled by the core with the GIL
