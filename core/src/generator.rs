@@ -3,7 +3,7 @@
 //! the same millisecond increments it, and a spent sequence carries into the next millisecond.
 //! The two modes differ only in how far `P'` may run ahead of the wall clock.
 
-use crate::clock::{Clock, SystemClock};
+use crate::clock::{Clock, ClockSource, SystemClock, MAX_COARSE_TICK_NS};
 use crate::error::{Error, Result, Value};
 use crate::fork;
 use crate::forward::{
@@ -54,31 +54,49 @@ impl Mode {
 /// Where the wall clock comes from. The system clock is matched directly so its hot path is a
 /// plain `clock_gettime`, with no virtual call.
 #[derive(Clone)]
-enum ClockSource {
+enum TimeSource {
     System,
     Injected(Arc<dyn Clock>),
 }
 
-impl ClockSource {
+impl TimeSource {
     #[inline]
     fn now_ms(&self) -> Result<i64> {
         match self {
-            ClockSource::System => Ok(SystemClock::read_ms()),
-            ClockSource::Injected(c) => c.now_ms().map_err(|e| Error::ClockFailed { reason: e.0 }),
+            TimeSource::System => Ok(SystemClock::read_ms()),
+            TimeSource::Injected(c) => c.now_ms().map_err(|e| Error::ClockFailed { reason: e.0 }),
         }
     }
 
     fn until_next_ms(&self) -> Duration {
         match self {
-            ClockSource::System => SystemClock.until_next_ms(),
-            ClockSource::Injected(c) => c.until_next_ms(),
+            TimeSource::System => SystemClock.until_next_ms(),
+            TimeSource::Injected(c) => c.until_next_ms(),
         }
     }
 
     fn boot_ms(&self) -> i64 {
         match self {
-            ClockSource::System => SystemClock::boot_ms(),
-            ClockSource::Injected(c) => c.boot_ms(),
+            TimeSource::System => SystemClock::boot_ms(),
+            TimeSource::Injected(c) => c.boot_ms(),
+        }
+    }
+
+    #[inline]
+    fn now_ns(&self) -> Result<i64> {
+        match self {
+            TimeSource::System => Ok(SystemClock::read_ns()),
+            TimeSource::Injected(c) => c.now_ns().map_err(|e| Error::ClockFailed { reason: e.0 }),
+        }
+    }
+
+    #[inline]
+    fn coarse_ms(&self) -> Result<i64> {
+        match self {
+            TimeSource::System => Ok(SystemClock::read_coarse_ms()),
+            TimeSource::Injected(c) => c
+                .coarse_ms()
+                .map_err(|e| Error::ClockFailed { reason: e.0 }),
         }
     }
 }
@@ -108,6 +126,20 @@ pub struct Builder {
     max_forward_step_ms: Option<u64>,
     forward_confirm_ms: u64,
     clock: Option<Arc<dyn Clock>>,
+    clock_source: ClockSource,
+    kind: Kind,
+}
+
+/// What a generator's state words become: Snowflake IDs, or the time-ordered 128-bit formats
+/// (whose state is Unix ms << 15 | 15 bits below the millisecond).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `elapsed << seq_bits | seq`: the Snowflake layouts.
+    Snowflake,
+    /// UUIDv7: 12 bits of sub-millisecond time and a 3-bit counter seeded randomly.
+    Uuid7,
+    /// ULID: a 15-bit counter per millisecond.
+    Ulid,
 }
 
 impl fmt::Debug for Builder {
@@ -122,6 +154,7 @@ impl fmt::Debug for Builder {
             .field("max_forward_step_ms", &self.max_forward_step_ms)
             .field("forward_confirm_ms", &self.forward_confirm_ms)
             .field("injected_clock", &self.clock.is_some())
+            .field("clock_source", &self.clock_source)
             .finish()
     }
 }
@@ -164,6 +197,12 @@ impl Builder {
         self.max_forward_step_ms = max_forward_step_ms;
         self
     }
+    /// Which reading of the clock each ID takes (default [`ClockSource::Precise`]); see
+    /// [`ClockSource::Coarse`] for the fast path and its trade-off.
+    pub fn clock_source(mut self, source: ClockSource) -> Self {
+        self.clock_source = source;
+        self
+    }
     /// How long a stepped-ahead clock must hold its new offset before it is believed as a
     /// correction, in ms of elapsed time (default 300,000: as long as NTP itself waits before
     /// stepping).
@@ -183,6 +222,14 @@ impl Builder {
     /// Like [`Builder::clock`], for a clock already shared behind an `Arc`.
     pub fn shared_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = Some(clock);
+        self
+    }
+
+    /// The builder of a time-ordered 128-bit format: Unix-ms epoch, no node id.
+    pub(crate) fn time_ordered(mut self, kind: Kind) -> Self {
+        self.kind = kind;
+        self.layout = Layout::TIME_ORDERED;
+        self.epoch_ms = 0;
         self
     }
 
@@ -246,7 +293,7 @@ impl Builder {
         }
         let fork_generation = fork::fork_generation();
         let (clock, system) = match self.clock {
-            Some(c) => (ClockSource::Injected(c), false),
+            Some(c) => (TimeSource::Injected(c), false),
             None => {
                 if self.epoch_ms > system_now {
                     return Err(bad_epoch("the epoch lies in the future"));
@@ -256,14 +303,50 @@ impl Builder {
                         "the layout's timestamp window, counted from this epoch, has already ended",
                     ));
                 }
-                (ClockSource::System, true)
+                (TimeSource::System, true)
             }
         };
-        // Only the test clocks are exempt from the one-generator-per-node-id rule.
-        let claims = match &clock {
-            ClockSource::System => true,
-            ClockSource::Injected(c) => !c.is_test_clock(),
+        // The coarse source on the system clock only where its tick is fine enough.
+        let (coarse, clock_tick_ns, clock_note) = match (self.clock_source, &clock) {
+            (ClockSource::Precise, TimeSource::System) => (
+                false,
+                SystemClock::resolution_ns().unwrap_or(0),
+                String::new(),
+            ),
+            (ClockSource::Precise, TimeSource::Injected(_)) => (false, 0, String::new()),
+            (ClockSource::Coarse, TimeSource::Injected(c)) if c.coarse_is_precise() => (
+                false,
+                0,
+                "the injected clock has no coarse reading of its own: the precise one serves"
+                    .to_string(),
+            ),
+            (ClockSource::Coarse, TimeSource::Injected(_)) => (true, 0, String::new()),
+            (ClockSource::Coarse, TimeSource::System) => {
+                match SystemClock::coarse_resolution_ns() {
+                    Some(tick) if tick <= MAX_COARSE_TICK_NS => (true, tick, String::new()),
+                    other => (
+                        false,
+                        SystemClock::resolution_ns().unwrap_or(0),
+                        match other {
+                            Some(tick) => format!(
+                            "the coarse clock's tick is {} us, over {} us: using the precise clock",
+                            tick / 1000,
+                            MAX_COARSE_TICK_NS / 1000
+                        ),
+                            None => "this system has no coarse clock: using the precise clock"
+                                .to_string(),
+                        },
+                    ),
+                }
+            }
         };
+        // Only the test clocks are exempt from the one-generator-per-node-id rule; the
+        // 128-bit formats have no node id.
+        let claims = self.kind == Kind::Snowflake
+            && match &clock {
+                TimeSource::System => true,
+                TimeSource::Injected(c) => !c.is_test_clock(),
+            };
         let forward = Arc::new(ForwardGuard::new(
             self.max_forward_step_ms,
             self.forward_confirm_ms,
@@ -286,8 +369,8 @@ impl Builder {
             }
             None => {
                 let lease_clock: Arc<dyn Clock> = match &clock {
-                    ClockSource::System => Arc::new(SystemClock),
-                    ClockSource::Injected(c) => c.clone(),
+                    TimeSource::System => Arc::new(SystemClock),
+                    TimeSource::Injected(c) => c.clone(),
                 };
                 let ctx = SlotContext {
                     layout,
@@ -315,6 +398,12 @@ impl Builder {
             epoch_ms: self.epoch_ms,
             mode: self.mode,
             clock,
+            sub_ms: self.kind == Kind::Uuid7,
+            fork_ok: self.kind != Kind::Snowflake,
+            exact_issued: AtomicU64::new(0),
+            coarse,
+            clock_tick_ns,
+            clock_note,
             fork_generation: StdAtomicU64::new(fork_generation),
             node_id: StdAtomicU64::new(u64::from(node_id)),
             layout,
@@ -392,7 +481,21 @@ pub struct Generator {
     max_elapsed: i64,
     epoch_ms: i64,
     mode: Mode,
-    clock: ClockSource,
+    clock: TimeSource,
+    /// UUIDv7: a reading's floor carries its sub-millisecond fraction (12 bits) and a random
+    /// counter seed (2 bits) below the millisecond.
+    sub_ms: bool,
+    /// The 128-bit formats carry no node id: a forked child goes on issuing (their random
+    /// parts are reseeded there).
+    fork_ok: bool,
+    /// IDs issued, counted per step (UUIDv7, whose milliseconds do not start at 0).
+    exact_issued: AtomicU64,
+    /// True when IDs read the coarse clock first (`ClockSource::Coarse`, in effect).
+    coarse: bool,
+    /// The resolution of the clock in use, ns (0 for an injected clock).
+    clock_tick_ns: u64,
+    /// Why a requested coarse source is not in use; empty otherwise.
+    clock_note: String,
     /// The fork generation this generator (or its lease) belongs to.
     fork_generation: StdAtomicU64,
     node_id: StdAtomicU64,
@@ -494,6 +597,8 @@ impl Generator {
             max_forward_step_ms: Some(DEFAULT_MAX_FORWARD_STEP_MS),
             forward_confirm_ms: DEFAULT_FORWARD_CONFIRM_MS,
             clock: None,
+            clock_source: ClockSource::Precise,
+            kind: Kind::Snowflake,
         }
     }
 
@@ -551,7 +656,16 @@ impl Generator {
     }
     /// True when time comes from an injected clock rather than the system clock.
     pub fn has_injected_clock(&self) -> bool {
-        matches!(self.clock, ClockSource::Injected(_))
+        matches!(self.clock, TimeSource::Injected(_))
+    }
+    /// The clock reading in use: [`ClockSource::Coarse`] only when it was asked for and the
+    /// system's coarse clock is fine enough (see [`Health::clock_note`]).
+    pub fn clock_source(&self) -> ClockSource {
+        if self.coarse {
+            ClockSource::Coarse
+        } else {
+            ClockSource::Precise
+        }
     }
     /// The bound on a forward step of the wall clock, in ms (`None`: no check).
     pub fn max_forward_step_ms(&self) -> Option<u64> {
@@ -581,7 +695,56 @@ impl Generator {
     /// replaces it with the time elapsed time vouches for (monotonic).
     #[inline]
     fn now_elapsed(&self) -> Result<i64> {
-        let now = self.clock.now_ms()?;
+        self.elapsed_of(self.clock.now_ms()?)
+    }
+
+    /// A reading as elapsed ms and the state floor it gives (`ms << seq_bits`, or for UUIDv7
+    /// with the sub-millisecond fraction and a counter seed below it).
+    #[inline]
+    fn read(&self) -> Result<(i64, i64)> {
+        if self.sub_ms {
+            return self.read_sub_ms(false);
+        }
+        let ms = self.now_elapsed()?;
+        Ok((ms, ms << self.seq_bits))
+    }
+
+    /// [`Generator::read`] on the coarse reading when the coarse source is in effect.
+    #[inline]
+    fn read_fast(&self) -> Result<(i64, i64)> {
+        if !self.coarse {
+            return self.read();
+        }
+        if self.sub_ms {
+            return self.read_sub_ms(true);
+        }
+        let ms = self.coarse_elapsed()?;
+        Ok((ms, ms << self.seq_bits))
+    }
+
+    #[cold]
+    fn read_sub_ms(&self, coarse: bool) -> Result<(i64, i64)> {
+        let ns = if coarse {
+            self.clock.coarse_ms()?.saturating_mul(1_000_000)
+        } else {
+            self.clock.now_ns()?
+        };
+        let ms = self.elapsed_of(ns.div_euclid(1_000_000))?;
+        // 12 bits of the millisecond (RFC 9562, 6.2 method 3), then a counter whose start in
+        // each new tick is random (method 1): the state's 15 bits below the millisecond.
+        let frac = (ns.rem_euclid(1_000_000) << 12) / 1_000_000;
+        let seed = (crate::timeid::random_u64() & 3) as i64;
+        Ok((ms, (ms << self.seq_bits) | (frac << 3) | seed))
+    }
+
+    /// The coarse reading (the coarse source), checked like [`Generator::now_elapsed`].
+    #[inline]
+    fn coarse_elapsed(&self) -> Result<i64> {
+        self.elapsed_of(self.clock.coarse_ms()?)
+    }
+
+    #[inline]
+    fn elapsed_of(&self, now: i64) -> Result<i64> {
         let elapsed = i128::from(now) - i128::from(self.epoch_ms);
         let window = &*self.lease_state;
         if elapsed <= i128::from(window.floor.load(StdOrdering::Relaxed))
@@ -664,11 +827,18 @@ impl Generator {
         Ok(())
     }
 
-    /// This is a forked child: a static generator refuses; a lease-backed one takes a fresh
+    /// This is a forked child: a static generator refuses; a 128-bit format goes on; a
+    /// lease-backed one takes a fresh
     /// slot (the parent's stays the parent's) and restarts its renewal before issuing.
     #[cold]
     #[inline(never)]
     fn after_fork(&self) -> Result<()> {
+        if self.fork_ok {
+            // No node id to share: the child goes on (the format reseeds its random parts).
+            self.fork_generation
+                .store(fork::current_fork_generation(), StdOrdering::Release);
+            return Ok(());
+        }
         let Some(lease) = &self.lease else {
             return Err(Error::UsedAfterFork {
                 node_id: self.node_id(),
@@ -688,6 +858,9 @@ impl Generator {
     /// Count what a successful step from `p` to `next` (reserving `n` values) did.
     #[inline]
     fn record(&self, p: i64, next: i64, n: i64, now: i64) {
+        if self.sub_ms {
+            bump(&self.exact_issued, n as u64);
+        }
         let (old_ms, new_ms) = (p >> self.seq_bits, next >> self.seq_bits);
         if new_ms != old_ms {
             // Every millisecond starts at sequence 0, so the IDs issued so far are `completed`
@@ -763,8 +936,15 @@ impl Generator {
             // taken before ours, so `now < last` means the clock really went back, not that
             // another thread read it a moment later than we did.
             let p = self.state.0.load(Ordering::Acquire);
-            let now = self.now_elapsed()?;
             let last = p >> s;
+            let (mut now, mut floor) = self.read_fast()?;
+            // The coarse reading is a past tick of the same clock, never ahead of it: issuing at
+            // max(last, coarse) keeps strict mode's promise. Only when it is behind the last
+            // issued millisecond (a tick's lag, or a real rewind) or that millisecond is spent
+            // does the precise reading decide.
+            if self.coarse && (now < last || ((p + 1).max(floor) >> s) > now) {
+                (now, floor) = self.read()?;
+            }
             if now < last {
                 if !may_wait && (last - now) as f64 <= self.max_wait_ms {
                     return Ok(None);
@@ -772,7 +952,7 @@ impl Generator {
                 self.wait_rewind(&mut wait, (last - now) as u64)?;
                 continue;
             }
-            let next = (p + 1).max(now << s);
+            let next = (p + 1).max(floor);
             if next >> s > now {
                 // This millisecond's sequence is spent; strict mode never borrows ahead.
                 if !may_wait {
@@ -799,10 +979,10 @@ impl Generator {
     #[inline]
     fn next_monotonic(&self) -> Result<u64> {
         let s = self.seq_bits;
-        let now = self.now_elapsed()?;
+        let (now, floor) = self.read_fast()?;
         let mut p = self.state.0.load(Ordering::Relaxed);
         loop {
-            let next = (p + 1).max(now << s);
+            let next = (p + 1).max(floor);
             self.check_ahead(next >> s, now)?;
             match self
                 .state
@@ -837,6 +1017,10 @@ impl Generator {
         }
         if let Some(max_lead) = self.max_lead_ms {
             if ms - now > max_lead {
+                // A coarse reading lags by up to a tick: the precise one decides a refusal.
+                if self.coarse && ms - self.now_elapsed()? <= max_lead {
+                    return Ok(());
+                }
                 bump(&self.stats.lead_refused, 1);
                 return Err(Error::LeadLimitExceeded {
                     node_id: self.node_id(),
@@ -938,10 +1122,10 @@ impl Generator {
     fn fill_monotonic(&self, out: &mut [u64]) -> Result<()> {
         let s = self.seq_bits;
         let n = i64::try_from(out.len()).map_err(|_| self.overflow(i64::MAX))?;
-        let now = self.now_elapsed()?;
+        let (now, floor) = self.read()?;
         let mut p = self.state.0.load(Ordering::Relaxed);
         loop {
-            let start = (p + 1).max(now << s);
+            let start = (p + 1).max(floor);
             let end = start
                 .checked_add(n - 1)
                 .ok_or_else(|| self.overflow(i64::MAX))?;
@@ -974,13 +1158,13 @@ impl Generator {
             // taken before ours, so `now < last` means the clock really went back, not that
             // another thread read it a moment later than we did.
             let p = self.state.0.load(Ordering::Acquire);
-            let now = self.now_elapsed()?;
+            let (now, floor) = self.read()?;
             let last = p >> s;
             if now < last {
                 self.wait_rewind(&mut wait, (last - now) as u64)?;
                 continue;
             }
-            let start = (p + 1).max(now << s);
+            let start = (p + 1).max(floor);
             if start >> s > now {
                 self.wait_exhausted(&mut wait, now)?;
                 continue;
@@ -1050,13 +1234,17 @@ impl Generator {
             NOT_CLOSED => self.state.0.load(Ordering::Relaxed),
             closed => closed,
         };
-        let issued = (self.stats.completed.load(Ordering::Relaxed)
-            + if p >= 0 {
-                (p & self.seq_mask) as u64 + 1
-            } else {
-                0
-            })
-        .saturating_sub(self.issued_before);
+        let issued = if self.sub_ms {
+            self.exact_issued.load(Ordering::Relaxed)
+        } else {
+            (self.stats.completed.load(Ordering::Relaxed)
+                + if p >= 0 {
+                    (p & self.seq_mask) as u64 + 1
+                } else {
+                    0
+                })
+            .saturating_sub(self.issued_before)
+        };
         let last_issued_ms = (p >= 0).then(|| self.epoch_ms + (p >> s));
         let reading = self.clock.now_ms();
         let wall_ms = *reading.as_ref().unwrap_or(&0);
@@ -1216,6 +1404,9 @@ impl Generator {
             lease_failures: self.lease_state.failures(),
             clock_ahead_ms,
             forward_refused: load(&self.stats.forward_refused),
+            clock_source: self.clock_source(),
+            clock_tick_ns: self.clock_tick_ns,
+            clock_note: self.clock_note.clone(),
             lease,
         }
     }
@@ -1309,8 +1500,8 @@ impl Generator {
             // The system clock is slept on in one go; an injected one is looked at often,
             // since another thread moves it.
             let step = match self.clock {
-                ClockSource::System => Duration::from_millis((guard - now + 1) as u64),
-                ClockSource::Injected(_) => Duration::from_millis(1),
+                TimeSource::System => Duration::from_millis((guard - now + 1) as u64),
+                TimeSource::Injected(_) => Duration::from_millis(1),
             };
             std::thread::sleep(step.min(left));
         }
@@ -1450,6 +1641,14 @@ pub struct Health {
     pub clock_ahead_ms: i64,
     /// Strict calls refused because the clock had stepped ahead.
     pub forward_refused: u64,
+    /// The clock reading in use (coarse only when asked for and fine enough).
+    pub clock_source: ClockSource,
+    /// The resolution of the system clock in use, from `clock_getres`, in ns: the coarse
+    /// clock's tick (4,000,000 at HZ=250) or the precise clock's; 0 for an injected clock.
+    pub clock_tick_ns: u64,
+    /// Why a requested coarse source is not in use (no coarse clock, or a tick over 10 ms);
+    /// empty otherwise.
+    pub clock_note: String,
     /// The lease's state (slot, high-water mark, restart guard), if the node id is leased.
     pub lease: Option<LeaseHealth>,
 }
@@ -1493,6 +1692,9 @@ impl Health {
             ("lease_failures", Int(self.lease_failures.into())),
             ("clock_ahead_ms", Int(self.clock_ahead_ms.into())),
             ("forward_refused", Int(self.forward_refused.into())),
+            ("clock_source", Text(self.clock_source.name().to_string())),
+            ("clock_tick_ns", Int(self.clock_tick_ns.into())),
+            ("clock_note", Text(self.clock_note.clone())),
             (
                 "lease",
                 self.lease

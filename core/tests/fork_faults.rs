@@ -102,6 +102,7 @@ fn fork_faults() {
     fork_while_another_thread_is_in_a_batch_then_close_in_the_child();
     close_frees_the_slot_while_a_forked_child_lives();
     a_parent_that_dies_leaves_no_slot_to_its_child();
+    a_forked_child_does_not_repeat_its_parents_random_bits();
 }
 
 /// Daemonizing code closes every inherited descriptor; the child then makes its own lease
@@ -271,4 +272,39 @@ fn a_parent_that_dies_leaves_no_slot_to_its_child() {
     );
     assert!(now_ms() - t < 2000);
     unsafe { libc::kill(q, libc::SIGKILL) };
+}
+
+/// UUIDv7 and ULID generators have no node id: a forked child goes on issuing from the state it
+/// inherited, so its IDs differ from its parent's only by their random parts, which the child
+/// must not repeat (issue 15).
+fn a_forked_child_does_not_repeat_its_parents_random_bits() {
+    use polyflake::{ManualClock, TimeIdBuilder};
+    let clock = ManualClock::new(1_737_747_358_021);
+    let u = TimeIdBuilder::new()
+        .clock(clock.clone())
+        .build_uuid7()
+        .unwrap();
+    let l = TimeIdBuilder::new()
+        .clock(clock.clone())
+        .build_ulid()
+        .unwrap();
+    u.next_uuid().unwrap();
+    l.next_ulid().unwrap();
+    let (pid, pipe) =
+        fork_child(|| format!("{} {}", u.next_uuid().unwrap(), l.next_ulid().unwrap()));
+    // The parent's next IDs come from the same states the child used.
+    let (pu, pl) = (u.next_uuid().unwrap(), l.next_ulid().unwrap());
+    let text = finish(pid, pipe);
+    let mut parts = text.split(' ');
+    let cu: u128 = parts.next().unwrap().parse().unwrap();
+    let cl: u128 = parts.next().unwrap().parse().unwrap();
+    let mask = (1u128 << 59) - 1;
+    assert_eq!(
+        cu & !mask,
+        pu & !mask,
+        "same state: same time, sub-ms bits and counter"
+    );
+    assert_ne!(cu, pu, "the child's random bits are its own");
+    assert_eq!(cl >> 80, pl >> 80);
+    assert_ne!(cl, pl, "the child's ULID base is its own");
 }

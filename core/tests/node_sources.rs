@@ -128,7 +128,10 @@ fn error_kinds_are_listed_once_with_codes() {
 /// (every binding and the CLI check theirs against the same file).
 #[test]
 fn bad_node_sources_give_the_tabled_code_and_message() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/bad_node_sources.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/vectors/bad_node_sources.json"
+    );
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let dir = std::env::temp_dir().join(format!("polyflake-bad-sources-{}", std::process::id()));

@@ -145,6 +145,9 @@ def test_scenario(path):
     known(sc, TOP_KEYS, path.name)
     assert sc["name"] == path.stem
     assert set(sc.get("needs", [])) <= NEEDS, f"{path.name}: unknown needs {sc['needs']}"
+    if any("format" in spec for spec in sc["generators"].values()):
+        # Not recorded as run: check_coverage.py reports the file until the binding has them.
+        pytest.skip("UUIDv7/ULID generators (issue 15) are not in the Python binding yet")
     lease_dir = tempfile.mkdtemp(prefix=f"polyflake-scenario-{path.stem}-")
     try:
         run_scenario(sc, path, lease_dir)

@@ -288,8 +288,8 @@ impl Default for FileLeaseOptions {
     }
 }
 
-/// The default lease directory: `/var/tmp/polyflake-leases` (the system's temporary directory
-/// where there is no `/var/tmp`).
+/// The default lease directory: `$POLYFLAKE_LEASE_DIR` when that is set and not empty, else
+/// `/var/tmp/polyflake-leases` (the system's temporary directory where there is no `/var/tmp`).
 ///
 /// Why there: it is one directory for every process of the host whoever runs it (a lease
 /// directory must be shared by every generator of an ID space), it survives reboots (so the
@@ -303,6 +303,9 @@ impl Default for FileLeaseOptions {
 /// assert!(polyflake::default_lease_dir().ends_with("polyflake-leases"));
 /// ```
 pub fn default_lease_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("POLYFLAKE_LEASE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
     let var_tmp = std::path::Path::new("/var/tmp");
     if var_tmp.is_dir() {
         var_tmp.join("polyflake-leases")
