@@ -56,8 +56,7 @@ def pytest_pyfunc_call(pyfuncitem):
     """`@pytest.mark.forked`: the test runs in a child, so the generators it makes (on the system
     clock or a user's callable, one per node id in a process, each continuing after the last of
     its node id) leave nothing behind for the next test."""
-    marker = pyfuncitem.get_closest_marker("forked")
-    if marker is None or marker.args == (False,):  # `forked(False)`: this test stays in-process
+    if pyfuncitem.get_closest_marker("forked") is None:
         return None
     args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
     code = run_in_child(lambda: pyfuncitem.obj(**args) or 0)
