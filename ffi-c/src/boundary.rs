@@ -129,8 +129,16 @@ pub(crate) fn fill_char_array<const N: usize>(text: &str) -> [c_char; N] {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// What an `_init` function writes (the other modules' tests).
+    pub(crate) fn init<T>(f: extern "C" fn(*mut T) -> polyflake_result) -> T {
+        let mut v = std::mem::MaybeUninit::<T>::uninit();
+        assert_eq!(f(v.as_mut_ptr()), polyflake_result::Ok);
+        // SAFETY: the init function returned OK, so it wrote the whole value.
+        unsafe { v.assume_init() }
+    }
 
     #[test]
     fn a_panic_becomes_the_panic_result() {

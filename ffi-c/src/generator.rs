@@ -269,12 +269,7 @@ mod tests {
 
     #[test]
     fn defaults_are_the_core_defaults_and_round_trip() {
-        let mut cfg = std::mem::MaybeUninit::<polyflake_config>::uninit();
-        assert_eq!(
-            polyflake_config_init(cfg.as_mut_ptr()),
-            polyflake_result::Ok
-        );
-        let mut cfg = unsafe { cfg.assume_init() };
+        let mut cfg = crate::boundary::tests::init(polyflake_config_init);
         assert_eq!(cfg.max_wait_ms, DEFAULT_MAX_WAIT_MS);
         assert_eq!(cfg.layout.to_core().unwrap(), Layout::DEFAULT);
         assert_eq!(cfg.mode, polyflake_mode::Strict as u32);

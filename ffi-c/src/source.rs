@@ -246,12 +246,7 @@ mod tests {
 
     #[test]
     fn init_gives_the_core_defaults_and_they_round_trip() {
-        let mut o = std::mem::MaybeUninit::<polyflake_etcd_options>::uninit();
-        assert_eq!(
-            polyflake_etcd_options_init(o.as_mut_ptr()),
-            polyflake_result::Ok
-        );
-        let mut o = unsafe { o.assume_init() };
+        let mut o = crate::boundary::tests::init(polyflake_etcd_options_init);
         let ep = c"http://127.0.0.1:1";
         let list = [ep.as_ptr()];
         o.endpoints = list.as_ptr();
@@ -263,12 +258,7 @@ mod tests {
             e,
             EtcdLeaseOptions::new(vec!["http://127.0.0.1:1".to_string()])
         );
-        let mut f = std::mem::MaybeUninit::<polyflake_file_lease_options>::uninit();
-        assert_eq!(
-            polyflake_file_lease_options_init(f.as_mut_ptr()),
-            polyflake_result::Ok
-        );
-        let mut f = unsafe { f.assume_init() };
+        let mut f = crate::boundary::tests::init(polyflake_file_lease_options_init);
         f.dir = c"/tmp/x".as_ptr();
         let NodeSource::FileLease(fl) = file_source(&f).unwrap() else {
             panic!("not a file lease")
