@@ -13,6 +13,7 @@
  */
 #define _DEFAULT_SOURCE /* flock() */
 #include "polyflake.h"
+#include "check.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -28,27 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures = 0;
-static int checks = 0;
 static double slack = 1.0;
-
-#define CHECK(cond, ...)                                                   \
-  do {                                                                     \
-    checks++;                                                              \
-    if (!(cond)) {                                                         \
-      failures++;                                                          \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fprintf(stderr, "\n");                                               \
-    }                                                                      \
-  } while (0)
-
-#define CHECK_RESULT(expr, want)                                                        \
-  do {                                                                                  \
-    polyflake_result got_ = (expr);                                                     \
-    CHECK(got_ == (want), "%s gave %s, want %s", #expr, polyflake_result_name(got_),    \
-          polyflake_result_name(want));                                                 \
-  } while (0)
 
 static void die(const char *what, const char *detail) {
   fprintf(stderr, "FATAL: %s: %s (%s)\n", what, detail, strerror(errno));
@@ -60,20 +41,6 @@ static int64_t wall_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec ts;
-  ts.tv_sec = ms / 1000;
-  ts.tv_nsec = (ms % 1000) * 1000000L;
-  nanosleep(&ts, NULL);
-}
-
-static const char *last_message(void) {
-  static char msg[1024];
-  size_t len = 0;
-  if (polyflake_last_error_message(msg, sizeof msg, &len) != POLYFLAKE_RESULT_OK) msg[0] = 0;
-  return msg;
 }
 
 static void make_dir(char *tmpl) {
@@ -124,11 +91,6 @@ static polyflake_generator *ready_lease(const char *dir, uint32_t slots, uint64_
     exit(2);
   }
   return g;
-}
-
-static int64_t node_of(const polyflake_generator *g) {
-  polyflake_config c;
-  return polyflake_generator_config(g, &c) == POLYFLAKE_RESULT_OK ? c.node_id : -1;
 }
 
 /* True when someone holds an exclusive lock on `path` (a shared lock is refused). */

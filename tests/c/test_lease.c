@@ -9,6 +9,7 @@
  * Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run again under valgrind.
  */
 #include "polyflake.h"
+#include "check.h"
 
 #include <dirent.h>
 #include <inttypes.h>
@@ -18,53 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures = 0;
-static int checks = 0;
 static double slack = 1.0;
-
-#define CHECK(cond, ...)                                                   \
-  do {                                                                     \
-    checks++;                                                              \
-    if (!(cond)) {                                                         \
-      failures++;                                                          \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fprintf(stderr, "\n");                                               \
-    }                                                                      \
-  } while (0)
-
-#define CHECK_RESULT(expr, want)                                                        \
-  do {                                                                                  \
-    polyflake_result got_ = (expr);                                                     \
-    CHECK(got_ == (want), "%s gave %s, want %s", #expr, polyflake_result_name(got_),    \
-          polyflake_result_name(want));                                                 \
-  } while (0)
 
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec ts;
-  ts.tv_sec = ms / 1000;
-  ts.tv_nsec = (ms % 1000) * 1000000L;
-  nanosleep(&ts, NULL);
-}
-
-static const char *last_message(void) {
-  static char msg[1024];
-  size_t len = 0;
-  if (polyflake_last_error_message(msg, sizeof msg, &len) != POLYFLAKE_RESULT_OK) msg[0] = 0;
-  return msg;
-}
-
-/* The node id a generator holds, from its configuration. */
-static int64_t node_of(const polyflake_generator *g) {
-  polyflake_config c;
-  if (polyflake_generator_config(g, &c) != POLYFLAKE_RESULT_OK) return -1;
-  return c.node_id;
 }
 
 /* One ID, retrying (bounded) while the restart guard waits: the only refusal a fresh holder may

@@ -8,6 +8,7 @@
  * Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run again under valgrind.
  */
 #include "polyflake.h"
+#include "check.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -22,39 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures = 0;
-static int checks = 0;
-
-#define CHECK(cond, ...)                                                   \
-  do {                                                                     \
-    checks++;                                                              \
-    if (!(cond)) {                                                         \
-      failures++;                                                          \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fprintf(stderr, "\n");                                               \
-    }                                                                      \
-  } while (0)
-
-#define CHECK_RESULT(expr, want)                                                        \
-  do {                                                                                  \
-    polyflake_result got_ = (expr);                                                     \
-    CHECK(got_ == (want), "%s gave %s, want %s", #expr, polyflake_result_name(got_),    \
-          polyflake_result_name(want));                                                 \
-  } while (0)
 
 /* Abort the whole run: the test itself cannot go on (unreadable file, broken JSON, ...). */
 static void die(const char *what, const char *detail) {
   fprintf(stderr, "FATAL: %s: %s\n", what, detail);
   exit(2);
-}
-
-/* This thread's last core error message (polyflake_last_error_message). */
-static const char *last_message(void) {
-  static char msg[1024];
-  size_t len = 0;
-  if (polyflake_last_error_message(msg, sizeof msg, &len) != POLYFLAKE_RESULT_OK) msg[0] = 0;
-  return msg;
 }
 
 static char *read_file(const char *path) {
