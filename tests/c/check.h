@@ -5,8 +5,12 @@
 #ifndef POLYFLAKE_TEST_CHECK_H
 #define POLYFLAKE_TEST_CHECK_H
 
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int failures = 0;
 static int checks = 0;
@@ -48,6 +52,44 @@ static inline void sleep_ms(long ms) {
   ts.tv_sec = ms / 1000;
   ts.tv_nsec = (ms % 1000) * 1000000L;
   nanosleep(&ts, NULL);
+}
+
+/* A growing list of IDs (for the uniqueness checks). */
+typedef struct {
+  uint64_t *v;
+  size_t n, cap;
+} ids_t;
+
+static inline void ids_push(ids_t *ids, uint64_t id) {
+  if (ids->n == ids->cap) {
+    ids->cap = ids->cap ? ids->cap * 2 : 4096;
+    ids->v = realloc(ids->v, ids->cap * sizeof *ids->v);
+    if (!ids->v) {
+      fprintf(stderr, "FATAL: out of memory\n");
+      exit(2);
+    }
+  }
+  ids->v[ids->n++] = id;
+}
+
+static inline int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Remove a directory of plain files (a lease directory), best effort. */
+static inline void remove_tree(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char path[4096];
+  if (!d) return;
+  while ((e = readdir(d))) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
 }
 
 #endif

@@ -47,21 +47,6 @@ static void make_dir(char *tmpl) {
   if (!mkdtemp(tmpl)) die("mkdtemp", tmpl);
 }
 
-/* Remove a directory of plain files (a lease directory). */
-static void remove_tree(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char path[4096];
-  if (!d) return;
-  while ((e = readdir(d))) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(d);
-  rmdir(dir);
-}
-
 /* A file-lease generator on the system clock (or NULL, with the result in *r). */
 static polyflake_generator *lease(const char *dir, uint32_t slots, uint64_t reserve_ms,
                                   const polyflake_config *cfg, polyflake_result *r) {
@@ -100,25 +85,6 @@ static int locked(const char *path) {
   held = flock(fd, LOCK_SH | LOCK_NB) != 0;
   close(fd);
   return held;
-}
-
-typedef struct {
-  uint64_t *v;
-  size_t n, cap;
-} ids_t;
-
-static void ids_push(ids_t *ids, uint64_t id) {
-  if (ids->n == ids->cap) {
-    ids->cap = ids->cap ? ids->cap * 2 : 4096;
-    ids->v = realloc(ids->v, ids->cap * sizeof *ids->v);
-    if (!ids->v) die("out of memory", "ids");
-  }
-  ids->v[ids->n++] = id;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
 }
 
 /* Sort `ids` and count the values that occur more than once. */

@@ -40,20 +40,6 @@ static polyflake_result first_id(const polyflake_generator *g, uint64_t *id, int
   }
 }
 
-static void remove_tree(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char path[4096];
-  if (!d) return;
-  while ((e = readdir(d))) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(d);
-  rmdir(dir);
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* File leases                                                                                */
 

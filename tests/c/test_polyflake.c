@@ -270,25 +270,6 @@ static void lease_dir_remove(void) {
   lease_dir[0] = 0;
 }
 
-typedef struct {
-  uint64_t *v;
-  size_t n, cap;
-} ids_t;
-
-static void ids_push(ids_t *ids, uint64_t id) {
-  if (ids->n == ids->cap) {
-    ids->cap = ids->cap ? ids->cap * 2 : 1024;
-    ids->v = realloc(ids->v, ids->cap * sizeof *ids->v);
-    if (!ids->v) die("out of memory", "ids");
-  }
-  ids->v[ids->n++] = id;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Expand a scripted clock's values: integers, or runs {start, count, step?, each?}. */
 static int64_t *expand_values(const cJSON *values, size_t *n_out) {
   size_t n = 0, cap = 16;
