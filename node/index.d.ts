@@ -42,68 +42,99 @@ export declare class Layout {
 export declare class ManualClock {
   /** A clock reading `startMs` (Unix milliseconds, a safe-integer Number or a bigint). */
   constructor(startMs: number | bigint)
-  /** Set the reading (backwards is allowed: that is a rewind). */
+  /**
+   * STEP the wall reading to `ms` (backwards is a rewind, forwards a forward step); elapsed
+   * time does not move (use `elapse` for time passing).
+   */
   set(ms: number | bigint): void
-  /** Move the reading by `deltaMs` (negative moves it back). */
+  /** STEP the wall reading by `deltaMs` (negative moves it back); elapsed time does not move. */
   advance(deltaMs: number | bigint): void
+  /**
+   * Let `ms` (>= 0) milliseconds pass: the wall reading and elapsed time (the boot clock,
+   * which counts a suspend) both move, so it is never mistaken for a forward step.
+   */
+  elapse(ms: number | bigint): void
   /** The current reading in Unix milliseconds. */
   now(): number
 }
 
 /**
  * Monotonic mode: never waits, never duplicates. The wall clock only floors a logical clock
- * that borrows from the next millisecond on a rewind or a burst, so a decoded timestamp is an
- * upper bound on when the ID was made. `maxLeadMs` bounds how far ahead it may run.
+ * that borrows from the next millisecond on a rewind or a burst (and stays on trusted time
+ * through a forward step), so a decoded timestamp is an upper bound on when the ID was
+ * made. `maxLeadMs` bounds how far ahead it may run.
  */
 export declare class MonotonicSnowflake {
-  /** A monotonic generator. Throws a `RangeError` with a `code` for bad settings. */
-  constructor(options: MonotonicSnowflakeOptions)
   /**
-   * A generator whose node id is a slot leased from a directory of slot files (one host, no
-   * server): `flock` holds the slot while this process lives, the slot's high-water mark R
-   * is kept ahead of the clock in the background, and a successor waits until its clock
-   * passes the R it finds (`LEASE_NOT_READY` until then). Throws `NO_FREE_SLOT` when every
-   * slot is held. `close()` frees the slot early.
+   * A generator with a given node id. Throws a `RangeError` with a `code` for bad
+   * settings.
    */
-  static fromFileLease(options: FileLeaseOptions & LeadOptions): MonotonicSnowflake
+  constructor(options: SnowflakeOptions & SourceOptions & LeadOptions)
   /**
-   * A generator whose node id is a slot leased from an etcd v3 cluster (a fleet): the slot
-   * key is attached to an etcd lease kept alive in the background; a lost lease stops it at
-   * once (`LEASE_LOST`), an unreachable store lets it issue only up to R (`LEASE_EXPIRED`).
-   * Connecting blocks the calling thread (up to `connectTimeoutMs` per request).
+   * A generator whose node id is a slot leased from a directory of slot files (one
+   * host, no server): `flock` holds the slot while this process lives, the slot's
+   * high-water mark R is kept ahead of the clock in the background, and calls throw
+   * `LEASE_NOT_READY` until the clock passes what the slot's previous holder may have
+   * issued up to (a new slot: one reserve; see `waitReady`). Throws `NO_FREE_SLOT`
+   * when every slot is held, `ID_SPACE_MISMATCH` when the directory belongs to
+   * another epoch or layout. A deleted slot file or directory loses the lease
+   * (`LEASE_LOST`). `close()` frees the slot early.
    */
-  static fromEtcd(options: EtcdOptions & LeadOptions): MonotonicSnowflake
+  static fromFileLease(options: FileLeaseOptions & SourceOptions & LeadOptions): MonotonicSnowflake
+  /**
+   * A generator whose node id is a slot leased from an etcd v3 cluster (a fleet): the
+   * slot key is attached to an etcd lease kept alive in the background; a lost lease
+   * stops it at once (`LEASE_LOST`), an unreachable store lets it issue only up to R
+   * (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
+   * `connectTimeoutMs` per request).
+   */
+  static fromEtcd(options: EtcdOptions & SourceOptions & LeadOptions): MonotonicSnowflake
   /** A generator whose node id is the decimal integer in an environment variable. */
   static fromEnv(variable: string, options?: SourceOptions & LeadOptions): MonotonicSnowflake
   /**
-   * A generator whose node id is the ordinal of a StatefulSet-style hostname (`ids-7` ->
-   * 7); this host's name when `hostname` is omitted or null.
+   * A generator whose node id is the ordinal of a StatefulSet-style hostname
+   * (`ids-7` -> 7); this host's name when `hostname` is omitted or null.
    */
   static fromHostname(hostname?: string | null, options?: SourceOptions & LeadOptions): MonotonicSnowflake
   /**
    * A generator whose node id is the host part of an IPv4 address in a subnet of
-   * `prefixLen` bits; refused (`INVALID_NODE_SOURCE`) unless the host part fits the node
-   * field (a /22 or narrower with 10 node bits).
+   * `prefixLen` bits; refused (`INVALID_NODE_SOURCE`) unless the prefix is 0 to 32
+   * and the host part fits the node field (a /22 or narrower with 10 node bits).
    */
-  static fromIpv4(address: string, prefixLen: number, options?: SourceOptions & LeadOptions): MonotonicSnowflake
+  static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions & LeadOptions): MonotonicSnowflake
   /** One ID. */
   nextId(): bigint
   /** One ID as a decimal string (for JSON). */
   nextIdString(): string
-  /** `count` IDs reserved with one atomic step, written straight into a new BigInt64Array. */
+  /**
+   * `count` IDs in one call, written straight into a new BigInt64Array (a failed
+   * call issues none).
+   */
   nextIds(count: number | bigint): BigInt64Array
   /** Decode an ID (bigint or decimal string) with this generator's layout and epoch. */
   decode(id: bigint | string): DecodedId
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
   static decode(id: bigint | string): DecodedId
-  /** A snapshot of this generator's state, counters and lease (reads the clock once). */
+  /**
+   * A snapshot of this generator's state, counters and lease (reads the clock once;
+   * status `'closed'` after `close()`).
+   */
   health(): Health
   /**
-   * Give the generator up now: a leased slot is freed at once (its high-water mark stays,
-   * lowered to the last millisecond really issued, so a successor waits only past that).
-   * Every later call but `decode` and the getters throws `GENERATOR_CLOSED`. Closing twice
-   * is fine. Without `close()` the slot is freed when the generator is garbage collected or
-   * the process exits.
+   * Block the calling thread until the restart guard has passed (a leased slot's
+   * previous holder may have issued up to a time this clock has not reached; a new
+   * slot waits one reserve), at most `timeoutMs` (default
+   * `DEFAULT_MAX_GUARD_WAIT_MS`). Returns at once when nothing needs waiting for;
+   * throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
+   * once. Blocking is meant (an async form is for later): call it at startup.
+   */
+  waitReady(timeoutMs?: number | bigint): void
+  /**
+   * Give the generator up now: a leased slot is freed at once (its high-water mark
+   * stays, lowered to the last millisecond really issued, so a successor waits only
+   * past that). Every later call but `decode`, `health` and the getters throws
+   * `GENERATOR_CLOSED`. Closing twice is fine. Without `close()` the slot is freed
+   * when the generator is garbage collected or the process exits.
    */
   close(): void
   /** True once `close()` was called. */
@@ -112,6 +143,10 @@ export declare class MonotonicSnowflake {
   get nodeId(): number
   /** This generator's epoch, Unix milliseconds. */
   get epochMs(): number
+  /** The bound on a forward clock step in ms (`null`: the check is off). */
+  get maxForwardStepMs(): number | null
+  /** How long a stepped-ahead clock must hold its offset to be believed, in ms. */
+  get forwardConfirmMs(): number
   /** This generator's layout. */
   get layout(): Layout
 }
@@ -129,58 +164,81 @@ export declare class ScriptedClock {
 
 /**
  * Strict mode: an issued timestamp never exceeds the wall clock. A rewind up to `maxWaitMs`
- * (default 5) is waited out, a larger one throws `CLOCK_MOVED_BACKWARDS`; a spent millisecond
- * sleeps to the next one. IDs are bigints; use `nextIdString()` or `idsToStrings()` for JSON.
+ * (default 5) is waited out, a larger one throws `CLOCK_MOVED_BACKWARDS`; a spent
+ * millisecond sleeps to the next one; a forward clock step is not issued from
+ * (`CLOCK_JUMPED_AHEAD`). IDs are bigints; use `nextIdString()` or `idsToStrings()` for JSON.
  */
 export declare class Snowflake {
-  /** A strict generator. Throws a `RangeError` with a `code` for bad settings. */
-  constructor(options: SnowflakeOptions)
   /**
-   * A generator whose node id is a slot leased from a directory of slot files (one host, no
-   * server): `flock` holds the slot while this process lives, the slot's high-water mark R
-   * is kept ahead of the clock in the background, and a successor waits until its clock
-   * passes the R it finds (`LEASE_NOT_READY` until then). Throws `NO_FREE_SLOT` when every
-   * slot is held. `close()` frees the slot early.
+   * A generator with a given node id. Throws a `RangeError` with a `code` for bad
+   * settings.
    */
-  static fromFileLease(options: FileLeaseOptions): Snowflake
+  constructor(options: SnowflakeOptions & SourceOptions)
   /**
-   * A generator whose node id is a slot leased from an etcd v3 cluster (a fleet): the slot
-   * key is attached to an etcd lease kept alive in the background; a lost lease stops it at
-   * once (`LEASE_LOST`), an unreachable store lets it issue only up to R (`LEASE_EXPIRED`).
-   * Connecting blocks the calling thread (up to `connectTimeoutMs` per request).
+   * A generator whose node id is a slot leased from a directory of slot files (one
+   * host, no server): `flock` holds the slot while this process lives, the slot's
+   * high-water mark R is kept ahead of the clock in the background, and calls throw
+   * `LEASE_NOT_READY` until the clock passes what the slot's previous holder may have
+   * issued up to (a new slot: one reserve; see `waitReady`). Throws `NO_FREE_SLOT`
+   * when every slot is held, `ID_SPACE_MISMATCH` when the directory belongs to
+   * another epoch or layout. A deleted slot file or directory loses the lease
+   * (`LEASE_LOST`). `close()` frees the slot early.
    */
-  static fromEtcd(options: EtcdOptions): Snowflake
+  static fromFileLease(options: FileLeaseOptions & SourceOptions): Snowflake
+  /**
+   * A generator whose node id is a slot leased from an etcd v3 cluster (a fleet): the
+   * slot key is attached to an etcd lease kept alive in the background; a lost lease
+   * stops it at once (`LEASE_LOST`), an unreachable store lets it issue only up to R
+   * (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
+   * `connectTimeoutMs` per request).
+   */
+  static fromEtcd(options: EtcdOptions & SourceOptions): Snowflake
   /** A generator whose node id is the decimal integer in an environment variable. */
   static fromEnv(variable: string, options?: SourceOptions): Snowflake
   /**
-   * A generator whose node id is the ordinal of a StatefulSet-style hostname (`ids-7` ->
-   * 7); this host's name when `hostname` is omitted or null.
+   * A generator whose node id is the ordinal of a StatefulSet-style hostname
+   * (`ids-7` -> 7); this host's name when `hostname` is omitted or null.
    */
   static fromHostname(hostname?: string | null, options?: SourceOptions): Snowflake
   /**
    * A generator whose node id is the host part of an IPv4 address in a subnet of
-   * `prefixLen` bits; refused (`INVALID_NODE_SOURCE`) unless the host part fits the node
-   * field (a /22 or narrower with 10 node bits).
+   * `prefixLen` bits; refused (`INVALID_NODE_SOURCE`) unless the prefix is 0 to 32
+   * and the host part fits the node field (a /22 or narrower with 10 node bits).
    */
-  static fromIpv4(address: string, prefixLen: number, options?: SourceOptions): Snowflake
+  static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions): Snowflake
   /** One ID. */
   nextId(): bigint
   /** One ID as a decimal string (for JSON). */
   nextIdString(): string
-  /** `count` IDs in one call, written straight into a new BigInt64Array. */
+  /**
+   * `count` IDs in one call, written straight into a new BigInt64Array (a failed
+   * call issues none).
+   */
   nextIds(count: number | bigint): BigInt64Array
   /** Decode an ID (bigint or decimal string) with this generator's layout and epoch. */
   decode(id: bigint | string): DecodedId
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
   static decode(id: bigint | string): DecodedId
-  /** A snapshot of this generator's state, counters and lease (reads the clock once). */
+  /**
+   * A snapshot of this generator's state, counters and lease (reads the clock once;
+   * status `'closed'` after `close()`).
+   */
   health(): Health
   /**
-   * Give the generator up now: a leased slot is freed at once (its high-water mark stays,
-   * lowered to the last millisecond really issued, so a successor waits only past that).
-   * Every later call but `decode` and the getters throws `GENERATOR_CLOSED`. Closing twice
-   * is fine. Without `close()` the slot is freed when the generator is garbage collected or
-   * the process exits.
+   * Block the calling thread until the restart guard has passed (a leased slot's
+   * previous holder may have issued up to a time this clock has not reached; a new
+   * slot waits one reserve), at most `timeoutMs` (default
+   * `DEFAULT_MAX_GUARD_WAIT_MS`). Returns at once when nothing needs waiting for;
+   * throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
+   * once. Blocking is meant (an async form is for later): call it at startup.
+   */
+  waitReady(timeoutMs?: number | bigint): void
+  /**
+   * Give the generator up now: a leased slot is freed at once (its high-water mark
+   * stays, lowered to the last millisecond really issued, so a successor waits only
+   * past that). Every later call but `decode`, `health` and the getters throws
+   * `GENERATOR_CLOSED`. Closing twice is fine. Without `close()` the slot is freed
+   * when the generator is garbage collected or the process exits.
    */
   close(): void
   /** True once `close()` was called. */
@@ -189,6 +247,10 @@ export declare class Snowflake {
   get nodeId(): number
   /** This generator's epoch, Unix milliseconds. */
   get epochMs(): number
+  /** The bound on a forward clock step in ms (`null`: the check is off). */
+  get maxForwardStepMs(): number | null
+  /** How long a stepped-ahead clock must hold its offset to be believed, in ms. */
+  get forwardConfirmMs(): number
   /** This generator's layout. */
   get layout(): Layout
 }
@@ -212,9 +274,21 @@ export interface DecodedId {
 /** The default epoch, 2024-01-01T00:00:00Z, in Unix milliseconds. */
 export declare const DEFAULT_EPOCH_MS: number
 
+/** The default `forwardConfirmMs`: how long a stepped-ahead clock must hold to be believed. */
+export declare const DEFAULT_FORWARD_CONFIRM_MS: number
+
+/** The default `maxForwardStepMs`: a larger forward step of the wall clock is not issued from. */
+export declare const DEFAULT_MAX_FORWARD_STEP_MS: number
+
+/** The default `maxGuardWaitMs` of both lease kinds, and `waitReady`'s default timeout. */
+export declare const DEFAULT_MAX_GUARD_WAIT_MS: number
+
+/** The default `reserveMs` of both lease kinds (and the restart guard of a new slot). */
+export declare const DEFAULT_RESERVE_MS: number
+
 /**
- * Options of `Snowflake.fromEtcd(...)`: a slot key in an etcd v3 cluster, attached to an etcd
- * lease kept alive in the background, plus the `SourceOptions`.
+ * Options of `fromEtcd(...)`, besides the `SourceOptions`: a slot key in an etcd v3 cluster,
+ * attached to an etcd lease kept alive in the background.
  */
 export interface EtcdOptions {
   /** The cluster's client URLs, such as `'http://127.0.0.1:2379'` (one string or an array). */
@@ -223,32 +297,26 @@ export interface EtcdOptions {
   prefix?: string
   /** The etcd lease's time to live in seconds (default 10). */
   ttlS?: number | bigint
-  /** How far ahead of the clock the high-water mark is kept, in ms (default 5000). */
+  /** As in `FileLeaseOptions`. */
   reserveMs?: number | bigint
-  /** How many slots to use (default: every node id of the layout). */
+  /** As in `FileLeaseOptions`. */
   slots?: number
-  /** A stable identity: the slot it held before is tried first (default: the hostname). */
+  /** As in `FileLeaseOptions`. */
   identity?: string
   /** The timeout of connecting and of each request, in ms (default 2000). */
   connectTimeoutMs?: number | bigint
-  /** See `SourceOptions`. */
-  epochMs?: number | bigint
-  /** See `SourceOptions`. */
-  maxWaitMs?: number
-  /** See `SourceOptions`. */
-  layout?: LayoutPreset | string | LayoutBits | Layout
-  /** See `SourceOptions` (a `ManualClock` or `ScriptedClock`). */
-  clock?: ManualClock | ScriptedClock
+  /** As in `FileLeaseOptions`. */
+  maxGuardWaitMs?: number | bigint
 }
 
 /**
- * Options of `Snowflake.fromFileLease(...)`: a slot of a directory of slot files on one host,
- * held with `flock` (the kernel frees it when the process dies), plus the `SourceOptions`.
+ * Options of `fromFileLease(...)`, besides the `SourceOptions`: a slot of a directory of slot
+ * files on one host, held with `flock` (the kernel frees it when the process dies).
  */
 export interface FileLeaseOptions {
   /**
-   * The lease directory (created if missing), on a local file system; every process that
-   * shares node ids uses the same one.
+   * The lease directory (created if missing), on a local file system that no cleaner
+   * touches; every process that shares node ids uses the same one.
    */
   dir: string
   /** How many slots (node ids 0 to slots - 1) to use (default: every node id of the layout). */
@@ -256,31 +324,29 @@ export interface FileLeaseOptions {
   /** A stable identity: the slot it held before is tried first (default: the hostname). */
   identity?: string
   /**
-   * How far ahead of the clock the high-water mark is kept, in ms (default 5000): the
-   * longest a successor of a crashed holder waits.
+   * How far ahead of the clock the high-water mark is kept, in ms (default
+   * `DEFAULT_RESERVE_MS`): the longest a successor of a crashed holder, or a new slot, waits.
    */
   reserveMs?: number | bigint
-  /** See `SourceOptions`. */
-  epochMs?: number | bigint
-  /** See `SourceOptions`. */
-  maxWaitMs?: number
-  /** See `SourceOptions`. */
-  layout?: LayoutPreset | string | LayoutBits | Layout
-  /** See `SourceOptions` (a `ManualClock` or `ScriptedClock`). */
-  clock?: ManualClock | ScriptedClock
+  /**
+   * A free slot whose restart guard is longer than this is taken only when no other is free
+   * (default `DEFAULT_MAX_GUARD_WAIT_MS`).
+   */
+  maxGuardWaitMs?: number | bigint
 }
 
 /**
- * A snapshot of a generator: ok or not and why, the clocks, the counters and the lease.
- * Counters are Numbers (exact up to 2^53, far beyond any real count).
+ * A snapshot of a generator: ok or not and why, the clocks, the counters and the lease. Built
+ * by walking the core's `Health::fields()` (this struct only declares the TypeScript type).
+ * Numbers are exact: a count a Number could not hold would come as a bigint.
  */
 export interface Health {
   /** True when the generator can issue now. */
   ok: boolean
   /**
    * `'ok'`, `'clock_behind'`, `'clock_outside_window'`, `'clock_failed'`, `'clock_stuck'`,
-   * `'lead_too_large'`, `'used_after_fork'`, `'restart_guard'`, `'lease_expired'` or
-   * `'lease_lost'`.
+   * `'lead_too_large'`, `'used_after_fork'`, `'restart_guard'`, `'lease_expired'`,
+   * `'lease_lost'`, `'clock_ahead'` or `'closed'`.
    */
   status: string
   /** A human-readable reason; empty when ok. */
@@ -318,6 +384,13 @@ export interface Health {
   leaseRenewals: number
   /** Failed lease renewals (0 without a lease). */
   leaseFailures: number
+  /**
+   * How far the wall clock reads ahead of what elapsed time vouches for, while that exceeds
+   * `maxForwardStepMs` and is not yet believed (0 otherwise).
+   */
+  clockAheadMs: number
+  /** Strict calls refused because the clock had stepped ahead (`CLOCK_JUMPED_AHEAD`). */
+  forwardRefused: number
   /** The lease's state (slot, high-water mark, restart guard), if the node id is leased. */
   lease?: LeaseHealth
 }
@@ -354,13 +427,16 @@ export declare enum LayoutPreset {
   Short = 'short',
 }
 
-/** The monotonic factories' extra setting (declares the TypeScript type only). */
+/** The monotonic generators' extra setting. */
 export interface LeadOptions {
   /** Refuse rather than run more than this many ms ahead of the wall clock (default unbounded). */
   maxLeadMs?: number | bigint
 }
 
-/** The lease part of `Health` (present when the node id comes from a file or etcd lease). */
+/**
+ * The lease part of `Health` (present when the node id comes from a file or etcd lease). Built
+ * by walking the core's `LeaseHealth::fields()`; this struct only declares the TypeScript type.
+ */
 export interface LeaseHealth {
   /** `'file'` or `'etcd'`. */
   kind: string
@@ -374,16 +450,25 @@ export interface LeaseHealth {
    */
   highWaterMs: number
   /**
-   * The previous holder's R found when the slot was taken, if any: nothing is issued until
-   * the clock passes it.
+   * What the slot's previous holder may have reached (its R, or a full reserve past the
+   * record's time for a new or damaged record): nothing is issued until the clock passes it.
    */
   guardUntilMs?: number
-  /** True while the restart guard waits (calls throw `LEASE_NOT_READY`). */
+  /** True while the restart guard waits (calls throw `LEASE_NOT_READY`; see `waitReady`). */
   guardWaiting: boolean
   /** How long the restart guard still waits, in ms (0 when it does not). */
   guardRemainingMs: number
+  /**
+   * Why the guard is long: set when the slot was taken although its guard exceeded
+   * `maxGuardWaitMs`, because no slot with a shorter guard was free. Empty otherwise.
+   */
+  guardNote: string
   /** True once the lease is lost (the generator has stopped for good: `LEASE_LOST`). */
   lost: boolean
+  /** True while the next ID would pass R (the store has not extended it: `LEASE_EXPIRED`). */
+  expired: boolean
+  /** Where the lease stands: `'held'`, `'restart_guard'`, `'expired'` or `'lost'`. */
+  phase: string
   /** Successful extensions of R. */
   renewals: number
   /** Failed extensions (store unreachable, I/O errors). */
@@ -395,60 +480,44 @@ export interface LeaseHealth {
 /** The largest batch one `nextIds` call may ask for. */
 export declare const MAX_BATCH: number
 
-/** Options of `new MonotonicSnowflake(...)` (declares the TypeScript type only, as above). */
-export interface MonotonicSnowflakeOptions {
-  /** This generator's node id, unique among live generators (0 to 1023 with the default layout). */
-  nodeId: number | bigint
-  /** The epoch in Unix milliseconds (default 1704067200000, 2024-01-01T00:00:00Z). */
-  epochMs?: number | bigint
-  /** Accepted for symmetry with `Snowflake`; a monotonic generator never waits. */
-  maxWaitMs?: number
-  /** Refuse rather than run more than this many ms ahead of the wall clock (default unbounded). */
-  maxLeadMs?: number | bigint
-  /** The bit layout (default `'default'`, 41/10/12). */
-  layout?: LayoutPreset | string | LayoutBits | Layout
-  /**
-   * Where time comes from (default the system clock): a test clock, or a function returning
-   * Unix ms, called synchronously inside `nextId`.
-   */
-  clock?: ManualClock | ScriptedClock | (() => number | bigint)
-}
-
 /** Parse an ID from JSON: a decimal string (digits only, below 2^63) or a bigint, to a bigint. */
 export declare function parseId(id: string | bigint): bigint
 
 /**
- * Options of `new Snowflake(...)` (strict mode). This struct only declares the TypeScript type:
- * the constructor reads the options object itself, so that it can refuse wrong types, unsafe
- * Numbers and unknown keys with a clear error.
+ * The node id of `new Snowflake(...)` / `new MonotonicSnowflake(...)`, besides the
+ * `SourceOptions`. The option structs only declare TypeScript types: the constructors read the
+ * options object themselves, so that they can refuse wrong types, unsafe Numbers and unknown
+ * keys with a clear error.
  */
 export interface SnowflakeOptions {
   /** This generator's node id, unique among live generators (0 to 1023 with the default layout). */
   nodeId: number | bigint
-  /** The epoch in Unix milliseconds (default 1704067200000, 2024-01-01T00:00:00Z). */
+}
+
+/** The settings every way of making a generator takes; each default is the core's. */
+export interface SourceOptions {
+  /** The epoch in Unix milliseconds (default `DEFAULT_EPOCH_MS`, 2024-01-01T00:00:00Z). */
   epochMs?: number | bigint
-  /** A rewind up to this many ms is waited out, a larger one refused (default 5). */
+  /** Strict: a rewind up to this many ms is waited out, a larger one refused (default 5). */
   maxWaitMs?: number
+  /**
+   * A wall-clock reading further than this ahead of the elapsed time since it was last
+   * trusted is a forward STEP, not issued from (strict: `CLOCK_JUMPED_AHEAD`; monotonic keeps
+   * issuing from the trusted time) until it comes back or holds for `forwardConfirmMs`.
+   * Default `DEFAULT_MAX_FORWARD_STEP_MS`; `null` turns the check off.
+   */
+  maxForwardStepMs?: number | bigint | null
+  /**
+   * How long a stepped-ahead clock must hold its offset to be believed as a correction, in
+   * ms of elapsed time (default `DEFAULT_FORWARD_CONFIRM_MS`).
+   */
+  forwardConfirmMs?: number | bigint
   /** The bit layout (default `'default'`, 41/10/12). */
   layout?: LayoutPreset | string | LayoutBits | Layout
   /**
    * Where time comes from (default the system clock): a test clock, or a function returning
-   * Unix ms, called synchronously inside `nextId`.
-   */
-  clock?: ManualClock | ScriptedClock | (() => number | bigint)
-}
-
-/** Settings every factory takes besides its source (declares the TypeScript type only). */
-export interface SourceOptions {
-  /** The epoch in Unix milliseconds (default 1704067200000, 2024-01-01T00:00:00Z). */
-  epochMs?: number | bigint
-  /** Strict: a rewind up to this many ms is waited out, a larger one refused (default 5). */
-  maxWaitMs?: number
-  /** The bit layout (default `'default'`, 41/10/12). */
-  layout?: LayoutPreset | string | LayoutBits | Layout
-  /**
-   * Where time comes from (default the system clock). A lease's background thread reads the
-   * clock too, so a leased generator takes a `ManualClock` or `ScriptedClock`, not a function.
+   * Unix ms, called synchronously inside `nextId` (not with a lease, whose background thread
+   * reads the clock too). Only the test clocks are exempt from one generator per node id.
    */
   clock?: ManualClock | ScriptedClock | (() => number | bigint)
 }

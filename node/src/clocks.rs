@@ -1,10 +1,10 @@
 //! Test clocks for JavaScript: thin wrappers around the core's [`polyflake::ManualClock`] and
 //! [`polyflake::ScriptedClock`], and a clock that calls a JS function.
 
-use crate::errors::{guard, Fail, Result};
-use crate::js::{i64_arg, Ty, Val};
+use crate::errors::{guard, Result};
+use crate::js::{narrow, Fail, Ty, Val};
 use napi::bindgen_prelude::{Env, Unknown};
-use napi::{sys, JsValue};
+use napi::sys;
 use polyflake::{Clock, ClockError};
 use std::ptr;
 use std::sync::Arc;
@@ -23,28 +23,35 @@ impl ManualClock {
     #[napi(constructor, ts_args_type = "startMs: number | bigint")]
     pub fn new(env: Env, start_ms: Unknown<'_>) -> Result<Self> {
         guard(env.raw(), || {
-            let start = i64_arg(val(env, &start_ms), "startMs")?;
+            let start = narrow(Val::of(env, &start_ms), "startMs")?;
             Ok(ManualClock {
                 inner: polyflake::ManualClock::new(start),
             })
         })
     }
 
-    /// Set the reading (backwards is allowed: that is a rewind).
+    /// STEP the wall reading to `ms` (backwards is a rewind, forwards a forward step); elapsed
+    /// time does not move (use `elapse` for time passing).
     #[napi(ts_args_type = "ms: number | bigint")]
     pub fn set(&self, env: Env, ms: Unknown<'_>) -> Result<()> {
         guard(env.raw(), || {
-            self.inner.set(i64_arg(val(env, &ms), "ms")?);
-            Ok(())
+            narrow(Val::of(env, &ms), "ms").map(|ms| self.inner.set(ms))
         })
     }
 
-    /// Move the reading by `deltaMs` (negative moves it back).
+    /// STEP the wall reading by `deltaMs` (negative moves it back); elapsed time does not move.
     #[napi(ts_args_type = "deltaMs: number | bigint")]
     pub fn advance(&self, env: Env, delta_ms: Unknown<'_>) -> Result<()> {
+        let delta = |env| narrow(Val::of(env, &delta_ms), "deltaMs");
+        guard(env.raw(), || delta(env).map(|ms| self.inner.advance(ms)))
+    }
+
+    /// Let `ms` (>= 0) milliseconds pass: the wall reading and elapsed time (the boot clock,
+    /// which counts a suspend) both move, so it is never mistaken for a forward step.
+    #[napi(ts_args_type = "ms: number | bigint")]
+    pub fn elapse(&self, env: Env, ms: Unknown<'_>) -> Result<()> {
         guard(env.raw(), || {
-            self.inner.advance(i64_arg(val(env, &delta_ms), "deltaMs")?);
-            Ok(())
+            narrow(Val::of(env, &ms), "ms").map(|ms| self.inner.elapse(ms))
         })
     }
 
@@ -68,19 +75,18 @@ impl ScriptedClock {
     #[napi(constructor, ts_args_type = "values: Array<number | bigint>")]
     pub fn new(env: Env, values: Unknown<'_>) -> Result<Self> {
         guard(env.raw(), || {
-            let list = val(env, &values);
+            let list = Val::of(env, &values);
             if !list.is_array()? {
                 return Err(Fail::Type(format!(
                     "values must be an array of Unix milliseconds, got {}",
                     list.describe()
                 )));
             }
-            let mut out = Vec::with_capacity(list.array_len()? as usize);
-            for i in 0..list.array_len()? {
-                out.push(i64_arg(list.index(i)?, &format!("values[{i}]"))?);
-            }
+            let values = (list.elements()?.into_iter().enumerate())
+                .map(|(i, v)| narrow(v, &format!("values[{i}]")))
+                .collect::<std::result::Result<_, _>>()?;
             Ok(ScriptedClock {
-                inner: Arc::new(polyflake::ScriptedClock::new(out)),
+                inner: Arc::new(polyflake::ScriptedClock::new(values)),
             })
         })
     }
@@ -90,11 +96,6 @@ impl ScriptedClock {
     pub fn reads(&self) -> u32 {
         u32::try_from(self.inner.reads()).unwrap_or(u32::MAX)
     }
-}
-
-/// A JS value of the current call.
-pub(crate) fn val(env: Env, v: &Unknown<'_>) -> Val {
-    Val::new(env.raw(), v.raw())
 }
 
 /// A clock that calls a JS function returning Unix milliseconds (a Number or a bigint).
@@ -168,8 +169,8 @@ impl JsFnClock {
             .map_err(|_| "could not read the clock's return value".to_string())?;
         match ty {
             Ty::Number | Ty::BigInt => {
-                i64_arg(v, "the clock function's return value").map_err(|e| match e {
-                    Fail::Type(m) | Fail::Range(m) | Fail::Closed(m) => m,
+                narrow(v, "the clock function's return value").map_err(|e| match e {
+                    Fail::Type(m) | Fail::Range(m) => m,
                     Fail::Core(e) => e.to_string(),
                     Fail::Napi(e) => e.reason,
                 })
