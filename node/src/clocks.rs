@@ -2,7 +2,7 @@
 //! [`polyflake::ScriptedClock`], and a clock that calls a JS function.
 
 use crate::errors::{guard, Result};
-use crate::js::{narrow, Fail, Ty, Val};
+use crate::js::{check, make, narrow, take_exception, Fail, Ty, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::sys;
 use polyflake::{Clock, ClockError};
@@ -122,88 +122,39 @@ impl JsFnClock {
         let mut func = ptr::null_mut();
         // SAFETY: env and value come from the current callback.
         let status = unsafe { sys::napi_create_reference(f.env, f.raw, 1, &mut func) };
-        if status != sys::Status::napi_ok {
-            return Err(Fail::Napi(napi::Error::new(
-                napi::Status::from(status),
-                "could not keep a reference to the clock function",
-            )));
-        }
+        check(status, "keep a reference to the clock function")?;
+        let thread = thread::current().id();
         Ok(JsFnClock {
             env: f.env,
             func,
-            thread: thread::current().id(),
+            thread,
         })
     }
 
-    fn read(&self) -> std::result::Result<i64, String> {
+    /// Call the function and read its Unix ms (on the env's own thread, inside a call from JS:
+    /// see the type's docs; the reference is strong, so the function is alive).
+    fn read(&self) -> std::result::Result<i64, Fail> {
         let env = self.env;
-        let mut f = ptr::null_mut();
-        let mut recv = ptr::null_mut();
-        let mut out = ptr::null_mut();
-        // SAFETY: we are on the env's own thread, inside a call from JS (see the type's docs).
-        unsafe {
-            if sys::napi_get_reference_value(env, self.func, &mut f) != sys::Status::napi_ok
-                || f.is_null()
-            {
-                return Err("the clock function is gone".into());
-            }
-            sys::napi_get_undefined(env, &mut recv);
-            let status = sys::napi_call_function(env, recv, f, 0, ptr::null(), &mut out);
-            if status != sys::Status::napi_ok {
-                let mut pending = false;
-                sys::napi_is_exception_pending(env, &mut pending);
-                if pending {
-                    let mut exc = ptr::null_mut();
-                    sys::napi_get_and_clear_last_exception(env, &mut exc);
-                    return Err(format!(
-                        "the clock function threw: {}",
-                        describe_exception(env, exc)
-                    ));
-                }
-                return Err(format!("calling the clock function failed ({status})"));
-            }
-        }
-        let v = Val::new(env, out);
-        let ty = v
-            .ty()
-            .map_err(|_| "could not read the clock's return value".to_string())?;
-        match ty {
-            Ty::Number | Ty::BigInt => {
-                narrow(v, "the clock function's return value").map_err(|e| match e {
-                    Fail::Type(m) | Fail::Range(m) => m,
-                    Fail::Core(e) => e.to_string(),
-                    Fail::Napi(e) => e.reason,
-                })
-            }
-            _ => Err(format!(
+        // SAFETY (both): as said above.
+        let f = make(env, "read the clock function", |e, o| unsafe {
+            sys::napi_get_reference_value(e, self.func, o)
+        })?;
+        let recv = Val::undefined(env)?;
+        let out = make(env, "call the clock function", |e, o| unsafe {
+            sys::napi_call_function(e, recv.raw, f.raw, 0, ptr::null(), o)
+        });
+        let v = out.map_err(|fail| match take_exception(env) {
+            Some(exc) => Fail::Type(format!("the clock function threw: {}", exc.to_text())),
+            None => fail,
+        })?;
+        match v.ty()? {
+            Ty::Number | Ty::BigInt => narrow(v, "the clock function's return value"),
+            _ => Err(Fail::Type(format!(
                 "the clock function must return Unix milliseconds as a Number or a bigint, got {}",
                 v.describe()
-            )),
+            ))),
         }
     }
-}
-
-/// `String(exception)`, best effort.
-///
-/// # Safety
-/// `env` must be the current call's env and `exc` a value of it.
-unsafe fn describe_exception(env: sys::napi_env, exc: sys::napi_value) -> String {
-    let mut s = ptr::null_mut();
-    // SAFETY: per the function's contract.
-    if unsafe { sys::napi_coerce_to_string(env, exc, &mut s) } != sys::Status::napi_ok {
-        let mut pending = false;
-        // SAFETY: per the function's contract.
-        unsafe { sys::napi_is_exception_pending(env, &mut pending) };
-        if pending {
-            let mut ignored = ptr::null_mut();
-            // SAFETY: per the function's contract.
-            unsafe { sys::napi_get_and_clear_last_exception(env, &mut ignored) };
-        }
-        return "an exception".into();
-    }
-    Val::new(env, s)
-        .string()
-        .unwrap_or_else(|_| "an exception".into())
 }
 
 impl Clock for JsFnClock {
@@ -213,7 +164,7 @@ impl Clock for JsFnClock {
                 "a JS clock function can only be called on its own JS thread".into(),
             ));
         }
-        self.read().map_err(ClockError)
+        self.read().map_err(|fail| ClockError(fail.to_string()))
     }
 }
 

@@ -5,7 +5,7 @@
 //! unsafe integer) are `TypeError`/`RangeError` with Node's usual codes; a panic is caught here
 //! and never unwinds into Node.
 
-use crate::js::{camel, check, Fail, Val};
+use crate::js::{camel, check, pending_exception, Fail, Val};
 use napi::sys;
 use polyflake::{ErrorCategory, ErrorKind};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -60,14 +60,6 @@ fn key(kind: ErrorKind, field: &str) -> String {
         key[..1].to_uppercase(),
         &key[1..]
     )
-}
-
-/// True while a JS exception is on its way.
-fn pending_exception(env: sys::napi_env) -> bool {
-    let mut pending = false;
-    // SAFETY: `env` is the env of the callback we are running in.
-    unsafe { sys::napi_is_exception_pending(env, &mut pending) };
-    pending
 }
 
 /// Build an error object of `class` with `code`, `message` and the core error's fields, and

@@ -16,6 +16,9 @@ use polyflake::{Builder, Decoded, Generator, Mode, NodeSource};
 use std::rc::Rc;
 use std::time::Duration;
 
+/// What the option readers return.
+type FResult<T> = std::result::Result<T, Fail>;
+
 /// The three fields of an ID.
 #[napi(object)]
 pub struct DecodedId {
@@ -26,191 +29,6 @@ pub struct DecodedId {
     pub node_id: u32,
     /// Its position within that node's millisecond.
     pub sequence: u32,
-}
-
-/// The lease part of `Health` (present when the node id comes from a file or etcd lease). Built
-/// by walking the core's `LeaseHealth::fields()`; this struct only declares the TypeScript type.
-#[napi(object)]
-pub struct LeaseHealth {
-    /// `'file'` or `'etcd'`.
-    pub kind: String,
-    /// The lease directory, or the etcd endpoints and key prefix.
-    pub store: String,
-    /// The slot held, which is the node id.
-    pub slot: u32,
-    /// The high-water mark R (Unix ms): no ID carries a later timestamp until the store has
-    /// extended it (a background thread keeps it `reserveMs` ahead of the clock).
-    pub high_water_ms: i64,
-    /// What the slot's previous holder may have reached (its R, or a full reserve past the
-    /// record's time for a new or damaged record): nothing is issued until the clock passes it.
-    pub guard_until_ms: Option<i64>,
-    /// True while the restart guard waits (calls throw `LEASE_NOT_READY`; see `waitReady`).
-    pub guard_waiting: bool,
-    /// How long the restart guard still waits, in ms (0 when it does not).
-    pub guard_remaining_ms: i64,
-    /// Why the guard is long: set when the slot was taken although its guard exceeded
-    /// `maxGuardWaitMs`, because no slot with a shorter guard was free. Empty otherwise.
-    pub guard_note: String,
-    /// True once the lease is lost (the generator has stopped for good: `LEASE_LOST`).
-    pub lost: bool,
-    /// True while the next ID would pass R (the store has not extended it: `LEASE_EXPIRED`).
-    pub expired: bool,
-    /// Where the lease stands: `'held'`, `'restart_guard'`, `'expired'` or `'lost'`.
-    pub phase: String,
-    /// Successful extensions of R.
-    pub renewals: i64,
-    /// Failed extensions (store unreachable, I/O errors).
-    pub failures: i64,
-    /// The last store error, or why the lease was lost; empty if none.
-    pub last_error: String,
-}
-
-/// A snapshot of a generator: ok or not and why, the clocks, the counters and the lease. Built
-/// by walking the core's `Health::fields()` (this struct only declares the TypeScript type).
-/// Numbers are exact: a count a Number could not hold would come as a bigint.
-#[napi(object)]
-pub struct Health {
-    /// True when the generator can issue now.
-    pub ok: bool,
-    /// `'ok'`, `'clock_behind'`, `'clock_outside_window'`, `'clock_failed'`, `'clock_stuck'`,
-    /// `'lead_too_large'`, `'used_after_fork'`, `'restart_guard'`, `'lease_expired'`,
-    /// `'lease_lost'`, `'clock_ahead'` or `'closed'`.
-    pub status: String,
-    /// A human-readable reason; empty when ok.
-    pub reason: String,
-    /// The generator's node id (a lease's slot).
-    pub node_id: u32,
-    /// Where the node id came from: `'static'`, `'env'`, `'hostname'`, `'ipv4'`,
-    /// `'file_lease'` or `'etcd'`.
-    pub source: String,
-    /// `'strict'` or `'monotonic'`.
-    pub mode: String,
-    /// The Unix millisecond of the last issued ID (absent before the first).
-    pub last_issued_ms: Option<i64>,
-    /// The wall clock when the snapshot was taken, Unix ms (0 if the clock failed).
-    pub wall_ms: i64,
-    /// How far the last issued millisecond is ahead of the wall clock.
-    pub lead_ms: i64,
-    /// IDs issued so far.
-    pub ids_issued: i64,
-    /// Calls that waited out a small rewind and then succeeded.
-    pub rewinds_waited: i64,
-    /// Calls refused because the clock was behind (or stuck) past the wait budget.
-    pub rewinds_refused: i64,
-    /// Times a strict call found the millisecond's sequence spent and had to wait.
-    pub sequence_exhaustions: i64,
-    /// Sleeps taken while waiting (strict mode never spins).
-    pub wait_sleeps: i64,
-    /// Milliseconds a monotonic generator moved into ahead of the wall clock.
-    pub ms_borrowed: i64,
-    /// Monotonic calls refused by `maxLeadMs`.
-    pub lead_refused: i64,
-    /// Lease renewals (0 without a lease).
-    pub lease_renewals: i64,
-    /// Failed lease renewals (0 without a lease).
-    pub lease_failures: i64,
-    /// How far the wall clock reads ahead of what elapsed time vouches for, while that exceeds
-    /// `maxForwardStepMs` and is not yet believed (0 otherwise).
-    pub clock_ahead_ms: i64,
-    /// Strict calls refused because the clock had stepped ahead (`CLOCK_JUMPED_AHEAD`).
-    pub forward_refused: i64,
-    /// The lease's state (slot, high-water mark, restart guard), if the node id is leased.
-    pub lease: Option<LeaseHealth>,
-}
-
-/// The node id of `new Snowflake(...)` / `new MonotonicSnowflake(...)`, besides the
-/// `SourceOptions`. The option structs only declare TypeScript types: the constructors read the
-/// options object themselves, so that they can refuse wrong types, unsafe Numbers and unknown
-/// keys with a clear error.
-#[napi(object)]
-pub struct SnowflakeOptions {
-    /// This generator's node id, unique among live generators (0 to 1023 with the default layout).
-    #[napi(ts_type = "number | bigint")]
-    pub node_id: i64,
-}
-
-/// The settings every way of making a generator takes; each default is the core's.
-#[napi(object)]
-pub struct SourceOptions {
-    /// The epoch in Unix milliseconds (default `DEFAULT_EPOCH_MS`, 2024-01-01T00:00:00Z).
-    #[napi(ts_type = "number | bigint")]
-    pub epoch_ms: Option<i64>,
-    /// Strict: a rewind up to this many ms is waited out, a larger one refused (default 5).
-    pub max_wait_ms: Option<f64>,
-    /// A wall-clock reading further than this ahead of the elapsed time since it was last
-    /// trusted is a forward STEP, not issued from (strict: `CLOCK_JUMPED_AHEAD`; monotonic keeps
-    /// issuing from the trusted time) until it comes back or holds for `forwardConfirmMs`.
-    /// Default `DEFAULT_MAX_FORWARD_STEP_MS`; `null` turns the check off.
-    #[napi(ts_type = "number | bigint | null")]
-    pub max_forward_step_ms: Option<i64>,
-    /// How long a stepped-ahead clock must hold its offset to be believed as a correction, in
-    /// ms of elapsed time (default `DEFAULT_FORWARD_CONFIRM_MS`).
-    #[napi(ts_type = "number | bigint")]
-    pub forward_confirm_ms: Option<i64>,
-    /// The bit layout (default `'default'`, 41/10/12).
-    #[napi(ts_type = "LayoutPreset | string | LayoutBits | Layout")]
-    pub layout: Option<String>,
-    /// Where time comes from (default the system clock): a test clock, or a function returning
-    /// Unix ms, called synchronously inside `nextId` (not with a lease, whose background thread
-    /// reads the clock too). Only the test clocks are exempt from one generator per node id.
-    #[napi(ts_type = "ManualClock | ScriptedClock | (() => number | bigint)")]
-    pub clock: Option<String>,
-}
-
-/// The monotonic generators' extra setting.
-#[napi(object)]
-pub struct LeadOptions {
-    /// Refuse rather than run more than this many ms ahead of the wall clock (default unbounded).
-    #[napi(ts_type = "number | bigint")]
-    pub max_lead_ms: Option<i64>,
-}
-
-/// Options of `fromFileLease(...)`, besides the `SourceOptions`: a slot of a directory of slot
-/// files on one host, held with `flock` (the kernel frees it when the process dies).
-#[napi(object)]
-pub struct FileLeaseOptions {
-    /// The lease directory (created if missing), on a local file system that no cleaner
-    /// touches; every process that shares node ids uses the same one.
-    pub dir: String,
-    /// How many slots (node ids 0 to slots - 1) to use (default: every node id of the layout).
-    pub slots: Option<u32>,
-    /// A stable identity: the slot it held before is tried first (default: the hostname).
-    pub identity: Option<String>,
-    /// How far ahead of the clock the high-water mark is kept, in ms (default
-    /// `DEFAULT_RESERVE_MS`): the longest a successor of a crashed holder, or a new slot, waits.
-    #[napi(ts_type = "number | bigint")]
-    pub reserve_ms: Option<i64>,
-    /// A free slot whose restart guard is longer than this is taken only when no other is free
-    /// (default `DEFAULT_MAX_GUARD_WAIT_MS`).
-    #[napi(ts_type = "number | bigint")]
-    pub max_guard_wait_ms: Option<i64>,
-}
-
-/// Options of `fromEtcd(...)`, besides the `SourceOptions`: a slot key in an etcd v3 cluster,
-/// attached to an etcd lease kept alive in the background.
-#[napi(object)]
-pub struct EtcdOptions {
-    /// The cluster's client URLs, such as `'http://127.0.0.1:2379'` (one string or an array).
-    #[napi(ts_type = "string | Array<string>")]
-    pub endpoints: Vec<String>,
-    /// The key prefix (default `'/polyflake'`).
-    pub prefix: Option<String>,
-    /// The etcd lease's time to live in seconds (default 10).
-    #[napi(ts_type = "number | bigint")]
-    pub ttl_s: Option<i64>,
-    /// As in `FileLeaseOptions`.
-    #[napi(ts_type = "number | bigint")]
-    pub reserve_ms: Option<i64>,
-    /// As in `FileLeaseOptions`.
-    pub slots: Option<u32>,
-    /// As in `FileLeaseOptions`.
-    pub identity: Option<String>,
-    /// The timeout of connecting and of each request, in ms (default 2000).
-    #[napi(ts_type = "number | bigint")]
-    pub connect_timeout_ms: Option<i64>,
-    /// As in `FileLeaseOptions`.
-    #[napi(ts_type = "number | bigint")]
-    pub max_guard_wait_ms: Option<i64>,
 }
 
 /// The settings every way of making a generator shares.
@@ -233,8 +51,8 @@ fn make(
     options: Val,
     optional: bool,
     own: &[&str],
-    source: impl FnOnce(Val) -> std::result::Result<NodeSource, Fail>,
-) -> std::result::Result<Generator, Fail> {
+    source: impl FnOnce(Val) -> FResult<NodeSource>,
+) -> FResult<Generator> {
     let present = !(optional && options.is_undefined()?);
     if present {
         if !options.is_object()? {
@@ -269,13 +87,7 @@ fn make(
 }
 
 /// Apply the shared settings of `options` to `b`.
-fn settings(
-    env: Env,
-    mut b: Builder,
-    options: Val,
-    mode: Mode,
-    leased: bool,
-) -> std::result::Result<Builder, Fail> {
+fn settings(env: Env, mut b: Builder, options: Val, mode: Mode, leased: bool) -> FResult<Builder> {
     if let Some(v) = options.get_opt("epochMs")? {
         b = b.epoch_ms(narrow(v, "epochMs")?);
     }
@@ -341,15 +153,8 @@ fn class_name(mode: Mode) -> &'static str {
 }
 
 /// `new Snowflake({ nodeId, ... })`: a static node id.
-fn from_options(env: Env, options: Val, mode: Mode) -> std::result::Result<Generator, Fail> {
-    let class = class_name(mode);
-    if !options.is_object()? {
-        return Err(Fail::Type(format!(
-            "new {class}(options) takes an object such as {{ nodeId: 37 }}, got {}",
-            options.describe()
-        )));
-    }
-    let what = format!("new {class}");
+fn from_options(env: Env, options: Val, mode: Mode) -> FResult<Generator> {
+    let what = format!("new {}", class_name(mode));
     make(env, &what, mode, options, false, &["nodeId"], |o| {
         match o.get_opt("nodeId")? {
             Some(v) => Ok(NodeSource::Static(int_arg(v, "nodeId")?)),
@@ -358,34 +163,36 @@ fn from_options(env: Env, options: Val, mode: Mode) -> std::result::Result<Gener
     })
 }
 
-/// The options both lease kinds share, read into the core's fields.
-struct LeaseCommon<'a> {
-    slots: &'a mut Option<u32>,
-    identity: &'a mut Option<String>,
-    reserve_ms: &'a mut u64,
-    max_guard_wait_ms: &'a mut u64,
+/// A generator on a node source that needs no options of its own (`fromEnv`, `fromHostname`,
+/// `fromIpv4`): `options` may be `undefined`.
+fn fixed(env: Env, name: &str, mode: Mode, options: Val, source: NodeSource) -> FResult<Generator> {
+    let what = format!("{}.{name}", class_name(mode));
+    make(env, &what, mode, options, true, &[], |_| Ok(source))
 }
 
+/// The options both lease kinds share, read into the core's options `$l` (same field names).
+macro_rules! lease_common {
+    ($o:expr, $l:expr) => {
+        if let Some(v) = $o.get_opt("slots")? {
+            $l.slots = Some(narrow(v, "slots")?);
+        }
+        if let Some(v) = $o.get_opt("identity")? {
+            $l.identity = Some(string_arg(v, "identity")?);
+        }
+        if let Some(v) = $o.get_opt("reserveMs")? {
+            $l.reserve_ms = narrow(v, "reserveMs")?;
+        }
+        if let Some(v) = $o.get_opt("maxGuardWaitMs")? {
+            $l.max_guard_wait_ms = narrow(v, "maxGuardWaitMs")?;
+        }
+    };
+}
+
+/// The keys `lease_common!` reads.
 const LEASE_KEYS: [&str; 4] = ["slots", "identity", "reserveMs", "maxGuardWaitMs"];
 
-fn lease_common(o: Val, c: LeaseCommon<'_>) -> std::result::Result<(), Fail> {
-    if let Some(v) = o.get_opt("slots")? {
-        *c.slots = Some(narrow(v, "slots")?);
-    }
-    if let Some(v) = o.get_opt("identity")? {
-        *c.identity = Some(string_arg(v, "identity")?);
-    }
-    if let Some(v) = o.get_opt("reserveMs")? {
-        *c.reserve_ms = narrow(v, "reserveMs")?;
-    }
-    if let Some(v) = o.get_opt("maxGuardWaitMs")? {
-        *c.max_guard_wait_ms = narrow(v, "maxGuardWaitMs")?;
-    }
-    Ok(())
-}
-
 /// `fromFileLease({ dir, slots?, identity?, reserveMs?, maxGuardWaitMs?, ... })`.
-fn file_lease(env: Env, options: Val, mode: Mode) -> std::result::Result<Generator, Fail> {
+fn file_lease(env: Env, options: Val, mode: Mode) -> FResult<Generator> {
     let what = format!("{}.fromFileLease", class_name(mode));
     let own: Vec<&str> = ["dir"].iter().chain(&LEASE_KEYS).copied().collect();
     make(env, &what, mode, options, false, &own, |o| {
@@ -393,21 +200,13 @@ fn file_lease(env: Env, options: Val, mode: Mode) -> std::result::Result<Generat
             return Err(Fail::Type(format!("{what}: dir is required")));
         };
         let mut f = polyflake::FileLeaseOptions::new(string_arg(dir, "dir")?);
-        lease_common(
-            o,
-            LeaseCommon {
-                slots: &mut f.slots,
-                identity: &mut f.identity,
-                reserve_ms: &mut f.reserve_ms,
-                max_guard_wait_ms: &mut f.max_guard_wait_ms,
-            },
-        )?;
+        lease_common!(o, f);
         Ok(NodeSource::FileLease(f))
     })
 }
 
 /// `fromEtcd({ endpoints, prefix?, ttlS?, connectTimeoutMs?, slots?, identity?, ... })`.
-fn etcd(env: Env, options: Val, mode: Mode) -> std::result::Result<Generator, Fail> {
+fn etcd(env: Env, options: Val, mode: Mode) -> FResult<Generator> {
     let what = format!("{}.fromEtcd", class_name(mode));
     let own: Vec<&str> = ["endpoints", "prefix", "ttlS", "connectTimeoutMs"]
         .iter()
@@ -420,7 +219,7 @@ fn etcd(env: Env, options: Val, mode: Mode) -> std::result::Result<Generator, Fa
             Some(v) if v.ty()? == Ty::String => vec![v.string()?],
             Some(v) if v.is_array()? => (v.elements()?.into_iter().enumerate())
                 .map(|(i, e)| string_arg(e, &format!("endpoints[{i}]")))
-                .collect::<std::result::Result<Vec<_>, _>>()?,
+                .collect::<FResult<Vec<_>>>()?,
             Some(v) => {
                 return Err(Fail::Type(format!(
                     "endpoints must be a string or an array of strings, got {}",
@@ -438,67 +237,14 @@ fn etcd(env: Env, options: Val, mode: Mode) -> std::result::Result<Generator, Fa
         if let Some(v) = o.get_opt("connectTimeoutMs")? {
             e.connect_timeout_ms = narrow(v, "connectTimeoutMs")?;
         }
-        lease_common(
-            o,
-            LeaseCommon {
-                slots: &mut e.slots,
-                identity: &mut e.identity,
-                reserve_ms: &mut e.reserve_ms,
-                max_guard_wait_ms: &mut e.max_guard_wait_ms,
-            },
-        )?;
+        lease_common!(o, e);
         Ok(NodeSource::Etcd(e))
     })
 }
 
-/// `fromEnv(variable, options?)`.
-fn env_source(
-    env: Env,
-    var: Val,
-    options: Val,
-    mode: Mode,
-) -> std::result::Result<Generator, Fail> {
-    let var = string_arg(var, "the environment variable's name")?;
-    let what = format!("{}.fromEnv", class_name(mode));
-    make(env, &what, mode, options, true, &[], |_| {
-        Ok(NodeSource::Env { var })
-    })
-}
-
-/// `fromHostname(hostname?, options?)`.
-fn hostname_source(
-    env: Env,
-    hostname: Val,
-    options: Val,
-    mode: Mode,
-) -> std::result::Result<Generator, Fail> {
-    let hostname = match hostname.ty()? {
-        Ty::Undefined | Ty::Null => None,
-        _ => Some(string_arg(hostname, "hostname")?),
-    };
-    let what = format!("{}.fromHostname", class_name(mode));
-    make(env, &what, mode, options, true, &[], |_| {
-        Ok(NodeSource::Hostname { hostname })
-    })
-}
-
-/// `fromIpv4(address, prefixLen, options?)`: the core checks the address and the prefix.
-fn ipv4_source(
-    env: Env,
-    addr: Val,
-    prefix_len: Val,
-    options: Val,
-    mode: Mode,
-) -> std::result::Result<Generator, Fail> {
-    let addr = string_arg(addr, "the IPv4 address")?;
-    let source = NodeSource::ipv4(&addr, int_arg(prefix_len, "prefixLen")?)?;
-    let what = format!("{}.fromIpv4", class_name(mode));
-    make(env, &what, mode, options, true, &[], |_| Ok(source))
-}
-
 /// A decoded ID for JS. Timestamps past 2^53 (only reachable with a far-future custom epoch)
 /// would round as a Number, so they are refused instead.
-fn decoded(d: Decoded) -> std::result::Result<DecodedId, Fail> {
+fn decoded(d: Decoded) -> FResult<DecodedId> {
     if d.timestamp_ms.unsigned_abs() > (1 << 53) - 1 {
         return Err(Fail::Range(format!(
             "the decoded timestamp {} ms is not a safe integer as a Number",
@@ -540,7 +286,7 @@ macro_rules! generator_class {
             /// Wrap a core generator as a new JS instance with its own bound `nextId`.
             fn instance<'env>(
                 env: &'env Env,
-                make: impl FnOnce() -> std::result::Result<Generator, Fail>,
+                make: impl FnOnce() -> FResult<Generator>,
             ) -> Result<ClassInstance<'env, Self>> {
                 guard(env.raw(), || {
                     let g = Rc::new(make()?);
@@ -587,8 +333,9 @@ macro_rules! generator_class {
                 options: Option<Unknown<'_>>,
             ) -> Result<ClassInstance<'env, Self>> {
                 Self::instance(env, || {
-                    let (var, opts) = (Val::of(*env, &variable), Val::opt(*env, &options)?);
-                    env_source(*env, var, opts, $mode)
+                    let var = string_arg(Val::of(*env, &variable), "the variable's name")?;
+                    let source = NodeSource::Env { var };
+                    fixed(*env, "fromEnv", $mode, Val::opt(*env, &options)?, source)
                 })
             }
 
@@ -602,7 +349,12 @@ macro_rules! generator_class {
             ) -> Result<ClassInstance<'env, Self>> {
                 Self::instance(env, || {
                     let host = Val::opt(*env, &hostname)?;
-                    hostname_source(*env, host, Val::opt(*env, &options)?, $mode)
+                    let hostname = match host.ty()? {
+                        Ty::Undefined | Ty::Null => None,
+                        _ => Some(string_arg(host, "hostname")?),
+                    };
+                    let source = NodeSource::Hostname { hostname };
+                    fixed(*env, "fromHostname", $mode, Val::opt(*env, &options)?, source)
                 })
             }
 
@@ -617,8 +369,10 @@ macro_rules! generator_class {
                 options: Option<Unknown<'_>>,
             ) -> Result<ClassInstance<'env, Self>> {
                 Self::instance(env, || {
-                    let (a, p) = (Val::of(*env, &address), Val::of(*env, &prefix_len));
-                    ipv4_source(*env, a, p, Val::opt(*env, &options)?, $mode)
+                    let addr = string_arg(Val::of(*env, &address), "the IPv4 address")?;
+                    let prefix_len = int_arg(Val::of(*env, &prefix_len), "prefixLen")?;
+                    let source = NodeSource::ipv4(&addr, prefix_len)?;
+                    fixed(*env, "fromIpv4", $mode, Val::opt(*env, &options)?, source)
                 })
             }
 

@@ -4,7 +4,7 @@
 //! ID, node id, batch size or epoch is decided by the core. Going out, an integer is a Number
 //! when a Number holds it exactly and a bigint otherwise.
 
-use napi::bindgen_prelude::{BigInt, Env, FromNapiValue, Unknown};
+use napi::bindgen_prelude::{BigInt, BigInt64ArraySlice, Env, FromNapiValue, Unknown};
 use napi::{sys, JsValue};
 use polyflake::Value;
 use std::ffi::{c_void, CString};
@@ -38,6 +38,16 @@ impl From<napi::Error> for Fail {
     }
 }
 
+impl std::fmt::Display for Fail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fail::Core(e) => e.fmt(f),
+            Fail::Type(m) | Fail::Range(m) => f.write_str(m),
+            Fail::Napi(e) => f.write_str(&e.reason),
+        }
+    }
+}
+
 /// THE check of a Node-API status: `what` names the call in the error.
 pub fn check(status: sys::napi_status, what: &str) -> Result<(), Fail> {
     if status == sys::Status::napi_ok {
@@ -57,23 +67,26 @@ pub struct Val {
     pub raw: sys::napi_value,
 }
 
-/// The JS type of a value, as `typeof` (plus null) says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ty {
-    Undefined,
-    Null,
-    Boolean,
-    Number,
-    String,
-    Symbol,
-    Object,
-    Function,
-    External,
-    BigInt,
+/// The JS type of a value, as `typeof` says (null apart).
+pub use napi::ValueType as Ty;
+
+/// True while a JS exception is on its way.
+pub fn pending_exception(env: sys::napi_env) -> bool {
+    let mut pending = false;
+    // SAFETY: `env` is the env of the callback we are running in.
+    unsafe { sys::napi_is_exception_pending(env, &mut pending) };
+    pending
+}
+
+/// The pending JS exception, taken (so cleared), if there is one.
+pub fn take_exception(env: sys::napi_env) -> Option<Val> {
+    // SAFETY: as above.
+    let take = |e, o| unsafe { sys::napi_get_and_clear_last_exception(e, o) };
+    pending_exception(env).then(|| make(env, "take the exception", take).ok())?
 }
 
 /// Make a value with one Node-API call `f(env, &mut out)`.
-fn make(
+pub fn make(
     env: sys::napi_env,
     what: &str,
     f: impl FnOnce(sys::napi_env, *mut sys::napi_value) -> sys::napi_status,
@@ -96,13 +109,16 @@ impl Val {
 
     /// An optional argument (`undefined` when it was not passed).
     pub fn opt(env: Env, v: &Option<Unknown<'_>>) -> Result<Val, Fail> {
-        match v {
-            Some(u) => Ok(Val::of(env, u)),
-            // SAFETY: the env of the current call.
-            None => make(env.raw(), "undefined", |e, o| unsafe {
-                sys::napi_get_undefined(e, o)
-            }),
-        }
+        v.as_ref()
+            .map_or_else(|| Val::undefined(env.raw()), |u| Ok(Val::of(env, u)))
+    }
+
+    /// `undefined`.
+    pub fn undefined(env: sys::napi_env) -> Result<Val, Fail> {
+        // SAFETY: the env of the current call.
+        make(env, "undefined", |e, o| unsafe {
+            sys::napi_get_undefined(e, o)
+        })
     }
 
     /// `typeof` this value.
@@ -113,18 +129,7 @@ impl Val {
             unsafe { sys::napi_typeof(self.env, self.raw, &mut t) },
             "typeof",
         )?;
-        Ok(match t {
-            sys::ValueType::napi_undefined => Ty::Undefined,
-            sys::ValueType::napi_null => Ty::Null,
-            sys::ValueType::napi_boolean => Ty::Boolean,
-            sys::ValueType::napi_number => Ty::Number,
-            sys::ValueType::napi_string => Ty::String,
-            sys::ValueType::napi_symbol => Ty::Symbol,
-            sys::ValueType::napi_function => Ty::Function,
-            sys::ValueType::napi_external => Ty::External,
-            sys::ValueType::napi_bigint => Ty::BigInt,
-            _ => Ty::Object,
-        })
+        Ok(Ty::from(t))
     }
 
     /// True for `undefined`.
@@ -182,22 +187,30 @@ impl Val {
     /// What this value is, for messages about values of the wrong type.
     pub fn describe(self) -> String {
         match self.ty() {
-            Ok(Ty::Number) => self
-                .f64()
-                .map_or("a Number".into(), |v| format!("the Number {v}")),
-            Ok(Ty::String) => self
-                .string()
-                .map_or("a string".into(), |s| format!("the string {s:?}")),
-            Ok(Ty::BigInt) => "a bigint".into(),
-            Ok(Ty::Undefined) => "undefined".into(),
-            Ok(Ty::Null) => "null".into(),
-            Ok(Ty::Boolean) => "a boolean".into(),
-            Ok(Ty::Symbol) => "a symbol".into(),
-            Ok(Ty::Function) => "a function".into(),
-            Ok(Ty::External) => "an external".into(),
-            Ok(Ty::Object) => "an object".into(),
-            Err(_) => "a value".into(),
+            Ok(Ty::Number) => self.f64().map(|v| format!("the Number {v}")),
+            Ok(Ty::String) => self.string().map(|s| format!("the string {s:?}")),
+            Ok(Ty::Undefined) => Ok("undefined".into()),
+            Ok(Ty::Null) => Ok("null".into()),
+            Ok(Ty::Boolean) => Ok("a boolean".into()),
+            Ok(Ty::Object) => Ok("an object".into()),
+            Ok(Ty::Function) => Ok("a function".into()),
+            Ok(Ty::BigInt) => Ok("a bigint".into()),
+            Ok(t) => Ok(format!("a {}", t.to_string().to_lowercase())),
+            Err(e) => Err(e),
         }
+        .unwrap_or_else(|_| "a value".into())
+    }
+
+    /// `String(value)`, best effort (for a thrown value).
+    pub fn to_text(self) -> String {
+        // SAFETY: env and value come from the current callback.
+        let s = make(self.env, "String()", |e, o| unsafe {
+            sys::napi_coerce_to_string(e, self.raw, o)
+        });
+        s.and_then(|s| s.string()).unwrap_or_else(|_| {
+            take_exception(self.env);
+            self.describe()
+        })
     }
 
     /// The named property (`undefined` when absent).
@@ -261,42 +274,10 @@ impl Val {
         names.elements()?.into_iter().map(|k| k.string()).collect()
     }
 
-    /// If this is a BigInt64Array, its elements (valid while the current call holds the array).
-    pub fn bigint64_array(self) -> Result<Option<&'static [i64]>, Fail> {
-        let mut is_typed = false;
-        // SAFETY: env and value come from the current callback.
-        let status = unsafe { sys::napi_is_typedarray(self.env, self.raw, &mut is_typed) };
-        check(status, "is typed array")?;
-        if !is_typed {
-            return Ok(None);
-        }
-        let (mut kind, mut len, mut data) = (0, 0usize, ptr::null_mut());
-        // SAFETY: as above; the value is a typed array.
-        check(
-            unsafe {
-                sys::napi_get_typedarray_info(
-                    self.env,
-                    self.raw,
-                    &mut kind,
-                    &mut len,
-                    &mut data,
-                    ptr::null_mut(),
-                    ptr::null_mut(),
-                )
-            },
-            "read a typed array",
-        )?;
-        if kind != sys::TypedarrayType::bigint64_array {
-            return Ok(None);
-        }
-        if len == 0 || data.is_null() {
-            return Ok(Some(&[]));
-        }
-        // SAFETY: a BigInt64Array's data is `len` aligned i64 values, alive while the array is
-        // (the caller uses the slice only within the current call, which holds the array).
-        Ok(Some(unsafe {
-            std::slice::from_raw_parts(data as *const i64, len)
-        }))
+    /// If this is a BigInt64Array, its elements (valid while the current call holds it).
+    pub fn bigint64_array<'a>(self) -> Option<BigInt64ArraySlice<'a>> {
+        // SAFETY: env and value come from the current callback; any other value is refused.
+        unsafe { BigInt64ArraySlice::from_napi_value(self.env, self.raw) }.ok()
     }
 
     /// A string value.

@@ -29,10 +29,7 @@ use crate::js::{id_arg, Fail, Ty, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 
 pub use clocks::{ManualClock, ScriptedClock};
-pub use generator::{
-    DecodedId, EtcdOptions, FileLeaseOptions, Health, LeadOptions, LeaseHealth, MonotonicSnowflake,
-    Snowflake, SnowflakeOptions, SourceOptions,
-};
+pub use generator::{DecodedId, MonotonicSnowflake, Snowflake};
 pub use layout::{Layout, LayoutBits, LayoutPreset};
 
 /// The version of the polyflake core inside this addon.
@@ -70,7 +67,7 @@ pub const DEFAULT_MAX_GUARD_WAIT_MS: f64 = polyflake::DEFAULT_MAX_GUARD_WAIT_MS 
 pub fn ids_to_strings(env: Env, ids: Unknown<'_>) -> Result<Vec<String>> {
     guard(env.raw(), || {
         let v = Val::of(env, &ids);
-        if let Some(values) = v.bigint64_array()? {
+        if let Some(values) = v.bigint64_array() {
             let id = |x: &i64| polyflake::id_from_i128(i128::from(*x));
             return Ok(values
                 .iter()

@@ -80,16 +80,8 @@ test('slots: 1 and a second holder: NO_FREE_SLOT; close() frees the slot for the
     // The successor starts behind what the first really issued, and issues past it.
     const h = next.health()
     assert.equal(h.lease.guardUntilMs, Number(Snowflake.decode(last).epochMs))
-    let id
-    const until = Date.now() + 5000
-    for (;;) {
-      try {
-        id = next.nextId()
-        break
-      } catch (err) {
-        if (err.code !== 'LEASE_NOT_READY' || Date.now() > until) throw err
-      }
-    }
+    next.waitReady(5000)
+    const id = next.nextId()
     assert.ok(id > last)
   } finally {
     next.close()
@@ -217,16 +209,8 @@ test('a slot held by a process that is killed is taken by the next, after the re
       assert.equal(g.nodeId, 0)
       const guard = g.health().lease.guardUntilMs
       assert.equal(typeof guard, 'number', 'the killed holder left its high-water mark')
-      let id
-      const until = Date.now() + 10_000
-      while (id === undefined) {
-        try {
-          id = g.nextId()
-        } catch (e) {
-          if (e.code !== 'LEASE_NOT_READY' || Date.now() > until) throw e
-          await sleep(10)
-        }
-      }
+      g.waitReady(10_000)
+      const id = g.nextId()
       assert.ok(g.decode(id).epochMs > guard, 'the first ID is past the killed holder\'s mark')
     } finally {
       g.close()
@@ -429,16 +413,8 @@ test('an etcd lease from Node: distinct slots, lease state in health(), NO_FREE_
     gens.push(c)
     assert.equal(c.nodeId, slot)
     // The successor waits past what `a` issued (the restart guard), then issues.
-    let id
-    const until = Date.now() + 10_000
-    while (id === undefined) {
-      try {
-        id = c.nextId()
-      } catch (e) {
-        if (e.code !== 'LEASE_NOT_READY' || Date.now() > until) throw e
-        await sleep(10)
-      }
-    }
+    c.waitReady(10_000)
+    const id = c.nextId()
     assert.equal(c.decode(id).nodeId, slot)
   } finally {
     for (const g of gens) g.close()
