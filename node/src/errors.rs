@@ -43,22 +43,19 @@ fn class_of(kind: ErrorKind) -> Class {
     }
 }
 
-/// The property name of a core error's field.
+/// The property name of a core error's field (the names are ASCII).
 fn key(kind: ErrorKind, field: &str) -> String {
-    let key = camel(field);
-    if !RESERVED.contains(&key.as_str()) {
-        return key;
+    let f = camel(field);
+    if !RESERVED.contains(&f.as_str()) {
+        return f;
     }
-    let kind = kind.name();
-    let first = kind
-        .chars()
-        .next()
-        .map_or(String::new(), |c| c.to_lowercase().collect());
+    let k = kind.name();
     format!(
-        "{first}{}{}{}",
-        &kind[1..],
-        key[..1].to_uppercase(),
-        &key[1..]
+        "{}{}{}{}",
+        k[..1].to_lowercase(),
+        &k[1..],
+        f[..1].to_uppercase(),
+        &f[1..]
     )
 }
 

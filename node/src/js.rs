@@ -195,7 +195,7 @@ impl Val {
             Ok(Ty::Object) => Ok("an object".into()),
             Ok(Ty::Function) => Ok("a function".into()),
             Ok(Ty::BigInt) => Ok("a bigint".into()),
-            Ok(t) => Ok(format!("a {}", t.to_string().to_lowercase())),
+            Ok(t) => Ok(format!("a value of type {t}")),
             Err(e) => Err(e),
         }
         .unwrap_or_else(|_| "a value".into())
