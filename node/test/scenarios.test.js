@@ -122,7 +122,7 @@ function runScenario(sc, file) {
   try {
     runSteps(sc, gens, leaseDir)
   } finally {
-    for (const g of Object.values(gens)) g.gen.close()
+    for (const g of Object.values(gens)) g.gen?.close() // null: its making failed
     fs.rmSync(leaseDir, { recursive: true, force: true })
   }
   return `${sc.name} ok`
