@@ -221,17 +221,26 @@ mod tests {
     fn a_step_corrected_in_between_restarts_the_confirmation() {
         let g = ForwardGuard::new(Some(1_000), 10_000);
         assert_eq!(g.check(T, || 0), Verdict::Trusted);
-        assert!(matches!(g.check(T + 3_600_000, || 0), Verdict::Ahead { .. }));
+        assert!(matches!(
+            g.check(T + 3_600_000, || 0),
+            Verdict::Ahead { .. }
+        ));
         // Corrected half a second later (the fast path would trust it).
         assert_eq!(g.check(T + 500, || 500), Verdict::Trusted);
         // The same step again: its confirmation starts now, not at the first one.
         assert!(matches!(
             g.check(T + 3_600_500, || 500),
-            Verdict::Ahead { confirm_remaining_ms: 10_000, .. }
+            Verdict::Ahead {
+                confirm_remaining_ms: 10_000,
+                ..
+            }
         ));
         assert!(matches!(
             g.check(T + 3_610_000, || 10_000),
-            Verdict::Ahead { confirm_remaining_ms: 500, .. }
+            Verdict::Ahead {
+                confirm_remaining_ms: 500,
+                ..
+            }
         ));
         assert_eq!(g.check(T + 3_610_500, || 10_500), Verdict::Trusted);
     }

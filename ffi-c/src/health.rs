@@ -5,7 +5,9 @@
 use crate::boundary::{arg, boundary_value, fill_char_array, write_out};
 use crate::generator::{polyflake_generator, MODES};
 use crate::result::{polyflake_result, static_name, NameTable};
-use polyflake_core::{HealthStatus, LeaseKind, LeasePhase, Mode, NodeSourceKind, Value};
+use polyflake_core::{
+    ClockSource, HealthStatus, LeaseKind, LeasePhase, Mode, NodeSourceKind, Value,
+};
 use std::ffi::c_char;
 
 /// Why a generator is or is not healthy (the `status` of `polyflake_health_snapshot`); the
@@ -86,6 +88,17 @@ pub enum polyflake_lease_phase {
     Lost = 3,
 }
 
+/// Which clock reading a generator takes per ID (the `clock_source` of
+/// `polyflake_health_snapshot`), in the core's order.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum polyflake_clock_source {
+    /// Every ID reads the precise clock (`CLOCK_REALTIME`).
+    Precise = 0,
+    /// IDs read the coarse clock (`CLOCK_REALTIME_COARSE`) first.
+    Coarse = 1,
+}
+
 /// Bytes of each text field of `polyflake_health_snapshot`, NUL included.
 pub const POLYFLAKE_HEALTH_TEXT_LEN: usize = 256;
 
@@ -137,6 +150,13 @@ pub struct polyflake_health_snapshot {
     pub clock_ahead_ms: i64,
     /// Strict calls refused because the clock had stepped ahead.
     pub forward_refused: u64,
+    /// The clock reading in use: a `polyflake_clock_source` value.
+    pub clock_source: u32,
+    /// The resolution of the system clock in use, from clock_getres, in ns (the coarse
+    /// clock's tick, or the precise clock's); 0 for an injected clock.
+    pub clock_tick_ns: u64,
+    /// Why a requested coarse source is not in use; empty otherwise.
+    pub clock_note: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
     /// The lease's store: a `polyflake_lease_kind` value; POLYFLAKE_LEASE_KIND_NONE when the
     /// node id is not leased (then every other `lease_` field below is zero or empty).
     pub lease_kind: u32,
@@ -196,10 +216,13 @@ fn put(s: &mut polyflake_health_snapshot, name: &str, v: &Value) -> bool {
     walk! {
         ints: node_id wall_ms lead_ms ids_issued rewinds_waited rewinds_refused
             sequence_exhaustions wait_sleeps ms_borrowed lead_refused lease_renewals
-            lease_failures clock_ahead_ms forward_refused lease_slot lease_high_water_ms
-            lease_guard_remaining_ms;
+            lease_failures clock_ahead_ms forward_refused clock_tick_ns lease_slot
+            lease_high_water_ms lease_guard_remaining_ms;
         flags: ok lease_guard_waiting lease_lost lease_expired;
-        texts: reason lease_store lease_guard_note lease_last_error;
+        texts: reason clock_note lease_store lease_guard_note lease_last_error;
+        "clock_source" => {
+            s.clock_source = code_of(text, ClockSource::ALL.map(ClockSource::name))
+        }
         "status" => s.status = code_of(text, HealthStatus::ALL.map(HealthStatus::name)),
         "source" => s.source = code_of(text, NodeSourceKind::ALL.map(NodeSourceKind::name)),
         "mode" => s.mode = code_of(text, MODES.map(Mode::name)),
