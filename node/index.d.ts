@@ -151,6 +151,12 @@ export interface Health {
   clockAheadMs: number
   /** Strict calls refused because the clock had stepped ahead (`CLOCK_JUMPED_AHEAD`). */
   forwardRefused: number
+  /** The clock reading in use: `'precise'` or `'coarse'`. */
+  clockSource: 'precise' | 'coarse'
+  /** The resolution of the system clock in use, in ns (0 for an injected clock). */
+  clockTickNs: number
+  /** Why a requested coarse source is not in use; empty otherwise. */
+  clockNote: string
   /** The lease's state (slot, high-water mark, restart guard), if the node id is leased. */
   lease?: LeaseHealth
 }
