@@ -161,7 +161,7 @@ pub struct Sample {
 /// let samples = health_samples(&g.health());
 /// let issued = samples.iter().find(|s| s.metric.name == "polyflake_ids_issued").unwrap();
 /// assert_eq!(issued.value, 1.0);
-/// assert!(samples.iter().all(|s| !s.metric.name.starts_with("polyflake_lease")));
+/// assert!(samples.iter().all(|s| s.metric.name != "polyflake_lease_info")); // no lease
 /// ```
 pub fn health_samples(h: &Health) -> Vec<Sample> {
     let m = |i: usize| &HEALTH_METRICS[i];
