@@ -8,15 +8,17 @@
 //! rewind, a spent millisecond) never stalls the other Python threads. Batches, health, waits,
 //! construction and close run with the GIL released.
 
-use crate::args::{bad_argument, float_arg, i64_arg, int_arg, unsigned_arg};
-use crate::clock::with_clock;
+use crate::aio;
+use crate::args::{bad_argument, fill_bytes, float_arg, i64_arg, int_arg};
 use crate::errors::{discard_clock_error, to_py_err};
 use crate::health::{health, PyHealth};
 use crate::layout::{layout_arg, PyLayout};
-use crate::source::{self, Settings};
+use crate::settings::{apply, Settings};
+use crate::source;
 use polyflake::{
     batch_len, id_from_i128, ErrorKind, Generator, Layout, Mode, NodeSource, DEFAULT_EPOCH_MS,
 };
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyTuple, PyType};
@@ -57,35 +59,14 @@ fn build(
     mode: Mode,
     s: &Settings<'_>,
 ) -> PyResult<Snowflake> {
-    let mut b = Generator::builder_from(source).mode(mode);
+    let mut b = Generator::builder_from(source);
     if let Some(v) = s.take("epoch_ms")? {
         b = b.epoch_ms(i64_arg(&v, "epoch_ms")?);
-    }
-    if let Some(v) = s.take("max_wait_ms")? {
-        b = b.max_wait_ms(float_arg(&v, "max_wait_ms")?);
     }
     if let Some(v) = s.take("layout")? {
         b = b.layout(layout_arg(&v)?);
     }
-    if let Some(v) = s.take("clock")? {
-        b = with_clock(b, &v)?;
-    }
-    if let Some(v) = s.take("max_forward_step_ms")? {
-        let step = (!v.is_none()).then(|| unsigned_arg(&v, "max_forward_step_ms", bad_argument));
-        b = b.max_forward_step_ms(step.transpose()?);
-    }
-    if let Some(v) = s.take("forward_confirm_ms")? {
-        b = b.forward_confirm_ms(unsigned_arg(&v, "forward_confirm_ms", bad_argument)?);
-    }
-    if mode == Mode::Monotonic {
-        if let Some(v) = s.take("max_lead_ms")? {
-            b = b.max_lead_ms(
-                (!v.is_none())
-                    .then(|| i64_arg(&v, "max_lead_ms"))
-                    .transpose()?,
-            );
-        }
-    }
+    let (b, _) = apply(b, mode, s)?;
     s.finish(what)?;
     // Taking a lease does I/O (fsync, or etcd round trips up to the connect timeout).
     let gen = py.detach(|| b.build()).map_err(|e| to_py_err(py, e))?;
@@ -242,6 +223,48 @@ impl Snowflake {
         }
     }
 
+    /// Issue one ID if that needs no wait; None where `next_id()` would sleep (a small rewind,
+    /// or a spent millisecond in strict mode). Refusals raise as in `next_id()`. On a
+    /// `ScriptedClock`, a declined call has spent a reading.
+    fn try_next_id(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        try_next_id(&self.gen).map_err(|e| to_py_err(py, e))
+    }
+
+    /// `await g.anext_id()`: `next_id()` that never blocks the running event loop. An ID the
+    /// core issues without waiting is ready at once (no thread, no Python frame); a call that
+    /// would wait runs `next_id()` in the loop's default executor, with the GIL released.
+    fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let (py, g) = (slf.py(), slf.get());
+        let tried = if g.injected && g.gen.mode() == Mode::Strict {
+            // As in next_id: a declined try would spend a reading of a scripted clock.
+            Ok(None)
+        } else {
+            try_next_id(&g.gen).map_err(|e| to_py_err(py, e))
+        };
+        let tried = tried.and_then(|id| {
+            id.map(|id| Ok(id.into_pyobject(py)?.into_any()))
+                .transpose()
+        });
+        aio::now_or_in_thread(slf.as_any(), tried, intern!(py, "next_id"), &[])
+    }
+
+    /// `await g.anext_ids(count)`: `next_ids(count)` off the event loop's thread in strict mode
+    /// (a strict batch sleeps through each millisecond it fills: 10**6 IDs take about 244 ms on
+    /// the default layout); a monotonic batch never waits and is made at once.
+    fn anext_ids<'py>(
+        slf: &Bound<'py, Self>,
+        count: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let now = (slf.get().gen.mode() == Mode::Monotonic).then(|| slf.get().next_ids(py, count));
+        aio::now_or_in_thread(
+            slf.as_any(),
+            now.transpose(),
+            intern!(py, "next_ids"),
+            &[count],
+        )
+    }
+
     /// Issue `count` consecutive IDs as an `array.array('q')`, filled by the core with the GIL
     /// released and no Python object per ID.
     fn next_ids<'py>(
@@ -251,7 +274,7 @@ impl Snowflake {
     ) -> PyResult<Bound<'py, PyAny>> {
         let n = batch_len(int_arg(count, "count")?).map_err(|e| to_py_err(py, e))?;
         let bytes = PyBytes::new_with(py, n * 8, |buf| {
-            py.detach(|| fill(&self.gen, buf))
+            py.detach(|| fill_bytes(buf, |ids| self.gen.next_ids(ids), u64::from))
                 .map_err(|e| to_py_err(py, e))
         })?;
         static ARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -281,7 +304,7 @@ impl Snowflake {
         let h = py.detach(|| self.gen.health());
         // A failing Python clock is reported in the snapshot, not raised.
         discard_clock_error();
-        health(py, h.fields())
+        health(py, h)
     }
 
     /// Wait while the restart guard holds (a lease's previous holder may have issued up to a
@@ -390,6 +413,12 @@ impl Snowflake {
     fn mode(&self) -> &'static str {
         self.gen.mode().name()
     }
+    /// The clock reading in use: `"coarse"` only when it was asked for and the system's coarse
+    /// clock is fine enough (`health().clock_note` says why not).
+    #[getter]
+    fn clock_source(&self) -> &'static str {
+        self.gen.clock_source().name()
+    }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let (name, g) = (slf.get_type().name()?, &slf.get().gen);
@@ -425,23 +454,6 @@ impl Snowflake {
 #[inline(never)]
 fn try_next_id(gen: &Generator) -> polyflake::Result<Option<u64>> {
     gen.try_next_id()
-}
-
-/// Fill a byte buffer with IDs in native byte order (what `array('q')` reads).
-fn fill(gen: &Generator, buf: &mut [u8]) -> polyflake::Result<()> {
-    // SAFETY: every bit pattern is a valid u64, and align_to_mut only reinterprets the aligned
-    // middle of the buffer.
-    let (head, ids, tail) = unsafe { buf.align_to_mut::<u64>() };
-    if head.is_empty() && tail.is_empty() {
-        return gen.next_ids(ids);
-    }
-    // A misaligned buffer (not seen with CPython's bytes): fill aside, then copy.
-    let mut aside = vec![0u64; buf.len() / 8];
-    gen.next_ids(&mut aside)?;
-    for (chunk, id) in buf.chunks_exact_mut(8).zip(aside) {
-        chunk.copy_from_slice(&id.to_ne_bytes());
-    }
-    Ok(())
 }
 
 #[pymethods]

@@ -1,42 +1,16 @@
 //! Where a generator's node id comes from: Python arguments to the core's `NodeSource` (file
-//! lease, etcd lease, environment variable, hostname ordinal, IPv4 address), and the keyword
-//! settings every constructor takes. Only type conversion lives here: every range and every rule
+//! lease, etcd lease, environment variable, hostname ordinal, IPv4 address), with the lease's
+//! keyword settings. Only type conversion lives here: every range and every rule
 //! (slot counts, reserves, TTLs, prefix lengths, identities) is the core's.
 
 use crate::args::{i64_arg, int_arg, opt_str_arg, str_arg, type_name, unsigned_arg};
 use crate::errors::to_py_err;
+use crate::settings::Settings;
 use polyflake::{Error, EtcdLeaseOptions, FileLeaseOptions, NodeSource};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyBytes, PyString};
 use std::path::PathBuf;
-
-/// The keyword settings of a constructor (`**settings`), taken out by name; one left over is a
-/// TypeError, as for any unexpected keyword argument. Absent settings keep the core's defaults.
-pub(crate) struct Settings<'py>(pub(crate) Option<Bound<'py, PyDict>>);
-
-impl<'py> Settings<'py> {
-    /// The setting `key`, if given.
-    pub(crate) fn take(&self, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let Some(d) = &self.0 else { return Ok(None) };
-        let value = d.get_item(key)?;
-        if value.is_some() {
-            d.del_item(key)?;
-        }
-        Ok(value)
-    }
-
-    /// Refuse what no `take` asked for.
-    pub(crate) fn finish(&self, what: &str) -> PyResult<()> {
-        match self.0.as_ref().and_then(|d| d.keys().iter().next()) {
-            Some(key) => Err(PyTypeError::new_err(format!(
-                "{what}() got an unexpected keyword argument {}",
-                key.repr()?
-            ))),
-            None => Ok(()),
-        }
-    }
-}
 
 fn bad_source(name: &'static str, reason: String) -> Error {
     Error::InvalidNodeSource {
