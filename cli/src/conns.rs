@@ -37,7 +37,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch, Notify, Semaphore};
 use tower::ServiceExt;
 
-/// The largest request head (request line and headers) read, in bytes: hyper's read buffer.
+/// The largest request head (request line and headers) read, in bytes.
 pub(crate) const HEAD_LIMIT: usize = 64 * 1024;
 
 /// Connections being closed to make room may push the open count this far over the cap
@@ -284,7 +284,7 @@ async fn connection(c: Connection) {
         }
     });
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.max_buf_size(HEAD_LIMIT)
+    http.max_header_size(HEAD_LIMIT)
         .writev(false)
         .header_read_timeout(None);
     let served = http.serve_connection(io, service);
