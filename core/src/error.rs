@@ -13,7 +13,8 @@ use std::fmt;
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
-    /// The three fields of a layout are not each at least 1 bit, or do not add up to 63.
+    /// The three fields of a layout are not each at least 1 bit, the node or sequence field is
+    /// over 32 bits, or the three do not add up to 63.
     InvalidLayout {
         /// Requested timestamp bits.
         timestamp_bits: u32,
@@ -312,7 +313,7 @@ impl fmt::Display for Error {
                 sequence_bits,
             } => write!(
                 f,
-                "invalid layout {timestamp_bits}/{node_bits}/{sequence_bits}: each field needs at least 1 bit and the three must add up to 63 (they add up to {})",
+                "invalid layout {timestamp_bits}/{node_bits}/{sequence_bits}: each field needs at least 1 bit, the node and sequence fields at most 32, and the three must add up to 63 (they add up to {})",
                 u64::from(*timestamp_bits) + u64::from(*node_bits) + u64::from(*sequence_bits)
             ),
             Error::UnknownLayout { name } => write!(

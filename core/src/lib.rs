@@ -70,6 +70,7 @@ pub use generator::{
 };
 pub use layout::{
     check_id, format_id, id_from_i128, parse_id, Decoded, Layout, DEFAULT_EPOCH_MS, MAX_ID,
+    MAX_NODE_OR_SEQUENCE_BITS,
 };
 pub use lease::{
     hostname_ordinal, EtcdLeaseOptions, FileLeaseOptions, LeaseHealth, LeaseKind, NodeSource,
