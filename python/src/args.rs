@@ -2,6 +2,8 @@
 //! counts, IDs, wait budgets, layouts) is the core's, reached by passing the value through
 //! unchanged (ints arrive as `i128`, wide enough for any value the core must judge).
 
+use crate::errors::to_py_err;
+use polyflake::Error;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyString};
@@ -42,11 +44,35 @@ pub(crate) fn int_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i128> {
 }
 
 /// An int as an `i64` for the core: values past the i64 range are clamped to its bounds, which
-/// the core then judges (an epoch of 2**70 is in the future; a clock reading that far is
-/// outside every window).
+/// the core then judges (a clock reading that far is outside every window, a lead limit that
+/// large is no limit). Only for values that are judged, never read back: see [`exact_i64_arg`].
 pub(crate) fn i64_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
     let v = int_arg(obj, what)?;
     Ok(i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX }))
+}
+
+/// An int that must fit an `i64` as it is, because it comes back out (a test clock's reading,
+/// the epoch a decoded timestamp counts from): clamping would answer a different number, so a
+/// value outside the range is `polyflake.InvalidArgument` (`name` says which argument).
+pub(crate) fn exact_i64_arg(
+    obj: &Bound<'_, PyAny>,
+    what: &str,
+    name: &'static str,
+) -> PyResult<i64> {
+    let v = int_arg(obj, what)?;
+    i64::try_from(v).map_err(|_| {
+        let shown = obj
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| v.to_string());
+        to_py_err(
+            obj.py(),
+            Error::InvalidArgument {
+                name,
+                reason: format!("{shown} is outside the 64-bit range [-2**63, 2**63 - 1]"),
+            },
+        )
+    })
 }
 
 /// A real number (int or float), refusing bool, str and None.
@@ -67,7 +93,7 @@ pub(crate) fn node_id_arg(obj: &Bound<'_, PyAny>) -> PyResult<i128> {
     int_arg(obj, "node_id")
 }
 pub(crate) fn epoch_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    i64_arg(obj, "epoch_ms")
+    exact_i64_arg(obj, "epoch_ms", "epoch_ms")
 }
 pub(crate) fn max_wait_arg(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
     float_arg(obj, "max_wait_ms")
@@ -79,5 +105,5 @@ pub(crate) fn id_arg(obj: &Bound<'_, PyAny>) -> PyResult<i128> {
     int_arg(obj, "id")
 }
 pub(crate) fn ms_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    i64_arg(obj, "ms")
+    exact_i64_arg(obj, "ms", "ms")
 }

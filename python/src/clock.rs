@@ -2,8 +2,8 @@
 //! `ScriptedClock` (exposed in `polyflake.testing`), and any Python callable returning int
 //! milliseconds (`clock=lambda: 1737747358021`, as in the design text).
 
-use crate::args::{i64_arg, ms_arg};
-use crate::errors::stash_clock_error;
+use crate::args::{exact_i64_arg, i64_arg, ms_arg};
+use crate::errors::{stash_clock_error, to_py_err};
 use polyflake::{Clock, ClockError};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -29,9 +29,26 @@ impl PyManualClock {
         self.inner.set(ms);
     }
 
-    /// Move the reading by `delta_ms` (negative moves it back).
-    fn advance(&self, #[pyo3(from_py_with = delta_arg)] delta_ms: i64) {
+    /// Move the reading by `delta_ms` (negative moves it back). A move past the 64-bit range is
+    /// refused (`InvalidArgument`) and leaves the reading as it was.
+    fn advance(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = delta_arg)] delta_ms: i64,
+    ) -> PyResult<()> {
+        // Callers hold the GIL, so no other Python call moves the clock in between.
+        let now = self.inner.get();
+        if now.checked_add(delta_ms).is_none() {
+            return Err(to_py_err(
+                py,
+                polyflake::Error::InvalidArgument {
+                    name: "delta_ms",
+                    reason: format!("{now} + {delta_ms} is outside the 64-bit range"),
+                },
+            ));
+        }
         self.inner.advance(delta_ms);
+        Ok(())
     }
 
     /// The current reading, Unix milliseconds.
@@ -45,10 +62,10 @@ impl PyManualClock {
 }
 
 fn start_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    i64_arg(obj, "start_ms")
+    exact_i64_arg(obj, "start_ms", "start_ms")
 }
 fn delta_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    i64_arg(obj, "delta_ms")
+    exact_i64_arg(obj, "delta_ms", "delta_ms")
 }
 
 /// A clock that returns prepared readings in order, then ticks forward 1 ms per read (the core's
@@ -66,7 +83,7 @@ impl PyScriptedClock {
         for value in values.try_iter().map_err(|_| {
             PyTypeError::new_err("ScriptedClock takes an iterable of int milliseconds")
         })? {
-            readings.push(i64_arg(&value?, "a ScriptedClock value")?);
+            readings.push(exact_i64_arg(&value?, "a ScriptedClock value", "values")?);
         }
         Ok(PyScriptedClock {
             inner: Arc::new(polyflake::ScriptedClock::new(readings)),
