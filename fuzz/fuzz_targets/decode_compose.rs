@@ -47,7 +47,9 @@ fuzz_target!(|input: Input| {
             assert!(u64::from(d.node_id) <= layout.max_node_id());
             assert!(u64::from(d.sequence) <= layout.max_sequence());
             let elapsed = (input.id >> shift) as i64;
-            let ms = epoch.checked_add(elapsed).expect("decode refuses what does not fit");
+            let ms = epoch
+                .checked_add(elapsed)
+                .expect("decode refuses what does not fit");
             assert_eq!(d.timestamp_ms, ms);
             let back = layout.compose(ms, d.node_id.into(), d.sequence.into(), epoch);
             assert_eq!(back.ok(), Some(input.id), "{layout} epoch {epoch}");
@@ -60,7 +62,10 @@ fuzz_target!(|input: Input| {
         }
     }
     if layout == Layout::DEFAULT && epoch == DEFAULT_EPOCH_MS {
-        assert_eq!(polyflake::decode(input.id).ok(), layout.decode(input.id, epoch).ok());
+        assert_eq!(
+            polyflake::decode(input.id).ok(),
+            layout.decode(input.id, epoch).ok()
+        );
     }
 
     // compose -> decode, with the refusals in compose's order
@@ -68,21 +73,39 @@ fuzz_target!(|input: Input| {
         let elapsed = i128::from(ms) - i128::from(epoch);
         let r = layout.compose(ms, node, seq, epoch);
         if elapsed < 0 || elapsed > i128::from(layout.max_elapsed_ms()) {
-            assert_eq!(r.as_ref().map_err(|e| e.kind()).err(), Some(ErrorKind::TimestampOverflow));
+            assert_eq!(
+                r.as_ref().map_err(|e| e.kind()).err(),
+                Some(ErrorKind::TimestampOverflow)
+            );
         } else if node > layout.max_node_id() {
-            assert_eq!(r.as_ref().map_err(|e| e.kind()).err(), Some(ErrorKind::InvalidNodeId));
+            assert_eq!(
+                r.as_ref().map_err(|e| e.kind()).err(),
+                Some(ErrorKind::InvalidNodeId)
+            );
         } else if seq > layout.max_sequence() {
-            assert_eq!(r.as_ref().map_err(|e| e.kind()).err(), Some(ErrorKind::InvalidArgument));
+            assert_eq!(
+                r.as_ref().map_err(|e| e.kind()).err(),
+                Some(ErrorKind::InvalidArgument)
+            );
         } else {
             let id = *r.as_ref().expect("every field in range");
             assert!(id <= MAX_ID);
             let d = layout.decode(id, epoch).expect("a composed ID decodes");
-            assert_eq!((d.timestamp_ms, u64::from(d.node_id), u64::from(d.sequence)), (ms, node, seq));
+            assert_eq!(
+                (d.timestamp_ms, u64::from(d.node_id), u64::from(d.sequence)),
+                (ms, node, seq)
+            );
         }
         r.ok()
     };
     if let (Some(x), Some(y)) = (compose(input.a), compose(input.b)) {
         // Time-sortable: IDs order exactly as their (time, node, sequence).
-        assert_eq!(x.cmp(&y), input.a.cmp(&input.b), "{:?} vs {:?}", input.a, input.b);
+        assert_eq!(
+            x.cmp(&y),
+            input.a.cmp(&input.b),
+            "{:?} vs {:?}",
+            input.a,
+            input.b
+        );
     }
 });

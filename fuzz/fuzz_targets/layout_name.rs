@@ -20,9 +20,9 @@ fn bits(text: &str) -> Option<(u32, u32, u32)> {
             return None;
         }
         // Saturating: any run that does not fit is far over 63 anyway.
-        *slot = p
-            .bytes()
-            .fold(0u64, |acc, b| acc.saturating_mul(10).saturating_add(u64::from(b - b'0')));
+        *slot = p.bytes().fold(0u64, |acc, b| {
+            acc.saturating_mul(10).saturating_add(u64::from(b - b'0'))
+        });
     }
     let fits = v.iter().all(|b| *b >= 1)
         && v.iter().fold(0u64, |a, b| a.saturating_add(*b)) == 63
@@ -35,14 +35,20 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let preset = Layout::PRESETS.iter().find(|(n, _)| *n == text).map(|(_, l)| *l);
+    let preset = Layout::PRESETS
+        .iter()
+        .find(|(n, _)| *n == text)
+        .map(|(_, l)| *l);
     match Layout::from_name(text) {
         Ok(l) => {
             match preset {
                 Some(p) => assert_eq!(l, p),
                 None => {
                     let (t, n, s) = bits(text).unwrap_or_else(|| panic!("accepted {text:?}"));
-                    assert_eq!((l.timestamp_bits(), l.node_bits(), l.sequence_bits()), (t, n, s));
+                    assert_eq!(
+                        (l.timestamp_bits(), l.node_bits(), l.sequence_bits()),
+                        (t, n, s)
+                    );
                 }
             }
             assert_eq!(Layout::from_name(&l.to_string()).ok(), Some(l));
@@ -58,7 +64,10 @@ fuzz_target!(|data: &[u8]| {
             assert!(preset.is_none(), "refused the preset {text:?}");
             assert!(bits(text).is_none(), "refused {text:?}: {e}");
             assert!(
-                matches!(e.kind(), ErrorKind::UnknownLayout | ErrorKind::InvalidLayout),
+                matches!(
+                    e.kind(),
+                    ErrorKind::UnknownLayout | ErrorKind::InvalidLayout
+                ),
                 "{text:?}: {:?}",
                 e.kind()
             );

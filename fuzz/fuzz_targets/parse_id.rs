@@ -25,7 +25,14 @@ fuzz_target!(|data: &[u8]| {
                 assert!(id <= MAX_ID);
                 let canonical = format_id(id);
                 let significant = text.trim_start_matches('0');
-                assert_eq!(canonical, if significant.is_empty() { "0" } else { significant });
+                assert_eq!(
+                    canonical,
+                    if significant.is_empty() {
+                        "0"
+                    } else {
+                        significant
+                    }
+                );
                 assert_eq!(parse_id(&canonical).ok(), Some(id));
                 assert_eq!(check_id(id).ok(), Some(id));
             }

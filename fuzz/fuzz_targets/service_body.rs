@@ -57,7 +57,8 @@ fuzz_target!(|input: Input| {
         }
         Err(e) => {
             assert!(
-                e.status == StatusCode::BAD_REQUEST || e.status == StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                e.status == StatusCode::BAD_REQUEST
+                    || e.status == StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "{e}"
             );
             assert!(!e.message.is_empty());
@@ -77,5 +78,8 @@ fuzz_target!(|input: Input| {
         Err(e) => assert!(e.status.is_client_error(), "{e}"),
     }
 
-    assert_eq!(path_id(input.path).ok(), polyflake::parse_id(input.path).ok());
+    assert_eq!(
+        path_id(input.path).ok(),
+        polyflake::parse_id(input.path).ok()
+    );
 });

@@ -45,7 +45,15 @@ const METHODS: [Method; 7] = [
     Method::OPTIONS,
     Method::PATCH,
 ];
-const BASES: [&str; 7] = ["/v1/ids", "/v1/ids/", "/v1/health", "/metrics", "/openapi.json", "/", ""];
+const BASES: [&str; 7] = [
+    "/v1/ids",
+    "/v1/ids/",
+    "/v1/health",
+    "/metrics",
+    "/openapi.json",
+    "/",
+    "",
+];
 
 #[derive(Debug, Arbitrary)]
 struct Input<'a> {
@@ -65,7 +73,11 @@ fuzz_target!(|input: Input| {
             Err(_) => return,
         },
     };
-    let target = format!("{}{}", BASES[usize::from(input.base) % BASES.len()], input.target);
+    let target = format!(
+        "{}{}",
+        BASES[usize::from(input.base) % BASES.len()],
+        input.target
+    );
     // A target hyper cannot parse never reaches the router (tests/service_hostile.rs covers
     // what hyper answers then).
     let Ok(uri) = target.parse::<Uri>() else {
@@ -79,14 +91,27 @@ fuzz_target!(|input: Input| {
         return; // not a valid header value: hyper would refuse it too
     };
     let (router, rt) = app();
-    let what = format!("{method} {target} {:?} {:?}", input.content_type, String::from_utf8_lossy(input.body));
+    let what = format!(
+        "{method} {target} {:?} {:?}",
+        input.content_type,
+        String::from_utf8_lossy(input.body)
+    );
     let (status, headers, body) = rt.block_on(async {
-        let resp = router.clone().oneshot(req).await.expect("the router is infallible");
+        let resp = router
+            .clone()
+            .oneshot(req)
+            .await
+            .expect("the router is infallible");
         let (parts, body) = resp.into_parts();
-        let bytes = axum::body::to_bytes(body, 64 << 20).await.expect("a whole body");
+        let bytes = axum::body::to_bytes(body, 64 << 20)
+            .await
+            .expect("a whole body");
         (parts.status, parts.headers, bytes)
     });
-    assert!(status.is_success() || status.is_client_error(), "{what} -> {status}");
+    assert!(
+        status.is_success() || status.is_client_error(),
+        "{what} -> {status}"
+    );
     if method == Method::HEAD {
         return;
     }
@@ -98,18 +123,32 @@ fuzz_target!(|input: Input| {
         assert!(ct.starts_with("text/plain; version=0.0.4"), "{what}: {ct}");
         return;
     }
-    assert!(ct.starts_with("application/json"), "{what} -> {status} {ct:?}");
+    assert!(
+        ct.starts_with("application/json"),
+        "{what} -> {status} {ct:?}"
+    );
     let v: Value = serde_json::from_slice(&body).unwrap_or_else(|e| panic!("{what}: {e}"));
     if status.is_client_error() {
-        assert!(v["error"]["code"].is_string() && v["error"]["message"].is_string(), "{what}: {v}");
+        assert!(
+            v["error"]["code"].is_string() && v["error"]["message"].is_string(),
+            "{what}: {v}"
+        );
     } else if method == Method::POST && uri.path() == "/v1/ids" {
         let ids: Vec<u64> = v["ids"]
             .as_array()
             .unwrap_or_else(|| panic!("{what}: {v}"))
             .iter()
-            .map(|x| x.as_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{what}: {x}")))
+            .map(|x| {
+                x.as_str()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or_else(|| panic!("{what}: {x}"))
+            })
             .collect();
-        assert!((1..=MAX_COUNT).contains(&ids.len()), "{what}: {} IDs", ids.len());
+        assert!(
+            (1..=MAX_COUNT).contains(&ids.len()),
+            "{what}: {} IDs",
+            ids.len()
+        );
         let mut last = LAST_ID.load(Ordering::Relaxed);
         for id in ids {
             assert!(id > last, "{what}: ID {id} after {last}");
