@@ -126,20 +126,26 @@ pub enum JsonError {
 /// Parse one JSON value like `serde_json::from_slice::<Value>`, except that an object with a
 /// repeated key (after unescaping: `{"a":1,"\u0061":2}` repeats `a`) is refused instead of
 /// keeping the last value.
+/// A text that is not JSON is [`JsonError::Syntax`] even when a key repeats before the point
+/// where it stops being JSON (`{"a":1,"a":2} x`): not JSON is the first thing wrong with it.
 pub fn parse_json_unique_keys(text: &[u8]) -> Result<Value, JsonError> {
-    let mut de = serde_json::Deserializer::from_slice(text);
-    let value = de.deserialize_any(UniqueKeys).map_err(classify)?;
-    de.end().map_err(classify)?;
-    Ok(value)
-}
-
-fn classify(e: serde_json::Error) -> JsonError {
-    // The visitor accepts every JSON type, so the only data error it raises is a repeated key.
-    if e.classify() == serde_json::error::Category::Data {
-        JsonError::Duplicate(e)
-    } else {
-        JsonError::Syntax(e)
-    }
+    let parsed = (|| {
+        let mut de = serde_json::Deserializer::from_slice(text);
+        let value = de.deserialize_any(UniqueKeys)?;
+        de.end()?;
+        Ok::<Value, serde_json::Error>(value)
+    })();
+    parsed.map_err(|e| {
+        // The visitor accepts every JSON type, so the only data error it raises is a repeated
+        // key; the parse stopped there, so check the rest is JSON before saying so.
+        if e.classify() != serde_json::error::Category::Data {
+            return JsonError::Syntax(e);
+        }
+        match serde_json::from_slice::<de::IgnoredAny>(text) {
+            Ok(_) => JsonError::Duplicate(e),
+            Err(syntax) => JsonError::Syntax(syntax),
+        }
+    })
 }
 
 /// Builds a `serde_json::Value`, refusing repeated object keys.
@@ -318,6 +324,20 @@ mod tests {
         }
         let e = ids_count(Some(&json()), br#"{"count": 5, "count": 6}"#, 4096).unwrap_err();
         assert_eq!(e.code, "DUPLICATE_KEY");
+        // Not JSON after the repeat (found by the service_body fuzz target): not JSON it is.
+        for body in [
+            &br#"{"count": 5, "count": 6} x"#[..],
+            b"{\"mms\"\r\r: -6,\"mms\"\r: -6,\r\n6,}97",
+            br#"[{"a": 1, "a": 2}"#,
+        ] {
+            let e = json_object(Some(&json()), body).unwrap_err();
+            assert_eq!(
+                e.code,
+                "MALFORMED_JSON",
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
         // The same key in two different objects is fine.
         let v = parse_json_unique_keys(br#"[{"x": 1}, {"x": 2}]"#).unwrap();
         assert_eq!(v, serde_json::json!([{"x": 1}, {"x": 2}]));
