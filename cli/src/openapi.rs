@@ -160,7 +160,7 @@ pub struct ErrorDetail {
 ///
 /// ```
 /// let re = polyflake_cli::openapi::decimal_at_most(305);
-/// assert_eq!(re, "^0*(?:[0-9]{1,2}|[0-2][0-9]{2}|30[0-5])$");
+/// assert_eq!(re, "^0*(?:[0-9]{1,2}|[0-2][0-9]{2}|30[0-4]|305)$");
 /// ```
 pub fn decimal_at_most(max: u64) -> String {
     let digits: Vec<u8> = max.to_string().bytes().map(|b| b - b'0').collect();
