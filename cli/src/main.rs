@@ -4,15 +4,17 @@
 
 #![deny(missing_docs)]
 
+mod inspect;
+
 use clap::{error::ErrorKind as ClapErrorKind, Args, Parser, Subcommand, ValueEnum};
 use polyflake::{format_id, Layout};
 use polyflake_cli::errors::CliError;
 use polyflake_cli::options::{DecodeArgs, GenArgs, NodeArgs};
-use polyflake_cli::{serve, timefmt};
+use polyflake_cli::{errors, serve, timefmt};
 use serde_json::json;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The longest `next` waits for a leased slot's restart guard before giving up.
 const GUARD_WAIT_LIMIT: Duration = Duration::from_secs(30);
@@ -36,6 +38,9 @@ enum Command {
     /// Serve IDs over HTTP (POST /v1/ids, GET /v1/ids/{id}, GET /v1/health, GET /metrics,
     /// GET /openapi.json).
     Serve(serve::ServeArgs),
+    /// Look at a lease store: `polyflake lease inspect`.
+    #[command(subcommand)]
+    Lease(inspect::LeaseCommand),
     /// Print the service's OpenAPI 3.1 description (what `GET /openapi.json` answers).
     #[command(hide = true)]
     Openapi(OpenapiArgs),
@@ -110,6 +115,7 @@ fn main() -> ExitCode {
         Command::Decode(a) => decode(a),
         Command::Layouts(a) => layouts(a),
         Command::Serve(a) => serve::run(a),
+        Command::Lease(c) => inspect::run(c),
         Command::Openapi(a) => openapi(a),
     };
     match result {
@@ -140,7 +146,7 @@ fn clap_exit(e: clap::Error) -> ExitCode {
             }
             let line = line.strip_prefix("error: ").unwrap_or(&line);
             let line = if line.starts_with("Usage:") || line.starts_with("Unique") {
-                "a subcommand is required: next, decode, layouts or serve"
+                "a subcommand is required: next, decode, layouts, serve or lease"
             } else {
                 line
             };
@@ -167,17 +173,8 @@ fn next(a: NextArgs) -> Result<(), CliError> {
     let mut ids = vec![0u64; n];
     // A freshly leased slot may sit behind its previous holder's high-water mark (the restart
     // guard): the core refuses until the clock passes it, and a one-shot command waits that out.
-    let deadline = Instant::now() + GUARD_WAIT_LIMIT;
-    loop {
-        match g.next_ids(&mut ids) {
-            Err(polyflake::Error::LeaseNotReady { remaining_ms, .. })
-                if Instant::now() < deadline =>
-            {
-                std::thread::sleep(Duration::from_millis(remaining_ms.clamp(1, 1000)));
-            }
-            r => break r?,
-        }
-    }
+    g.wait_ready(GUARD_WAIT_LIMIT)?;
+    g.next_ids(&mut ids)?;
     emit(|out| match a.format {
         Format::Plain => ids.iter().try_for_each(|id| writeln!(out, "{id}")),
         Format::Json => {

@@ -279,13 +279,7 @@ impl Collector for ServiceCollector {
     }
 }
 
-/// The lease's state in one word, for health and metrics.
+/// The lease's state in one word, for health and metrics (the core's phase).
 pub(crate) fn lease_state(h: &polyflake::Health) -> &'static str {
-    match &h.lease {
-        None => "none",
-        Some(l) if l.lost => "lost",
-        Some(l) if l.guard_waiting => "restart_guard",
-        Some(_) if h.status == polyflake::HealthStatus::LeaseExpired => "expired",
-        Some(_) => "held",
-    }
+    h.lease.as_ref().map_or("none", |l| l.phase().name())
 }

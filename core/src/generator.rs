@@ -3,10 +3,17 @@
 //! the same millisecond increments it, and a spent sequence carries into the next millisecond.
 //! The two modes differ only in how far `P'` may run ahead of the wall clock.
 
-use crate::clock::{Clock, SystemClock};
-use crate::error::{Error, Result};
+use crate::clock::{Clock, ClockSource, SystemClock, MAX_COARSE_TICK_NS};
+use crate::error::{Error, Result, Value};
+use crate::fork;
+use crate::forward::{
+    ForwardGuard, Verdict, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS,
+    MAX_FORWARD_SETTING_MS,
+};
 use crate::layout::{Decoded, Layout, DEFAULT_EPOCH_MS};
-use crate::lease::{LeaseHealth, LeaseRuntime, LeaseState, NodeSource, NodeSourceKind};
+use crate::lease::{
+    LeaseHealth, LeaseRuntime, LeaseState, NodeSource, NodeSourceKind, Release, SlotContext,
+};
 use crate::registry::{self, Claim};
 use crate::sync::{AtomicI64, AtomicU64, Ordering};
 use std::fmt;
@@ -47,24 +54,49 @@ impl Mode {
 /// Where the wall clock comes from. The system clock is matched directly so its hot path is a
 /// plain `clock_gettime`, with no virtual call.
 #[derive(Clone)]
-enum ClockSource {
+enum TimeSource {
     System,
     Injected(Arc<dyn Clock>),
 }
 
-impl ClockSource {
+impl TimeSource {
     #[inline]
     fn now_ms(&self) -> Result<i64> {
         match self {
-            ClockSource::System => Ok(SystemClock::read_ms()),
-            ClockSource::Injected(c) => c.now_ms().map_err(|e| Error::ClockFailed { reason: e.0 }),
+            TimeSource::System => Ok(SystemClock::read_ms()),
+            TimeSource::Injected(c) => c.now_ms().map_err(|e| Error::ClockFailed { reason: e.0 }),
         }
     }
 
     fn until_next_ms(&self) -> Duration {
         match self {
-            ClockSource::System => SystemClock.until_next_ms(),
-            ClockSource::Injected(c) => c.until_next_ms(),
+            TimeSource::System => SystemClock.until_next_ms(),
+            TimeSource::Injected(c) => c.until_next_ms(),
+        }
+    }
+
+    fn boot_ms(&self) -> i64 {
+        match self {
+            TimeSource::System => SystemClock::boot_ms(),
+            TimeSource::Injected(c) => c.boot_ms(),
+        }
+    }
+
+    #[inline]
+    fn now_ns(&self) -> Result<i64> {
+        match self {
+            TimeSource::System => Ok(SystemClock::read_ns()),
+            TimeSource::Injected(c) => c.now_ns().map_err(|e| Error::ClockFailed { reason: e.0 }),
+        }
+    }
+
+    #[inline]
+    fn coarse_ms(&self) -> Result<i64> {
+        match self {
+            TimeSource::System => Ok(SystemClock::read_coarse_ms()),
+            TimeSource::Injected(c) => c
+                .coarse_ms()
+                .map_err(|e| Error::ClockFailed { reason: e.0 }),
         }
     }
 }
@@ -91,7 +123,23 @@ pub struct Builder {
     epoch_ms: i64,
     max_wait_ms: f64,
     max_lead_ms: Option<i64>,
+    max_forward_step_ms: Option<u64>,
+    forward_confirm_ms: u64,
     clock: Option<Arc<dyn Clock>>,
+    clock_source: ClockSource,
+    kind: Kind,
+}
+
+/// What a generator's state words become: Snowflake IDs, or the time-ordered 128-bit formats
+/// (whose state is Unix ms << 15 | 15 bits below the millisecond).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `elapsed << seq_bits | seq`: the Snowflake layouts.
+    Snowflake,
+    /// UUIDv7: 12 bits of sub-millisecond time and a 3-bit counter seeded randomly.
+    Uuid7,
+    /// ULID: a 15-bit counter per millisecond.
+    Ulid,
 }
 
 impl fmt::Debug for Builder {
@@ -103,7 +151,10 @@ impl fmt::Debug for Builder {
             .field("epoch_ms", &self.epoch_ms)
             .field("max_wait_ms", &self.max_wait_ms)
             .field("max_lead_ms", &self.max_lead_ms)
+            .field("max_forward_step_ms", &self.max_forward_step_ms)
+            .field("forward_confirm_ms", &self.forward_confirm_ms)
             .field("injected_clock", &self.clock.is_some())
+            .field("clock_source", &self.clock_source)
             .finish()
     }
 }
@@ -136,10 +187,34 @@ impl Builder {
         self.max_lead_ms = max_lead_ms;
         self
     }
-    /// Read time from this clock instead of the system clock. Generators on an injected clock
-    /// are independent of each other and of the one-node-id-per-process rule, and their clock is
-    /// not read until the first call (so a [`crate::ScriptedClock`]'s first value goes to the
-    /// first ID).
+    /// How far ahead of the time elapsed since it was last trusted the wall clock may read
+    /// before it is a forward STEP, in ms (default 60,000; `None` turns the check off). A
+    /// reading past it is not issued from (strict mode refuses with
+    /// [`Error::ClockJumpedAhead`]; monotonic mode keeps its floor at the trusted time; a lease
+    /// does not move R to it) until it comes back, or until the new offset has held for
+    /// `forward_confirm_ms`.
+    pub fn max_forward_step_ms(mut self, max_forward_step_ms: Option<u64>) -> Self {
+        self.max_forward_step_ms = max_forward_step_ms;
+        self
+    }
+    /// Which reading of the clock each ID takes (default [`ClockSource::Precise`]); see
+    /// [`ClockSource::Coarse`] for the fast path and its trade-off.
+    pub fn clock_source(mut self, source: ClockSource) -> Self {
+        self.clock_source = source;
+        self
+    }
+    /// How long a stepped-ahead clock must hold its new offset before it is believed as a
+    /// correction, in ms of elapsed time (default 300,000: as long as NTP itself waits before
+    /// stepping).
+    pub fn forward_confirm_ms(mut self, forward_confirm_ms: u64) -> Self {
+        self.forward_confirm_ms = forward_confirm_ms;
+        self
+    }
+    /// Read time from this clock instead of the system clock. Its clock is not read until the
+    /// first call (so a [`crate::ScriptedClock`]'s first value goes to the first ID).
+    /// Generators on the test clocks ([`crate::ManualClock`], [`crate::ScriptedClock`]) are
+    /// independent of each other and of the one-node-id-per-process rule; any other clock
+    /// follows that rule like the system clock.
     pub fn clock<C: Clock + 'static>(mut self, clock: C) -> Self {
         self.clock = Some(Arc::new(clock));
         self
@@ -147,6 +222,14 @@ impl Builder {
     /// Like [`Builder::clock`], for a clock already shared behind an `Arc`.
     pub fn shared_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = Some(clock);
+        self
+    }
+
+    /// The builder of a time-ordered 128-bit format: Unix-ms epoch, no node id.
+    pub(crate) fn time_ordered(mut self, kind: Kind) -> Self {
+        self.kind = kind;
+        self.layout = Layout::TIME_ORDERED;
+        self.epoch_ms = 0;
         self
     }
 
@@ -180,6 +263,25 @@ impl Builder {
                 });
             }
         }
+        if let Some(step) = self.max_forward_step_ms {
+            if step == 0 || step > MAX_FORWARD_SETTING_MS {
+                return Err(Error::InvalidArgument {
+                    name: "max_forward_step_ms",
+                    reason: format!(
+                        "{step} is out of range: 1 to {MAX_FORWARD_SETTING_MS} (or none to turn the check off)"
+                    ),
+                });
+            }
+        }
+        if self.forward_confirm_ms > MAX_FORWARD_SETTING_MS {
+            return Err(Error::InvalidArgument {
+                name: "forward_confirm_ms",
+                reason: format!(
+                    "{} is out of range: 0 to {MAX_FORWARD_SETTING_MS}",
+                    self.forward_confirm_ms
+                ),
+            });
+        }
         let system_now = SystemClock::read_ms();
         let bad_epoch = |reason| Error::InvalidEpoch {
             epoch_ms: self.epoch_ms,
@@ -189,9 +291,9 @@ impl Builder {
         if self.epoch_ms < 0 {
             return Err(bad_epoch("the epoch may not be before 1970-01-01"));
         }
-        let fork_generation = registry::fork_generation();
+        let fork_generation = fork::fork_generation();
         let (clock, system) = match self.clock {
-            Some(c) => (ClockSource::Injected(c), false),
+            Some(c) => (TimeSource::Injected(c), false),
             None => {
                 if self.epoch_ms > system_now {
                     return Err(bad_epoch("the epoch lies in the future"));
@@ -201,45 +303,93 @@ impl Builder {
                         "the layout's timestamp window, counted from this epoch, has already ended",
                     ));
                 }
-                (ClockSource::System, true)
+                (TimeSource::System, true)
             }
         };
+        // The coarse source on the system clock only where its tick is fine enough.
+        let (coarse, clock_tick_ns, clock_note) = match (self.clock_source, &clock) {
+            (ClockSource::Precise, TimeSource::System) => (
+                false,
+                SystemClock::resolution_ns().unwrap_or(0),
+                String::new(),
+            ),
+            (ClockSource::Precise, TimeSource::Injected(_)) => (false, 0, String::new()),
+            (ClockSource::Coarse, TimeSource::Injected(c)) if c.coarse_is_precise() => (
+                false,
+                0,
+                "the injected clock has no coarse reading of its own: the precise one serves"
+                    .to_string(),
+            ),
+            (ClockSource::Coarse, TimeSource::Injected(_)) => (true, 0, String::new()),
+            (ClockSource::Coarse, TimeSource::System) => {
+                match SystemClock::coarse_resolution_ns() {
+                    Some(tick) if tick <= MAX_COARSE_TICK_NS => (true, tick, String::new()),
+                    other => (
+                        false,
+                        SystemClock::resolution_ns().unwrap_or(0),
+                        match other {
+                            Some(tick) => format!(
+                            "the coarse clock's tick is {} us, over {} us: using the precise clock",
+                            tick / 1000,
+                            MAX_COARSE_TICK_NS / 1000
+                        ),
+                            None => "this system has no coarse clock: using the precise clock"
+                                .to_string(),
+                        },
+                    ),
+                }
+            }
+        };
+        // Only the test clocks are exempt from the one-generator-per-node-id rule; the
+        // 128-bit formats have no node id.
+        let claims = self.kind == Kind::Snowflake
+            && match &clock {
+                TimeSource::System => true,
+                TimeSource::Injected(c) => !c.is_test_clock(),
+            };
+        let forward = Arc::new(ForwardGuard::new(
+            self.max_forward_step_ms,
+            self.forward_confirm_ms,
+        ));
+        if system {
+            // Anchor the system clock now; an injected clock is not read before the first call.
+            forward.check(system_now, SystemClock::boot_ms);
+        }
         let lease_state = Arc::new(LeaseState::unleased(layout, self.epoch_ms));
-        let (node_id, claim, lease) = match fixed_node_id {
+        let (node_id, claim, start_state, lease) = match fixed_node_id {
             Some(node_id) => {
-                let claim = if system {
-                    Some(registry::claim(
-                        node_id,
-                        self.epoch_ms,
-                        layout,
-                        fork_generation,
-                    )?)
+                let (claim, resume) = if claims {
+                    let (c, resume) =
+                        registry::claim(node_id, self.epoch_ms, layout, fork_generation)?;
+                    (Some(c), resume)
                 } else {
-                    None
+                    (None, -1)
                 };
-                (node_id, claim, None)
+                (node_id, claim, resume, None)
             }
             None => {
                 let lease_clock: Arc<dyn Clock> = match &clock {
-                    ClockSource::System => Arc::new(SystemClock),
-                    ClockSource::Injected(c) => c.clone(),
+                    TimeSource::System => Arc::new(SystemClock),
+                    TimeSource::Injected(c) => c.clone(),
                 };
-                let (runtime, slot) = LeaseRuntime::acquire(
-                    self.source,
+                let ctx = SlotContext {
                     layout,
-                    self.epoch_ms,
-                    lease_clock,
-                    system,
-                    lease_state.clone(),
-                    fork_generation,
-                )?;
-                (slot, None, Some(runtime))
+                    epoch_ms: self.epoch_ms,
+                    clock: lease_clock,
+                    forward: forward.clone(),
+                    state: lease_state.clone(),
+                    claims,
+                    system_clock: system,
+                    generation: fork_generation,
+                };
+                let (runtime, slot) = LeaseRuntime::acquire(self.source, ctx, fork_generation)?;
+                (slot, None, -1, Some(runtime))
             }
         };
         let seq_bits = layout.sequence_bits();
         let max_wait = Duration::from_secs_f64(self.max_wait_ms / 1000.0);
         Ok(Generator {
-            state: PaddedState(AtomicI64::new(-1)),
+            state: PaddedState(AtomicI64::new(start_state)),
             seq_bits,
             ts_shift: layout.node_bits() + seq_bits,
             seq_mask: layout.max_sequence() as i64,
@@ -248,6 +398,12 @@ impl Builder {
             epoch_ms: self.epoch_ms,
             mode: self.mode,
             clock,
+            sub_ms: self.kind == Kind::Uuid7,
+            fork_ok: self.kind != Kind::Snowflake,
+            exact_issued: AtomicU64::new(0),
+            coarse,
+            clock_tick_ns,
+            clock_note,
             fork_generation: StdAtomicU64::new(fork_generation),
             node_id: StdAtomicU64::new(u64::from(node_id)),
             layout,
@@ -257,10 +413,17 @@ impl Builder {
             max_lead_ms: self.max_lead_ms,
             stats: Stats::default(),
             stuck_at: AtomicI64::new(NOT_STUCK),
+            closed_state: AtomicI64::new(NOT_CLOSED),
+            issued_before: if start_state >= 0 {
+                (start_state & layout.max_sequence() as i64) as u64 + 1
+            } else {
+                0
+            },
+            forward,
             lease_state,
             lease,
             source_kind,
-            _claim: claim,
+            claim,
         })
     }
 }
@@ -280,10 +443,16 @@ struct Stats {
     wait_sleeps: AtomicU64,
     ms_borrowed: AtomicU64,
     lead_refused: AtomicU64,
+    forward_refused: AtomicU64,
 }
 
 /// No stuck refusal recorded (see `Generator::stuck_at`).
 const NOT_STUCK: i64 = i64::MIN;
+/// The state word of a closed generator: far past every layout's window (so every step from it
+/// is refused) yet far enough from `i64::MAX` that adding a batch cannot overflow.
+const CLOSED_STATE: i64 = i64::MAX / 4;
+/// `closed_state` before the generator is closed.
+const NOT_CLOSED: i64 = i64::MIN;
 
 fn bump(counter: &AtomicU64, by: u64) {
     counter.fetch_add(by, Ordering::Relaxed);
@@ -312,7 +481,21 @@ pub struct Generator {
     max_elapsed: i64,
     epoch_ms: i64,
     mode: Mode,
-    clock: ClockSource,
+    clock: TimeSource,
+    /// UUIDv7: a reading's floor carries its sub-millisecond fraction (12 bits) and a random
+    /// counter seed (2 bits) below the millisecond.
+    sub_ms: bool,
+    /// The 128-bit formats carry no node id: a forked child goes on issuing (their random
+    /// parts are reseeded there).
+    fork_ok: bool,
+    /// IDs issued, counted per step (UUIDv7, whose milliseconds do not start at 0).
+    exact_issued: AtomicU64,
+    /// True when IDs read the coarse clock first (`ClockSource::Coarse`, in effect).
+    coarse: bool,
+    /// The resolution of the clock in use, ns (0 for an injected clock).
+    clock_tick_ns: u64,
+    /// Why a requested coarse source is not in use; empty otherwise.
+    clock_note: String,
     /// The fork generation this generator (or its lease) belongs to.
     fork_generation: StdAtomicU64,
     node_id: StdAtomicU64,
@@ -325,12 +508,19 @@ pub struct Generator {
     /// The elapsed ms at which a strict call last gave up on a clock that did not advance;
     /// health reports the clock stuck until it reads past this.
     stuck_at: AtomicI64,
-    /// The issuing window (`floor < now`, `ms <= limit`): fixed without a lease, moved by the
-    /// lease's background thread with one.
+    /// The state word as it was when the generator was closed (for health).
+    closed_state: AtomicI64,
+    /// IDs of the starting millisecond issued by a predecessor with this node id (the state
+    /// continues after them), which `ids_issued` must not count.
+    issued_before: u64,
+    /// Whether a wall reading is a forward step (shared with the lease's renewal).
+    forward: Arc<ForwardGuard>,
+    /// The issuing window (`floor < now`, `ms <= limit`): fixed without a lease (until
+    /// closed), moved by the lease's background thread with one.
     lease_state: Arc<LeaseState>,
     lease: Option<LeaseRuntime>,
     source_kind: NodeSourceKind,
-    _claim: Option<Claim>,
+    claim: Option<Claim>,
 }
 
 impl fmt::Debug for Generator {
@@ -387,9 +577,12 @@ impl Generator {
     /// let dir = std::env::temp_dir().join(format!("polyflake-doc-{}", std::process::id()));
     /// let mut opts = FileLeaseOptions::new(&dir);
     /// opts.slots = Some(4);
+    /// opts.reserve_ms = 50;
     /// let a = Generator::builder_from(NodeSource::FileLease(opts.clone())).build().unwrap();
     /// let b = Generator::builder_from(NodeSource::FileLease(opts)).build().unwrap();
     /// assert_ne!(a.node_id(), b.node_id()); // two slots of one directory
+    /// // A new slot file is guarded for one reserve (nobody can tell who held it before).
+    /// a.wait_ready(std::time::Duration::from_secs(1)).unwrap();
     /// assert!(a.next_id().unwrap() > 0);
     /// # drop((a, b)); std::fs::remove_dir_all(&dir).unwrap();
     /// ```
@@ -401,7 +594,11 @@ impl Generator {
             epoch_ms: DEFAULT_EPOCH_MS,
             max_wait_ms: DEFAULT_MAX_WAIT_MS,
             max_lead_ms: None,
+            max_forward_step_ms: Some(DEFAULT_MAX_FORWARD_STEP_MS),
+            forward_confirm_ms: DEFAULT_FORWARD_CONFIRM_MS,
             clock: None,
+            clock_source: ClockSource::Precise,
+            kind: Kind::Snowflake,
         }
     }
 
@@ -459,7 +656,24 @@ impl Generator {
     }
     /// True when time comes from an injected clock rather than the system clock.
     pub fn has_injected_clock(&self) -> bool {
-        matches!(self.clock, ClockSource::Injected(_))
+        matches!(self.clock, TimeSource::Injected(_))
+    }
+    /// The clock reading in use: [`ClockSource::Coarse`] only when it was asked for and the
+    /// system's coarse clock is fine enough (see [`Health::clock_note`]).
+    pub fn clock_source(&self) -> ClockSource {
+        if self.coarse {
+            ClockSource::Coarse
+        } else {
+            ClockSource::Precise
+        }
+    }
+    /// The bound on a forward step of the wall clock, in ms (`None`: no check).
+    pub fn max_forward_step_ms(&self) -> Option<u64> {
+        self.forward.max_step_ms()
+    }
+    /// How long a stepped-ahead clock must hold before it is believed, in ms.
+    pub fn forward_confirm_ms(&self) -> u64 {
+        self.forward.confirm_ms()
     }
 
     /// Decode an ID with this generator's layout and epoch.
@@ -477,9 +691,102 @@ impl Generator {
     /// The wall clock as elapsed ms since the epoch, refused outside the issuing window: the
     /// layout's window, narrowed by a lease to `(floor, R]`. Strict mode issues at `now`, so this
     /// one check covers both its bounds; monotonic mode also checks its ID's ms (`check_ahead`).
+    /// A reading past the forward-step bound goes the cold way, which refuses it (strict) or
+    /// replaces it with the time elapsed time vouches for (monotonic).
     #[inline]
     fn now_elapsed(&self) -> Result<i64> {
-        let now = self.clock.now_ms()?;
+        self.elapsed_of(self.clock.now_ms()?)
+    }
+
+    /// A reading as elapsed ms and the state floor it gives (`ms << seq_bits`, or for UUIDv7
+    /// with the sub-millisecond fraction and a counter seed below it).
+    #[inline]
+    fn read(&self) -> Result<(i64, i64)> {
+        if self.sub_ms {
+            return self.read_sub_ms(false);
+        }
+        let ms = self.now_elapsed()?;
+        Ok((ms, ms << self.seq_bits))
+    }
+
+    /// [`Generator::read`] on the coarse reading when the coarse source is in effect.
+    #[inline]
+    fn read_fast(&self) -> Result<(i64, i64)> {
+        if !self.coarse {
+            return self.read();
+        }
+        if self.sub_ms {
+            return self.read_sub_ms(true);
+        }
+        let ms = self.coarse_elapsed()?;
+        Ok((ms, ms << self.seq_bits))
+    }
+
+    #[cold]
+    fn read_sub_ms(&self, coarse: bool) -> Result<(i64, i64)> {
+        let ns = if coarse {
+            self.clock.coarse_ms()?.saturating_mul(1_000_000)
+        } else {
+            self.clock.now_ns()?
+        };
+        let ms = self.elapsed_of(ns.div_euclid(1_000_000))?;
+        // 12 bits of the millisecond (RFC 9562, 6.2 method 3), then a counter whose start in
+        // each new tick is random (method 1): the state's 15 bits below the millisecond.
+        let frac = (ns.rem_euclid(1_000_000) << 12) / 1_000_000;
+        let seed = (crate::timeid::random_u64() & 3) as i64;
+        Ok((ms, (ms << self.seq_bits) | (frac << 3) | seed))
+    }
+
+    /// The coarse reading (the coarse source), checked like [`Generator::now_elapsed`].
+    #[inline]
+    fn coarse_elapsed(&self) -> Result<i64> {
+        self.elapsed_of(self.clock.coarse_ms()?)
+    }
+
+    #[inline]
+    fn elapsed_of(&self, now: i64) -> Result<i64> {
+        let elapsed = i128::from(now) - i128::from(self.epoch_ms);
+        let window = &*self.lease_state;
+        if elapsed <= i128::from(window.floor.load(StdOrdering::Relaxed))
+            || elapsed > i128::from(window.limit.load(StdOrdering::Relaxed))
+            || !self.forward.trusts(now)
+        {
+            return self.now_elapsed_cold(now);
+        }
+        Ok(elapsed as i64)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn now_elapsed_cold(&self, now: i64) -> Result<i64> {
+        let now = match self.forward.check(now, || self.clock.boot_ms()) {
+            Verdict::Trusted => now,
+            Verdict::Ahead {
+                expected_ms,
+                ahead_ms,
+                confirm_remaining_ms,
+            } => {
+                if self.lease_state.is_closed() {
+                    return Err(Error::GeneratorClosed {
+                        node_id: self.node_id(),
+                    });
+                }
+                match self.mode {
+                    Mode::Strict => {
+                        bump(&self.stats.forward_refused, 1);
+                        return Err(Error::ClockJumpedAhead {
+                            node_id: self.node_id(),
+                            ahead_ms,
+                            max_forward_step_ms: self.forward.max_step_ms().unwrap_or(0),
+                            confirm_remaining_ms,
+                        });
+                    }
+                    // Monotonic mode does not move its floor up to a bad step: it issues from
+                    // the time elapsed time vouches for (borrowing ahead of it as usual).
+                    Mode::Monotonic => expected_ms,
+                }
+            }
+        };
         let elapsed = i128::from(now) - i128::from(self.epoch_ms);
         let window = &*self.lease_state;
         if elapsed <= i128::from(window.floor.load(StdOrdering::Relaxed))
@@ -493,6 +800,11 @@ impl Generator {
     /// Why `now` (Unix ms) is outside the issuing window.
     #[cold]
     fn outside(&self, now: i64, elapsed: i128) -> Error {
+        if self.lease_state.is_closed() {
+            return Error::GeneratorClosed {
+                node_id: self.node_id(),
+            };
+        }
         if elapsed < 0 || elapsed > i128::from(self.max_elapsed) {
             return self.overflow(now);
         }
@@ -509,23 +821,30 @@ impl Generator {
 
     #[inline]
     fn check_fork(&self) -> Result<()> {
-        if registry::current_fork_generation() != self.fork_generation.load(StdOrdering::Acquire) {
+        if fork::current_fork_generation() != self.fork_generation.load(StdOrdering::Acquire) {
             return self.after_fork();
         }
         Ok(())
     }
 
-    /// This is a forked child: a static generator refuses; a lease-backed one takes a fresh
+    /// This is a forked child: a static generator refuses; a 128-bit format goes on; a
+    /// lease-backed one takes a fresh
     /// slot (the parent's stays the parent's) and restarts its renewal before issuing.
     #[cold]
     #[inline(never)]
     fn after_fork(&self) -> Result<()> {
+        if self.fork_ok {
+            // No node id to share: the child goes on (the format reseeds its random parts).
+            self.fork_generation
+                .store(fork::current_fork_generation(), StdOrdering::Release);
+            return Ok(());
+        }
         let Some(lease) = &self.lease else {
             return Err(Error::UsedAfterFork {
                 node_id: self.node_id(),
             });
         };
-        let generation = registry::current_fork_generation();
+        let generation = fork::current_fork_generation();
         let done = || self.fork_generation.load(StdOrdering::Acquire) == generation;
         let slot = lease.relet_after_fork(generation, &done)?;
         self.node_id.store(u64::from(slot), StdOrdering::Relaxed);
@@ -539,6 +858,9 @@ impl Generator {
     /// Count what a successful step from `p` to `next` (reserving `n` values) did.
     #[inline]
     fn record(&self, p: i64, next: i64, n: i64, now: i64) {
+        if self.sub_ms {
+            bump(&self.exact_issued, n as u64);
+        }
         let (old_ms, new_ms) = (p >> self.seq_bits, next >> self.seq_bits);
         if new_ms != old_ms {
             // Every millisecond starts at sequence 0, so the IDs issued so far are `completed`
@@ -614,8 +936,15 @@ impl Generator {
             // taken before ours, so `now < last` means the clock really went back, not that
             // another thread read it a moment later than we did.
             let p = self.state.0.load(Ordering::Acquire);
-            let now = self.now_elapsed()?;
             let last = p >> s;
+            let (mut now, mut floor) = self.read_fast()?;
+            // The coarse reading is a past tick of the same clock, never ahead of it: issuing at
+            // max(last, coarse) keeps strict mode's promise. Only when it is behind the last
+            // issued millisecond (a tick's lag, or a real rewind) or that millisecond is spent
+            // does the precise reading decide.
+            if self.coarse && (now < last || ((p + 1).max(floor) >> s) > now) {
+                (now, floor) = self.read()?;
+            }
             if now < last {
                 if !may_wait && (last - now) as f64 <= self.max_wait_ms {
                     return Ok(None);
@@ -623,7 +952,7 @@ impl Generator {
                 self.wait_rewind(&mut wait, (last - now) as u64)?;
                 continue;
             }
-            let next = (p + 1).max(now << s);
+            let next = (p + 1).max(floor);
             if next >> s > now {
                 // This millisecond's sequence is spent; strict mode never borrows ahead.
                 if !may_wait {
@@ -650,10 +979,10 @@ impl Generator {
     #[inline]
     fn next_monotonic(&self) -> Result<u64> {
         let s = self.seq_bits;
-        let now = self.now_elapsed()?;
+        let (now, floor) = self.read_fast()?;
         let mut p = self.state.0.load(Ordering::Relaxed);
         loop {
-            let next = (p + 1).max(now << s);
+            let next = (p + 1).max(floor);
             self.check_ahead(next >> s, now)?;
             match self
                 .state
@@ -674,6 +1003,11 @@ impl Generator {
     #[inline]
     fn check_ahead(&self, ms: i64, now: i64) -> Result<()> {
         if ms > self.lease_state.limit.load(StdOrdering::Relaxed) {
+            if self.lease_state.is_closed() {
+                return Err(Error::GeneratorClosed {
+                    node_id: self.node_id(),
+                });
+            }
             if ms > self.max_elapsed {
                 return Err(self.overflow(self.epoch_ms.saturating_add(ms)));
             }
@@ -683,6 +1017,10 @@ impl Generator {
         }
         if let Some(max_lead) = self.max_lead_ms {
             if ms - now > max_lead {
+                // A coarse reading lags by up to a tick: the precise one decides a refusal.
+                if self.coarse && ms - self.now_elapsed()? <= max_lead {
+                    return Ok(());
+                }
                 bump(&self.stats.lead_refused, 1);
                 return Err(Error::LeadLimitExceeded {
                     node_id: self.node_id(),
@@ -759,7 +1097,8 @@ impl Generator {
     /// Monotonic mode reserves the whole batch with one atomic step. Strict mode fills the
     /// current millisecond and waits into the next ones (100,000 IDs take about 25 ms with the
     /// default layout), with the wait deadline restarting after each millisecond of progress.
-    /// On an error the buffer's contents are unspecified: use none of them.
+    /// On an error the buffer is left exactly as it was (nothing is written unless the whole
+    /// batch was issued), so a binding may pass the caller's own memory.
     ///
     /// ```
     /// use polyflake::{Generator, ManualClock, Mode};
@@ -783,10 +1122,10 @@ impl Generator {
     fn fill_monotonic(&self, out: &mut [u64]) -> Result<()> {
         let s = self.seq_bits;
         let n = i64::try_from(out.len()).map_err(|_| self.overflow(i64::MAX))?;
-        let now = self.now_elapsed()?;
+        let (now, floor) = self.read()?;
         let mut p = self.state.0.load(Ordering::Relaxed);
         loop {
-            let start = (p + 1).max(now << s);
+            let start = (p + 1).max(floor);
             let end = start
                 .checked_add(n - 1)
                 .ok_or_else(|| self.overflow(i64::MAX))?;
@@ -810,18 +1149,22 @@ impl Generator {
         let s = self.seq_bits;
         let mut filled = 0usize;
         let mut wait = Wait::new();
+        // The runs reserved so far (one per millisecond), written into `out` only once the
+        // whole batch is reserved: a batch that fails part-way leaves the caller's buffer as it
+        // was (its reserved values are never issued: a gap, never a duplicate).
+        let mut runs: Vec<(i64, usize)> = Vec::with_capacity(out.len() / (1 << s) + 2);
         while filled < out.len() {
             // Load the state BEFORE reading the clock: every ID in it was issued at a reading
             // taken before ours, so `now < last` means the clock really went back, not that
             // another thread read it a moment later than we did.
             let p = self.state.0.load(Ordering::Acquire);
-            let now = self.now_elapsed()?;
+            let (now, floor) = self.read()?;
             let last = p >> s;
             if now < last {
                 self.wait_rewind(&mut wait, (last - now) as u64)?;
                 continue;
             }
-            let start = (p + 1).max(now << s);
+            let start = (p + 1).max(floor);
             if start >> s > now {
                 self.wait_exhausted(&mut wait, now)?;
                 continue;
@@ -839,10 +1182,15 @@ impl Generator {
                 if wait.rewound {
                     bump(&self.stats.rewinds_waited, 1);
                 }
-                self.write_run(&mut out[filled..filled + k as usize], start);
+                runs.push((start, k as usize));
                 filled += k as usize;
                 wait = Wait::new();
             }
+        }
+        let mut at = 0;
+        for (start, k) in runs {
+            self.write_run(&mut out[at..at + k], start);
+            at += k;
         }
         Ok(())
     }
@@ -882,32 +1230,57 @@ impl Generator {
         // In a forked child a lease-backed generator takes its fresh slot here too.
         let fork_error = self.check_fork().err();
         let s = self.seq_bits;
-        let p = self.state.0.load(Ordering::Relaxed);
-        let issued = self.stats.completed.load(Ordering::Relaxed)
-            + if p >= 0 {
-                (p & self.seq_mask) as u64 + 1
-            } else {
-                0
-            };
+        let p = match self.closed_state.load(Ordering::Relaxed) {
+            NOT_CLOSED => self.state.0.load(Ordering::Relaxed),
+            closed => closed,
+        };
+        let issued = if self.sub_ms {
+            self.exact_issued.load(Ordering::Relaxed)
+        } else {
+            (self.stats.completed.load(Ordering::Relaxed)
+                + if p >= 0 {
+                    (p & self.seq_mask) as u64 + 1
+                } else {
+                    0
+                })
+            .saturating_sub(self.issued_before)
+        };
         let last_issued_ms = (p >= 0).then(|| self.epoch_ms + (p >> s));
         let reading = self.clock.now_ms();
         let wall_ms = *reading.as_ref().unwrap_or(&0);
+        let verdict = match &reading {
+            Ok(now) => self.forward.check(*now, || self.clock.boot_ms()),
+            Err(_) => Verdict::Trusted,
+        };
+        let clock_ahead_ms = match verdict {
+            Verdict::Ahead { ahead_ms, .. } => ahead_ms,
+            Verdict::Trusted => 0,
+        };
         let lead_ms = match last_issued_ms {
             Some(last) if reading.is_ok() => (last - wall_ms).max(0),
             _ => 0,
         };
-        let elapsed = i128::from(wall_ms) - i128::from(self.epoch_ms);
-        let lease = self
-            .lease
-            .as_ref()
-            .map(|l| l.health(self.node_id(), reading.as_ref().ok().copied()));
+        // While a forward step is in doubt, the time elapsed time vouches for (what a monotonic
+        // generator and the lease use).
+        let trusted_ms = match verdict {
+            Verdict::Ahead { expected_ms, .. } => expected_ms,
+            Verdict::Trusted => wall_ms,
+        };
+        let elapsed = i128::from(trusted_ms) - i128::from(self.epoch_ms);
         let limit = i128::from(self.lease_state.limit.load(StdOrdering::Relaxed));
         let next_ms = if self.mode == Mode::Monotonic {
             i128::from((p + 1).max((elapsed.max(0) as i64) << s) >> s)
         } else {
             elapsed
         };
-        let (status, reason) = if let Some(e) = fork_error {
+        let lease = self.lease.as_ref().map(|l| {
+            let mut h = l.health(self.node_id(), reading.as_ref().ok().map(|_| trusted_ms));
+            h.expired = !h.lost && !h.guard_waiting && next_ms > limit;
+            h
+        });
+        let (status, reason) = if self.lease_state.is_closed() {
+            (HealthStatus::Closed, "the generator is closed".to_string())
+        } else if let Some(e) = fork_error {
             if e.kind() == crate::error::ErrorKind::UsedAfterFork {
                 (HealthStatus::UsedAfterFork, "used after fork".to_string())
             } else {
@@ -923,19 +1296,52 @@ impl Generator {
             )
         } else if let Err(e) = &reading {
             (HealthStatus::ClockFailed, e.to_string())
-        } else if elapsed < 0 || elapsed > i128::from(self.max_elapsed) {
+        } else if let (
+            Mode::Strict,
+            Verdict::Ahead {
+                ahead_ms,
+                confirm_remaining_ms,
+                ..
+            },
+        ) = (self.mode, verdict)
+        {
+            (
+                HealthStatus::ClockAhead,
+                Error::ClockJumpedAhead {
+                    node_id: self.node_id(),
+                    ahead_ms,
+                    max_forward_step_ms: self.forward.max_step_ms().unwrap_or(0),
+                    confirm_remaining_ms,
+                }
+                .to_string(),
+            )
+        } else if elapsed < 0
+            || elapsed > i128::from(self.max_elapsed)
+            || next_ms > i128::from(self.max_elapsed)
+        {
             (
                 HealthStatus::ClockOutsideWindow,
-                self.overflow(wall_ms).to_string(),
+                if next_ms > i128::from(self.max_elapsed) && elapsed <= i128::from(self.max_elapsed)
+                {
+                    format!(
+                        "the next ID would pass the layout's last millisecond ({} ms): the window is spent",
+                        self.epoch_ms + self.max_elapsed
+                    )
+                } else {
+                    self.overflow(wall_ms).to_string()
+                },
             )
-        } else if lease.as_ref().is_some_and(|l| l.guard_waiting) {
+        } else if let Some(l) = lease.as_ref().filter(|l| l.guard_waiting) {
+            let refusal = self.lease_state.refusal(self.node_id(), trusted_ms);
             (
                 HealthStatus::RestartGuard,
-                self.lease_state
-                    .refusal(self.node_id(), wall_ms)
-                    .to_string(),
+                if l.guard_note.is_empty() {
+                    refusal.to_string()
+                } else {
+                    format!("{refusal} ({})", l.guard_note)
+                },
             )
-        } else if self.lease.is_some() && next_ms > limit {
+        } else if lease.as_ref().is_some_and(|l| l.expired) {
             (
                 HealthStatus::LeaseExpired,
                 Error::LeaseExpired {
@@ -996,7 +1402,123 @@ impl Generator {
             lead_refused: load(&self.stats.lead_refused),
             lease_renewals: self.lease_state.renewals(),
             lease_failures: self.lease_state.failures(),
+            clock_ahead_ms,
+            forward_refused: load(&self.stats.forward_refused),
+            clock_source: self.clock_source(),
+            clock_tick_ns: self.clock_tick_ns,
+            clock_note: self.clock_note.clone(),
             lease,
+        }
+    }
+
+    /// Stop issuing, for good, and give the node id back: a lease frees its slot, leaving as
+    /// the slot's high-water mark the last millisecond really issued from (never less than the
+    /// guard it started behind; with nothing issued, the time of closing), and a fixed node id
+    /// may be used by a new generator of this process, which continues after the last ID this
+    /// one issued (so even a successor in the same millisecond repeats nothing). Every later
+    /// call fails with [`Error::GeneratorClosed`]; a call in flight either completes before the close or
+    /// fails. Idempotent; dropping the generator closes it.
+    ///
+    /// ```
+    /// use polyflake::{ErrorKind, Generator, ManualClock};
+    /// let clock = ManualClock::new(1_704_067_200_005);
+    /// let g = Generator::builder(3).clock(clock.clone()).build().unwrap();
+    /// g.next_id().unwrap();
+    /// g.close();
+    /// assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::GeneratorClosed);
+    /// assert_eq!(g.health().status, polyflake::HealthStatus::Closed);
+    /// ```
+    pub fn close(&self) {
+        self.release(true);
+    }
+
+    /// Drop a lease-backed generator the way a crash would: its renewal stops and its slot is
+    /// freed, but the slot's high-water mark stays at its last renewal (a successor waits past
+    /// it). For simulations and tests of the restart guard; otherwise like [`Generator::close`].
+    pub fn abandon(self) {
+        self.release(false);
+    }
+
+    fn release(&self, clean: bool) {
+        // Shut the window first: no new call passes the window check after this.
+        self.lease_state.close();
+        // Then take the state word: a call in flight fails its compare-and-swap and finds the
+        // window shut, so no ID is issued after the last state is known.
+        let p = self.state.0.swap(CLOSED_STATE, Ordering::AcqRel);
+        if p == CLOSED_STATE {
+            return; // closed already
+        }
+        self.closed_state.store(p, Ordering::Relaxed);
+        if let Some(lease) = &self.lease {
+            let how = if clean {
+                Release::Clean {
+                    last_ms: (p >= 0).then(|| self.epoch_ms + (p >> self.seq_bits)),
+                    last_state: p,
+                }
+            } else {
+                Release::Crash
+            };
+            lease.close(fork::current_fork_generation(), how);
+        }
+        if let Some(c) = &self.claim {
+            c.release(p);
+        }
+    }
+
+    /// True once [`Generator::close`] has been called.
+    pub fn is_closed(&self) -> bool {
+        self.lease_state.is_closed()
+    }
+
+    /// Wait, up to `timeout`, while the restart guard holds (a lease's previous holder may have
+    /// issued up to a time this clock has not reached). Returns at once when nothing needs
+    /// waiting for; with the guard still holding at the deadline, returns its
+    /// [`Error::LeaseNotReady`]. A closed generator or a lost lease returns its error at once.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let g = polyflake::Generator::strict(904).unwrap();
+    /// g.wait_ready(Duration::from_secs(1)).unwrap(); // no lease: nothing to wait for
+    /// ```
+    pub fn wait_ready(&self, timeout: Duration) -> Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            self.check_fork()?;
+            let state = &*self.lease_state;
+            if state.is_closed() || state.is_lost() {
+                return Err(state.refusal(self.node_id(), 0));
+            }
+            let now = self.clock.now_ms()?;
+            let now = self.forward.trusted_now(now, || self.clock.boot_ms());
+            let Some(guard) = state.guard_until_ms().filter(|g| now <= *g) else {
+                return Ok(());
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(state.refusal(self.node_id(), now));
+            }
+            // The system clock is slept on in one go; an injected one is looked at often,
+            // since another thread moves it.
+            let step = match self.clock {
+                TimeSource::System => Duration::from_millis((guard - now + 1) as u64),
+                TimeSource::Injected(_) => Duration::from_millis(1),
+            };
+            std::thread::sleep(step.min(left));
+        }
+    }
+
+    /// Renew the lease now, as its background thread does every `reserve / 5`: check that the
+    /// slot is still ours, then write and publish `R = max(now + reserve, R)`. For simulations
+    /// on injected clocks, whose time does not follow the thread's real-time schedule. File
+    /// leases only.
+    pub fn renew_lease(&self) -> Result<()> {
+        self.check_fork()?;
+        match &self.lease {
+            Some(lease) => lease.renew_now(),
+            None => Err(Error::InvalidArgument {
+                name: "renew_lease",
+                reason: "this generator's node id does not come from a lease".to_string(),
+            }),
         }
     }
 }
@@ -1027,9 +1549,15 @@ pub enum HealthStatus {
     /// Lease: the high-water mark R was reached without a renewal (the store is unreachable);
     /// calls are refused until the store is back.
     LeaseExpired,
-    /// Lease: the lease was lost (etcd lease revoked or expired); the generator has stopped for
-    /// good.
+    /// Lease: the lease was lost (etcd lease revoked or expired, the slot file deleted or
+    /// replaced); the generator has stopped for good.
     LeaseLost,
+    /// Strict mode: the wall clock has stepped ahead of elapsed time by more than
+    /// `max_forward_step_ms` (`Health::clock_ahead_ms` says how far); calls are refused until it
+    /// comes back or the new offset has held for `forward_confirm_ms`.
+    ClockAhead,
+    /// The generator was closed.
+    Closed,
 }
 
 impl HealthStatus {
@@ -1046,8 +1574,26 @@ impl HealthStatus {
             HealthStatus::RestartGuard => "restart_guard",
             HealthStatus::LeaseExpired => "lease_expired",
             HealthStatus::LeaseLost => "lease_lost",
+            HealthStatus::ClockAhead => "clock_ahead",
+            HealthStatus::Closed => "closed",
         }
     }
+
+    /// Every status, in a fixed order (for tables and tests).
+    pub const ALL: [HealthStatus; 12] = [
+        HealthStatus::Ok,
+        HealthStatus::ClockBehind,
+        HealthStatus::ClockOutsideWindow,
+        HealthStatus::ClockFailed,
+        HealthStatus::ClockStuck,
+        HealthStatus::LeadTooLarge,
+        HealthStatus::UsedAfterFork,
+        HealthStatus::RestartGuard,
+        HealthStatus::LeaseExpired,
+        HealthStatus::LeaseLost,
+        HealthStatus::ClockAhead,
+        HealthStatus::Closed,
+    ];
 }
 
 /// A snapshot from [`Generator::health`]: ok or not and why, the clocks, and the counters.
@@ -1089,24 +1635,80 @@ pub struct Health {
     pub lease_renewals: u64,
     /// Failed lease renewals (0 unless the node id comes from a lease).
     pub lease_failures: u64,
+    /// How far the wall clock reads ahead of what elapsed time vouches for, while that is more
+    /// than `max_forward_step_ms` and not yet believed (0 otherwise). Strict mode reports
+    /// `clock_ahead` then; monotonic mode stays ok, issuing from the trusted time.
+    pub clock_ahead_ms: i64,
+    /// Strict calls refused because the clock had stepped ahead.
+    pub forward_refused: u64,
+    /// The clock reading in use (coarse only when asked for and fine enough).
+    pub clock_source: ClockSource,
+    /// The resolution of the system clock in use, from `clock_getres`, in ns: the coarse
+    /// clock's tick (4,000,000 at HZ=250) or the precise clock's; 0 for an injected clock.
+    pub clock_tick_ns: u64,
+    /// Why a requested coarse source is not in use (no coarse clock, or a tick over 10 ms);
+    /// empty otherwise.
+    pub clock_note: String,
     /// The lease's state (slot, high-water mark, restart guard), if the node id is leased.
     pub lease: Option<LeaseHealth>,
 }
 
+impl Health {
+    /// Every field by name, in declaration order (enums by their stable names, the lease as a
+    /// nested record or `Null`): how bindings copy a snapshot without listing its fields.
+    ///
+    /// ```
+    /// use polyflake::{Generator, ManualClock, Value};
+    /// let g = Generator::builder(7).clock(ManualClock::new(1_704_067_201_000)).build().unwrap();
+    /// g.next_id().unwrap();
+    /// let fields = g.health().fields();
+    /// assert_eq!(fields[0], ("ok", Value::Bool(true)));
+    /// assert!(fields.contains(&("ids_issued", Value::Int(1))));
+    /// assert!(fields.contains(&("lease", Value::Null)));
+    /// ```
+    pub fn fields(&self) -> Vec<(&'static str, Value)> {
+        use Value::{Bool, Int, Text};
+        vec![
+            ("ok", Bool(self.ok)),
+            ("status", Text(self.status.name().to_string())),
+            ("reason", Text(self.reason.clone())),
+            ("node_id", Int(self.node_id.into())),
+            ("source", Text(self.source.name().to_string())),
+            ("mode", Text(self.mode.name().to_string())),
+            ("last_issued_ms", Value::opt_int(self.last_issued_ms)),
+            ("wall_ms", Int(self.wall_ms.into())),
+            ("lead_ms", Int(self.lead_ms.into())),
+            ("ids_issued", Int(self.ids_issued.into())),
+            ("rewinds_waited", Int(self.rewinds_waited.into())),
+            ("rewinds_refused", Int(self.rewinds_refused.into())),
+            (
+                "sequence_exhaustions",
+                Int(self.sequence_exhaustions.into()),
+            ),
+            ("wait_sleeps", Int(self.wait_sleeps.into())),
+            ("ms_borrowed", Int(self.ms_borrowed.into())),
+            ("lead_refused", Int(self.lead_refused.into())),
+            ("lease_renewals", Int(self.lease_renewals.into())),
+            ("lease_failures", Int(self.lease_failures.into())),
+            ("clock_ahead_ms", Int(self.clock_ahead_ms.into())),
+            ("forward_refused", Int(self.forward_refused.into())),
+            ("clock_source", Text(self.clock_source.name().to_string())),
+            ("clock_tick_ns", Int(self.clock_tick_ns.into())),
+            ("clock_note", Text(self.clock_note.clone())),
+            (
+                "lease",
+                self.lease
+                    .as_ref()
+                    .map_or(Value::Null, |l| Value::Fields(l.fields())),
+            ),
+        ]
+    }
+}
+
 impl Drop for Generator {
-    /// A lease-backed generator frees its slot, leaving as the slot's high-water mark the last
-    /// millisecond it really issued from (never less than the guard it started behind), so a
-    /// successor waits only past that.
+    /// Dropping closes (see [`Generator::close`]).
     fn drop(&mut self) {
-        if let Some(lease) = &self.lease {
-            let p = self.state.0.load(Ordering::Relaxed);
-            let last = if p >= 0 {
-                self.epoch_ms + (p >> self.seq_bits)
-            } else {
-                i64::MIN
-            };
-            lease.close(registry::current_fork_generation(), Some(last));
-        }
+        self.release(true);
     }
 }
 

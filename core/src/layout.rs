@@ -43,6 +43,9 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The engine of the time-ordered 128-bit formats (UUIDv7, ULID): 48 bits of Unix ms, no
+    /// node, 15 bits below the millisecond. Not a Snowflake layout (node bits 0): internal.
+    pub(crate) const TIME_ORDERED: Layout = Layout::preset(48, 0, 15);
     /// 41/10/12: 69.68 years, 1,024 nodes, 4,096 IDs per ms per node.
     pub const DEFAULT: Layout = Layout::preset(41, 10, 12);
     /// 42/8/13: 139.37 years, 256 nodes, 8,192 IDs per ms per node.
@@ -240,15 +243,12 @@ impl Layout {
         let id = check_id(id)?;
         let shift = self.node_bits + self.sequence_bits;
         let elapsed = (id >> shift) as i64;
-        // Only an epoch within 2^61 ms of i64::MAX can overflow; say so rather than saturate.
-        let timestamp_ms = epoch_ms
-            .checked_add(elapsed)
-            .ok_or_else(|| Error::InvalidArgument {
-                name: "epoch_ms",
-                reason: format!(
-                    "{epoch_ms} plus the ID's {elapsed} ms is past the last Unix millisecond an i64 holds"
-                ),
-            })?;
+        let timestamp_ms = epoch_ms.checked_add(elapsed).ok_or_else(|| Error::InvalidArgument {
+            name: "epoch_ms",
+            reason: format!(
+                "epoch {epoch_ms} ms plus the ID's {elapsed} ms does not fit a signed 64-bit Unix time"
+            ),
+        })?;
         Ok(Decoded {
             timestamp_ms,
             node_id: ((id >> self.sequence_bits) & self.max_node_id()) as u32,

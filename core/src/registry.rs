@@ -1,36 +1,11 @@
-//! Process-wide rules: one live system-clock generator per (node id, epoch, layout), and the fork
-//! generation that makes a generator created before `fork()` refuse in the child.
+//! Process-wide rule: one live generator per (node id, epoch, layout) unless it runs on a test
+//! clock, and the last state word of each, so a successor never repeats its predecessor.
 
 use crate::error::{Error, Result};
+use crate::forklock::ForkLock;
 use crate::layout::Layout;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, Once};
-
-/// Bumped in every child process by a `pthread_atfork` handler. A generator remembers the value it
-/// was made under; a different value means "this is a forked child".
-static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
-static REGISTER_ATFORK: Once = Once::new();
-
-extern "C" fn on_fork_child() {
-    // Only an atomic increment: the child of a multi-threaded parent may run nothing that locks.
-    FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
-}
-
-/// The current fork generation, registering the child handler on first use.
-pub(crate) fn fork_generation() -> u64 {
-    REGISTER_ATFORK.call_once(|| {
-        // SAFETY: registering a handler that only touches an atomic is async-signal-safe.
-        unsafe { libc::pthread_atfork(None, None, Some(on_fork_child)) };
-    });
-    FORK_GENERATION.load(Ordering::SeqCst)
-}
-
-/// The fork generation without registering anything (the hot path's check).
-#[inline]
-pub(crate) fn current_fork_generation() -> u64 {
-    FORK_GENERATION.load(Ordering::Relaxed)
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Key {
@@ -39,39 +14,81 @@ struct Key {
     layout: Layout,
 }
 
-/// Live system-clock generators: key -> fork generation they were made under. An entry from an
-/// older generation belongs to the parent process and does not block the child.
-static LIVE: Mutex<Option<HashMap<Key, u64>>> = Mutex::new(None);
+#[derive(Debug)]
+struct Entry {
+    /// The fork generation of the live holder (meaningless when not live).
+    generation: u64,
+    live: bool,
+    /// The state word (`elapsed << seq_bits | seq`) of the last ID any generator of this key
+    /// issued in this process: a successor continues after it, so dropping a generator and
+    /// making a new one within the same millisecond cannot repeat its IDs.
+    last_state: i64,
+}
+
+/// Node ids in use in this process (and the last state of the ones that were).
+static LIVE: ForkLock<Option<HashMap<Key, Entry>>> = ForkLock::new(None);
 
 /// A claim on (node id, epoch, layout) in this process, released on drop.
 #[derive(Debug)]
 pub(crate) struct Claim {
     key: Key,
     generation: u64,
+    released: AtomicU64,
 }
 
-pub(crate) fn claim(node_id: u32, epoch_ms: i64, layout: Layout, generation: u64) -> Result<Claim> {
+/// Claim the node id. Returns the claim and the state word a new generator must start from
+/// (-1 when this process never issued from the key).
+pub(crate) fn claim(
+    node_id: u32,
+    epoch_ms: i64,
+    layout: Layout,
+    generation: u64,
+) -> Result<(Claim, i64)> {
     let key = Key {
         node_id,
         epoch_ms,
         layout,
     };
-    let mut live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    let mut live = LIVE.lock();
     let map = live.get_or_insert_with(HashMap::new);
-    if map.get(&key) == Some(&generation) {
+    let entry = map.entry(key).or_insert(Entry {
+        generation,
+        live: false,
+        last_state: -1,
+    });
+    if entry.live && entry.generation == generation {
         return Err(Error::NodeIdInUse { node_id });
     }
-    map.insert(key, generation);
-    Ok(Claim { key, generation })
+    entry.live = true;
+    entry.generation = generation;
+    Ok((
+        Claim {
+            key,
+            generation,
+            released: AtomicU64::new(0),
+        },
+        entry.last_state,
+    ))
+}
+
+impl Claim {
+    /// Give the node id back, recording the state of the last ID issued under it.
+    pub(crate) fn release(&self, last_state: i64) {
+        if self.released.swap(1, Ordering::SeqCst) != 0 {
+            return;
+        }
+        let mut live = LIVE.lock();
+        if let Some(entry) = live.as_mut().and_then(|m| m.get_mut(&self.key)) {
+            entry.last_state = entry.last_state.max(last_state);
+            if entry.generation == self.generation {
+                entry.live = false;
+            }
+        }
+    }
 }
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        let mut live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(map) = live.as_mut() {
-            if map.get(&self.key) == Some(&self.generation) {
-                map.remove(&self.key);
-            }
-        }
+        self.release(-1);
     }
 }

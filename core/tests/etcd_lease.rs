@@ -45,6 +45,11 @@ fn slots_are_exclusive_and_keys_are_laid_out() {
     let a = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
     let b = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
     assert_ne!(a.node_id(), b.node_id());
+    // A new slot (no mark yet) is guarded for a full reserve: a holder nobody can see any more
+    // may have reached that far.
+    assert_eq!(a.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
+    a.wait_ready(Duration::from_secs(5)).unwrap();
+    b.wait_ready(Duration::from_secs(5)).unwrap();
     let e = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NoFreeSlot);
     assert!(
@@ -93,6 +98,7 @@ fn slots_are_exclusive_and_keys_are_laid_out() {
     );
     let c = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
     assert_eq!(c.node_id(), freed);
+    c.wait_ready(Duration::from_secs(5)).unwrap();
     let r2 = c.health().lease.unwrap().guard_until_ms.unwrap();
     assert!(r2 <= r, "closing left R at the last issued ms, not above");
     assert!(ms(&c, c.next_id().unwrap()) > r2);
@@ -157,6 +163,7 @@ fn sigkilled_holder_and_a_successor_behind_its_high_water_mark() {
 fn etcd_stopped_issues_up_to_r_then_refuses_and_recovers_when_back() {
     let mut etcd = Etcd::start();
     let g = lease(opts(&etcd, "/pf-stop", 4), 2).build().unwrap();
+    g.wait_ready(Duration::from_secs(5)).unwrap();
     assert!(wait_until(Duration::from_secs(10), || g
         .health()
         .lease_renewals
@@ -200,6 +207,7 @@ fn etcd_stopped_issues_up_to_r_then_refuses_and_recovers_when_back() {
 fn revoking_the_lease_stops_the_generator_at_once() {
     let etcd = Etcd::start();
     let g = lease(opts(&etcd, "/pf-revoke", 4), 3).build().unwrap();
+    g.wait_ready(Duration::from_secs(5)).unwrap();
     g.next_id().unwrap();
     let leases = etcd.etcdctl(&["lease", "list"]).unwrap();
     // "found 1 leases" then one hex id per line.
@@ -254,5 +262,66 @@ fn bad_etcd_options_and_an_unreachable_cluster_are_clear_errors() {
     assert_eq!(
         lease(o, 4).build().unwrap_err().kind(),
         ErrorKind::InvalidNodeSource
+    );
+}
+
+#[test]
+fn an_etcd_store_serves_one_id_space() {
+    let etcd = Etcd::start();
+    let a = lease(opts(&etcd, "/pf-space", 4), 5).build().unwrap();
+    let e = lease(opts(&etcd, "/pf-space", 4), 5)
+        .layout(polyflake::Layout::BIG_FLEET)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::IdSpaceMismatch, "{e}");
+    assert!(e.to_string().contains("/pf-space"), "{e}");
+    let e = lease(opts(&etcd, "/pf-space", 4), 6).build().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::IdSpaceMismatch, "another epoch: {e}");
+    let space = etcd
+        .etcdctl(&["get", "/pf-space/space", "--print-value-only"])
+        .unwrap();
+    assert!(space.contains("layout=41/10/12"), "{space}");
+    drop(a);
+}
+
+#[test]
+fn the_mark_in_etcd_only_grows_and_an_edited_mark_loses_the_lease() {
+    let etcd = Etcd::start();
+    let g = lease(opts(&etcd, "/pf-mark", 1), 7).build().unwrap();
+    g.wait_ready(Duration::from_secs(5)).unwrap();
+    let last = g.next_id().unwrap();
+    let key = "/pf-mark/hwm/0000";
+    let read = || -> i64 {
+        etcd.etcdctl(&["get", key, "--print-value-only"])
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let r1 = read();
+    assert!(wait_until(Duration::from_secs(5), || read() > r1));
+    // Someone lowers the mark behind the holder's back (a stale write, an operator): the holder's
+    // next renewal compares the mark's revision with its own last write and stops, rather than
+    // going on as if R were still what it wrote.
+    etcd.etcdctl(&["put", key, "1"]).unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || g.health().status
+            == HealthStatus::LeaseLost),
+        "{:?}",
+        g.health()
+    );
+    assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::LeaseLost);
+    assert!(ms(&g, last) > 1);
+    drop(g);
+    // A successor finds the (lowered) mark and takes it at face value: the fault was the edit.
+    // A mark that is not a number is treated as a full reserve instead.
+    etcd.etcdctl(&["put", key, "garbage"]).unwrap();
+    let before = now_ms();
+    let s = lease(opts(&etcd, "/pf-mark", 1), 7).build().unwrap();
+    let guard = s.health().lease.unwrap().guard_until_ms.unwrap();
+    assert!(
+        guard >= before + 500,
+        "a damaged mark gives a full reserve: {}",
+        guard - before
     );
 }

@@ -14,6 +14,10 @@ pub const DEFAULT_ETCD_PREFIX: &str = "/polyflake";
 pub const DEFAULT_ETCD_TTL_S: i64 = 10;
 /// The default etcd connect (and per-request) timeout in milliseconds.
 pub const DEFAULT_ETCD_TIMEOUT_MS: u64 = 2_000;
+/// The default `max_guard_wait_ms` of both lease kinds: a free slot whose restart guard is
+/// longer than this (its previous holder issued that far in the future, after a clock stepped
+/// ahead) is taken only when no other slot is free (60 s).
+pub const DEFAULT_MAX_GUARD_WAIT_MS: u64 = 60_000;
 
 /// Where a generator's node id comes from. [`crate::Generator::builder`]`(n)` is
 /// `Generator::builder_from(NodeSource::Static(n))`.
@@ -85,6 +89,16 @@ impl NodeSourceKind {
             NodeSourceKind::Etcd => "etcd",
         }
     }
+    /// Every kind, in a fixed order (for tables and tests).
+    pub const ALL: [NodeSourceKind; 6] = [
+        NodeSourceKind::Static,
+        NodeSourceKind::Env,
+        NodeSourceKind::Hostname,
+        NodeSourceKind::Ipv4,
+        NodeSourceKind::FileLease,
+        NodeSourceKind::Etcd,
+    ];
+
     /// True for the two lease kinds.
     pub const fn is_lease(self) -> bool {
         matches!(self, NodeSourceKind::FileLease | NodeSourceKind::Etcd)
@@ -92,6 +106,34 @@ impl NodeSourceKind {
 }
 
 impl NodeSource {
+    /// The IPv4 source from an address in text and a prefix length as a binding received it,
+    /// checked here once for every binding: the address must be dotted-quad text and the prefix
+    /// 0 to 32 (whether it fits the node field is checked against the layout when the
+    /// generator is built).
+    ///
+    /// ```
+    /// use polyflake::{ErrorKind, NodeSource};
+    /// assert!(NodeSource::ipv4("10.1.7.9", 22).is_ok());
+    /// for bad in [33, 300, -1] {
+    ///     let e = NodeSource::ipv4("10.1.7.9", bad).unwrap_err();
+    ///     assert_eq!(e.kind(), ErrorKind::InvalidNodeSource);
+    ///     assert!(e.to_string().contains(&format!("/{bad} is not a prefix length")), "{e}");
+    /// }
+    /// assert!(NodeSource::ipv4("10.1.7", 22).is_err());
+    /// ```
+    pub fn ipv4(addr: &str, prefix_len: i128) -> Result<NodeSource> {
+        let addr: Ipv4Addr = addr.parse().map_err(|_| Error::InvalidNodeSource {
+            reason: format!("{addr:?} is not an IPv4 address (dotted quad such as 10.1.7.9)"),
+        })?;
+        let prefix_len = u8::try_from(prefix_len)
+            .ok()
+            .filter(|p| *p <= 32)
+            .ok_or_else(|| Error::InvalidNodeSource {
+                reason: format!("IPv4 prefix /{prefix_len} is not a prefix length (0 to 32)"),
+            })?;
+        Ok(NodeSource::Ipv4 { addr, prefix_len })
+    }
+
     /// This source's kind.
     pub fn kind(&self) -> NodeSourceKind {
         match self {
@@ -218,8 +260,12 @@ pub struct FileLeaseOptions {
     /// A stable identity: the slot it held before is tried first (default: the hostname).
     pub identity: Option<String>,
     /// How far ahead of the clock the high-water mark R is kept, in ms (default 5,000): the
-    /// longest a successor of a crashed holder waits.
+    /// longest a successor of a crashed holder waits. Use one reserve for every holder of a
+    /// store: a slot found without a complete record is guarded for the taker's own reserve.
     pub reserve_ms: u64,
+    /// A free slot whose restart guard is longer than this is taken only when no other slot is
+    /// free (default 60,000 ms), and health then says why.
+    pub max_guard_wait_ms: u64,
 }
 
 impl FileLeaseOptions {
@@ -230,14 +276,41 @@ impl FileLeaseOptions {
             slots: None,
             identity: None,
             reserve_ms: DEFAULT_RESERVE_MS,
+            max_guard_wait_ms: DEFAULT_MAX_GUARD_WAIT_MS,
         }
     }
 }
 
 impl Default for FileLeaseOptions {
-    /// The directory `polyflake-leases` under the system's temporary directory.
+    /// The [`default_lease_dir`].
     fn default() -> Self {
-        FileLeaseOptions::new(std::env::temp_dir().join("polyflake-leases"))
+        FileLeaseOptions::new(default_lease_dir())
+    }
+}
+
+/// The default lease directory: `$POLYFLAKE_LEASE_DIR` when that is set and not empty, else
+/// `/var/tmp/polyflake-leases` (the system's temporary directory where there is no `/var/tmp`).
+///
+/// Why there: it is one directory for every process of the host whoever runs it (a lease
+/// directory must be shared by every generator of an ID space), it survives reboots (so the
+/// restart guard's records do too), and cleaners leave it alone while it is in use: `/var/tmp`
+/// is cleaned only by age (30 days by systemd's default), a live holder rewrites its slot file
+/// every `reserve / 5`, and every holder keeps a shared `flock` on the directory, which
+/// `systemd-tmpfiles` honours by skipping it. `/tmp` may be a tmpfs that forgets at reboot,
+/// and `$XDG_RUNTIME_DIR` is removed when its user logs out.
+///
+/// ```
+/// assert!(polyflake::default_lease_dir().ends_with("polyflake-leases"));
+/// ```
+pub fn default_lease_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("POLYFLAKE_LEASE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let var_tmp = std::path::Path::new("/var/tmp");
+    if var_tmp.is_dir() {
+        var_tmp.join("polyflake-leases")
+    } else {
+        std::env::temp_dir().join("polyflake-leases")
     }
 }
 
@@ -266,6 +339,9 @@ pub struct EtcdLeaseOptions {
     pub identity: Option<String>,
     /// The timeout of connecting and of each request, in ms (default 2,000).
     pub connect_timeout_ms: u64,
+    /// A free slot whose restart guard is longer than this is taken only when no other slot is
+    /// free (default 60,000 ms), and health then says why.
+    pub max_guard_wait_ms: u64,
 }
 
 impl EtcdLeaseOptions {
@@ -279,6 +355,7 @@ impl EtcdLeaseOptions {
             slots: None,
             identity: None,
             connect_timeout_ms: DEFAULT_ETCD_TIMEOUT_MS,
+            max_guard_wait_ms: DEFAULT_MAX_GUARD_WAIT_MS,
         }
     }
 }
@@ -296,6 +373,7 @@ pub(crate) struct Common {
     pub slots: u32,
     pub identity: String,
     pub reserve_ms: i64,
+    pub max_guard_wait_ms: i64,
 }
 
 pub(crate) fn check_common(
@@ -303,6 +381,7 @@ pub(crate) fn check_common(
     slots: Option<u32>,
     identity: &Option<String>,
     reserve_ms: u64,
+    max_guard_wait_ms: u64,
 ) -> Result<Common> {
     let invalid = |reason: String| Error::InvalidNodeSource { reason };
     let all = layout.max_node_id() + 1;
@@ -318,6 +397,11 @@ pub(crate) fn check_common(
     if !(10..=86_400_000).contains(&reserve_ms) {
         return Err(invalid(format!(
             "reserve_ms = {reserve_ms} is out of range: 10 to 86400000"
+        )));
+    }
+    if max_guard_wait_ms > 31_536_000_000 {
+        return Err(invalid(format!(
+            "max_guard_wait_ms = {max_guard_wait_ms} is out of range: 0 to 31536000000 (a year)"
         )));
     }
     let identity = match identity {
@@ -336,5 +420,6 @@ pub(crate) fn check_common(
         slots,
         identity,
         reserve_ms: reserve_ms as i64,
+        max_guard_wait_ms: max_guard_wait_ms as i64,
     })
 }
