@@ -291,6 +291,10 @@ enum polyflake_node_source
    * A slot of an etcd lease (`polyflake_generator_new_etcd`).
    */
   POLYFLAKE_NODE_SOURCE_ETCD = 5,
+  /**
+   * A slot of a ZooKeeper lease (the core's `NodeSource::ZooKeeper`).
+   */
+  POLYFLAKE_NODE_SOURCE_ZOO_KEEPER = 6,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -320,6 +324,10 @@ enum polyflake_lease_kind
    * An etcd v3 cluster.
    */
   POLYFLAKE_LEASE_KIND_ETCD = 2,
+  /**
+   * A ZooKeeper ensemble.
+   */
+  POLYFLAKE_LEASE_KIND_ZOO_KEEPER = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

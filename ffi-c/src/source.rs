@@ -42,6 +42,8 @@ pub enum polyflake_node_source {
     FileLease = 4,
     /// A slot of an etcd lease (`polyflake_generator_new_etcd`).
     Etcd = 5,
+    /// A slot of a ZooKeeper lease (the core's `NodeSource::ZooKeeper`).
+    ZooKeeper = 6,
 }
 
 /// The ONE map from the core's source kinds. Exhaustive: a new core kind breaks the build.
@@ -53,18 +55,12 @@ pub(crate) const fn source_of(k: NodeSourceKind) -> polyflake_node_source {
         NodeSourceKind::Ipv4 => polyflake_node_source::Ipv4,
         NodeSourceKind::FileLease => polyflake_node_source::FileLease,
         NodeSourceKind::Etcd => polyflake_node_source::Etcd,
+        NodeSourceKind::ZooKeeper => polyflake_node_source::ZooKeeper,
     }
 }
 
 /// Every core source kind, to answer `polyflake_node_source_name` from the core's own names.
-const ALL_SOURCES: [NodeSourceKind; 6] = [
-    NodeSourceKind::Static,
-    NodeSourceKind::Env,
-    NodeSourceKind::Hostname,
-    NodeSourceKind::Ipv4,
-    NodeSourceKind::FileLease,
-    NodeSourceKind::Etcd,
-];
+const ALL_SOURCES: [NodeSourceKind; 7] = NodeSourceKind::ALL;
 
 /// Which store a generator's lease lives in (the `lease_kind` of `polyflake_health_snapshot`).
 #[repr(u32)]
@@ -76,6 +72,8 @@ pub enum polyflake_lease_kind {
     File = 1,
     /// An etcd v3 cluster.
     Etcd = 2,
+    /// A ZooKeeper ensemble.
+    ZooKeeper = 3,
 }
 
 /// The ONE map from the core's lease kinds (`None` when there is no lease).
@@ -84,6 +82,7 @@ pub(crate) const fn lease_kind_of(k: Option<LeaseKind>) -> polyflake_lease_kind 
         None => polyflake_lease_kind::None,
         Some(LeaseKind::File) => polyflake_lease_kind::File,
         Some(LeaseKind::Etcd) => polyflake_lease_kind::Etcd,
+        Some(LeaseKind::ZooKeeper) => polyflake_lease_kind::ZooKeeper,
     }
 }
 
