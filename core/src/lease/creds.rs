@@ -27,6 +27,7 @@ impl Credentials {
     }
 
     /// The user name, if any.
+    #[cfg_attr(not(feature = "zookeeper"), allow(dead_code))]
     pub fn username(&self) -> Option<&str> {
         self.user.as_ref().map(|(u, _)| u.as_str())
     }

@@ -36,6 +36,7 @@ pub(crate) fn store_error(where_: &str, what: &str, e: impl std::fmt::Display) -
 }
 
 /// An error and every error under it, `a: b: c` (TLS and gRPC errors hide the cause deep down).
+#[cfg_attr(not(feature = "etcd"), allow(dead_code))]
 pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut next = e.source();
@@ -51,6 +52,7 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Run `f` with a timeout; the error names what timed out.
+#[cfg_attr(not(feature = "etcd"), allow(dead_code))]
 pub(crate) async fn timed<T, E: std::fmt::Display>(
     d: Duration,
     what: &str,
@@ -178,6 +180,7 @@ pub(crate) type Taken<H> = (H, Option<Claim>, i64, i64, String);
 
 /// Publish a slot just taken and start its renewal thread, which runs `renew` on `rt` until the
 /// generator lets go.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn start_session<H, F, Fut>(
     rt: tokio::runtime::Runtime,
     thread_name: String,

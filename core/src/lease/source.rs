@@ -571,8 +571,13 @@ impl Default for ZooKeeperLeaseOptions {
     }
 }
 
-/// The TLS and authentication fields of a remote store's options (borrowed).
+/// The TLS and authentication fields of a remote store's options (borrowed). Without the
+/// `etcd` and `zookeeper` features only `Debug` reads them.
 #[derive(Clone, Copy)]
+#[cfg_attr(
+    not(all(any(feature = "etcd", feature = "zookeeper"), not(loom))),
+    allow(dead_code)
+)]
 pub(crate) struct CredentialOptions<'a> {
     /// `etcd` or `zookeeper`, for messages.
     pub store: &'static str,
