@@ -137,8 +137,9 @@ pub enum Error {
         /// The high-water mark R, Unix milliseconds.
         high_water_ms: i64,
     },
-    /// The lease was lost (the etcd lease was revoked or expired, or the slot key changed
-    /// hands): the generator stops at once and for good; make a new one.
+    /// The lease was lost (the etcd lease was revoked or expired, the ZooKeeper session expired,
+    /// or the slot key or znode was deleted or changed hands): the generator stops at once and
+    /// for good; make a new one.
     LeaseLost {
         /// The node id the lease held.
         node_id: u32,
