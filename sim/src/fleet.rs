@@ -6,12 +6,12 @@
 //! and a monotonic run of the same scenario see exactly the same requests and faults.
 
 use crate::clock::{LeapMode, NodeClock, US_PER_H, US_PER_MS, US_PER_S};
+use crate::queue::Queue;
 use crate::rng::Rng;
 use crate::scenario::{Scenario, LEAP_UNIX_MS};
 use crate::stats::RunStats;
 use polyflake::{FileLeaseOptions, Generator, Health, HealthStatus, Mode, NodeSource};
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::path::Path;
 
 /// Load and fault rates of a run (the command line's numbers).
@@ -66,30 +66,6 @@ enum Ev {
     BlueStop,
 }
 
-struct Item {
-    t: i64,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Item {
-    fn eq(&self, o: &Self) -> bool {
-        (self.t, self.seq) == (o.t, o.seq)
-    }
-}
-impl Eq for Item {}
-impl PartialOrd for Item {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Item {
-    // Reversed: BinaryHeap is a max-heap, the queue pops the earliest.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.t, o.seq).cmp(&(self.t, self.seq))
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Status {
     /// Not started yet, or stopped for good.
@@ -138,8 +114,7 @@ pub struct Run<'a> {
     lane_rng: Vec<Rng>,
     on_green: Vec<bool>,
     blue_stopped: bool,
-    queue: BinaryHeap<Item>,
-    seq: u64,
+    queue: Queue<Ev>,
     now: i64,
     lease_dir: Option<&'a Path>,
     shift: u32,
@@ -215,8 +190,7 @@ impl<'a> Run<'a> {
             lane_rng,
             on_green: vec![false; lanes],
             blue_stopped: false,
-            queue: BinaryHeap::new(),
-            seq: 0,
+            queue: Queue::new(),
             now: 0,
             lease_dir,
             shift: layout.node_bits() + layout.sequence_bits(),
@@ -228,12 +202,7 @@ impl<'a> Run<'a> {
     }
 
     fn push(&mut self, t: i64, ev: Ev) {
-        self.seq += 1;
-        self.queue.push(Item {
-            t,
-            seq: self.seq,
-            ev,
-        });
+        self.queue.push(t, ev);
     }
 
     /// Run to the end of the scenario; the IDs are checked for duplicates by the caller.

@@ -11,6 +11,7 @@
 
 mod clock;
 mod fleet;
+mod queue;
 mod report;
 mod rng;
 mod scenario;
@@ -39,7 +40,7 @@ pub struct Args {
     #[arg(long, default_value_t = 19)]
     pub seed: u64,
     /// Mean requests per second per node (Poisson).
-    #[arg(long, default_value_t = 10.0, value_parser = parse_rate)]
+    #[arg(long, default_value_t = 5.0, value_parser = parse_rate)]
     pub rate: f64,
     /// Mean bursts per node per hour (1-3 ms at 4,097-8,192 requests per ms).
     #[arg(long, default_value_t = 0.2, value_parser = parse_per_hour)]

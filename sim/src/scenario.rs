@@ -57,7 +57,7 @@ pub struct Scenario {
     pub blue_green: bool,
     /// The layout.
     pub layout: Layout,
-    /// Scale on the request and burst rates (a 26 h run carries a tenth of the load).
+    /// Scale on the request and burst rates (the 26 h run carries a twentieth of the load).
     pub load_scale: f64,
 }
 
@@ -110,11 +110,11 @@ pub fn all(hours: f64) -> Vec<Scenario> {
         },
         Scenario {
             name: "smear-24h",
-            about: "the whole 24 h smear and an hour either side, at a tenth of the load",
+            about: "the whole 24 h smear and an hour either side, at a twentieth of the load",
             start_unix_ms: LEAP_UNIX_MS - 13 * US_PER_H / 1000,
             length_us: 26 * US_PER_H,
             leap: Some(LeapFleet::Smear),
-            load_scale: 0.1,
+            load_scale: 0.05,
             ..base.clone()
         },
         Scenario {
