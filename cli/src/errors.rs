@@ -28,7 +28,8 @@ pub fn class(kind: ErrorKind) -> Class {
         | ErrorKind::InvalidEpoch
         | ErrorKind::InvalidArgument
         | ErrorKind::InvalidId
-        | ErrorKind::InvalidNodeSource => Class::BadInput,
+        | ErrorKind::InvalidNodeSource
+        | ErrorKind::IdSpaceMismatch => Class::BadInput,
         ErrorKind::ClockMovedBackwards
         | ErrorKind::TimestampOverflow
         | ErrorKind::LeadLimitExceeded
@@ -36,10 +37,12 @@ pub fn class(kind: ErrorKind) -> Class {
         | ErrorKind::LeaseNotReady
         | ErrorKind::LeaseExpired
         | ErrorKind::LeaseLost
-        | ErrorKind::LeaseStore => Class::Unavailable,
-        ErrorKind::NodeIdInUse | ErrorKind::UsedAfterFork | ErrorKind::NoFreeSlot => {
-            Class::Conflict
-        }
+        | ErrorKind::LeaseStore
+        | ErrorKind::ClockJumpedAhead => Class::Unavailable,
+        ErrorKind::NodeIdInUse
+        | ErrorKind::UsedAfterFork
+        | ErrorKind::NoFreeSlot
+        | ErrorKind::Closed => Class::Conflict,
     }
 }
 

@@ -42,6 +42,22 @@ pub trait Clock: Send + Sync {
     fn until_next_ms(&self) -> Duration {
         Duration::from_micros(200)
     }
+
+    /// Milliseconds on a clock that only moves with elapsed time and also counts time spent
+    /// suspended (Linux `CLOCK_BOOTTIME`). The generator compares the wall clock's progress
+    /// with it to tell a forward STEP of the wall clock (a bad NTP server, a VM restored with a
+    /// wrong clock) from time that really passed. The default reads the system's boot clock,
+    /// which suits any clock that follows real time (a wrapper around the system clock).
+    fn boot_ms(&self) -> i64 {
+        SystemClock::boot_ms()
+    }
+
+    /// True only for the test clocks ([`ManualClock`], [`ScriptedClock`]): generators on them
+    /// are independent of each other and exempt from the one-generator-per-node-id rule. Any
+    /// other clock (a user's own time source) is treated like the system clock there.
+    fn is_test_clock(&self) -> bool {
+        false
+    }
 }
 
 /// The operating system's wall clock (`CLOCK_REALTIME`).
@@ -56,13 +72,7 @@ pub struct SystemClock;
 impl SystemClock {
     #[inline]
     fn timespec() -> libc::timespec {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec; CLOCK_REALTIME always exists on Linux.
-        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-        ts
+        read_clock(libc::CLOCK_REALTIME)
     }
 
     /// The system wall clock in Unix milliseconds, read directly (the generator's hot path).
@@ -73,6 +83,30 @@ impl SystemClock {
         let ts = Self::timespec();
         ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000
     }
+
+    /// The boot clock (`CLOCK_BOOTTIME`: never steps, counts suspend) in milliseconds.
+    ///
+    /// ```
+    /// let a = polyflake::SystemClock::boot_ms();
+    /// assert!(polyflake::SystemClock::boot_ms() >= a);
+    /// ```
+    #[allow(clippy::unnecessary_cast)]
+    pub fn boot_ms() -> i64 {
+        let ts = read_clock(libc::CLOCK_BOOTTIME);
+        ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000
+    }
+}
+
+#[inline]
+fn read_clock(id: libc::clockid_t) -> libc::timespec {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_REALTIME and CLOCK_BOOTTIME always exist
+    // on Linux.
+    unsafe { libc::clock_gettime(id, &mut ts) };
+    ts
 }
 
 impl Clock for SystemClock {
@@ -89,6 +123,12 @@ impl Clock for SystemClock {
 
 /// A clock that only moves when told to: for tests and simulations.
 ///
+/// It has two readings, like a real host: the wall clock (`now_ms`) and a boot clock
+/// (`boot_ms`) that counts elapsed time. [`ManualClock::set`] and [`ManualClock::advance`] STEP
+/// the wall clock alone (what NTP, an operator or a leap second does); [`ManualClock::elapse`]
+/// lets time pass, moving both. A wall clock that runs ahead of elapsed time by more than the
+/// generator's `max_forward_step_ms` is a forward step the generator does not trust.
+///
 /// Clones share one reading, so a test can keep a handle and move the clock a generator reads.
 ///
 /// ```
@@ -99,31 +139,45 @@ impl Clock for SystemClock {
 /// assert_eq!(c.now_ms().unwrap(), 1_005);
 /// handle.set(400);
 /// assert_eq!(c.now_ms().unwrap(), 400);
+/// handle.elapse(60);
+/// assert_eq!((c.now_ms().unwrap(), c.boot_ms()), (460, 60));
 /// ```
 #[derive(Debug, Clone)]
 pub struct ManualClock {
     ms: std::sync::Arc<AtomicI64>,
+    boot: std::sync::Arc<AtomicI64>,
 }
 
 impl ManualClock {
-    /// A clock reading `start_ms`.
+    /// A clock reading `start_ms`, whose boot clock reads 0.
     pub fn new(start_ms: i64) -> ManualClock {
         ManualClock {
             ms: std::sync::Arc::new(AtomicI64::new(start_ms)),
+            boot: std::sync::Arc::new(AtomicI64::new(0)),
         }
     }
 
-    /// Set the reading (backwards is allowed: that is a rewind).
+    /// Step the wall reading to `ms` (backwards is a rewind, forwards a forward step).
     pub fn set(&self, ms: i64) {
         self.ms.store(ms, Ordering::SeqCst);
     }
 
-    /// Move the reading by `delta_ms` (negative moves it back).
+    /// Step the wall reading by `delta_ms` (negative moves it back). Elapsed time does not
+    /// move: use [`ManualClock::elapse`] for time passing.
     pub fn advance(&self, delta_ms: i64) {
         self.ms.fetch_add(delta_ms, Ordering::SeqCst);
     }
 
-    /// The current reading.
+    /// Let `ms` milliseconds pass: the boot clock and the wall clock both move forward by it.
+    pub fn elapse(&self, ms: u64) {
+        let ms = i64::try_from(ms).unwrap_or(i64::MAX);
+        // Boot first: a reader that sees the new wall reading then also sees the new boot
+        // reading, so a concurrent call never mistakes passing time for a forward step.
+        self.boot.fetch_add(ms, Ordering::SeqCst);
+        self.ms.fetch_add(ms, Ordering::SeqCst);
+    }
+
+    /// The current wall reading.
     pub fn get(&self) -> i64 {
         self.ms.load(Ordering::SeqCst)
     }
@@ -133,10 +187,19 @@ impl Clock for ManualClock {
     fn now_ms(&self) -> Result<i64, ClockError> {
         Ok(self.get())
     }
+    fn boot_ms(&self) -> i64 {
+        self.boot.load(Ordering::SeqCst)
+    }
+    fn is_test_clock(&self) -> bool {
+        true
+    }
 }
 
 /// A clock that returns prepared readings in order, then ticks forward 1 ms per read: the design
 /// text's `scripted_clock`, for making a clock jump back, stop or retreat on every read.
+///
+/// Its boot clock counts reads: every reading is one millisecond of elapsed time, so the ticks
+/// after the script are time passing, and a scripted jump ahead is a forward step.
 ///
 /// ```
 /// use polyflake::{Clock, ScriptedClock};
@@ -187,6 +250,13 @@ impl Clock for ScriptedClock {
         s.last = value;
         Ok(value)
     }
+    fn boot_ms(&self) -> i64 {
+        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        i64::try_from(s.next).unwrap_or(i64::MAX)
+    }
+    fn is_test_clock(&self) -> bool {
+        true
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
@@ -195,5 +265,11 @@ impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
     }
     fn until_next_ms(&self) -> Duration {
         (**self).until_next_ms()
+    }
+    fn boot_ms(&self) -> i64 {
+        (**self).boot_ms()
+    }
+    fn is_test_clock(&self) -> bool {
+        (**self).is_test_clock()
     }
 }

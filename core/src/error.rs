@@ -150,6 +150,37 @@ pub enum Error {
         /// What failed, naming the store.
         reason: String,
     },
+    /// Strict mode: the wall clock is further ahead of the time elapsed since it was last
+    /// trusted than `max_forward_step_ms` (a bad NTP server, a VM restored with a wrong clock).
+    /// Issuing now would put IDs in the future that nothing remembers after the correction, so
+    /// the call is refused until the clock comes back or the new offset has held for
+    /// `forward_confirm_ms`.
+    ClockJumpedAhead {
+        /// The generator's node id.
+        node_id: u32,
+        /// How far the reading is ahead of what elapsed time vouches for, in ms.
+        ahead_ms: i64,
+        /// The bound on a forward step, in ms.
+        max_forward_step_ms: u64,
+        /// How much longer the new offset must hold before it is believed, in ms.
+        confirm_remaining_ms: i64,
+    },
+    /// A lease store already belongs to another ID space (epoch and layout): two generators
+    /// of different spaces on one store could spell the same number with different node ids.
+    IdSpaceMismatch {
+        /// The lease directory, or the etcd endpoints and prefix.
+        store: String,
+        /// The space recorded in the store.
+        store_space: String,
+        /// This generator's space.
+        our_space: String,
+    },
+    /// The generator was closed: it issues nothing more (its node id, or its lease's slot,
+    /// may already belong to another generator).
+    Closed {
+        /// The generator's node id.
+        node_id: u32,
+    },
 }
 
 /// The kind of an [`Error`], without its data: what bindings match on to pick an exception class,
@@ -192,11 +223,17 @@ pub enum ErrorKind {
     LeaseLost,
     /// See [`Error::LeaseStore`].
     LeaseStore,
+    /// See [`Error::ClockJumpedAhead`].
+    ClockJumpedAhead,
+    /// See [`Error::IdSpaceMismatch`].
+    IdSpaceMismatch,
+    /// See [`Error::Closed`].
+    Closed,
 }
 
 impl ErrorKind {
     /// Every kind, in a fixed order (for tables and tests).
-    pub const ALL: [ErrorKind; 18] = [
+    pub const ALL: [ErrorKind; 21] = [
         ErrorKind::InvalidLayout,
         ErrorKind::UnknownLayout,
         ErrorKind::InvalidNodeId,
@@ -215,6 +252,9 @@ impl ErrorKind {
         ErrorKind::LeaseExpired,
         ErrorKind::LeaseLost,
         ErrorKind::LeaseStore,
+        ErrorKind::ClockJumpedAhead,
+        ErrorKind::IdSpaceMismatch,
+        ErrorKind::Closed,
     ];
 
     /// A stable SCREAMING_SNAKE_CASE code: Node's `err.code`, the scenario files' error names.
@@ -242,6 +282,9 @@ impl ErrorKind {
             ErrorKind::LeaseExpired => "LEASE_EXPIRED",
             ErrorKind::LeaseLost => "LEASE_LOST",
             ErrorKind::LeaseStore => "LEASE_STORE",
+            ErrorKind::ClockJumpedAhead => "CLOCK_JUMPED_AHEAD",
+            ErrorKind::IdSpaceMismatch => "ID_SPACE_MISMATCH",
+            ErrorKind::Closed => "CLOSED",
         }
     }
 
@@ -257,6 +300,7 @@ impl ErrorKind {
                 | ErrorKind::InvalidArgument
                 | ErrorKind::InvalidId
                 | ErrorKind::InvalidNodeSource
+                | ErrorKind::IdSpaceMismatch
         )
     }
 }
@@ -294,6 +338,133 @@ impl Error {
             Error::LeaseExpired { .. } => ErrorKind::LeaseExpired,
             Error::LeaseLost { .. } => ErrorKind::LeaseLost,
             Error::LeaseStore { .. } => ErrorKind::LeaseStore,
+            Error::ClockJumpedAhead { .. } => ErrorKind::ClockJumpedAhead,
+            Error::IdSpaceMismatch { .. } => ErrorKind::IdSpaceMismatch,
+            Error::Closed { .. } => ErrorKind::Closed,
+        }
+    }
+
+    /// The error's data as named fields, in declaration order: what bindings attach to their
+    /// exception or error objects (Python attributes, Node properties), so none of them lists
+    /// the variants by hand.
+    ///
+    /// ```
+    /// use polyflake::{Error, Value};
+    /// let e = Error::LeaseNotReady { node_id: 7, remaining_ms: 40 };
+    /// assert_eq!(e.fields(), vec![("node_id", Value::Int(7)), ("remaining_ms", Value::Int(40))]);
+    /// ```
+    pub fn fields(&self) -> Vec<(&'static str, Value)> {
+        use Value::{Bool, Float, Int, Text};
+        let text = |s: &str| Text(s.to_string());
+        match self {
+            Error::InvalidLayout {
+                timestamp_bits,
+                node_bits,
+                sequence_bits,
+            } => vec![
+                ("timestamp_bits", Int((*timestamp_bits).into())),
+                ("node_bits", Int((*node_bits).into())),
+                ("sequence_bits", Int((*sequence_bits).into())),
+            ],
+            Error::UnknownLayout { name } => vec![("name", text(name))],
+            Error::InvalidNodeId { node_id, max } => {
+                vec![("node_id", Int(*node_id)), ("max", Int((*max).into()))]
+            }
+            Error::InvalidEpoch {
+                epoch_ms,
+                now_ms,
+                reason,
+            } => vec![
+                ("epoch_ms", Int((*epoch_ms).into())),
+                ("now_ms", Int((*now_ms).into())),
+                ("reason", text(reason)),
+            ],
+            Error::InvalidArgument { name, reason } => {
+                vec![("name", text(name)), ("reason", text(reason))]
+            }
+            Error::InvalidId { input, reason } => {
+                vec![("input", text(input)), ("reason", text(reason))]
+            }
+            Error::ClockMovedBackwards {
+                node_id,
+                behind_ms,
+                stuck,
+                max_wait_ms,
+            } => vec![
+                ("node_id", Int((*node_id).into())),
+                ("behind_ms", Int((*behind_ms).into())),
+                ("stuck", Bool(*stuck)),
+                ("max_wait_ms", Float(*max_wait_ms)),
+            ],
+            Error::TimestampOverflow {
+                unix_ms,
+                epoch_ms,
+                max_elapsed_ms,
+            } => vec![
+                ("unix_ms", Int((*unix_ms).into())),
+                ("epoch_ms", Int((*epoch_ms).into())),
+                ("max_elapsed_ms", Int((*max_elapsed_ms).into())),
+            ],
+            Error::LeadLimitExceeded {
+                node_id,
+                lead_ms,
+                max_lead_ms,
+            } => vec![
+                ("node_id", Int((*node_id).into())),
+                ("lead_ms", Int((*lead_ms).into())),
+                ("max_lead_ms", Int((*max_lead_ms).into())),
+            ],
+            Error::NodeIdInUse { node_id }
+            | Error::UsedAfterFork { node_id }
+            | Error::Closed { node_id } => vec![("node_id", Int((*node_id).into()))],
+            Error::ClockFailed { reason }
+            | Error::InvalidNodeSource { reason }
+            | Error::LeaseStore { reason } => vec![("reason", text(reason))],
+            Error::NoFreeSlot {
+                dir_or_prefix,
+                slots,
+            } => vec![
+                ("dir_or_prefix", text(dir_or_prefix)),
+                ("slots", Int((*slots).into())),
+            ],
+            Error::LeaseNotReady {
+                node_id,
+                remaining_ms,
+            } => vec![
+                ("node_id", Int((*node_id).into())),
+                ("remaining_ms", Int((*remaining_ms).into())),
+            ],
+            Error::LeaseExpired {
+                node_id,
+                high_water_ms,
+            } => vec![
+                ("node_id", Int((*node_id).into())),
+                ("high_water_ms", Int((*high_water_ms).into())),
+            ],
+            Error::LeaseLost { node_id, reason } => vec![
+                ("node_id", Int((*node_id).into())),
+                ("reason", text(reason)),
+            ],
+            Error::ClockJumpedAhead {
+                node_id,
+                ahead_ms,
+                max_forward_step_ms,
+                confirm_remaining_ms,
+            } => vec![
+                ("node_id", Int((*node_id).into())),
+                ("ahead_ms", Int((*ahead_ms).into())),
+                ("max_forward_step_ms", Int((*max_forward_step_ms).into())),
+                ("confirm_remaining_ms", Int((*confirm_remaining_ms).into())),
+            ],
+            Error::IdSpaceMismatch {
+                store,
+                store_space,
+                our_space,
+            } => vec![
+                ("store", text(store)),
+                ("store_space", text(store_space)),
+                ("our_space", text(our_space)),
+            ],
         }
     }
 
@@ -403,11 +574,45 @@ impl fmt::Display for Error {
                 "lease lost for node {node_id}: {reason}; this generator stops for good, make a new one"
             ),
             Error::LeaseStore { reason } => write!(f, "lease store error: {reason}"),
+            Error::ClockJumpedAhead {
+                node_id,
+                ahead_ms,
+                max_forward_step_ms,
+                confirm_remaining_ms,
+            } => write!(
+                f,
+                "clock jumped ahead on node {node_id}: it reads {ahead_ms} ms past what elapsed time vouches for (max_forward_step_ms = {max_forward_step_ms}); refusing to issue from it until it comes back, or until the new offset has held for another {confirm_remaining_ms} ms"
+            ),
+            Error::IdSpaceMismatch {
+                store,
+                store_space,
+                our_space,
+            } => write!(
+                f,
+                "the lease store {store} belongs to the ID space {store_space}, and this generator mints in {our_space}: one store serves one ID space (use another directory or prefix)"
+            ),
+            Error::Closed { node_id } => write!(
+                f,
+                "this generator (node {node_id}) is closed: it issues nothing more; make a new one"
+            ),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+/// One field of an error or a health snapshot, as [`Error::fields`] hands it to bindings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// An integer (wide enough for every count, time and node id).
+    Int(i128),
+    /// A number with a fraction (wait budgets).
+    Float(f64),
+    /// A flag.
+    Bool(bool),
+    /// Text.
+    Text(String),
+}
 
 /// Shorthand for results whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

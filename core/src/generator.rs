@@ -5,8 +5,14 @@
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
+use crate::forward::{
+    ForwardGuard, Verdict, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS,
+    MAX_FORWARD_SETTING_MS,
+};
 use crate::layout::{Decoded, Layout, DEFAULT_EPOCH_MS};
-use crate::lease::{LeaseHealth, LeaseRuntime, LeaseState, NodeSource, NodeSourceKind};
+use crate::lease::{
+    LeaseHealth, LeaseRuntime, LeaseState, NodeSource, NodeSourceKind, Release, SlotContext,
+};
 use crate::registry::{self, Claim};
 use crate::sync::{AtomicI64, AtomicU64, Ordering};
 use std::fmt;
@@ -67,6 +73,13 @@ impl ClockSource {
             ClockSource::Injected(c) => c.until_next_ms(),
         }
     }
+
+    fn boot_ms(&self) -> i64 {
+        match self {
+            ClockSource::System => SystemClock::boot_ms(),
+            ClockSource::Injected(c) => c.boot_ms(),
+        }
+    }
 }
 
 /// Settings for a generator. Make one with [`Generator::builder`].
@@ -91,6 +104,8 @@ pub struct Builder {
     epoch_ms: i64,
     max_wait_ms: f64,
     max_lead_ms: Option<i64>,
+    max_forward_step_ms: Option<u64>,
+    forward_confirm_ms: u64,
     clock: Option<Arc<dyn Clock>>,
 }
 
@@ -103,6 +118,8 @@ impl fmt::Debug for Builder {
             .field("epoch_ms", &self.epoch_ms)
             .field("max_wait_ms", &self.max_wait_ms)
             .field("max_lead_ms", &self.max_lead_ms)
+            .field("max_forward_step_ms", &self.max_forward_step_ms)
+            .field("forward_confirm_ms", &self.forward_confirm_ms)
             .field("injected_clock", &self.clock.is_some())
             .finish()
     }
@@ -136,10 +153,28 @@ impl Builder {
         self.max_lead_ms = max_lead_ms;
         self
     }
-    /// Read time from this clock instead of the system clock. Generators on an injected clock
-    /// are independent of each other and of the one-node-id-per-process rule, and their clock is
-    /// not read until the first call (so a [`crate::ScriptedClock`]'s first value goes to the
-    /// first ID).
+    /// How far ahead of the time elapsed since it was last trusted the wall clock may read
+    /// before it is a forward STEP, in ms (default 60,000; `None` turns the check off). A
+    /// reading past it is not issued from (strict mode refuses with
+    /// [`Error::ClockJumpedAhead`]; monotonic mode keeps its floor at the trusted time; a lease
+    /// does not move R to it) until it comes back, or until the new offset has held for
+    /// `forward_confirm_ms`.
+    pub fn max_forward_step_ms(mut self, max_forward_step_ms: Option<u64>) -> Self {
+        self.max_forward_step_ms = max_forward_step_ms;
+        self
+    }
+    /// How long a stepped-ahead clock must hold its new offset before it is believed as a
+    /// correction, in ms of elapsed time (default 300,000: as long as NTP itself waits before
+    /// stepping).
+    pub fn forward_confirm_ms(mut self, forward_confirm_ms: u64) -> Self {
+        self.forward_confirm_ms = forward_confirm_ms;
+        self
+    }
+    /// Read time from this clock instead of the system clock. Its clock is not read until the
+    /// first call (so a [`crate::ScriptedClock`]'s first value goes to the first ID).
+    /// Generators on the test clocks ([`crate::ManualClock`], [`crate::ScriptedClock`]) are
+    /// independent of each other and of the one-node-id-per-process rule; any other clock
+    /// follows that rule like the system clock.
     pub fn clock<C: Clock + 'static>(mut self, clock: C) -> Self {
         self.clock = Some(Arc::new(clock));
         self
@@ -180,6 +215,25 @@ impl Builder {
                 });
             }
         }
+        if let Some(step) = self.max_forward_step_ms {
+            if step == 0 || step > MAX_FORWARD_SETTING_MS {
+                return Err(Error::InvalidArgument {
+                    name: "max_forward_step_ms",
+                    reason: format!(
+                        "{step} is out of range: 1 to {MAX_FORWARD_SETTING_MS} (or none to turn the check off)"
+                    ),
+                });
+            }
+        }
+        if self.forward_confirm_ms > MAX_FORWARD_SETTING_MS {
+            return Err(Error::InvalidArgument {
+                name: "forward_confirm_ms",
+                reason: format!(
+                    "{} is out of range: 0 to {MAX_FORWARD_SETTING_MS}",
+                    self.forward_confirm_ms
+                ),
+            });
+        }
         let system_now = SystemClock::read_ms();
         let bad_epoch = |reason| Error::InvalidEpoch {
             epoch_ms: self.epoch_ms,
@@ -204,42 +258,54 @@ impl Builder {
                 (ClockSource::System, true)
             }
         };
+        // Only the test clocks are exempt from the one-generator-per-node-id rule.
+        let claims = match &clock {
+            ClockSource::System => true,
+            ClockSource::Injected(c) => !c.is_test_clock(),
+        };
+        let forward = Arc::new(ForwardGuard::new(
+            self.max_forward_step_ms,
+            self.forward_confirm_ms,
+        ));
+        if system {
+            // Anchor the system clock now; an injected clock is not read before the first call.
+            forward.check(system_now, SystemClock::boot_ms);
+        }
         let lease_state = Arc::new(LeaseState::unleased(layout, self.epoch_ms));
-        let (node_id, claim, lease) = match fixed_node_id {
+        let (node_id, claim, start_state, lease) = match fixed_node_id {
             Some(node_id) => {
-                let claim = if system {
-                    Some(registry::claim(
-                        node_id,
-                        self.epoch_ms,
-                        layout,
-                        fork_generation,
-                    )?)
+                let (claim, resume) = if claims {
+                    let (c, resume) =
+                        registry::claim(node_id, self.epoch_ms, layout, fork_generation)?;
+                    (Some(c), resume)
                 } else {
-                    None
+                    (None, -1)
                 };
-                (node_id, claim, None)
+                (node_id, claim, resume, None)
             }
             None => {
                 let lease_clock: Arc<dyn Clock> = match &clock {
                     ClockSource::System => Arc::new(SystemClock),
                     ClockSource::Injected(c) => c.clone(),
                 };
-                let (runtime, slot) = LeaseRuntime::acquire(
-                    self.source,
+                let ctx = SlotContext {
                     layout,
-                    self.epoch_ms,
-                    lease_clock,
-                    system,
-                    lease_state.clone(),
-                    fork_generation,
-                )?;
-                (slot, None, Some(runtime))
+                    epoch_ms: self.epoch_ms,
+                    clock: lease_clock,
+                    forward: forward.clone(),
+                    state: lease_state.clone(),
+                    claims,
+                    system_clock: system,
+                    generation: fork_generation,
+                };
+                let (runtime, slot) = LeaseRuntime::acquire(self.source, ctx, fork_generation)?;
+                (slot, None, -1, Some(runtime))
             }
         };
         let seq_bits = layout.sequence_bits();
         let max_wait = Duration::from_secs_f64(self.max_wait_ms / 1000.0);
         Ok(Generator {
-            state: PaddedState(AtomicI64::new(-1)),
+            state: PaddedState(AtomicI64::new(start_state)),
             seq_bits,
             ts_shift: layout.node_bits() + seq_bits,
             seq_mask: layout.max_sequence() as i64,
@@ -257,10 +323,17 @@ impl Builder {
             max_lead_ms: self.max_lead_ms,
             stats: Stats::default(),
             stuck_at: AtomicI64::new(NOT_STUCK),
+            closed_state: AtomicI64::new(NOT_CLOSED),
+            issued_before: if start_state >= 0 {
+                (start_state & layout.max_sequence() as i64) as u64 + 1
+            } else {
+                0
+            },
+            forward,
             lease_state,
             lease,
             source_kind,
-            _claim: claim,
+            claim,
         })
     }
 }
@@ -280,10 +353,16 @@ struct Stats {
     wait_sleeps: AtomicU64,
     ms_borrowed: AtomicU64,
     lead_refused: AtomicU64,
+    forward_refused: AtomicU64,
 }
 
 /// No stuck refusal recorded (see `Generator::stuck_at`).
 const NOT_STUCK: i64 = i64::MIN;
+/// The state word of a closed generator: far past every layout's window (so every step from it
+/// is refused) yet far enough from `i64::MAX` that adding a batch cannot overflow.
+const CLOSED_STATE: i64 = i64::MAX / 4;
+/// `closed_state` before the generator is closed.
+const NOT_CLOSED: i64 = i64::MIN;
 
 fn bump(counter: &AtomicU64, by: u64) {
     counter.fetch_add(by, Ordering::Relaxed);
@@ -325,12 +404,19 @@ pub struct Generator {
     /// The elapsed ms at which a strict call last gave up on a clock that did not advance;
     /// health reports the clock stuck until it reads past this.
     stuck_at: AtomicI64,
-    /// The issuing window (`floor < now`, `ms <= limit`): fixed without a lease, moved by the
-    /// lease's background thread with one.
+    /// The state word as it was when the generator was closed (for health).
+    closed_state: AtomicI64,
+    /// IDs of the starting millisecond issued by a predecessor with this node id (the state
+    /// continues after them), which `ids_issued` must not count.
+    issued_before: u64,
+    /// Whether a wall reading is a forward step (shared with the lease's renewal).
+    forward: Arc<ForwardGuard>,
+    /// The issuing window (`floor < now`, `ms <= limit`): fixed without a lease (until
+    /// closed), moved by the lease's background thread with one.
     lease_state: Arc<LeaseState>,
     lease: Option<LeaseRuntime>,
     source_kind: NodeSourceKind,
-    _claim: Option<Claim>,
+    claim: Option<Claim>,
 }
 
 impl fmt::Debug for Generator {
@@ -387,9 +473,12 @@ impl Generator {
     /// let dir = std::env::temp_dir().join(format!("polyflake-doc-{}", std::process::id()));
     /// let mut opts = FileLeaseOptions::new(&dir);
     /// opts.slots = Some(4);
+    /// opts.reserve_ms = 50;
     /// let a = Generator::builder_from(NodeSource::FileLease(opts.clone())).build().unwrap();
     /// let b = Generator::builder_from(NodeSource::FileLease(opts)).build().unwrap();
     /// assert_ne!(a.node_id(), b.node_id()); // two slots of one directory
+    /// // A new slot file is guarded for one reserve (nobody can tell who held it before).
+    /// a.wait_ready(std::time::Duration::from_secs(1)).unwrap();
     /// assert!(a.next_id().unwrap() > 0);
     /// # drop((a, b)); std::fs::remove_dir_all(&dir).unwrap();
     /// ```
@@ -401,6 +490,8 @@ impl Generator {
             epoch_ms: DEFAULT_EPOCH_MS,
             max_wait_ms: DEFAULT_MAX_WAIT_MS,
             max_lead_ms: None,
+            max_forward_step_ms: Some(DEFAULT_MAX_FORWARD_STEP_MS),
+            forward_confirm_ms: DEFAULT_FORWARD_CONFIRM_MS,
             clock: None,
         }
     }
@@ -461,6 +552,14 @@ impl Generator {
     pub fn has_injected_clock(&self) -> bool {
         matches!(self.clock, ClockSource::Injected(_))
     }
+    /// The bound on a forward step of the wall clock, in ms (`None`: no check).
+    pub fn max_forward_step_ms(&self) -> Option<u64> {
+        self.forward.max_step_ms()
+    }
+    /// How long a stepped-ahead clock must hold before it is believed, in ms.
+    pub fn forward_confirm_ms(&self) -> u64 {
+        self.forward.confirm_ms()
+    }
 
     /// Decode an ID with this generator's layout and epoch.
     pub fn decode(&self, id: u64) -> Result<Decoded> {
@@ -477,9 +576,53 @@ impl Generator {
     /// The wall clock as elapsed ms since the epoch, refused outside the issuing window: the
     /// layout's window, narrowed by a lease to `(floor, R]`. Strict mode issues at `now`, so this
     /// one check covers both its bounds; monotonic mode also checks its ID's ms (`check_ahead`).
+    /// A reading past the forward-step bound goes the cold way, which refuses it (strict) or
+    /// replaces it with the time elapsed time vouches for (monotonic).
     #[inline]
     fn now_elapsed(&self) -> Result<i64> {
         let now = self.clock.now_ms()?;
+        let elapsed = i128::from(now) - i128::from(self.epoch_ms);
+        let window = &*self.lease_state;
+        if elapsed <= i128::from(window.floor.load(StdOrdering::Relaxed))
+            || elapsed > i128::from(window.limit.load(StdOrdering::Relaxed))
+            || !self.forward.trusts(now)
+        {
+            return self.now_elapsed_cold(now);
+        }
+        Ok(elapsed as i64)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn now_elapsed_cold(&self, now: i64) -> Result<i64> {
+        let now = match self.forward.check(now, || self.clock.boot_ms()) {
+            Verdict::Trusted => now,
+            Verdict::Ahead {
+                expected_ms,
+                ahead_ms,
+                confirm_remaining_ms,
+            } => {
+                if self.lease_state.is_closed() {
+                    return Err(Error::Closed {
+                        node_id: self.node_id(),
+                    });
+                }
+                match self.mode {
+                    Mode::Strict => {
+                        bump(&self.stats.forward_refused, 1);
+                        return Err(Error::ClockJumpedAhead {
+                            node_id: self.node_id(),
+                            ahead_ms,
+                            max_forward_step_ms: self.forward.max_step_ms().unwrap_or(0),
+                            confirm_remaining_ms,
+                        });
+                    }
+                    // Monotonic mode does not move its floor up to a bad step: it issues from
+                    // the time elapsed time vouches for (borrowing ahead of it as usual).
+                    Mode::Monotonic => expected_ms,
+                }
+            }
+        };
         let elapsed = i128::from(now) - i128::from(self.epoch_ms);
         let window = &*self.lease_state;
         if elapsed <= i128::from(window.floor.load(StdOrdering::Relaxed))
@@ -493,6 +636,11 @@ impl Generator {
     /// Why `now` (Unix ms) is outside the issuing window.
     #[cold]
     fn outside(&self, now: i64, elapsed: i128) -> Error {
+        if self.lease_state.is_closed() {
+            return Error::Closed {
+                node_id: self.node_id(),
+            };
+        }
         if elapsed < 0 || elapsed > i128::from(self.max_elapsed) {
             return self.overflow(now);
         }
@@ -674,6 +822,11 @@ impl Generator {
     #[inline]
     fn check_ahead(&self, ms: i64, now: i64) -> Result<()> {
         if ms > self.lease_state.limit.load(StdOrdering::Relaxed) {
+            if self.lease_state.is_closed() {
+                return Err(Error::Closed {
+                    node_id: self.node_id(),
+                });
+            }
             if ms > self.max_elapsed {
                 return Err(self.overflow(self.epoch_ms.saturating_add(ms)));
             }
@@ -882,21 +1035,39 @@ impl Generator {
         // In a forked child a lease-backed generator takes its fresh slot here too.
         let fork_error = self.check_fork().err();
         let s = self.seq_bits;
-        let p = self.state.0.load(Ordering::Relaxed);
-        let issued = self.stats.completed.load(Ordering::Relaxed)
+        let p = match self.closed_state.load(Ordering::Relaxed) {
+            NOT_CLOSED => self.state.0.load(Ordering::Relaxed),
+            closed => closed,
+        };
+        let issued = (self.stats.completed.load(Ordering::Relaxed)
             + if p >= 0 {
                 (p & self.seq_mask) as u64 + 1
             } else {
                 0
-            };
+            })
+        .saturating_sub(self.issued_before);
         let last_issued_ms = (p >= 0).then(|| self.epoch_ms + (p >> s));
         let reading = self.clock.now_ms();
         let wall_ms = *reading.as_ref().unwrap_or(&0);
+        let verdict = match &reading {
+            Ok(now) => self.forward.check(*now, || self.clock.boot_ms()),
+            Err(_) => Verdict::Trusted,
+        };
+        let clock_ahead_ms = match verdict {
+            Verdict::Ahead { ahead_ms, .. } => ahead_ms,
+            Verdict::Trusted => 0,
+        };
         let lead_ms = match last_issued_ms {
             Some(last) if reading.is_ok() => (last - wall_ms).max(0),
             _ => 0,
         };
-        let elapsed = i128::from(wall_ms) - i128::from(self.epoch_ms);
+        // While a forward step is in doubt, the time elapsed time vouches for (what a monotonic
+        // generator and the lease use).
+        let trusted_ms = match verdict {
+            Verdict::Ahead { expected_ms, .. } => expected_ms,
+            Verdict::Trusted => wall_ms,
+        };
+        let elapsed = i128::from(trusted_ms) - i128::from(self.epoch_ms);
         let lease = self
             .lease
             .as_ref()
@@ -907,7 +1078,9 @@ impl Generator {
         } else {
             elapsed
         };
-        let (status, reason) = if let Some(e) = fork_error {
+        let (status, reason) = if self.lease_state.is_closed() {
+            (HealthStatus::Closed, "the generator is closed".to_string())
+        } else if let Some(e) = fork_error {
             if e.kind() == crate::error::ErrorKind::UsedAfterFork {
                 (HealthStatus::UsedAfterFork, "used after fork".to_string())
             } else {
@@ -923,10 +1096,40 @@ impl Generator {
             )
         } else if let Err(e) = &reading {
             (HealthStatus::ClockFailed, e.to_string())
-        } else if elapsed < 0 || elapsed > i128::from(self.max_elapsed) {
+        } else if let (
+            Mode::Strict,
+            Verdict::Ahead {
+                ahead_ms,
+                confirm_remaining_ms,
+                ..
+            },
+        ) = (self.mode, verdict)
+        {
+            (
+                HealthStatus::ClockAhead,
+                Error::ClockJumpedAhead {
+                    node_id: self.node_id(),
+                    ahead_ms,
+                    max_forward_step_ms: self.forward.max_step_ms().unwrap_or(0),
+                    confirm_remaining_ms,
+                }
+                .to_string(),
+            )
+        } else if elapsed < 0
+            || elapsed > i128::from(self.max_elapsed)
+            || next_ms > i128::from(self.max_elapsed)
+        {
             (
                 HealthStatus::ClockOutsideWindow,
-                self.overflow(wall_ms).to_string(),
+                if next_ms > i128::from(self.max_elapsed) && elapsed <= i128::from(self.max_elapsed)
+                {
+                    format!(
+                        "the next ID would pass the layout's last millisecond ({} ms): the window is spent",
+                        self.epoch_ms + self.max_elapsed
+                    )
+                } else {
+                    self.overflow(wall_ms).to_string()
+                },
             )
         } else if lease.as_ref().is_some_and(|l| l.guard_waiting) {
             (
@@ -996,7 +1199,120 @@ impl Generator {
             lead_refused: load(&self.stats.lead_refused),
             lease_renewals: self.lease_state.renewals(),
             lease_failures: self.lease_state.failures(),
+            clock_ahead_ms,
+            forward_refused: load(&self.stats.forward_refused),
             lease,
+        }
+    }
+
+    /// Stop issuing, for good, and give the node id back: a lease frees its slot, leaving as
+    /// the slot's high-water mark the last millisecond really issued from (never less than the
+    /// guard it started behind; with nothing issued, the time of closing), and a fixed node id
+    /// may be used by a new generator of this process, which continues after the last ID this
+    /// one issued (so even a successor in the same millisecond repeats nothing). Every later
+    /// call fails with [`Error::Closed`]; a call in flight either completes before the close or
+    /// fails. Idempotent; dropping the generator closes it.
+    ///
+    /// ```
+    /// use polyflake::{ErrorKind, Generator, ManualClock};
+    /// let clock = ManualClock::new(1_704_067_200_005);
+    /// let g = Generator::builder(3).clock(clock.clone()).build().unwrap();
+    /// g.next_id().unwrap();
+    /// g.close();
+    /// assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::Closed);
+    /// assert_eq!(g.health().status, polyflake::HealthStatus::Closed);
+    /// ```
+    pub fn close(&self) {
+        self.release(true);
+    }
+
+    /// Drop a lease-backed generator the way a crash would: its renewal stops and its slot is
+    /// freed, but the slot's high-water mark stays at its last renewal (a successor waits past
+    /// it). For simulations and tests of the restart guard; otherwise like [`Generator::close`].
+    pub fn abandon(self) {
+        self.release(false);
+    }
+
+    fn release(&self, clean: bool) {
+        // Shut the window first: no new call passes the window check after this.
+        self.lease_state.close();
+        // Then take the state word: a call in flight fails its compare-and-swap and finds the
+        // window shut, so no ID is issued after the last state is known.
+        let p = self.state.0.swap(CLOSED_STATE, Ordering::AcqRel);
+        if p == CLOSED_STATE {
+            return; // closed already
+        }
+        self.closed_state.store(p, Ordering::Relaxed);
+        if let Some(lease) = &self.lease {
+            let how = if clean {
+                Release::Clean {
+                    last_ms: (p >= 0).then(|| self.epoch_ms + (p >> self.seq_bits)),
+                    last_state: p,
+                }
+            } else {
+                Release::Crash
+            };
+            lease.close(registry::current_fork_generation(), how);
+        }
+        if let Some(c) = &self.claim {
+            c.release(p);
+        }
+    }
+
+    /// True once [`Generator::close`] has been called.
+    pub fn is_closed(&self) -> bool {
+        self.lease_state.is_closed()
+    }
+
+    /// Wait, up to `timeout`, while the restart guard holds (a lease's previous holder may have
+    /// issued up to a time this clock has not reached). Returns at once when nothing needs
+    /// waiting for; with the guard still holding at the deadline, returns its
+    /// [`Error::LeaseNotReady`]. A closed generator or a lost lease returns its error at once.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let g = polyflake::Generator::strict(904).unwrap();
+    /// g.wait_ready(Duration::from_secs(1)).unwrap(); // no lease: nothing to wait for
+    /// ```
+    pub fn wait_ready(&self, timeout: Duration) -> Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            self.check_fork()?;
+            let state = &*self.lease_state;
+            if state.is_closed() || state.is_lost() {
+                return Err(state.refusal(self.node_id(), 0));
+            }
+            let now = self.clock.now_ms()?;
+            let now = self.forward.trusted_now(now, || self.clock.boot_ms());
+            let Some(guard) = state.guard_until_ms().filter(|g| now <= *g) else {
+                return Ok(());
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(state.refusal(self.node_id(), now));
+            }
+            // The system clock is slept on in one go; an injected one is looked at often,
+            // since another thread moves it.
+            let step = match self.clock {
+                ClockSource::System => Duration::from_millis((guard - now + 1) as u64),
+                ClockSource::Injected(_) => Duration::from_millis(1),
+            };
+            std::thread::sleep(step.min(left));
+        }
+    }
+
+    /// Renew the lease now, as its background thread does every `reserve / 5`: check that the
+    /// slot is still ours, then write and publish `R = max(now + reserve, R)`. For simulations
+    /// on injected clocks, whose time does not follow the thread's real-time schedule. File
+    /// leases only.
+    pub fn renew_lease(&self) -> Result<()> {
+        self.check_fork()?;
+        match &self.lease {
+            Some(lease) => lease.renew_now(),
+            None => Err(Error::InvalidArgument {
+                name: "renew_lease",
+                reason: "this generator's node id does not come from a lease".to_string(),
+            }),
         }
     }
 }
@@ -1027,9 +1343,15 @@ pub enum HealthStatus {
     /// Lease: the high-water mark R was reached without a renewal (the store is unreachable);
     /// calls are refused until the store is back.
     LeaseExpired,
-    /// Lease: the lease was lost (etcd lease revoked or expired); the generator has stopped for
-    /// good.
+    /// Lease: the lease was lost (etcd lease revoked or expired, the slot file deleted or
+    /// replaced); the generator has stopped for good.
     LeaseLost,
+    /// Strict mode: the wall clock has stepped ahead of elapsed time by more than
+    /// `max_forward_step_ms` (`Health::clock_ahead_ms` says how far); calls are refused until it
+    /// comes back or the new offset has held for `forward_confirm_ms`.
+    ClockAhead,
+    /// The generator was closed.
+    Closed,
 }
 
 impl HealthStatus {
@@ -1046,8 +1368,26 @@ impl HealthStatus {
             HealthStatus::RestartGuard => "restart_guard",
             HealthStatus::LeaseExpired => "lease_expired",
             HealthStatus::LeaseLost => "lease_lost",
+            HealthStatus::ClockAhead => "clock_ahead",
+            HealthStatus::Closed => "closed",
         }
     }
+
+    /// Every status, in a fixed order (for tables and tests).
+    pub const ALL: [HealthStatus; 12] = [
+        HealthStatus::Ok,
+        HealthStatus::ClockBehind,
+        HealthStatus::ClockOutsideWindow,
+        HealthStatus::ClockFailed,
+        HealthStatus::ClockStuck,
+        HealthStatus::LeadTooLarge,
+        HealthStatus::UsedAfterFork,
+        HealthStatus::RestartGuard,
+        HealthStatus::LeaseExpired,
+        HealthStatus::LeaseLost,
+        HealthStatus::ClockAhead,
+        HealthStatus::Closed,
+    ];
 }
 
 /// A snapshot from [`Generator::health`]: ok or not and why, the clocks, and the counters.
@@ -1089,24 +1429,20 @@ pub struct Health {
     pub lease_renewals: u64,
     /// Failed lease renewals (0 unless the node id comes from a lease).
     pub lease_failures: u64,
+    /// How far the wall clock reads ahead of what elapsed time vouches for, while that is more
+    /// than `max_forward_step_ms` and not yet believed (0 otherwise). Strict mode reports
+    /// `clock_ahead` then; monotonic mode stays ok, issuing from the trusted time.
+    pub clock_ahead_ms: i64,
+    /// Strict calls refused because the clock had stepped ahead.
+    pub forward_refused: u64,
     /// The lease's state (slot, high-water mark, restart guard), if the node id is leased.
     pub lease: Option<LeaseHealth>,
 }
 
 impl Drop for Generator {
-    /// A lease-backed generator frees its slot, leaving as the slot's high-water mark the last
-    /// millisecond it really issued from (never less than the guard it started behind), so a
-    /// successor waits only past that.
+    /// Dropping closes (see [`Generator::close`]).
     fn drop(&mut self) {
-        if let Some(lease) = &self.lease {
-            let p = self.state.0.load(Ordering::Relaxed);
-            let last = if p >= 0 {
-                self.epoch_ms + (p >> self.seq_bits)
-            } else {
-                i64::MIN
-            };
-            lease.close(registry::current_fork_generation(), Some(last));
-        }
+        self.release(true);
     }
 }
 

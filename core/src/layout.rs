@@ -224,8 +224,14 @@ impl Layout {
         let id = check_id(id)?;
         let shift = self.node_bits + self.sequence_bits;
         let elapsed = (id >> shift) as i64;
+        let timestamp_ms = epoch_ms.checked_add(elapsed).ok_or_else(|| Error::InvalidArgument {
+            name: "epoch_ms",
+            reason: format!(
+                "epoch {epoch_ms} ms plus the ID's {elapsed} ms does not fit a signed 64-bit Unix time"
+            ),
+        })?;
         Ok(Decoded {
-            timestamp_ms: epoch_ms.saturating_add(elapsed),
+            timestamp_ms,
             node_id: ((id >> self.sequence_bits) & self.max_node_id()) as u32,
             sequence: (id & self.max_sequence()) as u32,
         })

@@ -56,6 +56,8 @@
 
 mod clock;
 mod error;
+mod forklock;
+mod forward;
 mod generator;
 mod layout;
 mod lease;
@@ -63,7 +65,8 @@ mod registry;
 mod sync;
 
 pub use clock::{Clock, ClockError, ManualClock, ScriptedClock, SystemClock};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Result, Value};
+pub use forward::{DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS};
 pub use generator::{
     batch_len, decode, Builder, Generator, Health, HealthStatus, Mode, DEFAULT_MAX_WAIT_MS,
     MAX_BATCH,
@@ -72,9 +75,10 @@ pub use layout::{
     check_id, format_id, id_from_i128, parse_id, Decoded, Layout, DEFAULT_EPOCH_MS, MAX_ID,
 };
 pub use lease::{
-    hostname_ordinal, EtcdLeaseOptions, FileLeaseOptions, LeaseHealth, LeaseKind, NodeSource,
-    NodeSourceKind, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S,
-    DEFAULT_RESERVE_MS,
+    default_lease_dir, hostname_ordinal, inspect_etcd_lease, inspect_file_lease, EtcdLeaseOptions,
+    FileLeaseOptions, IdSpace, LeaseHealth, LeaseKind, NodeSource, NodeSourceKind, SlotReport,
+    StoreReport, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S,
+    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_RESERVE_MS,
 };
 
 /// The version of this crate (what the bindings report as their core version).

@@ -45,6 +45,11 @@ fn slots_are_exclusive_and_keys_are_laid_out() {
     let a = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
     let b = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
     assert_ne!(a.node_id(), b.node_id());
+    // A new slot (no mark yet) is guarded for a full reserve: a holder nobody can see any more
+    // may have reached that far.
+    assert_eq!(a.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
+    a.wait_ready(Duration::from_secs(5)).unwrap();
+    b.wait_ready(Duration::from_secs(5)).unwrap();
     let e = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NoFreeSlot);
     assert!(
@@ -93,6 +98,7 @@ fn slots_are_exclusive_and_keys_are_laid_out() {
     );
     let c = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
     assert_eq!(c.node_id(), freed);
+    c.wait_ready(Duration::from_secs(5)).unwrap();
     let r2 = c.health().lease.unwrap().guard_until_ms.unwrap();
     assert!(r2 <= r, "closing left R at the last issued ms, not above");
     assert!(ms(&c, c.next_id().unwrap()) > r2);
@@ -157,6 +163,7 @@ fn sigkilled_holder_and_a_successor_behind_its_high_water_mark() {
 fn etcd_stopped_issues_up_to_r_then_refuses_and_recovers_when_back() {
     let mut etcd = Etcd::start();
     let g = lease(opts(&etcd, "/pf-stop", 4), 2).build().unwrap();
+    g.wait_ready(Duration::from_secs(5)).unwrap();
     assert!(wait_until(Duration::from_secs(10), || g
         .health()
         .lease_renewals
@@ -200,6 +207,7 @@ fn etcd_stopped_issues_up_to_r_then_refuses_and_recovers_when_back() {
 fn revoking_the_lease_stops_the_generator_at_once() {
     let etcd = Etcd::start();
     let g = lease(opts(&etcd, "/pf-revoke", 4), 3).build().unwrap();
+    g.wait_ready(Duration::from_secs(5)).unwrap();
     g.next_id().unwrap();
     let leases = etcd.etcdctl(&["lease", "list"]).unwrap();
     // "found 1 leases" then one hex id per line.

@@ -9,6 +9,7 @@ use lease_support::TempDir;
 use polyflake::{FileLeaseOptions, Generator, Mode, NodeSource};
 use std::collections::HashSet;
 use std::io::Read;
+use std::time::Duration;
 
 #[test]
 fn forked_child_takes_a_fresh_slot_and_ids_never_collide() {
@@ -21,6 +22,8 @@ fn forked_child_takes_a_fresh_slot_and_ids_never_collide() {
             .mode(mode)
             .build()
             .unwrap();
+        // A new slot file: its restart guard is a full reserve.
+        g.wait_ready(Duration::from_secs(5)).unwrap();
         let parent_node = g.node_id();
         let mut parent_ids: Vec<u64> = (0..2000).map(|_| g.next_id().unwrap()).collect();
 
@@ -33,6 +36,8 @@ fn forked_child_takes_a_fresh_slot_and_ids_never_collide() {
             unsafe { libc::close(fds[0]) };
             let mut out = Vec::new();
             let ok = (|| -> Result<(), polyflake::Error> {
+                // The child's first call takes its own slot, a new one: wait out its guard.
+                g.wait_ready(Duration::from_secs(5))?;
                 let mut buf = vec![0u64; 3000];
                 g.next_ids(&mut buf)?;
                 out.extend(buf);

@@ -25,6 +25,13 @@ impl Clock for Recording {
         self.last.store(v, Ordering::SeqCst);
         Ok(v)
     }
+    // Each reading is a millisecond of elapsed time (like ScriptedClock), so a jump is a step.
+    fn boot_ms(&self) -> i64 {
+        self.next.load(Ordering::SeqCst) as i64
+    }
+    fn is_test_clock(&self) -> bool {
+        true
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -84,9 +91,12 @@ fn run(
         next: AtomicUsize::new(0),
         last: AtomicI64::new(0),
     });
+    // These properties are about rewinds, freezes and bursts: forward jumps are taken as they
+    // come (the forward-step guard has properties of its own below).
     let g = Generator::builder(513)
         .mode(mode)
         .max_wait_ms(max_wait_ms)
+        .max_forward_step_ms(None)
         .shared_clock(clock.clone())
         .build()
         .unwrap();

@@ -329,6 +329,10 @@ pub enum polyflake_health_status {
     LeaseExpired = 8,
     /// Lease: the lease was lost; the generator has stopped for good.
     LeaseLost = 9,
+    /// Strict mode: the wall clock stepped ahead of elapsed time past max_forward_step_ms.
+    ClockAhead = 10,
+    /// The generator was closed.
+    Closed = 11,
 }
 
 /// The ONE map from the core's health statuses. Exhaustive: a new core status breaks the build.
@@ -344,22 +348,13 @@ const fn status_of(s: HealthStatus) -> polyflake_health_status {
         HealthStatus::RestartGuard => polyflake_health_status::RestartGuard,
         HealthStatus::LeaseExpired => polyflake_health_status::LeaseExpired,
         HealthStatus::LeaseLost => polyflake_health_status::LeaseLost,
+        HealthStatus::ClockAhead => polyflake_health_status::ClockAhead,
+        HealthStatus::Closed => polyflake_health_status::Closed,
     }
 }
 
 /// Every core status, to answer `polyflake_health_status_name` from the core's own names.
-const ALL_STATUSES: [HealthStatus; 10] = [
-    HealthStatus::Ok,
-    HealthStatus::ClockBehind,
-    HealthStatus::ClockOutsideWindow,
-    HealthStatus::ClockFailed,
-    HealthStatus::ClockStuck,
-    HealthStatus::LeadTooLarge,
-    HealthStatus::UsedAfterFork,
-    HealthStatus::RestartGuard,
-    HealthStatus::LeaseExpired,
-    HealthStatus::LeaseLost,
-];
+const ALL_STATUSES: [HealthStatus; 12] = HealthStatus::ALL;
 
 /// Bytes of `polyflake_health_snapshot.reason`, NUL included.
 pub const POLYFLAKE_HEALTH_REASON_LEN: usize = 256;

@@ -54,6 +54,12 @@ pub enum polyflake_result {
     LeaseLost = 17,
     /// The lease store failed (I/O error on the lease directory, etcd error or timeout).
     LeaseStore = 18,
+    /// Strict mode: the wall clock stepped ahead of elapsed time past max_forward_step_ms.
+    ClockJumpedAhead = 19,
+    /// The lease store belongs to another ID space (epoch and layout).
+    IdSpaceMismatch = 20,
+    /// The generator was closed.
+    Closed = 21,
     /// A required pointer argument was NULL. Nothing was written.
     NullParameter = 100,
     /// polyflake panicked (a bug): the panic was caught at the boundary. Nothing was written.
@@ -64,7 +70,7 @@ pub enum polyflake_result {
 
 impl polyflake_result {
     /// Every result, in code order (for lookups by number and for tests).
-    pub(crate) const ALL: [polyflake_result; 22] = [
+    pub(crate) const ALL: [polyflake_result; 25] = [
         polyflake_result::Ok,
         polyflake_result::InvalidLayout,
         polyflake_result::UnknownLayout,
@@ -84,6 +90,9 @@ impl polyflake_result {
         polyflake_result::LeaseExpired,
         polyflake_result::LeaseLost,
         polyflake_result::LeaseStore,
+        polyflake_result::ClockJumpedAhead,
+        polyflake_result::IdSpaceMismatch,
+        polyflake_result::Closed,
         polyflake_result::NullParameter,
         polyflake_result::Panic,
         polyflake_result::BufferTooSmall,
@@ -118,6 +127,9 @@ impl polyflake_result {
             polyflake_result::LeaseExpired => c"LEASE_EXPIRED",
             polyflake_result::LeaseLost => c"LEASE_LOST",
             polyflake_result::LeaseStore => c"LEASE_STORE",
+            polyflake_result::ClockJumpedAhead => c"CLOCK_JUMPED_AHEAD",
+            polyflake_result::IdSpaceMismatch => c"ID_SPACE_MISMATCH",
+            polyflake_result::Closed => c"CLOSED",
             polyflake_result::NullParameter => c"NULL_PARAMETER",
             polyflake_result::Panic => c"PANIC",
             polyflake_result::BufferTooSmall => c"BUFFER_TOO_SMALL",
@@ -167,6 +179,13 @@ impl polyflake_result {
             }
             polyflake_result::LeaseLost => c"lease lost: the generator has stopped for good",
             polyflake_result::LeaseStore => c"lease store error (I/O or etcd)",
+            polyflake_result::ClockJumpedAhead => {
+                c"the clock stepped ahead of elapsed time past max_forward_step_ms: refusing to issue"
+            }
+            polyflake_result::IdSpaceMismatch => {
+                c"the lease store belongs to another ID space (epoch and layout)"
+            }
+            polyflake_result::Closed => c"the generator is closed",
             polyflake_result::NullParameter => c"a required pointer argument was NULL",
             polyflake_result::Panic => c"internal error: a panic was caught at the C boundary",
             polyflake_result::BufferTooSmall => c"the output buffer is too small",
@@ -196,6 +215,9 @@ pub(crate) const fn result_of(kind: ErrorKind) -> polyflake_result {
         ErrorKind::LeaseExpired => polyflake_result::LeaseExpired,
         ErrorKind::LeaseLost => polyflake_result::LeaseLost,
         ErrorKind::LeaseStore => polyflake_result::LeaseStore,
+        ErrorKind::ClockJumpedAhead => polyflake_result::ClockJumpedAhead,
+        ErrorKind::IdSpaceMismatch => polyflake_result::IdSpaceMismatch,
+        ErrorKind::Closed => polyflake_result::Closed,
     }
 }
 

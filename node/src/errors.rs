@@ -68,7 +68,8 @@ fn class_of(kind: ErrorKind) -> Class {
         | ErrorKind::InvalidEpoch
         | ErrorKind::InvalidArgument
         | ErrorKind::InvalidId
-        | ErrorKind::InvalidNodeSource => Class::Range,
+        | ErrorKind::InvalidNodeSource
+        | ErrorKind::IdSpaceMismatch => Class::Range,
         ErrorKind::ClockMovedBackwards
         | ErrorKind::TimestampOverflow
         | ErrorKind::LeadLimitExceeded
@@ -79,7 +80,9 @@ fn class_of(kind: ErrorKind) -> Class {
         | ErrorKind::LeaseNotReady
         | ErrorKind::LeaseExpired
         | ErrorKind::LeaseLost
-        | ErrorKind::LeaseStore => Class::Error,
+        | ErrorKind::LeaseStore
+        | ErrorKind::ClockJumpedAhead
+        | ErrorKind::Closed => Class::Error,
     }
 }
 

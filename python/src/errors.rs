@@ -90,6 +90,9 @@ const fn class_spec(kind: ErrorKind) -> (&'static str, Builtin, &'static str) {
         ErrorKind::LeaseExpired => ("LeaseExpired", Builtin::Runtime, "The lease's high-water mark was reached without a renewal (the store is unreachable)."),
         ErrorKind::LeaseLost => ("LeaseLost", Builtin::Runtime, "The lease was lost (etcd lease revoked or expired): the generator has stopped for good."),
         ErrorKind::LeaseStore => ("LeaseStore", Builtin::Runtime, "The lease store failed (I/O error on the lease directory, etcd error or timeout)."),
+        ErrorKind::ClockJumpedAhead => ("ClockJumpedAhead", Builtin::Runtime, "Strict mode: the wall clock stepped ahead of elapsed time by more than max_forward_step_ms; nothing is issued from it until it comes back or the new offset has held for forward_confirm_ms."),
+        ErrorKind::IdSpaceMismatch => ("IdSpaceMismatch", Builtin::Value, "The lease store belongs to another ID space (epoch and layout): one store serves one space."),
+        ErrorKind::Closed => ("GeneratorClosed", Builtin::Value, "The generator was closed: it issues nothing more; make a new one."),
     }
 }
 
@@ -168,99 +171,20 @@ pub(crate) fn discard_clock_error() {
     CLOCK_ERROR.with(|slot| slot.borrow_mut().take());
 }
 
-/// The data of an error, as attributes of the exception.
+/// The data of an error, as attributes of the exception (the core's own list of fields).
 fn fields<'py>(py: Python<'py>, err: &Error) -> PyResult<Vec<(&'static str, Bound<'py, PyAny>)>> {
-    fn v<'py, T: IntoPyObject<'py>>(py: Python<'py>, x: T) -> PyResult<Bound<'py, PyAny>> {
-        x.into_bound_py_any(py)
-    }
-    Ok(match err {
-        Error::InvalidLayout {
-            timestamp_bits,
-            node_bits,
-            sequence_bits,
-        } => vec![
-            ("timestamp_bits", v(py, timestamp_bits)?),
-            ("node_bits", v(py, node_bits)?),
-            ("sequence_bits", v(py, sequence_bits)?),
-        ],
-        Error::UnknownLayout { name } => vec![("name", v(py, name)?)],
-        Error::InvalidNodeId { node_id, max } => {
-            vec![("node_id", v(py, node_id)?), ("max", v(py, max)?)]
-        }
-        Error::InvalidEpoch {
-            epoch_ms,
-            now_ms,
-            reason,
-        } => vec![
-            ("epoch_ms", v(py, epoch_ms)?),
-            ("now_ms", v(py, now_ms)?),
-            ("reason", v(py, reason)?),
-        ],
-        Error::InvalidArgument { name, reason } => {
-            vec![("name", v(py, name)?), ("reason", v(py, reason)?)]
-        }
-        Error::InvalidId { input, reason } => {
-            vec![("input", v(py, input)?), ("reason", v(py, reason)?)]
-        }
-        Error::ClockMovedBackwards {
-            node_id,
-            behind_ms,
-            stuck,
-            max_wait_ms,
-        } => vec![
-            ("node_id", v(py, node_id)?),
-            ("behind_ms", v(py, behind_ms)?),
-            ("stuck", v(py, stuck)?),
-            ("max_wait_ms", v(py, max_wait_ms)?),
-        ],
-        Error::TimestampOverflow {
-            unix_ms,
-            epoch_ms,
-            max_elapsed_ms,
-        } => vec![
-            ("unix_ms", v(py, unix_ms)?),
-            ("epoch_ms", v(py, epoch_ms)?),
-            ("max_elapsed_ms", v(py, max_elapsed_ms)?),
-        ],
-        Error::LeadLimitExceeded {
-            node_id,
-            lead_ms,
-            max_lead_ms,
-        } => vec![
-            ("node_id", v(py, node_id)?),
-            ("lead_ms", v(py, lead_ms)?),
-            ("max_lead_ms", v(py, max_lead_ms)?),
-        ],
-        Error::NodeIdInUse { node_id } => vec![("node_id", v(py, node_id)?)],
-        Error::UsedAfterFork { node_id } => vec![("node_id", v(py, node_id)?)],
-        Error::ClockFailed { reason } => vec![("reason", v(py, reason)?)],
-        Error::InvalidNodeSource { reason } => vec![("reason", v(py, reason)?)],
-        Error::NoFreeSlot {
-            dir_or_prefix,
-            slots,
-        } => vec![
-            ("dir_or_prefix", v(py, dir_or_prefix)?),
-            ("slots", v(py, slots)?),
-        ],
-        Error::LeaseNotReady {
-            node_id,
-            remaining_ms,
-        } => vec![
-            ("node_id", v(py, node_id)?),
-            ("remaining_ms", v(py, remaining_ms)?),
-        ],
-        Error::LeaseExpired {
-            node_id,
-            high_water_ms,
-        } => vec![
-            ("node_id", v(py, node_id)?),
-            ("high_water_ms", v(py, high_water_ms)?),
-        ],
-        Error::LeaseLost { node_id, reason } => {
-            vec![("node_id", v(py, node_id)?), ("reason", v(py, reason)?)]
-        }
-        Error::LeaseStore { reason } => vec![("reason", v(py, reason)?)],
-    })
+    err.fields()
+        .into_iter()
+        .map(|(name, value)| {
+            let obj = match value {
+                polyflake::Value::Int(i) => i.into_bound_py_any(py)?,
+                polyflake::Value::Float(f) => f.into_bound_py_any(py)?,
+                polyflake::Value::Bool(b) => b.into_bound_py_any(py)?,
+                polyflake::Value::Text(t) => t.into_bound_py_any(py)?,
+            };
+            Ok((name, obj))
+        })
+        .collect()
 }
 
 /// Convert a core error into its Python exception, with the error's data as attributes and, for

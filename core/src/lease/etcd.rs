@@ -6,11 +6,22 @@
 //!   `create_revision == 0`) and attached to an etcd lease kept alive in the background; its value
 //!   is this holder's token.
 //! - `{prefix}/hwm/NNNN`: the slot's high-water mark R, a durable key (no lease), written only by
-//!   a transaction that compares the slot key's value and lease with ours.
+//!   a transaction that compares the slot key's value and lease with ours AND the mark's own
+//!   revision with the one we last wrote: R in the store only ever grows, and a write that
+//!   arrives late cannot lower it.
 //! - `{prefix}/owner/{identity}`: the slot an identity held last (tried first next time).
+//! - `{prefix}/space`: the store's ID space (epoch and layout), created only if absent.
+//!
+//! A mark that is missing or not a plain number of ms is read as a full reserve past now (a
+//! holder we cannot see may have reached that far); one past the layout's window leaves that
+//! slot unused.
 
+use super::inspect::{report, SlotReport, StoreReport};
+use super::record::{self, parse_ms, IdSpace};
 use super::source::{check_common, Common, EtcdLeaseOptions};
-use super::{renew_period, LeaseState, Session, SlotContext, Stop};
+use super::{
+    guard_note, renew_period, slot_order, LeaseKind, LeaseState, Session, SlotContext, Stop,
+};
 use crate::error::{Error, Result};
 use etcd_client::{
     Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, PutOptions, Txn, TxnOp,
@@ -23,6 +34,17 @@ use std::time::Duration;
 struct Keys {
     slot: String,
     hwm: String,
+}
+
+/// The guard a stored mark implies: `None` when it lies past the layout's window.
+fn guard_of(value: Option<&[u8]>, now_ms: i64, reserve_ms: i64, window_end_ms: i64) -> Option<i64> {
+    match value
+        .and_then(|v| std::str::from_utf8(v).ok())
+        .and_then(parse_ms)
+    {
+        Some(r) => (r <= window_end_ms).then_some(r),
+        None => Some(now_ms.saturating_add(reserve_ms)),
+    }
 }
 
 fn keys(prefix: &str, slot: u32) -> Keys {
@@ -61,10 +83,12 @@ struct Held {
     timeout: Duration,
     ttl_s: i64,
     store: String,
+    /// The mod revision of the mark as we last wrote it (0: the key did not exist).
+    hwm_revision: i64,
 }
 
-pub(crate) fn acquire(o: &EtcdLeaseOptions, ctx: SlotContext) -> Result<Session> {
-    let common = check_common(ctx.layout, o.slots, &o.identity, o.reserve_ms)?;
+/// The checked prefix (no trailing `/`) and the store's name for messages.
+fn check_options(o: &EtcdLeaseOptions) -> Result<(String, String)> {
     let invalid = |reason: String| Error::InvalidNodeSource { reason };
     if o.endpoints.is_empty() {
         return Err(invalid("etcd needs at least one endpoint".into()));
@@ -89,14 +113,44 @@ pub(crate) fn acquire(o: &EtcdLeaseOptions, ctx: SlotContext) -> Result<Session>
         )));
     }
     let store = format!("etcd {} prefix {prefix}", o.endpoints.join(","));
-    let rt = tokio::runtime::Builder::new_current_thread()
+    Ok((prefix, store))
+}
+
+fn runtime(store: &str) -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| store_error(&store, "cannot start the tokio runtime", e))?;
+        .map_err(|e| store_error(store, "cannot start the tokio runtime", e))
+}
+
+async fn connect(o: &EtcdLeaseOptions, store: &str, timeout: Duration) -> Result<Client> {
+    let options = ConnectOptions::new()
+        .with_connect_timeout(timeout)
+        .with_timeout(timeout)
+        .with_keep_alive(Duration::from_secs(2), timeout);
+    timed(
+        timeout,
+        "connect",
+        Client::connect(o.endpoints.clone(), Some(options)),
+    )
+    .await
+    .map_err(|e| store_error(store, "cannot reach etcd", e))
+}
+
+pub(crate) fn acquire(o: &EtcdLeaseOptions, ctx: SlotContext, generation: u64) -> Result<Session> {
+    let common = check_common(
+        ctx.layout,
+        o.slots,
+        &o.identity,
+        o.reserve_ms,
+        o.max_guard_wait_ms,
+    )?;
+    let (prefix, store) = check_options(o)?;
+    let rt = runtime(&store)?;
     let timeout = Duration::from_millis(o.connect_timeout_ms);
-    let (held, claim, previous, r) =
+    let (held, claim, guard, r, note) =
         rt.block_on(take(o, &prefix, &store, common, timeout, &ctx))?;
-    ctx.state.start(previous, r);
+    ctx.state.start(guard, r, note);
     let stop = Stop::new();
     let slot = held.slot;
     let thread_stop = stop.clone();
@@ -108,14 +162,100 @@ pub(crate) fn acquire(o: &EtcdLeaseOptions, ctx: SlotContext) -> Result<Session>
         .map_err(|e| store_error(&store, "cannot start the lease renewal thread", e))?;
     Ok(Session {
         slot,
+        generation,
         stop,
         thread: Some(thread),
-        fd: None,
-        _claim: claim,
+        file: None,
+        claim,
     })
 }
 
-type Taken = (Held, Option<crate::registry::Claim>, Option<i64>, i64);
+type Taken = (Held, Option<crate::registry::Claim>, i64, i64, String);
+
+/// Check the store's ID space, recording ours if it has none (created only if absent).
+async fn check_space(
+    client: &mut Client,
+    prefix: &str,
+    store: &str,
+    ours: IdSpace,
+    timeout: Duration,
+) -> Result<()> {
+    let key = format!("{prefix}/space");
+    let txn = Txn::new()
+        .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
+        .and_then([TxnOp::put(key.clone(), record::render_space(ours), None)])
+        .or_else([TxnOp::get(key.clone(), None)]);
+    let resp = timed(timeout, "txn", client.txn(txn))
+        .await
+        .map_err(|e| store_error(store, "cannot check the ID space", e))?;
+    if resp.succeeded() {
+        return Ok(());
+    }
+    let value = resp.op_responses().into_iter().find_map(|r| match r {
+        TxnOpResponse::Get(g) => g.kvs().first().map(|kv| kv.value().to_vec()),
+        _ => None,
+    });
+    let theirs = record::parse_space(value.as_deref().unwrap_or(b"")).map_err(|why| {
+        store_error(
+            store,
+            &format!("cannot read the ID-space record {key}"),
+            format!("{why} (delete it only when no generator uses this prefix)"),
+        )
+    })?;
+    if theirs != ours {
+        return Err(Error::IdSpaceMismatch {
+            store: store.to_string(),
+            store_space: theirs.to_string(),
+            our_space: ours.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Every slot's key (taken or not) and mark, as stored.
+async fn read_store(
+    client: &mut Client,
+    prefix: &str,
+    store: &str,
+    timeout: Duration,
+) -> Result<(Vec<(u32, String)>, std::collections::HashMap<u32, Vec<u8>>)> {
+    let err = |what: &str, e: String| store_error(store, what, e);
+    let number = |key: &str| key.rsplit('/').next()?.parse::<u32>().ok();
+    let taken = timed(
+        timeout,
+        "list slots",
+        client.get(
+            format!("{prefix}/slot/"),
+            Some(GetOptions::new().with_prefix()),
+        ),
+    )
+    .await
+    .map_err(|e| err("cannot list the slots", e))?
+    .kvs()
+    .iter()
+    .filter_map(|kv| {
+        Some((
+            number(kv.key_str().ok()?)?,
+            String::from_utf8_lossy(kv.value()).into_owned(),
+        ))
+    })
+    .collect();
+    let marks = timed(
+        timeout,
+        "list marks",
+        client.get(
+            format!("{prefix}/hwm/"),
+            Some(GetOptions::new().with_prefix()),
+        ),
+    )
+    .await
+    .map_err(|e| err("cannot list the high-water marks", e))?
+    .kvs()
+    .iter()
+    .filter_map(|kv| Some((number(kv.key_str().ok()?)?, kv.value().to_vec())))
+    .collect();
+    Ok((taken, marks))
+}
 
 async fn take(
     o: &EtcdLeaseOptions,
@@ -126,53 +266,41 @@ async fn take(
     ctx: &SlotContext,
 ) -> Result<Taken> {
     let err = |what: &str, e: String| store_error(store, what, e);
-    let options = ConnectOptions::new()
-        .with_connect_timeout(timeout)
-        .with_timeout(timeout)
-        .with_keep_alive(Duration::from_secs(2), timeout);
-    let mut client = timed(
-        timeout,
-        "connect",
-        Client::connect(o.endpoints.clone(), Some(options)),
-    )
-    .await
-    .map_err(|e| err("cannot reach etcd", e))?;
+    let mut client = connect(o, store, timeout).await?;
+    check_space(&mut client, prefix, store, ctx.space(), timeout).await?;
     let lease_id = timed(timeout, "lease grant", client.lease_grant(o.ttl_s, None))
         .await
         .map_err(|e| err("cannot create an etcd lease", e))?
         .id();
     let token = format!("{}/{}/{lease_id:x}", common.identity, std::process::id());
-    // The slot this identity held before, then the free ones in order.
+    // Free slots whose mark has passed first (the slot this identity held before ahead of
+    // the rest), then the nearest guard; poisoned ones last.
     let owner_key = format!("{prefix}/owner/{}", common.identity);
-    let mut order = Vec::new();
+    let mut own = None;
     if let Ok(resp) = timed(timeout, "get", client.get(owner_key.clone(), None)).await {
-        if let Some(n) = resp
+        own = resp
             .kvs()
             .first()
             .and_then(|kv| kv.value_str().ok())
-            .and_then(|v| v.parse::<u32>().ok())
-        {
-            if n < common.slots {
-                order.push(n);
-            }
-        }
+            .and_then(|v| v.parse::<u32>().ok());
     }
-    let taken: Vec<u32> = timed(
-        timeout,
-        "list slots",
-        client.get(
-            format!("{prefix}/slot/"),
-            Some(GetOptions::new().with_prefix().with_keys_only()),
-        ),
-    )
-    .await
-    .map_err(|e| err("cannot list the slots", e))?
-    .kvs()
-    .iter()
-    .filter_map(|kv| kv.key_str().ok()?.rsplit('/').next()?.parse().ok())
-    .collect();
-    let first = order.first().copied();
-    order.extend((0..common.slots).filter(|n| !taken.contains(n) && first != Some(*n)));
+    let (taken, marks) = read_store(&mut client, prefix, store, timeout).await?;
+    let window_end = ctx.window_end_ms();
+    let now = ctx.now_ms()?;
+    let order = slot_order(
+        (0..common.slots)
+            .filter(|n| !taken.iter().any(|(t, _)| t == n))
+            .filter_map(|n| {
+                let g = guard_of(
+                    marks.get(&n).map(Vec::as_slice),
+                    now,
+                    common.reserve_ms,
+                    window_end,
+                )?;
+                Some((n, Some(g - now).filter(|w| *w > 0), own == Some(n)))
+            }),
+        common.max_guard_wait_ms,
+    );
 
     for slot in order {
         let Some(claim) = ctx.claim(slot) else {
@@ -199,15 +327,39 @@ async fn take(
         if !resp.succeeded() {
             continue;
         }
-        let previous = resp.op_responses().into_iter().find_map(|r| match r {
+        let mark = resp.op_responses().into_iter().find_map(|r| match r {
             TxnOpResponse::Get(g) => g
                 .kvs()
                 .first()
-                .and_then(|kv| kv.value_str().ok()?.trim().parse::<i64>().ok()),
+                .map(|kv| (kv.value().to_vec(), kv.mod_revision())),
             _ => None,
         });
         let now = ctx.now_ms()?;
-        let r = previous.unwrap_or(now).max(now) + common.reserve_ms;
+        let Some(guard) = guard_of(
+            mark.as_ref().map(|(v, _)| v.as_slice()),
+            now,
+            common.reserve_ms,
+            window_end,
+        ) else {
+            // A mark past the layout's window: give the slot back, try the next.
+            let _ = timed(
+                timeout,
+                "txn",
+                client.txn(
+                    Txn::new()
+                        .when([Compare::value(
+                            k.slot.clone(),
+                            CompareOp::Equal,
+                            token.clone(),
+                        )])
+                        .and_then([TxnOp::delete(k.slot.clone(), None)]),
+                ),
+            )
+            .await;
+            continue;
+        };
+        let r = guard.max(now).saturating_add(common.reserve_ms);
+        let note = guard_note(slot, guard, now, common.max_guard_wait_ms);
         let held = Held {
             client,
             slot,
@@ -218,6 +370,7 @@ async fn take(
             timeout,
             ttl_s: o.ttl_s,
             store: store.to_string(),
+            hwm_revision: mark.map(|(_, rev)| rev).unwrap_or(0),
         };
         let mut held = held;
         match write_hwm(&mut held, r).await {
@@ -236,7 +389,7 @@ async fn take(
             held.client.put(owner_key, slot.to_string(), None),
         )
         .await;
-        return Ok((held, claim, previous, r));
+        return Ok((held, claim, guard, r, note));
     }
     let _ = timed(timeout, "lease revoke", client.lease_revoke(lease_id)).await;
     Err(Error::NoFreeSlot {
@@ -245,17 +398,28 @@ async fn take(
     })
 }
 
-/// Write R in a transaction that proves we still own the slot. `Ok(false)`: we do not.
+/// Write R in a transaction that proves we still own the slot and that the mark is the one we
+/// last wrote (so R in the store only grows). `Ok(false)`: either is no longer true.
 async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, String> {
+    let mark_unchanged = if h.hwm_revision == 0 {
+        Compare::create_revision(h.keys.hwm.clone(), CompareOp::Equal, 0)
+    } else {
+        Compare::mod_revision(h.keys.hwm.clone(), CompareOp::Equal, h.hwm_revision)
+    };
     let txn = Txn::new()
         .when([
             Compare::value(h.keys.slot.clone(), CompareOp::Equal, h.token.clone()),
             Compare::lease(h.keys.slot.clone(), CompareOp::Equal, h.lease_id),
+            mark_unchanged,
         ])
         .and_then([TxnOp::put(h.keys.hwm.clone(), r.to_string(), None)]);
-    timed(h.timeout, "txn", h.client.txn(txn))
-        .await
-        .map(|resp| resp.succeeded())
+    let resp = timed(h.timeout, "txn", h.client.txn(txn)).await?;
+    if resp.succeeded() {
+        if let Some(rev) = resp.header().map(|hd| hd.revision()) {
+            h.hwm_revision = rev;
+        }
+    }
+    Ok(resp.succeeded())
 }
 
 async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
@@ -307,8 +471,8 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                 match write_hwm(&mut h, r).await {
                     Ok(true) => { state.publish(r); state.renewed(); None }
                     Ok(false) => Some(format!(
-                        "the slot key {} is no longer ours (the etcd lease expired or was revoked)",
-                        h.keys.slot
+                        "the slot key {} is no longer ours, or its high-water mark {} was changed by someone else (the etcd lease expired or was revoked, or the keys were edited)",
+                        h.keys.slot, h.keys.hwm
                     )),
                     Err(e) => { state.failed(format!("{}: {e}", h.store)); None }
                 }
@@ -363,4 +527,82 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
         let _ = write_hwm(&mut h, r).await;
     }
     let _ = timed(h.timeout, "lease revoke", h.client.lease_revoke(h.lease_id)).await;
+}
+
+/// Read every slot under the prefix without taking anything.
+pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<StoreReport> {
+    let (prefix, store) = check_options(o)?;
+    let rt = runtime(&store)?;
+    let timeout = Duration::from_millis(o.connect_timeout_ms);
+    rt.block_on(async {
+        let mut client = connect(o, &store, timeout).await?;
+        let space_value = timed(timeout, "get", client.get(format!("{prefix}/space"), None))
+            .await
+            .map_err(|e| store_error(&store, "cannot read the ID space", e))?
+            .kvs()
+            .first()
+            .map(|kv| kv.value().to_vec());
+        let space = match space_value {
+            Some(v) => Some(
+                record::parse_space(&v)
+                    .map_err(|why| store_error(&store, "cannot read the ID-space record", why))?,
+            ),
+            None => None,
+        };
+        let (taken, marks) = read_store(&mut client, &prefix, &store, timeout).await?;
+        let now = crate::clock::SystemClock::read_ms();
+        let window_end = space
+            .map(|s| s.epoch_ms.saturating_add(s.layout.max_elapsed_ms() as i64))
+            .unwrap_or(i64::MAX);
+        let mut numbers: Vec<u32> = taken
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(marks.keys().copied())
+            .collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        let slots: Vec<SlotReport> = numbers
+            .into_iter()
+            .map(|n| {
+                let holder = taken.iter().find(|(t, _)| *t == n).map(|(_, v)| v.clone());
+                let mark = marks.get(&n);
+                let guard = guard_of(
+                    mark.map(Vec::as_slice),
+                    now,
+                    o.reserve_ms as i64,
+                    window_end,
+                );
+                let parsed = mark
+                    .and_then(|v| std::str::from_utf8(v).ok())
+                    .and_then(parse_ms);
+                let state = match (mark, parsed) {
+                    (None, _) => "missing".to_string(),
+                    (Some(_), Some(_)) => "complete".to_string(),
+                    (Some(_), None) => "incomplete: not a number of ms".to_string(),
+                };
+                let identity = holder
+                    .as_ref()
+                    .and_then(|h| h.split('/').next())
+                    .map(str::to_string);
+                report(
+                    n,
+                    holder.is_some(),
+                    identity,
+                    holder,
+                    parsed.or(guard),
+                    guard.is_none(),
+                    now,
+                    o.max_guard_wait_ms,
+                    state,
+                )
+            })
+            .collect();
+        Ok(StoreReport {
+            kind: LeaseKind::Etcd,
+            store: store.clone(),
+            space,
+            now_ms: now,
+            slots,
+        })
+    })
 }

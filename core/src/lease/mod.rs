@@ -3,24 +3,32 @@
 //!
 //! A lease holds a slot (= the node id) and a high-water mark R (Unix ms) in its store. The
 //! generator never issues an ID whose timestamp exceeds R, and a new holder issues nothing until
-//! its clock passes the R it found. A background thread keeps R ahead of the clock
-//! (`R = now + reserve`, every `reserve / 5`), writing it durably BEFORE publishing it to the
-//! generator, and only while it still owns the slot. The generator's hot path only compares
-//! with two atomics of [`LeaseState`] (`floor` and `limit`): no I/O, no mutex.
+//! its clock passes the R it found (or, when it found no complete record, a full reserve: a
+//! holder it cannot see may have reached that far). A background thread keeps R ahead of the
+//! clock (`R = now + reserve`, every `reserve / 5`), checking first that the slot is still
+//! ours, writing it durably BEFORE publishing it to the generator. The generator's hot path
+//! only compares with two atomics of [`LeaseState`] (`floor` and `limit`): no I/O, no mutex.
 
 mod file;
+mod inspect;
+mod record;
 mod source;
 
 #[cfg(all(feature = "etcd", not(loom)))]
 mod etcd;
 
+pub use inspect::{inspect_etcd_lease, inspect_file_lease, SlotReport, StoreReport};
+pub use record::IdSpace;
 pub use source::{
-    hostname_ordinal, EtcdLeaseOptions, FileLeaseOptions, NodeSource, NodeSourceKind,
-    DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S, DEFAULT_RESERVE_MS,
+    default_lease_dir, hostname_ordinal, EtcdLeaseOptions, FileLeaseOptions, NodeSource,
+    NodeSourceKind, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S,
+    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_RESERVE_MS,
 };
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::forklock::ForkLock;
+use crate::forward::ForwardGuard;
 use crate::layout::Layout;
 use crate::registry::{self, Claim};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -32,12 +40,13 @@ use std::time::Duration;
 const NONE: i64 = i64::MIN;
 
 /// The issuing window of a generator, shared with its lease's background thread. Every
-/// generator has one; without a lease it never changes (`floor = -1`, `limit` = the layout's
-/// last millisecond).
+/// generator has one; without a lease it changes only when the generator is closed
+/// (`floor = -1`, `limit` = the layout's last millisecond, then -1).
 pub(crate) struct LeaseState {
     /// Elapsed ms (since the epoch) the clock must be ABOVE to issue: the restart guard.
     pub floor: AtomicI64,
-    /// The largest elapsed ms an ID may carry: R (or the layout's end), -1 once the lease is lost.
+    /// The largest elapsed ms an ID may carry: R (or the layout's end), -1 once the lease is
+    /// lost or the generator closed.
     pub limit: AtomicI64,
     epoch_ms: i64,
     max_elapsed: i64,
@@ -46,11 +55,17 @@ pub(crate) struct LeaseState {
     /// The previous holder's R found when the slot was taken (`NONE` if there was none).
     guard_until_ms: AtomicI64,
     lost: AtomicBool,
+    closed: AtomicBool,
     renewals: AtomicU64,
     failures: AtomicU64,
     /// The last store error or the reason the lease was lost (diagnostics only; `try_lock`
     /// everywhere, so a lock inherited locked across `fork` can never block).
     note: Mutex<String>,
+    /// Why the restart guard is long, when the slot was taken with nothing better free.
+    guard_note: Mutex<String>,
+    /// Serialises the writers of `limit` (renewal, loss, close), so a renewal can never
+    /// reopen a window that a loss or a close has just shut.
+    writer: ForkLock<()>,
 }
 
 impl LeaseState {
@@ -64,43 +79,66 @@ impl LeaseState {
             r_ms: AtomicI64::new(NONE),
             guard_until_ms: AtomicI64::new(NONE),
             lost: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
             renewals: AtomicU64::new(0),
             failures: AtomicU64::new(0),
             note: Mutex::new(String::new()),
+            guard_note: Mutex::new(String::new()),
+            writer: ForkLock::new(()),
         }
     }
 
-    /// A fresh slot: the previous holder's R and ours (already durable).
-    fn start(&self, guard_until_ms: Option<i64>, r_ms: i64) {
-        let guard = guard_until_ms.unwrap_or(NONE);
-        self.guard_until_ms.store(guard, Ordering::Relaxed);
-        self.lost.store(false, Ordering::Relaxed);
+    /// A fresh slot: the previous holder's R (or the guard assumed for it) and ours (already
+    /// durable).
+    fn start(&self, guard_until_ms: i64, r_ms: i64, guard_note: String) {
+        let _w = self.writer.lock();
+        if self.closed.load(Ordering::Acquire) {
+            return;
+        }
+        self.guard_until_ms.store(guard_until_ms, Ordering::Relaxed);
+        self.lost.store(false, Ordering::Release);
         self.r_ms.store(r_ms, Ordering::Relaxed);
-        let floor = if guard == NONE {
-            -1
-        } else {
-            guard.saturating_sub(self.epoch_ms).max(-1)
-        };
+        set(&self.guard_note, guard_note);
+        let floor = guard_until_ms.saturating_sub(self.epoch_ms).max(-1);
         self.floor.store(floor, Ordering::Release);
-        self.publish(r_ms);
+        self.store_limit(r_ms);
     }
 
     /// R is durable in the store: let the generator issue up to it.
     fn publish(&self, r_ms: i64) {
-        if self.lost.load(Ordering::Acquire) {
+        let _w = self.writer.lock();
+        if self.lost.load(Ordering::Acquire) || self.closed.load(Ordering::Acquire) {
             return;
         }
         let r = self.r_ms.load(Ordering::Relaxed).max(r_ms);
         self.r_ms.store(r, Ordering::Relaxed);
-        let limit = r.saturating_sub(self.epoch_ms).min(self.max_elapsed);
+        self.store_limit(r);
+    }
+
+    fn store_limit(&self, r_ms: i64) {
+        let limit = r_ms.saturating_sub(self.epoch_ms).min(self.max_elapsed);
         self.limit.store(limit, Ordering::Release);
+    }
+
+    /// Nothing may be issued until a fresh slot is published (a forked child re-leasing).
+    fn suspend(&self) {
+        let _w = self.writer.lock();
+        self.limit.store(-1, Ordering::Release);
     }
 
     /// The lease is gone: stop issuing at once, for good.
     fn lose(&self, reason: String) {
+        let _w = self.writer.lock();
         self.lost.store(true, Ordering::Release);
         self.limit.store(-1, Ordering::Release);
-        self.set_note(reason);
+        set(&self.note, reason);
+    }
+
+    /// The generator is closed: nothing more is issued.
+    pub(crate) fn close(&self) {
+        let _w = self.writer.lock();
+        self.closed.store(true, Ordering::Release);
+        self.limit.store(-1, Ordering::Release);
     }
 
     fn renewed(&self) {
@@ -109,17 +147,11 @@ impl LeaseState {
 
     fn failed(&self, reason: String) {
         self.failures.fetch_add(1, Ordering::Relaxed);
-        self.set_note(reason);
-    }
-
-    fn set_note(&self, note: String) {
-        if let Ok(mut n) = self.note.try_lock() {
-            *n = note;
-        }
+        set(&self.note, reason);
     }
 
     fn note(&self) -> String {
-        self.note.try_lock().map(|n| n.clone()).unwrap_or_default()
+        get(&self.note)
     }
 
     pub(crate) fn r_ms(&self) -> i64 {
@@ -132,6 +164,9 @@ impl LeaseState {
     pub(crate) fn is_lost(&self) -> bool {
         self.lost.load(Ordering::Acquire)
     }
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
     pub(crate) fn renewals(&self) -> u64 {
         self.renewals.load(Ordering::Relaxed)
     }
@@ -141,6 +176,9 @@ impl LeaseState {
 
     /// Why a call whose clock reads `now_ms` is outside the lease's window.
     pub(crate) fn refusal(&self, node_id: u32, now_ms: i64) -> Error {
+        if self.is_closed() {
+            return Error::Closed { node_id };
+        }
         if self.is_lost() {
             return Error::LeaseLost {
                 node_id,
@@ -160,6 +198,16 @@ impl LeaseState {
             high_water_ms: self.r_ms(),
         }
     }
+}
+
+fn set(m: &Mutex<String>, value: String) {
+    if let Ok(mut n) = m.try_lock() {
+        *n = value;
+    }
+}
+
+fn get(m: &Mutex<String>) -> String {
+    m.try_lock().map(|n| n.clone()).unwrap_or_default()
 }
 
 /// Which kind of store a lease lives in.
@@ -193,13 +241,17 @@ pub struct LeaseHealth {
     /// The high-water mark R (Unix ms): no ID is issued with a later timestamp until the store
     /// has extended it.
     pub high_water_ms: i64,
-    /// The previous holder's R found when the slot was taken, if any: nothing is issued until
-    /// the clock passes it.
+    /// What the slot's previous holder may have reached when the slot was taken (its R, or a
+    /// full reserve past the record's time when the record was missing or damaged): nothing is
+    /// issued until the clock passes it.
     pub guard_until_ms: Option<i64>,
     /// True while the restart guard waits.
     pub guard_waiting: bool,
     /// How long the restart guard still waits, in ms (0 when it does not).
     pub guard_remaining_ms: u64,
+    /// Why the guard is long: set when the slot was taken although its guard exceeded
+    /// `max_guard_wait_ms`, because no slot with a shorter guard was free. Empty otherwise.
+    pub guard_note: String,
     /// True once the lease is lost (the generator has stopped for good).
     pub lost: bool,
     /// Successful extensions of R.
@@ -210,12 +262,13 @@ pub struct LeaseHealth {
     pub last_error: String,
 }
 
-/// Tells a background thread to stop, and when.
+/// Tells a background thread to stop, and what to leave behind.
 pub(crate) struct Stop {
     stopped: Mutex<bool>,
     cv: Condvar,
-    /// R to leave in the store on a clean close (the last issued ms, or the guard): the
-    /// successor then waits only past what was really issued. `NONE`: keep R as it is.
+    /// R to leave in the store on a clean close (the last issued ms, or the guard, or now): the
+    /// successor then waits only past what was really issued. `NONE`: keep R as it is (a
+    /// crash, or a lost lease).
     final_r_ms: AtomicI64,
     #[cfg(all(feature = "etcd", not(loom)))]
     notify: tokio::sync::Notify,
@@ -245,6 +298,7 @@ impl Stop {
         *guard
     }
 
+    #[cfg(all(feature = "etcd", not(loom)))]
     fn is_stopped(&self) -> bool {
         *self.stopped.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -264,49 +318,45 @@ impl Stop {
     }
 }
 
-/// One holding of one slot: the background thread that renews it.
+/// One holding of one slot: the background thread that renews it, and (file leases) the slot
+/// file, owned.
 pub(crate) struct Session {
     slot: u32,
+    /// The fork generation the slot was taken in: a session of an older one is the parent's.
+    generation: u64,
     stop: Arc<Stop>,
     thread: Option<JoinHandle<()>>,
-    /// The slot file's descriptor (file leases): closed, never unlocked, in a forked child.
-    fd: Option<i32>,
-    _claim: Option<Claim>,
+    file: Option<Arc<file::SlotFile>>,
+    claim: Option<Claim>,
 }
 
-impl Drop for Session {
-    fn drop(&mut self) {
-        // Normally `LeaseRuntime::close` has stopped and joined the thread already.
-        self.stop.stop(None);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+/// How a lease-backed generator lets go of its slot.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Release {
+    /// A clean close: leave R at the last issued millisecond (`None`: nothing was issued) and
+    /// the state word of the last ID (for the process's node-id table).
+    Clean {
+        last_ms: Option<i64>,
+        last_state: i64,
+    },
+    /// As a crash would: R stays at its last renewal.
+    Crash,
 }
 
 /// What a lease-backed generator keeps: how to take a slot, and the slot it holds now.
 pub(crate) struct LeaseRuntime {
-    source: NodeSource,
+    source: crate::lease::NodeSource,
     kind: LeaseKind,
     store: String,
-    layout: Layout,
-    epoch_ms: i64,
-    clock: Arc<dyn Clock>,
-    system_clock: bool,
-    state: Arc<LeaseState>,
-    session: Mutex<Option<(Session, u64)>>,
+    ctx: SlotContext,
+    session: ForkLock<Option<Session>>,
 }
 
 impl LeaseRuntime {
     /// Check the options and take a slot. Returns the runtime and the slot (the node id).
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn acquire(
         source: NodeSource,
-        layout: Layout,
-        epoch_ms: i64,
-        clock: Arc<dyn Clock>,
-        system_clock: bool,
-        state: Arc<LeaseState>,
+        ctx: SlotContext,
         generation: u64,
     ) -> Result<(LeaseRuntime, u32)> {
         let (kind, store) = match &source {
@@ -321,34 +371,21 @@ impl LeaseRuntime {
             source,
             kind,
             store,
-            layout,
-            epoch_ms,
-            clock,
-            system_clock,
-            state,
-            session: Mutex::new(None),
+            ctx,
+            session: ForkLock::new(None),
         };
         let session = rt.take_slot(generation)?;
         let slot = session.slot;
-        *rt.session.lock().unwrap_or_else(|p| p.into_inner()) = Some((session, generation));
+        *rt.session.lock() = Some(session);
         Ok((rt, slot))
     }
 
     fn take_slot(&self, generation: u64) -> Result<Session> {
-        let ctx = SlotContext {
-            layout: self.layout,
-            clock: self.clock.clone(),
-            state: self.state.clone(),
-            claim: if self.system_clock {
-                Some((self.epoch_ms, self.layout, generation))
-            } else {
-                None
-            },
-        };
+        let ctx = self.ctx.for_generation(generation);
         match &self.source {
-            NodeSource::FileLease(o) => file::acquire(o, ctx),
+            NodeSource::FileLease(o) => file::acquire(o, ctx, generation),
             #[cfg(all(feature = "etcd", not(loom)))]
-            NodeSource::Etcd(o) => etcd::acquire(o, ctx),
+            NodeSource::Etcd(o) => etcd::acquire(o, ctx, generation),
             #[cfg(not(all(feature = "etcd", not(loom))))]
             NodeSource::Etcd(_) => Err(Error::InvalidNodeSource {
                 reason: "this build of polyflake has no etcd support (cargo feature `etcd`)"
@@ -358,59 +395,104 @@ impl LeaseRuntime {
         }
     }
 
-    /// In a forked child: leave the parent's slot to the parent (close our copy of its file
-    /// descriptor, never unlock it; its thread does not exist here) and take a fresh slot.
-    /// Returns the new slot. Called with the generator's fork generation mismatched.
+    /// In a forked child: leave the parent's slot to the parent (the fork handler already
+    /// closed the child's copies of its descriptors; its thread does not exist here) and take a
+    /// fresh slot. Returns the new slot. Called with the generator's fork generation mismatched.
     pub(crate) fn relet_after_fork(
         &self,
         generation: u64,
         already_done: &dyn Fn() -> bool,
     ) -> Result<u32> {
-        let mut held = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let mut held = self.session.lock();
         if already_done() {
             // Another thread of this child re-leased first.
-            if let Some((s, _)) = held.as_ref() {
+            if let Some(s) = held.as_ref() {
                 return Ok(s.slot);
             }
         }
-        if let Some((old, old_gen)) = held.take() {
-            if old_gen != generation {
-                abandon(old);
-            } else {
-                *held = Some((old, old_gen));
+        if let Some(old) = held.take() {
+            if old.generation == generation {
+                let slot = old.slot;
+                *held = Some(old);
+                return Ok(slot);
             }
+            abandon(old);
+        }
+        if self.ctx.state.is_closed() {
+            return Err(Error::Closed { node_id: 0 });
         }
         // Nothing may be issued from the parent's window while the new slot is taken.
-        self.state.limit.store(-1, Ordering::Release);
+        self.ctx.state.suspend();
         let session = self.take_slot(generation)?;
         let slot = session.slot;
-        *held = Some((session, generation));
+        *held = Some(session);
         Ok(slot)
     }
 
-    /// Close the lease: stop renewing, leave `final_r_ms` (or R as it is) in the store, free
-    /// the slot. In a forked child that never re-leased, only let go of the parent's slot.
-    pub(crate) fn close(&self, generation: u64, final_r_ms: Option<i64>) {
-        let mut held = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((mut session, session_gen)) = held.take() {
-            if session_gen != generation {
-                abandon(session);
-                return;
+    /// Let go of the slot: stop renewing, leave the final R (a clean close) or R as it is (a
+    /// crash), unlock it. In a forked child that never re-leased, only let go of the parent's
+    /// slot, touching nothing of the parent's.
+    pub(crate) fn close(&self, generation: u64, how: Release) {
+        let mut held = self.session.lock();
+        let Some(mut session) = held.take() else {
+            return;
+        };
+        if session.generation != generation {
+            abandon(session);
+            return;
+        }
+        let last_state = match how {
+            Release::Clean {
+                last_ms,
+                last_state,
+            } => {
+                // Never below the guard (a successor must still wait past what the previous
+                // holder may have issued), never above R; with nothing issued and no guard,
+                // the time of closing.
+                let guard = self.ctx.state.guard_until_ms();
+                let final_r = match (last_ms, guard) {
+                    (None, None) => self.ctx.now_ms().unwrap_or(i64::MIN),
+                    (a, b) => a.unwrap_or(i64::MIN).max(b.unwrap_or(i64::MIN)),
+                };
+                session.stop.stop(Some(final_r.min(self.ctx.state.r_ms())));
+                last_state
             }
-            let final_r = final_r_ms.map(|last| {
-                // Never below the guard, never above R.
-                let guard = self.state.guard_until_ms().unwrap_or(i64::MIN);
-                last.max(guard).min(self.state.r_ms())
-            });
-            session.stop.stop(final_r);
-            if let Some(t) = session.thread.take() {
-                let _ = t.join();
+            Release::Crash => {
+                session.stop.stop(None);
+                -1
             }
+        };
+        if let Some(t) = session.thread.take() {
+            let _ = t.join();
+        }
+        if let Some(c) = &session.claim {
+            c.release(last_state);
+        }
+        // Dropping the session unlocks and closes the slot file.
+    }
+
+    /// One renewal now, as the background thread does it (file leases).
+    pub(crate) fn renew_now(&self) -> Result<()> {
+        let file = self.session.lock().as_ref().and_then(|s| s.file.clone());
+        match file {
+            Some(f) => {
+                let now = self.ctx.now_ms()?;
+                f.renew(&self.ctx.state, now);
+                Ok(())
+            }
+            None => Err(Error::InvalidArgument {
+                name: "renew_lease",
+                reason: format!(
+                    "a synchronous renewal is offered for file leases only, not {}",
+                    self.kind.name()
+                ),
+            }),
         }
     }
 
     pub(crate) fn health(&self, node_id: u32, now_ms: Option<i64>) -> LeaseHealth {
-        let guard = self.state.guard_until_ms();
+        let state = &self.ctx.state;
+        let guard = state.guard_until_ms();
         let remaining = match (guard, now_ms) {
             (Some(g), Some(now)) if now <= g => (g - now + 1) as u64,
             _ => 0,
@@ -419,58 +501,169 @@ impl LeaseRuntime {
             kind: self.kind,
             store: self.store.clone(),
             slot: node_id,
-            high_water_ms: self.state.r_ms(),
+            high_water_ms: state.r_ms(),
             guard_until_ms: guard,
             guard_waiting: remaining > 0,
             guard_remaining_ms: remaining,
-            lost: self.state.is_lost(),
-            renewals: self.state.renewals(),
-            failures: self.state.failures(),
-            last_error: self.state.note(),
+            guard_note: get(&state.guard_note),
+            lost: state.is_lost(),
+            renewals: state.renewals(),
+            failures: state.failures(),
+            last_error: state.note(),
         }
     }
 }
 
-/// Let go of a session inherited from the parent process: its thread does not exist in this
-/// process, its locks may be held; close our copy of the slot file (the parent's lock stays,
-/// because `flock` belongs to the open file description the parent still has) and leak the rest.
+/// Let go of a session inherited from the parent process. Its thread does not exist in this
+/// process and its locks may be held; the fork handler has closed this process's copies of its
+/// descriptors (after checking they were still the slot's file), so nothing is closed here by
+/// number: everything is forgotten. The parent's `flock` stays with the parent.
 fn abandon(session: Session) {
-    if let Some(fd) = session.fd {
-        // SAFETY: the descriptor was inherited from the parent and nothing else here uses it.
-        unsafe { libc::close(fd) };
-    }
-    // The claim belongs to the parent's fork generation (harmless to drop), but the thread
-    // handle and the file must not run their destructors here.
     std::mem::forget(session);
 }
 
 /// What taking a slot needs from the generator.
 pub(crate) struct SlotContext {
     pub layout: Layout,
+    pub epoch_ms: i64,
     pub clock: Arc<dyn Clock>,
+    pub forward: Arc<ForwardGuard>,
     pub state: Arc<LeaseState>,
-    /// (epoch, layout, fork generation) for the process-wide node-id claim (system clock only).
-    pub claim: Option<(i64, Layout, u64)>,
+    /// True when the node id must be claimed in the process-wide table (not a test clock).
+    pub claims: bool,
+    /// True on the system clock: then a file's modification time (which the system clock
+    /// stamps) is comparable with the generator's clock.
+    pub system_clock: bool,
+    /// The fork generation of a claim (set per take).
+    pub generation: u64,
 }
 
 impl SlotContext {
-    fn now_ms(&self) -> Result<i64> {
-        self.clock
-            .now_ms()
-            .map_err(|e| Error::ClockFailed { reason: e.0 })
+    fn for_generation(&self, generation: u64) -> SlotContext {
+        SlotContext {
+            layout: self.layout,
+            epoch_ms: self.epoch_ms,
+            clock: self.clock.clone(),
+            forward: self.forward.clone(),
+            state: self.state.clone(),
+            claims: self.claims,
+            system_clock: self.system_clock,
+            generation,
+        }
     }
 
-    /// Claim the node id in this process (system clock only): `None` if another live
-    /// generator here has it, so the caller tries the next slot.
-    fn claim(&self, slot: u32) -> Option<Option<Claim>> {
-        match self.claim {
-            None => Some(None),
-            Some((epoch, layout, gen)) => registry::claim(slot, epoch, layout, gen).ok().map(Some),
+    /// The wall clock as the lease may use it: while a forward step is in doubt, the time
+    /// elapsed time vouches for, so R never follows a bad step.
+    fn now_ms(&self) -> Result<i64> {
+        let now = self
+            .clock
+            .now_ms()
+            .map_err(|e| Error::ClockFailed { reason: e.0 })?;
+        Ok(self.forward.trusted_now(now, || self.clock.boot_ms()))
+    }
+
+    /// The ID space this generator mints in.
+    fn space(&self) -> IdSpace {
+        IdSpace {
+            epoch_ms: self.epoch_ms,
+            layout: self.layout,
         }
+    }
+
+    /// The last Unix ms the layout can carry.
+    fn window_end_ms(&self) -> i64 {
+        self.epoch_ms
+            .saturating_add(self.layout.max_elapsed_ms() as i64)
+    }
+
+    /// Claim the node id in this process: `None` if another live generator here has it, so
+    /// the caller tries the next slot.
+    fn claim(&self, slot: u32) -> Option<Option<Claim>> {
+        if !self.claims {
+            return Some(None);
+        }
+        registry::claim(slot, self.epoch_ms, self.layout, self.generation)
+            .ok()
+            .map(|(c, _)| Some(c))
     }
 }
 
-/// The period of R's renewal: a fifth of the reserve (at least 2 ms).
+/// The period of R's renewal (and of the check that the slot is still ours): a fifth of the
+/// reserve (at least 2 ms).
 fn renew_period(reserve_ms: i64) -> Duration {
     Duration::from_millis((reserve_ms / 5).max(2) as u64)
+}
+
+/// How a slot looked when surveyed, for choosing which to try first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    /// The record's R has passed and it names this identity.
+    OursPassed,
+    /// R has passed.
+    Passed,
+    /// This identity's slot, with a guard of this many ms within `max_guard_wait_ms`.
+    OursWait(i64),
+    /// A guard of this many ms, within `max_guard_wait_ms`.
+    Wait(i64),
+    /// A guard past `max_guard_wait_ms`: taken only when nothing else is free.
+    Poisoned(i64),
+}
+
+/// The order to try slots in: free slots whose R has passed (this identity's first), then this
+/// identity's own slot, then the nearest guard, and slots whose guard exceeds
+/// `max_guard_wait_ms` last. Each entry is
+/// `(slot, guard ms from now or None if passed)`; `None` for a slot to skip.
+fn slot_order(
+    survey: impl IntoIterator<Item = (u32, Option<i64>, bool)>,
+    max_guard_wait_ms: i64,
+) -> Vec<u32> {
+    let mut ranked: Vec<(Rank, u32)> = survey
+        .into_iter()
+        .map(|(slot, wait, ours)| {
+            let rank = match wait {
+                None | Some(i64::MIN..=0) if ours => Rank::OursPassed,
+                None | Some(i64::MIN..=0) => Rank::Passed,
+                Some(w) if w <= max_guard_wait_ms && ours => Rank::OursWait(w),
+                Some(w) if w <= max_guard_wait_ms => Rank::Wait(w),
+                Some(w) => Rank::Poisoned(w),
+            };
+            (rank, slot)
+        })
+        .collect();
+    ranked.sort();
+    ranked.into_iter().map(|(_, slot)| slot).collect()
+}
+
+/// The note health shows when a slot was taken with a guard past `max_guard_wait_ms`.
+fn guard_note(slot: u32, guard_until_ms: i64, now_ms: i64, max_guard_wait_ms: i64) -> String {
+    let wait = guard_until_ms.saturating_sub(now_ms);
+    if wait > max_guard_wait_ms {
+        format!(
+            "slot {slot} was taken with a restart guard of {wait} ms, over max_guard_wait_ms = {max_guard_wait_ms}, because no slot with a shorter guard was free (its previous holder issued IDs that far in the future: a clock stepped ahead)"
+        )
+    } else {
+        String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passed_slots_come_first_then_the_nearest_guard_then_poisoned_ones() {
+        let order = slot_order(
+            [
+                (0, Some(31_536_000_000), false),
+                (1, Some(4_000), false),
+                (2, None, false),
+                (3, Some(-5), true),
+                (4, Some(200), false),
+                (5, Some(-1), false),
+                (6, Some(3_000), true),
+            ],
+            60_000,
+        );
+        assert_eq!(order, [3, 2, 5, 6, 4, 1, 0]);
+    }
 }

@@ -14,6 +14,10 @@ pub const DEFAULT_ETCD_PREFIX: &str = "/polyflake";
 pub const DEFAULT_ETCD_TTL_S: i64 = 10;
 /// The default etcd connect (and per-request) timeout in milliseconds.
 pub const DEFAULT_ETCD_TIMEOUT_MS: u64 = 2_000;
+/// The default `max_guard_wait_ms` of both lease kinds: a free slot whose restart guard is
+/// longer than this (its previous holder issued that far in the future, after a clock stepped
+/// ahead) is taken only when no other slot is free (60 s).
+pub const DEFAULT_MAX_GUARD_WAIT_MS: u64 = 60_000;
 
 /// Where a generator's node id comes from. [`crate::Generator::builder`]`(n)` is
 /// `Generator::builder_from(NodeSource::Static(n))`.
@@ -218,8 +222,12 @@ pub struct FileLeaseOptions {
     /// A stable identity: the slot it held before is tried first (default: the hostname).
     pub identity: Option<String>,
     /// How far ahead of the clock the high-water mark R is kept, in ms (default 5,000): the
-    /// longest a successor of a crashed holder waits.
+    /// longest a successor of a crashed holder waits. Use one reserve for every holder of a
+    /// store: a slot found without a complete record is guarded for the taker's own reserve.
     pub reserve_ms: u64,
+    /// A free slot whose restart guard is longer than this is taken only when no other slot is
+    /// free (default 60,000 ms), and health then says why.
+    pub max_guard_wait_ms: u64,
 }
 
 impl FileLeaseOptions {
@@ -230,14 +238,38 @@ impl FileLeaseOptions {
             slots: None,
             identity: None,
             reserve_ms: DEFAULT_RESERVE_MS,
+            max_guard_wait_ms: DEFAULT_MAX_GUARD_WAIT_MS,
         }
     }
 }
 
 impl Default for FileLeaseOptions {
-    /// The directory `polyflake-leases` under the system's temporary directory.
+    /// The [`default_lease_dir`].
     fn default() -> Self {
-        FileLeaseOptions::new(std::env::temp_dir().join("polyflake-leases"))
+        FileLeaseOptions::new(default_lease_dir())
+    }
+}
+
+/// The default lease directory: `/var/tmp/polyflake-leases` (the system's temporary directory
+/// where there is no `/var/tmp`).
+///
+/// Why there: it is one directory for every process of the host whoever runs it (a lease
+/// directory must be shared by every generator of an ID space), it survives reboots (so the
+/// restart guard's records do too), and cleaners leave it alone while it is in use: `/var/tmp`
+/// is cleaned only by age (30 days by systemd's default), a live holder rewrites its slot file
+/// every `reserve / 5`, and every holder keeps a shared `flock` on the directory, which
+/// `systemd-tmpfiles` honours by skipping it. `/tmp` may be a tmpfs that forgets at reboot,
+/// and `$XDG_RUNTIME_DIR` is removed when its user logs out.
+///
+/// ```
+/// assert!(polyflake::default_lease_dir().ends_with("polyflake-leases"));
+/// ```
+pub fn default_lease_dir() -> PathBuf {
+    let var_tmp = std::path::Path::new("/var/tmp");
+    if var_tmp.is_dir() {
+        var_tmp.join("polyflake-leases")
+    } else {
+        std::env::temp_dir().join("polyflake-leases")
     }
 }
 
@@ -266,6 +298,9 @@ pub struct EtcdLeaseOptions {
     pub identity: Option<String>,
     /// The timeout of connecting and of each request, in ms (default 2,000).
     pub connect_timeout_ms: u64,
+    /// A free slot whose restart guard is longer than this is taken only when no other slot is
+    /// free (default 60,000 ms), and health then says why.
+    pub max_guard_wait_ms: u64,
 }
 
 impl EtcdLeaseOptions {
@@ -279,6 +314,7 @@ impl EtcdLeaseOptions {
             slots: None,
             identity: None,
             connect_timeout_ms: DEFAULT_ETCD_TIMEOUT_MS,
+            max_guard_wait_ms: DEFAULT_MAX_GUARD_WAIT_MS,
         }
     }
 }
@@ -296,6 +332,7 @@ pub(crate) struct Common {
     pub slots: u32,
     pub identity: String,
     pub reserve_ms: i64,
+    pub max_guard_wait_ms: i64,
 }
 
 pub(crate) fn check_common(
@@ -303,6 +340,7 @@ pub(crate) fn check_common(
     slots: Option<u32>,
     identity: &Option<String>,
     reserve_ms: u64,
+    max_guard_wait_ms: u64,
 ) -> Result<Common> {
     let invalid = |reason: String| Error::InvalidNodeSource { reason };
     let all = layout.max_node_id() + 1;
@@ -318,6 +356,11 @@ pub(crate) fn check_common(
     if !(10..=86_400_000).contains(&reserve_ms) {
         return Err(invalid(format!(
             "reserve_ms = {reserve_ms} is out of range: 10 to 86400000"
+        )));
+    }
+    if max_guard_wait_ms > 31_536_000_000 {
+        return Err(invalid(format!(
+            "max_guard_wait_ms = {max_guard_wait_ms} is out of range: 0 to 31536000000 (a year)"
         )));
     }
     let identity = match identity {
@@ -336,5 +379,6 @@ pub(crate) fn check_common(
         slots,
         identity,
         reserve_ms: reserve_ms as i64,
+        max_guard_wait_ms: max_guard_wait_ms as i64,
     })
 }

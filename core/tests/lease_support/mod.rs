@@ -300,6 +300,8 @@ pub fn child_main(mode: &str) {
             let g = Generator::builder_from(child_source())
                 .build()
                 .expect("holder takes a slot");
+            g.wait_ready(Duration::from_secs(30))
+                .expect("the restart guard passes");
             emit(&format!("NODE {}", g.node_id()));
             loop {
                 match g.next_id() {
@@ -321,11 +323,11 @@ pub fn child_main(mode: &str) {
                 match g.next_id() {
                     Ok(id) => {
                         ids.push(id);
-                        clock.advance(1);
+                        clock.elapse(1);
                     }
                     Err(e) if e.code() == "LEASE_NOT_READY" => {
                         refusals += 1;
-                        clock.advance(10);
+                        clock.elapse(10);
                     }
                     Err(e) => panic!("seq child refused: {e}"),
                 }

@@ -1,0 +1,307 @@
+//! What the lease stores hold, and how it is read: a slot's record (file leases) and the store's
+//! ID-space record (both kinds). Parsing is total and strict: a record is either complete, or
+//! it is not and the caller assumes the worst a holder could have done; it never yields a small
+//! R by reading half a number.
+
+use crate::layout::Layout;
+
+/// The length of a slot file's record: one `pwrite` at offset 0 replaces it whole, with no
+/// truncate. (Records of older versions were 256 bytes; both read the same way.)
+pub(crate) const RECORD_LEN: usize = 512;
+const SLOT_HEADER: &str = "polyflake-slot v1";
+const SPACE_HEADER: &str = "polyflake-space v1";
+
+/// A slot file's content, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SlotRecord {
+    /// No bytes at all: a file nobody wrote (new, or emptied).
+    Empty,
+    /// A whole, checked record.
+    Complete {
+        /// The identity of the holder that wrote it.
+        owner: String,
+        /// That holder's own token (`pid/nonce`); absent in records of older versions.
+        holder: Option<String>,
+        /// R, Unix ms.
+        high_water_ms: i64,
+    },
+    /// Anything else, with why.
+    Incomplete(String),
+}
+
+/// FNV-1a, 64 bit: the record's checksum (it detects torn and hand-edited records; it is not
+/// a defence against anyone).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The record holder `holder` of slot `slot` writes: R = `high_water_ms`.
+pub(crate) fn render_slot(slot: u32, owner: &str, holder: &str, high_water_ms: i64) -> Vec<u8> {
+    let mut text = format!(
+        "{SLOT_HEADER}\nslot={slot}\nowner={owner}\nholder={holder}\nhigh_water_ms={high_water_ms}\n"
+    );
+    let sum = fnv1a(text.as_bytes());
+    text.push_str(&format!("sum={sum:016x}\n"));
+    // Pad to a fixed size so a rewrite replaces the whole record and never needs a truncate;
+    // the padding line also marks the end, so a truncated record is never read as complete.
+    while text.len() < RECORD_LEN - 1 {
+        text.push(' ');
+    }
+    text.push('\n');
+    text.into_bytes()
+}
+
+/// Read a slot file's bytes. `slot` is the number in the file's name: a record naming another
+/// slot (a file copied or renamed) is not this slot's record.
+pub(crate) fn parse_slot(bytes: &[u8], slot: u32) -> SlotRecord {
+    if bytes.is_empty() {
+        return SlotRecord::Empty;
+    }
+    let bad = |why: &str| SlotRecord::Incomplete(why.to_string());
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return bad("not UTF-8");
+    };
+    if !text.ends_with('\n') {
+        return bad("truncated (no final newline)");
+    }
+    let lines: Vec<&str> = text[..text.len() - 1].split('\n').collect();
+    if lines.first() != Some(&SLOT_HEADER) {
+        return bad("no polyflake-slot v1 header");
+    }
+    match lines.last() {
+        Some(pad) if !pad.is_empty() && pad.bytes().all(|b| b == b' ') => {}
+        _ => return bad("truncated (no padding line)"),
+    }
+    let (mut slot_v, mut owner, mut holder, mut hwm, mut sum) = (None, None, None, None, None);
+    let mut summed = SLOT_HEADER.len() + 1;
+    for line in &lines[1..lines.len() - 1] {
+        let Some((key, value)) = line.split_once('=') else {
+            return bad("a line that is not key=value");
+        };
+        let field = match key {
+            "slot" => &mut slot_v,
+            "owner" => &mut owner,
+            "holder" => &mut holder,
+            "high_water_ms" => &mut hwm,
+            "sum" => &mut sum,
+            _ => return bad("an unknown key"),
+        };
+        if field.replace(value).is_some() {
+            return bad("a duplicated key");
+        }
+        if key != "sum" {
+            if sum.is_some() {
+                return bad("a key after the checksum");
+            }
+            summed += line.len() + 1;
+        }
+    }
+    if slot_v != Some(slot.to_string().as_str()) {
+        return bad("it names another slot");
+    }
+    let Some(owner) = owner.filter(|o| !o.is_empty()) else {
+        return bad("no owner");
+    };
+    let Some(high_water_ms) = hwm.and_then(parse_ms) else {
+        return bad("no high_water_ms that is a number of ms");
+    };
+    if let Some(sum) = sum {
+        if sum.len() != 16 || u64::from_str_radix(sum, 16).ok() != Some(fnv1a(&bytes[..summed])) {
+            return bad("the checksum does not match");
+        }
+    }
+    SlotRecord::Complete {
+        owner: owner.to_string(),
+        holder: holder.filter(|h| !h.is_empty()).map(str::to_string),
+        high_water_ms,
+    }
+}
+
+/// A count of ms: 1 to 19 ASCII digits that fit an `i64`. Anything else (a sign, spaces, a
+/// fraction, an overflow) is not one.
+pub(crate) fn parse_ms(text: &str) -> Option<i64> {
+    if text.is_empty() || text.len() > 19 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse::<i64>().ok()
+}
+
+/// The ID space of a store: every generator that leases from it must mint in one space, or
+/// two node ids of different layouts could spell the same number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdSpace {
+    /// The epoch, Unix ms.
+    pub epoch_ms: i64,
+    /// The layout.
+    pub layout: Layout,
+}
+
+impl std::fmt::Display for IdSpace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "layout {} epoch {} ms", self.layout, self.epoch_ms)
+    }
+}
+
+/// The space record's text.
+pub(crate) fn render_space(space: IdSpace) -> String {
+    format!(
+        "{SPACE_HEADER}\nepoch_ms={}\nlayout={}\n",
+        space.epoch_ms, space.layout
+    )
+}
+
+/// Read a space record; `Err` says why it is not one.
+pub(crate) fn parse_space(bytes: &[u8]) -> Result<IdSpace, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
+    let mut lines = text.strip_suffix('\n').unwrap_or("").split('\n');
+    if lines.next() != Some(SPACE_HEADER) {
+        return Err("no polyflake-space v1 header, or truncated".into());
+    }
+    let (mut epoch, mut layout) = (None, None);
+    for line in lines {
+        let (key, value) = line
+            .split_once('=')
+            .ok_or_else(|| "a line that is not key=value".to_string())?;
+        let field = match key {
+            "epoch_ms" => &mut epoch,
+            "layout" => &mut layout,
+            _ => return Err(format!("an unknown key {key:?}")),
+        };
+        if field.replace(value).is_some() {
+            return Err(format!("a duplicated key {key:?}"));
+        }
+    }
+    let epoch_ms = epoch
+        .and_then(parse_ms)
+        .ok_or_else(|| "no epoch_ms".to_string())?;
+    let layout = layout
+        .ok_or_else(|| "no layout".to_string())?
+        .parse::<Layout>()
+        .map_err(|e| e.to_string())?;
+    Ok(IdSpace { epoch_ms, layout })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn complete(hwm: i64) -> SlotRecord {
+        SlotRecord::Complete {
+            owner: "host-a".into(),
+            holder: Some("77/abc".into()),
+            high_water_ms: hwm,
+        }
+    }
+
+    #[test]
+    fn a_rendered_record_reads_back() {
+        let bytes = render_slot(7, "host-a", "77/abc", 1_737_747_363_021);
+        assert_eq!(bytes.len(), RECORD_LEN);
+        assert_eq!(parse_slot(&bytes, 7), complete(1_737_747_363_021));
+        // Another slot's record is not this slot's.
+        assert!(matches!(parse_slot(&bytes, 8), SlotRecord::Incomplete(_)));
+    }
+
+    #[test]
+    fn a_record_of_the_previous_version_reads() {
+        let mut old = "polyflake-slot v1\nslot=3\nowner=h\nhigh_water_ms=42\n".to_string();
+        while old.len() < 255 {
+            old.push(' ');
+        }
+        old.push('\n');
+        assert_eq!(
+            parse_slot(old.as_bytes(), 3),
+            SlotRecord::Complete {
+                owner: "h".into(),
+                holder: None,
+                high_water_ms: 42
+            }
+        );
+    }
+
+    #[test]
+    fn every_damaged_record_is_incomplete() {
+        let good = render_slot(0, "host-a", "77/abc", 1_737_747_363_021);
+        let text = String::from_utf8(good.clone()).unwrap();
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("bad UTF-8", {
+                let mut b = good.clone();
+                b[30] = 0xff;
+                b
+            }),
+            (
+                "truncated",
+                b"polyflake-slot v1\nslot=0\nowner=a\nhigh_water_ms=17".to_vec(),
+            ),
+            ("truncated after a line", good[..70].to_vec()),
+            ("NUL bytes", vec![0u8; RECORD_LEN]),
+            (
+                "i64 max + 1",
+                text.replace("1737747363021", "9223372036854775808")
+                    .into_bytes(),
+            ),
+            (
+                "a sign",
+                text.replace("=1737747363021", "=-1737747363021")
+                    .into_bytes(),
+            ),
+            (
+                "checksum",
+                text.replace("1737747363021", "1737747363022").into_bytes(),
+            ),
+            (
+                "duplicated key",
+                text.replacen("owner=host-a\n", "owner=host-a\nowner=b\n", 1)
+                    .into_bytes(),
+            ),
+            (
+                "unknown key",
+                text.replacen("owner=", "owners=", 1).into_bytes(),
+            ),
+        ];
+        for (what, bytes) in cases {
+            assert!(
+                matches!(parse_slot(&bytes, 0), SlotRecord::Incomplete(_)),
+                "{what}: {:?}",
+                parse_slot(&bytes, 0)
+            );
+        }
+        assert_eq!(parse_slot(b"", 0), SlotRecord::Empty);
+    }
+
+    #[test]
+    fn i64_max_is_a_number_and_the_caller_refuses_it_by_window() {
+        let bytes = render_slot(0, "a", "1/2", i64::MAX);
+        assert_eq!(
+            parse_slot(&bytes, 0),
+            SlotRecord::Complete {
+                owner: "a".into(),
+                holder: Some("1/2".into()),
+                high_water_ms: i64::MAX
+            }
+        );
+    }
+
+    #[test]
+    fn the_space_record_round_trips_and_refuses_damage() {
+        let space = IdSpace {
+            epoch_ms: 1_704_067_200_000,
+            layout: Layout::DEFAULT,
+        };
+        assert_eq!(parse_space(render_space(space).as_bytes()), Ok(space));
+        for bad in [
+            "",
+            "polyflake-space v1\nepoch_ms=1\n",
+            "polyflake-space v1\nepoch_ms=1\nlayout=41/10/12\nlayout=41/12/10\n",
+            "polyflake-space v1\nepoch_ms=x\nlayout=41/10/12\n",
+            "polyflake-space v1\nepoch_ms=1\nlayout=41/10/13\n",
+        ] {
+            assert!(parse_space(bad.as_bytes()).is_err(), "{bad:?}");
+        }
+    }
+}
