@@ -95,7 +95,7 @@ def blue_green_png(runs: list[dict], out: Path) -> bool:
                 label="requests served")
         a2.set_ylim(-3, 103)
         a2.set_ylabel("%")
-        a2.set_xlabel("minutes (green starts at 1/4, cutover at 1/2, blue stops at 3/4)")
+        a2.set_xlabel("minutes (green starts at 1/6, traffic moves at 1/4, blue stops at 1/3)")
         a2.legend(fontsize=8, loc="lower left")
         for a in (a1, a2):
             a.grid(alpha=0.3)

@@ -508,7 +508,7 @@ def report(results: dict, meta: dict, png_name: str) -> str:
         "",
         f"Command: `{meta['command']}`",
         "",
-        f"PostgreSQL {meta['server_version']}, a throwaway cluster on 127.0.0.1, "
+        f"{meta['server_version']}, a throwaway cluster on 127.0.0.1, "
         f"`shared_buffers={meta['shared_buffers']}`, `synchronous_commit=off`, autovacuum off. "
         f"{n:,} rows per table, COPY in batches of {meta['batch']:,} rows (one transaction each), "
         f"in arrival order, into `(id <key> PRIMARY KEY, n integer)`. polyflake "

@@ -129,7 +129,7 @@ impl NodeClock {
         self.t_us = t_us;
         let elapsed = t_us.div_euclid(US_PER_MS);
         if elapsed > self.elapsed_ms {
-            pass_time(&self.clock, (elapsed - self.elapsed_ms) as u64);
+            self.clock.elapse((elapsed - self.elapsed_ms) as u64);
             self.elapsed_ms = elapsed;
         }
         let step = self.target_ms() - self.clock.get();
@@ -163,13 +163,6 @@ impl NodeClock {
             self.steps_us -= US_PER_S;
         }
     }
-}
-
-/// Time passes on a node: wall and boot clock move together.
-// Until the core's `ManualClock::elapse` lands this is a wall-clock advance (the same wall
-// readings; only the boot reading, which the forward-step check compares with, is missing).
-fn pass_time(clock: &ManualClock, ms: u64) {
-    clock.advance(ms as i64);
 }
 
 #[cfg(test)]

@@ -43,8 +43,12 @@ const RENEW_US: i64 = RESERVE_MS as i64 * US_PER_MS / 5;
 const RESTART_US: (f64, f64) = (0.5e6, 30e6);
 /// A pod that cannot start (no free slot) is retried with Kubernetes' crash-loop back-off.
 const BACKOFF_US: (i64, i64) = (10 * US_PER_S, 300 * US_PER_S);
-/// Green pods start spread over this long.
-const ROLLOUT_US: i64 = 120 * US_PER_S;
+/// The fleet starts this long before the measured window: every node takes its slot then (a
+/// slot without a complete record makes its taker wait a full reserve), so the window starts
+/// with a fleet that has been running, not with a cold start.
+const WARM_US: i64 = 10 * US_PER_S;
+/// Green pods start spread over this long (a minute).
+const ROLLOUT_US: i64 = 60 * US_PER_S;
 
 #[derive(Debug, Clone, Copy)]
 enum Ev {
@@ -137,7 +141,7 @@ impl<'a> Run<'a> {
         lease_dir: Option<&'a Path>,
     ) -> Run<'a> {
         let instances = if sc.blue_green { 2 * lanes } else { lanes };
-        let start_unix_us = sc.start_unix_ms * US_PER_MS;
+        let start_unix_us = sc.start_unix_ms * US_PER_MS - WARM_US;
         let nodes = (0..instances)
             .map(|i| {
                 let mut faults = Rng::stream(seed, scenario_index, 2 * i as u64 + 1);
@@ -197,7 +201,7 @@ impl<'a> Run<'a> {
             epoch_ms: polyflake::DEFAULT_EPOCH_MS,
             buf: vec![0; 1 << 16],
             slots_now: 0,
-            stats: RunStats::new(sc.length_us, zoom, instances),
+            stats: RunStats::new(WARM_US, sc.length_us, zoom, instances),
         }
     }
 
@@ -207,7 +211,8 @@ impl<'a> Run<'a> {
 
     /// Run to the end of the scenario; the IDs are checked for duplicates by the caller.
     pub fn run(&mut self) {
-        let end = self.sc.length_us;
+        let len = self.sc.length_us;
+        let end = WARM_US + len;
         // Nodes start (blue only in a blue-green deploy), with their NTP polls at random phases.
         for i in 0..self.lanes {
             self.start_node(i, 0);
@@ -238,13 +243,13 @@ impl<'a> Run<'a> {
             self.push(t, Ev::BurstStart { lane: lane as u32 });
         }
         if self.sc.leap.is_some() {
-            let t = (LEAP_UNIX_MS - self.sc.start_unix_ms) * US_PER_MS;
+            let t = WARM_US + (LEAP_UNIX_MS - self.sc.start_unix_ms) * US_PER_MS;
             self.push(t, Ev::Leap);
         }
         if self.sc.blue_green {
-            self.push(end / 4, Ev::GreenStart);
-            self.push(end / 2, Ev::Cutover);
-            self.push(3 * end / 4, Ev::BlueStop);
+            self.push(WARM_US + len / 6, Ev::GreenStart);
+            self.push(WARM_US + len / 4, Ev::Cutover);
+            self.push(WARM_US + len / 3, Ev::BlueStop);
         }
 
         while let Some(item) = self.queue.pop() {
@@ -279,7 +284,9 @@ impl<'a> Run<'a> {
                 let r = &mut self.lane_rng[l];
                 let ms = r.range(self.load.burst_ms.0, self.load.burst_ms.1) as u32;
                 let per_ms = r.range(self.load.burst_per_ms.0, self.load.burst_per_ms.1) as u32;
-                self.stats.bursts += 1;
+                if self.stats.on(t) {
+                    self.stats.bursts += 1;
+                }
                 self.push(
                     t,
                     Ev::BurstTick {
@@ -325,8 +332,11 @@ impl<'a> Run<'a> {
                 if self.nodes[i].status != Status::Frozen {
                     self.nodes[i].clock.move_to(t);
                     if let Some(stepped) = self.nodes[i].clock.ntp_poll(POLL_US) {
-                        self.stats.ntp_steps += 1;
-                        self.stats.ntp_step_max_ms = self.stats.ntp_step_max_ms.max(stepped / 1000);
+                        if self.stats.on(t) {
+                            self.stats.ntp_steps += 1;
+                            self.stats.ntp_step_max_ms =
+                                self.stats.ntp_step_max_ms.max(stepped / 1000);
+                        }
                         self.after_step(i, t);
                     }
                 }
@@ -344,7 +354,7 @@ impl<'a> Run<'a> {
                 let i = node as usize;
                 let dur = (self.nodes[i].faults.log_uniform(0.1, 30.0) * US_PER_S as f64) as i64;
                 if self.nodes[i].status == Status::Up {
-                    self.stats.freezes += 1;
+                    self.stats.freezes += u64::from(self.stats.on(t));
                     self.set_status(i, t, Status::Frozen);
                     let inc = self.nodes[i].inc;
                     self.push(t + dur, Ev::Resume { node, inc });
@@ -375,7 +385,7 @@ impl<'a> Run<'a> {
             Ev::Crash { node } => {
                 let i = node as usize;
                 if self.nodes[i].status == Status::Up && self.nodes[i].gen.is_some() {
-                    self.stats.crashes += 1;
+                    self.stats.crashes += u64::from(self.stats.on(t));
                     self.set_status(i, t, Status::Down);
                     if let Some(g) = self.nodes[i].gen.take() {
                         crash(g);
@@ -456,7 +466,7 @@ impl<'a> Run<'a> {
         }
         let n = &mut self.nodes[i];
         if let Some(since) = n.present_since.take() {
-            n.present_us += t - since;
+            n.present_us += t - since.max(WARM_US).min(t);
             self.stats.present.add(since, t);
         }
     }
@@ -482,7 +492,7 @@ impl<'a> Run<'a> {
         match built {
             Ok(g) => {
                 if let Some(h) = g.health().lease {
-                    if h.guard_waiting {
+                    if h.guard_waiting && self.stats.on(t) {
                         self.stats.guard_waits += 1;
                         self.stats.guard_wait_max_ms =
                             self.stats.guard_wait_max_ms.max(h.guard_remaining_ms);
@@ -494,7 +504,7 @@ impl<'a> Run<'a> {
                 self.set_status(i, t, Status::Up);
                 if leased {
                     self.slots_changed(1);
-                    self.stats.starts += 1;
+                    self.stats.starts += u64::from(self.stats.on(t));
                     self.schedule_renew(i, t);
                 }
                 let lane = i % self.lanes;
@@ -611,14 +621,16 @@ impl<'a> Run<'a> {
 
     fn close_refusing(&mut self, i: usize, t: i64) {
         if let Some(since) = self.nodes[i].refusing_since.take() {
-            self.nodes[i].refusing_us += t - since;
+            self.nodes[i].refusing_us += t - since.max(WARM_US).min(t);
             self.stats.refusing.add(since, t);
         }
     }
 
     /// `count` requests arrive on a lane at `t`.
     fn serve(&mut self, t: i64, lane: usize, count: u64) {
-        self.stats.requests += count;
+        if self.stats.on(t) {
+            self.stats.requests += count;
+        }
         let i = lane_node(lane, self.lanes, &self.on_green);
         if self.nodes[i].status != Status::Up {
             self.stats.unserved(t, count);
@@ -668,7 +680,7 @@ impl<'a> Run<'a> {
                         let lead = ((id >> shift) as i64 + epoch - wall).max(0);
                         self.stats.issued(t, id, lead, shift);
                     }
-                    self.stats.waited(k as u64, waited);
+                    self.stats.waited(t, k as u64, waited);
                 }
                 Ok(None) => {
                     let next_ms = (t.div_euclid(US_PER_MS) + 1) * US_PER_MS;
@@ -707,7 +719,7 @@ impl<'a> Run<'a> {
                 _ => {}
             }
             if let Some(since) = n.present_since.take() {
-                n.present_us += end - since;
+                n.present_us += end - since.max(WARM_US);
                 self.stats.present.add(since, end);
             }
             self.stats.unserved(end, n.pending_n);
@@ -746,14 +758,10 @@ fn probe_after_ms(h: &Health, max_wait_ms: f64) -> i64 {
 /// A crash: the process dies with its lease held. No clean close: R stays at its last renewal
 /// and the kernel frees the slot file's lock.
 fn crash(g: Generator) {
-    // TEMPORARY until the core's `Generator::abandon` is merged: refuse to fake a crash.
-    let _ = g;
-    unimplemented!("crash-restart needs Generator::abandon from the core");
+    g.abandon();
 }
 
 /// One renewal of R, as the lease's background thread does every reserve / 5.
 fn renew_lease(g: &Generator) -> polyflake::Result<()> {
-    // TEMPORARY until the core's `Generator::renew_lease` is merged.
-    let _ = g;
-    Ok(())
+    g.renew_lease()
 }

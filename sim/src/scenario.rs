@@ -64,7 +64,8 @@ pub struct Scenario {
 /// Every scenario, for a run of `hours` simulated hours (the 24 h smear always spans 26 h).
 pub fn all(hours: f64) -> Vec<Scenario> {
     let len = (hours * US_PER_H as f64) as i64;
-    let around_leap = LEAP_UNIX_MS - len / 2 / 1000;
+    // The leap runs: half the run's length, centred on midnight.
+    let around_leap = LEAP_UNIX_MS - len / 4 / 1000;
     let base = Scenario {
         name: "",
         about: "",
@@ -89,8 +90,9 @@ pub fn all(hours: f64) -> Vec<Scenario> {
         },
         Scenario {
             name: "leap-step",
-            about: "a leap second applied as a 1 s step back on every node at midnight",
+            about: "a leap second applied as a 1 s step back on every node at midnight (half the run's length, centred on it)",
             start_unix_ms: around_leap,
+            length_us: len / 2,
             leap: Some(LeapFleet::Step),
             ..base.clone()
         },
@@ -98,6 +100,7 @@ pub fn all(hours: f64) -> Vec<Scenario> {
             name: "leap-smear",
             about: "the same hour around midnight, every node on a 24 h leap smear",
             start_unix_ms: around_leap,
+            length_us: len / 2,
             leap: Some(LeapFleet::Smear),
             ..base.clone()
         },
@@ -105,6 +108,7 @@ pub fn all(hours: f64) -> Vec<Scenario> {
             name: "leap-mixed",
             about: "half the fleet steps, half smears",
             start_unix_ms: around_leap,
+            length_us: len / 2,
             leap: Some(LeapFleet::Mixed),
             ..base.clone()
         },
@@ -119,7 +123,8 @@ pub fn all(hours: f64) -> Vec<Scenario> {
         },
         Scenario {
             name: "crash-restart",
-            about: "crashes (no clean close) and restarts through the file lease and its restart guard, with the ntp faults",
+            about: "crashes (no clean close) and restarts through the file lease and its restart guard, with the ntp faults (half the run's length: every lease is renewed once a simulated second, real file I/O)",
+            length_us: len / 2,
             steps: true,
             freezes: true,
             crashes: true,
@@ -128,7 +133,8 @@ pub fn all(hours: f64) -> Vec<Scenario> {
         },
         Scenario {
             name: "blue-green",
-            about: "blue-green deploy on 41/10/12: a second fleet leases slots for the middle half of the run",
+            about: "blue-green deploy on 41/10/12 (a quarter of the run's length): green starts at 1/6, traffic moves at 1/4, blue stops at 1/3",
+            length_us: len / 4,
             leases: true,
             blue_green: true,
             ..base.clone()
@@ -136,6 +142,7 @@ pub fn all(hours: f64) -> Vec<Scenario> {
         Scenario {
             name: "blue-green-4096",
             about: "the same deploy on 41/12/10 (4,096 node ids)",
+            length_us: len / 4,
             leases: true,
             blue_green: true,
             layout: Layout::BIG_FLEET,

@@ -20,10 +20,12 @@ pub struct Coverage {
     pub zoom: Vec<i64>,
     bin_us: i64,
     zoom_from: i64,
+    /// Simulated time of the measured window's start (the warm-up before it is not counted).
+    warm: i64,
 }
 
 impl Coverage {
-    fn new(bin_us: i64, zoom: Option<(i64, i64)>) -> Coverage {
+    fn new(bin_us: i64, zoom: Option<(i64, i64)>, warm: i64) -> Coverage {
         let (zoom_from, zoom_n) = match zoom {
             Some((a, b)) => (a, ((b - a) / ZOOM_BIN_US) as usize),
             None => (0, 0),
@@ -34,11 +36,13 @@ impl Coverage {
             zoom: vec![0; zoom_n],
             bin_us,
             zoom_from,
+            warm,
         }
     }
 
-    /// Add the interval [a, b).
+    /// Add the interval [a, b) of simulated time (only its part in the measured window).
     pub fn add(&mut self, a: i64, b: i64) {
+        let (a, b) = ((a - self.warm).max(0), b - self.warm);
         if b <= a {
             return;
         }
@@ -93,6 +97,9 @@ impl Counts {
 /// Everything one run counts.
 #[derive(Debug)]
 pub struct RunStats {
+    /// Simulated time at which measuring starts: before it the fleet warms up (takes its
+    /// slots); its IDs are still checked for duplicates.
+    warm: i64,
     length_us: i64,
     bin_us: i64,
     zoom: Option<(i64, i64)>,
@@ -174,10 +181,11 @@ pub struct RunStats {
 
 impl RunStats {
     /// Empty counters for a run of `length_us` with `instances` nodes.
-    pub fn new(length_us: i64, zoom: Option<(i64, i64)>, instances: usize) -> RunStats {
+    pub fn new(warm: i64, length_us: i64, zoom: Option<(i64, i64)>, instances: usize) -> RunStats {
         let bin_us = (length_us / BINS as i64).max(1);
         let zoom_n = zoom.map_or(0, |(a, b)| ((b - a) / ZOOM_BIN_US) as usize);
         RunStats {
+            warm,
             length_us,
             bin_us,
             zoom,
@@ -196,10 +204,10 @@ impl RunStats {
             slots_peak: 0,
             slots_bins: vec![None; BINS],
             slots_series: Vec::new(),
-            present: Coverage::new(bin_us, zoom),
-            refusing: Coverage::new(bin_us, zoom),
-            frozen: Coverage::new(bin_us, zoom),
-            down: Coverage::new(bin_us, zoom),
+            present: Coverage::new(bin_us, zoom, warm),
+            refusing: Coverage::new(bin_us, zoom, warm),
+            frozen: Coverage::new(bin_us, zoom, warm),
+            down: Coverage::new(bin_us, zoom, warm),
             counts: Counts::new(BINS),
             zoom_counts: Counts::new(zoom_n),
             node_refusing_share: Vec::with_capacity(instances),
@@ -225,12 +233,18 @@ impl RunStats {
         self.bin_us
     }
 
+    /// True once `t` (simulated time) is in the measured window.
+    pub fn on(&self, t: i64) -> bool {
+        t >= self.warm
+    }
+
     fn bin(&self, t: i64) -> usize {
-        ((t / self.bin_us) as usize).min(BINS - 1)
+        (((t - self.warm).max(0) / self.bin_us) as usize).min(BINS - 1)
     }
 
     fn zoom_bin(&self, t: i64) -> Option<usize> {
         let (a, b) = self.zoom?;
+        let t = t - self.warm;
         (t >= a && t < b).then(|| ((t - a) / ZOOM_BIN_US) as usize)
     }
 
@@ -238,6 +252,10 @@ impl RunStats {
     #[inline]
     pub fn issued(&mut self, t: i64, id: u64, lead: i64, shift: u32) {
         self.ids.push(id);
+        if t < self.warm {
+            self.running_max = self.running_max.max(id);
+            return;
+        }
         if id < self.running_max {
             self.inversions += 1;
             let gap = (self.running_max >> shift) - (id >> shift);
@@ -266,8 +284,8 @@ impl RunStats {
     }
 
     /// `k` requests got their IDs `waited_us` after they arrived.
-    pub fn waited(&mut self, k: u64, waited_us: i64) {
-        if waited_us > 0 {
+    pub fn waited(&mut self, t: i64, k: u64, waited_us: i64) {
+        if waited_us > 0 && t >= self.warm {
             self.waited_n += k;
             self.waited_max_us = self.waited_max_us.max(waited_us);
         }
@@ -275,7 +293,7 @@ impl RunStats {
 
     /// `n` calls refused at `t`.
     pub fn refused(&mut self, t: i64, kind: ErrorKind, n: u64) {
-        if n == 0 {
+        if n == 0 || t < self.warm {
             return;
         }
         *self.refused_by.entry(kind.code()).or_default() += n;
@@ -288,7 +306,7 @@ impl RunStats {
 
     /// `n` requests found no running generator at `t`.
     pub fn unserved(&mut self, t: i64, n: u64) {
-        if n == 0 {
+        if n == 0 || t < self.warm {
             return;
         }
         self.unserved_total += n;
@@ -302,7 +320,7 @@ impl RunStats {
     /// The fleet holds `slots` lease slots from `t` on.
     pub fn note_slots(&mut self, t: i64, slots: u64) {
         self.slots_peak = self.slots_peak.max(slots);
-        let b = self.bin(t.min(self.length_us - 1));
+        let b = self.bin(t.min(self.warm + self.length_us - 1));
         let peak = self.slots_bins[b].map_or(slots, |(p, _)| p.max(slots));
         self.slots_bins[b] = Some((peak, slots));
     }
@@ -384,7 +402,7 @@ mod tests {
 
     #[test]
     fn coverage_spreads_over_bins() {
-        let mut c = Coverage::new(10, Some((5, 5 + 2 * ZOOM_BIN_US)));
+        let mut c = Coverage::new(10, Some((5, 5 + 2 * ZOOM_BIN_US)), 0);
         c.add(8, 32);
         assert_eq!(c.total, 24);
         assert_eq!(&c.bins[..4], &[2, 10, 10, 2]);
