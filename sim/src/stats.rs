@@ -127,6 +127,10 @@ pub struct RunStats {
     pub inversions_ms: u64,
     /// See `inversions`.
     pub inversion_worst_ms: u64,
+    /// Inversions of 10 ms or more, and of 100 ms or more.
+    pub inversions_10ms: u64,
+    /// See `inversions_10ms`.
+    pub inversions_100ms: u64,
     running_max: u64,
     /// Lease slots held at the peak.
     pub slots_peak: u64,
@@ -200,6 +204,8 @@ impl RunStats {
             inversions: 0,
             inversions_ms: 0,
             inversion_worst_ms: 0,
+            inversions_10ms: 0,
+            inversions_100ms: 0,
             running_max: 0,
             slots_peak: 0,
             slots_bins: vec![None; BINS],
@@ -262,6 +268,8 @@ impl RunStats {
             if gap >= 1 {
                 self.inversions_ms += 1;
                 self.inversion_worst_ms = self.inversion_worst_ms.max(gap);
+                self.inversions_10ms += u64::from(gap >= 10);
+                self.inversions_100ms += u64::from(gap >= 100);
             }
         } else {
             self.running_max = id;
