@@ -15,8 +15,8 @@ with our own IDs:
    a JSON file of every figure and a PNG of index size and insert rate against row count;
 4. stops the server and removes its data directory, also on failure or interruption.
 
-polyflake has no UUIDv7 of its own yet, so the UUIDv7 keys are generated here, per RFC 9562
-(48-bit Unix ms, version 7, a 42-bit counter seeded at random each millisecond in ``rand_a``
+polyflake's core gained a UUIDv7 while this was written, but the Python binding does not expose
+it yet, so the UUIDv7 keys are generated here, per RFC 9562 (48-bit Unix ms, version 7, a 42-bit counter seeded at random each millisecond in ``rand_a``
 and the top of ``rand_b`` (the RFC's "fixed bit-length dedicated counter", method 1), random
 low bits). UUIDv4 keys come from a seeded generator, so their order is reproducible.
 
@@ -526,7 +526,8 @@ def report(results: dict, meta: dict, png_name: str) -> str:
         f"- `bigint-bulk`: {BULK_WRITERS} generators minting at full speed on the system clock, "
         f"{CHUNK}-ID chunks arriving round-robin (parallel writers of a backfill).",
         "- `uuidv7-fleet`: the same fleet and arrival process, each node with its own UUIDv7 "
-        "generator written here per RFC 9562, since polyflake has no UUIDv7 yet: 48-bit ms, a "
+        "generator written here per RFC 9562, since polyflake's Python binding has no UUIDv7 "
+        "yet: 48-bit ms, a "
         "42-bit per-millisecond counter (method 1), 32 random bits.",
         "- `uuidv4`: seeded random UUIDs, version and variant bits per RFC 9562.",
         "",

@@ -1,8 +1,7 @@
-//! The CLI's one mapping of the core's [`ErrorKind`]: every kind lands in a [`Class`], and the
-//! class decides the exit code (commands) and the HTTP status (the service). The `match` is
-//! exhaustive on purpose: a new kind in the core breaks this build until it is placed here.
+//! The CLI's one mapping of the core's error categories: every kind's [`ErrorCategory`] lands in
+//! a [`Class`], and the class decides the exit code (commands) and the HTTP status (the service).
 
-use polyflake::ErrorKind;
+use polyflake::{ErrorCategory, ErrorKind};
 use std::fmt;
 
 /// What a core error means to a caller of the CLI or the service.
@@ -19,30 +18,12 @@ pub enum Class {
     Conflict,
 }
 
-/// Place a core error kind.
+/// Place a core error kind: by the core's own category.
 pub fn class(kind: ErrorKind) -> Class {
-    match kind {
-        ErrorKind::InvalidLayout
-        | ErrorKind::UnknownLayout
-        | ErrorKind::InvalidNodeId
-        | ErrorKind::InvalidEpoch
-        | ErrorKind::InvalidArgument
-        | ErrorKind::InvalidId
-        | ErrorKind::InvalidNodeSource
-        | ErrorKind::IdSpaceMismatch => Class::BadInput,
-        ErrorKind::ClockMovedBackwards
-        | ErrorKind::TimestampOverflow
-        | ErrorKind::LeadLimitExceeded
-        | ErrorKind::ClockFailed
-        | ErrorKind::LeaseNotReady
-        | ErrorKind::LeaseExpired
-        | ErrorKind::LeaseLost
-        | ErrorKind::LeaseStore
-        | ErrorKind::ClockJumpedAhead => Class::Unavailable,
-        ErrorKind::NodeIdInUse
-        | ErrorKind::UsedAfterFork
-        | ErrorKind::NoFreeSlot
-        | ErrorKind::Closed => Class::Conflict,
+    match kind.category() {
+        ErrorCategory::Configuration => Class::BadInput,
+        ErrorCategory::Unavailable => Class::Unavailable,
+        ErrorCategory::Conflict => Class::Conflict,
     }
 }
 

@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 mod errors;
+mod inspect;
 mod options;
 mod serve;
 mod testclock;
@@ -17,7 +18,7 @@ use polyflake::{format_id, Layout};
 use serde_json::json;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The longest `next` waits for a leased slot's restart guard before giving up.
 const GUARD_WAIT_LIMIT: Duration = Duration::from_secs(30);
@@ -40,6 +41,9 @@ enum Command {
     Layouts(LayoutsArgs),
     /// Serve IDs over HTTP (POST /v1/ids, GET /v1/ids/{id}, GET /v1/health, GET /metrics).
     Serve(serve::ServeArgs),
+    /// Look at a lease store: `polyflake lease inspect`.
+    #[command(subcommand)]
+    Lease(inspect::LeaseCommand),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -99,6 +103,7 @@ fn main() -> ExitCode {
         Command::Decode(a) => decode(a),
         Command::Layouts(a) => layouts(a),
         Command::Serve(a) => serve::run(a),
+        Command::Lease(c) => inspect::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -128,7 +133,7 @@ fn clap_exit(e: clap::Error) -> ExitCode {
             }
             let line = line.strip_prefix("error: ").unwrap_or(&line);
             let line = if line.starts_with("Usage:") || line.starts_with("Unique") {
-                "a subcommand is required: next, decode, layouts or serve"
+                "a subcommand is required: next, decode, layouts, serve or lease"
             } else {
                 line
             };
@@ -155,17 +160,8 @@ fn next(a: NextArgs) -> Result<(), CliError> {
     let mut ids = vec![0u64; n];
     // A freshly leased slot may sit behind its previous holder's high-water mark (the restart
     // guard): the core refuses until the clock passes it, and a one-shot command waits that out.
-    let deadline = Instant::now() + GUARD_WAIT_LIMIT;
-    loop {
-        match g.next_ids(&mut ids) {
-            Err(polyflake::Error::LeaseNotReady { remaining_ms, .. })
-                if Instant::now() < deadline =>
-            {
-                std::thread::sleep(Duration::from_millis(remaining_ms.clamp(1, 1000)));
-            }
-            r => break r?,
-        }
-    }
+    g.wait_ready(GUARD_WAIT_LIMIT)?;
+    g.next_ids(&mut ids)?;
     emit(|out| match a.format {
         Format::Plain => ids.iter().try_for_each(|id| writeln!(out, "{id}")),
         Format::Json => {

@@ -7,11 +7,11 @@ use clap::Args;
 use polyflake::{
     Builder, Clock, EtcdLeaseOptions, FileLeaseOptions, Generator, Layout, Mode, NodeSource,
 };
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Where the generator's node id comes from: at most one of these; none means a file lease in
-/// the default directory (see [`default_lease_dir`]).
+/// the core's default directory ([`polyflake::default_lease_dir`]).
 #[derive(Debug, Clone, Args)]
 #[group(skip)]
 pub struct NodeArgs {
@@ -36,7 +36,7 @@ pub struct NodeArgs {
     #[arg(long, value_name = "ADDR/PREFIX", group = "node_source")]
     pub node_id_from_ipv4: Option<String>,
     /// Lease a node id from this directory of slot files (one host; the default source, in
-    /// $XDG_RUNTIME_DIR/polyflake or the temporary directory's polyflake-leases).
+    /// /var/tmp/polyflake-leases: see `polyflake lease inspect`).
     #[arg(long, value_name = "DIR", group = "node_source")]
     pub lease_dir: Option<PathBuf>,
     /// Lease a node id from this etcd v3 cluster (repeat for more endpoints), e.g.
@@ -60,15 +60,10 @@ pub struct NodeArgs {
     /// successor of a crashed holder waits).
     #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_RESERVE_MS)]
     pub lease_reserve_ms: u64,
-}
-
-/// The default lease directory: `$XDG_RUNTIME_DIR/polyflake` when that variable names a
-/// directory, else the core's default (`polyflake-leases` under the temporary directory).
-pub fn default_lease_dir() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(d) if !d.is_empty() && Path::new(&d).is_dir() => Path::new(&d).join("polyflake"),
-        _ => FileLeaseOptions::default().dir,
-    }
+    /// Leases: a free slot whose restart guard is longer than this (its previous holder issued
+    /// that far ahead, after a clock stepped forward) is taken only when nothing else is free.
+    #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_MAX_GUARD_WAIT_MS)]
+    pub max_guard_wait_ms: u64,
 }
 
 impl NodeArgs {
@@ -83,10 +78,11 @@ impl NodeArgs {
         if !is_lease
             && (self.slots.is_some()
                 || self.lease_identity.is_some()
-                || self.lease_reserve_ms != polyflake::DEFAULT_RESERVE_MS)
+                || self.lease_reserve_ms != polyflake::DEFAULT_RESERVE_MS
+                || self.max_guard_wait_ms != polyflake::DEFAULT_MAX_GUARD_WAIT_MS)
         {
             return Err(CliError::Usage(
-                "--slots, --lease-identity and --lease-reserve-ms apply to a lease (--lease-dir or --etcd) only".into(),
+                "--slots, --lease-identity, --lease-reserve-ms and --max-guard-wait-ms apply to a lease (--lease-dir or --etcd) only".into(),
             ));
         }
         if let Some(n) = self.node_id {
@@ -106,10 +102,7 @@ impl NodeArgs {
                 ))
             };
             let (addr, prefix) = text.split_once('/').ok_or_else(bad)?;
-            return Ok(NodeSource::Ipv4 {
-                addr: addr.parse().map_err(|_| bad())?,
-                prefix_len: prefix.parse().map_err(|_| bad())?,
-            });
+            return Ok(NodeSource::ipv4(addr, prefix.parse().map_err(|_| bad())?)?);
         }
         if !self.etcd.is_empty() {
             let mut o = EtcdLeaseOptions::new(self.etcd.clone());
@@ -118,12 +111,18 @@ impl NodeArgs {
             o.slots = self.slots;
             o.identity = self.lease_identity.clone();
             o.reserve_ms = self.lease_reserve_ms;
+            o.max_guard_wait_ms = self.max_guard_wait_ms;
             return Ok(NodeSource::Etcd(o));
         }
-        let mut o = FileLeaseOptions::new(self.lease_dir.clone().unwrap_or_else(default_lease_dir));
+        let mut o = FileLeaseOptions::new(
+            self.lease_dir
+                .clone()
+                .unwrap_or_else(polyflake::default_lease_dir),
+        );
         o.slots = self.slots;
         o.identity = self.lease_identity.clone();
         o.reserve_ms = self.lease_reserve_ms;
+        o.max_guard_wait_ms = self.max_guard_wait_ms;
         Ok(NodeSource::FileLease(o))
     }
 
@@ -153,6 +152,36 @@ pub struct GenArgs {
     /// Monotonic mode's limit on running ahead of the wall clock, in ms (default unbounded).
     #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     pub max_lead_ms: Option<i64>,
+    /// How far the wall clock may read ahead of the time elapsed since it was last trusted
+    /// before it is a forward step that nothing is issued from, in ms, or `off`.
+    #[arg(long, value_name = "MS|off", value_parser = forward_step,
+          default_value_t = ForwardStep(Some(polyflake::DEFAULT_MAX_FORWARD_STEP_MS)))]
+    pub max_forward_step_ms: ForwardStep,
+    /// How long a stepped-ahead clock must hold before it is believed, in ms.
+    #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_FORWARD_CONFIRM_MS)]
+    pub forward_confirm_ms: u64,
+}
+
+/// `--max-forward-step-ms`: a number of ms, or `off` (no check).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForwardStep(pub Option<u64>);
+
+impl std::fmt::Display for ForwardStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(ms) => write!(f, "{ms}"),
+            None => f.write_str("off"),
+        }
+    }
+}
+
+fn forward_step(text: &str) -> Result<ForwardStep, String> {
+    if text == "off" {
+        return Ok(ForwardStep(None));
+    }
+    text.parse()
+        .map(|ms| ForwardStep(Some(ms)))
+        .map_err(|_| format!("{text:?} is not a number of ms or `off`"))
 }
 
 impl GenArgs {
@@ -178,7 +207,9 @@ impl GenArgs {
             .layout(self.layout()?)
             .epoch_ms(self.epoch_ms)
             .max_wait_ms(self.max_wait_ms)
-            .max_lead_ms(self.max_lead_ms);
+            .max_lead_ms(self.max_lead_ms)
+            .max_forward_step_ms(self.max_forward_step_ms.0)
+            .forward_confirm_ms(self.forward_confirm_ms);
         if let Some(c) = clock {
             b = b.shared_clock(c);
         }

@@ -704,15 +704,9 @@ fn metric(out: &mut String, name: &str, kind: &str, help: &str, value: String) {
     let _ = writeln!(out, "{name} {value}");
 }
 
-/// The lease's state in one word, for health and metrics.
+/// The lease's state in one word, for health and metrics (the core's phase).
 fn lease_state(h: &polyflake::Health) -> &'static str {
-    match &h.lease {
-        None => "none",
-        Some(l) if l.lost => "lost",
-        Some(l) if l.guard_waiting => "restart_guard",
-        Some(_) if h.status == polyflake::HealthStatus::LeaseExpired => "expired",
-        Some(_) => "held",
-    }
+    h.lease.as_ref().map_or("none", |l| l.phase().name())
 }
 
 /// A Prometheus label value with `\\`, `"` and newlines escaped.

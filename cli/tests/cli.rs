@@ -342,11 +342,12 @@ fn other_node_sources() {
 
 #[test]
 fn next_defaults_to_a_file_lease() {
-    // With XDG_RUNTIME_DIR set, the default lease directory is $XDG_RUNTIME_DIR/polyflake.
+    // With POLYFLAKE_LEASE_DIR set, that is the default lease directory (else
+    // /var/tmp/polyflake-leases).
     let runtime = common::temp_dir("xdg");
     let out = std::process::Command::new(common::bin())
         .args(["next", "-n", "3", "--format", "json"])
-        .env("XDG_RUNTIME_DIR", &runtime)
+        .env("POLYFLAKE_LEASE_DIR", runtime.join("polyflake"))
         .output()
         .unwrap();
     assert!(

@@ -696,7 +696,7 @@ fn startup_errors_are_one_line() {
 #[test]
 fn serve_defaults_to_a_file_lease() {
     let runtime = temp_dir("xdg-serve");
-    let server = Server::try_start_env(&[], &[("XDG_RUNTIME_DIR", runtime.as_os_str())])
+    let server = Server::try_start_env(&[], &[("POLYFLAKE_LEASE_DIR", runtime.as_os_str())])
         .expect("serve with no node source starts");
     assert!(server.banner.contains("file lease"), "{}", server.banner);
     let h = server.wait_health(200, Duration::from_secs(10));

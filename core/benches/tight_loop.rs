@@ -53,6 +53,14 @@ fn main() {
     let secs = if full { 1.0 } else { 0.05 };
     run("strict 41/10/12", &Generator::strict(11).unwrap(), secs);
     run(
+        "strict 41/10/12 on the coarse clock",
+        &Generator::builder(13)
+            .clock_source(polyflake::ClockSource::Coarse)
+            .build()
+            .unwrap(),
+        secs,
+    );
+    run(
         "monotonic 41/10/12 (may run ahead)",
         &Generator::builder(12)
             .mode(Mode::Monotonic)

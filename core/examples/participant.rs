@@ -3,7 +3,7 @@
 //! `next_id` calls for SECONDS, and writes the IDs (raw little-endian u64, in issue order) to
 //! OUT_PATH and a summary to OUT_PATH.json.
 
-use polyflake::{ErrorKind, FileLeaseOptions, Generator, NodeSource};
+use polyflake::{FileLeaseOptions, Generator, NodeSource};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -22,29 +22,15 @@ fn main() {
         .unwrap_or_else(|_| fail(format!("SECONDS {:?} is not a number", args[2])));
     let mut opts = FileLeaseOptions::new(&args[1]);
     opts.identity = Some("rust".into());
-    let build = || Generator::builder_from(NodeSource::FileLease(opts.clone())).build();
-    // A slot's previous holder may have left a high-water mark ahead of our clock: the restart
-    // guard then refuses (LeaseNotReady) for up to the reserve; wait that out, bounded.
-    let patience = Instant::now() + Duration::from_secs(15);
-    let g = loop {
-        match build() {
-            Ok(g) => break g,
-            Err(e) if e.kind() == ErrorKind::LeaseNotReady && Instant::now() < patience => {
-                std::thread::sleep(Duration::from_millis(50))
-            }
-            Err(e) => fail(e.to_string()),
-        }
-    };
+    let g = Generator::builder_from(NodeSource::FileLease(opts))
+        .build()
+        .unwrap_or_else(|e| fail(e.to_string()));
+    // A new slot (or one whose previous holder left a high-water mark ahead of our clock) is
+    // guarded: the core refuses (LeaseNotReady) for up to the reserve. Wait that out, bounded.
+    g.wait_ready(Duration::from_secs(15))
+        .unwrap_or_else(|e| fail(e.to_string()));
     let mut ids: Vec<u64> = Vec::with_capacity(1 << 22);
-    let first = loop {
-        match g.next_id() {
-            Ok(id) => break id,
-            Err(e) if e.kind() == ErrorKind::LeaseNotReady && Instant::now() < patience => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            Err(e) => fail(e.to_string()),
-        }
-    };
+    let first = g.next_id().unwrap_or_else(|e| fail(e.to_string()));
     ids.push(first);
     let start = Instant::now();
     let limit = Duration::from_secs_f64(seconds);

@@ -52,6 +52,26 @@ pub trait Clock: Send + Sync {
         SystemClock::boot_ms()
     }
 
+    /// The current time in Unix nanoseconds, for formats that carry sub-millisecond time
+    /// (UUIDv7). The default is `now_ms` in nanoseconds (a fraction of 0).
+    fn now_ns(&self) -> Result<i64, ClockError> {
+        self.now_ms().map(|ms| ms.saturating_mul(1_000_000))
+    }
+
+    /// A cheaper reading that may lag `now_ms` but is never ahead of it: the time of the last
+    /// clock tick (what [`ClockSource::Coarse`] reads; the system's is `CLOCK_REALTIME_COARSE`).
+    /// The default is `now_ms` itself.
+    fn coarse_ms(&self) -> Result<i64, ClockError> {
+        self.now_ms()
+    }
+
+    /// True when `coarse_ms` is no cheaper or coarser reading than `now_ms` but the same one
+    /// (the default): a [`ClockSource::Coarse`] generator then simply reads `now_ms`, once per
+    /// step, exactly like a precise one.
+    fn coarse_is_precise(&self) -> bool {
+        true
+    }
+
     /// True only for the test clocks ([`ManualClock`], [`ScriptedClock`]): generators on them
     /// are independent of each other and exempt from the one-generator-per-node-id rule. Any
     /// other clock (a user's own time source) is treated like the system clock there.
@@ -84,6 +104,44 @@ impl SystemClock {
         ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000
     }
 
+    /// The system wall clock in Unix nanoseconds.
+    ///
+    /// ```
+    /// assert!(polyflake::SystemClock::read_ns() / 1_000_000 >= 1_704_067_200_000);
+    /// ```
+    #[inline]
+    #[allow(clippy::unnecessary_cast)]
+    pub fn read_ns() -> i64 {
+        let ts = Self::timespec();
+        ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
+    }
+
+    /// The coarse wall clock (`CLOCK_REALTIME_COARSE`: the time of the last tick, read from the
+    /// vDSO without touching the hardware clock) in Unix milliseconds. Never ahead of
+    /// [`SystemClock::read_ms`]; behind it by up to one tick.
+    ///
+    /// ```
+    /// let coarse = polyflake::SystemClock::read_coarse_ms();
+    /// assert!(coarse <= polyflake::SystemClock::read_ms());
+    /// ```
+    #[inline]
+    #[allow(clippy::unnecessary_cast)]
+    pub fn read_coarse_ms() -> i64 {
+        let ts = read_clock(libc::CLOCK_REALTIME_COARSE);
+        ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000
+    }
+
+    /// The resolution of the coarse wall clock in nanoseconds (`clock_getres`): its tick, 4 ms
+    /// with HZ=250. `None` where the clock does not exist.
+    pub fn coarse_resolution_ns() -> Option<u64> {
+        resolution_ns(libc::CLOCK_REALTIME_COARSE)
+    }
+
+    /// The resolution of the precise wall clock in nanoseconds (`clock_getres`).
+    pub fn resolution_ns() -> Option<u64> {
+        resolution_ns(libc::CLOCK_REALTIME)
+    }
+
     /// The boot clock (`CLOCK_BOOTTIME`: never steps, counts suspend) in milliseconds.
     ///
     /// ```
@@ -95,6 +153,17 @@ impl SystemClock {
         let ts = read_clock(libc::CLOCK_BOOTTIME);
         ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000
     }
+}
+
+#[allow(clippy::unnecessary_cast)]
+fn resolution_ns(id: libc::clockid_t) -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let rc = unsafe { libc::clock_getres(id, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 #[inline]
@@ -113,6 +182,20 @@ impl Clock for SystemClock {
     #[inline]
     fn now_ms(&self) -> Result<i64, ClockError> {
         Ok(Self::read_ms())
+    }
+
+    #[inline]
+    fn coarse_ms(&self) -> Result<i64, ClockError> {
+        Ok(Self::read_coarse_ms())
+    }
+
+    fn coarse_is_precise(&self) -> bool {
+        false
+    }
+
+    #[inline]
+    fn now_ns(&self) -> Result<i64, ClockError> {
+        Ok(Self::read_ns())
     }
 
     fn until_next_ms(&self) -> Duration {
@@ -146,6 +229,7 @@ impl Clock for SystemClock {
 pub struct ManualClock {
     ms: std::sync::Arc<AtomicI64>,
     boot: std::sync::Arc<AtomicI64>,
+    tick: std::sync::Arc<AtomicI64>,
 }
 
 impl ManualClock {
@@ -154,7 +238,25 @@ impl ManualClock {
         ManualClock {
             ms: std::sync::Arc::new(AtomicI64::new(start_ms)),
             boot: std::sync::Arc::new(AtomicI64::new(0)),
+            tick: std::sync::Arc::new(AtomicI64::new(1)),
         }
+    }
+
+    /// Model a tick-based coarse reading: from now on `coarse_ms` is the wall reading rounded
+    /// down to a multiple of `tick_ms` (the time of the last tick, as `CLOCK_REALTIME_COARSE`
+    /// is), lagging it by up to `tick_ms - 1`; a step of the wall clock shows in it at once.
+    /// The default tick is 1 ms (coarse = precise). A tick below 1 is taken as 1. Set it before
+    /// building a generator on the clock: a generator decides at build whether the clock has a
+    /// coarse reading of its own.
+    ///
+    /// ```
+    /// use polyflake::{Clock, ManualClock};
+    /// let c = ManualClock::new(1_003);
+    /// c.set_tick_ms(4);
+    /// assert_eq!((c.now_ms().unwrap(), c.coarse_ms().unwrap()), (1_003, 1_000));
+    /// ```
+    pub fn set_tick_ms(&self, tick_ms: i64) {
+        self.tick.store(tick_ms.max(1), Ordering::SeqCst);
     }
 
     /// Step the wall reading to `ms` (backwards is a rewind, forwards a forward step).
@@ -186,6 +288,13 @@ impl ManualClock {
 impl Clock for ManualClock {
     fn now_ms(&self) -> Result<i64, ClockError> {
         Ok(self.get())
+    }
+    fn coarse_ms(&self) -> Result<i64, ClockError> {
+        let (ms, tick) = (self.get(), self.tick.load(Ordering::SeqCst));
+        Ok(ms - ms.rem_euclid(tick))
+    }
+    fn coarse_is_precise(&self) -> bool {
+        self.tick.load(Ordering::SeqCst) == 1
     }
     fn boot_ms(&self) -> i64 {
         self.boot.load(Ordering::SeqCst)
@@ -269,7 +378,70 @@ impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
     fn boot_ms(&self) -> i64 {
         (**self).boot_ms()
     }
+    fn coarse_ms(&self) -> Result<i64, ClockError> {
+        (**self).coarse_ms()
+    }
+    fn coarse_is_precise(&self) -> bool {
+        (**self).coarse_is_precise()
+    }
+    fn now_ns(&self) -> Result<i64, ClockError> {
+        (**self).now_ns()
+    }
     fn is_test_clock(&self) -> bool {
         (**self).is_test_clock()
     }
 }
+
+/// Which reading of its clock a generator takes per ID.
+///
+/// `Coarse` is a fast path that keeps every guarantee: strict mode issues at
+/// `max(last issued ms, coarse reading)` while the millisecond's sequence lasts (a coarse
+/// reading is a past tick of the same clock, so that is never ahead of the wall clock), and reads
+/// the precise clock only when the sequence is spent or the coarse reading is behind the last
+/// issued millisecond (to tell the tick's lag from a real rewind, which it then waits out or
+/// refuses by the usual rules). The cost: an ID's timestamp may be up to one tick (4 ms at
+/// HZ=250) older than the call, which loosens cross-node sort order by that much.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ClockSource {
+    /// Every ID reads the precise clock (`CLOCK_REALTIME`): the default.
+    #[default]
+    Precise,
+    /// IDs read the coarse clock (`CLOCK_REALTIME_COARSE`, or an injected clock's
+    /// [`Clock::coarse_ms`]) and fall back to the precise one as described above. On the system
+    /// clock it is used only where its resolution is 10 ms or finer (else the generator uses the
+    /// precise clock and health says why).
+    Coarse,
+}
+
+impl ClockSource {
+    /// `"precise"` or `"coarse"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ClockSource::Precise => "precise",
+            ClockSource::Coarse => "coarse",
+        }
+    }
+
+    /// The source named `"precise"` or `"coarse"`.
+    ///
+    /// ```
+    /// assert_eq!(polyflake::ClockSource::from_name("coarse").unwrap(), polyflake::ClockSource::Coarse);
+    /// assert!(polyflake::ClockSource::from_name("fast").is_err());
+    /// ```
+    pub fn from_name(name: &str) -> crate::Result<ClockSource> {
+        match name {
+            "precise" => Ok(ClockSource::Precise),
+            "coarse" => Ok(ClockSource::Coarse),
+            _ => Err(crate::Error::InvalidArgument {
+                name: "clock_source",
+                reason: format!("{name:?} is not a clock source: use \"precise\" or \"coarse\""),
+            }),
+        }
+    }
+
+    /// Both sources.
+    pub const ALL: [ClockSource; 2] = [ClockSource::Precise, ClockSource::Coarse];
+}
+
+/// The coarsest tick a `Coarse` source accepts from the system (10 ms).
+pub const MAX_COARSE_TICK_NS: u64 = 10_000_000;

@@ -177,7 +177,7 @@ pub enum Error {
     },
     /// The generator was closed: it issues nothing more (its node id, or its lease's slot,
     /// may already belong to another generator).
-    Closed {
+    GeneratorClosed {
         /// The generator's node id.
         node_id: u32,
     },
@@ -227,8 +227,8 @@ pub enum ErrorKind {
     ClockJumpedAhead,
     /// See [`Error::IdSpaceMismatch`].
     IdSpaceMismatch,
-    /// See [`Error::Closed`].
-    Closed,
+    /// See [`Error::GeneratorClosed`].
+    GeneratorClosed,
 }
 
 impl ErrorKind {
@@ -254,7 +254,7 @@ impl ErrorKind {
         ErrorKind::LeaseStore,
         ErrorKind::ClockJumpedAhead,
         ErrorKind::IdSpaceMismatch,
-        ErrorKind::Closed,
+        ErrorKind::GeneratorClosed,
     ];
 
     /// A stable SCREAMING_SNAKE_CASE code: Node's `err.code`, the scenario files' error names.
@@ -284,24 +284,121 @@ impl ErrorKind {
             ErrorKind::LeaseStore => "LEASE_STORE",
             ErrorKind::ClockJumpedAhead => "CLOCK_JUMPED_AHEAD",
             ErrorKind::IdSpaceMismatch => "ID_SPACE_MISMATCH",
-            ErrorKind::Closed => "CLOSED",
+            ErrorKind::GeneratorClosed => "GENERATOR_CLOSED",
+        }
+    }
+
+    /// The kind's name as a type name (`"ClockMovedBackwards"`): Python's exception classes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidLayout => "InvalidLayout",
+            ErrorKind::UnknownLayout => "UnknownLayout",
+            ErrorKind::InvalidNodeId => "InvalidNodeId",
+            ErrorKind::InvalidEpoch => "InvalidEpoch",
+            ErrorKind::InvalidArgument => "InvalidArgument",
+            ErrorKind::InvalidId => "InvalidId",
+            ErrorKind::ClockMovedBackwards => "ClockMovedBackwards",
+            ErrorKind::TimestampOverflow => "TimestampOverflow",
+            ErrorKind::LeadLimitExceeded => "LeadLimitExceeded",
+            ErrorKind::NodeIdInUse => "NodeIdInUse",
+            ErrorKind::UsedAfterFork => "UsedAfterFork",
+            ErrorKind::ClockFailed => "ClockFailed",
+            ErrorKind::InvalidNodeSource => "InvalidNodeSource",
+            ErrorKind::NoFreeSlot => "NoFreeSlot",
+            ErrorKind::LeaseNotReady => "LeaseNotReady",
+            ErrorKind::LeaseExpired => "LeaseExpired",
+            ErrorKind::LeaseLost => "LeaseLost",
+            ErrorKind::LeaseStore => "LeaseStore",
+            ErrorKind::ClockJumpedAhead => "ClockJumpedAhead",
+            ErrorKind::IdSpaceMismatch => "IdSpaceMismatch",
+            ErrorKind::GeneratorClosed => "GeneratorClosed",
+        }
+    }
+
+    /// One sentence on what this kind of error means (C's static messages, Python's
+    /// docstrings).
+    pub const fn description(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidLayout => "invalid layout: each field needs at least 1 bit and the three must add up to 63",
+            ErrorKind::UnknownLayout => "unknown layout name: use default, long_lived, big_fleet, short, or T/N/S",
+            ErrorKind::InvalidNodeId => "node id out of range for the layout (or negative)",
+            ErrorKind::InvalidEpoch => "invalid epoch: negative, in the future, or leaving the clock outside the layout's window",
+            ErrorKind::InvalidArgument => "an argument or setting is out of range (a wait budget, a batch count, ...)",
+            ErrorKind::InvalidId => "invalid ID: IDs are decimal digits below 2^63",
+            ErrorKind::ClockMovedBackwards => "the clock moved backwards (or is stuck) past the wait budget: issuing could repeat an ID, so the call is refused",
+            ErrorKind::TimestampOverflow => "the timestamp lies outside the layout's window: an ID is never wrapped",
+            ErrorKind::LeadLimitExceeded => "a monotonic generator would run further ahead of the wall clock than max_lead_ms",
+            ErrorKind::NodeIdInUse => "node id already used by a live generator in this process (same epoch and layout): share that one",
+            ErrorKind::UsedAfterFork => "used after fork: the generator was made in the parent process; make a new one in the child",
+            ErrorKind::ClockFailed => "the clock failed to give a reading",
+            ErrorKind::InvalidNodeSource => "invalid node-id source (an environment variable unset, a hostname without an ordinal, an IPv4 prefix too short, lease options out of range)",
+            ErrorKind::NoFreeSlot => "no free slot: every slot of the lease store is held by a live generator",
+            ErrorKind::LeaseNotReady => "restart guard: waiting until the clock passes what the slot's previous holder may have issued up to",
+            ErrorKind::LeaseExpired => "lease expired: the high-water mark was reached without a renewal (the store is unreachable)",
+            ErrorKind::LeaseLost => "lease lost (etcd lease revoked or expired, slot file deleted or replaced): the generator has stopped for good",
+            ErrorKind::LeaseStore => "lease store error (I/O on the lease directory, an etcd error or timeout)",
+            ErrorKind::ClockJumpedAhead => "the clock stepped ahead of elapsed time past max_forward_step_ms: nothing is issued from it until it comes back or the new offset has held for forward_confirm_ms",
+            ErrorKind::IdSpaceMismatch => "the lease store belongs to another ID space (epoch and layout): one store serves one space",
+            ErrorKind::GeneratorClosed => "the generator is closed: it issues nothing more; make a new one",
+        }
+    }
+
+    /// What a caller can do about it (see [`ErrorCategory`]).
+    pub const fn category(self) -> ErrorCategory {
+        match self {
+            ErrorKind::InvalidLayout
+            | ErrorKind::UnknownLayout
+            | ErrorKind::InvalidNodeId
+            | ErrorKind::InvalidEpoch
+            | ErrorKind::InvalidArgument
+            | ErrorKind::InvalidId
+            | ErrorKind::InvalidNodeSource
+            | ErrorKind::IdSpaceMismatch => ErrorCategory::Configuration,
+            ErrorKind::ClockMovedBackwards
+            | ErrorKind::TimestampOverflow
+            | ErrorKind::LeadLimitExceeded
+            | ErrorKind::ClockFailed
+            | ErrorKind::LeaseNotReady
+            | ErrorKind::LeaseExpired
+            | ErrorKind::LeaseLost
+            | ErrorKind::LeaseStore
+            | ErrorKind::ClockJumpedAhead => ErrorCategory::Unavailable,
+            ErrorKind::NodeIdInUse
+            | ErrorKind::UsedAfterFork
+            | ErrorKind::NoFreeSlot
+            | ErrorKind::GeneratorClosed => ErrorCategory::Conflict,
         }
     }
 
     /// True for mistakes in how a generator was configured or called (as opposed to faults
     /// that arise while issuing): bindings raise these as value errors.
     pub const fn is_configuration(self) -> bool {
-        matches!(
-            self,
-            ErrorKind::InvalidLayout
-                | ErrorKind::UnknownLayout
-                | ErrorKind::InvalidNodeId
-                | ErrorKind::InvalidEpoch
-                | ErrorKind::InvalidArgument
-                | ErrorKind::InvalidId
-                | ErrorKind::InvalidNodeSource
-                | ErrorKind::IdSpaceMismatch
-        )
+        matches!(self.category(), ErrorCategory::Configuration)
+    }
+}
+
+/// What a caller can do about an error: each [`ErrorKind`] belongs to one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCategory {
+    /// A mistake in how the generator was configured or called: fix the input (Python
+    /// `ValueError`, JavaScript `RangeError`, HTTP 400, exit code 2).
+    Configuration,
+    /// The generator cannot issue right now (clock, lease, store): retry later or on another
+    /// node (HTTP 503).
+    Unavailable,
+    /// The generator cannot be made or used in this process as asked (node id taken, used after
+    /// fork, every slot held, closed).
+    Conflict,
+}
+
+impl ErrorCategory {
+    /// `"configuration"`, `"unavailable"` or `"conflict"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ErrorCategory::Configuration => "configuration",
+            ErrorCategory::Unavailable => "unavailable",
+            ErrorCategory::Conflict => "conflict",
+        }
     }
 }
 
@@ -340,7 +437,7 @@ impl Error {
             Error::LeaseStore { .. } => ErrorKind::LeaseStore,
             Error::ClockJumpedAhead { .. } => ErrorKind::ClockJumpedAhead,
             Error::IdSpaceMismatch { .. } => ErrorKind::IdSpaceMismatch,
-            Error::Closed { .. } => ErrorKind::Closed,
+            Error::GeneratorClosed { .. } => ErrorKind::GeneratorClosed,
         }
     }
 
@@ -416,7 +513,7 @@ impl Error {
             ],
             Error::NodeIdInUse { node_id }
             | Error::UsedAfterFork { node_id }
-            | Error::Closed { node_id } => vec![("node_id", Int((*node_id).into()))],
+            | Error::GeneratorClosed { node_id } => vec![("node_id", Int((*node_id).into()))],
             Error::ClockFailed { reason }
             | Error::InvalidNodeSource { reason }
             | Error::LeaseStore { reason } => vec![("reason", text(reason))],
@@ -591,7 +688,7 @@ impl fmt::Display for Error {
                 f,
                 "the lease store {store} belongs to the ID space {store_space}, and this generator mints in {our_space}: one store serves one ID space (use another directory or prefix)"
             ),
-            Error::Closed { node_id } => write!(
+            Error::GeneratorClosed { node_id } => write!(
                 f,
                 "this generator (node {node_id}) is closed: it issues nothing more; make a new one"
             ),
@@ -601,7 +698,8 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// One field of an error or a health snapshot, as [`Error::fields`] hands it to bindings.
+/// One field of an error or a health snapshot, as [`Error::fields`] and
+/// [`crate::Health::fields`] hand them to bindings.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     /// An integer (wide enough for every count, time and node id).
@@ -612,6 +710,17 @@ pub enum Value {
     Bool(bool),
     /// Text.
     Text(String),
+    /// Nothing (an optional field that is absent).
+    Null,
+    /// A nested record (a health snapshot's lease part).
+    Fields(Vec<(&'static str, Value)>),
+}
+
+impl Value {
+    /// An optional integer: `Int` or `Null`.
+    pub fn opt_int(v: Option<i64>) -> Value {
+        v.map_or(Value::Null, |n| Value::Int(n.into()))
+    }
 }
 
 /// Shorthand for results whose error is [`Error`].

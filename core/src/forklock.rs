@@ -7,7 +7,7 @@
 //! safe to find half-updated, which is true of everything the core keeps behind one (a lease
 //! session the child abandons anyway, the node-id table whose entries carry their generation).
 
-use crate::registry::current_fork_generation;
+use crate::fork::current_fork_generation;
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -3,8 +3,9 @@
 //! the same millisecond increments it, and a spent sequence carries into the next millisecond.
 //! The two modes differ only in how far `P'` may run ahead of the wall clock.
 
-use crate::clock::{Clock, SystemClock};
-use crate::error::{Error, Result};
+use crate::clock::{Clock, ClockSource, SystemClock, MAX_COARSE_TICK_NS};
+use crate::error::{Error, Result, Value};
+use crate::fork;
 use crate::forward::{
     ForwardGuard, Verdict, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS,
     MAX_FORWARD_SETTING_MS,
@@ -53,31 +54,49 @@ impl Mode {
 /// Where the wall clock comes from. The system clock is matched directly so its hot path is a
 /// plain `clock_gettime`, with no virtual call.
 #[derive(Clone)]
-enum ClockSource {
+enum TimeSource {
     System,
     Injected(Arc<dyn Clock>),
 }
 
-impl ClockSource {
+impl TimeSource {
     #[inline]
     fn now_ms(&self) -> Result<i64> {
         match self {
-            ClockSource::System => Ok(SystemClock::read_ms()),
-            ClockSource::Injected(c) => c.now_ms().map_err(|e| Error::ClockFailed { reason: e.0 }),
+            TimeSource::System => Ok(SystemClock::read_ms()),
+            TimeSource::Injected(c) => c.now_ms().map_err(|e| Error::ClockFailed { reason: e.0 }),
         }
     }
 
     fn until_next_ms(&self) -> Duration {
         match self {
-            ClockSource::System => SystemClock.until_next_ms(),
-            ClockSource::Injected(c) => c.until_next_ms(),
+            TimeSource::System => SystemClock.until_next_ms(),
+            TimeSource::Injected(c) => c.until_next_ms(),
         }
     }
 
     fn boot_ms(&self) -> i64 {
         match self {
-            ClockSource::System => SystemClock::boot_ms(),
-            ClockSource::Injected(c) => c.boot_ms(),
+            TimeSource::System => SystemClock::boot_ms(),
+            TimeSource::Injected(c) => c.boot_ms(),
+        }
+    }
+
+    #[inline]
+    fn now_ns(&self) -> Result<i64> {
+        match self {
+            TimeSource::System => Ok(SystemClock::read_ns()),
+            TimeSource::Injected(c) => c.now_ns().map_err(|e| Error::ClockFailed { reason: e.0 }),
+        }
+    }
+
+    #[inline]
+    fn coarse_ms(&self) -> Result<i64> {
+        match self {
+            TimeSource::System => Ok(SystemClock::read_coarse_ms()),
+            TimeSource::Injected(c) => c
+                .coarse_ms()
+                .map_err(|e| Error::ClockFailed { reason: e.0 }),
         }
     }
 }
@@ -107,6 +126,20 @@ pub struct Builder {
     max_forward_step_ms: Option<u64>,
     forward_confirm_ms: u64,
     clock: Option<Arc<dyn Clock>>,
+    clock_source: ClockSource,
+    kind: Kind,
+}
+
+/// What a generator's state words become: Snowflake IDs, or the time-ordered 128-bit formats
+/// (whose state is Unix ms << 15 | 15 bits below the millisecond).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `elapsed << seq_bits | seq`: the Snowflake layouts.
+    Snowflake,
+    /// UUIDv7: 12 bits of sub-millisecond time and a 3-bit counter seeded randomly.
+    Uuid7,
+    /// ULID: a 15-bit counter per millisecond.
+    Ulid,
 }
 
 impl fmt::Debug for Builder {
@@ -121,6 +154,7 @@ impl fmt::Debug for Builder {
             .field("max_forward_step_ms", &self.max_forward_step_ms)
             .field("forward_confirm_ms", &self.forward_confirm_ms)
             .field("injected_clock", &self.clock.is_some())
+            .field("clock_source", &self.clock_source)
             .finish()
     }
 }
@@ -163,6 +197,12 @@ impl Builder {
         self.max_forward_step_ms = max_forward_step_ms;
         self
     }
+    /// Which reading of the clock each ID takes (default [`ClockSource::Precise`]); see
+    /// [`ClockSource::Coarse`] for the fast path and its trade-off.
+    pub fn clock_source(mut self, source: ClockSource) -> Self {
+        self.clock_source = source;
+        self
+    }
     /// How long a stepped-ahead clock must hold its new offset before it is believed as a
     /// correction, in ms of elapsed time (default 300,000: as long as NTP itself waits before
     /// stepping).
@@ -182,6 +222,14 @@ impl Builder {
     /// Like [`Builder::clock`], for a clock already shared behind an `Arc`.
     pub fn shared_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = Some(clock);
+        self
+    }
+
+    /// The builder of a time-ordered 128-bit format: Unix-ms epoch, no node id.
+    pub(crate) fn time_ordered(mut self, kind: Kind) -> Self {
+        self.kind = kind;
+        self.layout = Layout::TIME_ORDERED;
+        self.epoch_ms = 0;
         self
     }
 
@@ -243,9 +291,9 @@ impl Builder {
         if self.epoch_ms < 0 {
             return Err(bad_epoch("the epoch may not be before 1970-01-01"));
         }
-        let fork_generation = registry::fork_generation();
+        let fork_generation = fork::fork_generation();
         let (clock, system) = match self.clock {
-            Some(c) => (ClockSource::Injected(c), false),
+            Some(c) => (TimeSource::Injected(c), false),
             None => {
                 if self.epoch_ms > system_now {
                     return Err(bad_epoch("the epoch lies in the future"));
@@ -255,14 +303,50 @@ impl Builder {
                         "the layout's timestamp window, counted from this epoch, has already ended",
                     ));
                 }
-                (ClockSource::System, true)
+                (TimeSource::System, true)
             }
         };
-        // Only the test clocks are exempt from the one-generator-per-node-id rule.
-        let claims = match &clock {
-            ClockSource::System => true,
-            ClockSource::Injected(c) => !c.is_test_clock(),
+        // The coarse source on the system clock only where its tick is fine enough.
+        let (coarse, clock_tick_ns, clock_note) = match (self.clock_source, &clock) {
+            (ClockSource::Precise, TimeSource::System) => (
+                false,
+                SystemClock::resolution_ns().unwrap_or(0),
+                String::new(),
+            ),
+            (ClockSource::Precise, TimeSource::Injected(_)) => (false, 0, String::new()),
+            (ClockSource::Coarse, TimeSource::Injected(c)) if c.coarse_is_precise() => (
+                false,
+                0,
+                "the injected clock has no coarse reading of its own: the precise one serves"
+                    .to_string(),
+            ),
+            (ClockSource::Coarse, TimeSource::Injected(_)) => (true, 0, String::new()),
+            (ClockSource::Coarse, TimeSource::System) => {
+                match SystemClock::coarse_resolution_ns() {
+                    Some(tick) if tick <= MAX_COARSE_TICK_NS => (true, tick, String::new()),
+                    other => (
+                        false,
+                        SystemClock::resolution_ns().unwrap_or(0),
+                        match other {
+                            Some(tick) => format!(
+                            "the coarse clock's tick is {} us, over {} us: using the precise clock",
+                            tick / 1000,
+                            MAX_COARSE_TICK_NS / 1000
+                        ),
+                            None => "this system has no coarse clock: using the precise clock"
+                                .to_string(),
+                        },
+                    ),
+                }
+            }
         };
+        // Only the test clocks are exempt from the one-generator-per-node-id rule; the
+        // 128-bit formats have no node id.
+        let claims = self.kind == Kind::Snowflake
+            && match &clock {
+                TimeSource::System => true,
+                TimeSource::Injected(c) => !c.is_test_clock(),
+            };
         let forward = Arc::new(ForwardGuard::new(
             self.max_forward_step_ms,
             self.forward_confirm_ms,
@@ -285,8 +369,8 @@ impl Builder {
             }
             None => {
                 let lease_clock: Arc<dyn Clock> = match &clock {
-                    ClockSource::System => Arc::new(SystemClock),
-                    ClockSource::Injected(c) => c.clone(),
+                    TimeSource::System => Arc::new(SystemClock),
+                    TimeSource::Injected(c) => c.clone(),
                 };
                 let ctx = SlotContext {
                     layout,
@@ -314,6 +398,12 @@ impl Builder {
             epoch_ms: self.epoch_ms,
             mode: self.mode,
             clock,
+            sub_ms: self.kind == Kind::Uuid7,
+            fork_ok: self.kind != Kind::Snowflake,
+            exact_issued: AtomicU64::new(0),
+            coarse,
+            clock_tick_ns,
+            clock_note,
             fork_generation: StdAtomicU64::new(fork_generation),
             node_id: StdAtomicU64::new(u64::from(node_id)),
             layout,
@@ -391,7 +481,21 @@ pub struct Generator {
     max_elapsed: i64,
     epoch_ms: i64,
     mode: Mode,
-    clock: ClockSource,
+    clock: TimeSource,
+    /// UUIDv7: a reading's floor carries its sub-millisecond fraction (12 bits) and a random
+    /// counter seed (2 bits) below the millisecond.
+    sub_ms: bool,
+    /// The 128-bit formats carry no node id: a forked child goes on issuing (their random
+    /// parts are reseeded there).
+    fork_ok: bool,
+    /// IDs issued, counted per step (UUIDv7, whose milliseconds do not start at 0).
+    exact_issued: AtomicU64,
+    /// True when IDs read the coarse clock first (`ClockSource::Coarse`, in effect).
+    coarse: bool,
+    /// The resolution of the clock in use, ns (0 for an injected clock).
+    clock_tick_ns: u64,
+    /// Why a requested coarse source is not in use; empty otherwise.
+    clock_note: String,
     /// The fork generation this generator (or its lease) belongs to.
     fork_generation: StdAtomicU64,
     node_id: StdAtomicU64,
@@ -493,6 +597,8 @@ impl Generator {
             max_forward_step_ms: Some(DEFAULT_MAX_FORWARD_STEP_MS),
             forward_confirm_ms: DEFAULT_FORWARD_CONFIRM_MS,
             clock: None,
+            clock_source: ClockSource::Precise,
+            kind: Kind::Snowflake,
         }
     }
 
@@ -550,7 +656,16 @@ impl Generator {
     }
     /// True when time comes from an injected clock rather than the system clock.
     pub fn has_injected_clock(&self) -> bool {
-        matches!(self.clock, ClockSource::Injected(_))
+        matches!(self.clock, TimeSource::Injected(_))
+    }
+    /// The clock reading in use: [`ClockSource::Coarse`] only when it was asked for and the
+    /// system's coarse clock is fine enough (see [`Health::clock_note`]).
+    pub fn clock_source(&self) -> ClockSource {
+        if self.coarse {
+            ClockSource::Coarse
+        } else {
+            ClockSource::Precise
+        }
     }
     /// The bound on a forward step of the wall clock, in ms (`None`: no check).
     pub fn max_forward_step_ms(&self) -> Option<u64> {
@@ -580,7 +695,56 @@ impl Generator {
     /// replaces it with the time elapsed time vouches for (monotonic).
     #[inline]
     fn now_elapsed(&self) -> Result<i64> {
-        let now = self.clock.now_ms()?;
+        self.elapsed_of(self.clock.now_ms()?)
+    }
+
+    /// A reading as elapsed ms and the state floor it gives (`ms << seq_bits`, or for UUIDv7
+    /// with the sub-millisecond fraction and a counter seed below it).
+    #[inline]
+    fn read(&self) -> Result<(i64, i64)> {
+        if self.sub_ms {
+            return self.read_sub_ms(false);
+        }
+        let ms = self.now_elapsed()?;
+        Ok((ms, ms << self.seq_bits))
+    }
+
+    /// [`Generator::read`] on the coarse reading when the coarse source is in effect.
+    #[inline]
+    fn read_fast(&self) -> Result<(i64, i64)> {
+        if !self.coarse {
+            return self.read();
+        }
+        if self.sub_ms {
+            return self.read_sub_ms(true);
+        }
+        let ms = self.coarse_elapsed()?;
+        Ok((ms, ms << self.seq_bits))
+    }
+
+    #[cold]
+    fn read_sub_ms(&self, coarse: bool) -> Result<(i64, i64)> {
+        let ns = if coarse {
+            self.clock.coarse_ms()?.saturating_mul(1_000_000)
+        } else {
+            self.clock.now_ns()?
+        };
+        let ms = self.elapsed_of(ns.div_euclid(1_000_000))?;
+        // 12 bits of the millisecond (RFC 9562, 6.2 method 3), then a counter whose start in
+        // each new tick is random (method 1): the state's 15 bits below the millisecond.
+        let frac = (ns.rem_euclid(1_000_000) << 12) / 1_000_000;
+        let seed = (crate::timeid::random_u64() & 3) as i64;
+        Ok((ms, (ms << self.seq_bits) | (frac << 3) | seed))
+    }
+
+    /// The coarse reading (the coarse source), checked like [`Generator::now_elapsed`].
+    #[inline]
+    fn coarse_elapsed(&self) -> Result<i64> {
+        self.elapsed_of(self.clock.coarse_ms()?)
+    }
+
+    #[inline]
+    fn elapsed_of(&self, now: i64) -> Result<i64> {
         let elapsed = i128::from(now) - i128::from(self.epoch_ms);
         let window = &*self.lease_state;
         if elapsed <= i128::from(window.floor.load(StdOrdering::Relaxed))
@@ -603,7 +767,7 @@ impl Generator {
                 confirm_remaining_ms,
             } => {
                 if self.lease_state.is_closed() {
-                    return Err(Error::Closed {
+                    return Err(Error::GeneratorClosed {
                         node_id: self.node_id(),
                     });
                 }
@@ -637,7 +801,7 @@ impl Generator {
     #[cold]
     fn outside(&self, now: i64, elapsed: i128) -> Error {
         if self.lease_state.is_closed() {
-            return Error::Closed {
+            return Error::GeneratorClosed {
                 node_id: self.node_id(),
             };
         }
@@ -657,23 +821,30 @@ impl Generator {
 
     #[inline]
     fn check_fork(&self) -> Result<()> {
-        if registry::current_fork_generation() != self.fork_generation.load(StdOrdering::Acquire) {
+        if fork::current_fork_generation() != self.fork_generation.load(StdOrdering::Acquire) {
             return self.after_fork();
         }
         Ok(())
     }
 
-    /// This is a forked child: a static generator refuses; a lease-backed one takes a fresh
+    /// This is a forked child: a static generator refuses; a 128-bit format goes on; a
+    /// lease-backed one takes a fresh
     /// slot (the parent's stays the parent's) and restarts its renewal before issuing.
     #[cold]
     #[inline(never)]
     fn after_fork(&self) -> Result<()> {
+        if self.fork_ok {
+            // No node id to share: the child goes on (the format reseeds its random parts).
+            self.fork_generation
+                .store(fork::current_fork_generation(), StdOrdering::Release);
+            return Ok(());
+        }
         let Some(lease) = &self.lease else {
             return Err(Error::UsedAfterFork {
                 node_id: self.node_id(),
             });
         };
-        let generation = registry::current_fork_generation();
+        let generation = fork::current_fork_generation();
         let done = || self.fork_generation.load(StdOrdering::Acquire) == generation;
         let slot = lease.relet_after_fork(generation, &done)?;
         self.node_id.store(u64::from(slot), StdOrdering::Relaxed);
@@ -687,6 +858,9 @@ impl Generator {
     /// Count what a successful step from `p` to `next` (reserving `n` values) did.
     #[inline]
     fn record(&self, p: i64, next: i64, n: i64, now: i64) {
+        if self.sub_ms {
+            bump(&self.exact_issued, n as u64);
+        }
         let (old_ms, new_ms) = (p >> self.seq_bits, next >> self.seq_bits);
         if new_ms != old_ms {
             // Every millisecond starts at sequence 0, so the IDs issued so far are `completed`
@@ -762,8 +936,15 @@ impl Generator {
             // taken before ours, so `now < last` means the clock really went back, not that
             // another thread read it a moment later than we did.
             let p = self.state.0.load(Ordering::Acquire);
-            let now = self.now_elapsed()?;
             let last = p >> s;
+            let (mut now, mut floor) = self.read_fast()?;
+            // The coarse reading is a past tick of the same clock, never ahead of it: issuing at
+            // max(last, coarse) keeps strict mode's promise. Only when it is behind the last
+            // issued millisecond (a tick's lag, or a real rewind) or that millisecond is spent
+            // does the precise reading decide.
+            if self.coarse && (now < last || ((p + 1).max(floor) >> s) > now) {
+                (now, floor) = self.read()?;
+            }
             if now < last {
                 if !may_wait && (last - now) as f64 <= self.max_wait_ms {
                     return Ok(None);
@@ -771,7 +952,7 @@ impl Generator {
                 self.wait_rewind(&mut wait, (last - now) as u64)?;
                 continue;
             }
-            let next = (p + 1).max(now << s);
+            let next = (p + 1).max(floor);
             if next >> s > now {
                 // This millisecond's sequence is spent; strict mode never borrows ahead.
                 if !may_wait {
@@ -798,10 +979,10 @@ impl Generator {
     #[inline]
     fn next_monotonic(&self) -> Result<u64> {
         let s = self.seq_bits;
-        let now = self.now_elapsed()?;
+        let (now, floor) = self.read_fast()?;
         let mut p = self.state.0.load(Ordering::Relaxed);
         loop {
-            let next = (p + 1).max(now << s);
+            let next = (p + 1).max(floor);
             self.check_ahead(next >> s, now)?;
             match self
                 .state
@@ -823,7 +1004,7 @@ impl Generator {
     fn check_ahead(&self, ms: i64, now: i64) -> Result<()> {
         if ms > self.lease_state.limit.load(StdOrdering::Relaxed) {
             if self.lease_state.is_closed() {
-                return Err(Error::Closed {
+                return Err(Error::GeneratorClosed {
                     node_id: self.node_id(),
                 });
             }
@@ -836,6 +1017,10 @@ impl Generator {
         }
         if let Some(max_lead) = self.max_lead_ms {
             if ms - now > max_lead {
+                // A coarse reading lags by up to a tick: the precise one decides a refusal.
+                if self.coarse && ms - self.now_elapsed()? <= max_lead {
+                    return Ok(());
+                }
                 bump(&self.stats.lead_refused, 1);
                 return Err(Error::LeadLimitExceeded {
                     node_id: self.node_id(),
@@ -912,7 +1097,8 @@ impl Generator {
     /// Monotonic mode reserves the whole batch with one atomic step. Strict mode fills the
     /// current millisecond and waits into the next ones (100,000 IDs take about 25 ms with the
     /// default layout), with the wait deadline restarting after each millisecond of progress.
-    /// On an error the buffer's contents are unspecified: use none of them.
+    /// On an error the buffer is left exactly as it was (nothing is written unless the whole
+    /// batch was issued), so a binding may pass the caller's own memory.
     ///
     /// ```
     /// use polyflake::{Generator, ManualClock, Mode};
@@ -936,10 +1122,10 @@ impl Generator {
     fn fill_monotonic(&self, out: &mut [u64]) -> Result<()> {
         let s = self.seq_bits;
         let n = i64::try_from(out.len()).map_err(|_| self.overflow(i64::MAX))?;
-        let now = self.now_elapsed()?;
+        let (now, floor) = self.read()?;
         let mut p = self.state.0.load(Ordering::Relaxed);
         loop {
-            let start = (p + 1).max(now << s);
+            let start = (p + 1).max(floor);
             let end = start
                 .checked_add(n - 1)
                 .ok_or_else(|| self.overflow(i64::MAX))?;
@@ -963,18 +1149,22 @@ impl Generator {
         let s = self.seq_bits;
         let mut filled = 0usize;
         let mut wait = Wait::new();
+        // The runs reserved so far (one per millisecond), written into `out` only once the
+        // whole batch is reserved: a batch that fails part-way leaves the caller's buffer as it
+        // was (its reserved values are never issued: a gap, never a duplicate).
+        let mut runs: Vec<(i64, usize)> = Vec::with_capacity(out.len() / (1 << s) + 2);
         while filled < out.len() {
             // Load the state BEFORE reading the clock: every ID in it was issued at a reading
             // taken before ours, so `now < last` means the clock really went back, not that
             // another thread read it a moment later than we did.
             let p = self.state.0.load(Ordering::Acquire);
-            let now = self.now_elapsed()?;
+            let (now, floor) = self.read()?;
             let last = p >> s;
             if now < last {
                 self.wait_rewind(&mut wait, (last - now) as u64)?;
                 continue;
             }
-            let start = (p + 1).max(now << s);
+            let start = (p + 1).max(floor);
             if start >> s > now {
                 self.wait_exhausted(&mut wait, now)?;
                 continue;
@@ -992,10 +1182,15 @@ impl Generator {
                 if wait.rewound {
                     bump(&self.stats.rewinds_waited, 1);
                 }
-                self.write_run(&mut out[filled..filled + k as usize], start);
+                runs.push((start, k as usize));
                 filled += k as usize;
                 wait = Wait::new();
             }
+        }
+        let mut at = 0;
+        for (start, k) in runs {
+            self.write_run(&mut out[at..at + k], start);
+            at += k;
         }
         Ok(())
     }
@@ -1039,13 +1234,17 @@ impl Generator {
             NOT_CLOSED => self.state.0.load(Ordering::Relaxed),
             closed => closed,
         };
-        let issued = (self.stats.completed.load(Ordering::Relaxed)
-            + if p >= 0 {
-                (p & self.seq_mask) as u64 + 1
-            } else {
-                0
-            })
-        .saturating_sub(self.issued_before);
+        let issued = if self.sub_ms {
+            self.exact_issued.load(Ordering::Relaxed)
+        } else {
+            (self.stats.completed.load(Ordering::Relaxed)
+                + if p >= 0 {
+                    (p & self.seq_mask) as u64 + 1
+                } else {
+                    0
+                })
+            .saturating_sub(self.issued_before)
+        };
         let last_issued_ms = (p >= 0).then(|| self.epoch_ms + (p >> s));
         let reading = self.clock.now_ms();
         let wall_ms = *reading.as_ref().unwrap_or(&0);
@@ -1068,16 +1267,17 @@ impl Generator {
             Verdict::Trusted => wall_ms,
         };
         let elapsed = i128::from(trusted_ms) - i128::from(self.epoch_ms);
-        let lease = self
-            .lease
-            .as_ref()
-            .map(|l| l.health(self.node_id(), reading.as_ref().ok().copied()));
         let limit = i128::from(self.lease_state.limit.load(StdOrdering::Relaxed));
         let next_ms = if self.mode == Mode::Monotonic {
             i128::from((p + 1).max((elapsed.max(0) as i64) << s) >> s)
         } else {
             elapsed
         };
+        let lease = self.lease.as_ref().map(|l| {
+            let mut h = l.health(self.node_id(), reading.as_ref().ok().map(|_| trusted_ms));
+            h.expired = !h.lost && !h.guard_waiting && next_ms > limit;
+            h
+        });
         let (status, reason) = if self.lease_state.is_closed() {
             (HealthStatus::Closed, "the generator is closed".to_string())
         } else if let Some(e) = fork_error {
@@ -1131,14 +1331,17 @@ impl Generator {
                     self.overflow(wall_ms).to_string()
                 },
             )
-        } else if lease.as_ref().is_some_and(|l| l.guard_waiting) {
+        } else if let Some(l) = lease.as_ref().filter(|l| l.guard_waiting) {
+            let refusal = self.lease_state.refusal(self.node_id(), trusted_ms);
             (
                 HealthStatus::RestartGuard,
-                self.lease_state
-                    .refusal(self.node_id(), wall_ms)
-                    .to_string(),
+                if l.guard_note.is_empty() {
+                    refusal.to_string()
+                } else {
+                    format!("{refusal} ({})", l.guard_note)
+                },
             )
-        } else if self.lease.is_some() && next_ms > limit {
+        } else if lease.as_ref().is_some_and(|l| l.expired) {
             (
                 HealthStatus::LeaseExpired,
                 Error::LeaseExpired {
@@ -1201,6 +1404,9 @@ impl Generator {
             lease_failures: self.lease_state.failures(),
             clock_ahead_ms,
             forward_refused: load(&self.stats.forward_refused),
+            clock_source: self.clock_source(),
+            clock_tick_ns: self.clock_tick_ns,
+            clock_note: self.clock_note.clone(),
             lease,
         }
     }
@@ -1210,7 +1416,7 @@ impl Generator {
     /// guard it started behind; with nothing issued, the time of closing), and a fixed node id
     /// may be used by a new generator of this process, which continues after the last ID this
     /// one issued (so even a successor in the same millisecond repeats nothing). Every later
-    /// call fails with [`Error::Closed`]; a call in flight either completes before the close or
+    /// call fails with [`Error::GeneratorClosed`]; a call in flight either completes before the close or
     /// fails. Idempotent; dropping the generator closes it.
     ///
     /// ```
@@ -1219,7 +1425,7 @@ impl Generator {
     /// let g = Generator::builder(3).clock(clock.clone()).build().unwrap();
     /// g.next_id().unwrap();
     /// g.close();
-    /// assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::Closed);
+    /// assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::GeneratorClosed);
     /// assert_eq!(g.health().status, polyflake::HealthStatus::Closed);
     /// ```
     pub fn close(&self) {
@@ -1252,7 +1458,7 @@ impl Generator {
             } else {
                 Release::Crash
             };
-            lease.close(registry::current_fork_generation(), how);
+            lease.close(fork::current_fork_generation(), how);
         }
         if let Some(c) = &self.claim {
             c.release(p);
@@ -1294,8 +1500,8 @@ impl Generator {
             // The system clock is slept on in one go; an injected one is looked at often,
             // since another thread moves it.
             let step = match self.clock {
-                ClockSource::System => Duration::from_millis((guard - now + 1) as u64),
-                ClockSource::Injected(_) => Duration::from_millis(1),
+                TimeSource::System => Duration::from_millis((guard - now + 1) as u64),
+                TimeSource::Injected(_) => Duration::from_millis(1),
             };
             std::thread::sleep(step.min(left));
         }
@@ -1435,8 +1641,68 @@ pub struct Health {
     pub clock_ahead_ms: i64,
     /// Strict calls refused because the clock had stepped ahead.
     pub forward_refused: u64,
+    /// The clock reading in use (coarse only when asked for and fine enough).
+    pub clock_source: ClockSource,
+    /// The resolution of the system clock in use, from `clock_getres`, in ns: the coarse
+    /// clock's tick (4,000,000 at HZ=250) or the precise clock's; 0 for an injected clock.
+    pub clock_tick_ns: u64,
+    /// Why a requested coarse source is not in use (no coarse clock, or a tick over 10 ms);
+    /// empty otherwise.
+    pub clock_note: String,
     /// The lease's state (slot, high-water mark, restart guard), if the node id is leased.
     pub lease: Option<LeaseHealth>,
+}
+
+impl Health {
+    /// Every field by name, in declaration order (enums by their stable names, the lease as a
+    /// nested record or `Null`): how bindings copy a snapshot without listing its fields.
+    ///
+    /// ```
+    /// use polyflake::{Generator, ManualClock, Value};
+    /// let g = Generator::builder(7).clock(ManualClock::new(1_704_067_201_000)).build().unwrap();
+    /// g.next_id().unwrap();
+    /// let fields = g.health().fields();
+    /// assert_eq!(fields[0], ("ok", Value::Bool(true)));
+    /// assert!(fields.contains(&("ids_issued", Value::Int(1))));
+    /// assert!(fields.contains(&("lease", Value::Null)));
+    /// ```
+    pub fn fields(&self) -> Vec<(&'static str, Value)> {
+        use Value::{Bool, Int, Text};
+        vec![
+            ("ok", Bool(self.ok)),
+            ("status", Text(self.status.name().to_string())),
+            ("reason", Text(self.reason.clone())),
+            ("node_id", Int(self.node_id.into())),
+            ("source", Text(self.source.name().to_string())),
+            ("mode", Text(self.mode.name().to_string())),
+            ("last_issued_ms", Value::opt_int(self.last_issued_ms)),
+            ("wall_ms", Int(self.wall_ms.into())),
+            ("lead_ms", Int(self.lead_ms.into())),
+            ("ids_issued", Int(self.ids_issued.into())),
+            ("rewinds_waited", Int(self.rewinds_waited.into())),
+            ("rewinds_refused", Int(self.rewinds_refused.into())),
+            (
+                "sequence_exhaustions",
+                Int(self.sequence_exhaustions.into()),
+            ),
+            ("wait_sleeps", Int(self.wait_sleeps.into())),
+            ("ms_borrowed", Int(self.ms_borrowed.into())),
+            ("lead_refused", Int(self.lead_refused.into())),
+            ("lease_renewals", Int(self.lease_renewals.into())),
+            ("lease_failures", Int(self.lease_failures.into())),
+            ("clock_ahead_ms", Int(self.clock_ahead_ms.into())),
+            ("forward_refused", Int(self.forward_refused.into())),
+            ("clock_source", Text(self.clock_source.name().to_string())),
+            ("clock_tick_ns", Int(self.clock_tick_ns.into())),
+            ("clock_note", Text(self.clock_note.clone())),
+            (
+                "lease",
+                self.lease
+                    .as_ref()
+                    .map_or(Value::Null, |l| Value::Fields(l.fields())),
+            ),
+        ]
+    }
 }
 
 impl Drop for Generator {

@@ -36,6 +36,9 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The engine of the time-ordered 128-bit formats (UUIDv7, ULID): 48 bits of Unix ms, no
+    /// node, 15 bits below the millisecond. Not a Snowflake layout (node bits 0): internal.
+    pub(crate) const TIME_ORDERED: Layout = Layout::preset(48, 0, 15);
     /// 41/10/12: 69.68 years, 1,024 nodes, 4,096 IDs per ms per node.
     pub const DEFAULT: Layout = Layout::preset(41, 10, 12);
     /// 42/8/13: 139.37 years, 256 nodes, 8,192 IDs per ms per node.

@@ -56,6 +56,7 @@
 
 mod clock;
 mod error;
+mod fork;
 mod forklock;
 mod forward;
 mod generator;
@@ -63,9 +64,12 @@ mod layout;
 mod lease;
 mod registry;
 mod sync;
+mod timeid;
 
-pub use clock::{Clock, ClockError, ManualClock, ScriptedClock, SystemClock};
-pub use error::{Error, ErrorKind, Result, Value};
+pub use clock::{
+    Clock, ClockError, ClockSource, ManualClock, ScriptedClock, SystemClock, MAX_COARSE_TICK_NS,
+};
+pub use error::{Error, ErrorCategory, ErrorKind, Result, Value};
 pub use forward::{DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS};
 pub use generator::{
     batch_len, decode, Builder, Generator, Health, HealthStatus, Mode, DEFAULT_MAX_WAIT_MS,
@@ -76,9 +80,14 @@ pub use layout::{
 };
 pub use lease::{
     default_lease_dir, hostname_ordinal, inspect_etcd_lease, inspect_file_lease, EtcdLeaseOptions,
-    FileLeaseOptions, IdSpace, LeaseHealth, LeaseKind, NodeSource, NodeSourceKind, SlotReport,
-    StoreReport, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S,
+    FileLeaseOptions, IdSpace, LeaseHealth, LeaseKind, LeasePhase, NodeSource, NodeSourceKind,
+    SlotReport, StoreReport, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S,
     DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_RESERVE_MS,
+};
+
+pub use timeid::{
+    format_ulid, format_uuid, parse_ulid, parse_uuid, ulid_timestamp_ms, uuid7_timestamp_ms,
+    TimeIdBuilder, UlidGenerator, Uuid7Generator,
 };
 
 /// The version of this crate (what the bindings report as their core version).

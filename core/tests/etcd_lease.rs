@@ -264,3 +264,64 @@ fn bad_etcd_options_and_an_unreachable_cluster_are_clear_errors() {
         ErrorKind::InvalidNodeSource
     );
 }
+
+#[test]
+fn an_etcd_store_serves_one_id_space() {
+    let etcd = Etcd::start();
+    let a = lease(opts(&etcd, "/pf-space", 4), 5).build().unwrap();
+    let e = lease(opts(&etcd, "/pf-space", 4), 5)
+        .layout(polyflake::Layout::BIG_FLEET)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::IdSpaceMismatch, "{e}");
+    assert!(e.to_string().contains("/pf-space"), "{e}");
+    let e = lease(opts(&etcd, "/pf-space", 4), 6).build().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::IdSpaceMismatch, "another epoch: {e}");
+    let space = etcd
+        .etcdctl(&["get", "/pf-space/space", "--print-value-only"])
+        .unwrap();
+    assert!(space.contains("layout=41/10/12"), "{space}");
+    drop(a);
+}
+
+#[test]
+fn the_mark_in_etcd_only_grows_and_an_edited_mark_loses_the_lease() {
+    let etcd = Etcd::start();
+    let g = lease(opts(&etcd, "/pf-mark", 1), 7).build().unwrap();
+    g.wait_ready(Duration::from_secs(5)).unwrap();
+    let last = g.next_id().unwrap();
+    let key = "/pf-mark/hwm/0000";
+    let read = || -> i64 {
+        etcd.etcdctl(&["get", key, "--print-value-only"])
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let r1 = read();
+    assert!(wait_until(Duration::from_secs(5), || read() > r1));
+    // Someone lowers the mark behind the holder's back (a stale write, an operator): the holder's
+    // next renewal compares the mark's revision with its own last write and stops, rather than
+    // going on as if R were still what it wrote.
+    etcd.etcdctl(&["put", key, "1"]).unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || g.health().status
+            == HealthStatus::LeaseLost),
+        "{:?}",
+        g.health()
+    );
+    assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::LeaseLost);
+    assert!(ms(&g, last) > 1);
+    drop(g);
+    // A successor finds the (lowered) mark and takes it at face value: the fault was the edit.
+    // A mark that is not a number is treated as a full reserve instead.
+    etcd.etcdctl(&["put", key, "garbage"]).unwrap();
+    let before = now_ms();
+    let s = lease(opts(&etcd, "/pf-mark", 1), 7).build().unwrap();
+    let guard = s.health().lease.unwrap().guard_until_ms.unwrap();
+    assert!(
+        guard >= before + 500,
+        "a damaged mark gives a full reserve: {}",
+        guard - before
+    );
+}

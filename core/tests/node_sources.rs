@@ -123,3 +123,45 @@ fn error_kinds_are_listed_once_with_codes() {
     assert!(ErrorKind::InvalidNodeSource.is_configuration());
     assert!(!ErrorKind::NoFreeSlot.is_configuration());
 }
+
+/// `tests/vectors/bad_node_sources.json`: the core's own error code and message for each input
+/// (every binding and the CLI check theirs against the same file).
+#[test]
+fn bad_node_sources_give_the_tabled_code_and_message() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/vectors/bad_node_sources.json"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let dir = std::env::temp_dir().join(format!("polyflake-bad-sources-{}", std::process::id()));
+    for case in doc["cases"].as_array().unwrap() {
+        let src = &case["source"];
+        let source = match src["kind"].as_str().unwrap() {
+            "ipv4" => polyflake::NodeSource::ipv4(
+                src["address"].as_str().unwrap(),
+                src["prefix_len"].as_i64().unwrap().into(),
+            ),
+            "file_lease" => {
+                let mut o = polyflake::FileLeaseOptions::new(&dir);
+                if let Some(r) = src.get("reserve_ms") {
+                    o.reserve_ms = r.as_u64().unwrap();
+                }
+                if let Some(i) = src.get("identity") {
+                    o.identity = Some(i.as_str().unwrap().to_string());
+                }
+                if let Some(n) = src.get("slots") {
+                    o.slots = Some(n.as_u64().unwrap() as u32);
+                }
+                Ok(polyflake::NodeSource::FileLease(o))
+            }
+            k => panic!("unknown kind {k}"),
+        };
+        let err = source
+            .and_then(|s| polyflake::Generator::builder_from(s).build())
+            .expect_err(case["name"].as_str().unwrap());
+        assert_eq!(err.code(), case["error"], "{}", case["name"]);
+        assert_eq!(err.to_string(), case["message"], "{}", case["name"]);
+    }
+    assert!(!dir.exists(), "a bad option touched the lease directory");
+}

@@ -2,7 +2,7 @@
 //! both modes. Whatever the clock does, a generator's IDs strictly increase and never repeat, and
 //! in strict mode no ID's timestamp is ahead of the clock reading that issued it.
 
-use polyflake::{Clock, ClockError, ErrorKind, Generator, Mode, DEFAULT_EPOCH_MS};
+use polyflake::{Clock, ClockError, ClockSource, ErrorKind, Generator, Mode, DEFAULT_EPOCH_MS};
 use proptest::prelude::*;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
@@ -24,6 +24,14 @@ impl Clock for Recording {
         };
         self.last.store(v, Ordering::SeqCst);
         Ok(v)
+    }
+    // The coarse reading takes the next value too, rounded down to a 4 ms tick: never above the
+    // reading it stands for (recorded as `last`, the reading that decided the ID).
+    fn coarse_ms(&self) -> Result<i64, ClockError> {
+        self.now_ms().map(|v| v - v.rem_euclid(4))
+    }
+    fn coarse_is_precise(&self) -> bool {
+        false
     }
     // Each reading is a millisecond of elapsed time (like ScriptedClock), so a jump is a step.
     fn boot_ms(&self) -> i64 {
@@ -85,6 +93,7 @@ fn run(
     values: Vec<i64>,
     calls: &[usize],
     max_wait_ms: f64,
+    source: ClockSource,
 ) -> Result<(), TestCaseError> {
     let clock = Arc::new(Recording {
         values,
@@ -97,6 +106,7 @@ fn run(
         .mode(mode)
         .max_wait_ms(max_wait_ms)
         .max_forward_step_ms(None)
+        .clock_source(source)
         .shared_clock(clock.clone())
         .build()
         .unwrap();
@@ -128,9 +138,13 @@ fn run(
                             reading
                         );
                     }
-                    if mode == Mode::Monotonic && n == 1 {
-                        // The wall clock floors the logical clock.
+                    if mode == Mode::Monotonic && n == 1 && source == ClockSource::Precise {
+                        // The wall clock floors the logical clock (a coarse reading floors it
+                        // at the tick, up to 3 ms below the precise one).
                         prop_assert!(d.timestamp_ms >= reading);
+                    }
+                    if mode == Mode::Monotonic && n == 1 && source == ClockSource::Coarse {
+                        prop_assert!(d.timestamp_ms >= reading - 3);
                     }
                 }
                 if mode == Mode::Strict {
@@ -168,16 +182,33 @@ proptest! {
     #[test]
     fn strict_ids_increase_never_repeat_never_lead(m in moves(), c in calls()) {
         // A zero budget refuses every rewind at once, and exhaustion waits at most 1 ms: fast.
-        run(Mode::Strict, readings(&m), &c, 0.0)?;
+        run(Mode::Strict, readings(&m), &c, 0.0, ClockSource::Precise)?;
     }
 
     #[test]
     fn strict_with_a_wait_budget(m in moves(), c in calls()) {
-        run(Mode::Strict, readings(&m), &c, 2.0)?;
+        run(Mode::Strict, readings(&m), &c, 2.0, ClockSource::Precise)?;
     }
 
     #[test]
     fn monotonic_ids_increase_never_repeat(m in moves(), c in calls()) {
-        run(Mode::Monotonic, readings(&m), &c, 5.0)?;
+        run(Mode::Monotonic, readings(&m), &c, 5.0, ClockSource::Precise)?;
+    }
+
+    // The same properties on the coarse source (issue 16): strict never ahead of the reading
+    // that decided an ID, never a repeat, every refusal a rewind's.
+    #[test]
+    fn coarse_strict_ids_increase_never_repeat_never_lead(m in moves(), c in calls()) {
+        run(Mode::Strict, readings(&m), &c, 0.0, ClockSource::Coarse)?;
+    }
+
+    #[test]
+    fn coarse_strict_with_a_wait_budget(m in moves(), c in calls()) {
+        run(Mode::Strict, readings(&m), &c, 2.0, ClockSource::Coarse)?;
+    }
+
+    #[test]
+    fn coarse_monotonic_ids_increase_never_repeat(m in moves(), c in calls()) {
+        run(Mode::Monotonic, readings(&m), &c, 5.0, ClockSource::Coarse)?;
     }
 }

@@ -2,8 +2,9 @@
 //! them) through the Rust core. Every binding runs the same files.
 
 use polyflake::{
-    Error, FileLeaseOptions, Generator, Health, Layout, ManualClock, Mode, NodeSource,
-    ScriptedClock, DEFAULT_EPOCH_MS,
+    ulid_timestamp_ms, uuid7_timestamp_ms, ClockSource, Error, FileLeaseOptions, Generator, Health,
+    Layout, ManualClock, Mode, NodeSource, ScriptedClock, TimeIdBuilder, UlidGenerator,
+    Uuid7Generator, DEFAULT_EPOCH_MS,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -45,8 +46,89 @@ fn layout_of(v: Option<&Value>) -> Result<Layout, Error> {
 }
 
 struct Built {
-    gen: Generator,
+    gen: Gen,
     manual: Option<ManualClock>,
+}
+
+/// A scenario's generator: a Snowflake one, or one of the 128-bit formats (`"format"`).
+enum Gen {
+    Flake(Generator),
+    Uuid7(Uuid7Generator),
+    Ulid(UlidGenerator),
+}
+
+impl Gen {
+    fn next_id(&self) -> Result<u128, Error> {
+        match self {
+            Gen::Flake(g) => g.next_id().map(u128::from),
+            Gen::Uuid7(g) => g.next_uuid(),
+            Gen::Ulid(g) => g.next_ulid(),
+        }
+    }
+    fn next_ids(&self, n: usize) -> Result<Vec<u128>, Error> {
+        match self {
+            Gen::Flake(g) => {
+                let mut buf = vec![0u64; n];
+                g.next_ids(&mut buf)?;
+                Ok(buf.into_iter().map(u128::from).collect())
+            }
+            Gen::Uuid7(g) => {
+                let mut buf = vec![0u128; n];
+                g.next_uuids(&mut buf)?;
+                Ok(buf)
+            }
+            Gen::Ulid(g) => {
+                let mut buf = vec![0u128; n];
+                g.next_ulids(&mut buf)?;
+                Ok(buf)
+            }
+        }
+    }
+    fn health(&self) -> Health {
+        match self {
+            Gen::Flake(g) => g.health(),
+            Gen::Uuid7(g) => g.health(),
+            Gen::Ulid(g) => g.health(),
+        }
+    }
+    fn close(&self) {
+        match self {
+            Gen::Flake(g) => g.close(),
+            Gen::Uuid7(g) => g.close(),
+            Gen::Ulid(g) => g.close(),
+        }
+    }
+    fn flake(&self) -> &Generator {
+        match self {
+            Gen::Flake(g) => g,
+            _ => panic!("a Snowflake-only step on a UUIDv7/ULID generator"),
+        }
+    }
+    /// The decoded fields a `first`/`last` expectation names: all three for Snowflake IDs,
+    /// only `timestamp_ms` for the 128-bit formats.
+    fn check(&self, id: u128, want: &Value, what: &str) {
+        match self {
+            Gen::Flake(g) => check_decoded(g, id as u64, want, what),
+            Gen::Uuid7(_) | Gen::Ulid(_) => {
+                only_keys(want, &["timestamp_ms"], what);
+                let ms = match self {
+                    Gen::Uuid7(_) => uuid7_timestamp_ms(id).unwrap(),
+                    _ => ulid_timestamp_ms(id),
+                };
+                assert_eq!(
+                    ms,
+                    want["timestamp_ms"].as_i64().unwrap(),
+                    "{what}: timestamp"
+                );
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// The clock source every generator of the running scenario uses (issue 16: every file runs
+    /// on the precise source and again on the coarse one).
+    static SOURCE: std::cell::Cell<ClockSource> = const { std::cell::Cell::new(ClockSource::Precise) };
 }
 
 /// `lease_dir`: the scenario's one temporary directory for its file-lease generators.
@@ -56,6 +138,9 @@ fn build(spec: &Value, lease_dir: &Path) -> Result<Built, Error> {
         "monotonic" => Mode::Monotonic,
         m => panic!("bad mode {m}"),
     };
+    if let Some(format) = spec.get("format") {
+        return build_format(spec, format.as_str().expect("format"), mode);
+    }
     let b = match spec.get("source") {
         None => Generator::builder(spec["node_id"].as_i64().expect("node_id")),
         Some(source) => {
@@ -83,6 +168,13 @@ fn build(spec: &Value, lease_dir: &Path) -> Result<Built, Error> {
     if let Some(l) = spec.get("max_lead_ms").and_then(Value::as_i64) {
         b = b.max_lead_ms(Some(l));
     }
+    if let Some(step) = spec.get("max_forward_step_ms") {
+        b = b.max_forward_step_ms(step.as_u64());
+    }
+    if let Some(c) = spec.get("forward_confirm_ms").and_then(Value::as_u64) {
+        b = b.forward_confirm_ms(c);
+    }
+    b = b.clock_source(SOURCE.with(|s| s.get()));
     let mut manual = None;
     if let Some(clock) = spec.get("clock") {
         match clock["kind"].as_str().expect("clock.kind") {
@@ -99,9 +191,65 @@ fn build(spec: &Value, lease_dir: &Path) -> Result<Built, Error> {
         }
     }
     Ok(Built {
-        gen: b.build()?,
+        gen: Gen::Flake(b.build()?),
         manual,
     })
+}
+
+/// A `"format": "uuidv7" | "ulid"` generator: mode, wait and lead settings, forward settings and
+/// a clock (no node id, layout, epoch or source).
+fn build_format(spec: &Value, format: &str, mode: Mode) -> Result<Built, Error> {
+    only_keys(
+        spec,
+        &[
+            "mode",
+            "format",
+            "deferred",
+            "max_wait_ms",
+            "max_lead_ms",
+            "max_forward_step_ms",
+            "forward_confirm_ms",
+            "clock",
+        ],
+        "format generator",
+    );
+    let mut b = TimeIdBuilder::new()
+        .mode(mode)
+        .clock_source(SOURCE.with(|s| s.get()));
+    if let Some(w) = spec.get("max_wait_ms").and_then(Value::as_f64) {
+        b = b.max_wait_ms(w);
+    }
+    if let Some(l) = spec.get("max_lead_ms").and_then(Value::as_i64) {
+        b = b.max_lead_ms(Some(l));
+    }
+    if let Some(step) = spec.get("max_forward_step_ms") {
+        b = b.max_forward_step_ms(step.as_u64());
+    }
+    if let Some(c) = spec.get("forward_confirm_ms").and_then(Value::as_u64) {
+        b = b.forward_confirm_ms(c);
+    }
+    let mut manual = None;
+    if let Some(clock) = spec.get("clock") {
+        match clock["kind"].as_str().expect("clock.kind") {
+            "manual" => {
+                let c = ManualClock::new(clock["start_ms"].as_i64().unwrap());
+                manual = Some(c.clone());
+                b = b.clock(c);
+            }
+            "scripted" => {
+                b = b.clock(ScriptedClock::new(expand_values(
+                    clock["values"].as_array().unwrap(),
+                )))
+            }
+            k => panic!("bad clock kind {k}"),
+        }
+    }
+    let gen = match format {
+        "uuidv7" => Gen::Uuid7(b.build_uuid7()?),
+        "ulid" => Gen::Ulid(b.build_ulid()?),
+        f => panic!("unknown format {f}"),
+    };
+    Ok(Built { gen, manual })
 }
 
 fn check_decoded(gen: &Generator, id: u64, want: &Value, what: &str) {
@@ -135,6 +283,8 @@ fn health_field(h: &Health, key: &str) -> Value {
         "wait_sleeps" => Value::from(h.wait_sleeps),
         "ms_borrowed" => Value::from(h.ms_borrowed),
         "lead_refused" => Value::from(h.lead_refused),
+        "clock_ahead_ms" => Value::from(h.clock_ahead_ms),
+        "forward_refused" => Value::from(h.forward_refused),
         other => panic!("unknown health field {other}"),
     }
 }
@@ -211,7 +361,10 @@ const SPEC_KEYS: &[&str] = &[
     "epoch_ms",
     "max_wait_ms",
     "max_lead_ms",
+    "max_forward_step_ms",
+    "forward_confirm_ms",
     "clock",
+    "format",
 ];
 const STEP_KEYS: &[&str] = &[
     "op",
@@ -277,8 +430,8 @@ fn run_scenario(path: &PathBuf) -> usize {
             build(spec, &lease_dir).unwrap_or_else(|e| panic!("{name}: building {key}: {e}"));
         gens.insert(key.clone(), built);
     }
-    let mut all: HashSet<u64> = HashSet::new();
-    let mut last_per_gen: BTreeMap<String, u64> = BTreeMap::new();
+    let mut all: HashSet<u128> = HashSet::new();
+    let mut last_per_gen: BTreeMap<String, u128> = BTreeMap::new();
     let mut checks = 0;
     for (i, step) in doc["steps"].as_array().unwrap().iter().enumerate() {
         let what = format!("{name} step {i}");
@@ -319,14 +472,14 @@ fn run_scenario(path: &PathBuf) -> usize {
             }
             "close" => {
                 let key = step["gen"].as_str().unwrap();
-                drop(
-                    gens.remove(key)
-                        .unwrap_or_else(|| panic!("{what}: no {key}")),
-                );
+                gens.get(key)
+                    .unwrap_or_else(|| panic!("{what}: no {key}"))
+                    .gen
+                    .close();
             }
             "fork" => {
                 let g = &gens[step["gen"].as_str().unwrap()];
-                let outcome = next_id_in_child(&g.gen);
+                let outcome = next_id_in_child(g.gen.flake());
                 let want = expect.get("error").and_then(Value::as_str).unwrap_or("ok");
                 assert_eq!(outcome, want, "{what}: the child's next_id");
             }
@@ -340,20 +493,20 @@ fn run_scenario(path: &PathBuf) -> usize {
                     None => assert!(got.is_ok(), "{what}: {:?}", got.err()),
                 }
             }
-            "clock_set" | "clock_advance" => {
+            "clock_set" | "clock_advance" | "clock_elapse" => {
                 let g = &gens[step["gen"].as_str().unwrap()];
                 let c = g.manual.as_ref().expect("manual clock");
                 let ms = step["ms"].as_i64().unwrap();
-                if op == "clock_set" {
-                    c.set(ms)
-                } else {
-                    c.advance(ms)
+                match op {
+                    "clock_set" => c.set(ms),
+                    "clock_advance" => c.advance(ms),
+                    _ => c.elapse(u64::try_from(ms).expect("elapse: ms >= 0")),
                 }
             }
             "decode" => {
                 let g = &gens[step["gen"].as_str().unwrap()];
                 let id: u64 = step["id"].as_str().unwrap().parse().unwrap();
-                check_decoded(&g.gen, id, &expect["decoded"], &what);
+                check_decoded(g.gen.flake(), id, &expect["decoded"], &what);
             }
             "health" => {
                 let g = &gens[step["gen"].as_str().unwrap()];
@@ -364,14 +517,14 @@ fn run_scenario(path: &PathBuf) -> usize {
             }
             "next_id" | "next_ids" => {
                 let key = step["gen"].as_str().unwrap();
-                let g = &gens[key].gen;
+                let gen = &gens[key].gen;
                 let count = step.get("count").and_then(Value::as_u64).unwrap_or(1) as usize;
                 let want_error = expect.get("error").and_then(Value::as_str);
                 let mut ids = Vec::with_capacity(count);
                 let mut failure = None;
                 if op == "next_id" {
                     for _ in 0..count {
-                        match g.next_id() {
+                        match gen.next_id() {
                             Ok(id) => ids.push(id),
                             Err(e) => {
                                 failure = Some(e);
@@ -380,9 +533,8 @@ fn run_scenario(path: &PathBuf) -> usize {
                         }
                     }
                 } else {
-                    let mut buf = vec![0u64; count];
-                    match g.next_ids(&mut buf) {
-                        Ok(()) => ids = buf,
+                    match gen.next_ids(count) {
+                        Ok(buf) => ids = buf,
                         Err(e) => failure = Some(e),
                     }
                 }
@@ -399,7 +551,7 @@ fn run_scenario(path: &PathBuf) -> usize {
                     (None, None) => {}
                 }
                 if let Some(want) = expect.get("ids") {
-                    let want: Vec<u64> = want
+                    let want: Vec<u128> = want
                         .as_array()
                         .unwrap()
                         .iter()
@@ -408,9 +560,10 @@ fn run_scenario(path: &PathBuf) -> usize {
                     assert_eq!(ids, want, "{what}: ids");
                 }
                 if let Some(want) = expect.get("sequences") {
+                    let g = gen.flake();
                     let got: Vec<u64> = ids
                         .iter()
-                        .map(|id| u64::from(g.decode(*id).unwrap().sequence))
+                        .map(|id| u64::from(g.decode(*id as u64).unwrap().sequence))
                         .collect();
                     let want: Vec<u64> = want
                         .as_array()
@@ -421,14 +574,18 @@ fn run_scenario(path: &PathBuf) -> usize {
                     assert_eq!(got, want, "{what}: sequences");
                 }
                 if let Some(want) = expect.get("max_sequence") {
-                    let got = ids.iter().map(|id| g.decode(*id).unwrap().sequence).max();
+                    let g = gen.flake();
+                    let got = ids
+                        .iter()
+                        .map(|id| g.decode(*id as u64).unwrap().sequence)
+                        .max();
                     assert_eq!(got.map(u64::from), want.as_u64(), "{what}: max_sequence");
                 }
                 if let Some(want) = expect.get("first") {
-                    check_decoded(g, ids[0], want, &format!("{what}: first"));
+                    gen.check(ids[0], want, &format!("{what}: first"));
                 }
                 if let Some(want) = expect.get("last") {
-                    check_decoded(g, *ids.last().unwrap(), want, &format!("{what}: last"));
+                    gen.check(*ids.last().unwrap(), want, &format!("{what}: last"));
                 }
                 // Always: strictly increasing per generator across steps, unique across all.
                 let mut prev = last_per_gen.get(key).copied();
@@ -462,12 +619,32 @@ fn every_scenario_file_passes() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
+    // The 128-bit formats' scenarios (issue 15) wait in formats/ until every runner runs them.
+    let mut formats: Vec<PathBuf> = std::fs::read_dir(scenario_dir().join("formats"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    formats.sort();
+    for f in &formats {
+        for source in ClockSource::ALL {
+            SOURCE.with(|s| s.set(source));
+            assert!(run_scenario(f) > 0, "{} has no steps", f.display());
+        }
+    }
     assert!(files.len() >= 15, "scenario files missing: {}", files.len());
     let mut coverage = String::new();
     for f in &files {
-        let steps = run_scenario(f);
-        assert!(steps > 0, "{} has no steps", f.display());
-        eprintln!("scenario {} ok ({steps} steps)", f.display());
+        for source in ClockSource::ALL {
+            SOURCE.with(|s| s.set(source));
+            let steps = run_scenario(f);
+            assert!(steps > 0, "{} has no steps", f.display());
+            eprintln!(
+                "scenario {} ok on the {} clock ({steps} steps)",
+                f.display(),
+                source.name()
+            );
+        }
         coverage += &format!("{} ok\n", f.file_stem().unwrap().to_str().unwrap());
     }
     // The coverage record `make test` checks (tests/vectors/check_coverage.py).

@@ -59,7 +59,7 @@ pub enum polyflake_result {
     /// The lease store belongs to another ID space (epoch and layout).
     IdSpaceMismatch = 20,
     /// The generator was closed.
-    Closed = 21,
+    GeneratorClosed = 21,
     /// A required pointer argument was NULL. Nothing was written.
     NullParameter = 100,
     /// polyflake panicked (a bug): the panic was caught at the boundary. Nothing was written.
@@ -92,7 +92,7 @@ impl polyflake_result {
         polyflake_result::LeaseStore,
         polyflake_result::ClockJumpedAhead,
         polyflake_result::IdSpaceMismatch,
-        polyflake_result::Closed,
+        polyflake_result::GeneratorClosed,
         polyflake_result::NullParameter,
         polyflake_result::Panic,
         polyflake_result::BufferTooSmall,
@@ -129,7 +129,7 @@ impl polyflake_result {
             polyflake_result::LeaseStore => c"LEASE_STORE",
             polyflake_result::ClockJumpedAhead => c"CLOCK_JUMPED_AHEAD",
             polyflake_result::IdSpaceMismatch => c"ID_SPACE_MISMATCH",
-            polyflake_result::Closed => c"CLOSED",
+            polyflake_result::GeneratorClosed => c"GENERATOR_CLOSED",
             polyflake_result::NullParameter => c"NULL_PARAMETER",
             polyflake_result::Panic => c"PANIC",
             polyflake_result::BufferTooSmall => c"BUFFER_TOO_SMALL",
@@ -185,7 +185,7 @@ impl polyflake_result {
             polyflake_result::IdSpaceMismatch => {
                 c"the lease store belongs to another ID space (epoch and layout)"
             }
-            polyflake_result::Closed => c"the generator is closed",
+            polyflake_result::GeneratorClosed => c"the generator is closed",
             polyflake_result::NullParameter => c"a required pointer argument was NULL",
             polyflake_result::Panic => c"internal error: a panic was caught at the C boundary",
             polyflake_result::BufferTooSmall => c"the output buffer is too small",
@@ -217,7 +217,7 @@ pub(crate) const fn result_of(kind: ErrorKind) -> polyflake_result {
         ErrorKind::LeaseStore => polyflake_result::LeaseStore,
         ErrorKind::ClockJumpedAhead => polyflake_result::ClockJumpedAhead,
         ErrorKind::IdSpaceMismatch => polyflake_result::IdSpaceMismatch,
-        ErrorKind::Closed => polyflake_result::Closed,
+        ErrorKind::GeneratorClosed => polyflake_result::GeneratorClosed,
     }
 }
 

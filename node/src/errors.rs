@@ -82,7 +82,7 @@ fn class_of(kind: ErrorKind) -> Class {
         | ErrorKind::LeaseLost
         | ErrorKind::LeaseStore
         | ErrorKind::ClockJumpedAhead
-        | ErrorKind::Closed => Class::Error,
+        | ErrorKind::GeneratorClosed => Class::Error,
     }
 }
 

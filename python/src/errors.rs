@@ -92,7 +92,7 @@ const fn class_spec(kind: ErrorKind) -> (&'static str, Builtin, &'static str) {
         ErrorKind::LeaseStore => ("LeaseStore", Builtin::Runtime, "The lease store failed (I/O error on the lease directory, etcd error or timeout)."),
         ErrorKind::ClockJumpedAhead => ("ClockJumpedAhead", Builtin::Runtime, "Strict mode: the wall clock stepped ahead of elapsed time by more than max_forward_step_ms; nothing is issued from it until it comes back or the new offset has held for forward_confirm_ms."),
         ErrorKind::IdSpaceMismatch => ("IdSpaceMismatch", Builtin::Value, "The lease store belongs to another ID space (epoch and layout): one store serves one space."),
-        ErrorKind::Closed => ("GeneratorClosed", Builtin::Value, "The generator was closed: it issues nothing more; make a new one."),
+        ErrorKind::GeneratorClosed => ("GeneratorClosed", Builtin::Value, "The generator was closed: it issues nothing more; make a new one."),
     }
 }
 
@@ -181,6 +181,8 @@ fn fields<'py>(py: Python<'py>, err: &Error) -> PyResult<Vec<(&'static str, Boun
                 polyflake::Value::Float(f) => f.into_bound_py_any(py)?,
                 polyflake::Value::Bool(b) => b.into_bound_py_any(py)?,
                 polyflake::Value::Text(t) => t.into_bound_py_any(py)?,
+                // Errors carry no optional or nested fields.
+                polyflake::Value::Null | polyflake::Value::Fields(_) => py.None().into_bound(py),
             };
             Ok((name, obj))
         })

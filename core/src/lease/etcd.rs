@@ -517,8 +517,11 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
         };
         if let Some(reason) = lost {
             state.lose(reason);
-            // Nothing more to do: the slot is not ours. Wait for the generator to close.
+            // Nothing more to do: the slot is not ours. Wait for the generator to close, then
+            // give our etcd lease back (if the slot key still hangs on it, that frees the slot
+            // now rather than after the TTL; a lease already revoked is no error).
             stop.notify.notified().await;
+            let _ = timed(h.timeout, "lease revoke", h.client.lease_revoke(h.lease_id)).await;
             return;
         }
     }

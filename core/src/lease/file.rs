@@ -31,8 +31,8 @@ use super::record::{self, IdSpace, SlotRecord};
 use super::source::{check_common, FileLeaseOptions};
 use super::{guard_note, renew_period, slot_order, LeaseState, Session, SlotContext, Stop};
 use crate::error::{Error, Result};
+use crate::fork::{self, RegisteredFd};
 use crate::forklock::ForkLock;
-use crate::registry::{self, RegisteredFd};
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind as IoKind, Read};
 use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -119,10 +119,10 @@ fn open_registered(
     path: &Path,
     options: &OpenOptions,
 ) -> std::io::Result<(File, RegisteredFd, u64, u64)> {
-    registry::without_fork(|| {
+    fork::without_fork(|| {
         let file = options.open(path)?;
         let meta = file.metadata()?;
-        let reg = registry::register_fd(file.as_raw_fd(), meta.dev(), meta.ino());
+        let reg = fork::register_fd(file.as_raw_fd(), meta.dev(), meta.ino());
         Ok((file, reg, meta.dev(), meta.ino()))
     })
 }
@@ -258,7 +258,7 @@ fn ensure_dir(dir: &Path) -> Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
-    let shared = dir == super::default_lease_dir();
+    let shared = dir == std::path::Path::new("/var/tmp/polyflake-leases");
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);
     if shared {
@@ -468,7 +468,7 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
         let dir_reg = dir_lock.as_ref().and_then(|d| {
             let m = d.metadata().ok()?;
             let _ = lock(d, libc::LOCK_SH);
-            Some(registry::register_fd(d.as_raw_fd(), m.dev(), m.ino()))
+            Some(fork::register_fd(d.as_raw_fd(), m.dev(), m.ino()))
         });
         let held = Arc::new(SlotFile {
             _reg: reg,

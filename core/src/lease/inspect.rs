@@ -3,7 +3,7 @@
 
 use super::file::{guard_of, mtime_ms, read_head, slot_number, slot_path, SPACE_FILE};
 use super::record::{self, IdSpace, SlotRecord};
-use super::{EtcdLeaseOptions, FileLeaseOptions, LeaseKind};
+use super::{FileLeaseOptions, LeaseKind};
 use crate::clock::SystemClock;
 use crate::error::{Error, Result};
 use std::fs::File;
@@ -155,19 +155,4 @@ pub(crate) fn report(
         poisoned: past_window || guard_ms.is_some_and(|g| g > max_guard_wait_ms as i64),
         record,
     }
-}
-
-/// Read an etcd lease store (every key under the prefix) without taking anything.
-#[cfg(all(feature = "etcd", not(loom)))]
-pub fn inspect_etcd_lease(options: &EtcdLeaseOptions) -> Result<StoreReport> {
-    super::etcd::inspect(options)
-}
-
-/// Read an etcd lease store: this build has no etcd support.
-#[cfg(not(all(feature = "etcd", not(loom))))]
-pub fn inspect_etcd_lease(options: &EtcdLeaseOptions) -> Result<StoreReport> {
-    let _ = options;
-    Err(Error::InvalidNodeSource {
-        reason: "this build of polyflake has no etcd support (cargo feature `etcd`)".to_string(),
-    })
 }

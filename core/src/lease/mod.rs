@@ -17,7 +17,7 @@ mod source;
 #[cfg(all(feature = "etcd", not(loom)))]
 mod etcd;
 
-pub use inspect::{inspect_etcd_lease, inspect_file_lease, SlotReport, StoreReport};
+pub use inspect::{inspect_file_lease, SlotReport, StoreReport};
 pub use record::IdSpace;
 pub use source::{
     default_lease_dir, hostname_ordinal, EtcdLeaseOptions, FileLeaseOptions, NodeSource,
@@ -177,7 +177,7 @@ impl LeaseState {
     /// Why a call whose clock reads `now_ms` is outside the lease's window.
     pub(crate) fn refusal(&self, node_id: u32, now_ms: i64) -> Error {
         if self.is_closed() {
-            return Error::Closed { node_id };
+            return Error::GeneratorClosed { node_id };
         }
         if self.is_lost() {
             return Error::LeaseLost {
@@ -208,6 +208,22 @@ fn set(m: &Mutex<String>, value: String) {
 
 fn get(m: &Mutex<String>) -> String {
     m.try_lock().map(|n| n.clone()).unwrap_or_default()
+}
+
+/// Read an etcd lease store (every key under the prefix) without taking anything: each slot's
+/// holder and mark, and the recorded ID space (`options.reserve_ms` is what a missing or damaged
+/// mark is assumed to hide, `options.max_guard_wait_ms` what counts as poisoned).
+pub fn inspect_etcd_lease(options: &EtcdLeaseOptions) -> Result<StoreReport> {
+    #[cfg(all(feature = "etcd", not(loom)))]
+    return etcd::inspect(options);
+    #[cfg(not(all(feature = "etcd", not(loom))))]
+    {
+        let _ = options;
+        Err(Error::InvalidNodeSource {
+            reason: "this build of polyflake has no etcd support (cargo feature `etcd`)"
+                .to_string(),
+        })
+    }
 }
 
 /// Which kind of store a lease lives in.
@@ -254,12 +270,84 @@ pub struct LeaseHealth {
     pub guard_note: String,
     /// True once the lease is lost (the generator has stopped for good).
     pub lost: bool,
+    /// True while the next ID would pass R (the store has not extended it): calls are refused
+    /// until a renewal succeeds.
+    pub expired: bool,
     /// Successful extensions of R.
     pub renewals: u64,
     /// Failed extensions (store unreachable, I/O errors).
     pub failures: u64,
     /// The last store error, or why the lease was lost; empty if none.
     pub last_error: String,
+}
+
+/// Where a lease stands, in one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LeasePhase {
+    /// Held and issuing.
+    Held,
+    /// The restart guard waits.
+    RestartGuard,
+    /// R was reached without a renewal.
+    Expired,
+    /// Lost for good.
+    Lost,
+}
+
+impl LeasePhase {
+    /// `"held"`, `"restart_guard"`, `"expired"` or `"lost"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            LeasePhase::Held => "held",
+            LeasePhase::RestartGuard => "restart_guard",
+            LeasePhase::Expired => "expired",
+            LeasePhase::Lost => "lost",
+        }
+    }
+
+    /// Every phase, in a fixed order.
+    pub const ALL: [LeasePhase; 4] = [
+        LeasePhase::Held,
+        LeasePhase::RestartGuard,
+        LeasePhase::Expired,
+        LeasePhase::Lost,
+    ];
+}
+
+impl LeaseHealth {
+    /// Every field by name, in declaration order, plus `phase` (see [`crate::Health::fields`]).
+    pub fn fields(&self) -> Vec<(&'static str, crate::Value)> {
+        use crate::Value::{Bool, Int, Text};
+        vec![
+            ("kind", Text(self.kind.name().to_string())),
+            ("store", Text(self.store.clone())),
+            ("slot", Int(self.slot.into())),
+            ("high_water_ms", Int(self.high_water_ms.into())),
+            ("guard_until_ms", crate::Value::opt_int(self.guard_until_ms)),
+            ("guard_waiting", Bool(self.guard_waiting)),
+            ("guard_remaining_ms", Int(self.guard_remaining_ms.into())),
+            ("guard_note", Text(self.guard_note.clone())),
+            ("lost", Bool(self.lost)),
+            ("expired", Bool(self.expired)),
+            ("phase", Text(self.phase().name().to_string())),
+            ("renewals", Int(self.renewals.into())),
+            ("failures", Int(self.failures.into())),
+            ("last_error", Text(self.last_error.clone())),
+        ]
+    }
+
+    /// Where the lease stands: lost, waiting out the restart guard, expired, or held.
+    pub fn phase(&self) -> LeasePhase {
+        if self.lost {
+            LeasePhase::Lost
+        } else if self.guard_waiting {
+            LeasePhase::RestartGuard
+        } else if self.expired {
+            LeasePhase::Expired
+        } else {
+            LeasePhase::Held
+        }
+    }
 }
 
 /// Tells a background thread to stop, and what to leave behind.
@@ -419,7 +507,7 @@ impl LeaseRuntime {
             abandon(old);
         }
         if self.ctx.state.is_closed() {
-            return Err(Error::Closed { node_id: 0 });
+            return Err(Error::GeneratorClosed { node_id: 0 });
         }
         // Nothing may be issued from the parent's window while the new slot is taken.
         self.ctx.state.suspend();
@@ -507,6 +595,7 @@ impl LeaseRuntime {
             guard_remaining_ms: remaining,
             guard_note: get(&state.guard_note),
             lost: state.is_lost(),
+            expired: false,
             renewals: state.renewals(),
             failures: state.failures(),
             last_error: state.note(),

@@ -89,6 +89,16 @@ impl NodeSourceKind {
             NodeSourceKind::Etcd => "etcd",
         }
     }
+    /// Every kind, in a fixed order (for tables and tests).
+    pub const ALL: [NodeSourceKind; 6] = [
+        NodeSourceKind::Static,
+        NodeSourceKind::Env,
+        NodeSourceKind::Hostname,
+        NodeSourceKind::Ipv4,
+        NodeSourceKind::FileLease,
+        NodeSourceKind::Etcd,
+    ];
+
     /// True for the two lease kinds.
     pub const fn is_lease(self) -> bool {
         matches!(self, NodeSourceKind::FileLease | NodeSourceKind::Etcd)
@@ -96,6 +106,34 @@ impl NodeSourceKind {
 }
 
 impl NodeSource {
+    /// The IPv4 source from an address in text and a prefix length as a binding received it,
+    /// checked here once for every binding: the address must be dotted-quad text and the prefix
+    /// 0 to 32 (whether it fits the node field is checked against the layout when the
+    /// generator is built).
+    ///
+    /// ```
+    /// use polyflake::{ErrorKind, NodeSource};
+    /// assert!(NodeSource::ipv4("10.1.7.9", 22).is_ok());
+    /// for bad in [33, 300, -1] {
+    ///     let e = NodeSource::ipv4("10.1.7.9", bad).unwrap_err();
+    ///     assert_eq!(e.kind(), ErrorKind::InvalidNodeSource);
+    ///     assert!(e.to_string().contains(&format!("/{bad} is not a prefix length")), "{e}");
+    /// }
+    /// assert!(NodeSource::ipv4("10.1.7", 22).is_err());
+    /// ```
+    pub fn ipv4(addr: &str, prefix_len: i128) -> Result<NodeSource> {
+        let addr: Ipv4Addr = addr.parse().map_err(|_| Error::InvalidNodeSource {
+            reason: format!("{addr:?} is not an IPv4 address (dotted quad such as 10.1.7.9)"),
+        })?;
+        let prefix_len = u8::try_from(prefix_len)
+            .ok()
+            .filter(|p| *p <= 32)
+            .ok_or_else(|| Error::InvalidNodeSource {
+                reason: format!("IPv4 prefix /{prefix_len} is not a prefix length (0 to 32)"),
+            })?;
+        Ok(NodeSource::Ipv4 { addr, prefix_len })
+    }
+
     /// This source's kind.
     pub fn kind(&self) -> NodeSourceKind {
         match self {
@@ -250,8 +288,8 @@ impl Default for FileLeaseOptions {
     }
 }
 
-/// The default lease directory: `/var/tmp/polyflake-leases` (the system's temporary directory
-/// where there is no `/var/tmp`).
+/// The default lease directory: `$POLYFLAKE_LEASE_DIR` when that is set and not empty, else
+/// `/var/tmp/polyflake-leases` (the system's temporary directory where there is no `/var/tmp`).
 ///
 /// Why there: it is one directory for every process of the host whoever runs it (a lease
 /// directory must be shared by every generator of an ID space), it survives reboots (so the
@@ -265,6 +303,9 @@ impl Default for FileLeaseOptions {
 /// assert!(polyflake::default_lease_dir().ends_with("polyflake-leases"));
 /// ```
 pub fn default_lease_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("POLYFLAKE_LEASE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
     let var_tmp = std::path::Path::new("/var/tmp");
     if var_tmp.is_dir() {
         var_tmp.join("polyflake-leases")

@@ -282,6 +282,9 @@ pub fn child_source() -> NodeSource {
 /// - `race`: take a slot, print `WON <node>` or `ERR <code>`, hold it until stdin closes;
 /// - `hold`: take a slot on the system clock, print `NODE <n>`, then issue IDs printing
 ///   `ID <id>` until killed;
+/// - `stream`: take a slot on the system clock, wait out its guard, print `NODE <n>`, then issue
+///   batches of 1,000 IDs into the file `OUT` (raw little-endian u64) for `MS` milliseconds or
+///   until refused; then print `END <code or OK> <health status>`;
 /// - `seq`: take a slot on a ManualClock starting at `START` ms, wait out the restart guard by
 ///   advancing that clock 10 ms per refusal, issue `COUNT` IDs (the clock 1 ms on per ID),
 ///   print them, and close the generator.
@@ -309,6 +312,32 @@ pub fn child_main(mode: &str) {
                     Err(e) => panic!("holder refused: {e}"),
                 }
             }
+        }
+        "stream" => {
+            let g = Generator::builder_from(child_source())
+                .build()
+                .expect("take a slot");
+            g.wait_ready(Duration::from_secs(30))
+                .expect("the restart guard passes");
+            emit(&format!("NODE {}", g.node_id()));
+            let mut out = std::io::BufWriter::new(std::fs::File::create(env("OUT")).unwrap());
+            let until = Instant::now() + Duration::from_millis(env("MS").parse().unwrap());
+            let mut buf = vec![0u64; 1000];
+            let end = loop {
+                if Instant::now() >= until {
+                    break "OK".to_string();
+                }
+                match g.next_ids(&mut buf) {
+                    Ok(()) => {
+                        for id in &buf {
+                            std::io::Write::write_all(&mut out, &id.to_le_bytes()).unwrap();
+                        }
+                    }
+                    Err(e) => break e.code().to_string(),
+                }
+            };
+            std::io::Write::flush(&mut out).unwrap();
+            emit(&format!("END {end} {}", g.health().status.name()));
         }
         "seq" => {
             let clock = ManualClock::new(env("START").parse().unwrap());
@@ -342,4 +371,13 @@ pub fn child_main(mode: &str) {
         }
         other => panic!("unknown child mode {other}"),
     }
+}
+
+/// The IDs a `stream` child wrote.
+pub fn read_ids(path: &Path) -> Vec<u64> {
+    std::fs::read(path)
+        .unwrap()
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }

@@ -1,0 +1,229 @@
+//! Issue 11 through the CLI and the service: the same bad node-source inputs as every binding,
+//! `polyflake lease inspect`, two services whose lease directory is removed between their
+//! starts, and a forward step of the service's test clock.
+
+mod common;
+
+use common::{fields_default, repo_root, run, temp_dir, Server};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::time::Duration;
+
+fn ids_of(r: &common::Resp) -> Vec<u64> {
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn bad_node_sources_give_the_cores_code_and_message() {
+    let text =
+        std::fs::read_to_string(repo_root().join("tests/vectors/bad_node_sources.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let root = temp_dir("bad-sources");
+    let dir = root.join("leases");
+    let d = dir.to_str().unwrap().to_string();
+    for case in doc["cases"].as_array().unwrap() {
+        let src = &case["source"];
+        let mut args: Vec<String> = vec!["next".into()];
+        match src["kind"].as_str().unwrap() {
+            "ipv4" => args.extend([
+                "--node-id-from-ipv4".into(),
+                format!("{}/{}", src["address"].as_str().unwrap(), src["prefix_len"]),
+            ]),
+            "file_lease" => {
+                args.extend(["--lease-dir".into(), d.clone()]);
+                for (key, flag) in [
+                    ("reserve_ms", "--lease-reserve-ms"),
+                    ("identity", "--lease-identity"),
+                    ("slots", "--slots"),
+                ] {
+                    if let Some(v) = src.get(key) {
+                        let v = v.as_str().map_or(v.to_string(), str::to_string);
+                        args.extend([flag.to_string(), v]);
+                    }
+                }
+            }
+            k => panic!("unknown kind {k}"),
+        }
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = run(&argv);
+        assert!(!r.status.success(), "{argv:?}");
+        let want = format!(
+            "polyflake: error: {} [{}]",
+            case["message"].as_str().unwrap(),
+            case["error"].as_str().unwrap()
+        );
+        assert_eq!(r.stderr.trim_end(), want, "{}", case["name"]);
+    }
+    assert!(!dir.exists(), "a bad option touched the lease directory");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn lease_inspect_shows_the_holder_the_guard_and_the_space() {
+    let dir = temp_dir("inspect");
+    let d = dir.to_str().unwrap();
+    let server = Server::start(&[
+        "--lease-dir",
+        d,
+        "--slots",
+        "4",
+        "--lease-reserve-ms",
+        "200",
+    ]);
+    assert_eq!(server.wait_health(200, Duration::from_secs(10)).status, 200);
+    let slot = server.get("/v1/health").json()["lease"]["slot"]
+        .as_u64()
+        .unwrap();
+    // A slot whose previous holder issued a year ahead (a clock that stepped forward).
+    let year_ahead = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+        + 31_536_000_000;
+    let other = (slot + 1) % 4;
+    let mut rec =
+        format!("polyflake-slot v1\nslot={other}\nowner=old-host\nhigh_water_ms={year_ahead}\n");
+    while rec.len() < 255 {
+        rec.push(' ');
+    }
+    rec.push('\n');
+    std::fs::write(dir.join(format!("slot-{other:04}")), rec).unwrap();
+
+    let r = run(&["lease", "inspect", "--lease-dir", d, "--format", "json"]);
+    assert!(r.status.success(), "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["kind"], "file");
+    assert_eq!(v["space"]["layout"], "41/10/12");
+    let slots = v["slots"].as_array().unwrap();
+    let find = |n: u64| slots.iter().find(|s| s["slot"] == n).unwrap();
+    let held = find(slot);
+    assert_eq!(
+        (held["held"].as_bool(), held["poisoned"].as_bool()),
+        (Some(true), Some(false))
+    );
+    assert!(
+        held["guard_ms"].as_i64().unwrap() > 0,
+        "R runs ahead of now: {held}"
+    );
+    let poisoned = find(other);
+    assert_eq!(poisoned["poisoned"], true);
+    assert_eq!(poisoned["identity"], "old-host");
+
+    let r = run(&["lease", "inspect", "--lease-dir", d]);
+    assert!(r.status.success(), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("ID space: layout 41/10/12"),
+        "{}",
+        r.stdout
+    );
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("{other:04}")))
+        .unwrap();
+    assert!(
+        line.contains("old-host") && line.contains(" yes "),
+        "{line}"
+    );
+    drop(server);
+    // Bad input: a directory that is not there, and two stores at once.
+    let r = run(&["lease", "inspect", "--lease-dir", "/nonexistent/polyflake"]);
+    assert!(
+        !r.status.success() && r.stderr.contains("LEASE_STORE"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&[
+        "lease",
+        "inspect",
+        "--lease-dir",
+        d,
+        "--etcd",
+        "http://127.0.0.1:1",
+    ]);
+    assert_eq!(r.status.code(), Some(2), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The issue's report: two services with an `rm -rf` of their lease directory between the two
+/// starts both served node 0 and handed out the same IDs. Now the first sees its slot file gone
+/// and stops (503, `lease_lost`), and the second waits a full reserve before its first ID.
+#[test]
+fn removing_the_lease_directory_between_two_services_repeats_nothing() {
+    let dir = temp_dir("rmrf");
+    let d = dir.to_str().unwrap();
+    let args = [
+        "--lease-dir",
+        d,
+        "--slots",
+        "1",
+        "--lease-reserve-ms",
+        "500",
+    ];
+    let first = Server::start(&args);
+    assert_eq!(first.wait_health(200, Duration::from_secs(10)).status, 200);
+    let mut a_ids = ids_of(&first.post_json("/v1/ids", "{\"count\": 1000}"));
+    std::fs::remove_dir_all(&dir).unwrap();
+    let second = Server::start(&args);
+    // The first keeps answering until it notices; collect what it still hands out.
+    for _ in 0..200 {
+        let r = first.post_json("/v1/ids", "{\"count\": 100}");
+        if r.status != 200 {
+            assert_eq!(r.status, 503, "{}", r.text());
+            assert_eq!(r.error_code(), "LEASE_LOST");
+            break;
+        }
+        a_ids.extend(ids_of(&r));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let h = first.get("/v1/health");
+    assert_eq!(
+        (h.status, h.json()["status"].as_str()),
+        (503, Some("lease_lost"))
+    );
+    assert_eq!(second.wait_health(200, Duration::from_secs(10)).status, 200);
+    let b_ids = ids_of(&second.post_json("/v1/ids", "{\"count\": 1000}"));
+    assert!(b_ids.iter().all(|id| fields_default(*id).1 == 0));
+    let a: HashSet<u64> = a_ids.iter().copied().collect();
+    assert!(b_ids.iter().all(|id| !a.contains(id)), "IDs served twice");
+    assert!(b_ids.iter().min() > a_ids.iter().max());
+    drop((first, second));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_forward_step_of_the_clock_is_503_until_it_comes_back() {
+    let server = Server::start(&["--node-id", "40", "--test-clock"]);
+    ids_of(&server.post_json("/v1/ids", "{}"));
+    let r = server.post_json("/v1/admin/clock", "{\"offset_ms\": 120000}");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = server.post_json("/v1/ids", "{}");
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (503, "CLOCK_JUMPED_AHEAD")
+    );
+    let h = server.get("/v1/health");
+    assert_eq!(h.status, 503);
+    assert_eq!(h.json()["status"], "clock_ahead");
+    server.post_json("/v1/admin/clock", "{\"offset_ms\": 0}");
+    assert_eq!(server.wait_health(200, Duration::from_secs(5)).status, 200);
+    ids_of(&server.post_json("/v1/ids", "{}"));
+    // With the check off, the same step is issued from at once.
+    let off = Server::start(&[
+        "--node-id",
+        "41",
+        "--test-clock",
+        "--max-forward-step-ms",
+        "off",
+    ]);
+    off.post_json("/v1/admin/clock", "{\"offset_ms\": 120000}");
+    ids_of(&off.post_json("/v1/ids", "{}"));
+    let r = run(&["next", "--node-id", "42", "--max-forward-step-ms", "soon"]);
+    assert_eq!(r.status.code(), Some(2), "{}", r.stderr);
+}
