@@ -16,9 +16,9 @@ with our own IDs:
 4. stops the server and removes its data directory, also on failure or interruption.
 
 polyflake's core gained a UUIDv7 while this was written, but the Python binding does not expose
-it yet, so the UUIDv7 keys are generated here, per RFC 9562 (48-bit Unix ms, version 7, a 42-bit counter seeded at random each millisecond in ``rand_a``
-and the top of ``rand_b`` (the RFC's "fixed bit-length dedicated counter", method 1), random
-low bits). UUIDv4 keys come from a seeded generator, so their order is reproducible.
+it yet, so the UUIDv7 keys are generated here, per RFC 9562 (48-bit Unix ms, version 7, a 42-bit
+counter seeded at random each millisecond in ``rand_a`` and the top of ``rand_b`` (the RFC's
+"fixed bit-length dedicated counter", method 1), random low bits). UUIDv4 keys come from a seeded generator, so their order is reproducible.
 
 It never reads anything outside this repository and the temporary directory it makes.
 """
