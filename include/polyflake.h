@@ -380,6 +380,32 @@ typedef uint32_t polyflake_lease_phase;
 #endif // __cplusplus
 
 /**
+ * Which clock reading a generator takes per ID (the `clock_source` of
+ * `polyflake_health_snapshot`), in the core's order.
+ */
+enum polyflake_clock_source
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Every ID reads the precise clock (`CLOCK_REALTIME`).
+   */
+  POLYFLAKE_CLOCK_SOURCE_PRECISE = 0,
+  /**
+   * IDs read the coarse clock (`CLOCK_REALTIME_COARSE`) first.
+   */
+  POLYFLAKE_CLOCK_SOURCE_COARSE = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum polyflake_clock_source polyflake_clock_source;
+#else
+typedef uint32_t polyflake_clock_source;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A clock a test or simulation controls: an opaque handle, made by `polyflake_manual_clock_new`
  * (it moves only when told to) or `polyflake_scripted_clock_new` (prepared readings in order).
  * Pass it to any `polyflake_generator_new*` function; NULL there means the system clock.
@@ -579,6 +605,19 @@ typedef struct polyflake_health_snapshot {
    * Strict calls refused because the clock had stepped ahead.
    */
   uint64_t forward_refused;
+  /**
+   * The clock reading in use: a `polyflake_clock_source` value.
+   */
+  uint32_t clock_source;
+  /**
+   * The resolution of the system clock in use, from clock_getres, in ns (the coarse
+   * clock's tick, or the precise clock's); 0 for an injected clock.
+   */
+  uint64_t clock_tick_ns;
+  /**
+   * Why a requested coarse source is not in use; empty otherwise.
+   */
+  char clock_note[POLYFLAKE_HEALTH_TEXT_LEN];
   /**
    * The lease's store: a `polyflake_lease_kind` value; POLYFLAKE_LEASE_KIND_NONE when the
    * node id is not leased (then every other `lease_` field below is zero or empty).
