@@ -7,10 +7,13 @@
  * - every symbol is prefixed polyflake_ / POLYFLAKE_; handles are opaque and come in
  *   _new/_free pairs; _free accepts NULL;
  * - fallible functions return a polyflake_result (0 is POLYFLAKE_RESULT_OK); out-params are
- *   written only on success; a NULL pointer argument gives POLYFLAKE_RESULT_NULL_PARAMETER;
+ *   written only on success; a NULL pointer argument gives POLYFLAKE_RESULT_NULL_PARAMETER
+ *   unless the function says what NULL means (a NULL clock is the system clock);
+ * - every default comes from an _init function (the core's defaults): a number you write is
+ *   judged by the core as written (0 never means "the default");
  * - no panic crosses the boundary: a bug inside polyflake returns POLYFLAKE_RESULT_PANIC;
- * - handles are thread-safe: share one generator between threads; only _free needs the caller
- *   to know that no other thread still uses the handle.
+ * - every function is thread-safe: share one generator between threads; only _free needs the
+ *   caller to know that no other thread still uses the handle.
  *
  * Link with `pkg-config --cflags --libs polyflake`.
  */
@@ -23,12 +26,12 @@
 #include <stdint.h>
 
 /**
- * Bytes of `polyflake_health_snapshot.reason`, NUL included.
+ * `polyflake_config.max_forward_step_ms` value that turns the forward-step check off.
  */
-#define POLYFLAKE_HEALTH_REASON_LEN 256
+#define POLYFLAKE_FORWARD_STEP_OFF UINT64_MAX
 
 /**
- * Bytes of `polyflake_health_snapshot.lease_store` and `.lease_last_error`, NUL included.
+ * Bytes of each text field of `polyflake_health_snapshot`, NUL included.
  */
 #define POLYFLAKE_HEALTH_TEXT_LEN 256
 
@@ -48,24 +51,14 @@
 #define POLYFLAKE_ID_TEXT_LEN 20
 
 /**
- * The high-water-mark reserve both lease kinds use by default, in ms (5,000).
+ * The `slots` value of the lease options meaning every node id of the layout (the default).
  */
-#define POLYFLAKE_DEFAULT_RESERVE_MS 5000
-
-/**
- * The default etcd lease TTL in seconds (10).
- */
-#define POLYFLAKE_DEFAULT_ETCD_TTL_S 10
-
-/**
- * The default etcd connect (and per-request) timeout in ms (2,000).
- */
-#define POLYFLAKE_DEFAULT_ETCD_TIMEOUT_MS 2000
+#define POLYFLAKE_ALL_SLOTS UINT32_MAX
 
 /**
  * What every fallible `polyflake_*` function returns. `POLYFLAKE_RESULT_OK` (0) is success;
- * every other value is an error. Codes are stable and never reused: 1 to 99 mirror the core's
- * error kinds, 100 and up are faults of the C boundary itself.
+ * every other value is an error. Codes are stable and never reused: 1 to 99 are the core's
+ * error kinds (named and described by the core), 100 and up faults of the C boundary itself.
  *
  * `polyflake_result_name()` gives the stable code name (the scenario files' error names, e.g.
  * "CLOCK_MOVED_BACKWARDS"), `polyflake_result_message()` a static English sentence, and
@@ -117,7 +110,7 @@ enum polyflake_result
    */
   POLYFLAKE_RESULT_LEAD_LIMIT_EXCEEDED = 9,
   /**
-   * A live system-clock generator in this process already uses this node id, epoch and layout.
+   * A live generator in this process already uses this node id, epoch and layout.
    */
   POLYFLAKE_RESULT_NODE_ID_IN_USE = 10,
   /**
@@ -130,7 +123,7 @@ enum polyflake_result
   POLYFLAKE_RESULT_CLOCK_FAILED = 12,
   /**
    * A node-id source could not give a node id (env var unset, hostname without ordinal, IPv4
-   * prefix too short for the node field, lease options out of range).
+   * prefix out of range or too short for the node field, lease options out of range).
    */
   POLYFLAKE_RESULT_INVALID_NODE_SOURCE = 13,
   /**
@@ -138,7 +131,7 @@ enum polyflake_result
    */
   POLYFLAKE_RESULT_NO_FREE_SLOT = 14,
   /**
-   * Restart guard: the clock has not passed the slot's previous high-water mark yet.
+   * Restart guard: the clock has not passed what the slot's previous holder may have issued.
    */
   POLYFLAKE_RESULT_LEASE_NOT_READY = 15,
   /**
@@ -146,13 +139,26 @@ enum polyflake_result
    */
   POLYFLAKE_RESULT_LEASE_EXPIRED = 16,
   /**
-   * The lease was lost (etcd lease revoked or expired): the generator has stopped for good.
+   * The lease was lost (etcd lease revoked or expired, slot file deleted or replaced): the
+   * generator has stopped for good.
    */
   POLYFLAKE_RESULT_LEASE_LOST = 17,
   /**
    * The lease store failed (I/O error on the lease directory, etcd error or timeout).
    */
   POLYFLAKE_RESULT_LEASE_STORE = 18,
+  /**
+   * Strict mode: the wall clock stepped ahead of elapsed time past max_forward_step_ms.
+   */
+  POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD = 19,
+  /**
+   * The lease store belongs to another ID space (epoch and layout).
+   */
+  POLYFLAKE_RESULT_ID_SPACE_MISMATCH = 20,
+  /**
+   * The generator was closed (`polyflake_generator_close`).
+   */
+  POLYFLAKE_RESULT_GENERATOR_CLOSED = 21,
   /**
    * A required pointer argument was NULL. Nothing was written.
    */
@@ -202,7 +208,8 @@ typedef uint32_t polyflake_mode;
 #endif // __cplusplus
 
 /**
- * Why a generator is or is not healthy (the `status` of `polyflake_health_snapshot`).
+ * Why a generator is or is not healthy (the `status` of `polyflake_health_snapshot`); the
+ * codes follow the core's list of statuses, named by `polyflake_health_status_name`.
  */
 enum polyflake_health_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -226,8 +233,7 @@ enum polyflake_health_status
    */
   POLYFLAKE_HEALTH_STATUS_CLOCK_FAILED = 3,
   /**
-   * Strict mode: a call gave up because the clock did not advance past a spent millisecond,
-   * and it still has not.
+   * Strict mode: a call gave up on a spent millisecond the clock has not left since.
    */
   POLYFLAKE_HEALTH_STATUS_CLOCK_STUCK = 4,
   /**
@@ -250,6 +256,15 @@ enum polyflake_health_status
    * Lease: the lease was lost; the generator has stopped for good.
    */
   POLYFLAKE_HEALTH_STATUS_LEASE_LOST = 9,
+  /**
+   * Strict mode: the wall clock stepped ahead of elapsed time past max_forward_step_ms
+   * (`clock_ahead_ms` says how far).
+   */
+  POLYFLAKE_HEALTH_STATUS_CLOCK_AHEAD = 10,
+  /**
+   * The generator was closed.
+   */
+  POLYFLAKE_HEALTH_STATUS_CLOSED = 11,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -260,7 +275,8 @@ typedef uint32_t polyflake_health_status;
 #endif // __cplusplus
 
 /**
- * Where a generator's node id came from (the `source` of `polyflake_health_snapshot`).
+ * Where a generator's node id came from (the `source` of `polyflake_health_snapshot`), in the
+ * core's order; named by `polyflake_node_source_name`.
  */
 enum polyflake_node_source
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -268,7 +284,7 @@ enum polyflake_node_source
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
   /**
-   * `polyflake_config.node_id`.
+   * `polyflake_config.node_id` (`polyflake_generator_new`).
    */
   POLYFLAKE_NODE_SOURCE_STATIC = 0,
   /**
@@ -292,9 +308,9 @@ enum polyflake_node_source
    */
   POLYFLAKE_NODE_SOURCE_ETCD = 5,
   /**
-   * A slot of a ZooKeeper lease (the core's `NodeSource::ZooKeeper`).
+   * A slot of a ZooKeeper lease.
    */
-  POLYFLAKE_NODE_SOURCE_ZOO_KEEPER = 6,
+  POLYFLAKE_NODE_SOURCE_ZOOKEEPER = 6,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -313,7 +329,7 @@ enum polyflake_lease_kind
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
   /**
-   * The node id is not leased; the other `lease_` fields of the snapshot are zero.
+   * The node id is not leased; every other `lease_` field of the snapshot is zero or empty.
    */
   POLYFLAKE_LEASE_KIND_NONE = 0,
   /**
@@ -327,7 +343,7 @@ enum polyflake_lease_kind
   /**
    * A ZooKeeper ensemble.
    */
-  POLYFLAKE_LEASE_KIND_ZOO_KEEPER = 3,
+  POLYFLAKE_LEASE_KIND_ZOOKEEPER = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -338,29 +354,81 @@ typedef uint32_t polyflake_lease_kind;
 #endif // __cplusplus
 
 /**
- * A generator of unique, time-sortable 64-bit IDs for one node id: an opaque handle.
- *
- * Thread-safe: any number of threads may call `polyflake_next_id`, `polyflake_next_ids`,
- * `polyflake_health` and `polyflake_generator_decode` on one handle at once (the hot path is a
- * clock read and a compare-and-swap, no lock). Free it with `polyflake_generator_free` once no
- * thread uses it.
+ * Where a lease stands in one word (the `lease_phase` of `polyflake_health_snapshot`), in the
+ * core's order; named by `polyflake_lease_phase_name`.
+ */
+enum polyflake_lease_phase
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Held and issuing (also the value when there is no lease).
+   */
+  POLYFLAKE_LEASE_PHASE_HELD = 0,
+  /**
+   * The restart guard waits.
+   */
+  POLYFLAKE_LEASE_PHASE_RESTART_GUARD = 1,
+  /**
+   * R was reached without a renewal.
+   */
+  POLYFLAKE_LEASE_PHASE_EXPIRED = 2,
+  /**
+   * Lost for good.
+   */
+  POLYFLAKE_LEASE_PHASE_LOST = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum polyflake_lease_phase polyflake_lease_phase;
+#else
+typedef uint32_t polyflake_lease_phase;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Which clock reading a generator takes per ID (the `clock_source` of
+ * `polyflake_health_snapshot`), in the core's order.
+ */
+enum polyflake_clock_source
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Every ID reads the precise clock (`CLOCK_REALTIME`).
+   */
+  POLYFLAKE_CLOCK_SOURCE_PRECISE = 0,
+  /**
+   * IDs read the coarse clock (`CLOCK_REALTIME_COARSE`) first.
+   */
+  POLYFLAKE_CLOCK_SOURCE_COARSE = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum polyflake_clock_source polyflake_clock_source;
+#else
+typedef uint32_t polyflake_clock_source;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * A clock a test or simulation controls: an opaque handle, made by `polyflake_manual_clock_new`
+ * (it moves only when told to) or `polyflake_scripted_clock_new` (prepared readings in order).
+ * Pass it to any `polyflake_generator_new*` function; NULL there means the system clock.
+ * Generators on it share its readings and keep their own reference, so it may be freed
+ * (`polyflake_clock_free`) before them. Generators on a test clock are exempt from the
+ * one-generator-per-node-id rule.
+ */
+typedef struct polyflake_clock polyflake_clock;
+
+/**
+ * A generator of unique, time-sortable 64-bit IDs for one node id: an opaque handle. Any number
+ * of threads may call every function but `polyflake_generator_free` on it at once (the hot path
+ * is a clock read and a compare-and-swap, no lock).
  */
 typedef struct polyflake_generator polyflake_generator;
-
-/**
- * A clock that only moves when told to (for tests and simulations): an opaque handle.
- *
- * A generator made with it (`polyflake_generator_new_with_manual_clock`) shares its reading, so
- * `polyflake_manual_clock_set` / `_advance` move the time that generator sees. Thread-safe.
- */
-typedef struct polyflake_manual_clock polyflake_manual_clock;
-
-/**
- * A clock that returns prepared readings in order, then ticks forward 1 ms per read: an opaque
- * handle. Generators made with it share its script (each reading is consumed once, whoever
- * reads it). Thread-safe.
- */
-typedef struct polyflake_scripted_clock polyflake_scripted_clock;
 
 /**
  * How the 63 usable bits of an ID are split. Valid layouts have every field at least 1 bit and
@@ -384,8 +452,9 @@ typedef struct polyflake_layout {
 } polyflake_layout;
 
 /**
- * Settings for a generator. Fill it with `polyflake_config_init` (the defaults), then change
- * what you need. Every field is checked by the core when the generator is made, never later.
+ * Settings for a generator. Fill it with `polyflake_config_init` (the core's defaults), then
+ * change what you need. Every field is checked by the core when the generator is made, never
+ * later: a value you wrote is the value the core judges (0 is never "the default").
  */
 typedef struct polyflake_config {
   /**
@@ -397,7 +466,8 @@ typedef struct polyflake_config {
    */
   int64_t epoch_ms;
   /**
-   * This generator's node id: 0 to 2^node_bits - 1 (default 0).
+   * This generator's node id: 0 to 2^node_bits - 1 (default 0). Only
+   * `polyflake_generator_new` reads it; the other sources give the node id.
    */
   int64_t node_id;
   /**
@@ -420,6 +490,18 @@ typedef struct polyflake_config {
    * when `has_max_lead` is nonzero; must then be >= 0).
    */
   int64_t max_lead_ms;
+  /**
+   * How far the wall clock may read ahead of the time elapsed since it was last trusted
+   * before it is a forward STEP, in ms (default 60,000; 1 to a year):
+   * strict mode refuses to issue from a step (POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD), monotonic
+   * mode keeps issuing from the trusted time. POLYFLAKE_FORWARD_STEP_OFF turns the check off.
+   */
+  uint64_t max_forward_step_ms;
+  /**
+   * How long a stepped-ahead clock must hold its new offset before it is believed as a
+   * correction, in ms of elapsed time (default 300,000).
+   */
+  uint64_t forward_confirm_ms;
 } polyflake_config;
 
 /**
@@ -443,7 +525,7 @@ typedef struct polyflake_decoded {
 
 /**
  * A snapshot of a generator's state and counters (`polyflake_health`). Plain data: copy it,
- * keep it, no free.
+ * keep it, no free. Text fields are NUL-terminated UTF-8, cut at a character boundary if longer.
  */
 typedef struct polyflake_health_snapshot {
   /**
@@ -455,9 +537,17 @@ typedef struct polyflake_health_snapshot {
    */
   uint32_t status;
   /**
+   * A human-readable reason; empty when ok.
+   */
+  char reason[POLYFLAKE_HEALTH_TEXT_LEN];
+  /**
    * The generator's node id.
    */
   uint32_t node_id;
+  /**
+   * Where the node id came from: a `polyflake_node_source` value.
+   */
+  uint32_t source;
   /**
    * The generator's mode: a `polyflake_mode` value.
    */
@@ -515,19 +605,36 @@ typedef struct polyflake_health_snapshot {
    */
   uint64_t lease_failures;
   /**
-   * A human-readable reason, NUL-terminated UTF-8 (cut at a character boundary if longer);
-   * empty when ok.
+   * How far the wall clock reads ahead of what elapsed time vouches for, while that is more
+   * than max_forward_step_ms and not yet believed (0 otherwise).
    */
-  char reason[POLYFLAKE_HEALTH_REASON_LEN];
+  int64_t clock_ahead_ms;
   /**
-   * Where the node id came from: a `polyflake_node_source` value.
+   * Strict calls refused because the clock had stepped ahead.
    */
-  uint32_t source;
+  uint64_t forward_refused;
   /**
-   * The lease's store: a `polyflake_lease_kind` value, POLYFLAKE_LEASE_KIND_NONE when the
+   * The clock reading in use: a `polyflake_clock_source` value.
+   */
+  uint32_t clock_source;
+  /**
+   * The resolution of the system clock in use, from clock_getres, in ns (the coarse
+   * clock's tick, or the precise clock's); 0 for an injected clock.
+   */
+  uint64_t clock_tick_ns;
+  /**
+   * Why a requested coarse source is not in use; empty otherwise.
+   */
+  char clock_note[POLYFLAKE_HEALTH_TEXT_LEN];
+  /**
+   * The lease's store: a `polyflake_lease_kind` value; POLYFLAKE_LEASE_KIND_NONE when the
    * node id is not leased (then every other `lease_` field below is zero or empty).
    */
   uint32_t lease_kind;
+  /**
+   * The directory, or the etcd endpoints and key prefix.
+   */
+  char lease_store[POLYFLAKE_HEALTH_TEXT_LEN];
   /**
    * The slot held, which is the node id.
    */
@@ -538,16 +645,16 @@ typedef struct polyflake_health_snapshot {
    */
   int64_t lease_high_water_ms;
   /**
-   * True when the slot had a previous holder's R when it was taken (`lease_guard_until_ms`
-   * means something).
+   * True when `lease_guard_until_ms` means something (the slot was taken behind a guard).
    */
   bool lease_has_guard;
   /**
-   * The previous holder's R (Unix ms): nothing is issued until the clock passes it.
+   * What the slot's previous holder may have reached (its R, or a full reserve past a
+   * missing or damaged record): nothing is issued until the clock passes it.
    */
   int64_t lease_guard_until_ms;
   /**
-   * True while the restart guard waits.
+   * True while the restart guard waits (`polyflake_wait_ready` waits it out).
    */
   bool lease_guard_waiting;
   /**
@@ -555,16 +662,24 @@ typedef struct polyflake_health_snapshot {
    */
   uint64_t lease_guard_remaining_ms;
   /**
+   * Why the guard is long (the slot was taken although its guard exceeded
+   * max_guard_wait_ms, because no other slot was free); empty otherwise.
+   */
+  char lease_guard_note[POLYFLAKE_HEALTH_TEXT_LEN];
+  /**
    * True once the lease is lost (the generator has stopped for good).
    */
   bool lease_lost;
   /**
-   * The directory, or the etcd endpoints and key prefix, NUL-terminated UTF-8 (cut at a
-   * character boundary if longer).
+   * True while the next ID would pass R (the store has not extended it).
    */
-  char lease_store[POLYFLAKE_HEALTH_TEXT_LEN];
+  bool lease_expired;
   /**
-   * The last store error, or why the lease was lost, NUL-terminated UTF-8; empty if none.
+   * Where the lease stands: a `polyflake_lease_phase` value.
+   */
+  uint32_t lease_phase;
+  /**
+   * The last store error, or why the lease was lost; empty if none.
    */
   char lease_last_error[POLYFLAKE_HEALTH_TEXT_LEN];
 } polyflake_health_snapshot;
@@ -601,8 +716,8 @@ typedef struct polyflake_layout_info {
 
 /**
  * Options of a file lease (`polyflake_generator_new_file_lease`). Fill it with
- * `polyflake_file_lease_options_init`, set `dir`, change what you need. The strings are only
- * read during the call (polyflake keeps its own copies).
+ * `polyflake_file_lease_options_init` (the core's defaults), set `dir`, change what you need.
+ * The strings are only read during the call. Every number is judged by the core as written.
  */
 typedef struct polyflake_file_lease_options {
   /**
@@ -612,8 +727,8 @@ typedef struct polyflake_file_lease_options {
    */
   const char *dir;
   /**
-   * How many slots to use, 1 to 2^node_bits; 0 (the default) means every node id of the
-   * layout.
+   * How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default) means every
+   * node id of the layout.
    */
   uint32_t slots;
   /**
@@ -622,17 +737,21 @@ typedef struct polyflake_file_lease_options {
    */
   const char *identity;
   /**
-   * How far ahead of the clock the high-water mark R is kept, in ms (10 to 86,400,000): the
-   * longest a successor of a crashed holder waits. 0 means the default,
-   * POLYFLAKE_DEFAULT_RESERVE_MS.
+   * How far ahead of the clock the high-water mark R is kept, in ms (10 to 86,400,000;
+   * default 5,000): the longest a successor of a crashed holder waits.
    */
   uint64_t reserve_ms;
+  /**
+   * A free slot whose restart guard is longer than this (ms; default 60,000) is taken only
+   * when no other slot is free, and health then says why (`lease_guard_note`).
+   */
+  uint64_t max_guard_wait_ms;
 } polyflake_file_lease_options;
 
 /**
  * Options of an etcd lease (`polyflake_generator_new_etcd`). Fill it with
- * `polyflake_etcd_options_init`, set the endpoints, change what you need. The strings are only
- * read during the call.
+ * `polyflake_etcd_options_init` (the core's defaults), set the endpoints, change what you need.
+ * The strings are only read during the call. Every number is judged by the core as written.
  */
 typedef struct polyflake_etcd_options {
   /**
@@ -646,20 +765,21 @@ typedef struct polyflake_etcd_options {
    */
   size_t endpoint_count;
   /**
-   * The key prefix, NUL-terminated UTF-8; NULL (the default) means "/polyflake".
+   * The key prefix, NUL-terminated UTF-8; NULL (the default) means the core's "/polyflake".
+   * One prefix per ID space (epoch and layout).
    */
   const char *prefix;
   /**
-   * The etcd lease's time to live in seconds (1 to 3600); 0 means the default,
-   * POLYFLAKE_DEFAULT_ETCD_TTL_S.
+   * The etcd lease's time to live in seconds (1 to 3600; default 10).
    */
   int64_t ttl_s;
   /**
-   * How far ahead of the clock R is kept, in ms; 0 means POLYFLAKE_DEFAULT_RESERVE_MS.
+   * How far ahead of the clock R is kept, in ms (default 5,000).
    */
   uint64_t reserve_ms;
   /**
-   * How many slots to use, 1 to 2^node_bits; 0 (the default) means every node id.
+   * How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default) means every
+   * node id.
    */
   uint32_t slots;
   /**
@@ -667,10 +787,13 @@ typedef struct polyflake_etcd_options {
    */
   const char *identity;
   /**
-   * The timeout of connecting and of each request, in ms (1 to 600,000); 0 means
-   * POLYFLAKE_DEFAULT_ETCD_TIMEOUT_MS.
+   * The timeout of connecting and of each request, in ms (1 to 600,000; default 2,000).
    */
   uint64_t connect_timeout_ms;
+  /**
+   * As in `polyflake_file_lease_options` (default 60,000).
+   */
+  uint64_t max_guard_wait_ms;
 } polyflake_etcd_options;
 
 #ifdef __cplusplus
@@ -679,156 +802,140 @@ extern "C" {
 
 /**
  * polyflake's version as a static NUL-terminated string, e.g. "0.1.0". Never NULL; do not free.
- * Thread-safe.
  */
 const char *polyflake_version(void);
 
 /**
  * The stable name of a result code as a static NUL-terminated string: "OK",
- * "CLOCK_MOVED_BACKWARDS", "NULL_PARAMETER", ... (for core errors, the same code names every
+ * "CLOCK_MOVED_BACKWARDS", "NULL_PARAMETER", ... (for core errors, the core's code, which every
  * binding uses). An unknown number gives "unknown polyflake_result". Never NULL; do not free.
- * Thread-safe.
  */
 const char *polyflake_result_name(uint32_t result);
 
 /**
- * A static English sentence describing a result code (`result` is a `polyflake_result`). An
- * unknown number gives "unknown polyflake_result". Never NULL; do not free. Thread-safe.
- * For the message of a particular error with its numbers, see `polyflake_last_error_message`.
+ * A static English sentence describing a result code (`result` is a `polyflake_result`; for core
+ * errors, the core's description). An unknown number gives "unknown polyflake_result". Never NULL;
+ * do not free. For the message of a particular error with its numbers, see
+ * `polyflake_last_error_message`.
  */
 const char *polyflake_result_message(uint32_t result);
 
 /**
- * Copy the full message of the last core error on the calling thread (for example "node id 1024
- * is out of range: it must be in [0, 1023]") into `buf` as a NUL-terminated string, and its
- * length without the NUL into `*out_len`. The message is "" when no error happened yet on this
- * thread. Results that are not core errors (NULL_PARAMETER, BUFFER_TOO_SMALL, PANIC) do not
- * change it.
+ * Copy the full message of the last core error on the calling thread (the core's text, for
+ * example "node id 1024 is out of range: it must be in [0, 1023]") into
+ * `buf` as a NUL-terminated string, and its length without the NUL into `*out_len`. The
+ * message is "" when no error happened yet on this thread. Results that are not core errors
+ * (NULL_PARAMETER, BUFFER_TOO_SMALL, PANIC) do not change it.
  *
- * NULL `buf` or `out_len`: POLYFLAKE_RESULT_NULL_PARAMETER. `len` too small for the message and
- * its NUL: POLYFLAKE_RESULT_BUFFER_TOO_SMALL, nothing written (a 1024-byte buffer always
- * suffices for polyflake's messages). Thread-safe (the message is per thread).
+ * `len` too small for the message and its NUL: POLYFLAKE_RESULT_BUFFER_TOO_SMALL, nothing written
+ * (a 1024-byte buffer always suffices for polyflake's messages).
  */
 polyflake_result polyflake_last_error_message(char *buf, size_t len, size_t *out_len);
 
 /**
- * Make a manual clock reading `start_ms` (Unix milliseconds) and store the new handle in `*out`.
- *
- * Ownership: the caller owns the handle and frees it with `polyflake_manual_clock_free`.
- * Generators made from it keep their own reference, so it may be freed before them.
- * NULL `out`: POLYFLAKE_RESULT_NULL_PARAMETER.
+ * Make a manual clock reading `start_ms` (Unix milliseconds; its elapsed-time reading starts at 0)
+ * and store the new handle in `*out_clock`. Ownership: the caller frees it with
+ * `polyflake_clock_free`.
  */
-polyflake_result polyflake_manual_clock_new(int64_t start_ms,
-                                            struct polyflake_manual_clock **out_clock);
+polyflake_result polyflake_manual_clock_new(int64_t start_ms, struct polyflake_clock **out_clock);
 
 /**
- * Set the clock's reading to `ms` (backwards is allowed: that is a rewind). NULL `clock`:
- * POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
- */
-polyflake_result polyflake_manual_clock_set(const struct polyflake_manual_clock *clock, int64_t ms);
-
-/**
- * Move the clock's reading by `delta_ms` (negative moves it back). NULL `clock`:
- * POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
- */
-polyflake_result polyflake_manual_clock_advance(const struct polyflake_manual_clock *clock,
-                                                int64_t delta_ms);
-
-/**
- * Store the clock's current reading in `*out_ms`. NULL `clock` or `out_ms`:
- * POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
- */
-polyflake_result polyflake_manual_clock_get(const struct polyflake_manual_clock *clock,
-                                            int64_t *out_ms);
-
-/**
- * Free a manual clock handle. NULL is accepted and does nothing. Generators made from the
- * clock keep working (they hold their own reference). Do not use the handle afterwards, and
- * do not free it while another thread is still calling a function on it.
- */
-void polyflake_manual_clock_free(struct polyflake_manual_clock *clock);
-
-/**
- * Make a scripted clock that returns `values[0..n]` in order, then the last value plus 1, 2,
- * ... (one millisecond per read; with n == 0 it reads 1, 2, 3, ...), and store the new handle
- * in `*out`. The values are copied: the array may be freed after the call.
- *
- * Ownership: the caller owns the handle and frees it with `polyflake_scripted_clock_free`;
- * generators made from it keep their own reference. `values` may be NULL only when `n` is 0;
- * otherwise NULL `values` or NULL `out`: POLYFLAKE_RESULT_NULL_PARAMETER.
+ * Make a scripted clock that returns `values[0..n]` in order, then the last value plus 1, 2, ...
+ * (one millisecond per read; with n == 0 it reads 1, 2, 3, ...; each read is also one millisecond
+ * of elapsed time), and store the new handle in `*out_clock`. The values are copied. Ownership:
+ * the caller frees it with `polyflake_clock_free`. `values` may be NULL only when `n` is 0.
  */
 polyflake_result polyflake_scripted_clock_new(const int64_t *values,
                                               size_t n,
-                                              struct polyflake_scripted_clock **out_clock);
+                                              struct polyflake_clock **out_clock);
 
 /**
- * Free a scripted clock handle. NULL is accepted and does nothing. Generators made from the
- * clock keep working. Do not use the handle afterwards, and do not free it while another
- * thread is still calling a function on it.
+ * STEP the wall reading to `ms` (backwards is a rewind, forwards a forward step; elapsed time does
+ * not move). A scripted clock: POLYFLAKE_RESULT_INVALID_ARGUMENT.
  */
-void polyflake_scripted_clock_free(struct polyflake_scripted_clock *clock);
+polyflake_result polyflake_manual_clock_set(const struct polyflake_clock *clock, int64_t ms);
 
 /**
- * Fill `*out_config` with the defaults: layout 41/10/12, the default epoch, node 0, strict
- * mode, max_wait_ms 5.0, no lead limit. NULL: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * STEP the wall reading by `delta_ms` (negative moves it back; elapsed time does not move:
+ * that is `polyflake_manual_clock_elapse`). Errors as `polyflake_manual_clock_set`.
+ */
+polyflake_result polyflake_manual_clock_advance(const struct polyflake_clock *clock,
+                                                int64_t delta_ms);
+
+/**
+ * Let `ms` milliseconds pass: the wall reading and the elapsed-time (boot clock) reading both
+ * move forward by it, so it is never mistaken for a forward step. Errors as
+ * `polyflake_manual_clock_set`.
+ */
+polyflake_result polyflake_manual_clock_elapse(const struct polyflake_clock *clock, uint64_t ms);
+
+/**
+ * Store the clock's wall reading in `*out_ms`. A scripted clock: POLYFLAKE_RESULT_INVALID_ARGUMENT.
+ */
+polyflake_result polyflake_manual_clock_get(const struct polyflake_clock *clock, int64_t *out_ms);
+
+/**
+ * Free a clock handle. NULL is accepted and does nothing. Generators made with it keep
+ * working. Do not use the handle afterwards, nor free it while another thread still uses it.
+ */
+void polyflake_clock_free(struct polyflake_clock *clock);
+
+/**
+ * Fill `*out_config` with the core's defaults (read from a generator the core makes with
+ * them): layout 41/10/12, the default epoch, node 0, strict mode, max_wait_ms 5.0, no lead
+ * limit, max_forward_step_ms 60,000, forward_confirm_ms 300,000.
  */
 polyflake_result polyflake_config_init(struct polyflake_config *out_config);
 
 /**
- * Make a generator on the system clock from `*config` and store the new handle in
- * `*out_generator`.
+ * Make a generator whose node id is `config->node_id` and store the new handle in
+ * `*out_generator`. `clock`: a test clock (`polyflake_manual_clock_new`,
+ * `polyflake_scripted_clock_new`), or NULL for the system clock.
  *
- * Ownership: the caller owns the handle and frees it with `polyflake_generator_free`.
- * Errors (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
- * _INVALID_ARGUMENT, and POLYFLAKE_RESULT_NODE_ID_IN_USE when a live system-clock generator in
- * this process already has the same node id, epoch and layout (share that one instead).
- * NULL `config` or `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * Ownership: the caller owns the handle and frees it with `polyflake_generator_free`. Errors
+ * (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
+ * _INVALID_ARGUMENT, and POLYFLAKE_RESULT_NODE_ID_IN_USE when a live generator in this process
+ * (not on a test clock) already has the same node id, epoch and layout (share that one).
  */
 polyflake_result polyflake_generator_new(const struct polyflake_config *config,
+                                         const struct polyflake_clock *clock,
                                          struct polyflake_generator **out_generator);
 
 /**
- * Make a generator that reads time from a manual clock (tests, simulations) and store the new
- * handle in `*out_generator`. The generator shares the clock: moving the clock moves the time
- * it sees. It keeps its own reference, so the clock handle may be freed first.
- * Generators on an injected clock are independent of the one-node-id-per-process rule.
- *
- * Ownership and errors as `polyflake_generator_new` (except NODE_ID_IN_USE, which does not
- * apply). NULL `config`, `clock` or `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER.
- * Thread-safe.
+ * Close the generator: it issues nothing more (every later call fails with
+ * POLYFLAKE_RESULT_GENERATOR_CLOSED, health says "closed"), its node id is free for a new
+ * generator in this process, and a lease frees its slot leaving R at the last millisecond it
+ * issued from. Closing twice is fine. The handle stays valid until `polyflake_generator_free`
+ * (which closes too). Thread-safe: a call in flight on another thread either issues before the
+ * close or fails.
  */
-polyflake_result polyflake_generator_new_with_manual_clock(const struct polyflake_config *config,
-                                                           const struct polyflake_manual_clock *clock,
-                                                           struct polyflake_generator **out_generator);
+polyflake_result polyflake_generator_close(const struct polyflake_generator *generator);
 
 /**
- * Make a generator that reads time from a scripted clock and store the new handle in
- * `*out_generator`. The clock is not read until the first ID, so its first value goes to the
- * first ID. The generator keeps its own reference, so the clock handle may be freed first.
- *
- * Ownership and errors as `polyflake_generator_new_with_manual_clock`. NULL `config`, `clock`
- * or `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
- */
-polyflake_result polyflake_generator_new_with_scripted_clock(const struct polyflake_config *config,
-                                                             const struct polyflake_scripted_clock *clock,
-                                                             struct polyflake_generator **out_generator);
-
-/**
- * Free a generator (for the system clock, this releases its node id in this process). NULL is
- * accepted and does nothing. Do not use the handle afterwards, and do not free it while
- * another thread still uses it.
+ * Free a generator (closing it first if it is not closed). NULL is accepted and does nothing.
+ * Do not use the handle afterwards, and do not free it while another thread still uses it.
  */
 void polyflake_generator_free(struct polyflake_generator *generator);
+
+/**
+ * Wait, up to `timeout_ms`, while a lease's restart guard holds (a slot's previous holder, or a
+ * holder nobody can see any more, may have issued up to a time this clock has not reached).
+ * Returns POLYFLAKE_RESULT_OK at once when nothing needs waiting for (always, without a lease);
+ * POLYFLAKE_RESULT_LEASE_NOT_READY if the guard still holds at the deadline; _GENERATOR_CLOSED,
+ * _LEASE_LOST or _USED_AFTER_FORK at once. Call it after taking a slot, before the first ID.
+ */
+polyflake_result polyflake_wait_ready(const struct polyflake_generator *generator,
+                                      uint64_t timeout_ms);
 
 /**
  * Issue one ID into `*out_id`.
  *
  * Strict mode may wait (at most max_wait_ms for a rewind, max(max_wait_ms, 1) ms for a spent
- * sequence) and refuses with POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS past that. Monotonic mode
- * never waits; it refuses with POLYFLAKE_RESULT_LEAD_LIMIT_EXCEEDED past max_lead_ms.
- * Other errors: POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED.
- * NULL `generator` or `out_id`: POLYFLAKE_RESULT_NULL_PARAMETER. `*out_id` is written only on
- * success. Thread-safe.
+ * sequence) and refuses with POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS past that, and with
+ * _CLOCK_JUMPED_AHEAD from a forward step. Monotonic mode never waits; it refuses with
+ * POLYFLAKE_RESULT_LEAD_LIMIT_EXCEEDED past max_lead_ms. Other errors:
+ * POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED, _GENERATOR_CLOSED and the
+ * lease's _LEASE_NOT_READY, _LEASE_EXPIRED, _LEASE_LOST. `*out_id` is written only on success.
  */
 polyflake_result polyflake_next_id(const struct polyflake_generator *generator, uint64_t *out_id);
 
@@ -836,10 +943,10 @@ polyflake_result polyflake_next_id(const struct polyflake_generator *generator, 
  * Fill `buf[0..n]` with `n` consecutive, increasing IDs (0 <= n <= POLYFLAKE_MAX_BATCH).
  *
  * Monotonic mode reserves the whole batch with one atomic step. Strict mode fills the current
- * millisecond and waits into the next ones (100,000 IDs take about 25 ms with the default
- * layout). On any error `buf` is left untouched.
- * Errors: as `polyflake_next_id`, and POLYFLAKE_RESULT_INVALID_ARGUMENT for n over the cap.
- * NULL `generator` or `buf` (even with n == 0): POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * millisecond and waits into the next ones (100,000 IDs take about 25 ms with the default layout).
+ * On any error `buf` is left untouched (the core's guarantee). Errors: as `polyflake_next_id`, and
+ * POLYFLAKE_RESULT_INVALID_ARGUMENT for n over the cap. NULL `buf`, even with n = 0:
+ * POLYFLAKE_RESULT_NULL_PARAMETER.
  */
 polyflake_result polyflake_next_ids(const struct polyflake_generator *generator,
                                     uint64_t *buf,
@@ -847,55 +954,63 @@ polyflake_result polyflake_next_ids(const struct polyflake_generator *generator,
 
 /**
  * Decode `id` with this generator's layout and epoch into `*out_decoded`.
- * Errors: POLYFLAKE_RESULT_INVALID_ID for `id` >= 2^63; NULL `generator` or `out_decoded`:
- * POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * POLYFLAKE_RESULT_INVALID_ID for `id` >= 2^63.
  */
 polyflake_result polyflake_generator_decode(const struct polyflake_generator *generator,
                                             uint64_t id,
                                             struct polyflake_decoded *out_decoded);
 
 /**
- * Store this generator's settings in `*out_config` (as the core holds them).
- * NULL `generator` or `out_config`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * Store this generator's settings in `*out_config` (as the core holds them; `node_id` is the node
+ * id it holds, whatever its source).
  */
 polyflake_result polyflake_generator_config(const struct polyflake_generator *generator,
                                             struct polyflake_config *out_config);
 
 /**
  * Take a health snapshot of the generator (this reads its clock once) into `*out_health`.
- * NULL `generator` or `out_health`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
  */
 polyflake_result polyflake_health(const struct polyflake_generator *generator,
                                   struct polyflake_health_snapshot *out_health);
 
 /**
- * The stable snake_case name of a health status ("ok", "clock_behind", "clock_stuck", ...) as a
- * static NUL-terminated string (`status` is a `polyflake_health_status`); an unknown number
- * gives "unknown". Never NULL; do not free. Thread-safe.
+ * The stable snake_case name of a health status ("ok", "clock_behind", "clock_ahead", "closed",
+ * ...) as a static NUL-terminated string (`status` is a `polyflake_health_status`); an unknown
+ * number gives "unknown". Never NULL; do not free.
  */
 const char *polyflake_health_status_name(uint32_t status);
 
 /**
+ * The stable snake_case name of a node source ("static", "env", "hostname", "ipv4", "file_lease",
+ * "etcd") as a static NUL-terminated string (`source` is a `polyflake_node_source`); an unknown
+ * number gives "unknown". Never NULL; do not free.
+ */
+const char *polyflake_node_source_name(uint32_t source);
+
+/**
+ * The stable snake_case name of a lease phase ("held", "restart_guard", "expired", "lost") as a
+ * static NUL-terminated string (`phase` is a `polyflake_lease_phase`); an unknown number gives
+ * "unknown". Never NULL; do not free.
+ */
+const char *polyflake_lease_phase_name(uint32_t phase);
+
+/**
  * The default layout, 41/10/12: 69.68 years, 1,024 nodes, 4,096 IDs per ms per node.
- * Thread-safe.
  */
 struct polyflake_layout polyflake_layout_default(void);
 
 /**
  * The long-lived preset, 42/8/13: 139.37 years, 256 nodes, 8,192 IDs per ms per node.
- * Thread-safe.
  */
 struct polyflake_layout polyflake_layout_long_lived(void);
 
 /**
  * The big-fleet preset, 41/12/10: 69.68 years, 4,096 nodes, 1,024 IDs per ms per node.
- * Thread-safe.
  */
 struct polyflake_layout polyflake_layout_big_fleet(void);
 
 /**
  * The short preset, 39/12/12: 17.42 years, 4,096 nodes, 4,096 IDs per ms per node.
- * Thread-safe.
  */
 struct polyflake_layout polyflake_layout_short(void);
 
@@ -903,24 +1018,21 @@ struct polyflake_layout polyflake_layout_short(void);
  * Look up a layout by name: a preset ("default", "long_lived", "big_fleet", "short") or
  * "T/N/S" such as "41/10/12", and store it in `*out_layout`.
  *
- * `name` is a NUL-terminated string (bytes that are not UTF-8 never match).
- * Errors: POLYFLAKE_RESULT_UNKNOWN_LAYOUT, POLYFLAKE_RESULT_INVALID_LAYOUT; NULL `name` or
- * `out_layout`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * `name` is a NUL-terminated string (bytes that are not UTF-8 never match). Errors:
+ * POLYFLAKE_RESULT_UNKNOWN_LAYOUT, POLYFLAKE_RESULT_INVALID_LAYOUT.
  */
 polyflake_result polyflake_layout_from_name(const char *name, struct polyflake_layout *out_layout);
 
 /**
  * Check `layout` and store what it holds (max node id, max sequence, window, years) in
- * `*out_info`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT; NULL `out_info`:
- * POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * `*out_info`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT.
  */
 polyflake_result polyflake_layout_describe(struct polyflake_layout layout,
                                            struct polyflake_layout_info *out_info);
 
 /**
  * Split `id` into its Unix-ms timestamp, node id and sequence for `layout` and `epoch_ms`, into
- * `*out_decoded`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT; POLYFLAKE_RESULT_INVALID_ID for
- * `id` >= 2^63; NULL `out_decoded`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * `*out_decoded`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT; _INVALID_ID for `id` >= 2^63.
  */
 polyflake_result polyflake_decode(struct polyflake_layout layout,
                                   int64_t epoch_ms,
@@ -929,10 +1041,9 @@ polyflake_result polyflake_decode(struct polyflake_layout layout,
 
 /**
  * Pack a Unix-ms timestamp, node id and sequence into an ID for `layout` and `epoch_ms`, into
- * `*out_id` (the inverse of `polyflake_decode`; every field is checked).
- * Errors: POLYFLAKE_RESULT_INVALID_LAYOUT, POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW (outside the
- * window), POLYFLAKE_RESULT_INVALID_NODE_ID, POLYFLAKE_RESULT_INVALID_ARGUMENT (sequence too
- * large); NULL `out_id`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * `*out_id` (the inverse of `polyflake_decode`; every field is checked). Errors:
+ * POLYFLAKE_RESULT_INVALID_LAYOUT, POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW (outside the window),
+ * POLYFLAKE_RESULT_INVALID_NODE_ID, POLYFLAKE_RESULT_INVALID_ARGUMENT (sequence too large).
  */
 polyflake_result polyflake_compose(struct polyflake_layout layout,
                                    int64_t epoch_ms,
@@ -943,155 +1054,97 @@ polyflake_result polyflake_compose(struct polyflake_layout layout,
 
 /**
  * Parse a decimal ID (ASCII digits only: no sign, no spaces, no "0x"; below 2^63) from the
- * NUL-terminated string `text` into `*out_id`. Errors: POLYFLAKE_RESULT_INVALID_ID; NULL
- * `text` or `out_id`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * NUL-terminated string `text` into `*out_id`. Errors: POLYFLAKE_RESULT_INVALID_ID.
  */
 polyflake_result polyflake_parse_id(const char *text, uint64_t *out_id);
 
 /**
  * Write `id` as decimal text with a NUL into `buf` (`len` bytes; POLYFLAKE_ID_TEXT_LEN always
- * suffices) and the number of digits into `*out_len`.
- * Errors: POLYFLAKE_RESULT_INVALID_ID for `id` >= 2^63; POLYFLAKE_RESULT_BUFFER_TOO_SMALL when
- * the digits and the NUL do not fit (nothing written); NULL `buf` or `out_len`:
- * POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * suffices) and the number of digits into `*out_len`. Errors: POLYFLAKE_RESULT_INVALID_ID for
+ * `id` >= 2^63; POLYFLAKE_RESULT_BUFFER_TOO_SMALL when the digits and the NUL do not fit
+ * (nothing written).
  */
 polyflake_result polyflake_format_id(uint64_t id, char *buf, size_t len, size_t *out_len);
 
 /**
- * The stable snake_case name of a node source ("static", "env", "hostname", "ipv4",
- * "file_lease", "etcd") as a static NUL-terminated string (`source` is a
- * `polyflake_node_source`); an unknown number gives "unknown". Never NULL; do not free.
- * Thread-safe.
- */
-const char *polyflake_node_source_name(uint32_t source);
-
-/**
- * Fill `*out_options` with the defaults: `dir` NULL (set it), every slot of the layout, the
- * hostname as identity, reserve POLYFLAKE_DEFAULT_RESERVE_MS.
- * NULL: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * Fill `*out_options` with the core's defaults: `dir` NULL (set it), POLYFLAKE_ALL_SLOTS, the
+ * hostname as identity (NULL), reserve 5,000 ms, max_guard_wait_ms 60,000.
  */
 polyflake_result polyflake_file_lease_options_init(struct polyflake_file_lease_options *out_options);
 
 /**
- * Fill `*out_options` with the defaults: no endpoints (set them), prefix "/polyflake" (NULL),
- * TTL POLYFLAKE_DEFAULT_ETCD_TTL_S, reserve POLYFLAKE_DEFAULT_RESERVE_MS, every slot, the
- * hostname as identity, timeout POLYFLAKE_DEFAULT_ETCD_TIMEOUT_MS.
- * NULL: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * Fill `*out_options` with the core's defaults: no endpoints (set them), prefix NULL
+ * ("/polyflake"), TTL 10 s, reserve 5,000 ms, POLYFLAKE_ALL_SLOTS, the hostname as identity,
+ * timeout 2,000 ms, max_guard_wait_ms 60,000.
  */
 polyflake_result polyflake_etcd_options_init(struct polyflake_etcd_options *out_options);
 
 /**
- * Make a generator on the system clock whose node id is a slot leased from a directory of slot
- * files (one host, no server), and store the new handle in `*out_generator`. `config` gives
- * everything but the node id (`config->node_id` is ignored: the slot is the node id).
+ * As `polyflake_generator_new`, the node id being a slot leased from a directory of slot files
+ * (one host, no server; `config->node_id` is ignored). A test `clock` drives R and the guard.
  *
- * The slot this identity held before is tried first; the lease keeps a high-water mark R in
- * the slot file ahead of the clock from a background thread, and a new holder issues nothing
- * until its clock passes the R it found (`polyflake_next_id` gives
- * POLYFLAKE_RESULT_LEASE_NOT_READY meanwhile; health says "restart_guard" and how long).
- * `polyflake_generator_free` frees the slot. Two lease generators in one process get two
- * different slots.
+ * The slot this identity held before is tried first, then free slots whose guard has passed.
+ * A background thread keeps a high-water mark R in the slot file ahead of the clock; a new
+ * holder issues nothing until its clock passes the R it found (a slot without a complete
+ * record, a NEW one included, is guarded for a full reserve): `polyflake_wait_ready` waits
+ * that out (meanwhile: POLYFLAKE_RESULT_LEASE_NOT_READY). A slot file deleted or replaced loses
+ * the lease (_LEASE_LOST). Closing or freeing the generator frees the slot.
  *
- * Errors (nothing written): POLYFLAKE_RESULT_INVALID_NODE_SOURCE (slots or reserve_ms out of
- * range, a bad identity), _NO_FREE_SLOT (every slot held; the message names the directory and
- * the slot count), _LEASE_STORE (the directory cannot be created or written), and the errors
- * of `polyflake_generator_new`. NULL `config`, `options`, `options->dir` or `out_generator`:
- * POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * More errors: POLYFLAKE_RESULT_INVALID_NODE_SOURCE (options out of range, a bad identity),
+ * _NO_FREE_SLOT, _ID_SPACE_MISMATCH (the directory belongs to another epoch or layout),
+ * _LEASE_STORE (the directory cannot be created or written).
  */
 polyflake_result polyflake_generator_new_file_lease(const struct polyflake_config *config,
                                                     const struct polyflake_file_lease_options *options,
+                                                    const struct polyflake_clock *clock,
                                                     struct polyflake_generator **out_generator);
 
 /**
- * Make a file-lease generator (as `polyflake_generator_new_file_lease`) that reads time from a
- * manual clock (tests, simulations: the restart guard, R renewals), and store the new handle in
- * `*out_generator`. The generator shares the clock and keeps its own reference, so the clock
- * handle may be freed first. The lease (its restart guard and R) reads the same clock.
- *
- * Errors as `polyflake_generator_new_file_lease`. NULL `config`, `options`, `options->dir`,
- * `clock` or `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
- */
-polyflake_result polyflake_generator_new_file_lease_with_manual_clock(const struct polyflake_config *config,
-                                                                      const struct polyflake_file_lease_options *options,
-                                                                      const struct polyflake_manual_clock *clock,
-                                                                      struct polyflake_generator **out_generator);
-
-/**
- * Make a file-lease generator (as `polyflake_generator_new_file_lease`) that reads time from a
- * scripted clock, and store the new handle in `*out_generator`. The generator keeps its own
- * reference, so the clock handle may be freed first. The lease reads the same clock.
- *
- * Errors as `polyflake_generator_new_file_lease`. NULL `config`, `options`, `options->dir`,
- * `clock` or `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
- */
-polyflake_result polyflake_generator_new_file_lease_with_scripted_clock(const struct polyflake_config *config,
-                                                                        const struct polyflake_file_lease_options *options,
-                                                                        const struct polyflake_scripted_clock *clock,
-                                                                        struct polyflake_generator **out_generator);
-
-/**
- * Make a generator on the system clock whose node id is a slot leased from an etcd v3 cluster
- * (a fleet), and store the new handle in `*out_generator`. `config->node_id` is ignored.
+ * As `polyflake_generator_new_file_lease`, the slot leased from an etcd v3 cluster (a fleet).
  *
  * The slot key is created only if absent, attached to an etcd lease kept alive in the
  * background; R is a separate key moved ahead of the clock by a transaction that proves the
  * slot is still owned. etcd unreachable: IDs continue up to R, then
- * POLYFLAKE_RESULT_LEASE_EXPIRED until it is back. The etcd lease lost or revoked:
- * POLYFLAKE_RESULT_LEASE_LOST for good. This call blocks while it connects (at most about
- * `connect_timeout_ms` per request).
- *
- * Errors (nothing written): POLYFLAKE_RESULT_INVALID_NODE_SOURCE (no endpoint, a bad prefix,
- * ttl_s, timeout, slots, reserve or identity, text that is not UTF-8), _NO_FREE_SLOT,
- * _LEASE_STORE (etcd unreachable or failing), and the errors of `polyflake_generator_new`.
- * NULL `config`, `options`, `options->endpoints` (with a nonzero count), one of its entries or
- * `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * POLYFLAKE_RESULT_LEASE_EXPIRED until it is back; the etcd lease lost or revoked:
+ * _LEASE_LOST for good. Blocks while it connects (about `connect_timeout_ms` per request).
+ * Errors as the file lease's (_LEASE_STORE: etcd unreachable or failing).
  */
 polyflake_result polyflake_generator_new_etcd(const struct polyflake_config *config,
                                               const struct polyflake_etcd_options *options,
+                                              const struct polyflake_clock *clock,
                                               struct polyflake_generator **out_generator);
 
 /**
- * Make a generator on the system clock whose node id is the decimal integer in the
- * environment variable `var` (NUL-terminated UTF-8), checked against the layout, and store the
- * new handle in `*out_generator`. `config->node_id` is ignored.
- *
- * Errors (nothing written): POLYFLAKE_RESULT_INVALID_NODE_SOURCE (unset, not a decimal
- * number), _INVALID_NODE_ID (out of range for the layout), and the errors of
- * `polyflake_generator_new`. NULL `config`, `var` or `out_generator`:
- * POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * As `polyflake_generator_new`, the node id being the decimal integer in the environment
+ * variable `var` (NUL-terminated UTF-8; `config->node_id` is ignored). More errors:
+ * POLYFLAKE_RESULT_INVALID_NODE_SOURCE (unset, not a decimal number).
  */
 polyflake_result polyflake_generator_new_from_env(const struct polyflake_config *config,
                                                   const char *var,
+                                                  const struct polyflake_clock *clock,
                                                   struct polyflake_generator **out_generator);
 
 /**
- * Make a generator on the system clock whose node id is the ordinal at the end of a
- * StatefulSet-style hostname (`ids-7` and `ids-7.ids.default.svc` give 7), and store the new
- * handle in `*out_generator`. `hostname` (NUL-terminated UTF-8) may be NULL: this host's name.
- * `config->node_id` is ignored.
- *
- * Errors (nothing written): POLYFLAKE_RESULT_INVALID_NODE_SOURCE (no ordinal),
- * _INVALID_NODE_ID (out of range), and the errors of `polyflake_generator_new`. NULL `config`
- * or `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * As `polyflake_generator_new`, the node id being the ordinal at the end of a
+ * StatefulSet-style `hostname` (`ids-7.ids.default.svc` gives 7; NUL-terminated UTF-8, NULL:
+ * this host's name). More errors: POLYFLAKE_RESULT_INVALID_NODE_SOURCE (no ordinal).
  */
 polyflake_result polyflake_generator_new_from_hostname(const struct polyflake_config *config,
                                                        const char *hostname,
+                                                       const struct polyflake_clock *clock,
                                                        struct polyflake_generator **out_generator);
 
 /**
- * Make a generator on the system clock whose node id is the low `32 - prefix_len` bits of the
- * IPv4 address `addr` (dotted text such as "10.1.7.9"), and store the new handle in
- * `*out_generator`. Refused unless the host bits fit the node field (a /22 or narrower for
- * 10 node bits): every generator of the fleet must live in the one stated subnet.
- * `config->node_id` is ignored.
- *
- * Errors (nothing written): POLYFLAKE_RESULT_INVALID_NODE_SOURCE (not an IPv4 address, a prefix
- * over 32, a subnet too wide for the node field), and the errors of `polyflake_generator_new`.
- * NULL `config`, `addr` or `out_generator`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+ * As `polyflake_generator_new`, the node id being the low `32 - prefix_len` bits of the IPv4
+ * address `addr` (dotted text such as "10.1.7.9"). More errors:
+ * POLYFLAKE_RESULT_INVALID_NODE_SOURCE unless `addr` is an address, `prefix_len` 0 to 32 (as
+ * given, never wrapped) and the host bits fit the node field (a /22 or narrower for 10 node
+ * bits): every generator of the fleet must live in the one stated subnet.
  */
 polyflake_result polyflake_generator_new_from_ipv4(const struct polyflake_config *config,
                                                    const char *addr,
-                                                   uint32_t prefix_len,
+                                                   int64_t prefix_len,
+                                                   const struct polyflake_clock *clock,
                                                    struct polyflake_generator **out_generator);
 
 #ifdef __cplusplus

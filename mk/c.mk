@@ -5,6 +5,9 @@
 #                   static and the shared library, the same under valgrind, README snippets, Go
 #   make test-c-lease  node-id sources from C: file leases, static sources, bad options, a real
 #                   etcd (started and stopped by tests/c/with_etcd.sh), shared, static, valgrind
+#   make test-c-faults the quiet faults of issue 11 from C: slot files and directories removed
+#                   under a live holder (two processes), fork faults, damaged records, poisoned
+#                   slots, one ID space per store; shared, static, valgrind
 #   make bench-c    polyflake_next_id per call from Rust, C and Go (beside bwmarrin/snowflake)
 #   make build-polyglot-c build-polyglot-cpp build-polyglot-go
 #                   the cross-language uniqueness run's participants: target/polyglot/participant_{c,cpp,go}
@@ -17,7 +20,7 @@ BUILD_TARGETS += build-c build-polyglot-c build-polyglot-cpp build-polyglot-go
 TEST_TARGETS += test-c
 
 .PHONY: deps-c build-c header-c check-header-c test-c test-c-programs test-c-valgrind \
-	test-c-readme test-c-go test-c-lease test-c-polyglot bench-c \
+	test-c-readme test-c-go test-c-lease test-c-faults test-c-polyglot bench-c \
 	build-polyglot-c build-polyglot-cpp build-polyglot-go
 
 CBINDGEN_VERSION := 0.29.4
@@ -111,6 +114,19 @@ test-c-lease: build-c
 	  echo "--- $$t"; $(C_TESTDIR)/$$t "$$1" || exit 1; \
 	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(C_TESTDIR)/$$t "$$1" || exit 1; done' _
 
+# The quiet faults: each program re-runs itself as the child processes of the two-process tests.
+test-c-faults: build-c
+	$(call say,C quiet faults: deleted slot files and directories and fork and records and ID spaces)
+	@mkdir -p $(C_TESTDIR)
+	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_faults.c -o $(C_TESTDIR)/test_faults_shared \
+	  $$(pkg-config --cflags --libs polyflake)
+	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_faults.c -o $(C_TESTDIR)/test_faults_static \
+	  $$(pkg-config --cflags --libs polyflake-static)
+	@for t in test_faults_shared test_faults_static; do \
+	  echo "--- $$t"; $(C_TESTDIR)/$$t || exit 1; \
+	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) \
+	    --num-callers=50 --suppressions=tests/c/valgrind-fork-child.supp $(C_TESTDIR)/$$t || exit 1; done
+
 # The cross-language uniqueness run's participants (see tests/polyglot/): C and C++ against the
 # static library, Go through cgo and the shared one; each run as PROGRAM LEASE_DIR SECONDS OUT_PATH.
 POLYGLOT_DIR := $(CARGO_TARGET_DIR)/polyglot
@@ -153,7 +169,7 @@ test-c-go: build-c
 test-c: check-header-c
 	$(call say,ffi-c unit tests)
 	$(CARGO) test --release -p polyflake-ffi
-	@$(MAKE) --no-print-directory test-c-programs test-c-valgrind test-c-lease test-c-polyglot test-c-readme test-c-go
+	@$(MAKE) --no-print-directory test-c-programs test-c-valgrind test-c-lease test-c-faults test-c-polyglot test-c-readme test-c-go
 
 bench: bench-c
 bench-c: build-c

@@ -1,9 +1,11 @@
 # The Node binding (node/): a napi-rs addon, its generated index.js/index.d.ts, and its tests.
 #
 #   make build-node   npm ci in node/ when node_modules is missing, then napi build --release
-#   make test-node    fail if index.js/index.d.ts drift from the Rust source, then node --test
-#                     (incl. file leases across child processes and an etcd lease on a real etcd
-#                     started by the test: Debian's etcd-server and etcd-client)
+#   make test-node    fail if index.js/index.d.ts drift from the Rust source (and node/types.d.ts,
+#                     the TypeScript-only types napi build puts first), then node --test (incl. file
+#                     leases across child processes, an etcd lease on a real etcd started by the
+#                     test: Debian's etcd-server and etcd-client, and the quiet faults: slot files
+#                     deleted under a live holder, forward clock steps, the same-input table)
 #   make build-polyglot-node
 #                     the uniqueness run's Node participant, run as
 #                     `node tests/polyglot/participant.js LEASE_DIR SECONDS OUT_PATH` (needs the addon)
@@ -50,7 +52,7 @@ check-node-generated: build-node
 	else echo "not a git checkout: drift check skipped"; fi
 
 test-node: check-node-generated
-	$(call say,Node: node --test (scenarios; layout vectors; workers; child processes; leases; etcd; bad input; README))
+	$(call say,Node: node --test (scenarios; layout vectors; workers; child processes; leases; etcd; quiet faults; bad input; same-input table; README))
 	cd $(NODE_DIR) && node --test test/
 
 # The participant is plain JS over the addon: building it is building the addon, then a syntax check.

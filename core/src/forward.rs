@@ -118,6 +118,9 @@ impl ForwardGuard {
                 .fetch_max(expected.saturating_add(max_step), Ordering::Relaxed);
             return Verdict::Trusted;
         }
+        // While a step is in doubt every reading takes this slow path, so a reading back in
+        // bounds clears the doubt (and a later step starts its confirmation afresh).
+        self.trusted_until.store(NONE, Ordering::Relaxed);
         let pending = self.pending_offset.load(Ordering::Relaxed);
         let since = self.pending_since.load(Ordering::Relaxed);
         if pending == NONE || since == NONE || (offset - pending).abs() > STEADY_MS {
@@ -212,6 +215,34 @@ mod tests {
             }
         ));
         assert_eq!(g.trusted_now(T + 90_001, || 6_000), T + 6_000);
+    }
+
+    #[test]
+    fn a_step_corrected_in_between_restarts_the_confirmation() {
+        let g = ForwardGuard::new(Some(1_000), 10_000);
+        assert_eq!(g.check(T, || 0), Verdict::Trusted);
+        assert!(matches!(
+            g.check(T + 3_600_000, || 0),
+            Verdict::Ahead { .. }
+        ));
+        // Corrected half a second later (the fast path would trust it).
+        assert_eq!(g.check(T + 500, || 500), Verdict::Trusted);
+        // The same step again: its confirmation starts now, not at the first one.
+        assert!(matches!(
+            g.check(T + 3_600_500, || 500),
+            Verdict::Ahead {
+                confirm_remaining_ms: 10_000,
+                ..
+            }
+        ));
+        assert!(matches!(
+            g.check(T + 3_610_000, || 10_000),
+            Verdict::Ahead {
+                confirm_remaining_ms: 500,
+                ..
+            }
+        ));
+        assert_eq!(g.check(T + 3_610_500, || 10_500), Verdict::Trusted);
     }
 
     #[test]

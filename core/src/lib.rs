@@ -64,6 +64,7 @@ mod forward;
 mod generator;
 mod layout;
 mod lease;
+mod metrics;
 mod registry;
 mod sync;
 mod timeid;
@@ -89,6 +90,7 @@ pub use lease::{
     DEFAULT_ZOOKEEPER_TIMEOUT_MS,
 };
 
+pub use metrics::{health_samples, Metric, MetricKind, Sample, HEALTH_METRICS};
 pub use timeid::{
     format_ulid, format_uuid, parse_ulid, parse_uuid, ulid_timestamp_ms, uuid7_timestamp_ms,
     TimeIdBuilder, UlidGenerator, Uuid7Generator,

@@ -1,7 +1,8 @@
-//! The panic boundary and the pointer checks every entry point goes through.
+//! The panic boundary, the pointer checks and the one out-param writer every entry point goes
+//! through, and the conversions of C strings and static names.
 
 use crate::result::polyflake_result;
-use std::ffi::c_char;
+use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 
@@ -16,15 +17,46 @@ pub(crate) fn boundary(f: impl FnOnce() -> Result<(), polyflake_result>) -> poly
     }
 }
 
+/// The ONE out-param writer: NULL `dst` is NULL_PARAMETER before `f` runs (so nothing is done
+/// for a caller who cannot receive it), and `*dst` is written only when `f` succeeds.
+#[inline(always)]
+pub(crate) fn write_out<T>(
+    dst: *mut T,
+    f: impl FnOnce() -> Result<T, polyflake_result>,
+) -> polyflake_result {
+    boundary(|| {
+        let dst = out(dst)?;
+        let value = f()?;
+        // SAFETY: `dst` is non-NULL and the caller promises it is writable.
+        unsafe { dst.write(value) };
+        Ok(())
+    })
+}
+
+/// Box `value` as a new handle written to `*dst` (on success only; see `write_out`).
+pub(crate) fn new_handle<T>(
+    dst: *mut *mut T,
+    f: impl FnOnce() -> Result<T, polyflake_result>,
+) -> polyflake_result {
+    write_out(dst, || Ok(Box::into_raw(Box::new(f()?))))
+}
+
 /// For entry points that cannot fail and return a value: `fallback` if the body panics.
 #[inline(always)]
 pub(crate) fn boundary_value<T>(fallback: T, f: impl FnOnce() -> T) -> T {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
 }
 
-/// For `_free` functions: a panic while dropping is swallowed (there is no result to report).
-pub(crate) fn boundary_void(f: impl FnOnce()) {
-    let _ = catch_unwind(AssertUnwindSafe(f));
+/// The body of every `_free`: NULL does nothing; a panic while dropping is swallowed (there is
+/// no result to report).
+pub(crate) fn free_handle<T>(handle: *mut T) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        if !handle.is_null() {
+            // SAFETY: a non-NULL handle came from its `_new` function (Box::into_raw) and the
+            // caller frees it once.
+            drop(unsafe { Box::from_raw(handle) });
+        }
+    }));
 }
 
 /// A required input pointer as a reference, or NULL_PARAMETER.
@@ -35,10 +67,34 @@ pub(crate) fn arg<'a, T>(p: *const T) -> Result<&'a T, polyflake_result> {
     unsafe { p.as_ref() }.ok_or(polyflake_result::NullParameter)
 }
 
-/// A required output pointer, or NULL_PARAMETER. Written with `.write()` only on success.
+/// A required output pointer, or NULL_PARAMETER.
 #[inline(always)]
 pub(crate) fn out<T>(p: *mut T) -> Result<NonNull<T>, polyflake_result> {
     NonNull::new(p).ok_or(polyflake_result::NullParameter)
+}
+
+/// A required NUL-terminated string (NULL: NULL_PARAMETER).
+pub(crate) fn c_str<'a>(p: *const c_char) -> Result<&'a CStr, polyflake_result> {
+    let first = arg(p)?;
+    // SAFETY: non-NULL, and the caller promises a NUL-terminated string that outlives the call.
+    Ok(unsafe { CStr::from_ptr(first) })
+}
+
+/// A required NUL-terminated UTF-8 string. Text that is not UTF-8 is refused with the core's
+/// INVALID_NODE_SOURCE, never repaired (a repaired prefix or identity would name another key).
+pub(crate) fn c_utf8(p: *const c_char, what: &str) -> Result<String, polyflake_result> {
+    match c_str(p)?.to_str() {
+        Ok(s) => Ok(s.to_string()),
+        Err(_) => Err(polyflake_core::Error::InvalidNodeSource {
+            reason: format!("{what} is not valid UTF-8"),
+        }
+        .into()),
+    }
+}
+
+/// A nullable NUL-terminated UTF-8 string (NULL: `None`).
+pub(crate) fn c_utf8_opt(p: *const c_char, what: &str) -> Result<Option<String>, polyflake_result> {
+    (!p.is_null()).then(|| c_utf8(p, what)).transpose()
 }
 
 /// Write `bytes` and a NUL into `buf[..len]`, or BUFFER_TOO_SMALL with nothing written.
@@ -73,8 +129,16 @@ pub(crate) fn fill_char_array<const N: usize>(text: &str) -> [c_char; N] {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// What an `_init` function writes (the other modules' tests).
+    pub(crate) fn init<T>(f: extern "C" fn(*mut T) -> polyflake_result) -> T {
+        let mut v = std::mem::MaybeUninit::<T>::uninit();
+        assert_eq!(f(v.as_mut_ptr()), polyflake_result::Ok);
+        // SAFETY: the init function returned OK, so it wrote the whole value.
+        unsafe { v.assume_init() }
+    }
 
     #[test]
     fn a_panic_becomes_the_panic_result() {
@@ -83,8 +147,29 @@ mod tests {
         let r = boundary(|| panic!("a bug"));
         assert_eq!(r, polyflake_result::Panic);
         assert_eq!(boundary_value(7, || panic!("a bug")), 7);
-        boundary_void(|| panic!("a bug"));
+        let mut x = 5u64;
+        assert_eq!(
+            write_out(&mut x, || panic!("a bug")),
+            polyflake_result::Panic
+        );
+        assert_eq!(x, 5, "nothing written on a panic");
         std::panic::set_hook(prev);
+    }
+
+    #[test]
+    fn write_out_writes_only_on_success() {
+        let mut x = 5u64;
+        assert_eq!(write_out(&mut x, || Ok(9)), polyflake_result::Ok);
+        assert_eq!(x, 9);
+        let r = write_out(&mut x, || Err(polyflake_result::InvalidId));
+        assert_eq!((r, x), (polyflake_result::InvalidId, 9));
+        let mut ran = false;
+        let r = write_out(std::ptr::null_mut::<u64>(), || {
+            ran = true;
+            Ok(1)
+        });
+        assert_eq!(r, polyflake_result::NullParameter);
+        assert!(!ran, "nothing is done for a NULL out-param");
     }
 
     #[test]

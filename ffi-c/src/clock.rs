@@ -1,141 +1,125 @@
-//! The test clocks: `polyflake_manual_clock` and `polyflake_scripted_clock`.
+//! The test clocks, behind one handle type `polyflake_clock` that every generator constructor
+//! takes (NULL for the system clock).
 
-use crate::boundary::{arg, boundary, boundary_void, out};
+use crate::boundary::{arg, boundary, free_handle, new_handle, write_out};
 use crate::result::polyflake_result;
-use polyflake_core::{ManualClock, ScriptedClock};
+use polyflake_core::{Clock, Error, ManualClock, ScriptedClock};
 use std::sync::Arc;
 
-/// A clock that only moves when told to (for tests and simulations): an opaque handle.
-///
-/// A generator made with it (`polyflake_generator_new_with_manual_clock`) shares its reading, so
-/// `polyflake_manual_clock_set` / `_advance` move the time that generator sees. Thread-safe.
-pub struct polyflake_manual_clock {
-    pub(crate) inner: ManualClock,
+/// A clock a test or simulation controls: an opaque handle, made by `polyflake_manual_clock_new`
+/// (it moves only when told to) or `polyflake_scripted_clock_new` (prepared readings in order).
+/// Pass it to any `polyflake_generator_new*` function; NULL there means the system clock.
+/// Generators on it share its readings and keep their own reference, so it may be freed
+/// (`polyflake_clock_free`) before them. Generators on a test clock are exempt from the
+/// one-generator-per-node-id rule.
+pub struct polyflake_clock {
+    pub(crate) shared: Arc<dyn Clock>,
+    manual: Option<ManualClock>,
 }
 
-/// A clock that returns prepared readings in order, then ticks forward 1 ms per read: an opaque
-/// handle. Generators made with it share its script (each reading is consumed once, whoever
-/// reads it). Thread-safe.
-pub struct polyflake_scripted_clock {
-    pub(crate) inner: Arc<ScriptedClock>,
-}
-
-/// Make a manual clock reading `start_ms` (Unix milliseconds) and store the new handle in `*out`.
-///
-/// Ownership: the caller owns the handle and frees it with `polyflake_manual_clock_free`.
-/// Generators made from it keep their own reference, so it may be freed before them.
-/// NULL `out`: POLYFLAKE_RESULT_NULL_PARAMETER.
+/// Make a manual clock reading `start_ms` (Unix milliseconds; its elapsed-time reading starts at 0)
+/// and store the new handle in `*out_clock`. Ownership: the caller frees it with
+/// `polyflake_clock_free`.
 #[no_mangle]
 pub extern "C" fn polyflake_manual_clock_new(
     start_ms: i64,
-    out_clock: *mut *mut polyflake_manual_clock,
+    out_clock: *mut *mut polyflake_clock,
 ) -> polyflake_result {
-    boundary(|| {
-        let dst = out(out_clock)?;
-        let handle = Box::new(polyflake_manual_clock {
-            inner: ManualClock::new(start_ms),
-        });
-        // SAFETY: `dst` is non-NULL and the caller promises it is writable.
-        unsafe { dst.write(Box::into_raw(handle)) };
-        Ok(())
+    new_handle(out_clock, || {
+        let manual = ManualClock::new(start_ms);
+        let shared = Arc::new(manual.clone());
+        Ok(polyflake_clock {
+            shared,
+            manual: Some(manual),
+        })
     })
 }
 
-/// Set the clock's reading to `ms` (backwards is allowed: that is a rewind). NULL `clock`:
-/// POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
-#[no_mangle]
-pub extern "C" fn polyflake_manual_clock_set(
-    clock: *const polyflake_manual_clock,
-    ms: i64,
-) -> polyflake_result {
-    boundary(|| {
-        arg(clock)?.inner.set(ms);
-        Ok(())
-    })
-}
-
-/// Move the clock's reading by `delta_ms` (negative moves it back). NULL `clock`:
-/// POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
-#[no_mangle]
-pub extern "C" fn polyflake_manual_clock_advance(
-    clock: *const polyflake_manual_clock,
-    delta_ms: i64,
-) -> polyflake_result {
-    boundary(|| {
-        arg(clock)?.inner.advance(delta_ms);
-        Ok(())
-    })
-}
-
-/// Store the clock's current reading in `*out_ms`. NULL `clock` or `out_ms`:
-/// POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
-#[no_mangle]
-pub extern "C" fn polyflake_manual_clock_get(
-    clock: *const polyflake_manual_clock,
-    out_ms: *mut i64,
-) -> polyflake_result {
-    boundary(|| {
-        let clock = arg(clock)?;
-        let dst = out(out_ms)?;
-        // SAFETY: `dst` is non-NULL and the caller promises it is writable.
-        unsafe { dst.write(clock.inner.get()) };
-        Ok(())
-    })
-}
-
-/// Free a manual clock handle. NULL is accepted and does nothing. Generators made from the
-/// clock keep working (they hold their own reference). Do not use the handle afterwards, and
-/// do not free it while another thread is still calling a function on it.
-#[no_mangle]
-pub extern "C" fn polyflake_manual_clock_free(clock: *mut polyflake_manual_clock) {
-    boundary_void(|| {
-        if !clock.is_null() {
-            // SAFETY: a non-NULL handle came from polyflake_manual_clock_new and is freed once.
-            drop(unsafe { Box::from_raw(clock) });
-        }
-    })
-}
-
-/// Make a scripted clock that returns `values[0..n]` in order, then the last value plus 1, 2,
-/// ... (one millisecond per read; with n == 0 it reads 1, 2, 3, ...), and store the new handle
-/// in `*out`. The values are copied: the array may be freed after the call.
-///
-/// Ownership: the caller owns the handle and frees it with `polyflake_scripted_clock_free`;
-/// generators made from it keep their own reference. `values` may be NULL only when `n` is 0;
-/// otherwise NULL `values` or NULL `out`: POLYFLAKE_RESULT_NULL_PARAMETER.
+/// Make a scripted clock that returns `values[0..n]` in order, then the last value plus 1, 2, ...
+/// (one millisecond per read; with n == 0 it reads 1, 2, 3, ...; each read is also one millisecond
+/// of elapsed time), and store the new handle in `*out_clock`. The values are copied. Ownership:
+/// the caller frees it with `polyflake_clock_free`. `values` may be NULL only when `n` is 0.
 #[no_mangle]
 pub extern "C" fn polyflake_scripted_clock_new(
     values: *const i64,
     n: usize,
-    out_clock: *mut *mut polyflake_scripted_clock,
+    out_clock: *mut *mut polyflake_clock,
 ) -> polyflake_result {
-    boundary(|| {
-        let dst = out(out_clock)?;
-        let script = if n == 0 {
-            Vec::new()
-        } else {
-            let first = arg(values)?;
-            // SAFETY: the caller promises `values` points to `n` readable int64_t.
-            unsafe { std::slice::from_raw_parts(first as *const i64, n) }.to_vec()
+    new_handle(out_clock, || {
+        let script = match n {
+            0 => Vec::new(),
+            // SAFETY: non-NULL (checked), and the caller promises `n` readable int64_t there.
+            _ => unsafe { std::slice::from_raw_parts(arg(values)?, n) }.to_vec(),
         };
-        let handle = Box::new(polyflake_scripted_clock {
-            inner: Arc::new(ScriptedClock::new(script)),
-        });
-        // SAFETY: `dst` is non-NULL and the caller promises it is writable.
-        unsafe { dst.write(Box::into_raw(handle)) };
+        Ok(polyflake_clock {
+            shared: Arc::new(ScriptedClock::new(script)),
+            manual: None,
+        })
+    })
+}
+
+/// The manual clock behind `clock`; a scripted one is an INVALID_ARGUMENT.
+fn manual<'a>(clock: *const polyflake_clock) -> Result<&'a ManualClock, polyflake_result> {
+    arg(clock)?.manual.as_ref().ok_or_else(|| {
+        Error::InvalidArgument {
+            name: "clock",
+            reason: "a scripted clock cannot be set, advanced or elapsed".to_string(),
+        }
+        .into()
+    })
+}
+
+/// Run `f` on the manual clock behind `clock`, inside the boundary.
+fn with_manual(clock: *const polyflake_clock, f: impl FnOnce(&ManualClock)) -> polyflake_result {
+    boundary(|| {
+        f(manual(clock)?);
         Ok(())
     })
 }
 
-/// Free a scripted clock handle. NULL is accepted and does nothing. Generators made from the
-/// clock keep working. Do not use the handle afterwards, and do not free it while another
-/// thread is still calling a function on it.
+/// STEP the wall reading to `ms` (backwards is a rewind, forwards a forward step; elapsed time does
+/// not move). A scripted clock: POLYFLAKE_RESULT_INVALID_ARGUMENT.
 #[no_mangle]
-pub extern "C" fn polyflake_scripted_clock_free(clock: *mut polyflake_scripted_clock) {
-    boundary_void(|| {
-        if !clock.is_null() {
-            // SAFETY: a non-NULL handle came from polyflake_scripted_clock_new and is freed once.
-            drop(unsafe { Box::from_raw(clock) });
-        }
-    })
+pub extern "C" fn polyflake_manual_clock_set(
+    clock: *const polyflake_clock,
+    ms: i64,
+) -> polyflake_result {
+    with_manual(clock, |c| c.set(ms))
+}
+
+/// STEP the wall reading by `delta_ms` (negative moves it back; elapsed time does not move:
+/// that is `polyflake_manual_clock_elapse`). Errors as `polyflake_manual_clock_set`.
+#[no_mangle]
+pub extern "C" fn polyflake_manual_clock_advance(
+    clock: *const polyflake_clock,
+    delta_ms: i64,
+) -> polyflake_result {
+    with_manual(clock, |c| c.advance(delta_ms))
+}
+
+/// Let `ms` milliseconds pass: the wall reading and the elapsed-time (boot clock) reading both
+/// move forward by it, so it is never mistaken for a forward step. Errors as
+/// `polyflake_manual_clock_set`.
+#[no_mangle]
+pub extern "C" fn polyflake_manual_clock_elapse(
+    clock: *const polyflake_clock,
+    ms: u64,
+) -> polyflake_result {
+    with_manual(clock, |c| c.elapse(ms))
+}
+
+/// Store the clock's wall reading in `*out_ms`. A scripted clock: POLYFLAKE_RESULT_INVALID_ARGUMENT.
+#[no_mangle]
+pub extern "C" fn polyflake_manual_clock_get(
+    clock: *const polyflake_clock,
+    out_ms: *mut i64,
+) -> polyflake_result {
+    write_out(out_ms, || Ok(manual(clock)?.get()))
+}
+
+/// Free a clock handle. NULL is accepted and does nothing. Generators made with it keep
+/// working. Do not use the handle afterwards, nor free it while another thread still uses it.
+#[no_mangle]
+pub extern "C" fn polyflake_clock_free(clock: *mut polyflake_clock) {
+    free_handle(clock)
 }

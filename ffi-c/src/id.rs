@@ -1,9 +1,9 @@
 //! Layouts, decoding, composing, and IDs as decimal text.
 
-use crate::boundary::{arg, boundary, boundary_value, out, write_c_string};
+use crate::boundary::{boundary_value, c_str, out, write_c_string, write_out};
 use crate::result::polyflake_result;
 use polyflake_core::{check_id, format_id, parse_id, Decoded, Layout};
-use std::ffi::{c_char, CStr};
+use std::ffi::c_char;
 
 /// The default epoch, 2024-01-01T00:00:00Z, in Unix milliseconds.
 pub const POLYFLAKE_DEFAULT_EPOCH_MS: i64 = 1_704_067_200_000;
@@ -45,11 +45,8 @@ impl From<Layout> for polyflake_layout {
 impl polyflake_layout {
     /// The core layout, checked by the core.
     pub(crate) fn to_core(self) -> Result<Layout, polyflake_result> {
-        Ok(Layout::new(
-            self.timestamp_bits,
-            self.node_bits,
-            self.sequence_bits,
-        )?)
+        let l = self;
+        Ok(Layout::new(l.timestamp_bits, l.node_bits, l.sequence_bits)?)
     }
 }
 
@@ -103,28 +100,24 @@ const NO_LAYOUT: polyflake_layout = polyflake_layout {
 };
 
 /// The default layout, 41/10/12: 69.68 years, 1,024 nodes, 4,096 IDs per ms per node.
-/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn polyflake_layout_default() -> polyflake_layout {
     boundary_value(NO_LAYOUT, || Layout::DEFAULT.into())
 }
 
 /// The long-lived preset, 42/8/13: 139.37 years, 256 nodes, 8,192 IDs per ms per node.
-/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn polyflake_layout_long_lived() -> polyflake_layout {
     boundary_value(NO_LAYOUT, || Layout::LONG_LIVED.into())
 }
 
 /// The big-fleet preset, 41/12/10: 69.68 years, 4,096 nodes, 1,024 IDs per ms per node.
-/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn polyflake_layout_big_fleet() -> polyflake_layout {
     boundary_value(NO_LAYOUT, || Layout::BIG_FLEET.into())
 }
 
 /// The short preset, 39/12/12: 17.42 years, 4,096 nodes, 4,096 IDs per ms per node.
-/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn polyflake_layout_short() -> polyflake_layout {
     boundary_value(NO_LAYOUT, || Layout::SHORT.into())
@@ -133,52 +126,40 @@ pub extern "C" fn polyflake_layout_short() -> polyflake_layout {
 /// Look up a layout by name: a preset ("default", "long_lived", "big_fleet", "short") or
 /// "T/N/S" such as "41/10/12", and store it in `*out_layout`.
 ///
-/// `name` is a NUL-terminated string (bytes that are not UTF-8 never match).
-/// Errors: POLYFLAKE_RESULT_UNKNOWN_LAYOUT, POLYFLAKE_RESULT_INVALID_LAYOUT; NULL `name` or
-/// `out_layout`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+/// `name` is a NUL-terminated string (bytes that are not UTF-8 never match). Errors:
+/// POLYFLAKE_RESULT_UNKNOWN_LAYOUT, POLYFLAKE_RESULT_INVALID_LAYOUT.
 #[no_mangle]
 pub extern "C" fn polyflake_layout_from_name(
     name: *const c_char,
     out_layout: *mut polyflake_layout,
 ) -> polyflake_result {
-    boundary(|| {
-        let name = c_text(name)?;
-        let dst = out(out_layout)?;
-        let layout = Layout::from_name(&name)?;
-        // SAFETY: `dst` is non-NULL and the caller promises it is writable.
-        unsafe { dst.write(layout.into()) };
-        Ok(())
+    write_out(out_layout, || {
+        Ok(Layout::from_name(&c_str(name)?.to_string_lossy())?.into())
     })
 }
 
 /// Check `layout` and store what it holds (max node id, max sequence, window, years) in
-/// `*out_info`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT; NULL `out_info`:
-/// POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+/// `*out_info`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT.
 #[no_mangle]
 pub extern "C" fn polyflake_layout_describe(
     layout: polyflake_layout,
     out_info: *mut polyflake_layout_info,
 ) -> polyflake_result {
-    boundary(|| {
-        let dst = out(out_info)?;
+    write_out(out_info, || {
         let l = layout.to_core()?;
-        let info = polyflake_layout_info {
+        Ok(polyflake_layout_info {
             layout: l.into(),
             max_node_id: l.max_node_id(),
             max_sequence: l.max_sequence(),
             ids_per_ms: l.ids_per_ms(),
             max_elapsed_ms: l.max_elapsed_ms(),
             years: l.years(),
-        };
-        // SAFETY: `dst` is non-NULL and the caller promises it is writable.
-        unsafe { dst.write(info) };
-        Ok(())
+        })
     })
 }
 
 /// Split `id` into its Unix-ms timestamp, node id and sequence for `layout` and `epoch_ms`, into
-/// `*out_decoded`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT; POLYFLAKE_RESULT_INVALID_ID for
-/// `id` >= 2^63; NULL `out_decoded`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+/// `*out_decoded`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT; _INVALID_ID for `id` >= 2^63.
 #[no_mangle]
 pub extern "C" fn polyflake_decode(
     layout: polyflake_layout,
@@ -186,20 +167,15 @@ pub extern "C" fn polyflake_decode(
     id: u64,
     out_decoded: *mut polyflake_decoded,
 ) -> polyflake_result {
-    boundary(|| {
-        let dst = out(out_decoded)?;
-        let decoded = layout.to_core()?.decode(id, epoch_ms)?;
-        // SAFETY: `dst` is non-NULL and the caller promises it is writable.
-        unsafe { dst.write(decoded.into()) };
-        Ok(())
+    write_out(out_decoded, || {
+        Ok(layout.to_core()?.decode(id, epoch_ms)?.into())
     })
 }
 
 /// Pack a Unix-ms timestamp, node id and sequence into an ID for `layout` and `epoch_ms`, into
-/// `*out_id` (the inverse of `polyflake_decode`; every field is checked).
-/// Errors: POLYFLAKE_RESULT_INVALID_LAYOUT, POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW (outside the
-/// window), POLYFLAKE_RESULT_INVALID_NODE_ID, POLYFLAKE_RESULT_INVALID_ARGUMENT (sequence too
-/// large); NULL `out_id`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+/// `*out_id` (the inverse of `polyflake_decode`; every field is checked). Errors:
+/// POLYFLAKE_RESULT_INVALID_LAYOUT, POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW (outside the window),
+/// POLYFLAKE_RESULT_INVALID_NODE_ID, POLYFLAKE_RESULT_INVALID_ARGUMENT (sequence too large).
 #[no_mangle]
 pub extern "C" fn polyflake_compose(
     layout: polyflake_layout,
@@ -209,37 +185,25 @@ pub extern "C" fn polyflake_compose(
     sequence: u64,
     out_id: *mut u64,
 ) -> polyflake_result {
-    boundary(|| {
-        let dst = out(out_id)?;
-        let id = layout
+    write_out(out_id, || {
+        Ok(layout
             .to_core()?
-            .compose(unix_ms, node_id, sequence, epoch_ms)?;
-        // SAFETY: `dst` is non-NULL and the caller promises it is writable.
-        unsafe { dst.write(id) };
-        Ok(())
+            .compose(unix_ms, node_id, sequence, epoch_ms)?)
     })
 }
 
 /// Parse a decimal ID (ASCII digits only: no sign, no spaces, no "0x"; below 2^63) from the
-/// NUL-terminated string `text` into `*out_id`. Errors: POLYFLAKE_RESULT_INVALID_ID; NULL
-/// `text` or `out_id`: POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+/// NUL-terminated string `text` into `*out_id`. Errors: POLYFLAKE_RESULT_INVALID_ID.
 #[no_mangle]
 pub extern "C" fn polyflake_parse_id(text: *const c_char, out_id: *mut u64) -> polyflake_result {
-    boundary(|| {
-        let text = c_text(text)?;
-        let dst = out(out_id)?;
-        let id = parse_id(&text)?;
-        // SAFETY: `dst` is non-NULL and the caller promises it is writable.
-        unsafe { dst.write(id) };
-        Ok(())
-    })
+    // Bytes that are not UTF-8 reach the core's parser, which refuses them.
+    write_out(out_id, || Ok(parse_id(&c_str(text)?.to_string_lossy())?))
 }
 
 /// Write `id` as decimal text with a NUL into `buf` (`len` bytes; POLYFLAKE_ID_TEXT_LEN always
-/// suffices) and the number of digits into `*out_len`.
-/// Errors: POLYFLAKE_RESULT_INVALID_ID for `id` >= 2^63; POLYFLAKE_RESULT_BUFFER_TOO_SMALL when
-/// the digits and the NUL do not fit (nothing written); NULL `buf` or `out_len`:
-/// POLYFLAKE_RESULT_NULL_PARAMETER. Thread-safe.
+/// suffices) and the number of digits into `*out_len`. Errors: POLYFLAKE_RESULT_INVALID_ID for
+/// `id` >= 2^63; POLYFLAKE_RESULT_BUFFER_TOO_SMALL when the digits and the NUL do not fit
+/// (nothing written).
 #[no_mangle]
 pub extern "C" fn polyflake_format_id(
     id: u64,
@@ -247,22 +211,9 @@ pub extern "C" fn polyflake_format_id(
     len: usize,
     out_len: *mut usize,
 ) -> polyflake_result {
-    boundary(|| {
-        let buf = out(buf)?;
-        let dst = out(out_len)?;
+    write_out(out_len, || {
         let text = format_id(check_id(id)?);
-        write_c_string(buf, len, text.as_bytes())?;
-        // SAFETY: `dst` is non-NULL and the caller promises it is writable.
-        unsafe { dst.write(text.len()) };
-        Ok(())
+        write_c_string(out(buf)?, len, text.as_bytes())?;
+        Ok(text.len())
     })
-}
-
-/// A NUL-terminated C string as text. Bytes that are not UTF-8 are replaced, so they reach the
-/// core's parser (which refuses them) instead of being judged here.
-fn c_text(p: *const c_char) -> Result<String, polyflake_result> {
-    let first = arg(p)?;
-    // SAFETY: non-NULL, and the caller promises a NUL-terminated string.
-    let s = unsafe { CStr::from_ptr(first) };
-    Ok(s.to_string_lossy().into_owned())
 }

@@ -1,13 +1,14 @@
-//! The one result enum of the C ABI, its static names and messages, and the ONE exhaustive map
-//! from the core's `ErrorKind`.
+//! The one result enum of the C ABI, the ONE exhaustive map from the core's `ErrorKind`, and
+//! the names and messages of results (the core's, for every core error).
 
 use polyflake_core::{Error, ErrorKind};
 use std::cell::RefCell;
-use std::ffi::{c_char, CStr};
+use std::ffi::{c_char, CStr, CString};
+use std::sync::OnceLock;
 
 /// What every fallible `polyflake_*` function returns. `POLYFLAKE_RESULT_OK` (0) is success;
-/// every other value is an error. Codes are stable and never reused: 1 to 99 mirror the core's
-/// error kinds, 100 and up are faults of the C boundary itself.
+/// every other value is an error. Codes are stable and never reused: 1 to 99 are the core's
+/// error kinds (named and described by the core), 100 and up faults of the C boundary itself.
 ///
 /// `polyflake_result_name()` gives the stable code name (the scenario files' error names, e.g.
 /// "CLOCK_MOVED_BACKWARDS"), `polyflake_result_message()` a static English sentence, and
@@ -35,22 +36,23 @@ pub enum polyflake_result {
     TimestampOverflow = 8,
     /// A monotonic generator would run further ahead of the wall clock than max_lead_ms.
     LeadLimitExceeded = 9,
-    /// A live system-clock generator in this process already uses this node id, epoch and layout.
+    /// A live generator in this process already uses this node id, epoch and layout.
     NodeIdInUse = 10,
     /// The generator was made before fork() and this is the child process.
     UsedAfterFork = 11,
     /// An injected clock failed to give a reading.
     ClockFailed = 12,
     /// A node-id source could not give a node id (env var unset, hostname without ordinal, IPv4
-    /// prefix too short for the node field, lease options out of range).
+    /// prefix out of range or too short for the node field, lease options out of range).
     InvalidNodeSource = 13,
     /// Every slot of the lease store is held by a live holder.
     NoFreeSlot = 14,
-    /// Restart guard: the clock has not passed the slot's previous high-water mark yet.
+    /// Restart guard: the clock has not passed what the slot's previous holder may have issued.
     LeaseNotReady = 15,
     /// The lease's high-water mark was reached without a renewal (store unreachable).
     LeaseExpired = 16,
-    /// The lease was lost (etcd lease revoked or expired): the generator has stopped for good.
+    /// The lease was lost (etcd lease revoked or expired, slot file deleted or replaced): the
+    /// generator has stopped for good.
     LeaseLost = 17,
     /// The lease store failed (I/O error on the lease directory, etcd error or timeout).
     LeaseStore = 18,
@@ -58,7 +60,7 @@ pub enum polyflake_result {
     ClockJumpedAhead = 19,
     /// The lease store belongs to another ID space (epoch and layout).
     IdSpaceMismatch = 20,
-    /// The generator was closed.
+    /// The generator was closed (`polyflake_generator_close`).
     GeneratorClosed = 21,
     /// A required pointer argument was NULL. Nothing was written.
     NullParameter = 100,
@@ -66,131 +68,6 @@ pub enum polyflake_result {
     Panic = 101,
     /// The caller's buffer is too small for the output. Nothing was written.
     BufferTooSmall = 102,
-}
-
-impl polyflake_result {
-    /// Every result, in code order (for lookups by number and for tests).
-    pub(crate) const ALL: [polyflake_result; 25] = [
-        polyflake_result::Ok,
-        polyflake_result::InvalidLayout,
-        polyflake_result::UnknownLayout,
-        polyflake_result::InvalidNodeId,
-        polyflake_result::InvalidEpoch,
-        polyflake_result::InvalidArgument,
-        polyflake_result::InvalidId,
-        polyflake_result::ClockMovedBackwards,
-        polyflake_result::TimestampOverflow,
-        polyflake_result::LeadLimitExceeded,
-        polyflake_result::NodeIdInUse,
-        polyflake_result::UsedAfterFork,
-        polyflake_result::ClockFailed,
-        polyflake_result::InvalidNodeSource,
-        polyflake_result::NoFreeSlot,
-        polyflake_result::LeaseNotReady,
-        polyflake_result::LeaseExpired,
-        polyflake_result::LeaseLost,
-        polyflake_result::LeaseStore,
-        polyflake_result::ClockJumpedAhead,
-        polyflake_result::IdSpaceMismatch,
-        polyflake_result::GeneratorClosed,
-        polyflake_result::NullParameter,
-        polyflake_result::Panic,
-        polyflake_result::BufferTooSmall,
-    ];
-
-    /// The result with this number, if there is one (C hands results back as plain integers).
-    pub(crate) fn from_code(code: u32) -> Option<polyflake_result> {
-        polyflake_result::ALL
-            .into_iter()
-            .find(|r| *r as u32 == code)
-    }
-
-    /// The stable code name; for core errors it equals `ErrorKind::code()` (a unit test checks).
-    pub(crate) const fn name(self) -> &'static CStr {
-        match self {
-            polyflake_result::Ok => c"OK",
-            polyflake_result::InvalidLayout => c"INVALID_LAYOUT",
-            polyflake_result::UnknownLayout => c"UNKNOWN_LAYOUT",
-            polyflake_result::InvalidNodeId => c"INVALID_NODE_ID",
-            polyflake_result::InvalidEpoch => c"INVALID_EPOCH",
-            polyflake_result::InvalidArgument => c"INVALID_ARGUMENT",
-            polyflake_result::InvalidId => c"INVALID_ID",
-            polyflake_result::ClockMovedBackwards => c"CLOCK_MOVED_BACKWARDS",
-            polyflake_result::TimestampOverflow => c"TIMESTAMP_OVERFLOW",
-            polyflake_result::LeadLimitExceeded => c"LEAD_LIMIT_EXCEEDED",
-            polyflake_result::NodeIdInUse => c"NODE_ID_IN_USE",
-            polyflake_result::UsedAfterFork => c"USED_AFTER_FORK",
-            polyflake_result::ClockFailed => c"CLOCK_FAILED",
-            polyflake_result::InvalidNodeSource => c"INVALID_NODE_SOURCE",
-            polyflake_result::NoFreeSlot => c"NO_FREE_SLOT",
-            polyflake_result::LeaseNotReady => c"LEASE_NOT_READY",
-            polyflake_result::LeaseExpired => c"LEASE_EXPIRED",
-            polyflake_result::LeaseLost => c"LEASE_LOST",
-            polyflake_result::LeaseStore => c"LEASE_STORE",
-            polyflake_result::ClockJumpedAhead => c"CLOCK_JUMPED_AHEAD",
-            polyflake_result::IdSpaceMismatch => c"ID_SPACE_MISMATCH",
-            polyflake_result::GeneratorClosed => c"GENERATOR_CLOSED",
-            polyflake_result::NullParameter => c"NULL_PARAMETER",
-            polyflake_result::Panic => c"PANIC",
-            polyflake_result::BufferTooSmall => c"BUFFER_TOO_SMALL",
-        }
-    }
-
-    /// A static sentence for this result (the numbers of a particular error are in
-    /// `polyflake_last_error_message`).
-    pub(crate) const fn message(self) -> &'static CStr {
-        match self {
-            polyflake_result::Ok => c"success",
-            polyflake_result::InvalidLayout => {
-                c"invalid layout: each field needs at least 1 bit and the three must add up to 63"
-            }
-            polyflake_result::UnknownLayout => {
-                c"unknown layout name: use default, long_lived, big_fleet, short, or T/N/S"
-            }
-            polyflake_result::InvalidNodeId => c"node id out of range for the layout",
-            polyflake_result::InvalidEpoch => {
-                c"invalid epoch: negative, in the future, or outside the layout's window"
-            }
-            polyflake_result::InvalidArgument => c"an argument or setting is out of range",
-            polyflake_result::InvalidId => c"invalid ID: IDs are decimal digits below 2^63",
-            polyflake_result::ClockMovedBackwards => {
-                c"the clock moved backwards (or is stuck) past the wait budget: refusing to issue"
-            }
-            polyflake_result::TimestampOverflow => {
-                c"the timestamp lies outside the layout's window"
-            }
-            polyflake_result::LeadLimitExceeded => {
-                c"a monotonic generator would run further ahead of the wall clock than max_lead_ms"
-            }
-            polyflake_result::NodeIdInUse => {
-                c"node id already used by a live generator in this process: share that one"
-            }
-            polyflake_result::UsedAfterFork => {
-                c"used after fork: make a new generator in the child"
-            }
-            polyflake_result::ClockFailed => c"the clock failed to give a reading",
-            polyflake_result::InvalidNodeSource => c"invalid node-id source",
-            polyflake_result::NoFreeSlot => c"no free slot: every slot of the lease store is held",
-            polyflake_result::LeaseNotReady => {
-                c"restart guard: waiting until the clock passes the slot's previous high-water mark"
-            }
-            polyflake_result::LeaseExpired => {
-                c"lease expired: the high-water mark was reached without a renewal"
-            }
-            polyflake_result::LeaseLost => c"lease lost: the generator has stopped for good",
-            polyflake_result::LeaseStore => c"lease store error (I/O or etcd)",
-            polyflake_result::ClockJumpedAhead => {
-                c"the clock stepped ahead of elapsed time past max_forward_step_ms: refusing to issue"
-            }
-            polyflake_result::IdSpaceMismatch => {
-                c"the lease store belongs to another ID space (epoch and layout)"
-            }
-            polyflake_result::GeneratorClosed => c"the generator is closed",
-            polyflake_result::NullParameter => c"a required pointer argument was NULL",
-            polyflake_result::Panic => c"internal error: a panic was caught at the C boundary",
-            polyflake_result::BufferTooSmall => c"the output buffer is too small",
-        }
-    }
 }
 
 /// The ONE map from the core's error kinds to C results. Exhaustive on purpose: a new core
@@ -221,16 +98,59 @@ pub(crate) const fn result_of(kind: ErrorKind) -> polyflake_result {
     }
 }
 
+/// The results that are not core errors, with their names and messages.
+#[rustfmt::skip]
+const OWN: [(polyflake_result, &CStr, &CStr); 4] = [
+    (polyflake_result::Ok, c"OK", c"success"),
+    (polyflake_result::NullParameter, c"NULL_PARAMETER", c"a required pointer argument was NULL"),
+    (polyflake_result::Panic, c"PANIC", c"internal error: a panic was caught at the C boundary"),
+    (polyflake_result::BufferTooSmall, c"BUFFER_TOO_SMALL", c"the output buffer is too small"),
+];
+
+/// The name (`message == false`) or static message of any number a caller hands back: the
+/// core's code or description for core errors; "unknown polyflake_result" for other numbers.
+pub(crate) fn text_of(code: u32, message: bool) -> *const c_char {
+    static NAMES: NameTable = NameTable::new();
+    static MESSAGES: NameTable = NameTable::new();
+    if let Some((_, name, text)) = OWN.iter().find(|(r, _, _)| *r as u32 == code) {
+        return if message { text } else { name }.as_ptr();
+    }
+    let index = ErrorKind::ALL
+        .iter()
+        .position(|k| result_of(*k) as u32 == code)
+        .unwrap_or(usize::MAX);
+    let (table, pick): (_, fn(ErrorKind) -> &'static str) = match message {
+        false => (&NAMES, ErrorKind::code),
+        true => (&MESSAGES, ErrorKind::description),
+    };
+    let all = || ErrorKind::ALL.into_iter().map(pick).collect();
+    static_name(table, all, index, c"unknown polyflake_result")
+}
+
+/// A table of the core's static names (`&'static str`, no NUL), made NUL-terminated once.
+pub(crate) type NameTable = OnceLock<Vec<CString>>;
+
+/// The `index`th name of `names` as a static NUL-terminated string (the table is built on first
+/// use), or `unknown` for an index past its end. Never NULL; call it inside a boundary.
+pub(crate) fn static_name(
+    table: &'static NameTable,
+    names: impl FnOnce() -> Vec<&'static str>,
+    index: usize,
+    unknown: &'static CStr,
+) -> *const c_char {
+    let list = table.get_or_init(|| {
+        let to_c = |n| CString::new(n).unwrap_or_default();
+        names().into_iter().map(to_c).collect()
+    });
+    list.get(index).map_or(unknown.as_ptr(), |n| n.as_ptr())
+}
+
 thread_local! {
     /// The full text of this thread's last error (core errors carry their numbers in it).
     static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
-pub(crate) fn set_last_error(text: String) {
-    // A thread being torn down may have no thread-locals left: then there is nothing to keep.
-    let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = text);
-}
-
+/// This thread's last core error message ("" if none yet).
 pub(crate) fn last_error() -> String {
     LAST_ERROR
         .try_with(|e| e.borrow().clone())
@@ -239,17 +159,9 @@ pub(crate) fn last_error() -> String {
 
 impl From<Error> for polyflake_result {
     fn from(e: Error) -> polyflake_result {
-        let r = result_of(e.kind());
-        set_last_error(e.to_string());
-        r
-    }
-}
-
-/// The result's static name or message, for any integer a caller hands back.
-pub(crate) fn static_text(code: u32, pick: fn(polyflake_result) -> &'static CStr) -> *const c_char {
-    match polyflake_result::from_code(code) {
-        Some(r) => pick(r).as_ptr(),
-        None => c"unknown polyflake_result".as_ptr(),
+        // A thread being torn down may have no thread-locals left: then there is nothing to keep.
+        let _ = LAST_ERROR.try_with(|last| *last.borrow_mut() = e.to_string());
+        result_of(e.kind())
     }
 }
 
@@ -257,23 +169,40 @@ pub(crate) fn static_text(code: u32, pick: fn(polyflake_result) -> &'static CStr
 mod tests {
     use super::*;
 
-    #[test]
-    fn core_kinds_keep_their_code_names() {
-        for kind in ErrorKind::ALL {
-            let r = result_of(kind);
-            assert_eq!(r.name().to_str().unwrap(), kind.code());
-            assert!((1..100).contains(&(r as u32)), "{kind:?}");
-        }
+    fn text(code: u32, message: bool) -> &'static str {
+        unsafe { CStr::from_ptr(text_of(code, message)) }
+            .to_str()
+            .unwrap()
     }
 
     #[test]
-    fn codes_are_unique_and_listed() {
+    fn static_names_are_nul_terminated_and_total() {
+        static T: NameTable = NameTable::new();
+        let get = |i| unsafe { CStr::from_ptr(static_name(&T, || vec!["a", "bc"], i, c"?")) };
+        assert_eq!(get(1).to_str().unwrap(), "bc");
+        assert_eq!(get(2).to_str().unwrap(), "?");
+    }
+
+    #[test]
+    fn core_kinds_keep_their_codes_names_and_messages() {
         let mut seen = std::collections::HashSet::new();
-        for r in polyflake_result::ALL {
-            assert!(seen.insert(r as u32), "{r:?} reuses a code");
-            assert_eq!(polyflake_result::from_code(r as u32), Some(r));
-            assert!(!r.message().to_bytes().is_empty());
+        for (i, kind) in ErrorKind::ALL.into_iter().enumerate() {
+            let r = result_of(kind) as u32;
+            // Codes never change: the kinds were numbered in the core's order, 1 to 21.
+            assert_eq!(r, i as u32 + 1, "{kind:?}");
+            assert!(seen.insert(r));
+            assert_eq!(text(r, false), kind.code());
+            assert_eq!(text(r, true), kind.description());
         }
-        assert_eq!(polyflake_result::from_code(99), None);
+        assert_eq!(result_of(ErrorKind::ClockJumpedAhead) as u32, 19);
+        assert_eq!(result_of(ErrorKind::IdSpaceMismatch) as u32, 20);
+        assert_eq!(result_of(ErrorKind::GeneratorClosed) as u32, 21);
+        for (r, name, _) in OWN {
+            assert!(seen.insert(r as u32));
+            assert_eq!(text(r as u32, false), name.to_str().unwrap());
+            assert!(!text(r as u32, true).is_empty());
+        }
+        assert_eq!(text(99, false), "unknown polyflake_result");
+        assert_eq!(text(99, true), "unknown polyflake_result");
     }
 }

@@ -1,10 +1,10 @@
 //! Test clocks for JavaScript: thin wrappers around the core's [`polyflake::ManualClock`] and
 //! [`polyflake::ScriptedClock`], and a clock that calls a JS function.
 
-use crate::errors::{guard, Fail, Result};
-use crate::js::{i64_arg, Ty, Val};
+use crate::errors::{guard, Result};
+use crate::js::{check, make, narrow, take_exception, Fail, Ty, Val};
 use napi::bindgen_prelude::{Env, Unknown};
-use napi::{sys, JsValue};
+use napi::sys;
 use polyflake::{Clock, ClockError};
 use std::ptr;
 use std::sync::Arc;
@@ -23,28 +23,35 @@ impl ManualClock {
     #[napi(constructor, ts_args_type = "startMs: number | bigint")]
     pub fn new(env: Env, start_ms: Unknown<'_>) -> Result<Self> {
         guard(env.raw(), || {
-            let start = i64_arg(val(env, &start_ms), "startMs")?;
+            let start = narrow(Val::of(env, &start_ms), "startMs")?;
             Ok(ManualClock {
                 inner: polyflake::ManualClock::new(start),
             })
         })
     }
 
-    /// Set the reading (backwards is allowed: that is a rewind).
+    /// STEP the wall reading to `ms` (backwards is a rewind, forwards a forward step); elapsed
+    /// time does not move (use `elapse` for time passing).
     #[napi(ts_args_type = "ms: number | bigint")]
     pub fn set(&self, env: Env, ms: Unknown<'_>) -> Result<()> {
         guard(env.raw(), || {
-            self.inner.set(i64_arg(val(env, &ms), "ms")?);
-            Ok(())
+            narrow(Val::of(env, &ms), "ms").map(|ms| self.inner.set(ms))
         })
     }
 
-    /// Move the reading by `deltaMs` (negative moves it back).
+    /// STEP the wall reading by `deltaMs` (negative moves it back); elapsed time does not move.
     #[napi(ts_args_type = "deltaMs: number | bigint")]
     pub fn advance(&self, env: Env, delta_ms: Unknown<'_>) -> Result<()> {
+        let delta = |env| narrow(Val::of(env, &delta_ms), "deltaMs");
+        guard(env.raw(), || delta(env).map(|ms| self.inner.advance(ms)))
+    }
+
+    /// Let `ms` (>= 0) milliseconds pass: the wall reading and elapsed time (the boot clock,
+    /// which counts a suspend) both move, so it is never mistaken for a forward step.
+    #[napi(ts_args_type = "ms: number | bigint")]
+    pub fn elapse(&self, env: Env, ms: Unknown<'_>) -> Result<()> {
         guard(env.raw(), || {
-            self.inner.advance(i64_arg(val(env, &delta_ms), "deltaMs")?);
-            Ok(())
+            narrow(Val::of(env, &ms), "ms").map(|ms| self.inner.elapse(ms))
         })
     }
 
@@ -68,19 +75,18 @@ impl ScriptedClock {
     #[napi(constructor, ts_args_type = "values: Array<number | bigint>")]
     pub fn new(env: Env, values: Unknown<'_>) -> Result<Self> {
         guard(env.raw(), || {
-            let list = val(env, &values);
+            let list = Val::of(env, &values);
             if !list.is_array()? {
                 return Err(Fail::Type(format!(
                     "values must be an array of Unix milliseconds, got {}",
                     list.describe()
                 )));
             }
-            let mut out = Vec::with_capacity(list.array_len()? as usize);
-            for i in 0..list.array_len()? {
-                out.push(i64_arg(list.index(i)?, &format!("values[{i}]"))?);
-            }
+            let values = (list.elements()?.into_iter().enumerate())
+                .map(|(i, v)| narrow(v, &format!("values[{i}]")))
+                .collect::<std::result::Result<_, _>>()?;
             Ok(ScriptedClock {
-                inner: Arc::new(polyflake::ScriptedClock::new(out)),
+                inner: Arc::new(polyflake::ScriptedClock::new(values)),
             })
         })
     }
@@ -90,11 +96,6 @@ impl ScriptedClock {
     pub fn reads(&self) -> u32 {
         u32::try_from(self.inner.reads()).unwrap_or(u32::MAX)
     }
-}
-
-/// A JS value of the current call.
-pub(crate) fn val(env: Env, v: &Unknown<'_>) -> Val {
-    Val::new(env.raw(), v.raw())
 }
 
 /// A clock that calls a JS function returning Unix milliseconds (a Number or a bigint).
@@ -121,88 +122,39 @@ impl JsFnClock {
         let mut func = ptr::null_mut();
         // SAFETY: env and value come from the current callback.
         let status = unsafe { sys::napi_create_reference(f.env, f.raw, 1, &mut func) };
-        if status != sys::Status::napi_ok {
-            return Err(Fail::Napi(napi::Error::new(
-                napi::Status::from(status),
-                "could not keep a reference to the clock function",
-            )));
-        }
+        check(status, "keep a reference to the clock function")?;
+        let thread = thread::current().id();
         Ok(JsFnClock {
             env: f.env,
             func,
-            thread: thread::current().id(),
+            thread,
         })
     }
 
-    fn read(&self) -> std::result::Result<i64, String> {
+    /// Call the function and read its Unix ms (on the env's own thread, inside a call from JS:
+    /// see the type's docs; the reference is strong, so the function is alive).
+    fn read(&self) -> std::result::Result<i64, Fail> {
         let env = self.env;
-        let mut f = ptr::null_mut();
-        let mut recv = ptr::null_mut();
-        let mut out = ptr::null_mut();
-        // SAFETY: we are on the env's own thread, inside a call from JS (see the type's docs).
-        unsafe {
-            if sys::napi_get_reference_value(env, self.func, &mut f) != sys::Status::napi_ok
-                || f.is_null()
-            {
-                return Err("the clock function is gone".into());
-            }
-            sys::napi_get_undefined(env, &mut recv);
-            let status = sys::napi_call_function(env, recv, f, 0, ptr::null(), &mut out);
-            if status != sys::Status::napi_ok {
-                let mut pending = false;
-                sys::napi_is_exception_pending(env, &mut pending);
-                if pending {
-                    let mut exc = ptr::null_mut();
-                    sys::napi_get_and_clear_last_exception(env, &mut exc);
-                    return Err(format!(
-                        "the clock function threw: {}",
-                        describe_exception(env, exc)
-                    ));
-                }
-                return Err(format!("calling the clock function failed ({status})"));
-            }
-        }
-        let v = Val::new(env, out);
-        let ty = v
-            .ty()
-            .map_err(|_| "could not read the clock's return value".to_string())?;
-        match ty {
-            Ty::Number | Ty::BigInt => {
-                i64_arg(v, "the clock function's return value").map_err(|e| match e {
-                    Fail::Type(m) | Fail::Range(m) | Fail::Closed(m) => m,
-                    Fail::Core(e) => e.to_string(),
-                    Fail::Napi(e) => e.reason,
-                })
-            }
-            _ => Err(format!(
+        // SAFETY (both): as said above.
+        let f = make(env, "read the clock function", |e, o| unsafe {
+            sys::napi_get_reference_value(e, self.func, o)
+        })?;
+        let recv = Val::undefined(env)?;
+        let out = make(env, "call the clock function", |e, o| unsafe {
+            sys::napi_call_function(e, recv.raw, f.raw, 0, ptr::null(), o)
+        });
+        let v = out.map_err(|fail| match take_exception(env) {
+            Some(exc) => Fail::Type(format!("the clock function threw: {}", exc.to_text())),
+            None => fail,
+        })?;
+        match v.ty()? {
+            Ty::Number | Ty::BigInt => narrow(v, "the clock function's return value"),
+            _ => Err(Fail::Type(format!(
                 "the clock function must return Unix milliseconds as a Number or a bigint, got {}",
                 v.describe()
-            )),
+            ))),
         }
     }
-}
-
-/// `String(exception)`, best effort.
-///
-/// # Safety
-/// `env` must be the current call's env and `exc` a value of it.
-unsafe fn describe_exception(env: sys::napi_env, exc: sys::napi_value) -> String {
-    let mut s = ptr::null_mut();
-    // SAFETY: per the function's contract.
-    if unsafe { sys::napi_coerce_to_string(env, exc, &mut s) } != sys::Status::napi_ok {
-        let mut pending = false;
-        // SAFETY: per the function's contract.
-        unsafe { sys::napi_is_exception_pending(env, &mut pending) };
-        if pending {
-            let mut ignored = ptr::null_mut();
-            // SAFETY: per the function's contract.
-            unsafe { sys::napi_get_and_clear_last_exception(env, &mut ignored) };
-        }
-        return "an exception".into();
-    }
-    Val::new(env, s)
-        .string()
-        .unwrap_or_else(|_| "an exception".into())
 }
 
 impl Clock for JsFnClock {
@@ -212,7 +164,7 @@ impl Clock for JsFnClock {
                 "a JS clock function can only be called on its own JS thread".into(),
             ));
         }
-        self.read().map_err(ClockError)
+        self.read().map_err(|fail| ClockError(fail.to_string()))
     }
 }
 

@@ -1,12 +1,15 @@
 //! How failures cross into JavaScript. Every core [`polyflake::Error`] becomes a JS error whose
-//! `code` is the core's stable [`polyflake::ErrorKind::code`]; the binding's own conversion
-//! failures (a Number where an ID belongs, an unsafe integer) are `TypeError`/`RangeError` with
-//! Node's usual codes; a panic is caught here and never unwinds into Node.
+//! `code` is the core's stable [`polyflake::ErrorKind::code`] and whose other properties are the
+//! error's data, from [`polyflake::Error::fields`] in camelCase (the fields Python exceptions
+//! carry as attributes). The binding's own conversion failures (a Number where an ID belongs, an
+//! unsafe integer) are `TypeError`/`RangeError` with Node's usual codes; a panic is caught here
+//! and never unwinds into Node.
 
-use napi::bindgen_prelude::{JsError, JsRangeError, JsTypeError};
+use crate::js::{camel, check, pending_exception, Fail, Val};
 use napi::sys;
-use polyflake::ErrorKind;
+use polyflake::{ErrorCategory, ErrorKind};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
 
 /// The result type every `#[napi]` function returns. Its error is always "an exception is now
 /// pending": [`guard`] has already thrown the right JS error object.
@@ -19,36 +22,10 @@ pub const CODE_TYPE: &str = "ERR_INVALID_ARG_TYPE";
 pub const CODE_RANGE: &str = "ERR_OUT_OF_RANGE";
 /// Code of the error thrown when Rust code panicked (a bug): the panic stops at the boundary.
 pub const CODE_PANIC: &str = "INTERNAL_PANIC";
-/// Code of the `Error` thrown by a generator after `close()` (its node id was given back).
-pub const CODE_CLOSED: &str = "GENERATOR_CLOSED";
 
-/// Everything a binding call can fail with, before it is thrown.
-#[derive(Debug)]
-pub enum Fail {
-    /// A rule of the core refused (configuration, IDs, clock faults).
-    Core(polyflake::Error),
-    /// A JS value of the wrong type: `TypeError`, code [`CODE_TYPE`].
-    Type(String),
-    /// A JS value that cannot be converted exactly: `RangeError`, code [`CODE_RANGE`].
-    Range(String),
-    /// A Node-API call failed (for example, a getter on an options object threw).
-    Napi(napi::Error),
-    /// The generator was closed (`Error`, code [`CODE_CLOSED`]), or `close()` was called from
-    /// inside one of its own calls (its clock function); the text says which.
-    Closed(String),
-}
-
-impl From<polyflake::Error> for Fail {
-    fn from(e: polyflake::Error) -> Self {
-        Fail::Core(e)
-    }
-}
-
-impl From<napi::Error> for Fail {
-    fn from(e: napi::Error) -> Self {
-        Fail::Napi(e)
-    }
-}
+/// Properties every JS error has: a field of the same name is prefixed with its kind's name
+/// (`InvalidArgument`'s `name` is `invalidArgumentName`), never shadowing them.
+const RESERVED: [&str; 5] = ["name", "message", "stack", "code", "cause"];
 
 /// Which JS constructor an error is built with.
 enum Class {
@@ -57,68 +34,75 @@ enum Class {
     Type,
 }
 
-/// THE mapping of core error kinds to JS error classes: one exhaustive match, so a new kind in
-/// the core breaks this build until it is mapped. Mistakes in a value the caller passed are
-/// `RangeError`s; faults while issuing are plain `Error`s. The `code` is always the core's.
+/// THE mapping of core errors to JS error classes, by the core's own category: mistakes in a
+/// value the caller passed are `RangeError`s, faults while issuing plain `Error`s.
 fn class_of(kind: ErrorKind) -> Class {
-    match kind {
-        ErrorKind::InvalidLayout
-        | ErrorKind::UnknownLayout
-        | ErrorKind::InvalidNodeId
-        | ErrorKind::InvalidEpoch
-        | ErrorKind::InvalidArgument
-        | ErrorKind::InvalidId
-        | ErrorKind::InvalidNodeSource
-        | ErrorKind::IdSpaceMismatch => Class::Range,
-        ErrorKind::ClockMovedBackwards
-        | ErrorKind::TimestampOverflow
-        | ErrorKind::LeadLimitExceeded
-        | ErrorKind::NodeIdInUse
-        | ErrorKind::UsedAfterFork
-        | ErrorKind::ClockFailed
-        | ErrorKind::NoFreeSlot
-        | ErrorKind::LeaseNotReady
-        | ErrorKind::LeaseExpired
-        | ErrorKind::LeaseLost
-        | ErrorKind::LeaseStore
-        | ErrorKind::ClockJumpedAhead
-        | ErrorKind::GeneratorClosed => Class::Error,
+    match kind.category() {
+        ErrorCategory::Configuration => Class::Range,
+        ErrorCategory::Unavailable | ErrorCategory::Conflict => Class::Error,
     }
 }
 
-/// The failure of any call on a closed generator.
-pub fn closed() -> Fail {
-    Fail::Closed("this generator was closed (close() gave its node id back): make a new one".into())
+/// The property name of a core error's field (the names are ASCII).
+fn key(kind: ErrorKind, field: &str) -> String {
+    let f = camel(field);
+    if !RESERVED.contains(&f.as_str()) {
+        return f;
+    }
+    let k = kind.name();
+    format!(
+        "{}{}{}{}",
+        k[..1].to_lowercase(),
+        &k[1..],
+        f[..1].to_uppercase(),
+        &f[1..]
+    )
 }
 
-/// Throw `fail` into `env` as a JS exception.
-fn throw(env: sys::napi_env, fail: Fail) {
-    let (class, code, message): (Class, &str, String) = match fail {
-        Fail::Core(e) => (class_of(e.kind()), e.code(), e.to_string()),
-        Fail::Type(m) => (Class::Type, CODE_TYPE, m),
-        Fail::Range(m) => (Class::Range, CODE_RANGE, m),
-        Fail::Closed(m) => (Class::Error, CODE_CLOSED, m),
-        Fail::Napi(e) => {
-            let mut pending = false;
-            // SAFETY: `env` is the env of the callback we are running in.
-            unsafe { sys::napi_is_exception_pending(env, &mut pending) };
-            if pending {
-                // A JS exception (from a getter, a Proxy, ...) is already on its way: keep it.
-                return;
-            }
-            // SAFETY: as above.
-            unsafe { JsError::from(e).throw_into(env) };
-            return;
+/// Build an error object of `class` with `code`, `message` and the core error's fields, and
+/// throw it.
+fn throw(
+    env: sys::napi_env,
+    class: Class,
+    code: &str,
+    message: &str,
+    core: Option<&polyflake::Error>,
+) -> std::result::Result<(), Fail> {
+    let (code, message) = (Val::text(env, code)?, Val::text(env, message)?);
+    let mut err = ptr::null_mut();
+    // SAFETY: the env of the current call and two strings of it.
+    let status = unsafe {
+        match class {
+            Class::Error => sys::napi_create_error(env, code.raw, message.raw, &mut err),
+            Class::Range => sys::napi_create_range_error(env, code.raw, message.raw, &mut err),
+            Class::Type => sys::napi_create_type_error(env, code.raw, message.raw, &mut err),
         }
     };
-    let err = napi::Error::new(code, message);
-    // SAFETY: `env` is the env of the callback we are running in.
-    unsafe {
-        match class {
-            Class::Error => JsError::from(err).throw_into(env),
-            Class::Range => JsRangeError::from(err).throw_into(env),
-            Class::Type => JsTypeError::from(err).throw_into(env),
-        }
+    check(status, "create an error")?;
+    let err = Val::new(env, err);
+    if let Some(e) = core {
+        let fields = e.fields();
+        err.set_fields(fields.iter().map(|(k, v)| (key(e.kind(), k), v)))?;
+    }
+    // SAFETY: as above.
+    check(unsafe { sys::napi_throw(env, err.raw) }, "throw")
+}
+
+/// Throw `fail` into `env` as a JS exception (for raw Node-API callbacks, which return no
+/// `Result`). If even building the error fails, a plain `Error` says so.
+pub fn throw_fail(env: sys::napi_env, fail: Fail) {
+    let thrown = match &fail {
+        Fail::Core(e) => throw(env, class_of(e.kind()), e.code(), &e.to_string(), Some(e)),
+        Fail::Type(m) => throw(env, Class::Type, CODE_TYPE, m, None),
+        Fail::Range(m) => throw(env, Class::Range, CODE_RANGE, m, None),
+        // A JS exception (from a getter, a Proxy, ...) already on its way is kept.
+        Fail::Napi(_) if pending_exception(env) => Ok(()),
+        Fail::Napi(e) => throw(env, Class::Error, e.status.as_ref(), &e.reason, None),
+    };
+    if thrown.is_err() && !pending_exception(env) {
+        let text = c"polyflake: could not build the error object";
+        // SAFETY: as above; a NUL-terminated message.
+        unsafe { sys::napi_throw_error(env, ptr::null(), text.as_ptr()) };
     }
 }
 
@@ -129,17 +113,11 @@ pub fn throw_panic(env: sys::napi_env, panic: Box<dyn std::any::Any + Send>) {
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_string());
-    let err = napi::Error::new(
-        CODE_PANIC,
-        format!("polyflake panicked (a bug, please report it): {what}"),
-    );
-    // SAFETY: `env` is the env of the callback we are running in.
-    unsafe { JsError::from(err).throw_into(env) };
-}
-
-/// Throw `fail` into `env` (for raw Node-API callbacks, which return no `Result`).
-pub fn throw_fail(env: sys::napi_env, fail: Fail) {
-    throw(env, fail)
+    let message = format!("polyflake panicked (a bug, please report it): {what}");
+    if throw(env, Class::Error, CODE_PANIC, &message, None).is_err() && !pending_exception(env) {
+        // SAFETY: the env of the current call; a NUL-terminated message.
+        unsafe { sys::napi_throw_error(env, ptr::null(), c"polyflake panicked".as_ptr()) };
+    }
 }
 
 /// Run one binding call: convert its failure (or a panic) into a thrown JS error. The returned
@@ -148,7 +126,7 @@ pub fn guard<T>(env: sys::napi_env, f: impl FnOnce() -> std::result::Result<T, F
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(fail)) => {
-            throw(env, fail);
+            throw_fail(env, fail);
             Err(pending())
         }
         Err(panic) => {

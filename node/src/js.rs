@@ -1,38 +1,55 @@
-//! Converting JS values into the Rust types the core takes. Only types are converted here: a
-//! Number must be a safe integer (so nothing is ever rounded), a bigint must be exact; whether a
-//! value is a valid ID, node id, batch size or epoch is decided by the core.
+//! The value layer: JS values in and out through Node-API, and [`Fail`], what a conversion or a
+//! core call fails with before it is thrown. Only types are converted here: a Number must be a
+//! safe integer (so nothing is ever rounded), a bigint must be exact; whether a value is a valid
+//! ID, node id, batch size or epoch is decided by the core. Going out, an integer is a Number
+//! when a Number holds it exactly and a bigint otherwise.
 
-use crate::errors::Fail;
-use napi::sys;
-use std::ffi::CString;
+use napi::bindgen_prelude::{BigInt, BigInt64ArraySlice, Env, FromNapiValue, Unknown};
+use napi::{sys, JsValue};
+use polyflake::Value;
+use std::ffi::{c_void, CString};
 use std::ptr;
 
 /// `Number.MAX_SAFE_INTEGER`: the largest integer a JS Number holds exactly, with its neighbours.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
-/// A JS value in the env of the current call.
-#[derive(Clone, Copy)]
-pub struct Val {
-    pub env: sys::napi_env,
-    pub raw: sys::napi_value,
+/// Everything a binding call can fail with, before it is thrown (see `errors.rs`).
+#[derive(Debug)]
+pub enum Fail {
+    /// A rule of the core refused (configuration, IDs, clock faults, a closed generator).
+    Core(polyflake::Error),
+    /// A JS value of the wrong type: `TypeError`, code `ERR_INVALID_ARG_TYPE`.
+    Type(String),
+    /// A JS value that cannot be converted exactly: `RangeError`, code `ERR_OUT_OF_RANGE`.
+    Range(String),
+    /// A Node-API call failed (for example, a getter on an options object threw).
+    Napi(napi::Error),
 }
 
-/// The JS type of a value, as `typeof` (plus null and arrays) says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ty {
-    Undefined,
-    Null,
-    Boolean,
-    Number,
-    String,
-    Symbol,
-    Object,
-    Function,
-    External,
-    BigInt,
+impl From<polyflake::Error> for Fail {
+    fn from(e: polyflake::Error) -> Self {
+        Fail::Core(e)
+    }
 }
 
-fn check(status: sys::napi_status, what: &str) -> Result<(), Fail> {
+impl From<napi::Error> for Fail {
+    fn from(e: napi::Error) -> Self {
+        Fail::Napi(e)
+    }
+}
+
+impl std::fmt::Display for Fail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fail::Core(e) => e.fmt(f),
+            Fail::Type(m) | Fail::Range(m) => f.write_str(m),
+            Fail::Napi(e) => f.write_str(&e.reason),
+        }
+    }
+}
+
+/// THE check of a Node-API status: `what` names the call in the error.
+pub fn check(status: sys::napi_status, what: &str) -> Result<(), Fail> {
     if status == sys::Status::napi_ok {
         Ok(())
     } else {
@@ -43,10 +60,65 @@ fn check(status: sys::napi_status, what: &str) -> Result<(), Fail> {
     }
 }
 
+/// A JS value in the env of the current call.
+#[derive(Clone, Copy)]
+pub struct Val {
+    pub env: sys::napi_env,
+    pub raw: sys::napi_value,
+}
+
+/// The JS type of a value, as `typeof` says (null apart).
+pub use napi::ValueType as Ty;
+
+/// True while a JS exception is on its way.
+pub fn pending_exception(env: sys::napi_env) -> bool {
+    let mut pending = false;
+    // SAFETY: `env` is the env of the callback we are running in.
+    unsafe { sys::napi_is_exception_pending(env, &mut pending) };
+    pending
+}
+
+/// The pending JS exception, taken (so cleared), if there is one.
+pub fn take_exception(env: sys::napi_env) -> Option<Val> {
+    // SAFETY: as above.
+    let take = |e, o| unsafe { sys::napi_get_and_clear_last_exception(e, o) };
+    pending_exception(env).then(|| make(env, "take the exception", take).ok())?
+}
+
+/// Make a value with one Node-API call `f(env, &mut out)`.
+pub fn make(
+    env: sys::napi_env,
+    what: &str,
+    f: impl FnOnce(sys::napi_env, *mut sys::napi_value) -> sys::napi_status,
+) -> Result<Val, Fail> {
+    let mut out = ptr::null_mut();
+    check(f(env, &mut out), what)?;
+    Ok(Val { env, raw: out })
+}
+
 impl Val {
     /// Wrap a raw value of `env`.
     pub fn new(env: sys::napi_env, raw: sys::napi_value) -> Val {
         Val { env, raw }
+    }
+
+    /// An argument of the current call.
+    pub fn of(env: Env, v: &Unknown<'_>) -> Val {
+        Val::new(env.raw(), v.raw())
+    }
+
+    /// An optional argument (`undefined` when it was not passed).
+    pub fn opt(env: Env, v: &Option<Unknown<'_>>) -> Result<Val, Fail> {
+        v.as_ref()
+            .map_or_else(|| Val::undefined(env.raw()), |u| Ok(Val::of(env, u)))
+    }
+
+    /// `undefined`.
+    pub fn undefined(env: sys::napi_env) -> Result<Val, Fail> {
+        // SAFETY: the env of the current call.
+        make(env, "undefined", |e, o| unsafe {
+            sys::napi_get_undefined(e, o)
+        })
     }
 
     /// `typeof` this value.
@@ -57,18 +129,7 @@ impl Val {
             unsafe { sys::napi_typeof(self.env, self.raw, &mut t) },
             "typeof",
         )?;
-        Ok(match t {
-            sys::ValueType::napi_undefined => Ty::Undefined,
-            sys::ValueType::napi_null => Ty::Null,
-            sys::ValueType::napi_boolean => Ty::Boolean,
-            sys::ValueType::napi_number => Ty::Number,
-            sys::ValueType::napi_string => Ty::String,
-            sys::ValueType::napi_symbol => Ty::Symbol,
-            sys::ValueType::napi_function => Ty::Function,
-            sys::ValueType::napi_external => Ty::External,
-            sys::ValueType::napi_bigint => Ty::BigInt,
-            _ => Ty::Object,
-        })
+        Ok(Ty::from(t))
     }
 
     /// True for `undefined`.
@@ -76,104 +137,103 @@ impl Val {
         Ok(self.ty()? == Ty::Undefined)
     }
 
+    /// True for a plain object: not an array, not a function, not null.
+    pub fn is_object(self) -> Result<bool, Fail> {
+        Ok(self.ty()? == Ty::Object && !self.is_array()?)
+    }
+
     /// The Number's value (the caller checked the type).
     pub fn f64(self) -> Result<f64, Fail> {
         let mut v = 0.0;
         // SAFETY: env and value come from the current callback.
-        check(
-            unsafe { sys::napi_get_value_double(self.env, self.raw, &mut v) },
-            "read a Number",
-        )?;
+        let status = unsafe { sys::napi_get_value_double(self.env, self.raw, &mut v) };
+        check(status, "read a Number")?;
         Ok(v)
     }
 
     /// The bigint's exact value, or `None` when it does not fit an i128.
     pub fn bigint_i128(self) -> Result<Option<i128>, Fail> {
         // SAFETY: env and value come from the current callback; the value is a bigint.
-        let big = unsafe {
-            <napi::bindgen_prelude::BigInt as napi::bindgen_prelude::FromNapiValue>::from_napi_value(
-                self.env, self.raw,
-            )
-        }?;
+        let big = unsafe { BigInt::from_napi_value(self.env, self.raw) }?;
         // The sign-magnitude words, read exactly: napi's own `get_i128` flags some values
-        // wrongly, so the two words are combined here.
+        // wrongly, so the words are combined here (extra words must be zero).
         let magnitude: u128 = match big.words.as_slice() {
             [] => 0,
             [lo] => u128::from(*lo),
-            [lo, hi] => u128::from(*lo) | (u128::from(*hi) << 64),
-            // More words: exact only if the extra ones are zero.
             [lo, hi, rest @ ..] if rest.iter().all(|w| *w == 0) => {
                 u128::from(*lo) | (u128::from(*hi) << 64)
             }
             _ => return Ok(None),
         };
         Ok(if big.sign_bit {
-            if magnitude <= i128::MAX as u128 + 1 {
-                Some((magnitude as i128).wrapping_neg())
-            } else {
-                None
-            }
+            (magnitude <= i128::MAX as u128 + 1).then(|| (magnitude as i128).wrapping_neg())
         } else {
             i128::try_from(magnitude).ok()
         })
     }
 
+    /// The bigint's sign (true for negative).
+    fn bigint_negative(self) -> Result<bool, Fail> {
+        // SAFETY: env and value come from the current callback; the value is a bigint.
+        Ok(unsafe { BigInt::from_napi_value(self.env, self.raw) }?.sign_bit)
+    }
+
     /// The string's UTF-8 text.
     pub fn string(self) -> Result<String, Fail> {
         // SAFETY: env and value come from the current callback; the value is a string.
-        Ok(unsafe {
-            <String as napi::bindgen_prelude::FromNapiValue>::from_napi_value(self.env, self.raw)
-        }?)
+        Ok(unsafe { String::from_napi_value(self.env, self.raw) }?)
     }
 
-    /// `String(value)`, for messages about values of the wrong type.
+    /// What this value is, for messages about values of the wrong type.
     pub fn describe(self) -> String {
-        let ty = match self.ty() {
-            Ok(t) => t,
-            Err(_) => return "a value".into(),
-        };
-        match ty {
-            Ty::Number => match self.f64() {
-                Ok(v) => format!("the Number {v}"),
-                Err(_) => "a Number".into(),
-            },
-            Ty::String => match self.string() {
-                Ok(s) => format!("the string {s:?}"),
-                Err(_) => "a string".into(),
-            },
-            Ty::BigInt => "a bigint".into(),
-            Ty::Undefined => "undefined".into(),
-            Ty::Null => "null".into(),
-            Ty::Boolean => "a boolean".into(),
-            Ty::Symbol => "a symbol".into(),
-            Ty::Function => "a function".into(),
-            Ty::External => "an external".into(),
-            Ty::Object => "an object".into(),
+        match self.ty() {
+            Ok(Ty::Number) => self.f64().map(|v| format!("the Number {v}")),
+            Ok(Ty::String) => self.string().map(|s| format!("the string {s:?}")),
+            Ok(Ty::Undefined) => Ok("undefined".into()),
+            Ok(Ty::Null) => Ok("null".into()),
+            Ok(Ty::Boolean) => Ok("a boolean".into()),
+            Ok(Ty::Object) => Ok("an object".into()),
+            Ok(Ty::Function) => Ok("a function".into()),
+            Ok(Ty::BigInt) => Ok("a bigint".into()),
+            Ok(t) => Ok(format!("a value of type {t}")),
+            Err(e) => Err(e),
         }
+        .unwrap_or_else(|_| "a value".into())
+    }
+
+    /// `String(value)`, best effort (for a thrown value).
+    pub fn to_text(self) -> String {
+        // SAFETY: env and value come from the current callback.
+        let s = make(self.env, "String()", |e, o| unsafe {
+            sys::napi_coerce_to_string(e, self.raw, o)
+        });
+        s.and_then(|s| s.string()).unwrap_or_else(|_| {
+            take_exception(self.env);
+            self.describe()
+        })
     }
 
     /// The named property (`undefined` when absent).
     pub fn get(self, name: &str) -> Result<Val, Fail> {
-        let key =
-            CString::new(name).map_err(|_| Fail::Type(format!("bad property name {name:?}")))?;
-        let mut out = ptr::null_mut();
+        let key = cstring(name)?;
         // SAFETY: env and object come from the current callback; `key` is NUL-terminated.
-        check(
-            unsafe { sys::napi_get_named_property(self.env, self.raw, key.as_ptr(), &mut out) },
-            "read a property",
-        )?;
-        Ok(Val::new(self.env, out))
+        make(self.env, "read a property", |e, o| unsafe {
+            sys::napi_get_named_property(e, self.raw, key.as_ptr(), o)
+        })
+    }
+
+    /// The named property, `None` when it is `undefined`.
+    pub fn get_opt(self, name: &str) -> Result<Option<Val>, Fail> {
+        let v = self.get(name)?;
+        Ok(if v.is_undefined()? { None } else { Some(v) })
     }
 
     /// The element at `index` of an array.
     pub fn index(self, index: u32) -> Result<Val, Fail> {
-        let mut out = ptr::null_mut();
         // SAFETY: env and array come from the current callback.
-        check(
-            unsafe { sys::napi_get_element(self.env, self.raw, index, &mut out) },
-            "read an element",
-        )?;
-        Ok(Val::new(self.env, out))
+        make(self.env, "read an element", |e, o| unsafe {
+            sys::napi_get_element(e, self.raw, index, o)
+        })
     }
 
     /// True for a JS array.
@@ -187,87 +247,174 @@ impl Val {
         Ok(yes)
     }
 
-    /// The length of an array.
-    pub fn array_len(self) -> Result<u32, Fail> {
+    /// The elements of an array.
+    pub fn elements(self) -> Result<Vec<Val>, Fail> {
         let mut n = 0;
         // SAFETY: env and array come from the current callback.
         check(
             unsafe { sys::napi_get_array_length(self.env, self.raw, &mut n) },
             "array length",
         )?;
-        Ok(n)
+        (0..n).map(|i| self.index(i)).collect()
     }
 
     /// The own enumerable string keys of an object.
     pub fn keys(self) -> Result<Vec<String>, Fail> {
-        let mut names = ptr::null_mut();
         // SAFETY: env and object come from the current callback.
-        check(
-            unsafe {
-                sys::napi_get_all_property_names(
-                    self.env,
-                    self.raw,
-                    sys::KeyCollectionMode::own_only,
-                    sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
-                    sys::KeyConversion::numbers_to_strings,
-                    &mut names,
-                )
-            },
-            "list an object's keys",
-        )?;
-        let names = Val::new(self.env, names);
-        (0..names.array_len()?)
-            .map(|i| names.index(i)?.string())
-            .collect()
+        let names = make(self.env, "list an object's keys", |e, o| unsafe {
+            sys::napi_get_all_property_names(
+                e,
+                self.raw,
+                sys::KeyCollectionMode::own_only,
+                sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+                sys::KeyConversion::numbers_to_strings,
+                o,
+            )
+        })?;
+        names.elements()?.into_iter().map(|k| k.string()).collect()
     }
 
-    /// If this is a BigInt64Array, its elements.
-    pub fn bigint64_array(self) -> Result<Option<&'static [i64]>, Fail> {
-        let mut is_typed = false;
-        // SAFETY: env and value come from the current callback.
-        check(
-            unsafe { sys::napi_is_typedarray(self.env, self.raw, &mut is_typed) },
-            "is typed array",
-        )?;
-        if !is_typed {
-            return Ok(None);
+    /// If this is a BigInt64Array, its elements (valid while the current call holds it).
+    pub fn bigint64_array<'a>(self) -> Option<BigInt64ArraySlice<'a>> {
+        // SAFETY: env and value come from the current callback; any other value is refused.
+        unsafe { BigInt64ArraySlice::from_napi_value(self.env, self.raw) }.ok()
+    }
+
+    /// A string value.
+    pub fn text(env: sys::napi_env, s: &str) -> Result<Val, Fail> {
+        // SAFETY: the env of the current call; `s` is valid UTF-8 of the given length.
+        make(env, "create a string", |e, o| unsafe {
+            sys::napi_create_string_utf8(e, s.as_ptr().cast(), s.len() as isize, o)
+        })
+    }
+
+    /// An integer: a Number when a Number holds it exactly, a bigint otherwise.
+    pub fn int(env: sys::napi_env, x: i128) -> Result<Val, Fail> {
+        if x.unsigned_abs() <= MAX_SAFE as u128 {
+            // SAFETY: the env of the current call.
+            return make(env, "create a Number", |e, o| unsafe {
+                sys::napi_create_double(e, x as f64, o)
+            });
         }
-        let mut kind = 0;
-        let mut len = 0usize;
-        let mut data = ptr::null_mut();
-        let mut buffer = ptr::null_mut();
-        let mut offset = 0usize;
-        // SAFETY: as above; the value is a typed array.
-        check(
-            unsafe {
-                sys::napi_get_typedarray_info(
-                    self.env,
-                    self.raw,
-                    &mut kind,
-                    &mut len,
-                    &mut data,
-                    &mut buffer,
-                    &mut offset,
-                )
-            },
-            "read a typed array",
-        )?;
-        if kind != sys::TypedarrayType::bigint64_array {
-            return Ok(None);
-        }
-        if len == 0 || data.is_null() {
-            return Ok(Some(&[]));
-        }
-        // SAFETY: a BigInt64Array's data is `len` aligned i64 values, alive while the array is
-        // (the caller uses the slice only within the current call, which holds the array).
-        Ok(Some(unsafe {
-            std::slice::from_raw_parts(data as *const i64, len)
+        let m = x.unsigned_abs();
+        let words = [m as u64, (m >> 64) as u64];
+        // SAFETY: as above; `words` holds the two words given.
+        make(env, "create a bigint", |e, o| unsafe {
+            sys::napi_create_bigint_words(e, i32::from(x < 0), 2, words.as_ptr(), o)
+        })
+    }
+
+    /// A plain object `{}`.
+    pub fn object(env: sys::napi_env) -> Result<Val, Fail> {
+        // SAFETY: the env of the current call.
+        make(env, "create an object", |e, o| unsafe {
+            sys::napi_create_object(e, o)
+        })
+    }
+
+    /// One of the core's values (`None` for `Null`: the property is left out).
+    pub fn value(env: sys::napi_env, v: &Value) -> Result<Option<Val>, Fail> {
+        Ok(Some(match v {
+            Value::Int(i) => Val::int(env, *i)?,
+            // SAFETY (both): the env of the current call.
+            Value::Float(f) => make(env, "create a Number", |e, o| unsafe {
+                sys::napi_create_double(e, *f, o)
+            })?,
+            Value::Bool(b) => make(env, "create a boolean", |e, o| unsafe {
+                sys::napi_get_boolean(e, *b, o)
+            })?,
+            Value::Text(t) => Val::text(env, t)?,
+            Value::Null => return Ok(None),
+            Value::Fields(fields) => Val::record(env, fields)?,
         }))
+    }
+
+    /// An object of the core's named fields (a health snapshot), with camelCase keys.
+    pub fn record(env: sys::napi_env, fields: &[(&str, Value)]) -> Result<Val, Fail> {
+        let obj = Val::object(env)?;
+        obj.set_fields(fields.iter().map(|(k, v)| (camel(k), v)))?;
+        Ok(obj)
+    }
+
+    /// Set a property.
+    pub fn set(self, name: &str, v: Val) -> Result<(), Fail> {
+        let key = cstring(name)?;
+        // SAFETY: env and object come from the current call; `key` is NUL-terminated.
+        let status =
+            unsafe { sys::napi_set_named_property(self.env, self.raw, key.as_ptr(), v.raw) };
+        check(status, "set a property")
+    }
+
+    /// Set one property per field (a `Null` field is left out).
+    pub fn set_fields<'a>(
+        self,
+        fields: impl IntoIterator<Item = (String, &'a Value)>,
+    ) -> Result<(), Fail> {
+        for (name, v) in fields {
+            if let Some(v) = Val::value(self.env, v)? {
+                self.set(&name, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A new BigInt64Array of `n` IDs that `fill` writes in place (no per-ID allocation).
+    pub fn id_array(
+        env: sys::napi_env,
+        n: usize,
+        fill: impl FnOnce(&mut [u64]) -> Result<(), Fail>,
+    ) -> Result<Val, Fail> {
+        let mut data: *mut c_void = ptr::null_mut();
+        // SAFETY: the env of the current call; the buffer holds n * 8 bytes (n <= 2^24).
+        let buffer = make(env, "allocate an ArrayBuffer for the IDs", |e, o| unsafe {
+            sys::napi_create_arraybuffer(e, n * 8, &mut data, o)
+        })?;
+        if n > 0 {
+            if data.is_null() || !(data as usize).is_multiple_of(std::mem::align_of::<u64>()) {
+                return Err(Fail::Range(
+                    "the ArrayBuffer's memory is not 8-byte aligned".into(),
+                ));
+            }
+            // SAFETY: `data` points at n * 8 writable, aligned bytes owned by `buffer`, which
+            // the current handle scope keeps alive; nothing else sees it yet.
+            fill(unsafe { std::slice::from_raw_parts_mut(data as *mut u64, n) })?;
+        }
+        // SAFETY: as above; the view covers the whole buffer.
+        make(env, "create the BigInt64Array", |e, o| unsafe {
+            sys::napi_create_typedarray(e, sys::TypedarrayType::bigint64_array, n, buffer.raw, 0, o)
+        })
+    }
+
+    /// As napi-rs's `Unknown` (to return from a `#[napi]` function).
+    pub fn unknown<'a>(self) -> Unknown<'a> {
+        // SAFETY: a value of the current call.
+        unsafe { Unknown::from_raw_unchecked(self.env, self.raw) }
     }
 }
 
-/// How an integer setting is named in messages.
-fn int_value(v: Val, name: &str) -> Result<i128, Fail> {
+fn cstring(name: &str) -> Result<CString, Fail> {
+    CString::new(name).map_err(|_| Fail::Type(format!("bad property name {name:?}")))
+}
+
+/// The core's snake_case field names as JS's camelCase: `last_issued_ms` -> `lastIssuedMs`.
+pub fn camel(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        match c {
+            '_' => upper = true,
+            c if upper => {
+                out.extend(c.to_uppercase());
+                upper = false;
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An integer setting or argument as the core's wide type (the core checks its range).
+pub fn int_arg(v: Val, name: &str) -> Result<i128, Fail> {
     match v.ty()? {
         Ty::Number => {
             let x = v.f64()?;
@@ -293,27 +440,17 @@ fn int_value(v: Val, name: &str) -> Result<i128, Fail> {
     }
 }
 
-/// An integer argument as the core's wide type (the core checks its range).
-pub fn int_arg(v: Val, name: &str) -> Result<i128, Fail> {
-    int_value(v, name)
-}
-
-/// An integer argument that must fit an i64 (Unix milliseconds and the like).
-pub fn i64_arg(v: Val, name: &str) -> Result<i64, Fail> {
-    let x = int_value(v, name)?;
-    i64::try_from(x).map_err(|_| Fail::Range(format!("{name} = {x} does not fit a 64-bit integer")))
-}
-
-/// An integer argument that must fit a u32 (bit counts).
-pub fn u32_arg(v: Val, name: &str) -> Result<u32, Fail> {
-    let x = int_value(v, name)?;
-    u32::try_from(x).map_err(|_| Fail::Range(format!("{name} = {x} is not in [0, 2^32)")))
-}
-
-/// An integer argument that must fit a u64 (durations in ms; the core checks their range).
-pub fn u64_arg(v: Val, name: &str) -> Result<u64, Fail> {
-    let x = int_value(v, name)?;
-    u64::try_from(x).map_err(|_| Fail::Range(format!("{name} = {x} is not in [0, 2^64)")))
+/// An integer argument that must fit the Rust type `T` (the core checks the range it allows).
+pub fn narrow<T: TryFrom<i128>>(v: Val, name: &str) -> Result<T, Fail> {
+    let x = int_arg(v, name)?;
+    T::try_from(x).map_err(|_| {
+        let range = match std::any::type_name::<T>() {
+            "u32" => "[0, 2^32)",
+            "u64" => "[0, 2^64)",
+            _ => "[-2^63, 2^63)",
+        };
+        Fail::Range(format!("{name} = {x} is not in {range}"))
+    })
 }
 
 /// A Number argument (any value; the core checks it).
@@ -327,17 +464,26 @@ pub fn f64_arg(v: Val, name: &str) -> Result<f64, Fail> {
     }
 }
 
+/// A string argument.
+pub fn string_arg(v: Val, name: &str) -> Result<String, Fail> {
+    if v.ty()? != Ty::String {
+        return Err(Fail::Type(format!(
+            "{name} must be a string, got {}",
+            v.describe()
+        )));
+    }
+    v.string()
+}
+
 /// An ID: a bigint or a decimal string, never a Number (which may already have been rounded).
 pub fn id_arg(v: Val) -> Result<u64, Fail> {
     match v.ty()? {
-        Ty::BigInt => match v.bigint_i128()? {
-            Some(x) => Ok(polyflake::id_from_i128(x)?),
-            // Beyond i128: saturate by sign so the core's range check refuses it.
-            None => {
-                let negative = unsafe_sign(v)?;
-                Ok(polyflake::id_from_i128(if negative { i128::MIN } else { i128::MAX })?)
-            }
-        },
+        // Beyond i128: saturate by sign so the core's range check refuses it.
+        Ty::BigInt => Ok(polyflake::id_from_i128(match v.bigint_i128()? {
+            Some(x) => x,
+            None if v.bigint_negative()? => i128::MIN,
+            None => i128::MAX,
+        })?),
         Ty::String => Ok(polyflake::parse_id(&v.string()?)?),
         Ty::Number => Err(Fail::Type(format!(
             "an ID must be a bigint or a decimal string, not a Number ({} here): Numbers above 2^53 are silently rounded, so 123n or '123' is required",
@@ -348,14 +494,4 @@ pub fn id_arg(v: Val) -> Result<u64, Fail> {
             v.describe()
         ))),
     }
-}
-
-fn unsafe_sign(v: Val) -> Result<bool, Fail> {
-    // SAFETY: env and value come from the current callback; the value is a bigint.
-    let big = unsafe {
-        <napi::bindgen_prelude::BigInt as napi::bindgen_prelude::FromNapiValue>::from_napi_value(
-            v.env, v.raw,
-        )
-    }?;
-    Ok(big.sign_bit)
 }

@@ -2,9 +2,8 @@
 //! sequenceBits }` objects and the `Layout` class all turn into a core [`polyflake::Layout`],
 //! which does every check.
 
-use crate::clocks::val;
-use crate::errors::{guard, Fail, Result};
-use crate::js::{u32_arg, Ty, Val};
+use crate::errors::{guard, Result};
+use crate::js::{narrow, string_arg, Fail, Ty, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 
 /// The preset layouts by name: pass one as the `layout` option.
@@ -55,9 +54,9 @@ impl Layout {
         sequence_bits: Unknown<'_>,
     ) -> Result<Self> {
         guard(env.raw(), || {
-            let t = u32_arg(val(env, &timestamp_bits), "timestampBits")?;
-            let n = u32_arg(val(env, &node_bits), "nodeBits")?;
-            let s = u32_arg(val(env, &sequence_bits), "sequenceBits")?;
+            let t = narrow(Val::of(env, &timestamp_bits), "timestampBits")?;
+            let n = narrow(Val::of(env, &node_bits), "nodeBits")?;
+            let s = narrow(Val::of(env, &sequence_bits), "sequenceBits")?;
             Ok(Layout {
                 inner: polyflake::Layout::new(t, n, s)?,
             })
@@ -68,15 +67,9 @@ impl Layout {
     #[napi(factory, ts_args_type = "name: LayoutPreset | string")]
     pub fn from_name(env: Env, name: Unknown<'_>) -> Result<Self> {
         guard(env.raw(), || {
-            let v = val(env, &name);
-            if v.ty()? != Ty::String {
-                return Err(Fail::Type(format!(
-                    "a layout name must be a string, got {}",
-                    v.describe()
-                )));
-            }
+            let name = string_arg(Val::of(env, &name), "a layout name")?;
             Ok(Layout {
-                inner: polyflake::Layout::from_name(&v.string()?)?,
+                inner: polyflake::Layout::from_name(&name)?,
             })
         })
     }
@@ -153,9 +146,9 @@ pub(crate) fn layout_arg(env: Env, v: Val) -> std::result::Result<polyflake::Lay
                     )));
                 }
             }
-            let t = u32_arg(v.get("timestampBits")?, "layout.timestampBits")?;
-            let n = u32_arg(v.get("nodeBits")?, "layout.nodeBits")?;
-            let s = u32_arg(v.get("sequenceBits")?, "layout.sequenceBits")?;
+            let t = narrow(v.get("timestampBits")?, "layout.timestampBits")?;
+            let n = narrow(v.get("nodeBits")?, "layout.nodeBits")?;
+            let s = narrow(v.get("sequenceBits")?, "layout.sequenceBits")?;
             Ok(polyflake::Layout::new(t, n, s)?)
         }
         _ => Err(Fail::Type(format!(

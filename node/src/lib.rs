@@ -2,10 +2,15 @@
 //!
 //! The napi-rs binding of the polyflake core: `Snowflake`, `MonotonicSnowflake`, the layouts,
 //! the test clocks and the ID helpers. It converts types and calls the core, nothing more: every
-//! rule about IDs (ranges, layout checks, parsing, batch limits, waits) lives in `core/`.
+//! rule about IDs (ranges, layout checks, parsing, batch limits, waits, leases, defaults) lives
+//! in `core/`.
 //!
 //! IDs cross into JavaScript as `bigint` (never a Number, which rounds above 2^53) and come back
-//! as `bigint` or decimal strings. Errors carry the core's stable `code`.
+//! as `bigint` or decimal strings. Errors carry the core's stable `code` and the error's data.
+//!
+//! Modules, each using only those listed before it: `js` (the value layer and `Fail`),
+//! `errors` (throwing), `fast` (the generator cell and the bound `nextId`), `clocks`, `layout`,
+//! `generator` (the two classes from one implementation).
 
 #![deny(missing_docs)]
 
@@ -19,16 +24,12 @@ mod generator;
 mod js;
 mod layout;
 
-use crate::clocks::val;
-use crate::errors::{guard, Fail, Result};
-use crate::js::{id_arg, Ty};
+use crate::errors::{guard, Result};
+use crate::js::{id_arg, Fail, Ty, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 
 pub use clocks::{ManualClock, ScriptedClock};
-pub use generator::{
-    DecodedId, EtcdOptions, FileLeaseOptions, Health, LeadOptions, LeaseHealth, MonotonicSnowflake,
-    MonotonicSnowflakeOptions, Snowflake, SnowflakeOptions, SourceOptions,
-};
+pub use generator::{DecodedId, MonotonicSnowflake, Snowflake};
 pub use layout::{Layout, LayoutBits, LayoutPreset};
 
 /// The version of the polyflake core inside this addon.
@@ -43,27 +44,39 @@ pub const DEFAULT_EPOCH_MS: i64 = polyflake::DEFAULT_EPOCH_MS;
 #[napi]
 pub const MAX_BATCH: u32 = polyflake::MAX_BATCH as u32;
 
+/// The default `maxForwardStepMs`: a larger forward step of the wall clock is not issued from.
+#[napi]
+pub const DEFAULT_MAX_FORWARD_STEP_MS: f64 = polyflake::DEFAULT_MAX_FORWARD_STEP_MS as f64;
+
+/// The default `forwardConfirmMs`: how long a stepped-ahead clock must hold to be believed.
+#[napi]
+pub const DEFAULT_FORWARD_CONFIRM_MS: f64 = polyflake::DEFAULT_FORWARD_CONFIRM_MS as f64;
+
+/// The default `reserveMs` of both lease kinds (and the restart guard of a new slot).
+#[napi]
+pub const DEFAULT_RESERVE_MS: f64 = polyflake::DEFAULT_RESERVE_MS as f64;
+
+/// The default `maxGuardWaitMs` of both lease kinds, and `waitReady`'s default timeout.
+#[napi]
+pub const DEFAULT_MAX_GUARD_WAIT_MS: f64 = polyflake::DEFAULT_MAX_GUARD_WAIT_MS as f64;
+
 /// IDs as decimal strings, for JSON (`JSON.stringify` throws on a bigint, and a Number would
 /// round): takes the BigInt64Array from `nextIds`, or an array of bigints or decimal strings.
 /// Every element is checked to be a valid ID.
 #[napi(ts_args_type = "ids: BigInt64Array | Array<bigint | string>")]
 pub fn ids_to_strings(env: Env, ids: Unknown<'_>) -> Result<Vec<String>> {
     guard(env.raw(), || {
-        let v = val(env, &ids);
-        if let Some(values) = v.bigint64_array()? {
-            return values
+        let v = Val::of(env, &ids);
+        if let Some(values) = v.bigint64_array() {
+            let id = |x: &i64| polyflake::id_from_i128(i128::from(*x));
+            return Ok(values
                 .iter()
-                .map(|x| {
-                    Ok(polyflake::format_id(polyflake::id_from_i128(i128::from(
-                        *x,
-                    ))?))
-                })
-                .collect();
+                .map(|x| Ok(polyflake::format_id(id(x)?)))
+                .collect::<polyflake::Result<_>>()?);
         }
         if v.ty()? == Ty::Object && v.is_array()? {
-            return (0..v.array_len()?)
-                .map(|i| Ok(polyflake::format_id(id_arg(v.index(i)?)?)))
-                .collect();
+            let ids = v.elements()?.into_iter().map(id_arg);
+            return ids.map(|id| Ok(polyflake::format_id(id?))).collect();
         }
         Err(Fail::Type(format!(
             "idsToStrings takes a BigInt64Array or an array of bigints, got {}",
@@ -76,12 +89,12 @@ pub fn ids_to_strings(env: Env, ids: Unknown<'_>) -> Result<Vec<String>> {
 #[napi(ts_args_type = "id: bigint | string")]
 pub fn id_to_string(env: Env, id: Unknown<'_>) -> Result<String> {
     guard(env.raw(), || {
-        Ok(polyflake::format_id(id_arg(val(env, &id))?))
+        Ok(polyflake::format_id(id_arg(Val::of(env, &id))?))
     })
 }
 
 /// Parse an ID from JSON: a decimal string (digits only, below 2^63) or a bigint, to a bigint.
 #[napi(ts_args_type = "id: string | bigint")]
 pub fn parse_id(env: Env, id: Unknown<'_>) -> Result<u64> {
-    guard(env.raw(), || id_arg(val(env, &id)))
+    guard(env.raw(), || id_arg(Val::of(env, &id)))
 }

@@ -99,10 +99,20 @@ const TABLE = [
       a.nextId()
     }
   }, Error, 'NODE_ID_IN_USE'],
-  ['a clock function that throws', () => new Snowflake({ nodeId: 1, clock: () => { throw new Error('boom') } }).nextId(), Error, 'CLOCK_FAILED'],
-  ['a clock function returning a string', () => new Snowflake({ nodeId: 1, clock: () => '1737747358021' }).nextId(), Error, 'CLOCK_FAILED'],
-  ['a clock function returning 1.5', () => new Snowflake({ nodeId: 1, clock: () => 1.5 }).nextId(), Error, 'CLOCK_FAILED'],
-  ['a clock before the epoch', () => new Snowflake({ nodeId: 1, clock: () => 5 }).nextId(), Error, 'TIMESTAMP_OVERFLOW'],
+  // A clock function is not a test clock: each generator on one holds its node id like one on
+  // the system clock, so each row here has its own.
+  ['a clock function that throws', () => new Snowflake({ nodeId: 61, clock: () => { throw new Error('boom') } }).nextId(), Error, 'CLOCK_FAILED'],
+  ['a clock function returning a string', () => new Snowflake({ nodeId: 62, clock: () => '1737747358021' }).nextId(), Error, 'CLOCK_FAILED'],
+  ['a clock function returning 1.5', () => new Snowflake({ nodeId: 63, clock: () => 1.5 }).nextId(), Error, 'CLOCK_FAILED'],
+  ['a clock before the epoch', () => new Snowflake({ nodeId: 64, clock: () => 5 }).nextId(), Error, 'TIMESTAMP_OVERFLOW'],
+  ['two live generators on clock functions, one node id', () => {
+    const a = new Snowflake({ nodeId: 65, clock: () => T0 })
+    try {
+      new Snowflake({ nodeId: 65, clock: () => T0 })
+    } finally {
+      a.close()
+    }
+  }, Error, 'NODE_ID_IN_USE'],
   // V8's own receiver check ("Illegal invocation", no code) stops it before any Rust runs.
   ['prototype nextId on a wrong receiver', () => Snowflake.prototype.nextId.call(new ManualClock(T0)), TypeError, undefined],
 ]
@@ -161,6 +171,7 @@ test('a clock function may return a Number or a bigint', () => {
   let t = T0
   const g = new Snowflake({ nodeId: 37, clock: () => t })
   assert.equal(g.nextId(), 141264821508263936n)
-  const b = new Snowflake({ nodeId: 37, clock: () => BigInt(T0) })
-  assert.equal(b.nextId(), 141264821508263936n)
+  // A clock function holds its node id like the system clock: node 38, one node field step on.
+  const b = new Snowflake({ nodeId: 38, clock: () => BigInt(T0) })
+  assert.equal(b.nextId(), 141264821508263936n + (1n << 12n))
 })

@@ -9,24 +9,19 @@ const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const { spawn, spawnSync } = require('node:child_process')
-const { ROOT, NODE_DIR, polyflake, throwsCode } = require('./helpers')
+const { ROOT, NODE_DIR, polyflake, throwsCode, tempDir, sleep, run, readIds } = require('./helpers')
 
 const { Snowflake, MonotonicSnowflake, ManualClock } = polyflake
 const PARTICIPANT = path.join(ROOT, 'tests', 'polyglot', 'participant.js')
-
-function tempDir(tag) {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `polyflake-node-${tag}-`))
-}
-
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms))
-}
 
 test('two generators on one lease directory hold different slots, which are their node ids', () => {
   const dir = tempDir('two')
   const a = Snowflake.fromFileLease({ dir, slots: 4, identity: 'a' })
   const b = MonotonicSnowflake.fromFileLease({ dir, slots: 4, identity: 'b', maxLeadMs: 50 })
   try {
+    // New slots: each first waits out one reserve (a holder nobody can see may have reached it).
+    a.waitReady()
+    b.waitReady()
     assert.notEqual(a.nodeId, b.nodeId)
     for (const g of [a, b]) {
       assert.ok(g.nodeId >= 0 && g.nodeId < 4, `slot ${g.nodeId} within slots: 4`)
@@ -58,6 +53,7 @@ test('slots: 1 and a second holder: NO_FREE_SLOT; close() frees the slot for the
   const dir = tempDir('one')
   const first = Snowflake.fromFileLease({ dir, slots: 1 })
   assert.equal(first.nodeId, 0)
+  first.waitReady()
   const last = first.nextId()
   const e = throwsCode(assert, () => Snowflake.fromFileLease({ dir, slots: 1 }), Error, 'NO_FREE_SLOT')
   assert.ok(!(e instanceof RangeError), 'a full store is a runtime fault, not a bad argument')
@@ -71,9 +67,11 @@ test('slots: 1 and a second holder: NO_FREE_SLOT; close() frees the slot for the
   assert.equal(first.decode(last).nodeId, 0) // decode still works
   const detached = first.nextId
   for (const call of [() => first.nextId(), detached, () => Snowflake.prototype.nextId.call(first),
-    () => first.nextIdString(), () => first.nextIds(3), () => first.health()]) {
+    () => first.nextIdString(), () => first.nextIds(3), () => first.waitReady()]) {
     throwsCode(assert, call, Error, 'GENERATOR_CLOSED')
   }
+  // The core keeps a closed generator: health() says so.
+  assert.equal(first.health().status, 'closed')
 
   const next = Snowflake.fromFileLease({ dir, slots: 1 })
   try {
@@ -82,16 +80,8 @@ test('slots: 1 and a second holder: NO_FREE_SLOT; close() frees the slot for the
     // The successor starts behind what the first really issued, and issues past it.
     const h = next.health()
     assert.equal(h.lease.guardUntilMs, Number(Snowflake.decode(last).epochMs))
-    let id
-    const until = Date.now() + 5000
-    for (;;) {
-      try {
-        id = next.nextId()
-        break
-      } catch (err) {
-        if (err.code !== 'LEASE_NOT_READY' || Date.now() > until) throw err
-      }
-    }
+    next.waitReady(5000)
+    const id = next.nextId()
     assert.ok(id > last)
   } finally {
     next.close()
@@ -102,8 +92,11 @@ test('slots: 1 and a second holder: NO_FREE_SLOT; close() frees the slot for the
 test('the restart guard on a ManualClock: nothing until the clock passes the stored mark', () => {
   const dir = tempDir('guard')
   const T = 1_737_747_358_021
-  const clock = new ManualClock(T)
+  // A new slot waits one reserve (1000 ms) from when it was taken: let that pass, to T.
+  const clock = new ManualClock(T - 1001)
   const a = Snowflake.fromFileLease({ dir, slots: 1, clock, reserveMs: 1000 })
+  throwsCode(assert, () => a.nextId(), Error, 'LEASE_NOT_READY')
+  clock.elapse(1001)
   const before = a.nextId()
   a.close() // leaves R = the last millisecond it issued (T)
 
@@ -130,26 +123,6 @@ test('the restart guard on a ManualClock: nothing until the clock passes the sto
     fs.rmSync(dir, { recursive: true, force: true })
   }
 })
-
-function run(cmd, args, opts = {}) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts })
-    let out = ''
-    let err = ''
-    p.stdout.setEncoding('utf8').on('data', (d) => { out += d })
-    p.stderr.setEncoding('utf8').on('data', (d) => { err += d })
-    p.on('error', reject)
-    p.on('close', (code, signal) => resolve({ code, signal, out, err }))
-  })
-}
-
-function readIds(file) {
-  const buf = fs.readFileSync(file)
-  assert.equal(buf.length % 8, 0)
-  const ids = new BigUint64Array(buf.length / 8)
-  for (let i = 0; i < ids.length; i++) ids[i] = buf.readBigUInt64LE(i * 8)
-  return ids
-}
 
 test('4 child processes (the polyglot participant) lease distinct slots of one directory and mint at once: no duplicate', async () => {
   const work = tempDir('children')
@@ -206,6 +179,7 @@ test('the participant reports bad arguments on one stderr line and exits 1', asy
 const HOLDER = `
 const { Snowflake } = require(process.argv[1])
 const g = Snowflake.fromFileLease({ dir: process.argv[2], slots: 1, reserveMs: 300 })
+g.waitReady()
 g.nextId()
 process.stdout.write('HOLD ' + g.nodeId + '\\n')
 setInterval(() => g.nextId(), 5)
@@ -235,16 +209,8 @@ test('a slot held by a process that is killed is taken by the next, after the re
       assert.equal(g.nodeId, 0)
       const guard = g.health().lease.guardUntilMs
       assert.equal(typeof guard, 'number', 'the killed holder left its high-water mark')
-      let id
-      const until = Date.now() + 10_000
-      while (id === undefined) {
-        try {
-          id = g.nextId()
-        } catch (e) {
-          if (e.code !== 'LEASE_NOT_READY' || Date.now() > until) throw e
-          await sleep(10)
-        }
-      }
+      g.waitReady(10_000)
+      const id = g.nextId()
       assert.ok(g.decode(id).epochMs > guard, 'the first ID is past the killed holder\'s mark')
     } finally {
       g.close()
@@ -331,7 +297,10 @@ const BAD = [
   ['fromIpv4 short address', () => Snowflake.fromIpv4('10.1.7', 22), RangeError, 'INVALID_NODE_SOURCE'],
   ['fromIpv4 /21', () => Snowflake.fromIpv4('10.1.7.9', 21), RangeError, 'INVALID_NODE_SOURCE'],
   ['fromIpv4 /33', () => Snowflake.fromIpv4('10.1.7.9', 33), RangeError, 'INVALID_NODE_SOURCE'],
-  ['fromIpv4 /300', () => Snowflake.fromIpv4('10.1.7.9', 300), RangeError, 'ERR_OUT_OF_RANGE'],
+  ['fromIpv4 /300', () => Snowflake.fromIpv4('10.1.7.9', 300), RangeError, 'INVALID_NODE_SOURCE'],
+  ['fromIpv4 /-1', () => Snowflake.fromIpv4('10.1.7.9', -1), RangeError, 'INVALID_NODE_SOURCE'],
+  ['fromIpv4 /2 ** 53', () => Snowflake.fromIpv4('10.1.7.9', 2 ** 53), RangeError, 'ERR_OUT_OF_RANGE'],
+  ['fromIpv4 /2n ** 70n', () => Snowflake.fromIpv4('10.1.7.9', 2n ** 70n), RangeError, 'INVALID_NODE_SOURCE'],
   ['fromIpv4 prefix "22"', () => Snowflake.fromIpv4('10.1.7.9', '22'), TypeError, 'ERR_INVALID_ARG_TYPE'],
   ['fromIpv4 address 5', () => Snowflake.fromIpv4(5, 22), TypeError, 'ERR_INVALID_ARG_TYPE'],
   ['fromIpv4 maxLeadMs on strict', () => Snowflake.fromIpv4('10.1.7.9', 22, { maxLeadMs: 1 }), TypeError, 'ERR_INVALID_ARG_TYPE'],
@@ -417,6 +386,8 @@ test('an etcd lease from Node: distinct slots, lease state in health(), NO_FREE_
     gens.push(a)
     const b = MonotonicSnowflake.fromEtcd({ ...opts, identity: 'node-b', maxLeadMs: 100 })
     gens.push(b)
+    a.waitReady()
+    b.waitReady()
     assert.notEqual(a.nodeId, b.nodeId)
     for (const g of [a, b]) {
       const ids = g.nextIds(1000)
@@ -442,16 +413,8 @@ test('an etcd lease from Node: distinct slots, lease state in health(), NO_FREE_
     gens.push(c)
     assert.equal(c.nodeId, slot)
     // The successor waits past what `a` issued (the restart guard), then issues.
-    let id
-    const until = Date.now() + 10_000
-    while (id === undefined) {
-      try {
-        id = c.nextId()
-      } catch (e) {
-        if (e.code !== 'LEASE_NOT_READY' || Date.now() > until) throw e
-        await sleep(10)
-      }
-    }
+    c.waitReady(10_000)
+    const id = c.nextId()
     assert.equal(c.decode(id).nodeId, slot)
   } finally {
     for (const g of gens) g.close()

@@ -41,7 +41,8 @@ const NEEDS = ['fork']
 // A generator spec from a scenario file -> [generator, its manual clock or null]. File-lease
 // generators lease from `leaseDir`, the scenario's one temporary directory.
 function make(spec, where, leaseDir) {
-  onlyKeys(spec, ['mode', 'node_id', 'layout', 'epoch_ms', 'max_wait_ms', 'max_lead_ms', 'clock', 'source', 'deferred'], where)
+  onlyKeys(spec, ['mode', 'node_id', 'layout', 'epoch_ms', 'max_wait_ms', 'max_lead_ms', 'max_forward_step_ms',
+    'forward_confirm_ms', 'clock', 'source', 'deferred'], where)
   const opts = {}
   if ('source' in spec) {
     onlyKeys(spec.source, ['kind', 'slots', 'reserve_ms'], `${where}.source`)
@@ -60,6 +61,9 @@ function make(spec, where, leaseDir) {
   if ('epoch_ms' in spec) opts.epochMs = spec.epoch_ms
   if ('max_wait_ms' in spec) opts.maxWaitMs = spec.max_wait_ms
   if ('max_lead_ms' in spec) opts.maxLeadMs = spec.max_lead_ms
+  // null turns the forward-step check off.
+  if ('max_forward_step_ms' in spec) opts.maxForwardStepMs = spec.max_forward_step_ms
+  if ('forward_confirm_ms' in spec) opts.forwardConfirmMs = spec.forward_confirm_ms
   let manual = null
   if ('clock' in spec) {
     const c = spec.clock
@@ -86,11 +90,11 @@ function fields(d) {
 
 const ID_EXPECT = ['error', 'ids', 'sequences', 'max_sequence', 'first', 'last', 'increasing']
 const HEALTH_EXPECT = ['ok', 'status', 'lead_ms', 'ids_issued', 'rewinds_waited', 'rewinds_refused',
-  'sequence_exhaustions', 'wait_sleeps', 'ms_borrowed', 'lead_refused']
+  'sequence_exhaustions', 'wait_sleeps', 'ms_borrowed', 'lead_refused', 'clock_ahead_ms', 'forward_refused']
 const HEALTH_JS = {
   ok: 'ok', status: 'status', lead_ms: 'leadMs', ids_issued: 'idsIssued', rewinds_waited: 'rewindsWaited',
   rewinds_refused: 'rewindsRefused', sequence_exhaustions: 'sequenceExhaustions', wait_sleeps: 'waitSleeps',
-  ms_borrowed: 'msBorrowed', lead_refused: 'leadRefused',
+  ms_borrowed: 'msBorrowed', lead_refused: 'leadRefused', clock_ahead_ms: 'clockAheadMs', forward_refused: 'forwardRefused',
 }
 
 function expectError(fn, code, where) {
@@ -118,7 +122,7 @@ function runScenario(sc, file) {
   try {
     runSteps(sc, gens, leaseDir)
   } finally {
-    for (const g of Object.values(gens)) g.gen.close()
+    for (const g of Object.values(gens)) g.gen?.close() // null: its making failed
     fs.rmSync(leaseDir, { recursive: true, force: true })
   }
   return `${sc.name} ok`
@@ -205,10 +209,12 @@ function runSteps(sc, gens, leaseDir) {
         break
       }
       case 'clock_set':
-      case 'clock_advance': {
+      case 'clock_advance':
+      case 'clock_elapse': {
         assert.ok(g.clock, `${where}: ${step.gen} has no manual clock`)
         if (step.op === 'clock_set') g.clock.set(step.ms)
-        else g.clock.advance(step.ms)
+        else if (step.op === 'clock_advance') g.clock.advance(step.ms)
+        else g.clock.elapse(step.ms)
         break
       }
       case 'construct': {
@@ -229,9 +235,10 @@ function runSteps(sc, gens, leaseDir) {
         break
       }
       case 'close': {
+        // The generator stays: later calls on it fail with GENERATOR_CLOSED.
         assert.equal(step.expect, undefined, `${where}: close expects nothing`)
         g.gen.close()
-        delete gens[step.gen]
+        assert.equal(g.gen.closed, true, `${where}: closed`)
         break
       }
       default:

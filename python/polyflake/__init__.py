@@ -4,90 +4,22 @@ An ID is ``0 | timestamp | node | sequence`` (41/10/12 bits by default, epoch
 2024-01-01T00:00:00Z = 1704067200000 ms): a positive signed 64-bit integer that sorts by time.
 
 - ``Snowflake(node_id)``: strict; an issued timestamp never exceeds the wall clock. Small clock
-  rewinds (up to ``max_wait_ms``) are waited out, larger ones raise ``ClockMovedBackwards``.
+  rewinds (up to ``max_wait_ms``) are waited out, larger ones raise ``ClockMovedBackwards``; a
+  forward step past ``max_forward_step_ms`` is not issued from (``ClockJumpedAhead``).
 - ``MonotonicSnowflake(node_id)``: never waits and never duplicates; its timestamps may run ahead
   of the wall clock (bounded by ``max_lead_ms`` if set), so a decoded ``epoch_ms`` is an upper
   bound on when the ID was made.
 
 Node ids can also come from the core's node-id sources: ``Snowflake.from_file_lease(dir)`` (a
 slot of a lease directory, one host), ``Snowflake.from_etcd(endpoints)`` (a slot in etcd, a fleet),
-``from_env``, ``from_hostname`` and ``from_ipv4``. A lease-backed generator keeps its slot's
-high-water mark ahead of the clock, takes a fresh slot in a forked child, and frees the slot on
-``close()`` or at the end of a ``with`` block.
+``from_env``, ``from_hostname`` and ``from_ipv4``. A lease-backed generator waits out its slot's
+restart guard (``wait_ready()``), keeps the slot's high-water mark ahead of the clock, takes a
+fresh slot in a forked child, and frees the slot on ``close()`` or at the end of a ``with`` block.
 
 Every rule lives in the Rust core; this package only converts Python values.
 """
 
-from polyflake._polyflake import (
-    CORE_VERSION,
-    DEFAULT_EPOCH_MS,
-    DEFAULT_MAX_WAIT_MS,
-    DEFAULT_RESERVE_MS,
-    MAX_BATCH,
-    MAX_ID,
-    ClockFailed,
-    ClockMovedBackwards,
-    Health,
-    InvalidArgument,
-    InvalidEpoch,
-    InvalidId,
-    InvalidLayout,
-    InvalidNodeId,
-    InvalidNodeSource,
-    Layout,
-    LeadLimitExceeded,
-    LeaseExpired,
-    LeaseHealth,
-    LeaseLost,
-    LeaseNotReady,
-    LeaseStore,
-    MonotonicSnowflake,
-    NoFreeSlot,
-    NodeIdInUse,
-    PolyflakeError,
-    Snowflake,
-    TimestampOverflow,
-    UnknownLayout,
-    UsedAfterFork,
-    __version__,
-    decode,
-    format_id,
-    parse_id,
-)
+from polyflake import _polyflake
+from polyflake._polyflake import *  # noqa: F403 - the native module's public names
 
-__all__ = [
-    "CORE_VERSION",
-    "DEFAULT_EPOCH_MS",
-    "DEFAULT_MAX_WAIT_MS",
-    "DEFAULT_RESERVE_MS",
-    "MAX_BATCH",
-    "MAX_ID",
-    "ClockFailed",
-    "ClockMovedBackwards",
-    "Health",
-    "InvalidArgument",
-    "InvalidEpoch",
-    "InvalidId",
-    "InvalidLayout",
-    "InvalidNodeId",
-    "InvalidNodeSource",
-    "Layout",
-    "LeadLimitExceeded",
-    "LeaseExpired",
-    "LeaseHealth",
-    "LeaseLost",
-    "LeaseNotReady",
-    "LeaseStore",
-    "MonotonicSnowflake",
-    "NoFreeSlot",
-    "NodeIdInUse",
-    "PolyflakeError",
-    "Snowflake",
-    "TimestampOverflow",
-    "UnknownLayout",
-    "UsedAfterFork",
-    "__version__",
-    "decode",
-    "format_id",
-    "parse_id",
-]
+__all__ = _polyflake.__all__

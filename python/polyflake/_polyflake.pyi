@@ -1,4 +1,7 @@
-"""Type stubs for the native module polyflake._polyflake (hand-written, checked by mypy.stubtest)."""
+"""Type stubs for the native module polyflake._polyflake (hand-written, checked by mypy.stubtest).
+
+Every default shown is the core's (``DEFAULT_*`` below); the runtime takes settings as keywords.
+"""
 
 import array
 import ipaddress
@@ -16,56 +19,64 @@ from typing import (
     TypedDict,
     Union,
     final,
+    type_check_only,
 )
 
-from typing_extensions import Self, disjoint_base
+from typing_extensions import Self, Unpack, disjoint_base
 
 __all__ = [
-    "Snowflake",
-    "MonotonicSnowflake",
-    "Health",
-    "LeaseHealth",
-    "Layout",
-    "ManualClock",
-    "ScriptedClock",
-    "decode",
-    "parse_id",
-    "format_id",
-    "PolyflakeError",
-    "InvalidLayout",
-    "UnknownLayout",
-    "InvalidNodeId",
-    "InvalidEpoch",
-    "InvalidArgument",
-    "InvalidId",
-    "ClockMovedBackwards",
-    "TimestampOverflow",
-    "LeadLimitExceeded",
-    "NodeIdInUse",
-    "UsedAfterFork",
+    "CORE_VERSION",
     "ClockFailed",
-    "InvalidNodeSource",
-    "NoFreeSlot",
-    "LeaseNotReady",
-    "LeaseExpired",
-    "LeaseLost",
-    "LeaseStore",
+    "ClockJumpedAhead",
+    "ClockMovedBackwards",
     "DEFAULT_EPOCH_MS",
+    "DEFAULT_FORWARD_CONFIRM_MS",
+    "DEFAULT_MAX_FORWARD_STEP_MS",
+    "DEFAULT_MAX_GUARD_WAIT_MS",
     "DEFAULT_MAX_WAIT_MS",
     "DEFAULT_RESERVE_MS",
-    "MAX_ID",
+    "GeneratorClosed",
+    "Health",
+    "IdSpaceMismatch",
+    "InvalidArgument",
+    "InvalidEpoch",
+    "InvalidId",
+    "InvalidLayout",
+    "InvalidNodeId",
+    "InvalidNodeSource",
+    "Layout",
+    "LeadLimitExceeded",
+    "LeaseExpired",
+    "LeaseHealth",
+    "LeaseLost",
+    "LeaseNotReady",
+    "LeaseStore",
     "MAX_BATCH",
-    "CORE_VERSION",
+    "MAX_ID",
+    "MonotonicSnowflake",
+    "NoFreeSlot",
+    "NodeIdInUse",
+    "PolyflakeError",
+    "Snowflake",
+    "TimestampOverflow",
+    "UnknownLayout",
+    "UsedAfterFork",
     "__version__",
+    "decode",
+    "format_id",
+    "parse_id",
 ]
 
 __version__: Final[str]
 CORE_VERSION: Final[str]
 DEFAULT_EPOCH_MS: Final[int]
 DEFAULT_MAX_WAIT_MS: Final[float]
+DEFAULT_RESERVE_MS: Final[int]
+DEFAULT_MAX_GUARD_WAIT_MS: Final[int]
+DEFAULT_MAX_FORWARD_STEP_MS: Final[int]
+DEFAULT_FORWARD_CONFIRM_MS: Final[int]
 MAX_ID: Final[int]
 MAX_BATCH: Final[int]
-DEFAULT_RESERVE_MS: Final[int]
 
 class _Decoded(TypedDict):
     """What ``decode`` returns: the ID's Unix-ms timestamp (an upper bound on when it was made),
@@ -112,165 +123,107 @@ _LayoutLike = Union[Layout, str, Tuple[int, int, int]]
 _ClockLike = Union["ManualClock", "ScriptedClock", Callable[[], int]]
 _PathLike = Union[str, "os.PathLike[str]"]
 _Ipv4Like = Union[str, "ipaddress.IPv4Address"]
+_Value = Union[bool, int, float, str, None]
+
+@type_check_only
+@disjoint_base
+class _Snapshot:
+    def to_dict(self) -> dict[str, Union[_Value, dict[str, _Value]]]: ...
+    def __getattr__(self, name: str) -> object: ...
 
 @final
-class LeaseHealth:
-    """The lease part of a ``Health`` snapshot: slot, high-water mark, restart guard."""
+class LeaseHealth(_Snapshot):
+    """The lease part of a ``Health`` snapshot: slot, high-water mark, restart guard, phase."""
 
-    @property
-    def kind(self) -> str: ...
-    @property
-    def store(self) -> str: ...
-    @property
-    def slot(self) -> int: ...
-    @property
-    def high_water_ms(self) -> int: ...
-    @property
-    def guard_until_ms(self) -> Optional[int]: ...
-    @property
-    def guard_waiting(self) -> bool: ...
-    @property
-    def guard_remaining_ms(self) -> int: ...
-    @property
-    def lost(self) -> bool: ...
-    @property
-    def renewals(self) -> int: ...
-    @property
-    def failures(self) -> int: ...
-    @property
-    def last_error(self) -> str: ...
-    def to_dict(self) -> dict[str, Union[bool, int, str, None]]: ...
+    kind: str
+    store: str
+    slot: int
+    high_water_ms: int
+    guard_until_ms: Optional[int]
+    guard_waiting: bool
+    guard_remaining_ms: int
+    guard_note: str
+    lost: bool
+    expired: bool
+    phase: str
+    renewals: int
+    failures: int
+    last_error: str
 
 @final
-class Health:
+class Health(_Snapshot):
     """A snapshot from ``health()``: ok or not and why, the clocks, and the counters."""
 
-    @property
-    def ok(self) -> bool: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def reason(self) -> str: ...
-    @property
-    def node_id(self) -> int: ...
-    @property
-    def source(self) -> str: ...
-    @property
-    def mode(self) -> str: ...
-    @property
-    def last_issued_ms(self) -> Optional[int]: ...
-    @property
-    def wall_ms(self) -> int: ...
-    @property
-    def lead_ms(self) -> int: ...
-    @property
-    def ids_issued(self) -> int: ...
-    @property
-    def rewinds_waited(self) -> int: ...
-    @property
-    def rewinds_refused(self) -> int: ...
-    @property
-    def sequence_exhaustions(self) -> int: ...
-    @property
-    def wait_sleeps(self) -> int: ...
-    @property
-    def ms_borrowed(self) -> int: ...
-    @property
-    def lead_refused(self) -> int: ...
-    @property
-    def lease_renewals(self) -> int: ...
-    @property
-    def lease_failures(self) -> int: ...
-    @property
-    def lease(self) -> Optional[LeaseHealth]: ...
-    def to_dict(
-        self,
-    ) -> dict[str, Union[bool, int, str, None, dict[str, Union[bool, int, str, None]]]]: ...
+    ok: bool
+    status: str
+    reason: str
+    node_id: int
+    source: str
+    mode: str
+    last_issued_ms: Optional[int]
+    wall_ms: int
+    lead_ms: int
+    ids_issued: int
+    rewinds_waited: int
+    rewinds_refused: int
+    sequence_exhaustions: int
+    wait_sleeps: int
+    ms_borrowed: int
+    lead_refused: int
+    lease_renewals: int
+    lease_failures: int
+    clock_ahead_ms: int
+    forward_refused: int
+    lease: Optional[LeaseHealth]
+
+class _Settings(TypedDict, total=False):
+    """The keyword settings every constructor takes; an absent one is the core's default."""
+
+    epoch_ms: int  # DEFAULT_EPOCH_MS (1704067200000, 2024-01-01T00:00:00Z)
+    max_wait_ms: float  # DEFAULT_MAX_WAIT_MS (5.0): strict mode's wait budget
+    layout: Optional[_LayoutLike]  # None: Layout.DEFAULT (41/10/12)
+    clock: Optional[_ClockLike]  # None: the system clock
+    max_forward_step_ms: Optional[int]  # DEFAULT_MAX_FORWARD_STEP_MS (60000); None: no check
+    forward_confirm_ms: int  # DEFAULT_FORWARD_CONFIRM_MS (300000)
+    max_lead_ms: Optional[int]  # MonotonicSnowflake only; None (default): unbounded
+
+class _LeaseSettings(_Settings, total=False):
+    slots: Optional[int]  # None: every node id of the layout
+    identity: Optional[str]  # None: the hostname
+    reserve_ms: int  # DEFAULT_RESERVE_MS (5000)
+    max_guard_wait_ms: int  # DEFAULT_MAX_GUARD_WAIT_MS (60000)
+
+class _EtcdSettings(_LeaseSettings, total=False):
+    prefix: str  # "/polyflake"
+    ttl_s: int  # 10
+    connect_timeout_ms: int  # 2000
 
 @disjoint_base
 class Snowflake:
-    """A strict generator: an issued timestamp never exceeds the wall clock."""
+    """A strict generator: an issued timestamp never exceeds the wall clock. Called on
+    ``MonotonicSnowflake``, every ``from_*`` constructor makes a monotonic one."""
 
-    def __new__(
-        cls,
-        node_id: int,
-        *,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-    ) -> Self: ...
+    def __new__(cls, node_id: int, **settings: Unpack[_Settings]) -> Self: ...
     @classmethod
-    def from_file_lease(
-        cls,
-        dir: _PathLike,
-        *,
-        slots: Optional[int] = None,
-        identity: Optional[str] = None,
-        reserve_ms: int = 5000,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-    ) -> Snowflake:
+    def from_file_lease(cls, dir: _PathLike, **settings: Unpack[_LeaseSettings]) -> Self:
         """A slot leased from a directory of slot files (one host); ``close()`` frees it."""
     @classmethod
-    def from_etcd(
-        cls,
-        endpoints: Union[str, Iterable[str]],
-        *,
-        prefix: str = "/polyflake",
-        ttl_s: int = 10,
-        reserve_ms: int = 5000,
-        slots: Optional[int] = None,
-        identity: Optional[str] = None,
-        connect_timeout_ms: int = 2000,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-    ) -> Snowflake:
+    def from_etcd(cls, endpoints: Union[str, Iterable[str]], **settings: Unpack[_EtcdSettings]) -> Self:
         """A slot leased from an etcd v3 cluster; ``close()`` frees it."""
     @classmethod
-    def from_env(
-        cls,
-        var: str,
-        *,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-    ) -> Snowflake: ...
+    def from_env(cls, var: str, **settings: Unpack[_Settings]) -> Self: ...
     @classmethod
-    def from_hostname(
-        cls,
-        hostname: Optional[str] = None,
-        *,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-    ) -> Snowflake: ...
+    def from_hostname(cls, hostname: Optional[str] = None, **settings: Unpack[_Settings]) -> Self: ...
     @classmethod
-    def from_ipv4(
-        cls,
-        addr: _Ipv4Like,
-        prefix_len: int,
-        *,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-    ) -> Snowflake: ...
+    def from_ipv4(cls, addr: _Ipv4Like, prefix_len: int, **settings: Unpack[_Settings]) -> Self: ...
     def next_id(self) -> int: ...
     def next_ids(self, count: int) -> array.array[int]: ...
     @staticmethod
-    def decode(
-        id: int, /, *, layout: Optional[_LayoutLike] = None, epoch_ms: int = 1704067200000
-    ) -> _Decoded:
+    def decode(id: int, /, *, layout: Optional[_LayoutLike] = None, epoch_ms: int = ...) -> _Decoded:
         """On the class: the default layout and epoch (or those given). On a generator
         (``g.decode(x)``): that generator's layout and epoch; keywords are not accepted there."""
     def health(self) -> Health: ...
+    def wait_ready(self, timeout_ms: Optional[float] = None) -> None: ...
     def close(self) -> None: ...
     @property
     def closed(self) -> bool: ...
@@ -292,95 +245,24 @@ class Snowflake:
     @property
     def max_lead_ms(self) -> Optional[int]: ...
     @property
+    def max_forward_step_ms(self) -> Optional[int]: ...
+    @property
+    def forward_confirm_ms(self) -> int: ...
+    @property
     def mode(self) -> str: ...
 
 @final
 class MonotonicSnowflake(Snowflake):
     """A monotonic generator: never waits, never duplicates; may run ahead of the wall clock."""
 
-    def __new__(
-        cls,
-        node_id: int,
-        *,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-        max_lead_ms: Optional[int] = None,
-    ) -> Self: ...
-    @classmethod
-    def from_file_lease(
-        cls,
-        dir: _PathLike,
-        *,
-        slots: Optional[int] = None,
-        identity: Optional[str] = None,
-        reserve_ms: int = 5000,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-        max_lead_ms: Optional[int] = None,
-    ) -> MonotonicSnowflake:
-        """A slot leased from a directory of slot files (one host); ``close()`` frees it."""
-    @classmethod
-    def from_etcd(
-        cls,
-        endpoints: Union[str, Iterable[str]],
-        *,
-        prefix: str = "/polyflake",
-        ttl_s: int = 10,
-        reserve_ms: int = 5000,
-        slots: Optional[int] = None,
-        identity: Optional[str] = None,
-        connect_timeout_ms: int = 2000,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-        max_lead_ms: Optional[int] = None,
-    ) -> MonotonicSnowflake:
-        """A slot leased from an etcd v3 cluster; ``close()`` frees it."""
-    @classmethod
-    def from_env(
-        cls,
-        var: str,
-        *,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-        max_lead_ms: Optional[int] = None,
-    ) -> MonotonicSnowflake: ...
-    @classmethod
-    def from_hostname(
-        cls,
-        hostname: Optional[str] = None,
-        *,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-        max_lead_ms: Optional[int] = None,
-    ) -> MonotonicSnowflake: ...
-    @classmethod
-    def from_ipv4(
-        cls,
-        addr: _Ipv4Like,
-        prefix_len: int,
-        *,
-        epoch_ms: int = 1704067200000,
-        max_wait_ms: float = 5.0,
-        layout: Optional[_LayoutLike] = None,
-        clock: Optional[_ClockLike] = None,
-        max_lead_ms: Optional[int] = None,
-    ) -> MonotonicSnowflake: ...
+    def __new__(cls, node_id: int, **settings: Unpack[_Settings]) -> Self: ...
 
 @final
 class ManualClock:
     def __new__(cls, start_ms: int) -> Self: ...
     def set(self, ms: int) -> None: ...
     def advance(self, delta_ms: int) -> None: ...
+    def elapse(self, ms: int) -> None: ...
     def now_ms(self) -> int: ...
 
 @final
@@ -390,32 +272,64 @@ class ScriptedClock:
     @property
     def reads(self) -> int: ...
 
-def decode(
-    id: int, /, *, layout: Optional[_LayoutLike] = None, epoch_ms: int = 1704067200000
-) -> _Decoded: ...
+def decode(id: int, /, *, layout: Optional[_LayoutLike] = None, epoch_ms: int = ...) -> _Decoded:
+    """``epoch_ms`` defaults to ``DEFAULT_EPOCH_MS`` (1704067200000, 2024-01-01)."""
 def parse_id(text: str) -> int: ...
 def format_id(id: int) -> str: ...
 
 class PolyflakeError(Exception):
     code: ClassVar[str]
 
-class InvalidLayout(PolyflakeError, ValueError): ...
-class UnknownLayout(PolyflakeError, ValueError): ...
-class InvalidNodeId(PolyflakeError, ValueError): ...
-class InvalidEpoch(PolyflakeError, ValueError): ...
-class InvalidArgument(PolyflakeError, ValueError): ...
-class InvalidId(PolyflakeError, ValueError): ...
+class InvalidLayout(PolyflakeError, ValueError):
+    timestamp_bits: int
+    node_bits: int
+    sequence_bits: int
+
+class UnknownLayout(PolyflakeError, ValueError):
+    name: str
+
+class InvalidNodeId(PolyflakeError, ValueError):
+    node_id: int
+    max: int
+
+class InvalidEpoch(PolyflakeError, ValueError):
+    epoch_ms: int
+    now_ms: int
+    reason: str
+
+class InvalidArgument(PolyflakeError, ValueError):
+    name: str
+    reason: str
+
+class InvalidId(PolyflakeError, ValueError):
+    input: str
+    reason: str
+
 class ClockMovedBackwards(PolyflakeError, RuntimeError):
     node_id: int
     behind_ms: int
     stuck: bool
     max_wait_ms: float
 
-class TimestampOverflow(PolyflakeError, OverflowError): ...
-class LeadLimitExceeded(PolyflakeError, RuntimeError): ...
-class NodeIdInUse(PolyflakeError, RuntimeError): ...
-class UsedAfterFork(PolyflakeError, RuntimeError): ...
-class ClockFailed(PolyflakeError, RuntimeError): ...
+class TimestampOverflow(PolyflakeError, OverflowError):
+    unix_ms: int
+    epoch_ms: int
+    max_elapsed_ms: int
+
+class LeadLimitExceeded(PolyflakeError, RuntimeError):
+    node_id: int
+    lead_ms: int
+    max_lead_ms: int
+
+class NodeIdInUse(PolyflakeError, RuntimeError):
+    node_id: int
+
+class UsedAfterFork(PolyflakeError, RuntimeError):
+    node_id: int
+
+class ClockFailed(PolyflakeError, RuntimeError):
+    reason: str
+
 class InvalidNodeSource(PolyflakeError, ValueError):
     reason: str
 
@@ -437,3 +351,17 @@ class LeaseLost(PolyflakeError, RuntimeError):
 
 class LeaseStore(PolyflakeError, RuntimeError):
     reason: str
+
+class ClockJumpedAhead(PolyflakeError, RuntimeError):
+    node_id: int
+    ahead_ms: int
+    max_forward_step_ms: int
+    confirm_remaining_ms: int
+
+class IdSpaceMismatch(PolyflakeError, ValueError):
+    store: str
+    store_space: str
+    our_space: str
+
+class GeneratorClosed(PolyflakeError, ValueError):
+    node_id: int

@@ -1,83 +1,86 @@
-//! Python arguments to Rust values. Only type conversion lives here: every range rule (node ids,
-//! counts, IDs, wait budgets, layouts) is the core's, reached by passing the value through
-//! unchanged (ints arrive as `i128`, wide enough for any value the core must judge).
+//! Python arguments to Rust values, and the core's values back to Python. Only type conversion
+//! lives here: every range rule (node ids, counts, IDs, wait budgets, layouts, lease options) is
+//! the core's, reached by passing the value through unchanged (ints arrive as `i128`, wide
+//! enough for any value the core must judge).
 
+use crate::errors::to_py_err;
+use polyflake::Error;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyString};
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+/// The name of an object's type, for error messages.
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "?".into())
+        .map_or_else(|_| "?".into(), |n| n.to_string())
+}
+
+fn wrong_type(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyErr {
+    PyTypeError::new_err(format!("{what} must be {want}, not {}", type_name(obj)))
 }
 
 /// A Python int (or an object with `__index__`) as an `i128`. `bool` is refused although it is
 /// an int subclass: `Snowflake(True)` is a bug, not node 1. An int beyond 128 bits is out of
-/// every range the core knows, so it is clamped to the i128 bound of its sign and the core
-/// refuses it with the same error (and class) as any other out-of-range value.
+/// every range the core knows, so it becomes the i128 bound of its sign, which the core refuses
+/// like any other out-of-range value.
 pub(crate) fn int_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i128> {
-    if obj.is_instance_of::<PyBool>() {
-        return Err(PyTypeError::new_err(format!(
-            "{what} must be an int, not bool"
-        )));
-    }
-    if obj.is_instance_of::<PyFloat>() || obj.is_instance_of::<PyString>() || obj.is_none() {
-        return Err(PyTypeError::new_err(format!(
-            "{what} must be an int, not {}",
-            type_name(obj)
-        )));
-    }
+    let not_int = obj.is_instance_of::<PyBool>()
+        || obj.is_instance_of::<PyFloat>()
+        || obj.is_instance_of::<PyString>()
+        || obj.is_none();
     match obj.extract::<i128>() {
-        Ok(v) => Ok(v),
-        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
+        Ok(v) if !not_int => Ok(v),
+        Err(e) if !not_int && e.is_instance_of::<PyOverflowError>(obj.py()) => {
             Ok(if obj.lt(0)? { i128::MIN } else { i128::MAX })
         }
-        Err(_) => Err(PyTypeError::new_err(format!(
-            "{what} must be an int, not {}",
-            type_name(obj)
-        ))),
+        _ => Err(wrong_type(obj, what, "an int")),
     }
 }
 
-/// An int as an `i64` for the core: values past the i64 range are clamped to its bounds, which
-/// the core then judges (an epoch of 2**70 is in the future; a clock reading that far is
-/// outside every window).
+/// An int as an `i64` for the core: values past the i64 range become its bounds, which the
+/// core then judges (an epoch of 2**70 is in the future; a clock reading that far is outside
+/// every window).
 pub(crate) fn i64_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
+    Ok(int_arg(obj, what)?.clamp(i64::MIN.into(), i64::MAX.into()) as i64)
+}
+
+/// An int for an unsigned setting of the core. A value outside the Rust type cannot be handed
+/// to the core, so it is refused here as the core's `bad` error (the core judges the rest).
+pub(crate) fn unsigned_arg<T: TryFrom<i128>>(
+    obj: &Bound<'_, PyAny>,
+    what: &'static str,
+    bad: fn(&'static str, String) -> Error,
+) -> PyResult<T> {
     let v = int_arg(obj, what)?;
-    Ok(i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX }))
+    T::try_from(v).map_err(|_| to_py_err(obj.py(), bad(what, format!("{v} is out of range"))))
+}
+
+/// `bad` for a generator setting.
+pub(crate) fn bad_argument(name: &'static str, reason: String) -> Error {
+    Error::InvalidArgument { name, reason }
 }
 
 /// A real number (int or float), refusing bool, str and None.
 pub(crate) fn float_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyString>() || obj.is_none() {
-        return Err(PyTypeError::new_err(format!(
-            "{what} must be a number, not {}",
-            type_name(obj)
-        )));
+        return Err(wrong_type(obj, what, "a number"));
     }
-    obj.extract::<f64>().map_err(|_| {
-        PyTypeError::new_err(format!("{what} must be a number, not {}", type_name(obj)))
-    })
+    obj.extract::<f64>()
+        .map_err(|_| wrong_type(obj, what, "a number"))
 }
 
-/// `from_py_with` helpers for signatures.
-pub(crate) fn node_id_arg(obj: &Bound<'_, PyAny>) -> PyResult<i128> {
-    int_arg(obj, "node_id")
+/// A `str` argument (no other type, not even bytes).
+pub(crate) fn str_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    match obj.cast::<PyString>() {
+        Ok(s) => Ok(s.to_cow()?.into_owned()),
+        Err(_) => Err(wrong_type(obj, what, "a str")),
+    }
 }
-pub(crate) fn epoch_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    i64_arg(obj, "epoch_ms")
-}
-pub(crate) fn max_wait_arg(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
-    float_arg(obj, "max_wait_ms")
-}
-pub(crate) fn count_arg(obj: &Bound<'_, PyAny>) -> PyResult<i128> {
-    int_arg(obj, "count")
-}
-pub(crate) fn id_arg(obj: &Bound<'_, PyAny>) -> PyResult<i128> {
-    int_arg(obj, "id")
-}
-pub(crate) fn ms_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    i64_arg(obj, "ms")
+
+/// An optional `str` (None: absent).
+pub(crate) fn opt_str_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<String>> {
+    obj.filter(|o| !o.is_none())
+        .map(|o| str_arg(o, what))
+        .transpose()
 }

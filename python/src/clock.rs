@@ -2,120 +2,131 @@
 //! `ScriptedClock` (exposed in `polyflake.testing`), and any Python callable returning int
 //! milliseconds (`clock=lambda: 1737747358021`, as in the design text).
 
-use crate::args::{i64_arg, ms_arg};
+use crate::args::bad_argument;
+use crate::args::{i64_arg, type_name, unsigned_arg};
 use crate::errors::stash_clock_error;
-use polyflake::{Clock, ClockError};
+use polyflake::{Builder, Clock, ClockError};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use std::sync::Arc;
 
 /// A clock that only moves when told to (the core's `ManualClock`).
 #[pyclass(frozen, module = "polyflake.testing", name = "ManualClock")]
-pub(crate) struct PyManualClock {
-    pub(crate) inner: polyflake::ManualClock,
-}
+pub(crate) struct PyManualClock(polyflake::ManualClock);
 
 #[pymethods]
 impl PyManualClock {
     #[new]
-    fn new(#[pyo3(from_py_with = start_arg)] start_ms: i64) -> Self {
-        PyManualClock {
-            inner: polyflake::ManualClock::new(start_ms),
-        }
+    fn new(start_ms: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(PyManualClock(polyflake::ManualClock::new(i64_arg(
+            start_ms, "start_ms",
+        )?)))
     }
 
-    /// Set the reading (backwards is allowed: that is a rewind).
-    fn set(&self, #[pyo3(from_py_with = ms_arg)] ms: i64) {
-        self.inner.set(ms);
+    /// Step the wall reading to `ms` (backwards is a rewind, forwards a forward step); elapsed
+    /// time does not move.
+    fn set(&self, ms: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.0.set(i64_arg(ms, "ms")?);
+        Ok(())
     }
 
-    /// Move the reading by `delta_ms` (negative moves it back).
-    fn advance(&self, #[pyo3(from_py_with = delta_arg)] delta_ms: i64) {
-        self.inner.advance(delta_ms);
+    /// Step the wall reading by `delta_ms` (negative moves it back); elapsed time does not
+    /// move: use `elapse` for time passing.
+    fn advance(&self, delta_ms: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.0.advance(i64_arg(delta_ms, "delta_ms")?);
+        Ok(())
     }
 
-    /// The current reading, Unix milliseconds.
+    /// Let `ms` milliseconds pass: the wall reading and the elapsed-time reading both move.
+    fn elapse(&self, ms: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.0.elapse(unsigned_arg(ms, "ms", bad_argument)?);
+        Ok(())
+    }
+
+    /// The current wall reading, Unix milliseconds.
     fn now_ms(&self) -> i64 {
-        self.inner.get()
+        self.0.get()
     }
 
     fn __repr__(&self) -> String {
-        format!("ManualClock({})", self.inner.get())
+        format!("ManualClock({})", self.0.get())
     }
-}
-
-fn start_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    i64_arg(obj, "start_ms")
-}
-fn delta_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    i64_arg(obj, "delta_ms")
 }
 
 /// A clock that returns prepared readings in order, then ticks forward 1 ms per read (the core's
 /// `ScriptedClock`, the design text's `scripted_clock`).
 #[pyclass(frozen, module = "polyflake.testing", name = "ScriptedClock")]
-pub(crate) struct PyScriptedClock {
-    pub(crate) inner: Arc<polyflake::ScriptedClock>,
-}
+pub(crate) struct PyScriptedClock(Arc<polyflake::ScriptedClock>);
 
 #[pymethods]
 impl PyScriptedClock {
     #[new]
     fn new(values: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let mut readings = Vec::new();
-        for value in values.try_iter().map_err(|_| {
-            PyTypeError::new_err("ScriptedClock takes an iterable of int milliseconds")
-        })? {
-            readings.push(i64_arg(&value?, "a ScriptedClock value")?);
-        }
-        Ok(PyScriptedClock {
-            inner: Arc::new(polyflake::ScriptedClock::new(readings)),
-        })
+        let not_iterable =
+            |_| PyTypeError::new_err("ScriptedClock takes an iterable of int milliseconds");
+        let readings = values
+            .try_iter()
+            .map_err(not_iterable)?
+            .map(|v| i64_arg(&v?, "a ScriptedClock value"))
+            .collect::<PyResult<_>>()?;
+        Ok(PyScriptedClock(Arc::new(polyflake::ScriptedClock::new(
+            readings,
+        ))))
     }
 
     /// How many readings have been taken so far.
     #[getter]
     fn reads(&self) -> usize {
-        self.inner.reads()
+        self.0.reads()
     }
 
     /// The next reading (this advances the script, like a generator's read).
     fn now_ms(&self) -> i64 {
         // A ScriptedClock never fails; the Result is the trait's.
-        self.inner.now_ms().unwrap_or_default()
+        self.0.now_ms().unwrap_or_default()
     }
 
     fn __repr__(&self) -> String {
-        format!("<ScriptedClock reads={}>", self.inner.reads())
+        format!("<ScriptedClock reads={}>", self.0.reads())
     }
 }
 
 /// A Python callable as the core's `Clock`. The core may call it with the GIL released (while a
-/// strict call waits), so each read attaches to the interpreter.
-pub(crate) struct CallableClock {
-    func: Py<PyAny>,
-}
-
-impl CallableClock {
-    pub(crate) fn new(func: Py<PyAny>) -> Self {
-        CallableClock { func }
-    }
-}
+/// strict call waits, or from a lease's renewal thread), so each read attaches to the
+/// interpreter.
+struct CallableClock(Py<PyAny>);
 
 impl Clock for CallableClock {
     fn now_ms(&self) -> Result<i64, ClockError> {
         Python::attach(|py| {
-            let reading = self
-                .func
-                .bind(py)
-                .call0()
-                .and_then(|v| i64_arg(&v, "the clock's reading"));
-            reading.map_err(|err| {
-                let reason = format!("the clock callable raised {err}");
-                // Keep the exception itself: it becomes the __cause__ of ClockFailed.
-                stash_clock_error(err);
-                ClockError(reason)
-            })
+            let reading = self.0.bind(py).call0();
+            reading
+                .and_then(|v| i64_arg(&v, "the clock's reading"))
+                .map_err(|err| {
+                    let reason = format!("the clock callable raised {err}");
+                    // Keep the exception itself: it becomes the __cause__ of ClockFailed.
+                    stash_clock_error(err);
+                    ClockError(reason)
+                })
         })
     }
+}
+
+/// The `clock=` setting: a `polyflake.testing` clock, a callable, or None (the system clock).
+pub(crate) fn with_clock(b: Builder, clock: &Bound<'_, PyAny>) -> PyResult<Builder> {
+    Ok(if clock.is_none() {
+        b
+    } else if let Ok(c) = clock.cast::<PyManualClock>() {
+        b.clock(c.get().0.clone())
+    } else if let Ok(c) = clock.cast::<PyScriptedClock>() {
+        b.shared_clock(c.get().0.clone())
+    } else if clock.is_callable() {
+        b.clock(CallableClock(clock.clone().unbind()))
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "clock must be a callable returning int milliseconds (or a polyflake.testing \
+             clock), not {}",
+            type_name(clock)
+        )));
+    })
 }

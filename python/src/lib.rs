@@ -9,34 +9,29 @@ mod args;
 mod clock;
 mod errors;
 mod generator;
+mod health;
 mod layout;
 mod source;
 
-use crate::args::id_arg;
+use crate::args::{int_arg, str_arg};
 use crate::errors::to_py_err;
-use pyo3::exceptions::PyTypeError;
+use polyflake::{
+    DEFAULT_EPOCH_MS, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS,
+    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS,
+};
 use pyo3::prelude::*;
-use pyo3::types::PyString;
 
 /// Parse a decimal ID (ASCII digits only, below 2**63) into an int.
 #[pyfunction]
 fn parse_id(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<u64> {
-    let text = text.cast::<PyString>().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "parse_id takes a str of decimal digits, not {}",
-            text.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
-        ))
-    })?;
-    polyflake::parse_id(&text.to_cow()?).map_err(|e| to_py_err(py, e))
+    let text = str_arg(text, "parse_id's text (decimal digits)")?;
+    polyflake::parse_id(&text).map_err(|e| to_py_err(py, e))
 }
 
 /// Format an ID as decimal text (what JSON should carry), checking it is a valid ID.
 #[pyfunction]
-fn format_id(py: Python<'_>, #[pyo3(from_py_with = id_arg)] id: i128) -> PyResult<String> {
-    polyflake::id_from_i128(id)
+fn format_id(py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<String> {
+    polyflake::id_from_i128(int_arg(id, "id")?)
         .map(polyflake::format_id)
         .map_err(|e| to_py_err(py, e))
 }
@@ -45,23 +40,33 @@ fn format_id(py: Python<'_>, #[pyo3(from_py_with = id_arg)] id: i128) -> PyResul
 /// on a free-threaded interpreter.
 #[pymodule(gil_used = false)]
 fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
     m.add_class::<generator::Snowflake>()?;
     m.add_class::<generator::MonotonicSnowflake>()?;
-    m.add_class::<generator::PyHealth>()?;
-    m.add_class::<source::PyLeaseHealth>()?;
+    m.add_class::<health::PyHealth>()?;
+    m.add_class::<health::PyLeaseHealth>()?;
     m.add_class::<layout::PyLayout>()?;
-    m.add_class::<clock::PyManualClock>()?;
-    m.add_class::<clock::PyScriptedClock>()?;
     m.add_function(wrap_pyfunction!(generator::decode, m)?)?;
     m.add_function(wrap_pyfunction!(parse_id, m)?)?;
     m.add_function(wrap_pyfunction!(format_id, m)?)?;
     errors::register(m)?;
-    m.add("DEFAULT_EPOCH_MS", polyflake::DEFAULT_EPOCH_MS)?;
-    m.add("DEFAULT_MAX_WAIT_MS", polyflake::DEFAULT_MAX_WAIT_MS)?;
+    let layout = py.get_type::<layout::PyLayout>();
+    for (name, preset) in polyflake::Layout::PRESETS {
+        layout.setattr(name.to_ascii_uppercase(), layout::PyLayout(preset))?;
+    }
+    m.add("DEFAULT_EPOCH_MS", DEFAULT_EPOCH_MS)?;
+    m.add("DEFAULT_MAX_WAIT_MS", DEFAULT_MAX_WAIT_MS)?;
+    m.add("DEFAULT_RESERVE_MS", DEFAULT_RESERVE_MS)?;
+    m.add("DEFAULT_MAX_GUARD_WAIT_MS", DEFAULT_MAX_GUARD_WAIT_MS)?;
+    m.add("DEFAULT_MAX_FORWARD_STEP_MS", DEFAULT_MAX_FORWARD_STEP_MS)?;
+    m.add("DEFAULT_FORWARD_CONFIRM_MS", DEFAULT_FORWARD_CONFIRM_MS)?;
     m.add("MAX_ID", polyflake::MAX_ID)?;
     m.add("MAX_BATCH", polyflake::MAX_BATCH)?;
-    m.add("DEFAULT_RESERVE_MS", polyflake::DEFAULT_RESERVE_MS)?;
     m.add("CORE_VERSION", polyflake::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The test clocks belong to `polyflake.testing`: not in `__all__` (which `m.add` keeps, and
+    // which `polyflake/__init__.py` re-exports).
+    m.setattr("ManualClock", py.get_type::<clock::PyManualClock>())?;
+    m.setattr("ScriptedClock", py.get_type::<clock::PyScriptedClock>())?;
     Ok(())
 }

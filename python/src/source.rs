@@ -1,139 +1,113 @@
 //! Where a generator's node id comes from: Python arguments to the core's `NodeSource` (file
-//! lease, etcd lease, environment variable, hostname ordinal, IPv4 address), and the lease part
-//! of `health()`. Only type conversion lives here: every range and every rule (slot counts,
-//! reserves, TTLs, prefix lengths, identities) is the core's, reached by passing the value
-//! through (numbers past the Rust type's range are clamped to its bound, which the core refuses).
+//! lease, etcd lease, environment variable, hostname ordinal, IPv4 address), and the keyword
+//! settings every constructor takes. Only type conversion lives here: every range and every rule
+//! (slot counts, reserves, TTLs, prefix lengths, identities) is the core's.
 
-use crate::args::int_arg;
+use crate::args::{i64_arg, int_arg, opt_str_arg, str_arg, type_name, unsigned_arg};
 use crate::errors::to_py_err;
-use polyflake::{Error, EtcdLeaseOptions, FileLeaseOptions, LeaseHealth, NodeSource};
+use polyflake::{Error, EtcdLeaseOptions, FileLeaseOptions, NodeSource};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
-use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "?".into())
-}
+/// The keyword settings of a constructor (`**settings`), taken out by name; one left over is a
+/// TypeError, as for any unexpected keyword argument. Absent settings keep the core's defaults.
+pub(crate) struct Settings<'py>(pub(crate) Option<Bound<'py, PyDict>>);
 
-/// An int clamped into `T`'s range (below it: its minimum, above it: its maximum).
-fn clamped<T: TryFrom<i128> + Bounded>(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<T> {
-    let v = int_arg(obj, what)?;
-    Ok(T::try_from(v).unwrap_or(if v < 0 { T::MIN } else { T::MAX }))
-}
+impl<'py> Settings<'py> {
+    /// The setting `key`, if given.
+    pub(crate) fn take(&self, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(d) = &self.0 else { return Ok(None) };
+        let value = d.get_item(key)?;
+        if value.is_some() {
+            d.del_item(key)?;
+        }
+        Ok(value)
+    }
 
-/// The bounds [`clamped`] needs.
-trait Bounded {
-    const MIN: Self;
-    const MAX: Self;
-}
-macro_rules! bounded {
-    ($($t:ty),*) => {$(impl Bounded for $t { const MIN: Self = <$t>::MIN; const MAX: Self = <$t>::MAX; })*};
-}
-bounded!(u8, u32, u64, i64);
-
-/// A `str` argument (no other type, not even bytes).
-pub(crate) fn str_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
-    match obj.cast::<PyString>() {
-        Ok(s) => Ok(s.to_cow()?.into_owned()),
-        Err(_) => Err(PyTypeError::new_err(format!(
-            "{what} must be a str, not {}",
-            type_name(obj)
-        ))),
+    /// Refuse what no `take` asked for.
+    pub(crate) fn finish(&self, what: &str) -> PyResult<()> {
+        match self.0.as_ref().and_then(|d| d.keys().iter().next()) {
+            Some(key) => Err(PyTypeError::new_err(format!(
+                "{what}() got an unexpected keyword argument {}",
+                key.repr()?
+            ))),
+            None => Ok(()),
+        }
     }
 }
 
-fn opt_str_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<String>> {
-    obj.filter(|o| !o.is_none())
-        .map(|o| str_arg(o, what))
-        .transpose()
-}
-
-fn slots_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u32>> {
-    obj.filter(|o| !o.is_none())
-        .map(|o| clamped::<u32>(o, "slots"))
-        .transpose()
-}
-
-/// `from_py_with` helpers for signatures.
-pub(crate) fn reserve_arg(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
-    clamped(obj, "reserve_ms")
-}
-pub(crate) fn ttl_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    clamped(obj, "ttl_s")
-}
-pub(crate) fn timeout_arg(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
-    clamped(obj, "connect_timeout_ms")
-}
-pub(crate) fn prefix_len_arg(obj: &Bound<'_, PyAny>) -> PyResult<u8> {
-    clamped(obj, "prefix_len")
-}
-
-/// `from_file_lease(dir, slots=, identity=, reserve_ms=)`: `dir` is a `str` or an
-/// `os.PathLike` (what `open()` takes).
-pub(crate) fn file_lease(
-    dir: &Bound<'_, PyAny>,
-    slots: Option<&Bound<'_, PyAny>>,
-    identity: Option<&Bound<'_, PyAny>>,
-    reserve_ms: u64,
-) -> PyResult<NodeSource> {
-    if dir.is_instance_of::<PyBytes>() {
-        return Err(PyTypeError::new_err(
-            "dir must be a str or an os.PathLike, not bytes",
-        ));
+fn bad_source(name: &'static str, reason: String) -> Error {
+    Error::InvalidNodeSource {
+        reason: format!("{name} = {reason}"),
     }
-    let path: PathBuf = dir.extract().map_err(|_| {
+}
+
+/// The options both lease kinds share, from the settings (the same field names in both).
+macro_rules! lease_settings {
+    ($o:ident, $s:ident) => {
+        if let Some(v) = $s.take("slots")? {
+            $o.slots = (!v.is_none())
+                .then(|| unsigned_arg(&v, "slots", bad_source))
+                .transpose()?;
+        }
+        $o.identity = opt_str_arg($s.take("identity")?.as_ref(), "identity")?;
+        let ms = [
+            ("reserve_ms", &mut $o.reserve_ms),
+            ("max_guard_wait_ms", &mut $o.max_guard_wait_ms),
+        ];
+        for (key, field) in ms {
+            if let Some(v) = $s.take(key)? {
+                *field = unsigned_arg(&v, key, bad_source)?;
+            }
+        }
+    };
+}
+
+/// `from_file_lease(dir, ...)`: `dir` is a `str` or an `os.PathLike` (what `open()` takes).
+pub(crate) fn file_lease(dir: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyResult<NodeSource> {
+    let not_a_path = || {
         PyTypeError::new_err(format!(
             "dir must be a str or an os.PathLike, not {}",
             type_name(dir)
         ))
-    })?;
-    let mut o = FileLeaseOptions::new(path);
-    o.slots = slots_arg(slots)?;
-    o.identity = opt_str_arg(identity, "identity")?;
-    o.reserve_ms = reserve_ms;
+    };
+    if dir.is_instance_of::<PyBytes>() {
+        return Err(not_a_path());
+    }
+    let mut o = FileLeaseOptions::new(dir.extract::<PathBuf>().map_err(|_| not_a_path())?);
+    lease_settings!(o, s);
     Ok(NodeSource::FileLease(o))
 }
 
-/// The settings of `from_etcd` besides the generator's own.
-pub(crate) struct EtcdArgs<'a, 'py> {
-    pub endpoints: &'a Bound<'py, PyAny>,
-    pub prefix: String,
-    pub ttl_s: i64,
-    pub reserve_ms: u64,
-    pub slots: Option<&'a Bound<'py, PyAny>>,
-    pub identity: Option<&'a Bound<'py, PyAny>>,
-    pub connect_timeout_ms: u64,
-}
-
 /// `from_etcd(endpoints, ...)`: `endpoints` is one URL (`str`) or an iterable of them.
-pub(crate) fn etcd_lease(a: EtcdArgs<'_, '_>) -> PyResult<NodeSource> {
-    let endpoints = if let Ok(s) = a.endpoints.cast::<PyString>() {
-        vec![s.to_cow()?.into_owned()]
+pub(crate) fn etcd_lease(endpoints: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyResult<NodeSource> {
+    let urls = if endpoints.is_instance_of::<PyString>() {
+        vec![str_arg(endpoints, "endpoints")?]
     } else {
-        let not_urls = || {
+        let not_urls = |_| {
             PyTypeError::new_err(format!(
                 "endpoints must be a str URL or an iterable of str URLs, not {}",
-                type_name(a.endpoints)
+                type_name(endpoints)
             ))
         };
-        let mut v = Vec::new();
-        for item in a.endpoints.try_iter().map_err(|_| not_urls())? {
-            v.push(str_arg(&item?, "each endpoint")?);
-        }
-        v
+        let items = endpoints.try_iter().map_err(not_urls)?;
+        items
+            .map(|item| str_arg(&item?, "each endpoint"))
+            .collect::<PyResult<_>>()?
     };
-    let mut o = EtcdLeaseOptions::new(endpoints);
-    o.prefix = a.prefix;
-    o.ttl_s = a.ttl_s;
-    o.reserve_ms = a.reserve_ms;
-    o.slots = slots_arg(a.slots)?;
-    o.identity = opt_str_arg(a.identity, "identity")?;
-    o.connect_timeout_ms = a.connect_timeout_ms;
+    let mut o = EtcdLeaseOptions::new(urls);
+    if let Some(v) = s.take("prefix")? {
+        o.prefix = str_arg(&v, "prefix")?;
+    }
+    if let Some(v) = s.take("ttl_s")? {
+        o.ttl_s = i64_arg(&v, "ttl_s")?;
+    }
+    if let Some(v) = s.take("connect_timeout_ms")? {
+        o.connect_timeout_ms = unsigned_arg(&v, "connect_timeout_ms", bad_source)?;
+    }
+    lease_settings!(o, s);
     Ok(NodeSource::Etcd(o))
 }
 
@@ -151,14 +125,9 @@ pub(crate) fn hostname(hostname: Option<&Bound<'_, PyAny>>) -> PyResult<NodeSour
     })
 }
 
-/// `from_ipv4(addr, prefix_len)`: `addr` is a dotted-quad `str` or an `ipaddress.IPv4Address`.
-/// Text that is not an IPv4 address is the core's `InvalidNodeSource` (a value error, like every
-/// other bad source).
-pub(crate) fn ipv4(
-    py: Python<'_>,
-    addr: &Bound<'_, PyAny>,
-    prefix_len: u8,
-) -> PyResult<NodeSource> {
+/// `from_ipv4(addr, prefix_len)`: `addr` is a dotted-quad `str` or an `ipaddress.IPv4Address`;
+/// the core checks both (the same error and message in every binding).
+pub(crate) fn ipv4(addr: &Bound<'_, PyAny>, prefix_len: &Bound<'_, PyAny>) -> PyResult<NodeSource> {
     let is_ipv4_object = addr
         .get_type()
         .fully_qualified_name()
@@ -168,89 +137,5 @@ pub(crate) fn ipv4(
     } else {
         str_arg(addr, "addr (a str or an ipaddress.IPv4Address)")?
     };
-    let addr: Ipv4Addr = text.parse().map_err(|_| {
-        to_py_err(
-            py,
-            Error::InvalidNodeSource {
-                reason: format!("{text:?} is not an IPv4 address (a.b.c.d)"),
-            },
-        )
-    })?;
-    Ok(NodeSource::Ipv4 { addr, prefix_len })
-}
-
-/// The lease part of a `Health` snapshot (`Health.lease`; None when the node id is not leased).
-#[pyclass(frozen, get_all, module = "polyflake", name = "LeaseHealth")]
-pub(crate) struct PyLeaseHealth {
-    /// `"file"` or `"etcd"`.
-    kind: &'static str,
-    /// The lease directory, or the etcd endpoints and key prefix.
-    store: String,
-    /// The slot held, which is the node id.
-    slot: u32,
-    /// The high-water mark R, Unix ms: no ID carries a later timestamp until R is extended.
-    high_water_ms: i64,
-    /// The previous holder's R found when the slot was taken, if any (the restart guard).
-    guard_until_ms: Option<i64>,
-    /// True while the restart guard waits.
-    guard_waiting: bool,
-    /// How long the restart guard still waits, ms (0 when it does not).
-    guard_remaining_ms: u64,
-    /// True once the lease is lost: the generator has stopped for good.
-    lost: bool,
-    /// Successful extensions of R.
-    renewals: u64,
-    /// Failed extensions (store unreachable, I/O errors).
-    failures: u64,
-    /// The last store error, or why the lease was lost; empty if none.
-    last_error: String,
-}
-
-impl From<LeaseHealth> for PyLeaseHealth {
-    fn from(l: LeaseHealth) -> Self {
-        PyLeaseHealth {
-            kind: l.kind.name(),
-            store: l.store,
-            slot: l.slot,
-            high_water_ms: l.high_water_ms,
-            guard_until_ms: l.guard_until_ms,
-            guard_waiting: l.guard_waiting,
-            guard_remaining_ms: l.guard_remaining_ms,
-            lost: l.lost,
-            renewals: l.renewals,
-            failures: l.failures,
-            last_error: l.last_error,
-        }
-    }
-}
-
-#[pymethods]
-impl PyLeaseHealth {
-    /// Every field as a dict.
-    pub(crate) fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("kind", self.kind)?;
-        d.set_item("store", &self.store)?;
-        d.set_item("slot", self.slot)?;
-        d.set_item("high_water_ms", self.high_water_ms)?;
-        d.set_item("guard_until_ms", self.guard_until_ms)?;
-        d.set_item("guard_waiting", self.guard_waiting)?;
-        d.set_item("guard_remaining_ms", self.guard_remaining_ms)?;
-        d.set_item("lost", self.lost)?;
-        d.set_item("renewals", self.renewals)?;
-        d.set_item("failures", self.failures)?;
-        d.set_item("last_error", &self.last_error)?;
-        Ok(d)
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "LeaseHealth(kind='{}', slot={}, high_water_ms={}, guard_waiting={}, lost={})",
-            self.kind,
-            self.slot,
-            self.high_water_ms,
-            if self.guard_waiting { "True" } else { "False" },
-            if self.lost { "True" } else { "False" },
-        )
-    }
+    NodeSource::ipv4(&text, int_arg(prefix_len, "prefix_len")?).map_err(|e| to_py_err(addr.py(), e))
 }

@@ -5,7 +5,9 @@ The tests run against the wheel installed into the project venv, never the sourc
 """
 
 import json
+import os
 import pathlib
+import traceback
 
 import pytest
 
@@ -26,3 +28,37 @@ def load_json(path: pathlib.Path):
 @pytest.fixture(scope="session")
 def layouts():
     return load_json(VECTORS / "layouts.json")
+
+
+def run_in_child(fn):
+    """Run fn() in a forked child; return its exit code (fn returns the code; an exception
+    gives 98, its traceback on stderr). The child never returns into pytest."""
+    pid = os.fork()
+    if pid == 0:
+        code = 99
+        try:
+            code = fn()
+        except BaseException:  # noqa: BLE001 - any escape is a failure code
+            traceback.print_exc()
+            code = 98
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status), status
+    return os.WEXITSTATUS(status)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "forked: run each test in a forked child process")
+
+
+def pytest_pyfunc_call(pyfuncitem):
+    """`@pytest.mark.forked`: the test runs in a child, so the generators it makes (on the system
+    clock or a user's callable, one per node id in a process, each continuing after the last of
+    its node id) leave nothing behind for the next test."""
+    if pyfuncitem.get_closest_marker("forked") is None:
+        return None
+    args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    code = run_in_child(lambda: pyfuncitem.obj(**args) or 0)
+    assert code == 0, f"the forked test failed (exit {code}): see its traceback on stderr"
+    return True

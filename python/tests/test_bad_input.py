@@ -96,8 +96,8 @@ def test_bad_input(what, call, exc, fragment):
 
 @pytest.mark.parametrize("reading", [1.5, "1737747358021", None, True])
 def test_clock_returning_a_non_int_fails_clearly(reading):
-    g = Snowflake(1, clock=lambda: reading)
-    with pytest.raises(polyflake.ClockFailed) as info:
+    # A user's callable is not a test clock: one generator per node id, so each is closed.
+    with Snowflake(1, clock=lambda: reading) as g, pytest.raises(polyflake.ClockFailed) as info:
         g.next_id()
     assert isinstance(info.value.__cause__, TypeError)
     assert "reading" in str(info.value)
@@ -117,6 +117,7 @@ def test_clock_exception_is_the_cause():
     assert "ntp daemon gone" in str(info.value)
     # health() reports the failure instead of raising it.
     h = g.health()
+    g.close()
     assert not h.ok and h.status == "clock_failed"
     # and the next error is not polluted by a stale cause
     with pytest.raises(polyflake.InvalidId) as info2:
@@ -125,10 +126,9 @@ def test_clock_exception_is_the_cause():
 
 
 def test_clock_outside_window_is_an_error_not_a_wrapped_id():
-    g = Snowflake(1, clock=lambda: CUSTOM_EPOCH_MS - 1)
-    with pytest.raises(polyflake.TimestampOverflow) as info:
-        g.next_id()
+    with Snowflake(1, clock=lambda: CUSTOM_EPOCH_MS - 1) as g:
+        with pytest.raises(polyflake.TimestampOverflow) as info:
+            g.next_id()
     assert isinstance(info.value, OverflowError)
-    g = Snowflake(1, clock=lambda: 2**70)
-    with pytest.raises(polyflake.TimestampOverflow):
+    with Snowflake(1, clock=lambda: 2**70) as g, pytest.raises(polyflake.TimestampOverflow):
         g.next_id()

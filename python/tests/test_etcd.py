@@ -73,6 +73,7 @@ def etcd():
 def test_from_etcd_takes_a_slot_and_issues(etcd):
     prefix = f"/polyflake-py-{os.getpid()}"
     g = Snowflake.from_etcd(etcd.url, prefix=prefix, ttl_s=2, reserve_ms=500, slots=4, identity="py-etcd-a")
+    g.wait_ready()  # a new slot waits a full reserve
     assert 0 <= g.node_id < 4 and g.node_source == "etcd"
     ids = [g.next_id() for _ in range(5000)]
     assert len(set(ids)) == 5000 and {g.decode(x)["node_id"] for x in ids} == {g.node_id}
@@ -87,6 +88,7 @@ def test_from_etcd_takes_a_slot_and_issues(etcd):
     # A second holder (a list of endpoints, monotonic) gets another slot.
     m = MonotonicSnowflake.from_etcd([etcd.url], prefix=prefix, ttl_s=2, reserve_ms=500, slots=4,
                                      identity="py-etcd-b", max_lead_ms=100)
+    m.wait_ready()
     assert m.node_id != g.node_id and m.mode == "monotonic"
     more = list(m.next_ids(5000))
     assert len(set(ids) | set(more)) == 10_000

@@ -8,24 +8,10 @@ import pytest
 
 import polyflake
 
+from conftest import run_in_child
+
 # Made at import, before any worker forks: the multiprocessing test's workers inherit it.
 INHERITED = polyflake.Snowflake(node_id=901)
-
-
-def run_in_child(fn):
-    """Run fn() in a forked child; return its exit code (fn returns the code)."""
-    pid = os.fork()
-    if pid == 0:  # child: never return into pytest
-        code = 99
-        try:
-            code = fn()
-        except BaseException:  # noqa: BLE001 - any escape is a failure code
-            code = 98
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    assert os.WIFEXITED(status), status
-    return os.WEXITSTATUS(status)
 
 
 @pytest.mark.parametrize("cls", [polyflake.Snowflake, polyflake.MonotonicSnowflake])

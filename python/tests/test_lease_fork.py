@@ -11,26 +11,13 @@ import threading
 import polyflake
 from polyflake import MonotonicSnowflake, Snowflake
 
+from conftest import run_in_child
+
 PER_PROCESS = 20_000
 
 
-def run_in_child(fn):
-    """Run fn() in a forked child; return its exit code (fn returns the code)."""
-    pid = os.fork()
-    if pid == 0:  # child: never return into pytest
-        code = 99
-        try:
-            code = fn()
-        except BaseException:  # noqa: BLE001 - any escape is a failure code
-            code = 98
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    assert os.WIFEXITED(status), status
-    return os.WEXITSTATUS(status)
-
-
 def mint(g, n=PER_PROCESS):
+    g.wait_ready()  # a fresh slot (a forked child's included) waits out its restart guard first
     out = array.array("q")
     for _ in range(n):
         out.append(g.next_id())
@@ -51,7 +38,7 @@ def check_union(batches):
 
 
 def test_os_fork_child_gets_a_fresh_slot(tmp_path):
-    g = Snowflake.from_file_lease(tmp_path, slots=16, identity="py-fork")
+    g = Snowflake.from_file_lease(tmp_path, slots=16, identity="py-fork", reserve_ms=200)
     parent_node = g.node_id
     before = mint(g, 5000)
     out = tmp_path / "child.bin"
@@ -77,13 +64,15 @@ def test_os_fork_child_gets_a_fresh_slot(tmp_path):
 
 
 def test_os_fork_child_of_a_monotonic_lease(tmp_path):
-    g = MonotonicSnowflake.from_file_lease(tmp_path, slots=16, identity="py-fork-m")
+    g = MonotonicSnowflake.from_file_lease(tmp_path, slots=16, identity="py-fork-m", reserve_ms=200)
+    g.wait_ready()
     parent_node = g.node_id
     before = g.next_ids(10_000)
     out = tmp_path / "child.bin"
 
     def child():
-        ids = g.next_ids(10_000)  # a batch re-leases too
+        g.wait_ready()  # re-leases, then waits out the fresh slot's guard
+        ids = g.next_ids(10_000)
         with open(out, "wb") as f:
             f.write(g.node_id.to_bytes(4, "little") + ids.tobytes())
         return 0
@@ -110,7 +99,7 @@ def _worker_mint(_):
 def test_multiprocessing_fork_pool_workers_each_get_a_slot(tmp_path):
     global INHERITED, BARRIER
     ctx = multiprocessing.get_context("fork")
-    INHERITED = Snowflake.from_file_lease(tmp_path, slots=16, identity="py-pool")
+    INHERITED = Snowflake.from_file_lease(tmp_path, slots=16, identity="py-pool", reserve_ms=200)
     BARRIER = ctx.Barrier(4)
     try:
         parent_node = INHERITED.node_id
@@ -133,7 +122,7 @@ def test_multiprocessing_fork_pool_workers_each_get_a_slot(tmp_path):
 def test_fork_while_another_thread_issues(tmp_path):
     """A thread minting in the parent at the moment of fork does not hold anything the child
     needs: the child re-leases and issues."""
-    g = Snowflake.from_file_lease(tmp_path, slots=16, identity="py-fork-thread")
+    g = Snowflake.from_file_lease(tmp_path, slots=16, identity="py-fork-thread", reserve_ms=200)
     stop = threading.Event()
     parent_ids = array.array("q")
 
@@ -141,6 +130,7 @@ def test_fork_while_another_thread_issues(tmp_path):
         while not stop.is_set():
             parent_ids.append(g.next_id())
 
+    g.wait_ready()
     t = threading.Thread(target=spin)
     t.start()
     out = tmp_path / "child.bin"

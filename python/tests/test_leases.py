@@ -29,7 +29,8 @@ def retry_not_ready(call, limit_s=15.0):
 
 
 def test_file_lease_issues_and_reports_the_lease(tmp_path):
-    g = Snowflake.from_file_lease(tmp_path, slots=4, identity="py-health")
+    g = Snowflake.from_file_lease(tmp_path, slots=4, identity="py-health", reserve_ms=200)
+    g.wait_ready()  # a new slot waits a full reserve: a holder nobody can see may have reached it
     assert 0 <= g.node_id < 4 and g.node_source == "file_lease" and g.mode == "strict"
     ids = [g.next_id() for _ in range(10_000)]
     assert len(set(ids)) == len(ids) and ids == sorted(ids)
@@ -40,7 +41,8 @@ def test_file_lease_issues_and_reports_the_lease(tmp_path):
     assert lease.kind == "file" and lease.slot == g.node_id and lease.store == str(tmp_path)
     # R is durable before use: no issued timestamp is past it.
     assert lease.high_water_ms >= g.decode(ids[-1])["epoch_ms"]
-    assert not lease.guard_waiting and lease.guard_remaining_ms == 0 and lease.guard_until_ms is None
+    assert not lease.guard_waiting and lease.guard_remaining_ms == 0 and lease.phase == "held"
+    assert lease.guard_until_ms < g.decode(ids[0])["epoch_ms"] and not lease.expired
     assert not lease.lost and lease.failures == 0 and lease.last_error == ""
     d = h.to_dict()
     assert d["source"] == "file_lease" and d["lease"] == lease.to_dict()
@@ -57,8 +59,10 @@ def test_static_generators_have_no_lease():
 
 
 def test_two_generators_on_one_directory_get_different_slots(tmp_path):
-    a = Snowflake.from_file_lease(str(tmp_path), slots=8, identity="py-two")
-    b = MonotonicSnowflake.from_file_lease(tmp_path, slots=8, identity="py-two", max_lead_ms=50)
+    a = Snowflake.from_file_lease(str(tmp_path), slots=8, identity="py-two", reserve_ms=100)
+    b = MonotonicSnowflake.from_file_lease(tmp_path, slots=8, identity="py-two", max_lead_ms=50, reserve_ms=100)
+    a.wait_ready()
+    b.wait_ready()
     assert a.node_id != b.node_id
     assert (b.mode, b.max_lead_ms, type(b)) == ("monotonic", 50, MonotonicSnowflake)
     ids = [a.next_id() for _ in range(5000)] + list(b.next_ids(5000))
@@ -75,13 +79,17 @@ def test_no_free_slot_and_close_frees_it(tmp_path):
     e = info.value
     assert isinstance(e, polyflake.PolyflakeError) and isinstance(e, RuntimeError)
     assert e.code == "NO_FREE_SLOT" and e.slots == 1 and str(tmp_path) in str(e)
+    first.wait_ready()
     last = first.next_id()
     first.close()
     first.close()  # twice is fine
     assert first.closed and repr(first) == "<Snowflake closed>"
-    for call in (first.next_id, lambda: first.next_ids(3), first.health, lambda: first.node_id):
-        with pytest.raises(ValueError, match="closed"):
+    for call in (first.next_id, lambda: first.next_ids(3), first.wait_ready):
+        with pytest.raises(polyflake.GeneratorClosed, match="closed") as info:
             call()
+        assert isinstance(info.value, ValueError) and info.value.node_id == 0
+    # health() says so; what the generator was stays readable.
+    assert first.health().status == "closed" and not first.health().ok and first.node_id == 0
     # The slot is free again; its successor starts above what the first holder issued.
     with Snowflake.from_file_lease(tmp_path, slots=1, identity="py-other", reserve_ms=200) as second:
         assert second.node_id == 0 and not second.closed
@@ -113,9 +121,10 @@ def test_close_on_a_fixed_node_id_refuses_later_calls():
 def test_restart_guard_with_a_clock_behind_the_stored_mark(tmp_path):
     """A successor whose clock is 2 s behind the previous holder's mark issues nothing until
     its clock passes it, then continues with larger timestamps."""
-    t = CUSTOM_EPOCH_MS + 10_000_000
-    clock = ManualClock(t)
-    first = Snowflake.from_file_lease(tmp_path, slots=1, identity="py-guard", clock=clock)
+    clock = ManualClock(CUSTOM_EPOCH_MS + 10_000_000)
+    first = Snowflake.from_file_lease(tmp_path, slots=1, identity="py-guard", clock=clock, reserve_ms=1000)
+    clock.elapse(1001)  # past the new slot's guard (a full reserve)
+    t = clock.now_ms()
     last = first.next_id()
     first.close()  # leaves the last issued millisecond (t) as the slot's mark
     behind = ManualClock(t - 2000)
@@ -222,7 +231,8 @@ def test_bad_source_types_are_type_errors(tmp_path, make):
 
 
 def test_close_while_other_threads_issue(tmp_path):
-    g = Snowflake.from_file_lease(tmp_path, slots=2, identity="py-threads")
+    g = Snowflake.from_file_lease(tmp_path, slots=2, identity="py-threads", reserve_ms=100)
+    g.wait_ready()
     results = [[] for _ in range(4)]
     endings = [None] * 4
     started = threading.Barrier(5)
@@ -236,7 +246,7 @@ def test_close_while_other_threads_issue(tmp_path):
                 if len(out) % 512 == 0:
                     out.extend(g.next_ids(64))
         except ValueError as e:
-            endings[k] = str(e)
+            endings[k] = type(e).__name__
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
     for t in threads:
@@ -247,7 +257,7 @@ def test_close_while_other_threads_issue(tmp_path):
     for t in threads:
         t.join(timeout=30)
         assert not t.is_alive()
-    assert endings == ["this generator is closed"] * 4
+    assert endings == ["GeneratorClosed"] * 4
     ids = [x for r in results for x in r]
     assert len(ids) == len(set(ids)) and len(ids) > 0
     # The slot was freed: both slots can be taken again.
@@ -261,6 +271,7 @@ def test_lease_with_a_python_callable_clock_closes_without_deadlock(tmp_path):
     object must release the GIL while they join it."""
     now = [CUSTOM_EPOCH_MS + 20_000_000]
     g = Snowflake.from_file_lease(tmp_path, slots=1, identity="py-callable", reserve_ms=10, clock=lambda: now[0])
+    now[0] += 11  # past the new slot's guard
     # The clock stands still (R = now + 10 ms stays ahead of it however late the renewal
     # thread gets the GIL); the renewals still call it.
     for _ in range(50):
@@ -277,6 +288,7 @@ def test_lease_with_a_python_callable_clock_closes_without_deadlock(tmp_path):
 
 def test_lease_dir_is_created(tmp_path):
     d = tmp_path / "a" / "b"
-    g = Snowflake.from_file_lease(os.fspath(d), slots=2, identity="py-mkdir")
+    g = Snowflake.from_file_lease(os.fspath(d), slots=2, identity="py-mkdir", reserve_ms=100)
+    g.wait_ready()
     assert d.is_dir() and g.next_id() > 0
     g.close()

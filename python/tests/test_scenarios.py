@@ -21,8 +21,8 @@ FILES = sorted(SCENARIOS.glob("*.json"))
 
 TOP_KEYS = {"name", "description", "source", "needs", "generators", "steps"}
 SPEC_KEYS = {
-    "mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "clock", "source",
-    "deferred",
+    "mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "max_forward_step_ms",
+    "forward_confirm_ms", "clock", "source", "deferred",
 }
 # Python offers every need: os.fork, and leases on an injected clock.
 NEEDS = {"fork"}
@@ -30,7 +30,8 @@ STEP_KEYS = {"op", "gen", "count", "id", "ms", "config", "expect", "within_ms"}
 ID_EXPECT_KEYS = {"error", "ids", "sequences", "max_sequence", "first", "last", "increasing"}
 HEALTH_KEYS = {
     "ok", "status", "lead_ms", "ids_issued", "rewinds_waited", "rewinds_refused",
-    "sequence_exhaustions", "wait_sleeps", "ms_borrowed", "lead_refused",
+    "sequence_exhaustions", "wait_sleeps", "ms_borrowed", "lead_refused", "clock_ahead_ms",
+    "forward_refused",
 }
 
 
@@ -57,7 +58,7 @@ def make(spec, lease_dir):
     generators lease from `lease_dir`, the scenario's one temporary directory."""
     known(spec, SPEC_KEYS, "generator spec")
     kwargs = {}
-    for key in ("epoch_ms", "max_wait_ms", "max_lead_ms", "layout"):
+    for key in ("epoch_ms", "max_wait_ms", "max_lead_ms", "layout", "max_forward_step_ms", "forward_confirm_ms"):
         if key in spec:
             kwargs[key] = spec[key]
     manual = None
@@ -144,6 +145,9 @@ def test_scenario(path):
     known(sc, TOP_KEYS, path.name)
     assert sc["name"] == path.stem
     assert set(sc.get("needs", [])) <= NEEDS, f"{path.name}: unknown needs {sc['needs']}"
+    if any("format" in spec for spec in sc["generators"].values()):
+        # Not recorded as run: check_coverage.py reports the file until the binding has them.
+        pytest.skip("UUIDv7/ULID generators (issue 15) are not in the Python binding yet")
     lease_dir = tempfile.mkdtemp(prefix=f"polyflake-scenario-{path.stem}-")
     try:
         run_scenario(sc, path, lease_dir)
@@ -225,11 +229,12 @@ def run_scenario(sc, path, lease_dir):
                 else:
                     check_counter(key, got, want)
 
-        elif op in ("clock_set", "clock_advance"):
+        elif op in ("clock_set", "clock_advance", "clock_elapse"):
             assert not expect, f"{where}: a clock step expects nothing"
             clock = clocks[step["gen"]]
             assert clock is not None, f"{where}: {step['gen']} has no manual clock"
-            (clock.set if op == "clock_set" else clock.advance)(step["ms"])
+            move = {"clock_set": clock.set, "clock_advance": clock.advance, "clock_elapse": clock.elapse}
+            move[op](step["ms"])
 
         elif op == "create":
             known(expect, {"error"}, where)
@@ -243,8 +248,9 @@ def run_scenario(sc, path, lease_dir):
                 assert "error" not in expect, f"{where}: expected {expect['error']}"
 
         elif op == "close":
+            # The generator stays: every later call on it fails with GENERATOR_CLOSED.
             assert not expect, f"{where}: close expects nothing"
-            gens.pop(step["gen"]).close()
+            gens[step["gen"]].close()
 
         elif op == "fork":
             known(expect, {"error"}, where)

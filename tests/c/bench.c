@@ -49,7 +49,7 @@ static polyflake_generator *make(uint32_t mode, polyflake_layout layout, int64_t
   cfg.mode = mode;
   cfg.layout = layout;
   cfg.node_id = node;
-  if (polyflake_generator_new(&cfg, &g) != POLYFLAKE_RESULT_OK) exit(1);
+  if (polyflake_generator_new(&cfg, NULL, &g) != POLYFLAKE_RESULT_OK) exit(1); /* system clock */
   return g;
 }
 

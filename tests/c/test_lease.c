@@ -9,6 +9,7 @@
  * Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run again under valgrind.
  */
 #include "polyflake.h"
+#include "check.h"
 
 #include <dirent.h>
 #include <inttypes.h>
@@ -18,53 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures = 0;
-static int checks = 0;
 static double slack = 1.0;
-
-#define CHECK(cond, ...)                                                   \
-  do {                                                                     \
-    checks++;                                                              \
-    if (!(cond)) {                                                         \
-      failures++;                                                          \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fprintf(stderr, "\n");                                               \
-    }                                                                      \
-  } while (0)
-
-#define CHECK_RESULT(expr, want)                                                        \
-  do {                                                                                  \
-    polyflake_result got_ = (expr);                                                     \
-    CHECK(got_ == (want), "%s gave %s, want %s", #expr, polyflake_result_name(got_),    \
-          polyflake_result_name(want));                                                 \
-  } while (0)
 
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec ts;
-  ts.tv_sec = ms / 1000;
-  ts.tv_nsec = (ms % 1000) * 1000000L;
-  nanosleep(&ts, NULL);
-}
-
-static const char *last_message(void) {
-  static char msg[1024];
-  size_t len = 0;
-  if (polyflake_last_error_message(msg, sizeof msg, &len) != POLYFLAKE_RESULT_OK) msg[0] = 0;
-  return msg;
-}
-
-/* The node id a generator holds, from its configuration. */
-static int64_t node_of(const polyflake_generator *g) {
-  polyflake_config c;
-  if (polyflake_generator_config(g, &c) != POLYFLAKE_RESULT_OK) return -1;
-  return c.node_id;
 }
 
 /* One ID, retrying (bounded) while the restart guard waits: the only refusal a fresh holder may
@@ -78,20 +38,6 @@ static polyflake_result first_id(const polyflake_generator *g, uint64_t *id, int
     (*guard_refusals)++;
     sleep_ms(1);
   }
-}
-
-static void remove_tree(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char path[4096];
-  if (!d) return;
-  while ((e = readdir(d))) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(d);
-  rmdir(dir);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -117,17 +63,18 @@ static void file_leases(void) {
   polyflake_config_init(&cfg);
   cfg.node_id = 999; /* ignored: the slot is the node id */
   CHECK_RESULT(polyflake_file_lease_options_init(&o), POLYFLAKE_RESULT_OK);
-  CHECK(o.dir == NULL && o.slots == 0 && o.identity == NULL &&
-            o.reserve_ms == POLYFLAKE_DEFAULT_RESERVE_MS,
+  /* The core's defaults, from the init function (0 is never a default). */
+  CHECK(o.dir == NULL && o.slots == POLYFLAKE_ALL_SLOTS && o.identity == NULL &&
+            o.reserve_ms == 5000 && o.max_guard_wait_ms == 60000,
         "file lease defaults");
   o.dir = dir;
   o.slots = 2;
   o.identity = "c-test-a";
   o.reserve_ms = reserve;
 
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &a), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &a), POLYFLAKE_RESULT_OK);
   o.identity = "c-test-b";
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &b), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &b), POLYFLAKE_RESULT_OK);
   if (!a || !b) {
     fprintf(stderr, "FATAL: no file lease: %s\n", last_message());
     exit(1);
@@ -137,7 +84,20 @@ static void file_leases(void) {
   CHECK(slot_a >= 0 && slot_a < 2 && slot_b >= 0 && slot_b < 2 && slot_a != slot_b,
         "two holders in one process, two slots: %" PRId64 " and %" PRId64, slot_a, slot_b);
 
-  /* IDs carry the slot; a fresh directory has no previous holder, so no guard. */
+  /* A NEW slot has no record: a holder nobody can see may have reached a full reserve, so it
+   * is guarded for one (restart_guard) until polyflake_wait_ready waits it out. */
+  CHECK_RESULT(polyflake_health(a, &h), POLYFLAKE_RESULT_OK);
+  CHECK(!h.ok && h.status == POLYFLAKE_HEALTH_STATUS_RESTART_GUARD && h.lease_has_guard &&
+            h.lease_guard_waiting && h.lease_guard_remaining_ms > 0 &&
+            h.lease_guard_remaining_ms <= reserve &&
+            h.lease_phase == POLYFLAKE_LEASE_PHASE_RESTART_GUARD,
+        "a new slot's guard: %s, %" PRIu64 " ms", h.reason, h.lease_guard_remaining_ms);
+  id = 42;
+  CHECK_RESULT(polyflake_next_id(a, &id), POLYFLAKE_RESULT_LEASE_NOT_READY);
+  CHECK(id == 42, "out-param written on error");
+  CHECK_RESULT(polyflake_wait_ready(a, (uint64_t)(3 * reserve)), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_wait_ready(b, (uint64_t)(3 * reserve)), POLYFLAKE_RESULT_OK);
+  /* IDs carry the slot. */
   for (i = 0; i < 1000; i++) {
     CHECK_RESULT(polyflake_next_id(a, &id), POLYFLAKE_RESULT_OK);
     CHECK(id > last_a, "increasing");
@@ -156,8 +116,10 @@ static void file_leases(void) {
         h.lease_high_water_ms, d.timestamp_ms);
   CHECK(h.lease_high_water_ms > h.wall_ms && h.lease_high_water_ms <= h.wall_ms + (int64_t)reserve,
         "R = now + reserve: R %" PRId64 ", wall %" PRId64, h.lease_high_water_ms, h.wall_ms);
-  CHECK(!h.lease_has_guard && !h.lease_guard_waiting && h.lease_guard_remaining_ms == 0,
-        "no guard in a fresh directory");
+  CHECK(h.lease_has_guard && !h.lease_guard_waiting && h.lease_guard_remaining_ms == 0 &&
+            !h.lease_expired && h.lease_phase == POLYFLAKE_LEASE_PHASE_HELD &&
+            h.lease_guard_note[0] == 0,
+        "the new slot's guard has passed: phase %s", polyflake_lease_phase_name(h.lease_phase));
   CHECK(!h.lease_lost && h.lease_store[0] != 0 && strstr(h.lease_store, dir) != NULL,
         "store %s", h.lease_store);
   CHECK(h.lease_last_error[0] == 0, "no store error: %s", h.lease_last_error);
@@ -171,7 +133,7 @@ static void file_leases(void) {
   /* Both slots held: a third holder is refused, with the directory and slot count named. */
   o.identity = "c-test-c";
   c = (polyflake_generator *)&id; /* a sentinel: must stay untouched */
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &c), POLYFLAKE_RESULT_NO_FREE_SLOT);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &c), POLYFLAKE_RESULT_NO_FREE_SLOT);
   CHECK(c == (polyflake_generator *)&id, "out-param written on error");
   CHECK(strstr(last_message(), dir) != NULL && strstr(last_message(), "2") != NULL,
         "NO_FREE_SLOT message: %s", last_message());
@@ -180,7 +142,7 @@ static void file_leases(void) {
    * after it (the restart guard), with the slot a had. */
   polyflake_generator_free(a);
   c = NULL;
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &c), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &c), POLYFLAKE_RESULT_OK);
   if (c) {
     CHECK(node_of(c) == slot_a, "freed slot %" PRId64 " taken again, got %" PRId64, slot_a, node_of(c));
     CHECK_RESULT(polyflake_health(c, &h), POLYFLAKE_RESULT_OK);
@@ -204,8 +166,8 @@ static void file_leases(void) {
   o.slots = 1;
   o.identity = NULL; /* the hostname */
   a = b = NULL;
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &a), POLYFLAKE_RESULT_OK);
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &b), POLYFLAKE_RESULT_NO_FREE_SLOT);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &a), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &b), POLYFLAKE_RESULT_NO_FREE_SLOT);
   CHECK(b == NULL && node_of(a) == 0, "one slot, one holder");
   polyflake_generator_free(a);
 
@@ -234,78 +196,92 @@ static void bad_options(void) {
   CHECK_RESULT(polyflake_file_lease_options_init(NULL), N);
   CHECK_RESULT(polyflake_etcd_options_init(NULL), N);
   polyflake_file_lease_options_init(&o);
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), N); /* dir NULL */
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), N); /* dir NULL */
   o.dir = dir;
-  CHECK_RESULT(polyflake_generator_new_file_lease(NULL, &o, &g), N);
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, NULL, &g), N);
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL), N);
+  CHECK_RESULT(polyflake_generator_new_file_lease(NULL, &o, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, NULL, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, NULL), N);
   o.slots = 1025; /* more than the 1024 node ids of 10 node bits */
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), S);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
   CHECK(strstr(last_message(), "1025") != NULL, "message: %s", last_message());
-  o.slots = 0;
+  o.slots = 0; /* refused: 0 is no default (POLYFLAKE_ALL_SLOTS is "every node id") */
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
+  CHECK(strstr(last_message(), "slots = 0") != NULL, "message: %s", last_message());
+  o.slots = POLYFLAKE_ALL_SLOTS;
   o.reserve_ms = 5;
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), S);
-  o.reserve_ms = 0; /* the default */
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
+  o.reserve_ms = 0; /* refused like every other binding: never silently the default */
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
+  CHECK(strstr(last_message(), "reserve_ms = 0") != NULL, "message: %s", last_message());
+  o.reserve_ms = 5000;
+  o.max_guard_wait_ms = UINT64_C(31536000001); /* past a year */
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
+  CHECK(strstr(last_message(), "max_guard_wait_ms") != NULL, "message: %s", last_message());
+  o.max_guard_wait_ms = 60000;
   o.identity = "a/b";
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), S);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
   o.identity = "";
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), S);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
   o.identity = "\xff\xfe";
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), S);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
   CHECK(strstr(last_message(), "UTF-8") != NULL, "message: %s", last_message());
   o.identity = NULL;
   cfg.mode = 9;
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
   polyflake_config_init(&cfg);
   o.dir = "/dev/null/polyflake"; /* cannot be a directory */
-  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, &g), POLYFLAKE_RESULT_LEASE_STORE);
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), POLYFLAKE_RESULT_LEASE_STORE);
   CHECK(g == NULL, "out-param written on error");
 
   CHECK_RESULT(polyflake_etcd_options_init(&e), POLYFLAKE_RESULT_OK);
-  CHECK(e.endpoints == NULL && e.endpoint_count == 0 && e.prefix == NULL &&
-            e.ttl_s == POLYFLAKE_DEFAULT_ETCD_TTL_S && e.reserve_ms == POLYFLAKE_DEFAULT_RESERVE_MS &&
-            e.slots == 0 && e.identity == NULL &&
-            e.connect_timeout_ms == POLYFLAKE_DEFAULT_ETCD_TIMEOUT_MS,
+  CHECK(e.endpoints == NULL && e.endpoint_count == 0 && e.prefix == NULL && e.ttl_s == 10 &&
+            e.reserve_ms == 5000 && e.slots == POLYFLAKE_ALL_SLOTS && e.identity == NULL &&
+            e.connect_timeout_ms == 2000 && e.max_guard_wait_ms == 60000,
         "etcd defaults");
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), S); /* no endpoint */
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S); /* no endpoint */
   e.endpoint_count = 1;
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), N); /* endpoints NULL */
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), N); /* endpoints NULL */
   e.endpoints = endpoints;
   e.endpoint_count = 2;
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), N); /* a NULL entry */
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), N); /* a NULL entry */
   e.endpoint_count = 1;
-  CHECK_RESULT(polyflake_generator_new_etcd(NULL, &e, &g), N);
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, NULL, &g), N);
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL), N);
+  CHECK_RESULT(polyflake_generator_new_etcd(NULL, &e, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, NULL, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, NULL), N);
   e.ttl_s = -1;
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), S);
-  e.ttl_s = 0;
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
+  e.ttl_s = 0; /* refused, never the default */
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
+  e.ttl_s = 10;
+  e.connect_timeout_ms = 0;
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
+  e.connect_timeout_ms = 2000;
   e.prefix = "no-slash";
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), S);
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
   e.prefix = "/\xc3";
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), S);
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
   e.prefix = NULL;
   e.connect_timeout_ms = 600001;
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), S);
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
   /* Nothing listens on port 1: the store error comes back within the short timeout. */
   e.connect_timeout_ms = 300;
   {
     double start = now_ms();
-    CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &g), POLYFLAKE_RESULT_LEASE_STORE);
+    CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), POLYFLAKE_RESULT_LEASE_STORE);
     CHECK(now_ms() - start < 10000.0 * slack, "unreachable etcd took %.0f ms", now_ms() - start);
     CHECK(strstr(last_message(), "127.0.0.1:1") != NULL, "message: %s", last_message());
   }
   CHECK(g == NULL, "out-param written on error");
 
   /* The static sources' NULLs and bad input. */
-  CHECK_RESULT(polyflake_generator_new_from_env(NULL, "X", &g), N);
-  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, NULL, &g), N);
-  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, "X", NULL), N);
-  CHECK_RESULT(polyflake_generator_new_from_hostname(NULL, "ids-1", &g), N);
-  CHECK_RESULT(polyflake_generator_new_from_hostname(&cfg, "ids-1", NULL), N);
-  CHECK_RESULT(polyflake_generator_new_from_ipv4(NULL, "10.0.0.1", 24, &g), N);
-  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, NULL, 24, &g), N);
-  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.0.0.1", 24, NULL), N);
+  CHECK_RESULT(polyflake_generator_new_from_env(NULL, "X", NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, NULL, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, "X", NULL, NULL), N);
+  CHECK_RESULT(polyflake_generator_new_from_hostname(NULL, "ids-1", NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_from_hostname(&cfg, "ids-1", NULL, NULL), N);
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(NULL, "10.0.0.1", 24, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, NULL, 24, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.0.0.1", 24, NULL, NULL), N);
   CHECK(g == NULL, "out-param written on error");
   rmdir(dir);
   printf("bad options: ok\n");
@@ -330,7 +306,7 @@ static void static_sources(void) {
   polyflake_config_init(&cfg);
   cfg.node_id = 1; /* ignored */
   setenv("POLYFLAKE_C_TEST_NODE", "12", 1);
-  r = polyflake_generator_new_from_env(&cfg, "POLYFLAKE_C_TEST_NODE", &g);
+  r = polyflake_generator_new_from_env(&cfg, "POLYFLAKE_C_TEST_NODE", NULL, &g);
   CHECK_RESULT(r, POLYFLAKE_RESULT_OK);
   if (r == POLYFLAKE_RESULT_OK) {
     polyflake_health(g, &h);
@@ -341,14 +317,14 @@ static void static_sources(void) {
   CHECK(node_from(r, g) == 12, "env node");
   g = NULL;
   setenv("POLYFLAKE_C_TEST_NODE", "twelve", 1);
-  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, "POLYFLAKE_C_TEST_NODE", &g), S);
+  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, "POLYFLAKE_C_TEST_NODE", NULL, &g), S);
   setenv("POLYFLAKE_C_TEST_NODE", "5000", 1);
-  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, "POLYFLAKE_C_TEST_NODE", &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
+  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, "POLYFLAKE_C_TEST_NODE", NULL, &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
   unsetenv("POLYFLAKE_C_TEST_NODE");
-  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, "POLYFLAKE_C_TEST_NODE", &g), S);
+  CHECK_RESULT(polyflake_generator_new_from_env(&cfg, "POLYFLAKE_C_TEST_NODE", NULL, &g), S);
   CHECK(strstr(last_message(), "POLYFLAKE_C_TEST_NODE") != NULL, "message: %s", last_message());
 
-  r = polyflake_generator_new_from_hostname(&cfg, "ids-7.ids.default.svc", &g);
+  r = polyflake_generator_new_from_hostname(&cfg, "ids-7.ids.default.svc", NULL, &g);
   CHECK_RESULT(r, POLYFLAKE_RESULT_OK);
   if (r == POLYFLAKE_RESULT_OK) {
     polyflake_health(g, &h);
@@ -356,22 +332,34 @@ static void static_sources(void) {
   }
   CHECK(node_from(r, g) == 7, "hostname ordinal");
   g = NULL;
-  CHECK_RESULT(polyflake_generator_new_from_hostname(&cfg, "ids", &g), S);
-  CHECK_RESULT(polyflake_generator_new_from_hostname(&cfg, "ids-1024", &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
+  CHECK_RESULT(polyflake_generator_new_from_hostname(&cfg, "ids", NULL, &g), S);
+  CHECK_RESULT(polyflake_generator_new_from_hostname(&cfg, "ids-1024", NULL, &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
 
   /* 10.1.7.9 in a /22: the low 10 bits, 3 * 256 + 9. */
-  r = polyflake_generator_new_from_ipv4(&cfg, "10.1.7.9", 22, &g);
+  r = polyflake_generator_new_from_ipv4(&cfg, "10.1.7.9", 22, NULL, &g);
   CHECK_RESULT(r, POLYFLAKE_RESULT_OK);
   CHECK(node_from(r, g) == 3 * 256 + 9, "ipv4 /22");
   g = NULL;
-  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.1.7.9", 21, &g), S);
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.1.7.9", 21, NULL, &g), S);
   CHECK(strstr(last_message(), "/21") != NULL, "message: %s", last_message());
-  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.1.7.9", 33, &g), S);
-  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.1.7.9", 256 + 22, &g), S);
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.1.7.9", 33, NULL, &g), S);
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.1.7.9", 256 + 22, NULL, &g), S);
   CHECK(strstr(last_message(), "278") != NULL, "a prefix is never wrapped: %s", last_message());
-  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.1.7", 22, &g), S);
-  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "::1", 22, &g), S);
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.1.7", 22, NULL, &g), S);
+  CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "::1", 22, NULL, &g), S);
   CHECK(g == NULL, "out-param written on error");
+  /* Every source takes the optional clock: the design text's literal, node 37 from a hostname. */
+  {
+    polyflake_clock *clock = NULL;
+    uint64_t id = 0;
+    polyflake_manual_clock_new(1737747358021, &clock);
+    CHECK_RESULT(polyflake_generator_new_from_hostname(&cfg, "ids-37", clock, &g), POLYFLAKE_RESULT_OK);
+    CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
+    CHECK(id == UINT64_C(141264821508263936), "hostname on a manual clock: %" PRIu64, id);
+    polyflake_generator_free(g);
+    polyflake_clock_free(clock);
+    g = NULL;
+  }
   CHECK(strcmp(polyflake_node_source_name(POLYFLAKE_NODE_SOURCE_ETCD), "etcd") == 0, "etcd name");
   CHECK(strcmp(polyflake_node_source_name(77), "unknown") == 0, "unknown source");
   printf("static sources: ok\n");
@@ -397,18 +385,19 @@ static void etcd_lease(const char *endpoint) {
   e.endpoint_count = 1;
   e.prefix = prefix;
   e.slots = 2;
-  e.ttl_s = 0; /* the default, 10 s */
   e.reserve_ms = slack > 1.0 ? 5000 : 1000;
   e.connect_timeout_ms = (uint64_t)(3000 * slack);
   e.identity = "c-etcd-a";
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &a), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &a), POLYFLAKE_RESULT_OK);
   e.identity = "c-etcd-b";
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &b), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &b), POLYFLAKE_RESULT_OK);
   if (!a || !b) {
     fprintf(stderr, "FATAL: no etcd lease at %s: %s\n", endpoint, last_message());
     exit(1);
   }
   CHECK(node_of(a) != node_of(b) && node_of(a) < 2 && node_of(b) < 2, "two etcd slots");
+  /* New slots: guarded for a full reserve first. */
+  CHECK_RESULT(polyflake_wait_ready(a, (uint64_t)(3 * e.reserve_ms)), POLYFLAKE_RESULT_OK);
   for (i = 0; i < 100; i++) CHECK_RESULT(polyflake_next_id(a, &id), POLYFLAKE_RESULT_OK);
   polyflake_generator_decode(a, id, &d);
   CHECK(d.node_id == node_of(a), "ID carries the etcd slot");
@@ -422,10 +411,10 @@ static void etcd_lease(const char *endpoint) {
         "etcd store: %s", h.lease_store);
 
   e.identity = "c-etcd-c";
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &c), POLYFLAKE_RESULT_NO_FREE_SLOT);
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &c), POLYFLAKE_RESULT_NO_FREE_SLOT);
   CHECK(c == NULL, "out-param written on error");
   polyflake_generator_free(a);
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, &c), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &c), POLYFLAKE_RESULT_OK);
   if (c) {
     CHECK(node_of(c) == d.node_id, "freed etcd slot taken again");
     CHECK_RESULT(polyflake_health(c, &h), POLYFLAKE_RESULT_OK);

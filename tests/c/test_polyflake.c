@@ -1,11 +1,14 @@
 /*
  * The C test of polyflake's C ABI: layout vectors, every scenario file, bad input (NULL for every
- * pointer parameter, out-of-range values, invalid ID text), and 8 threads on one handle.
+ * pointer parameter, out-of-range values, invalid ID text), the same bad node-source inputs as
+ * every binding (tests/vectors/bad_node_sources.json), forward clock steps on a manual clock,
+ * and 8 threads on one handle.
  *
  * Usage: test_polyflake VECTORS_DIR   (tests/vectors; JSON read with cJSON)
  * Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run again under valgrind.
  */
 #include "polyflake.h"
+#include "check.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -20,26 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures = 0;
-static int checks = 0;
-
-#define CHECK(cond, ...)                                                   \
-  do {                                                                     \
-    checks++;                                                              \
-    if (!(cond)) {                                                         \
-      failures++;                                                          \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fprintf(stderr, "\n");                                               \
-    }                                                                      \
-  } while (0)
-
-#define CHECK_RESULT(expr, want)                                                        \
-  do {                                                                                  \
-    polyflake_result got_ = (expr);                                                     \
-    CHECK(got_ == (want), "%s gave %s, want %s", #expr, polyflake_result_name(got_),    \
-          polyflake_result_name(want));                                                 \
-  } while (0)
 
 /* Abort the whole run: the test itself cannot go on (unreadable file, broken JSON, ...). */
 static void die(const char *what, const char *detail) {
@@ -171,18 +154,17 @@ static void layout_vectors(const char *dir) {
       if (seq == 0) {
         /* A generator on a clock at the case's millisecond issues exactly this ID. */
         polyflake_config cfg;
-        polyflake_manual_clock *clock = NULL;
+        polyflake_clock *clock = NULL;
         polyflake_generator *g = NULL;
         polyflake_config_init(&cfg);
         cfg.layout = l;
         cfg.node_id = (int64_t)node;
         CHECK_RESULT(polyflake_manual_clock_new(ts, &clock), POLYFLAKE_RESULT_OK);
-        CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, clock, &g),
-                     POLYFLAKE_RESULT_OK);
+        CHECK_RESULT(polyflake_generator_new(&cfg, clock, &g), POLYFLAKE_RESULT_OK);
         CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
         CHECK(id == want, "%s generator at %s", name, text);
         polyflake_generator_free(g);
-        polyflake_manual_clock_free(clock);
+        polyflake_clock_free(clock);
       }
       cases++;
     }
@@ -203,7 +185,7 @@ static void layout_vectors(const char *dir) {
   /* Invalid node ids: refused when the generator is made. */
   cJSON_ArrayForEach(v, get(get(doc, "invalid"), "node_id_default_layout")) {
     polyflake_config cfg;
-    polyflake_manual_clock *clock = NULL;
+    polyflake_clock *clock = NULL;
     polyflake_generator *g = NULL;
     if (v->valuedouble >= 9223372036854775807.0) {
       /* 2^63 has no int64_t form: the C type itself refuses it. Say so instead of skipping. */
@@ -214,10 +196,9 @@ static void layout_vectors(const char *dir) {
     polyflake_config_init(&cfg);
     cfg.node_id = (int64_t)v->valuedouble;
     polyflake_manual_clock_new(POLYFLAKE_DEFAULT_EPOCH_MS, &clock);
-    CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, clock, &g),
-                 POLYFLAKE_RESULT_INVALID_NODE_ID);
+    CHECK_RESULT(polyflake_generator_new(&cfg, clock, &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
     CHECK(g == NULL, "out-param written on error");
-    polyflake_manual_clock_free(clock);
+    polyflake_clock_free(clock);
   }
   /* Invalid ID text: refused by the parser; values of 2^63 and up also by decode. */
   cJSON_ArrayForEach(v, get(get(doc, "invalid"), "decode_default_layout")) {
@@ -252,11 +233,12 @@ static void layout_vectors(const char *dir) {
 typedef struct {
   const char *key;
   polyflake_generator *g;
-  polyflake_manual_clock *manual;
+  polyflake_clock *clock; /* NULL: the system clock */
+  int manual;             /* the clock is a manual one (clock_set, clock_advance, clock_elapse) */
   int has_last;
   uint64_t last;
   const cJSON *spec; /* kept for a `deferred` generator, made by a `create` step */
-  int created;       /* made (up front or by `create`) and not yet closed */
+  int created;       /* made (up front or by `create`); a closed one stays, refusing */
 } gen_t;
 
 /* The scenario file's ONE lease directory (made on first use; "" when none), removed after it. */
@@ -286,25 +268,6 @@ static void lease_dir_remove(void) {
   }
   if (rmdir(lease_dir) != 0) die("cannot remove the lease directory", lease_dir);
   lease_dir[0] = 0;
-}
-
-typedef struct {
-  uint64_t *v;
-  size_t n, cap;
-} ids_t;
-
-static void ids_push(ids_t *ids, uint64_t id) {
-  if (ids->n == ids->cap) {
-    ids->cap = ids->cap ? ids->cap * 2 : 1024;
-    ids->v = realloc(ids->v, ids->cap * sizeof *ids->v);
-    if (!ids->v) die("out of memory", "ids");
-  }
-  ids->v[ids->n++] = id;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
 }
 
 /* Expand a scripted clock's values: integers, or runs {start, count, step?, each?}. */
@@ -342,15 +305,16 @@ static int64_t *expand_values(const cJSON *values, size_t *n_out) {
 
 /* Make a generator from a scenario spec; returns the C result (the spec's errors are data). */
 static polyflake_result build(const cJSON *spec, const char *where, gen_t *out) {
-  static const char *const spec_keys[] = {"mode",        "node_id",     "layout", "epoch_ms",
-                                          "max_wait_ms", "max_lead_ms", "clock",  "source",
-                                          "deferred",    NULL};
+  static const char *const spec_keys[] = {"mode",        "node_id",     "layout",
+                                          "epoch_ms",    "max_wait_ms", "max_lead_ms",
+                                          "clock",       "source",      "deferred",
+                                          "max_forward_step_ms", "forward_confirm_ms", NULL};
   static const char *const clock_keys[] = {"kind", "start_ms", "values", NULL};
   static const char *const source_keys[] = {"kind", "slots", "reserve_ms", NULL};
   polyflake_config cfg;
   polyflake_file_lease_options lease, *opts = NULL;
   const cJSON *layout = get(spec, "layout"), *clock = get(spec, "clock");
-  const cJSON *source = get(spec, "source");
+  const cJSON *source = get(spec, "source"), *step = get(spec, "max_forward_step_ms");
   const char *mode = str(spec, "mode");
   polyflake_result r;
   only_keys(spec, where, spec_keys);
@@ -385,47 +349,45 @@ static polyflake_result build(const cJSON *spec, const char *where, gen_t *out) 
     cfg.has_max_lead = 1;
     cfg.max_lead_ms = num(spec, "max_lead_ms");
   }
+  /* null turns the forward-step check off */
+  if (cJSON_IsNull(step)) cfg.max_forward_step_ms = POLYFLAKE_FORWARD_STEP_OFF;
+  else if (step) cfg.max_forward_step_ms = (uint64_t)num(spec, "max_forward_step_ms");
+  if (get(spec, "forward_confirm_ms")) cfg.forward_confirm_ms = (uint64_t)num(spec, "forward_confirm_ms");
   out->g = NULL;
-  out->manual = NULL;
+  out->clock = NULL;
+  out->manual = 0;
   out->has_last = 0;
-  if (!clock)
-    return opts ? polyflake_generator_new_file_lease(&cfg, opts, &out->g)
-                : polyflake_generator_new(&cfg, &out->g);
-  only_keys(clock, where, clock_keys);
-  if (strcmp(str(clock, "kind"), "manual") == 0) {
-    if (polyflake_manual_clock_new(num(clock, "start_ms"), &out->manual) != POLYFLAKE_RESULT_OK)
-      die("manual clock", where);
-    r = opts ? polyflake_generator_new_file_lease_with_manual_clock(&cfg, opts, out->manual,
-                                                                   &out->g)
-             : polyflake_generator_new_with_manual_clock(&cfg, out->manual, &out->g);
-    if (r != POLYFLAKE_RESULT_OK) {
-      polyflake_manual_clock_free(out->manual);
-      out->manual = NULL;
+  if (clock) {
+    only_keys(clock, where, clock_keys);
+    if (strcmp(str(clock, "kind"), "manual") == 0) {
+      out->manual = 1;
+      if (polyflake_manual_clock_new(num(clock, "start_ms"), &out->clock) != POLYFLAKE_RESULT_OK)
+        die("manual clock", where);
+    } else if (strcmp(str(clock, "kind"), "scripted") == 0) {
+      size_t n = 0;
+      int64_t *values = expand_values(get(clock, "values"), &n);
+      if (polyflake_scripted_clock_new(values, n, &out->clock) != POLYFLAKE_RESULT_OK)
+        die("scripted clock", where);
+      free(values);
+    } else {
+      die("unknown clock kind", where);
     }
-    return r;
   }
-  if (strcmp(str(clock, "kind"), "scripted") == 0) {
-    size_t n = 0;
-    int64_t *values = expand_values(get(clock, "values"), &n);
-    polyflake_scripted_clock *sc = NULL;
-    if (polyflake_scripted_clock_new(values, n, &sc) != POLYFLAKE_RESULT_OK)
-      die("scripted clock", where);
-    free(values);
-    r = opts ? polyflake_generator_new_file_lease_with_scripted_clock(&cfg, opts, sc, &out->g)
-             : polyflake_generator_new_with_scripted_clock(&cfg, sc, &out->g);
-    /* The generator keeps its own reference: the handle can go now. */
-    polyflake_scripted_clock_free(sc);
-    return r;
+  /* One constructor per source, each with the optional clock (NULL: the system clock). */
+  r = opts ? polyflake_generator_new_file_lease(&cfg, opts, out->clock, &out->g)
+           : polyflake_generator_new(&cfg, out->clock, &out->g);
+  if (r != POLYFLAKE_RESULT_OK) {
+    polyflake_clock_free(out->clock);
+    out->clock = NULL;
   }
-  die("unknown clock kind", where);
-  return POLYFLAKE_RESULT_PANIC;
+  return r;
 }
 
 static void free_gen(gen_t *g) {
   polyflake_generator_free(g->g);
-  polyflake_manual_clock_free(g->manual);
+  polyflake_clock_free(g->clock);
   g->g = NULL;
-  g->manual = NULL;
+  g->clock = NULL;
   g->created = 0;
 }
 
@@ -450,6 +412,8 @@ static double health_number(const polyflake_health_snapshot *h, const char *key)
   if (strcmp(key, "wait_sleeps") == 0) return (double)h->wait_sleeps;
   if (strcmp(key, "ms_borrowed") == 0) return (double)h->ms_borrowed;
   if (strcmp(key, "lead_refused") == 0) return (double)h->lead_refused;
+  if (strcmp(key, "clock_ahead_ms") == 0) return (double)h->clock_ahead_ms;
+  if (strcmp(key, "forward_refused") == 0) return (double)h->forward_refused;
   return NAN;
 }
 
@@ -488,10 +452,11 @@ static gen_t *find_gen(gen_t *gens, int n, const char *key) {
   return NULL;
 }
 
-/* A generator a step may use: made and not closed (anything else is a bad scenario file). */
+/* A generator a step may use: made (a closed one stays, refusing); anything else is a bad
+ * scenario file. */
 static gen_t *live_gen(gen_t *gens, int n, const char *key) {
   gen_t *g = find_gen(gens, n, key);
-  if (!g->created) die("generator not created, or closed", key);
+  if (!g->created) die("generator not created", key);
   return g;
 }
 
@@ -632,7 +597,7 @@ static int run_scenario(const char *path, double slack, const char **skip) {
     gens[n_gens].spec = spec;
     gens[n_gens].key = spec->string;
     gens[n_gens].g = NULL;
-    gens[n_gens].manual = NULL;
+    gens[n_gens].clock = NULL;
     gens[n_gens].created = 0;
     if (deferred && !cJSON_IsBool(deferred)) die("deferred is not a boolean", spec->string);
     if (cJSON_IsTrue(deferred)) {
@@ -681,12 +646,23 @@ static int run_scenario(const char *path, double slack, const char **skip) {
       if (r == POLYFLAKE_RESULT_OK) g->created = 1;
       else CHECK(g->g == NULL, "%s: out-param written on error", what);
     } else if (strcmp(op, "close") == 0) {
-      free_gen(live_gen(gens, n_gens, str(step, "gen")));
-    } else if (strcmp(op, "clock_set") == 0 || strcmp(op, "clock_advance") == 0) {
+      if (expect) die("close expects nothing", what);
+      /* The generator stays: every later call on it fails with GENERATOR_CLOSED. */
+      CHECK_RESULT(polyflake_generator_close(live_gen(gens, n_gens, str(step, "gen"))->g),
+                   POLYFLAKE_RESULT_OK);
+    } else if (strcmp(op, "clock_set") == 0 || strcmp(op, "clock_advance") == 0 ||
+               strcmp(op, "clock_elapse") == 0) {
       gen_t *g = live_gen(gens, n_gens, str(step, "gen"));
+      int64_t ms = num(step, "ms");
       if (!g->manual) die("not a manual clock", what);
-      if (op[6] == 's') CHECK_RESULT(polyflake_manual_clock_set(g->manual, num(step, "ms")), POLYFLAKE_RESULT_OK);
-      else CHECK_RESULT(polyflake_manual_clock_advance(g->manual, num(step, "ms")), POLYFLAKE_RESULT_OK);
+      if (strcmp(op, "clock_set") == 0)
+        CHECK_RESULT(polyflake_manual_clock_set(g->clock, ms), POLYFLAKE_RESULT_OK);
+      else if (strcmp(op, "clock_advance") == 0)
+        CHECK_RESULT(polyflake_manual_clock_advance(g->clock, ms), POLYFLAKE_RESULT_OK);
+      else if (ms < 0)
+        die("clock_elapse with a negative ms", what);
+      else
+        CHECK_RESULT(polyflake_manual_clock_elapse(g->clock, (uint64_t)ms), POLYFLAKE_RESULT_OK);
     } else if (strcmp(op, "decode") == 0) {
       gen_t *g = live_gen(gens, n_gens, str(step, "gen"));
       only_keys(expect, what, decode_keys);
@@ -786,8 +762,7 @@ static void scenarios(const char *dir, double slack) {
 
 static void bad_input(void) {
   polyflake_config cfg;
-  polyflake_manual_clock *mc = NULL;
-  polyflake_scripted_clock *sc = NULL;
+  polyflake_clock *mc = NULL, *sc = NULL;
   polyflake_generator *g = NULL;
   polyflake_layout l = polyflake_layout_default();
   polyflake_decoded d;
@@ -804,75 +779,110 @@ static void bad_input(void) {
   CHECK_RESULT(polyflake_manual_clock_new(POLYFLAKE_DEFAULT_EPOCH_MS + 10, &mc), POLYFLAKE_RESULT_OK);
   CHECK_RESULT(polyflake_manual_clock_set(NULL, 1), N);
   CHECK_RESULT(polyflake_manual_clock_advance(NULL, 1), N);
+  CHECK_RESULT(polyflake_manual_clock_elapse(NULL, 1), N);
   CHECK_RESULT(polyflake_manual_clock_get(NULL, &ms), N);
   CHECK_RESULT(polyflake_manual_clock_get(mc, NULL), N);
   CHECK_RESULT(polyflake_scripted_clock_new(NULL, 2, &sc), N);
   CHECK_RESULT(polyflake_scripted_clock_new(values, 2, NULL), N);
   CHECK_RESULT(polyflake_scripted_clock_new(NULL, 0, &sc), POLYFLAKE_RESULT_OK);
-  polyflake_scripted_clock_free(sc);
+  polyflake_clock_free(sc);
   CHECK_RESULT(polyflake_scripted_clock_new(values, 2, &sc), POLYFLAKE_RESULT_OK);
+  /* A scripted clock cannot be stepped or elapsed: refused, never ignored. */
+  CHECK_RESULT(polyflake_manual_clock_set(sc, 1), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK_RESULT(polyflake_manual_clock_advance(sc, 1), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK_RESULT(polyflake_manual_clock_elapse(sc, 1), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK_RESULT(polyflake_manual_clock_get(sc, &ms), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  /* elapse moves the wall reading too; set and advance step it */
+  CHECK_RESULT(polyflake_manual_clock_elapse(mc, 5), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_manual_clock_get(mc, &ms), POLYFLAKE_RESULT_OK);
+  CHECK(ms == POLYFLAKE_DEFAULT_EPOCH_MS + 15, "elapse moved the wall reading to %" PRId64, ms);
 
-  CHECK_RESULT(polyflake_generator_new(NULL, &g), N);
-  CHECK_RESULT(polyflake_generator_new(&cfg, NULL), N);
-  CHECK_RESULT(polyflake_generator_new_with_manual_clock(NULL, mc, &g), N);
-  CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, NULL, &g), N);
-  CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, mc, NULL), N);
-  CHECK_RESULT(polyflake_generator_new_with_scripted_clock(NULL, sc, &g), N);
-  CHECK_RESULT(polyflake_generator_new_with_scripted_clock(&cfg, NULL, &g), N);
-  CHECK_RESULT(polyflake_generator_new_with_scripted_clock(&cfg, sc, NULL), N);
-  /* A file lease on an injected clock: every NULL refused before any directory is touched. */
+  /* One constructor per source, each with an optional clock: NULL is the system clock, every
+   * other NULL is refused before anything is made or any directory touched. */
+  CHECK_RESULT(polyflake_generator_new(NULL, mc, &g), N);
+  CHECK_RESULT(polyflake_generator_new(&cfg, mc, NULL), N);
+  CHECK_RESULT(polyflake_generator_new(NULL, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new(&cfg, NULL, NULL), N);
+  CHECK_RESULT(polyflake_generator_new(NULL, sc, &g), N);
   {
     polyflake_file_lease_options lo;
     CHECK_RESULT(polyflake_file_lease_options_init(&lo), POLYFLAKE_RESULT_OK);
-    CHECK_RESULT(polyflake_generator_new_file_lease_with_manual_clock(&cfg, &lo, mc, &g), N);
-    CHECK_RESULT(polyflake_generator_new_file_lease_with_scripted_clock(&cfg, &lo, sc, &g), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &lo, mc, &g), N); /* dir NULL */
+    CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &lo, sc, &g), N);
     lo.dir = "/nonexistent/polyflake-never-created";
-    CHECK_RESULT(polyflake_generator_new_file_lease_with_manual_clock(NULL, &lo, mc, &g), N);
-    CHECK_RESULT(polyflake_generator_new_file_lease_with_manual_clock(&cfg, NULL, mc, &g), N);
-    CHECK_RESULT(polyflake_generator_new_file_lease_with_manual_clock(&cfg, &lo, NULL, &g), N);
-    CHECK_RESULT(polyflake_generator_new_file_lease_with_manual_clock(&cfg, &lo, mc, NULL), N);
-    CHECK_RESULT(polyflake_generator_new_file_lease_with_scripted_clock(NULL, &lo, sc, &g), N);
-    CHECK_RESULT(polyflake_generator_new_file_lease_with_scripted_clock(&cfg, NULL, sc, &g), N);
-    CHECK_RESULT(polyflake_generator_new_file_lease_with_scripted_clock(&cfg, &lo, NULL, &g), N);
-    CHECK_RESULT(polyflake_generator_new_file_lease_with_scripted_clock(&cfg, &lo, sc, NULL), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease(NULL, &lo, mc, &g), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, NULL, mc, &g), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &lo, mc, NULL), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease(NULL, &lo, sc, &g), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, NULL, sc, &g), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &lo, sc, NULL), N);
+    CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &lo, NULL, NULL), N);
   }
   CHECK(g == NULL, "out-param written on error");
 
-  /* Out-of-range settings: each refused with its code, nothing written. */
+  /* Out-of-range settings: each refused with its code and the core's message, nothing written. */
   cfg.mode = 7;
-  CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, mc, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK_RESULT(polyflake_generator_new(&cfg, mc, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK(strstr(last_message(), "mode") != NULL, "message: %s", last_message());
   polyflake_config_init(&cfg);
   cfg.node_id = 1024;
-  CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, mc, &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
+  CHECK_RESULT(polyflake_generator_new(&cfg, mc, &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
   cfg.node_id = -1;
-  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
+  CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
   cfg.node_id = INT64_MIN;
-  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
+  CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
   polyflake_config_init(&cfg);
   cfg.layout.sequence_bits = 13;
-  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_LAYOUT);
+  CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_INVALID_LAYOUT);
   cfg.layout.timestamp_bits = UINT32_MAX;
-  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_LAYOUT);
+  CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_INVALID_LAYOUT);
   polyflake_config_init(&cfg);
   cfg.max_wait_ms = -1.0;
-  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
   cfg.max_wait_ms = NAN;
-  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
   polyflake_config_init(&cfg);
   cfg.has_max_lead = 1;
   cfg.max_lead_ms = -3;
-  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
   polyflake_config_init(&cfg);
   cfg.epoch_ms = INT64_MAX;
-  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_INVALID_EPOCH);
+  CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_INVALID_EPOCH);
+  /* The forward-step settings: 0 and past a year refused (0 is no default: "off" is
+   * POLYFLAKE_FORWARD_STEP_OFF). */
+  polyflake_config_init(&cfg);
+  CHECK(cfg.max_forward_step_ms == 60000 && cfg.forward_confirm_ms == 300000,
+        "forward defaults %" PRIu64 " %" PRIu64, cfg.max_forward_step_ms, cfg.forward_confirm_ms);
+  cfg.max_forward_step_ms = 0;
+  CHECK_RESULT(polyflake_generator_new(&cfg, mc, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK(strstr(last_message(), "max_forward_step_ms") != NULL, "message: %s", last_message());
+  cfg.max_forward_step_ms = POLYFLAKE_FORWARD_STEP_OFF - 1;
+  CHECK_RESULT(polyflake_generator_new(&cfg, mc, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  polyflake_config_init(&cfg);
+  cfg.forward_confirm_ms = UINT64_MAX;
+  CHECK_RESULT(polyflake_generator_new(&cfg, mc, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK(strstr(last_message(), "forward_confirm_ms") != NULL, "message: %s", last_message());
   CHECK(g == NULL, "out-param written on error");
+  /* "off" round-trips through the generator's configuration */
+  polyflake_config_init(&cfg);
+  cfg.max_forward_step_ms = POLYFLAKE_FORWARD_STEP_OFF;
+  cfg.forward_confirm_ms = 0;
+  CHECK_RESULT(polyflake_generator_new(&cfg, mc, &g), POLYFLAKE_RESULT_OK);
+  {
+    polyflake_config held;
+    CHECK_RESULT(polyflake_generator_config(g, &held), POLYFLAKE_RESULT_OK);
+    CHECK(held.max_forward_step_ms == POLYFLAKE_FORWARD_STEP_OFF && held.forward_confirm_ms == 0,
+          "config round trip");
+  }
+  polyflake_generator_free(g);
+  g = NULL;
   {
     /* The core's message carries the numbers; the static one does not. */
     char msg[1024];
     size_t msg_len = 0;
     polyflake_config_init(&cfg);
     cfg.node_id = 5000;
-    polyflake_generator_new(&cfg, &g);
+    polyflake_generator_new(&cfg, NULL, &g);
     CHECK_RESULT(polyflake_last_error_message(msg, sizeof msg, &msg_len), POLYFLAKE_RESULT_OK);
     CHECK(strstr(msg, "5000") && strstr(msg, "1023") && msg_len == strlen(msg), "message: %s", msg);
     CHECK_RESULT(polyflake_last_error_message(msg, 3, &msg_len), POLYFLAKE_RESULT_BUFFER_TOO_SMALL);
@@ -885,17 +895,23 @@ static void bad_input(void) {
     polyflake_generator *g2 = NULL;
     polyflake_config_init(&cfg);
     cfg.node_id = 1001;
-    CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_OK);
-    CHECK_RESULT(polyflake_generator_new(&cfg, &g2), POLYFLAKE_RESULT_NODE_ID_IN_USE);
+    CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_OK);
+    CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g2), POLYFLAKE_RESULT_NODE_ID_IN_USE);
     CHECK(g2 == NULL, "out-param written on error");
+    /* close frees the node id; the handle stays (and refuses) until it is freed */
+    CHECK_RESULT(polyflake_generator_close(g), POLYFLAKE_RESULT_OK);
+    CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g2), POLYFLAKE_RESULT_OK);
+    CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_GENERATOR_CLOSED);
     polyflake_generator_free(g);
-    CHECK_RESULT(polyflake_generator_new(&cfg, &g2), POLYFLAKE_RESULT_OK);
     polyflake_generator_free(g2);
     g = NULL;
   }
 
   polyflake_config_init(&cfg);
-  CHECK_RESULT(polyflake_generator_new_with_manual_clock(&cfg, mc, &g), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_generator_new(&cfg, mc, &g), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_generator_close(NULL), N);
+  CHECK_RESULT(polyflake_wait_ready(NULL, 0), N);
+  CHECK_RESULT(polyflake_wait_ready(g, 0), POLYFLAKE_RESULT_OK); /* no lease: nothing to wait for */
   CHECK_RESULT(polyflake_next_id(NULL, &id), N);
   CHECK_RESULT(polyflake_next_id(g, NULL), N);
   CHECK_RESULT(polyflake_next_ids(NULL, buf, 4), N);
@@ -919,6 +935,23 @@ static void bad_input(void) {
   CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
   CHECK(!h.ok && h.status == POLYFLAKE_HEALTH_STATUS_CLOCK_OUTSIDE_WINDOW && h.reason[0] != 0,
         "health outside window: %s", h.reason);
+  /* Closed: every call refuses with GENERATOR_CLOSED (the buffer untouched), health says so,
+   * decoding still works, closing again is fine. */
+  CHECK_RESULT(polyflake_generator_close(g), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_generator_close(g), POLYFLAKE_RESULT_OK);
+  polyflake_manual_clock_set(mc, POLYFLAKE_DEFAULT_EPOCH_MS + 100);
+  id = 42;
+  CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_GENERATOR_CLOSED);
+  CHECK(id == 42, "out-param written on error");
+  buf[0] = 42;
+  CHECK_RESULT(polyflake_next_ids(g, buf, 4), POLYFLAKE_RESULT_GENERATOR_CLOSED);
+  CHECK(buf[0] == 42, "buffer written on error");
+  CHECK_RESULT(polyflake_wait_ready(g, 10), POLYFLAKE_RESULT_GENERATOR_CLOSED);
+  CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+  CHECK(!h.ok && h.status == POLYFLAKE_HEALTH_STATUS_CLOSED, "closed health: %s",
+        polyflake_health_status_name(h.status));
+  CHECK(strcmp(polyflake_health_status_name(h.status), "closed") == 0, "closed name");
+  CHECK_RESULT(polyflake_generator_decode(g, 1, &d), POLYFLAKE_RESULT_OK);
   polyflake_generator_free(g);
 
   CHECK_RESULT(polyflake_layout_from_name(NULL, &l), N);
@@ -949,8 +982,7 @@ static void bad_input(void) {
 
   /* Frees accept NULL; names and messages are total. */
   polyflake_generator_free(NULL);
-  polyflake_manual_clock_free(NULL);
-  polyflake_scripted_clock_free(NULL);
+  polyflake_clock_free(NULL);
   CHECK(strcmp(polyflake_result_name(POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS), "CLOCK_MOVED_BACKWARDS") == 0, "name");
   CHECK(strcmp(polyflake_result_name(POLYFLAKE_RESULT_PANIC), "PANIC") == 0, "panic name");
   CHECK(strcmp(polyflake_result_name(9999), "unknown polyflake_result") == 0, "unknown name");
@@ -958,11 +990,166 @@ static void bad_input(void) {
   CHECK(strlen(polyflake_result_message(9999)) > 0, "unknown message");
   CHECK(strcmp(polyflake_health_status_name(POLYFLAKE_HEALTH_STATUS_CLOCK_STUCK), "clock_stuck") == 0, "status name");
   CHECK(strcmp(polyflake_health_status_name(77), "unknown") == 0, "unknown status");
+  /* The new results and statuses keep their numbers and the core's names. */
+  CHECK(POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD == 19 && POLYFLAKE_RESULT_ID_SPACE_MISMATCH == 20 &&
+            POLYFLAKE_RESULT_GENERATOR_CLOSED == 21,
+        "result codes");
+  CHECK(strcmp(polyflake_result_name(19), "CLOCK_JUMPED_AHEAD") == 0, "19");
+  CHECK(strcmp(polyflake_result_name(20), "ID_SPACE_MISMATCH") == 0, "20");
+  CHECK(strcmp(polyflake_result_name(21), "GENERATOR_CLOSED") == 0, "21");
+  CHECK(strcmp(polyflake_result_name(22), "unknown polyflake_result") == 0, "22 is unused");
+  CHECK(strstr(polyflake_result_message(21), "closed") != NULL, "message 21");
+  CHECK(POLYFLAKE_HEALTH_STATUS_CLOCK_AHEAD == 10 && POLYFLAKE_HEALTH_STATUS_CLOSED == 11, "statuses");
+  CHECK(strcmp(polyflake_health_status_name(10), "clock_ahead") == 0, "status 10");
+  CHECK(strcmp(polyflake_health_status_name(11), "closed") == 0, "status 11");
+  CHECK(strcmp(polyflake_lease_phase_name(POLYFLAKE_LEASE_PHASE_RESTART_GUARD), "restart_guard") == 0, "phase");
+  CHECK(strcmp(polyflake_lease_phase_name(9), "unknown") == 0, "unknown phase");
   CHECK(strlen(polyflake_version()) > 0, "version");
 
-  polyflake_manual_clock_free(mc);
-  polyflake_scripted_clock_free(sc);
+  polyflake_clock_free(mc);
+  polyflake_clock_free(sc);
   printf("bad input: ok\n");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The same bad node-source inputs as every binding: same code, same message (the core's)      */
+
+static void bad_node_sources(const char *vectors) {
+  static const char *const case_keys[] = {"name", "source", "error", "message", NULL};
+  static const char *const source_keys[] = {"kind",  "address",    "prefix_len", "dir",
+                                            "slots", "reserve_ms", "identity",   NULL};
+  char path[4096];
+  cJSON *doc;
+  const cJSON *c;
+  int cases = 0;
+  snprintf(path, sizeof path, "%s/bad_node_sources.json", vectors);
+  doc = read_json(path);
+  cJSON_ArrayForEach(c, get(doc, "cases")) {
+    const cJSON *src = get(c, "source");
+    const char *name = str(c, "name"), *kind = str(src, "kind");
+    char dir[] = "/tmp/polyflake-c-bad-source-XXXXXX";
+    polyflake_config cfg;
+    polyflake_generator *g = NULL;
+    polyflake_result r;
+    only_keys(c, name, case_keys);
+    only_keys(src, name, source_keys);
+    polyflake_config_init(&cfg);
+    if (strcmp(kind, "ipv4") == 0) {
+      r = polyflake_generator_new_from_ipv4(&cfg, str(src, "address"), num(src, "prefix_len"), NULL, &g);
+    } else if (strcmp(kind, "file_lease") == 0) {
+      polyflake_file_lease_options o;
+      polyflake_file_lease_options_init(&o);
+      if (!mkdtemp(dir)) die("mkdtemp", dir);
+      o.dir = dir; /* the table's "TMP": a fresh directory */
+      if (get(src, "slots")) o.slots = (uint32_t)num(src, "slots");
+      if (get(src, "reserve_ms")) o.reserve_ms = (uint64_t)num(src, "reserve_ms");
+      if (get(src, "identity")) o.identity = str(src, "identity");
+      r = polyflake_generator_new_file_lease(&cfg, &o, NULL, &g);
+      /* Refused before the directory was touched: it is still empty. */
+      CHECK(rmdir(dir) == 0, "%s: the lease directory was written", name);
+    } else {
+      die("unknown source kind", kind);
+      r = POLYFLAKE_RESULT_PANIC;
+    }
+    CHECK(strcmp(polyflake_result_name(r), str(c, "error")) == 0, "%s: got %s want %s", name,
+          polyflake_result_name(r), str(c, "error"));
+    CHECK(strcmp(last_message(), str(c, "message")) == 0, "%s: message \"%s\" want \"%s\"",
+          name, last_message(), str(c, "message"));
+    CHECK(g == NULL, "%s: out-param written on error", name);
+    polyflake_generator_free(g);
+    cases++;
+  }
+  CHECK(cases >= 6, "bad node-source cases: %d", cases);
+  cJSON_Delete(doc);
+  printf("bad node sources: %d cases, the core's code and message each\n", cases);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Forward steps on a manual clock: refused, corrected, confirmed after elapse                */
+
+static void forward_steps(void) {
+  const int64_t t = POLYFLAKE_DEFAULT_EPOCH_MS + 1000000, hour = 3600000;
+  polyflake_config cfg;
+  polyflake_clock *clock = NULL;
+  polyflake_generator *g = NULL, *m = NULL, *off = NULL;
+  polyflake_health_snapshot h;
+  polyflake_decoded d;
+  uint64_t before = 0, id = 42, buf[1000];
+  int64_t now = 0;
+  polyflake_manual_clock_new(t, &clock);
+  polyflake_config_init(&cfg);
+  cfg.node_id = 201;
+  cfg.max_forward_step_ms = 1000;
+  cfg.forward_confirm_ms = 10000;
+  CHECK_RESULT(polyflake_generator_new(&cfg, clock, &g), POLYFLAKE_RESULT_OK);
+  cfg.node_id = 202;
+  cfg.mode = POLYFLAKE_MODE_MONOTONIC;
+  CHECK_RESULT(polyflake_generator_new(&cfg, clock, &m), POLYFLAKE_RESULT_OK);
+  cfg.node_id = 203;
+  cfg.mode = POLYFLAKE_MODE_STRICT;
+  cfg.max_forward_step_ms = POLYFLAKE_FORWARD_STEP_OFF;
+  CHECK_RESULT(polyflake_generator_new(&cfg, clock, &off), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_next_id(g, &before), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_next_id(m, &id), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_next_id(off, &id), POLYFLAKE_RESULT_OK);
+
+  /* A bad NTP server steps the clock an hour ahead: strict refuses, nothing is issued from it. */
+  polyflake_manual_clock_advance(clock, hour);
+  id = 42;
+  CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD);
+  CHECK(id == 42, "out-param written on error");
+  CHECK(strstr(last_message(), "1000") != NULL, "message names the bound: %s", last_message());
+  CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+  CHECK(!h.ok && h.status == POLYFLAKE_HEALTH_STATUS_CLOCK_AHEAD, "status %s",
+        polyflake_health_status_name(h.status));
+  CHECK(h.clock_ahead_ms >= hour && h.clock_ahead_ms < hour + 1000 && h.forward_refused >= 1,
+        "clock_ahead_ms %" PRId64 ", forward_refused %" PRIu64, h.clock_ahead_ms, h.forward_refused);
+  /* Monotonic mode keeps issuing from the trusted time, not from the step. */
+  CHECK_RESULT(polyflake_next_ids(m, buf, 1000), POLYFLAKE_RESULT_OK);
+  polyflake_generator_decode(m, buf[999], &d);
+  CHECK(d.timestamp_ms < t + 10, "monotonic followed the step to %" PRId64, d.timestamp_ms);
+  CHECK_RESULT(polyflake_health(m, &h), POLYFLAKE_RESULT_OK);
+  CHECK(h.ok && h.clock_ahead_ms >= hour, "monotonic health: %s", h.reason);
+  /* With the check off, the step is trusted. */
+  CHECK_RESULT(polyflake_next_id(off, &id), POLYFLAKE_RESULT_OK);
+  polyflake_generator_decode(off, id, &d);
+  CHECK(d.timestamp_ms == t + hour, "off: %" PRId64, d.timestamp_ms);
+
+  /* Half a second later the clock is corrected: issuing resumes below the step. */
+  polyflake_manual_clock_elapse(clock, 500);
+  polyflake_manual_clock_advance(clock, -hour);
+  CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
+  polyflake_generator_decode(g, id, &d);
+  CHECK(id > before && d.timestamp_ms == t + 500, "after the correction: %" PRId64, d.timestamp_ms);
+  CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+  CHECK(h.ok && h.clock_ahead_ms == 0, "healthy again: %s", h.reason);
+
+  /* A step that holds its new offset for forward_confirm_ms of elapsed time is believed (a
+   * generator of its own: this one's step was corrected above). */
+  polyflake_generator_free(g);
+  cfg.node_id = 204;
+  cfg.max_forward_step_ms = 1000;
+  CHECK_RESULT(polyflake_generator_new(&cfg, clock, &g), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
+  polyflake_manual_clock_advance(clock, hour);
+  CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD);
+  polyflake_manual_clock_elapse(clock, 9999);
+  CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD);
+  polyflake_manual_clock_elapse(clock, 1);
+  CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
+  polyflake_manual_clock_get(clock, &now);
+  polyflake_generator_decode(g, id, &d);
+  CHECK(d.timestamp_ms == now, "confirmed: issued at %" PRId64 ", clock %" PRId64, d.timestamp_ms, now);
+  CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+  CHECK(h.ok && h.status == POLYFLAKE_HEALTH_STATUS_OK, "believed: %s", h.reason);
+  /* A suspend is elapsed time, never a step. */
+  polyflake_manual_clock_elapse(clock, 8 * hour);
+  CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
+  polyflake_generator_free(g);
+  polyflake_generator_free(m);
+  polyflake_generator_free(off);
+  polyflake_clock_free(clock);
+  printf("forward steps: refused, corrected, confirmed\n");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -997,7 +1184,7 @@ static void threads(void) {
   int i, dups = 0;
   polyflake_config_init(&cfg);
   cfg.node_id = 77;
-  CHECK_RESULT(polyflake_generator_new(&cfg, &g), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_OK);
   for (i = 0; i < THREADS; i++) {
     w[i].g = g;
     w[i].out = all + (size_t)i * PER_THREAD;
@@ -1039,6 +1226,8 @@ int main(int argc, char **argv) {
   layout_vectors(argv[1]);
   scenarios(argv[1], slack);
   bad_input();
+  bad_node_sources(argv[1]);
+  forward_steps();
   threads();
   printf("%d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;

@@ -49,15 +49,11 @@ std::string name_of(polyflake_result r) { return polyflake_result_name(r); }
 struct GeneratorFree {
   void operator()(polyflake_generator *g) const { polyflake_generator_free(g); }
 };
-struct ManualFree {
-  void operator()(polyflake_manual_clock *c) const { polyflake_manual_clock_free(c); }
-};
-struct ScriptedFree {
-  void operator()(polyflake_scripted_clock *c) const { polyflake_scripted_clock_free(c); }
+struct ClockFree {
+  void operator()(polyflake_clock *c) const { polyflake_clock_free(c); }
 };
 using Generator = std::unique_ptr<polyflake_generator, GeneratorFree>;
-using Manual = std::unique_ptr<polyflake_manual_clock, ManualFree>;
-using Scripted = std::unique_ptr<polyflake_scripted_clock, ScriptedFree>;
+using Clock = std::unique_ptr<polyflake_clock, ClockFree>;
 
 json load(const fs::path &p) {
   std::ifstream in(p);
@@ -138,12 +134,11 @@ void layout_vectors(const fs::path &dir) {
     polyflake_config cfg;
     polyflake_config_init(&cfg);
     cfg.node_id = n.get<int64_t>();
-    polyflake_manual_clock *raw = nullptr;
+    polyflake_clock *raw = nullptr;
     polyflake_manual_clock_new(POLYFLAKE_DEFAULT_EPOCH_MS, &raw);
-    Manual clock(raw);
+    Clock clock(raw);
     polyflake_generator *g = nullptr;
-    check(polyflake_generator_new_with_manual_clock(&cfg, clock.get(), &g) ==
-                  POLYFLAKE_RESULT_INVALID_NODE_ID &&
+    check(polyflake_generator_new(&cfg, clock.get(), &g) == POLYFLAKE_RESULT_INVALID_NODE_ID &&
               g == nullptr,
           "node id " + n.dump());
   }
@@ -163,7 +158,8 @@ void layout_vectors(const fs::path &dir) {
 
 struct Gen {
   Generator g;
-  Manual manual;
+  Clock clock;          // null: the system clock
+  bool manual = false;  // clock_set, clock_advance and clock_elapse need a manual clock
   bool has_last = false;
   uint64_t last = 0;
   const json *spec = nullptr;  // kept for a `deferred` generator, made by a `create` step
@@ -209,7 +205,7 @@ std::vector<int64_t> expand(const json &values) {
 polyflake_result build(const json &spec, const std::string &where, Gen &out, LeaseDir &dir) {
   only_keys(spec, where,
             {"mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "clock",
-             "source", "deferred"});
+             "source", "deferred", "max_forward_step_ms", "forward_confirm_ms"});
   polyflake_config cfg;
   polyflake_config_init(&cfg);
   polyflake_file_lease_options lease;
@@ -245,32 +241,32 @@ polyflake_result build(const json &spec, const std::string &where, Gen &out, Lea
     cfg.has_max_lead = 1;
     cfg.max_lead_ms = spec["max_lead_ms"].get<int64_t>();
   }
-  polyflake_generator *g = nullptr;
-  polyflake_result r;
-  if (!spec.contains("clock")) {
-    r = opts ? polyflake_generator_new_file_lease(&cfg, opts, &g)
-             : polyflake_generator_new(&cfg, &g);
-  } else {
+  if (spec.contains("max_forward_step_ms")) {  // null turns the check off
+    const json &step = spec["max_forward_step_ms"];
+    cfg.max_forward_step_ms = step.is_null() ? POLYFLAKE_FORWARD_STEP_OFF : step.get<uint64_t>();
+  }
+  if (spec.contains("forward_confirm_ms"))
+    cfg.forward_confirm_ms = spec["forward_confirm_ms"].get<uint64_t>();
+  polyflake_clock *c = nullptr;
+  if (spec.contains("clock")) {
     const json &clock = spec["clock"];
     only_keys(clock, where, {"kind", "start_ms", "values"});
     const auto kind = clock["kind"].get<std::string>();
+    out.manual = kind == "manual";
     if (kind == "manual") {
-      polyflake_manual_clock *m = nullptr;
-      polyflake_manual_clock_new(clock["start_ms"].get<int64_t>(), &m);
-      out.manual.reset(m);
-      r = opts ? polyflake_generator_new_file_lease_with_manual_clock(&cfg, opts, m, &g)
-               : polyflake_generator_new_with_manual_clock(&cfg, m, &g);
+      polyflake_manual_clock_new(clock["start_ms"].get<int64_t>(), &c);
     } else if (kind == "scripted") {
       const auto values = expand(clock["values"]);
-      polyflake_scripted_clock *s = nullptr;
-      polyflake_scripted_clock_new(values.data(), values.size(), &s);
-      Scripted script(s);  // the generator keeps its own reference
-      r = opts ? polyflake_generator_new_file_lease_with_scripted_clock(&cfg, opts, s, &g)
-               : polyflake_generator_new_with_scripted_clock(&cfg, s, &g);
+      polyflake_scripted_clock_new(values.data(), values.size(), &c);
     } else {
       throw std::runtime_error(where + ": clock kind " + kind);
     }
   }
+  out.clock.reset(c);
+  // One constructor per source, each with the optional clock (null: the system clock).
+  polyflake_generator *g = nullptr;
+  polyflake_result r = opts ? polyflake_generator_new_file_lease(&cfg, opts, c, &g)
+                            : polyflake_generator_new(&cfg, c, &g);
   out.g.reset(g);
   return r;
 }
@@ -295,7 +291,9 @@ double health_number(const polyflake_health_snapshot &h, const std::string &k) {
       {"sequence_exhaustions", double(h.sequence_exhaustions)},
       {"wait_sleeps", double(h.wait_sleeps)},
       {"ms_borrowed", double(h.ms_borrowed)},
-      {"lead_refused", double(h.lead_refused)}};
+      {"lead_refused", double(h.lead_refused)},
+      {"clock_ahead_ms", double(h.clock_ahead_ms)},
+      {"forward_refused", double(h.forward_refused)}};
   auto it = v.find(k);
   return it == v.end() ? NAN : it->second;
 }
@@ -361,9 +359,9 @@ int run_scenario(const fs::path &path, double slack, std::string &skip) {
       auto it = gens.find(step["gen"].get<std::string>());
       if (it == gens.end()) throw std::runtime_error(what + ": unknown generator");
       g = &it->second;
-      // Every op but `create` needs the generator made and not closed.
+      // Every op but `create` needs the generator made (a closed one stays, refusing).
       if ((op == "create") == bool(g->g))
-        throw std::runtime_error(what + (g->g ? ": already created" : ": not created, or closed"));
+        throw std::runtime_error(what + (g->g ? ": already created" : ": not created"));
     }
     if (op == "construct") {
       only_keys(expect, what, {"error", "ok"});
@@ -381,15 +379,21 @@ int run_scenario(const fs::path &path, double slack, std::string &skip) {
       check(name_of(r) == expect.value("error", std::string("OK")), what + ": got " + name_of(r));
       if (r != POLYFLAKE_RESULT_OK) check(!g->g, what + ": out-param written on error");
     } else if (op == "close") {
-      g->g.reset();
-      g->manual.reset();
-    } else if (op == "clock_set" || op == "clock_advance") {
+      if (step.contains("expect")) throw std::runtime_error(what + ": close expects nothing");
+      // The generator stays: every later call on it fails with GENERATOR_CLOSED.
+      check(polyflake_generator_close(g->g.get()) == POLYFLAKE_RESULT_OK, what);
+    } else if (op == "clock_set" || op == "clock_advance" || op == "clock_elapse") {
       if (!g->manual) throw std::runtime_error(what + ": not a manual clock");
-      const auto ms = step["ms"].get<int64_t>();
-      check((op == "clock_set" ? polyflake_manual_clock_set(g->manual.get(), ms)
-                               : polyflake_manual_clock_advance(g->manual.get(), ms)) ==
-                POLYFLAKE_RESULT_OK,
-            what);
+      polyflake_clock *c = g->clock.get();
+      if (op == "clock_elapse") {
+        check(polyflake_manual_clock_elapse(c, step["ms"].get<uint64_t>()) == POLYFLAKE_RESULT_OK,
+              what);
+      } else {
+        const auto ms = step["ms"].get<int64_t>();
+        check((op == "clock_set" ? polyflake_manual_clock_set(c, ms)
+                                 : polyflake_manual_clock_advance(c, ms)) == POLYFLAKE_RESULT_OK,
+              what);
+      }
     } else if (op == "decode") {
       only_keys(expect, what, {"decoded"});
       check_decoded(g->g.get(), u64(step["id"].get<std::string>()), expect["decoded"], what);
@@ -539,8 +543,11 @@ void null_parameters() {
   polyflake_generator *g = nullptr;
   uint64_t id = 0;
   check(polyflake_config_init(nullptr) == N, "config_init");
-  check(polyflake_generator_new(nullptr, &g) == N, "generator_new config");
-  check(polyflake_generator_new(&cfg, nullptr) == N, "generator_new out");
+  check(polyflake_generator_new(nullptr, nullptr, &g) == N, "generator_new config");
+  check(polyflake_generator_new(&cfg, nullptr, nullptr) == N, "generator_new out");
+  check(polyflake_generator_close(nullptr) == N, "generator_close");
+  check(polyflake_wait_ready(nullptr, 0) == N, "wait_ready");
+  check(polyflake_manual_clock_elapse(nullptr, 1) == N, "manual_clock_elapse");
   check(polyflake_next_id(nullptr, &id) == N, "next_id generator");
   check(polyflake_next_ids(nullptr, &id, 1) == N, "next_ids generator");
   check(polyflake_parse_id(nullptr, &id) == N, "parse_id text");
@@ -548,6 +555,7 @@ void null_parameters() {
   check(polyflake_manual_clock_new(0, nullptr) == N, "manual_clock_new");
   check(polyflake_scripted_clock_new(nullptr, 1, nullptr) == N, "scripted_clock_new");
   polyflake_generator_free(nullptr);
+  polyflake_clock_free(nullptr);
   std::printf("null parameters: ok\n");
 }
 
@@ -556,7 +564,8 @@ void threads() {
   polyflake_config_init(&cfg);
   cfg.node_id = 79;
   polyflake_generator *raw = nullptr;
-  check(polyflake_generator_new(&cfg, &raw) == POLYFLAKE_RESULT_OK, "system-clock generator");
+  check(polyflake_generator_new(&cfg, nullptr, &raw) == POLYFLAKE_RESULT_OK,
+        "system-clock generator");
   Generator g(raw);
   constexpr int kThreads = 8, kPer = 20000;
   std::vector<std::vector<uint64_t>> out(kThreads);

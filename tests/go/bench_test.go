@@ -14,7 +14,7 @@ import (
 func benchGenerator(b *testing.B, node int64, mode uint32, layout Layout) *Generator {
 	cfg := DefaultConfig()
 	cfg.NodeID, cfg.Mode, cfg.Layout = node, mode, layout
-	g, err := New(cfg)
+	g, err := New(cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func BenchmarkBwmarrinGenerate(b *testing.B) {
 
 func BenchmarkPolyflakeNextIDStrictDefault(b *testing.B) {
 	g := benchGenerator(b, 11, Strict, LayoutDefault())
-	defer g.Close()
+	defer g.Free()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := g.NextID(); err != nil {
@@ -45,7 +45,7 @@ func BenchmarkPolyflakeNextIDStrictDefault(b *testing.B) {
 
 func BenchmarkPolyflakeNextIDStrictWide(b *testing.B) {
 	g := benchGenerator(b, 1, Strict, Layout{41, 1, 21})
-	defer g.Close()
+	defer g.Free()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := g.NextID(); err != nil {
@@ -56,7 +56,7 @@ func BenchmarkPolyflakeNextIDStrictWide(b *testing.B) {
 
 func BenchmarkPolyflakeNextIDMonotonic(b *testing.B) {
 	g := benchGenerator(b, 12, Monotonic, LayoutDefault())
-	defer g.Close()
+	defer g.Free()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := g.NextID(); err != nil {
@@ -82,18 +82,18 @@ func benchBatch(b *testing.B, g *Generator) {
 
 func BenchmarkPolyflakeNextIDsMonotonicPerID(b *testing.B) {
 	g := benchGenerator(b, 13, Monotonic, LayoutDefault())
-	defer g.Close()
+	defer g.Free()
 	benchBatch(b, g)
 }
 
 func BenchmarkPolyflakeNextIDsStrictWidePerID(b *testing.B) {
 	g := benchGenerator(b, 0, Strict, Layout{41, 1, 21})
-	defer g.Close()
+	defer g.Free()
 	benchBatch(b, g)
 }
 
 func BenchmarkPolyflakeNextIDsStrictDefaultPerID(b *testing.B) {
 	g := benchGenerator(b, 14, Strict, LayoutDefault())
-	defer g.Close()
+	defer g.Free()
 	benchBatch(b, g)
 }

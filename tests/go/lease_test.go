@@ -13,19 +13,31 @@ import (
 // the lease.
 func TestFileLease(t *testing.T) {
 	dir := t.TempDir()
-	lease := FileLease{Dir: dir, Slots: 2, Identity: "go-a", ReserveMs: 2000}
-	a, err := NewFileLease(DefaultConfig(), lease)
+	ident := func(s string) *string { return &s }
+	lease := DefaultFileLease(dir)
+	lease.Slots, lease.Identity, lease.ReserveMs = 2, ident("go-a"), 2000
+	a, err := NewFileLease(DefaultConfig(), lease, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lease.Identity = "go-b"
-	b, err := NewFileLease(DefaultConfig(), lease)
+	lease.Identity = ident("go-b")
+	b, err := NewFileLease(DefaultConfig(), lease, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
+	defer b.Free()
 	if a.NodeID() == b.NodeID() || a.NodeID() < 0 || a.NodeID() > 1 || b.NodeID() < 0 || b.NodeID() > 1 {
 		t.Fatalf("slots %d and %d", a.NodeID(), b.NodeID())
+	}
+	// New slots: guarded for a full reserve (a holder nobody can see may have reached that far).
+	if _, err := a.NextID(); code(err) != "LEASE_NOT_READY" {
+		t.Fatalf("a new slot issues before its guard: %v", err)
+	}
+	if h, _ := a.Health(); h.Lease == nil || h.Lease.Phase != "restart_guard" || !h.Lease.GuardWaiting {
+		t.Fatalf("a new slot's health: %+v", h.Lease)
+	}
+	if err := a.WaitReady(10000); err != nil {
+		t.Fatal(err)
 	}
 
 	// 8 goroutines on one lease generator: no duplicate, every ID carries the slot.
@@ -64,7 +76,8 @@ func TestFileLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !h.OK || h.Source != "file_lease" || h.Lease == nil || h.Lease.Kind != "file" ||
-		int64(h.Lease.Slot) != a.NodeID() || h.Lease.Lost || h.Lease.GuardUntilMs != nil ||
+		int64(h.Lease.Slot) != a.NodeID() || h.Lease.Lost || h.Lease.Expired || h.Lease.Phase != "held" ||
+		h.Lease.GuardUntilMs == nil || h.Lease.GuardWaiting || h.Lease.GuardNote != "" ||
 		!strings.Contains(h.Lease.Store, dir) {
 		t.Fatalf("health %+v lease %+v", h, h.Lease)
 	}
@@ -72,17 +85,17 @@ func TestFileLease(t *testing.T) {
 		t.Fatalf("R %d, last ms %d, wall %d", h.Lease.HighWaterMs, d.TimestampMs, h.WallMs)
 	}
 
-	lease.Identity = "go-c"
-	if _, err := NewFileLease(DefaultConfig(), lease); code(err) != "NO_FREE_SLOT" {
+	lease.Identity = ident("go-c")
+	if _, err := NewFileLease(DefaultConfig(), lease, nil); code(err) != "NO_FREE_SLOT" {
 		t.Fatalf("third holder of two slots: %v", err)
 	}
 	slotA := a.NodeID()
-	a.Close()
-	c, err := NewFileLease(DefaultConfig(), lease)
+	a.Free()
+	c, err := NewFileLease(DefaultConfig(), lease, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer c.Free()
 	if c.NodeID() != slotA {
 		t.Fatalf("freed slot %d, got %d", slotA, c.NodeID())
 	}
@@ -106,7 +119,9 @@ func TestFileLease(t *testing.T) {
 		t.Fatalf("after the guard: %d <= %d", dc.TimestampMs, d.TimestampMs)
 	}
 
-	if _, err := NewFileLease(DefaultConfig(), FileLease{Dir: dir, Slots: 4096}); code(err) != "INVALID_NODE_SOURCE" {
+	wide := DefaultFileLease(dir)
+	wide.Slots = 4096
+	if _, err := NewFileLease(DefaultConfig(), wide, nil); code(err) != "INVALID_NODE_SOURCE" {
 		t.Fatalf("4096 slots of 1024 node ids: %v", err)
 	}
 	if _, err := NewEtcd(DefaultConfig(), []string{"http://127.0.0.1:1"}, 300); code(err) != "LEASE_STORE" {

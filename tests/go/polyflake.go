@@ -12,16 +12,22 @@ package cgotest
 import "C"
 
 import (
+	"runtime"
 	"unsafe"
 )
 
-// Error is a polyflake_result other than OK; Code is its stable name ("CLOCK_MOVED_BACKWARDS").
+// Error is a polyflake_result other than OK; Code is its stable name ("CLOCK_MOVED_BACKWARDS"),
+// Message the core's full message where the call was made through withMessage ("" otherwise).
 type Error struct {
-	Code   string
-	Result uint32
+	Code    string
+	Result  uint32
+	Message string
 }
 
 func (e *Error) Error() string {
+	if e.Message != "" {
+		return e.Code + ": " + e.Message
+	}
 	return e.Code + ": " + C.GoString(C.polyflake_result_message(C.uint32_t(e.Result)))
 }
 
@@ -30,6 +36,18 @@ func check(r C.polyflake_result) error {
 		return nil
 	}
 	return &Error{Code: C.GoString(C.polyflake_result_name(C.uint32_t(r))), Result: uint32(r)}
+}
+
+// withMessage runs f and, on an error, reads the core's message on the same OS thread (the
+// message is per thread, and a goroutine may otherwise move between the two calls).
+func withMessage(f func() C.polyflake_result) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err := check(f())
+	if e, ok := err.(*Error); ok {
+		e.Message = LastErrorMessage()
+	}
+	return err
 }
 
 // Layout is polyflake_layout.
@@ -121,14 +139,17 @@ func FormatID(id uint64) (string, error) {
 	return C.GoStringN(&buf[0], C.int(n)), nil
 }
 
-// Config is polyflake_config; MaxLeadMs nil means no lead limit.
+// Config is polyflake_config; MaxLeadMs nil means no lead limit, MaxForwardStepMs nil turns the
+// forward-step check off (DefaultConfig fills both from the library's defaults).
 type Config struct {
-	Layout    Layout
-	EpochMs   int64
-	NodeID    int64
-	Mode      uint32
-	MaxWaitMs float64
-	MaxLeadMs *int64
+	Layout           Layout
+	EpochMs          int64
+	NodeID           int64
+	Mode             uint32
+	MaxWaitMs        float64
+	MaxLeadMs        *int64
+	MaxForwardStepMs *uint64
+	ForwardConfirmMs uint64
 }
 
 // Modes.
@@ -137,11 +158,24 @@ const (
 	Monotonic = uint32(C.POLYFLAKE_MODE_MONOTONIC)
 )
 
+func configOf(c C.polyflake_config) Config {
+	cfg := Config{Layout: layoutOf(c.layout), EpochMs: int64(c.epoch_ms), NodeID: int64(c.node_id), Mode: uint32(c.mode), MaxWaitMs: float64(c.max_wait_ms), ForwardConfirmMs: uint64(c.forward_confirm_ms)}
+	if c.has_max_lead != 0 {
+		lead := int64(c.max_lead_ms)
+		cfg.MaxLeadMs = &lead
+	}
+	if c.max_forward_step_ms != C.POLYFLAKE_FORWARD_STEP_OFF {
+		step := uint64(c.max_forward_step_ms)
+		cfg.MaxForwardStepMs = &step
+	}
+	return cfg
+}
+
 // DefaultConfig is polyflake_config_init.
 func DefaultConfig() Config {
 	var c C.polyflake_config
 	C.polyflake_config_init(&c)
-	return Config{Layout: layoutOf(c.layout), EpochMs: int64(c.epoch_ms), NodeID: int64(c.node_id), Mode: uint32(c.mode), MaxWaitMs: float64(c.max_wait_ms)}
+	return configOf(c)
 }
 
 func (cfg Config) c() C.polyflake_config {
@@ -156,145 +190,139 @@ func (cfg Config) c() C.polyflake_config {
 		c.has_max_lead = 1
 		c.max_lead_ms = C.int64_t(*cfg.MaxLeadMs)
 	}
+	c.max_forward_step_ms = C.POLYFLAKE_FORWARD_STEP_OFF
+	if cfg.MaxForwardStepMs != nil {
+		c.max_forward_step_ms = C.uint64_t(*cfg.MaxForwardStepMs)
+	}
+	c.forward_confirm_ms = C.uint64_t(cfg.ForwardConfirmMs)
 	return c
 }
 
-// ManualClock is a polyflake_manual_clock handle.
-type ManualClock struct{ p *C.polyflake_manual_clock }
+// Clock is a polyflake_clock handle: a manual clock (Set, Advance, Elapse) or a scripted one.
+// A nil *Clock is the system clock wherever a constructor takes one.
+type Clock struct{ p *C.polyflake_clock }
 
 // NewManualClock is polyflake_manual_clock_new.
-func NewManualClock(startMs int64) (*ManualClock, error) {
-	var p *C.polyflake_manual_clock
+func NewManualClock(startMs int64) (*Clock, error) {
+	var p *C.polyflake_clock
 	if err := check(C.polyflake_manual_clock_new(C.int64_t(startMs), &p)); err != nil {
 		return nil, err
 	}
-	return &ManualClock{p}, nil
+	return &Clock{p}, nil
 }
 
-// Set is polyflake_manual_clock_set.
-func (m *ManualClock) Set(ms int64) error {
-	return check(C.polyflake_manual_clock_set(m.p, C.int64_t(ms)))
-}
-
-// Advance is polyflake_manual_clock_advance.
-func (m *ManualClock) Advance(ms int64) error {
-	return check(C.polyflake_manual_clock_advance(m.p, C.int64_t(ms)))
-}
-
-// Close is polyflake_manual_clock_free.
-func (m *ManualClock) Close() { C.polyflake_manual_clock_free(m.p); m.p = nil }
-
-// Generator is a polyflake_generator handle, safe to share between goroutines.
-type Generator struct{ p *C.polyflake_generator }
-
-// New is polyflake_generator_new (system clock).
-func New(cfg Config) (*Generator, error) {
-	c := cfg.c()
-	var p *C.polyflake_generator
-	if err := check(C.polyflake_generator_new(&c, &p)); err != nil {
-		return nil, err
-	}
-	return &Generator{p}, nil
-}
-
-// NewWithManualClock is polyflake_generator_new_with_manual_clock.
-func NewWithManualClock(cfg Config, clock *ManualClock) (*Generator, error) {
-	c := cfg.c()
-	var p *C.polyflake_generator
-	if err := check(C.polyflake_generator_new_with_manual_clock(&c, clock.p, &p)); err != nil {
-		return nil, err
-	}
-	return &Generator{p}, nil
-}
-
-// NewWithScriptedClock makes a scripted clock from values and a generator on it (the
-// generator keeps the clock; the handle is freed here).
-func NewWithScriptedClock(cfg Config, values []int64) (*Generator, error) {
-	var sc *C.polyflake_scripted_clock
+// NewScriptedClock is polyflake_scripted_clock_new (the values are copied).
+func NewScriptedClock(values []int64) (*Clock, error) {
 	var first *C.int64_t
 	if len(values) > 0 {
 		first = (*C.int64_t)(unsafe.Pointer(&values[0]))
 	}
-	if err := check(C.polyflake_scripted_clock_new(first, C.size_t(len(values)), &sc)); err != nil {
+	var p *C.polyflake_clock
+	if err := check(C.polyflake_scripted_clock_new(first, C.size_t(len(values)), &p)); err != nil {
 		return nil, err
 	}
-	defer C.polyflake_scripted_clock_free(sc)
-	c := cfg.c()
+	return &Clock{p}, nil
+}
+
+// Set is polyflake_manual_clock_set (a step of the wall reading).
+func (m *Clock) Set(ms int64) error { return check(C.polyflake_manual_clock_set(m.p, C.int64_t(ms))) }
+
+// Advance is polyflake_manual_clock_advance (a step of the wall reading).
+func (m *Clock) Advance(ms int64) error {
+	return check(C.polyflake_manual_clock_advance(m.p, C.int64_t(ms)))
+}
+
+// Elapse is polyflake_manual_clock_elapse (time passing: wall and elapsed time move).
+func (m *Clock) Elapse(ms uint64) error {
+	return check(C.polyflake_manual_clock_elapse(m.p, C.uint64_t(ms)))
+}
+
+// Close is polyflake_clock_free (generators made with the clock keep working).
+func (m *Clock) Close() { C.polyflake_clock_free(m.p); m.p = nil }
+
+// ptr is the clock handle, or NULL (the system clock) for a nil *Clock.
+func (m *Clock) ptr() *C.polyflake_clock {
+	if m == nil {
+		return nil
+	}
+	return m.p
+}
+
+// Generator is a polyflake_generator handle, safe to share between goroutines.
+type Generator struct{ p *C.polyflake_generator }
+
+// generator runs one of the polyflake_generator_new* functions (each takes the config, its
+// source's arguments, the optional clock and the out-param).
+func generator(mk func(**C.polyflake_generator) C.polyflake_result) (*Generator, error) {
 	var p *C.polyflake_generator
-	if err := check(C.polyflake_generator_new_with_scripted_clock(&c, sc, &p)); err != nil {
+	if err := withMessage(func() C.polyflake_result { return mk(&p) }); err != nil {
 		return nil, err
 	}
 	return &Generator{p}, nil
 }
 
-// FileLease is polyflake_file_lease_options; zero values mean the library's defaults.
-type FileLease struct {
-	Dir       string
-	Slots     uint32
-	Identity  string // "" means the hostname
-	ReserveMs uint64
+// New is polyflake_generator_new; clock nil is the system clock.
+func New(cfg Config, clock *Clock) (*Generator, error) {
+	c := cfg.c()
+	return generator(func(p **C.polyflake_generator) C.polyflake_result {
+		return C.polyflake_generator_new(&c, clock.ptr(), p)
+	})
 }
 
-// withLeaseOptions fills polyflake_file_lease_options from lease (the C strings live until mk
-// returns) and returns the generator mk builds with them.
-func withLeaseOptions(lease FileLease, mk func(*C.polyflake_file_lease_options, **C.polyflake_generator) C.polyflake_result) (*Generator, error) {
+// FileLease is polyflake_file_lease_options. Start from DefaultFileLease (the library's
+// defaults): a zero here is a zero the library judges (and refuses where it must).
+type FileLease struct {
+	Dir            string
+	Slots          uint32  // AllSlots: every node id of the layout
+	Identity       *string // nil means the hostname
+	ReserveMs      uint64
+	MaxGuardWaitMs uint64
+}
+
+// AllSlots is POLYFLAKE_ALL_SLOTS.
+const AllSlots = uint32(C.POLYFLAKE_ALL_SLOTS)
+
+// DefaultFileLease is polyflake_file_lease_options_init with dir set.
+func DefaultFileLease(dir string) FileLease {
+	var o C.polyflake_file_lease_options
+	C.polyflake_file_lease_options_init(&o)
+	return FileLease{Dir: dir, Slots: uint32(o.slots), ReserveMs: uint64(o.reserve_ms), MaxGuardWaitMs: uint64(o.max_guard_wait_ms)}
+}
+
+// NewFileLease is polyflake_generator_new_file_lease (cfg.NodeID is not used); clock nil is
+// the system clock.
+func NewFileLease(cfg Config, lease FileLease, clock *Clock) (*Generator, error) {
+	c := cfg.c()
 	var o C.polyflake_file_lease_options
 	C.polyflake_file_lease_options_init(&o)
 	dir := C.CString(lease.Dir)
 	defer C.free(unsafe.Pointer(dir))
 	o.dir = dir
 	o.slots = C.uint32_t(lease.Slots)
-	if lease.Identity != "" {
-		ident := C.CString(lease.Identity)
+	if lease.Identity != nil {
+		ident := C.CString(*lease.Identity)
 		defer C.free(unsafe.Pointer(ident))
 		o.identity = ident
 	}
-	if lease.ReserveMs != 0 {
-		o.reserve_ms = C.uint64_t(lease.ReserveMs)
-	}
-	var p *C.polyflake_generator
-	if err := check(mk(&o, &p)); err != nil {
-		return nil, err
-	}
-	return &Generator{p}, nil
-}
-
-// NewFileLease is polyflake_generator_new_file_lease (cfg.NodeID is not used).
-func NewFileLease(cfg Config, lease FileLease) (*Generator, error) {
-	c := cfg.c()
-	return withLeaseOptions(lease, func(o *C.polyflake_file_lease_options, p **C.polyflake_generator) C.polyflake_result {
-		return C.polyflake_generator_new_file_lease(&c, o, p)
+	o.reserve_ms = C.uint64_t(lease.ReserveMs)
+	o.max_guard_wait_ms = C.uint64_t(lease.MaxGuardWaitMs)
+	return generator(func(p **C.polyflake_generator) C.polyflake_result {
+		return C.polyflake_generator_new_file_lease(&c, &o, clock.ptr(), p)
 	})
 }
 
-// NewFileLeaseWithManualClock is polyflake_generator_new_file_lease_with_manual_clock.
-func NewFileLeaseWithManualClock(cfg Config, lease FileLease, clock *ManualClock) (*Generator, error) {
+// NewFromIPv4 is polyflake_generator_new_from_ipv4 on the system clock.
+func NewFromIPv4(cfg Config, addr string, prefixLen int64) (*Generator, error) {
 	c := cfg.c()
-	return withLeaseOptions(lease, func(o *C.polyflake_file_lease_options, p **C.polyflake_generator) C.polyflake_result {
-		return C.polyflake_generator_new_file_lease_with_manual_clock(&c, o, clock.p, p)
-	})
-}
-
-// NewFileLeaseWithScriptedClock makes a scripted clock from values and a file-lease generator
-// on it (polyflake_generator_new_file_lease_with_scripted_clock; the handle is freed here).
-func NewFileLeaseWithScriptedClock(cfg Config, lease FileLease, values []int64) (*Generator, error) {
-	var sc *C.polyflake_scripted_clock
-	var first *C.int64_t
-	if len(values) > 0 {
-		first = (*C.int64_t)(unsafe.Pointer(&values[0]))
-	}
-	if err := check(C.polyflake_scripted_clock_new(first, C.size_t(len(values)), &sc)); err != nil {
-		return nil, err
-	}
-	defer C.polyflake_scripted_clock_free(sc)
-	c := cfg.c()
-	return withLeaseOptions(lease, func(o *C.polyflake_file_lease_options, p **C.polyflake_generator) C.polyflake_result {
-		return C.polyflake_generator_new_file_lease_with_scripted_clock(&c, o, sc, p)
+	a := C.CString(addr)
+	defer C.free(unsafe.Pointer(a))
+	return generator(func(p **C.polyflake_generator) C.polyflake_result {
+		return C.polyflake_generator_new_from_ipv4(&c, a, C.int64_t(prefixLen), nil, p)
 	})
 }
 
 // NewEtcd is polyflake_generator_new_etcd with these endpoints and a connect timeout, every
-// other option at its default.
+// other option at its default, on the system clock.
 func NewEtcd(cfg Config, endpoints []string, connectTimeoutMs uint64) (*Generator, error) {
 	c := cfg.c()
 	var o C.polyflake_etcd_options
@@ -309,11 +337,20 @@ func NewEtcd(cfg Config, endpoints []string, connectTimeoutMs uint64) (*Generato
 	o.endpoints = (**C.char)(list)
 	o.endpoint_count = C.size_t(len(endpoints))
 	o.connect_timeout_ms = C.uint64_t(connectTimeoutMs)
-	var p *C.polyflake_generator
-	if err := check(C.polyflake_generator_new_etcd(&c, &o, &p)); err != nil {
-		return nil, err
+	return generator(func(p **C.polyflake_generator) C.polyflake_result {
+		return C.polyflake_generator_new_etcd(&c, &o, nil, p)
+	})
+}
+
+// LastErrorMessage is polyflake_last_error_message (this OS thread's last core error: call it
+// on the goroutine that got the error, with the OS thread locked).
+func LastErrorMessage() string {
+	var buf [1024]C.char
+	var n C.size_t
+	if C.polyflake_last_error_message(&buf[0], C.size_t(len(buf)), &n) != C.POLYFLAKE_RESULT_OK {
+		return ""
 	}
-	return &Generator{p}, nil
+	return C.GoStringN(&buf[0], C.int(n))
 }
 
 // NodeID is the node id the generator holds (for a lease: its slot).
@@ -325,8 +362,26 @@ func (g *Generator) NodeID() int64 {
 	return int64(c.node_id)
 }
 
-// Close is polyflake_generator_free.
-func (g *Generator) Close() { C.polyflake_generator_free(g.p); g.p = nil }
+// Close is polyflake_generator_close: the generator refuses every later call
+// (GENERATOR_CLOSED); a lease frees its slot. The handle stays until Free.
+func (g *Generator) Close() error { return check(C.polyflake_generator_close(g.p)) }
+
+// Free is polyflake_generator_free (it closes too).
+func (g *Generator) Free() { C.polyflake_generator_free(g.p); g.p = nil }
+
+// WaitReady is polyflake_wait_ready: waits out a lease's restart guard, at most timeoutMs.
+func (g *Generator) WaitReady(timeoutMs uint64) error {
+	return check(C.polyflake_wait_ready(g.p, C.uint64_t(timeoutMs)))
+}
+
+// Config is polyflake_generator_config.
+func (g *Generator) Config() (Config, error) {
+	var c C.polyflake_config
+	if err := check(C.polyflake_generator_config(g.p, &c)); err != nil {
+		return Config{}, err
+	}
+	return configOf(c), nil
+}
 
 // NextID is polyflake_next_id.
 func (g *Generator) NextID() (uint64, error) {
@@ -356,14 +411,15 @@ func (g *Generator) Decode(id uint64) (Decoded, error) {
 
 // Health is polyflake_health_snapshot.
 type Health struct {
-	OK       bool
-	Status   string
-	Reason   string
-	LeadMs   int64
-	WallMs   int64
-	Counters map[string]uint64
-	Source   string // "static", "file_lease", ...
-	Lease    *LeaseHealth
+	OK           bool
+	Status       string
+	Reason       string
+	LeadMs       int64
+	WallMs       int64
+	ClockAheadMs int64
+	Counters     map[string]uint64
+	Source       string // "static", "file_lease", ...
+	Lease        *LeaseHealth
 }
 
 // LeaseHealth is the lease part of polyflake_health_snapshot (nil when the node id is not leased).
@@ -374,7 +430,10 @@ type LeaseHealth struct {
 	GuardUntilMs     *int64
 	GuardWaiting     bool
 	GuardRemainingMs uint64
+	GuardNote        string
 	Lost             bool
+	Expired          bool
+	Phase            string // "held", "restart_guard", "expired", "lost"
 	Renewals         uint64
 	Failures         uint64
 	Store            string
@@ -396,7 +455,9 @@ func (g *Generator) Health() (Health, error) {
 		lease = &LeaseHealth{
 			Kind: kind, Slot: uint32(h.lease_slot), HighWaterMs: int64(h.lease_high_water_ms),
 			GuardWaiting: bool(h.lease_guard_waiting), GuardRemainingMs: uint64(h.lease_guard_remaining_ms),
-			Lost: bool(h.lease_lost), Renewals: uint64(h.lease_renewals), Failures: uint64(h.lease_failures),
+			GuardNote: C.GoString(&h.lease_guard_note[0]), Lost: bool(h.lease_lost), Expired: bool(h.lease_expired),
+			Phase:    C.GoString(C.polyflake_lease_phase_name(C.uint32_t(h.lease_phase))),
+			Renewals: uint64(h.lease_renewals), Failures: uint64(h.lease_failures),
 			Store: C.GoString(&h.lease_store[0]), LastError: C.GoString(&h.lease_last_error[0]),
 		}
 		if h.lease_has_guard {
@@ -405,14 +466,16 @@ func (g *Generator) Health() (Health, error) {
 		}
 	}
 	return Health{
-		Source: C.GoString(C.polyflake_node_source_name(C.uint32_t(h.source))),
-		Lease:  lease,
-		WallMs: int64(h.wall_ms),
-		OK:     bool(h.ok),
-		Status: C.GoString(C.polyflake_health_status_name(C.uint32_t(h.status))),
-		Reason: C.GoString(&h.reason[0]),
-		LeadMs: int64(h.lead_ms),
+		Source:       C.GoString(C.polyflake_node_source_name(C.uint32_t(h.source))),
+		Lease:        lease,
+		WallMs:       int64(h.wall_ms),
+		OK:           bool(h.ok),
+		Status:       C.GoString(C.polyflake_health_status_name(C.uint32_t(h.status))),
+		Reason:       C.GoString(&h.reason[0]),
+		LeadMs:       int64(h.lead_ms),
+		ClockAheadMs: int64(h.clock_ahead_ms),
 		Counters: map[string]uint64{
+			"forward_refused":      uint64(h.forward_refused),
 			"ids_issued":           uint64(h.ids_issued),
 			"rewinds_waited":       uint64(h.rewinds_waited),
 			"rewinds_refused":      uint64(h.rewinds_refused),
@@ -437,8 +500,11 @@ func NullChecks() map[string]string {
 	var id C.uint64_t
 	var g *C.polyflake_generator
 	out["config_init(NULL)"] = name(C.polyflake_config_init(nil))
-	out["generator_new(NULL, &g)"] = name(C.polyflake_generator_new(nil, &g))
-	out["generator_new(&c, NULL)"] = name(C.polyflake_generator_new(&c, nil))
+	out["generator_new(NULL, NULL, &g)"] = name(C.polyflake_generator_new(nil, nil, &g))
+	out["generator_new(&c, NULL, NULL)"] = name(C.polyflake_generator_new(&c, nil, nil))
+	out["generator_close(NULL)"] = name(C.polyflake_generator_close(nil))
+	out["wait_ready(NULL, 0)"] = name(C.polyflake_wait_ready(nil, 0))
+	out["manual_clock_elapse(NULL, 1)"] = name(C.polyflake_manual_clock_elapse(nil, 1))
 	out["next_id(NULL, &id)"] = name(C.polyflake_next_id(nil, &id))
 	out["next_ids(NULL, &id, 1)"] = name(C.polyflake_next_ids(nil, &id, 1))
 	out["parse_id(NULL, &id)"] = name(C.polyflake_parse_id(nil, &id))
@@ -446,12 +512,12 @@ func NullChecks() map[string]string {
 	out["health(NULL, NULL)"] = name(C.polyflake_health(nil, nil))
 	var fo C.polyflake_file_lease_options
 	C.polyflake_file_lease_options_init(&fo)
-	out["new_file_lease(&c, &o{dir: NULL}, &g)"] = name(C.polyflake_generator_new_file_lease(&c, &fo, &g))
-	out["new_file_lease(&c, NULL, &g)"] = name(C.polyflake_generator_new_file_lease(&c, nil, &g))
+	out["new_file_lease(&c, &o{dir: NULL}, NULL, &g)"] = name(C.polyflake_generator_new_file_lease(&c, &fo, nil, &g))
+	out["new_file_lease(&c, NULL, NULL, &g)"] = name(C.polyflake_generator_new_file_lease(&c, nil, nil, &g))
 	var eo C.polyflake_etcd_options
 	C.polyflake_etcd_options_init(&eo)
 	eo.endpoint_count = 1
-	out["new_etcd(&c, &o{endpoints: NULL, count: 1}, &g)"] = name(C.polyflake_generator_new_etcd(&c, &eo, &g))
-	out["new_from_env(&c, NULL, &g)"] = name(C.polyflake_generator_new_from_env(&c, nil, &g))
+	out["new_etcd(&c, &o{endpoints: NULL, count: 1}, NULL, &g)"] = name(C.polyflake_generator_new_etcd(&c, &eo, nil, &g))
+	out["new_from_env(&c, NULL, NULL, &g)"] = name(C.polyflake_generator_new_from_env(&c, nil, nil, &g))
 	return out
 }

@@ -133,14 +133,14 @@ func TestLayoutVectors(t *testing.T) {
 				clock, _ := NewManualClock(ts)
 				cfg := DefaultConfig()
 				cfg.Layout, cfg.NodeID = l, int64(node)
-				g, err := NewWithManualClock(cfg, clock)
+				g, err := New(cfg, clock)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if id, err := g.NextID(); err != nil || id != want {
 					t.Errorf("%s generator at %s: %d %v", name, text, id, err)
 				}
-				g.Close()
+				g.Free()
 				clock.Close()
 			}
 			cases++
@@ -167,7 +167,7 @@ func TestLayoutVectors(t *testing.T) {
 		clock, _ := NewManualClock(def.EpochMs)
 		cfg := DefaultConfig()
 		cfg.NodeID = n
-		if _, err := NewWithManualClock(cfg, clock); code(err) != "INVALID_NODE_ID" {
+		if _, err := New(cfg, clock); code(err) != "INVALID_NODE_ID" {
 			t.Errorf("node %d: %v", n, err)
 		}
 		clock.Close()
@@ -190,8 +190,9 @@ func TestLayoutVectors(t *testing.T) {
 }
 
 type gen struct {
-	g       *Generator // nil: deferred and not yet created, or closed
-	manual  *ManualClock
+	g       *Generator // nil: deferred and not yet created (a closed one stays, refusing)
+	clock   *Clock     // nil: the system clock
+	manual  bool       // clock_set, clock_advance and clock_elapse need a manual clock
 	last    uint64
 	hasLast bool
 	spec    obj // kept for a `deferred` generator, made by a `create` step
@@ -245,14 +246,15 @@ func expand(values []any) []int64 {
 }
 
 func build(t *testing.T, spec obj, where string, dir *leaseDir) (*gen, error) {
-	onlyKeys(t, spec, where, "mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "clock", "source", "deferred")
+	onlyKeys(t, spec, where, "mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "clock", "source", "deferred", "max_forward_step_ms", "forward_confirm_ms")
 	var lease *FileLease
 	if source, ok := spec["source"].(obj); ok {
 		onlyKeys(t, source, where, "kind", "slots", "reserve_ms")
 		if source["kind"] != "file_lease" {
 			t.Fatalf("%s: source kind %v", where, source["kind"])
 		}
-		lease = &FileLease{Dir: dir.get()}
+		l := DefaultFileLease(dir.get())
+		lease = &l
 		if v, ok := source["slots"]; ok {
 			lease.Slots = uint32(i64(v))
 		}
@@ -295,62 +297,56 @@ func build(t *testing.T, spec obj, where string, dir *leaseDir) (*gen, error) {
 		lead := i64(v)
 		cfg.MaxLeadMs = &lead
 	}
-	clock, ok := spec["clock"].(obj)
-	if !ok {
-		var g *Generator
-		var err error
-		if lease != nil {
-			g, err = NewFileLease(cfg, *lease)
-		} else {
-			g, err = New(cfg)
+	if v, ok := spec["max_forward_step_ms"]; ok { // null turns the check off
+		cfg.MaxForwardStepMs = nil
+		if v != nil {
+			step := uint64(i64(v))
+			cfg.MaxForwardStepMs = &step
 		}
-		if err != nil {
-			return nil, err
-		}
-		return &gen{g: g}, nil
 	}
-	onlyKeys(t, clock, where, "kind", "start_ms", "values")
-	switch clock["kind"] {
-	case "manual":
-		m, _ := NewManualClock(i64(clock["start_ms"]))
-		var g *Generator
-		var err error
-		if lease != nil {
-			g, err = NewFileLeaseWithManualClock(cfg, *lease, m)
-		} else {
-			g, err = NewWithManualClock(cfg, m)
-		}
-		if err != nil {
-			m.Close()
-			return nil, err
-		}
-		return &gen{g: g, manual: m}, nil
-	case "scripted":
-		var g *Generator
-		var err error
-		if lease != nil {
-			g, err = NewFileLeaseWithScriptedClock(cfg, *lease, expand(clock["values"].([]any)))
-		} else {
-			g, err = NewWithScriptedClock(cfg, expand(clock["values"].([]any)))
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &gen{g: g}, nil
+	if v, ok := spec["forward_confirm_ms"]; ok {
+		cfg.ForwardConfirmMs = uint64(i64(v))
 	}
-	t.Fatalf("%s: clock kind %v", where, clock["kind"])
-	return nil, nil
+	built := &gen{}
+	if clock, ok := spec["clock"].(obj); ok {
+		onlyKeys(t, clock, where, "kind", "start_ms", "values")
+		var err error
+		switch clock["kind"] {
+		case "manual":
+			built.clock, err = NewManualClock(i64(clock["start_ms"]))
+			built.manual = true
+		case "scripted":
+			built.clock, err = NewScriptedClock(expand(clock["values"].([]any)))
+		default:
+			t.Fatalf("%s: clock kind %v", where, clock["kind"])
+		}
+		if err != nil {
+			t.Fatalf("%s: clock: %v", where, err)
+		}
+	}
+	// One constructor per source, each with the optional clock (nil: the system clock).
+	var err error
+	if lease != nil {
+		built.g, err = NewFileLease(cfg, *lease, built.clock)
+	} else {
+		built.g, err = New(cfg, built.clock)
+	}
+	if err != nil {
+		built.free()
+		return nil, err
+	}
+	return built, nil
 }
 
-// close frees the generator and its manual clock (nothing if not created or already closed).
-func (g *gen) close() {
+// free frees the generator and its clock (nothing if not created).
+func (g *gen) free() {
 	if g.g != nil {
-		g.g.Close()
+		g.g.Free()
 		g.g = nil
 	}
-	if g.manual != nil {
-		g.manual.Close()
-		g.manual = nil
+	if g.clock != nil {
+		g.clock.Close()
+		g.clock = nil
 	}
 }
 
@@ -390,7 +386,7 @@ func runScenario(t *testing.T, path string) (int, string) {
 	gens := map[string]*gen{}
 	defer func() {
 		for _, g := range gens {
-			g.close()
+			g.free()
 		}
 	}()
 	for key, rawSpec := range doc["generators"].(obj) {
@@ -425,9 +421,9 @@ func runScenario(t *testing.T, path string) (int, string) {
 			if g = gens[key]; g == nil {
 				t.Fatalf("%s: unknown generator %s", what, key)
 			}
-			// Every op but `create` needs the generator made and not closed.
+			// Every op but `create` needs the generator made (a closed one stays, refusing).
 			if (op == "create") != (g.g == nil) {
-				t.Fatalf("%s: %s is created already, or not created / closed", what, key)
+				t.Fatalf("%s: %s is created already, or not created", what, key)
 			}
 		}
 		switch op {
@@ -445,10 +441,16 @@ func runScenario(t *testing.T, path string) (int, string) {
 				t.Errorf("%s: got %q want %q", what, code(err), want)
 			}
 			if err == nil {
-				g.g, g.manual = built.g, built.manual
+				g.g, g.clock, g.manual = built.g, built.clock, built.manual
 			}
 		case "close":
-			g.close()
+			if _, ok := step["expect"]; ok {
+				t.Fatalf("%s: close expects nothing", what)
+			}
+			// The generator stays: every later call on it fails with GENERATOR_CLOSED.
+			if err := g.g.Close(); err != nil {
+				t.Errorf("%s: %v", what, err)
+			}
 		case "construct":
 			onlyKeys(t, expect, what, "error", "ok")
 			built, err := build(t, step["config"].(obj), what, dir)
@@ -460,17 +462,27 @@ func runScenario(t *testing.T, path string) (int, string) {
 				t.Errorf("%s: %v", what, err)
 			}
 			if err == nil {
-				built.close()
+				built.free()
 			}
-		case "clock_set", "clock_advance":
-			if g.manual == nil {
+		case "clock_set", "clock_advance", "clock_elapse":
+			if !g.manual {
 				t.Fatalf("%s: not a manual clock", what)
 			}
 			ms := i64(step["ms"])
-			if op == "clock_set" {
-				g.manual.Set(ms)
-			} else {
-				g.manual.Advance(ms)
+			var err error
+			switch op {
+			case "clock_set":
+				err = g.clock.Set(ms)
+			case "clock_advance":
+				err = g.clock.Advance(ms)
+			default:
+				if ms < 0 {
+					t.Fatalf("%s: clock_elapse with a negative ms", what)
+				}
+				err = g.clock.Elapse(uint64(ms))
+			}
+			if err != nil {
+				t.Errorf("%s: %v", what, err)
 			}
 		case "decode":
 			onlyKeys(t, expect, what, "decoded")
@@ -495,6 +507,8 @@ func runScenario(t *testing.T, path string) (int, string) {
 					continue
 				case "lead_ms":
 					got = float64(h.LeadMs)
+				case "clock_ahead_ms":
+					got = float64(h.ClockAheadMs)
 				default:
 					c, ok := h.Counters[k]
 					if !ok {
@@ -669,11 +683,11 @@ func TestScenarios(t *testing.T) {
 func TestEightGoroutinesOneHandle(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.NodeID = 78
-	g, err := New(cfg)
+	g, err := New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.Close()
+	defer g.Free()
 	const workers, per = 8, 20000
 	out := make([][]uint64, workers)
 	var wg sync.WaitGroup
@@ -719,18 +733,99 @@ func TestBadInput(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.NodeID = math.MaxInt64
-	if _, err := New(cfg); code(err) != "INVALID_NODE_ID" {
+	if _, err := New(cfg, nil); code(err) != "INVALID_NODE_ID" {
 		t.Errorf("node max int64: %v", err)
 	}
 	cfg = DefaultConfig()
 	cfg.Mode = 9
-	if _, err := New(cfg); code(err) != "INVALID_ARGUMENT" {
+	if _, err := New(cfg, nil); code(err) != "INVALID_ARGUMENT" || !strings.Contains(err.Error(), "mode") {
 		t.Errorf("mode 9: %v", err)
+	}
+	cfg = DefaultConfig()
+	zero := uint64(0)
+	cfg.MaxForwardStepMs = &zero
+	if _, err := New(cfg, nil); code(err) != "INVALID_ARGUMENT" || !strings.Contains(err.Error(), "max_forward_step_ms") {
+		t.Errorf("max_forward_step_ms 0: %v", err)
 	}
 	if _, err := FormatID(1 << 63); code(err) != "INVALID_ID" {
 		t.Errorf("format 2^63: %v", err)
 	}
 	if Version() == "" {
 		t.Error("no version")
+	}
+}
+
+// The same bad node-source inputs as every binding: the same code and the same message (the
+// core's) through the C ABI.
+func TestBadNodeSources(t *testing.T) {
+	doc := load(t, filepath.Join(vectors, "bad_node_sources.json"))
+	cases := doc["cases"].([]any)
+	for _, rc := range cases {
+		c := rc.(obj)
+		name := c["name"].(string)
+		onlyKeys(t, c, name, "name", "source", "error", "message")
+		src := c["source"].(obj)
+		onlyKeys(t, src, name, "kind", "address", "prefix_len", "dir", "slots", "reserve_ms", "identity")
+		var err error
+		switch src["kind"] {
+		case "ipv4":
+			_, err = NewFromIPv4(DefaultConfig(), src["address"].(string), i64(src["prefix_len"]))
+		case "file_lease":
+			lease := DefaultFileLease(t.TempDir()) // the table's "TMP"
+			if v, ok := src["slots"]; ok {
+				lease.Slots = uint32(i64(v))
+			}
+			if v, ok := src["reserve_ms"]; ok {
+				lease.ReserveMs = uint64(i64(v))
+			}
+			if v, ok := src["identity"]; ok {
+				identity := v.(string)
+				lease.Identity = &identity
+			}
+			_, err = NewFileLease(DefaultConfig(), lease, nil)
+		default:
+			t.Fatalf("%s: source kind %v", name, src["kind"])
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Code != c["error"] || e.Message != c["message"] {
+			t.Errorf("%s: got %v, want %v: %v", name, err, c["error"], c["message"])
+		}
+	}
+	if len(cases) < 6 {
+		t.Errorf("%d cases", len(cases))
+	}
+}
+
+func TestCloseKeepsTheHandleAndWaitReady(t *testing.T) {
+	clock, _ := NewManualClock(DefaultConfig().EpochMs + 10)
+	defer clock.Close()
+	cfg := DefaultConfig()
+	cfg.NodeID = 81
+	g, err := New(cfg, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Free()
+	if err := g.WaitReady(0); err != nil {
+		t.Fatalf("no lease, nothing to wait for: %v", err)
+	}
+	if _, err := g.NextID(); err != nil {
+		t.Fatal(err)
+	}
+	if g.Close() != nil || g.Close() != nil {
+		t.Fatal("close twice")
+	}
+	if _, err := g.NextID(); code(err) != "GENERATOR_CLOSED" {
+		t.Fatalf("after close: %v", err)
+	}
+	if err := g.WaitReady(10); code(err) != "GENERATOR_CLOSED" {
+		t.Fatalf("wait_ready after close: %v", err)
+	}
+	if h, _ := g.Health(); h.OK || h.Status != "closed" {
+		t.Fatalf("health after close: %+v", h)
+	}
+	held, err := g.Config()
+	if err != nil || held.NodeID != 81 || held.MaxForwardStepMs == nil || *held.MaxForwardStepMs != 60000 || held.ForwardConfirmMs != 300000 {
+		t.Fatalf("config %+v %v", held, err)
 	}
 }

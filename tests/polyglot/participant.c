@@ -4,8 +4,9 @@
  * Usage: participant_c LEASE_DIR SECONDS OUT_PATH
  *
  * A strict generator (default layout and epoch) whose node id is a slot of the file lease on
- * LEASE_DIR (default slots, identity "c"), retrying for up to 15 s while the restart guard
- * answers LEASE_NOT_READY; then single polyflake_next_id calls at full speed for SECONDS seconds
+ * LEASE_DIR (default slots, identity "c"), waiting out its restart guard with polyflake_wait_ready
+ * (at most 15 s; a fresh directory's new slot is guarded for a full reserve); then single
+ * polyflake_next_id calls at full speed for SECONDS seconds
  * (the time checked every 1,024 IDs) into a growable buffer. Writes OUT_PATH (the IDs as raw
  * little-endian uint64, in issue order) and OUT_PATH.json (language, node_id, count, seconds,
  * first, last). Exit 0 on success; on any error one line on stderr and exit 1.
@@ -20,19 +21,12 @@
 #include <time.h>
 
 #define LANGUAGE "c"
-#define GUARD_RETRY_S 15.0
+#define GUARD_WAIT_MS 15000
 
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec ts;
-  ts.tv_sec = ms / 1000;
-  ts.tv_nsec = (ms % 1000) * 1000000L;
-  nanosleep(&ts, NULL);
 }
 
 /* One line on stderr, exit 1. `r` is a polyflake result (or OK for a non-polyflake error). */
@@ -101,15 +95,11 @@ int main(int argc, char **argv) {
   opts.dir = argv[1];
   opts.identity = LANGUAGE;
 
-  /* Take a slot and the first ID, waiting out the restart guard for at most 15 s. */
-  start = now_s();
-  for (;;) {
-    if (!gen) r = polyflake_generator_new_file_lease(&cfg, &opts, &gen);
-    if (gen) r = polyflake_next_id(gen, &id);
-    if (r != POLYFLAKE_RESULT_LEASE_NOT_READY || now_s() - start > GUARD_RETRY_S) break;
-    sleep_ms(5);
-  }
-  if (r != POLYFLAKE_RESULT_OK) fail(gen ? "first ID" : "file lease", r);
+  /* Take a slot (system clock: NULL), wait out its restart guard, then the first ID. */
+  if ((r = polyflake_generator_new_file_lease(&cfg, &opts, NULL, &gen)) != POLYFLAKE_RESULT_OK)
+    fail("file lease", r);
+  if ((r = polyflake_wait_ready(gen, GUARD_WAIT_MS)) != POLYFLAKE_RESULT_OK) fail("wait_ready", r);
+  if ((r = polyflake_next_id(gen, &id)) != POLYFLAKE_RESULT_OK) fail("first ID", r);
 
   ids = malloc(cap * sizeof *ids);
   if (!ids) fail("malloc", POLYFLAKE_RESULT_OK);

@@ -3,8 +3,9 @@
 // Usage: participant_cpp LEASE_DIR SECONDS OUT_PATH
 //
 // A strict generator (default layout and epoch) whose node id is a slot of the file lease on
-// LEASE_DIR (default slots, identity "cpp"), retrying for up to 15 s while the restart guard
-// answers LEASE_NOT_READY; then single polyflake_next_id calls at full speed for SECONDS seconds
+// LEASE_DIR (default slots, identity "cpp"), waiting out its restart guard with
+// polyflake_wait_ready (at most 15 s; a fresh directory's new slot is guarded for a full
+// reserve); then single polyflake_next_id calls at full speed for SECONDS seconds
 // (the time checked every 1,024 IDs) into a std::vector<uint64_t>. Writes OUT_PATH (raw
 // little-endian uint64, in issue order) and OUT_PATH.json. Exit 0 on success; on any error one
 // line on stderr and exit 1.
@@ -70,22 +71,15 @@ int run(const std::string &dir, const std::string &seconds_text, const std::stri
   opts.dir = dir.c_str();
   opts.identity = kLanguage;
 
-  // Take a slot and the first ID, waiting out the restart guard for at most 15 s.
-  Generator gen;
+  // Take a slot (system clock: nullptr), wait out its restart guard (at most 15 s; a fresh
+  // directory's new slot is guarded for a full reserve), then the first ID.
+  polyflake_generator *g = nullptr;
+  polyflake_result r = polyflake_generator_new_file_lease(&cfg, &opts, nullptr, &g);
+  if (r != POLYFLAKE_RESULT_OK) raise("file lease", r);
+  Generator gen(g);
+  if ((r = polyflake_wait_ready(gen.get(), 15000)) != POLYFLAKE_RESULT_OK) raise("wait_ready", r);
   uint64_t id = 0;
-  polyflake_result r = POLYFLAKE_RESULT_OK;
-  const auto guard_deadline = Clock::now() + std::chrono::seconds(15);
-  for (;;) {
-    if (!gen) {
-      polyflake_generator *g = nullptr;
-      r = polyflake_generator_new_file_lease(&cfg, &opts, &g);
-      gen.reset(g);
-    }
-    if (gen) r = polyflake_next_id(gen.get(), &id);
-    if (r != POLYFLAKE_RESULT_LEASE_NOT_READY || Clock::now() > guard_deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  if (r != POLYFLAKE_RESULT_OK) raise(gen ? "first ID" : "file lease", r);
+  if ((r = polyflake_next_id(gen.get(), &id)) != POLYFLAKE_RESULT_OK) raise("first ID", r);
 
   std::vector<uint64_t> ids;
   ids.reserve(1 << 20);

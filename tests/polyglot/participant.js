@@ -4,9 +4,10 @@
 //   node tests/polyglot/participant.js LEASE_DIR SECONDS OUT_PATH
 //
 // A strict generator (default layout and epoch) on a file lease of LEASE_DIR (default slots,
-// identity "node"), waiting out the restart guard (LEASE_NOT_READY) for up to 15 s; single
-// nextId() calls at full speed for SECONDS (the time is checked every 1,024 IDs), the IDs kept in
-// a growable BigUint64Array; then OUT_PATH gets them as raw little-endian u64 in issue order and
+// identity "node"), waiting out the restart guard with waitReady() for up to 15 s (a slot of a
+// fresh directory has no record yet, so it waits one reserve); then single nextId() calls at full
+// speed for SECONDS (the time is checked every 1,024 IDs), the IDs kept in a growable
+// BigUint64Array; then OUT_PATH gets them as raw little-endian u64 in issue order and
 // OUT_PATH + '.json' a summary. Exit 0 on success; any error: one line on stderr, exit 1.
 const fs = require('node:fs')
 const os = require('node:os')
@@ -19,41 +20,6 @@ const CHECK_EVERY = 1024
 function fail(message) {
   process.stderr.write(`participant.js: ${String(message).split('\n')[0]}\n`)
   process.exit(1)
-}
-
-function sleep(ms) {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
-}
-
-// The generator and its first ID, retrying while construction or the first call reports
-// LEASE_NOT_READY (the restart guard: the slot's previous holder may have issued up to its R).
-function start(Snowflake, dir) {
-  const deadline = Date.now() + GUARD_WAIT_MS
-  for (;;) {
-    let gen
-    try {
-      gen = Snowflake.fromFileLease({ dir, identity: 'node' })
-    } catch (e) {
-      if (e.code !== 'LEASE_NOT_READY' || Date.now() >= deadline) throw e
-      sleep(20)
-      continue
-    }
-    // Keep the slot: only the clock passing R ends the guard.
-    return { gen, first: waitFirst(gen, deadline) }
-  }
-}
-
-// With the slot held: call nextId until the guard has passed (or the deadline).
-function waitFirst(gen, deadline) {
-  for (;;) {
-    try {
-      return gen.nextId()
-    } catch (e) {
-      if (e.code !== 'LEASE_NOT_READY' || Date.now() >= deadline) throw e
-      const lease = gen.health().lease
-      sleep(Math.min(Math.max((lease && lease.guardRemainingMs) || 1, 1), 200))
-    }
-  }
 }
 
 function writeIds(file, ids, count) {
@@ -74,11 +40,11 @@ function main() {
   if (!Number.isFinite(seconds) || seconds < 0) fail(`SECONDS must be a number >= 0, got ${JSON.stringify(secondsArg)}`)
   const { Snowflake } = require(path.resolve(__dirname, '..', '..', 'node'))
 
-  const { gen, first } = start(Snowflake, dir)
+  const gen = Snowflake.fromFileLease({ dir, identity: 'node' })
+  gen.waitReady(GUARD_WAIT_MS)
   const nextId = gen.nextId
   let ids = new BigUint64Array(1 << 20)
-  ids[0] = first
-  let count = 1
+  let count = 0
   const t0 = performance.now()
   const end = t0 + seconds * 1000
   for (;;) {

@@ -3,7 +3,7 @@
     .venv/bin/python tests/polyglot/participant.py LEASE_DIR SECONDS OUT_PATH
 
 A strict generator (default layout and epoch) on a file lease of LEASE_DIR (default slots,
-identity "python"), waiting out the restart guard (LeaseNotReady) for up to 15 s; single
+identity "python"), waiting out the restart guard (`wait_ready`) for up to 15 s; single
 next_id() calls at full speed for SECONDS (the time is checked every 1,024 IDs), the IDs kept in
 an array('q') (8 bytes each, no object per ID); then OUT_PATH gets them as raw little-endian u64
 in issue order and OUT_PATH + ".json" a summary. Exit 0 on success; any error: one line on
@@ -20,25 +20,11 @@ CHECK_EVERY = 1024
 
 
 def start(polyflake, lease_dir):
-    """The generator and its first ID, retrying while construction or the first call reports
-    LEASE_NOT_READY (the restart guard: the slot's previous holder may have issued up to R)."""
-    deadline = time.monotonic() + GUARD_WAIT_S
-    while True:
-        try:
-            gen = polyflake.Snowflake.from_file_lease(lease_dir, identity="python")
-            break
-        except polyflake.LeaseNotReady:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(0.02)
-    # Keep the slot: only the clock passing R ends the guard.
-    while True:
-        try:
-            return gen, gen.next_id()
-        except polyflake.LeaseNotReady as e:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(min(max(e.remaining_ms, 1), 200) / 1000)
+    """The generator, once its slot's restart guard has passed (a new slot, or one whose
+    previous holder may have issued up to a time this clock has not reached): at most 15 s."""
+    gen = polyflake.Snowflake.from_file_lease(lease_dir, identity="python")
+    gen.wait_ready(GUARD_WAIT_S * 1000)
+    return gen, gen.next_id()
 
 
 def main(argv):

@@ -4,8 +4,9 @@
 // Usage: participant_go LEASE_DIR SECONDS OUT_PATH
 //
 // A strict generator (default layout and epoch) whose node id is a slot of the file lease on
-// LEASE_DIR (default slots, identity "go"), retrying for up to 15 s while the restart guard
-// answers LEASE_NOT_READY; then single polyflake_next_id calls at full speed for SECONDS seconds
+// LEASE_DIR (default slots, identity "go"), waiting out its restart guard with
+// polyflake_wait_ready (at most 15 s; a fresh directory's new slot is guarded for a full
+// reserve); then single polyflake_next_id calls at full speed for SECONDS seconds
 // (the time checked every 1,024 IDs) into a growable []uint64. Writes OUT_PATH (raw
 // little-endian uint64, in issue order) and OUT_PATH.json. Exit 0 on success; on any error one
 // line on stderr and exit 1.
@@ -78,31 +79,18 @@ func run(dir, secondsText, outPath string) error {
 	opts.dir = cdir
 	opts.identity = cident
 
-	// Take a slot and the first ID, waiting out the restart guard for at most 15 s.
+	// Take a slot (system clock: nil), wait out its restart guard (at most 15 s; a fresh
+	// directory's new slot is guarded for a full reserve), then the first ID.
 	var gen *C.polyflake_generator
+	if err := check("file lease", C.polyflake_generator_new_file_lease(&cfg, &opts, nil, &gen)); err != nil {
+		return err
+	}
+	defer C.polyflake_generator_free(gen)
+	if err := check("wait_ready", C.polyflake_wait_ready(gen, 15000)); err != nil {
+		return err
+	}
 	var id C.uint64_t
-	var r C.polyflake_result
-	guardDeadline := time.Now().Add(15 * time.Second)
-	for {
-		if gen == nil {
-			r = C.polyflake_generator_new_file_lease(&cfg, &opts, &gen)
-		}
-		if gen != nil {
-			r = C.polyflake_next_id(gen, &id)
-		}
-		if r != C.POLYFLAKE_RESULT_LEASE_NOT_READY || time.Now().After(guardDeadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if gen != nil {
-		defer C.polyflake_generator_free(gen)
-	}
-	what := "file lease"
-	if gen != nil {
-		what = "first ID"
-	}
-	if err := check(what, r); err != nil {
+	if err := check("first ID", C.polyflake_next_id(gen, &id)); err != nil {
 		return err
 	}
 

@@ -1,0 +1,438 @@
+//! Health snapshots: the core's `Health::fields()` walked into one fixed C struct (the walk
+//! fills it in one place), and the names of statuses, sources and lease phases taken from the
+//! core's own lists (`HealthStatus::ALL`, `NodeSourceKind::ALL`, `LeasePhase::ALL`).
+
+use crate::boundary::{arg, boundary_value, fill_char_array, write_out};
+use crate::generator::{polyflake_generator, MODES};
+use crate::result::{polyflake_result, static_name, NameTable};
+use polyflake_core::{
+    ClockSource, HealthStatus, LeaseKind, LeasePhase, Mode, NodeSourceKind, Value,
+};
+use std::ffi::c_char;
+
+/// Why a generator is or is not healthy (the `status` of `polyflake_health_snapshot`); the
+/// codes follow the core's list of statuses, named by `polyflake_health_status_name`.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum polyflake_health_status {
+    /// Issuing normally.
+    Ok = 0,
+    /// Strict mode: the wall clock is behind the last issued ms by more than the wait budget.
+    ClockBehind = 1,
+    /// The wall clock is before the epoch or past the layout's window.
+    ClockOutsideWindow = 2,
+    /// An injected clock failed to give a reading.
+    ClockFailed = 3,
+    /// Strict mode: a call gave up on a spent millisecond the clock has not left since.
+    ClockStuck = 4,
+    /// Monotonic mode: the next ID would run further ahead of the wall clock than max_lead_ms.
+    LeadTooLarge = 5,
+    /// This is a forked child and the generator was made in the parent.
+    UsedAfterFork = 6,
+    /// Lease: the restart guard waits until the clock passes the previous holder's mark.
+    RestartGuard = 7,
+    /// Lease: the high-water mark was reached without a renewal (store unreachable).
+    LeaseExpired = 8,
+    /// Lease: the lease was lost; the generator has stopped for good.
+    LeaseLost = 9,
+    /// Strict mode: the wall clock stepped ahead of elapsed time past max_forward_step_ms
+    /// (`clock_ahead_ms` says how far).
+    ClockAhead = 10,
+    /// The generator was closed.
+    Closed = 11,
+}
+
+/// Where a generator's node id came from (the `source` of `polyflake_health_snapshot`), in the
+/// core's order; named by `polyflake_node_source_name`.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum polyflake_node_source {
+    /// `polyflake_config.node_id` (`polyflake_generator_new`).
+    Static = 0,
+    /// An environment variable (`polyflake_generator_new_from_env`).
+    Env = 1,
+    /// A hostname's ordinal (`polyflake_generator_new_from_hostname`).
+    Hostname = 2,
+    /// An IPv4 address in a stated subnet (`polyflake_generator_new_from_ipv4`).
+    Ipv4 = 3,
+    /// A slot of a file lease (`polyflake_generator_new_file_lease`).
+    FileLease = 4,
+    /// A slot of an etcd lease (`polyflake_generator_new_etcd`).
+    Etcd = 5,
+    /// A slot of a ZooKeeper lease.
+    Zookeeper = 6,
+}
+
+/// Which store a generator's lease lives in (the `lease_kind` of `polyflake_health_snapshot`).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum polyflake_lease_kind {
+    /// The node id is not leased; every other `lease_` field of the snapshot is zero or empty.
+    None = 0,
+    /// A directory of slot files.
+    File = 1,
+    /// An etcd v3 cluster.
+    Etcd = 2,
+    /// A ZooKeeper ensemble.
+    Zookeeper = 3,
+}
+
+/// Where a lease stands in one word (the `lease_phase` of `polyflake_health_snapshot`), in the
+/// core's order; named by `polyflake_lease_phase_name`.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum polyflake_lease_phase {
+    /// Held and issuing (also the value when there is no lease).
+    Held = 0,
+    /// The restart guard waits.
+    RestartGuard = 1,
+    /// R was reached without a renewal.
+    Expired = 2,
+    /// Lost for good.
+    Lost = 3,
+}
+
+/// Which clock reading a generator takes per ID (the `clock_source` of
+/// `polyflake_health_snapshot`), in the core's order.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum polyflake_clock_source {
+    /// Every ID reads the precise clock (`CLOCK_REALTIME`).
+    Precise = 0,
+    /// IDs read the coarse clock (`CLOCK_REALTIME_COARSE`) first.
+    Coarse = 1,
+}
+
+/// Bytes of each text field of `polyflake_health_snapshot`, NUL included.
+pub const POLYFLAKE_HEALTH_TEXT_LEN: usize = 256;
+
+/// A snapshot of a generator's state and counters (`polyflake_health`). Plain data: copy it,
+/// keep it, no free. Text fields are NUL-terminated UTF-8, cut at a character boundary if longer.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct polyflake_health_snapshot {
+    /// True when the generator can issue now.
+    pub ok: bool,
+    /// Why it is or is not healthy: a `polyflake_health_status` value.
+    pub status: u32,
+    /// A human-readable reason; empty when ok.
+    pub reason: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
+    /// The generator's node id.
+    pub node_id: u32,
+    /// Where the node id came from: a `polyflake_node_source` value.
+    pub source: u32,
+    /// The generator's mode: a `polyflake_mode` value.
+    pub mode: u32,
+    /// True when an ID was issued, so `last_issued_ms` means something.
+    pub has_last_issued: bool,
+    /// The millisecond (Unix) of the last issued ID (0 when none was issued).
+    pub last_issued_ms: i64,
+    /// The wall clock when the snapshot was taken, Unix ms (0 if the clock failed).
+    pub wall_ms: i64,
+    /// How far the last issued millisecond is ahead of the wall clock (0 when it is not).
+    pub lead_ms: i64,
+    /// IDs issued so far.
+    pub ids_issued: u64,
+    /// Calls that waited out a small rewind and then succeeded.
+    pub rewinds_waited: u64,
+    /// Calls refused because the clock was behind (or stuck) past the wait budget.
+    pub rewinds_refused: u64,
+    /// Times a strict call found the millisecond's sequence spent and had to wait.
+    pub sequence_exhaustions: u64,
+    /// Sleeps taken while waiting (strict mode never spins).
+    pub wait_sleeps: u64,
+    /// Milliseconds a monotonic generator moved into ahead of the wall clock.
+    pub ms_borrowed: u64,
+    /// Monotonic calls refused by max_lead_ms.
+    pub lead_refused: u64,
+    /// Lease renewals (0 unless the node id comes from a lease).
+    pub lease_renewals: u64,
+    /// Failed lease renewals (0 unless the node id comes from a lease).
+    pub lease_failures: u64,
+    /// How far the wall clock reads ahead of what elapsed time vouches for, while that is more
+    /// than max_forward_step_ms and not yet believed (0 otherwise).
+    pub clock_ahead_ms: i64,
+    /// Strict calls refused because the clock had stepped ahead.
+    pub forward_refused: u64,
+    /// The clock reading in use: a `polyflake_clock_source` value.
+    pub clock_source: u32,
+    /// The resolution of the system clock in use, from clock_getres, in ns (the coarse
+    /// clock's tick, or the precise clock's); 0 for an injected clock.
+    pub clock_tick_ns: u64,
+    /// Why a requested coarse source is not in use; empty otherwise.
+    pub clock_note: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
+    /// The lease's store: a `polyflake_lease_kind` value; POLYFLAKE_LEASE_KIND_NONE when the
+    /// node id is not leased (then every other `lease_` field below is zero or empty).
+    pub lease_kind: u32,
+    /// The directory, or the etcd endpoints and key prefix.
+    pub lease_store: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
+    /// The slot held, which is the node id.
+    pub lease_slot: u32,
+    /// The high-water mark R (Unix ms): no ID carries a later timestamp until the store has
+    /// extended it.
+    pub lease_high_water_ms: i64,
+    /// True when `lease_guard_until_ms` means something (the slot was taken behind a guard).
+    pub lease_has_guard: bool,
+    /// What the slot's previous holder may have reached (its R, or a full reserve past a
+    /// missing or damaged record): nothing is issued until the clock passes it.
+    pub lease_guard_until_ms: i64,
+    /// True while the restart guard waits (`polyflake_wait_ready` waits it out).
+    pub lease_guard_waiting: bool,
+    /// How long the restart guard still waits, in ms (0 when it does not).
+    pub lease_guard_remaining_ms: u64,
+    /// Why the guard is long (the slot was taken although its guard exceeded
+    /// max_guard_wait_ms, because no other slot was free); empty otherwise.
+    pub lease_guard_note: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
+    /// True once the lease is lost (the generator has stopped for good).
+    pub lease_lost: bool,
+    /// True while the next ID would pass R (the store has not extended it).
+    pub lease_expired: bool,
+    /// Where the lease stands: a `polyflake_lease_phase` value.
+    pub lease_phase: u32,
+    /// The last store error, or why the lease was lost; empty if none.
+    pub lease_last_error: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
+}
+
+/// The position of `text` among `names` (the C code of a core enum named by its walk).
+fn code_of<const N: usize>(text: &str, names: [&str; N]) -> u32 {
+    names.iter().position(|n| *n == text).unwrap_or(N) as u32
+}
+
+/// Copy one named field of the core's walk into the snapshot (the lease's nested fields get
+/// the prefix `lease_`). False for a name the C struct lacks (a unit test walks them all).
+fn put(s: &mut polyflake_health_snapshot, name: &str, v: &Value) -> bool {
+    let (int, flag, text) = match v {
+        Value::Int(n) => (*n, false, ""),
+        Value::Bool(b) => (0, *b, ""),
+        Value::Text(t) => (0, false, t.as_str()),
+        _ => (0, false, ""),
+    };
+    macro_rules! walk {
+        (ints: $($i:ident)*; flags: $($f:ident)*; texts: $($t:ident)*; $($special:tt)*) => {
+            match name {
+                $(stringify!($i) => s.$i = int as _,)*
+                $(stringify!($f) => s.$f = flag,)*
+                $(stringify!($t) => s.$t = fill_char_array(text),)*
+                $($special)*
+            }
+        };
+    }
+    walk! {
+        ints: node_id wall_ms lead_ms ids_issued rewinds_waited rewinds_refused
+            sequence_exhaustions wait_sleeps ms_borrowed lead_refused lease_renewals
+            lease_failures clock_ahead_ms forward_refused clock_tick_ns lease_slot
+            lease_high_water_ms lease_guard_remaining_ms;
+        flags: ok lease_guard_waiting lease_lost lease_expired;
+        texts: reason clock_note lease_store lease_guard_note lease_last_error;
+        "clock_source" => {
+            s.clock_source = code_of(text, ClockSource::ALL.map(ClockSource::name))
+        }
+        "status" => s.status = code_of(text, HealthStatus::ALL.map(HealthStatus::name)),
+        "source" => s.source = code_of(text, NodeSourceKind::ALL.map(NodeSourceKind::name)),
+        "mode" => s.mode = code_of(text, MODES.map(Mode::name)),
+        "lease_phase" => s.lease_phase = code_of(text, LeasePhase::ALL.map(LeasePhase::name)),
+        "lease_kind" => {
+            s.lease_kind = code_of(
+                text,
+                [
+                    "",
+                    LeaseKind::File.name(),
+                    LeaseKind::Etcd.name(),
+                    LeaseKind::ZooKeeper.name(),
+                ],
+            )
+        }
+        "last_issued_ms" => (s.has_last_issued, s.last_issued_ms) = (*v != Value::Null, int as _),
+        "lease_guard_until_ms" => {
+            (s.lease_has_guard, s.lease_guard_until_ms) = (*v != Value::Null, int as _)
+        }
+        "lease" => if let Value::Fields(nested) = v {
+            return nested.iter().all(|(n, v)| put(s, &format!("lease_{n}"), v));
+        },
+        _ => return false,
+    }
+    true
+}
+
+/// The snapshot of a core health, filled by walking its fields.
+fn snapshot(fields: &[(&str, Value)]) -> polyflake_health_snapshot {
+    // SAFETY: the struct is plain integers, bools and char arrays: all zeroes is a valid value
+    // (no lease, empty texts).
+    let mut s: polyflake_health_snapshot = unsafe { std::mem::zeroed() };
+    for (name, value) in fields {
+        put(&mut s, name, value);
+    }
+    s
+}
+
+/// Take a health snapshot of the generator (this reads its clock once) into `*out_health`.
+#[no_mangle]
+pub extern "C" fn polyflake_health(
+    generator: *const polyflake_generator,
+    out_health: *mut polyflake_health_snapshot,
+) -> polyflake_result {
+    write_out(out_health, || {
+        Ok(snapshot(&arg(generator)?.inner.health().fields()))
+    })
+}
+
+/// The `index`th of a core list's names, or "unknown".
+fn name_in(table: &'static NameTable, all: fn() -> Vec<&'static str>, index: u32) -> *const c_char {
+    let unknown = c"unknown";
+    boundary_value(unknown.as_ptr(), || {
+        static_name(table, all, index as usize, unknown)
+    })
+}
+
+/// The stable snake_case name of a health status ("ok", "clock_behind", "clock_ahead", "closed",
+/// ...) as a static NUL-terminated string (`status` is a `polyflake_health_status`); an unknown
+/// number gives "unknown". Never NULL; do not free.
+#[no_mangle]
+pub extern "C" fn polyflake_health_status_name(status: u32) -> *const c_char {
+    static NAMES: NameTable = NameTable::new();
+    let all = || HealthStatus::ALL.map(HealthStatus::name).to_vec();
+    name_in(&NAMES, all, status)
+}
+
+/// The stable snake_case name of a node source ("static", "env", "hostname", "ipv4", "file_lease",
+/// "etcd") as a static NUL-terminated string (`source` is a `polyflake_node_source`); an unknown
+/// number gives "unknown". Never NULL; do not free.
+#[no_mangle]
+pub extern "C" fn polyflake_node_source_name(source: u32) -> *const c_char {
+    static NAMES: NameTable = NameTable::new();
+    let all = || NodeSourceKind::ALL.map(NodeSourceKind::name).to_vec();
+    name_in(&NAMES, all, source)
+}
+
+/// The stable snake_case name of a lease phase ("held", "restart_guard", "expired", "lost") as a
+/// static NUL-terminated string (`phase` is a `polyflake_lease_phase`); an unknown number gives
+/// "unknown". Never NULL; do not free.
+#[no_mangle]
+pub extern "C" fn polyflake_lease_phase_name(phase: u32) -> *const c_char {
+    static NAMES: NameTable = NameTable::new();
+    let all = || LeasePhase::ALL.map(LeasePhase::name).to_vec();
+    name_in(&NAMES, all, phase)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polyflake_core::{FileLeaseOptions, Generator, ManualClock, NodeSource};
+    use std::ffi::CStr;
+
+    fn name(p: *const c_char) -> String {
+        unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_string()
+    }
+
+    /// "ClockAhead" -> "clock_ahead": the C enum's variant, as the core names it.
+    fn snake<T: std::fmt::Debug>(v: T) -> String {
+        let mut out = String::new();
+        for (i, c) in format!("{v:?}").chars().enumerate() {
+            if c.is_uppercase() && i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        }
+        out
+    }
+
+    #[test]
+    fn c_codes_follow_the_core_lists_and_names_come_from_the_core() {
+        use polyflake_health_status as S;
+        let statuses = [
+            S::Ok,
+            S::ClockBehind,
+            S::ClockOutsideWindow,
+            S::ClockFailed,
+            S::ClockStuck,
+            S::LeadTooLarge,
+            S::UsedAfterFork,
+            S::RestartGuard,
+            S::LeaseExpired,
+            S::LeaseLost,
+            S::ClockAhead,
+            S::Closed,
+        ];
+        assert_eq!(statuses.len(), HealthStatus::ALL.len());
+        for (c, core) in statuses.into_iter().zip(HealthStatus::ALL) {
+            assert_eq!(snake(c), core.name());
+            assert_eq!(name(polyflake_health_status_name(c as u32)), core.name());
+        }
+        assert_eq!((S::ClockAhead as u32, S::Closed as u32), (10, 11));
+        use polyflake_node_source as N;
+        let sources = [
+            N::Static,
+            N::Env,
+            N::Hostname,
+            N::Ipv4,
+            N::FileLease,
+            N::Etcd,
+            N::Zookeeper,
+        ];
+        for (c, core) in sources.into_iter().zip(NodeSourceKind::ALL) {
+            assert_eq!(snake(c), core.name());
+            assert_eq!(name(polyflake_node_source_name(c as u32)), core.name());
+        }
+        use polyflake_lease_phase as P;
+        let phases = [P::Held, P::RestartGuard, P::Expired, P::Lost];
+        for (c, core) in phases.into_iter().zip(LeasePhase::ALL) {
+            assert_eq!(snake(c), core.name());
+            assert_eq!(name(polyflake_lease_phase_name(c as u32)), core.name());
+        }
+        assert_eq!(snake(polyflake_lease_kind::File), LeaseKind::File.name());
+        assert_eq!(snake(polyflake_lease_kind::Etcd), LeaseKind::Etcd.name());
+        assert_eq!(
+            snake(polyflake_lease_kind::Zookeeper),
+            LeaseKind::ZooKeeper.name()
+        );
+        for unknown in [
+            polyflake_health_status_name(99),
+            polyflake_node_source_name(99),
+            polyflake_lease_phase_name(99),
+        ] {
+            assert_eq!(name(unknown), "unknown");
+        }
+    }
+
+    #[test]
+    fn every_field_of_the_walk_lands_in_the_struct() {
+        let dir = std::env::temp_dir().join(format!("polyflake-ffi-health-{}", std::process::id()));
+        let mut o = FileLeaseOptions::new(&dir);
+        o.slots = Some(4);
+        let clock = ManualClock::new(1_800_000_000_000);
+        let g = Generator::builder_from(NodeSource::FileLease(o))
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let h = g.health();
+        let mut s: polyflake_health_snapshot = unsafe { std::mem::zeroed() };
+        for (n, v) in h.fields() {
+            assert!(put(&mut s, n, &v), "the C snapshot has no field for {n}");
+        }
+        let lease = h.lease.clone().unwrap();
+        assert_eq!(s.status, polyflake_health_status::RestartGuard as u32);
+        assert_eq!(s.source, polyflake_node_source::FileLease as u32);
+        assert_eq!(s.lease_kind, polyflake_lease_kind::File as u32);
+        assert_eq!(s.lease_phase, polyflake_lease_phase::RestartGuard as u32);
+        assert_eq!((s.lease_slot, s.node_id), (lease.slot, g.node_id()));
+        assert_eq!(s.lease_high_water_ms, lease.high_water_ms);
+        assert!(s.lease_has_guard && s.lease_guard_until_ms == lease.guard_until_ms.unwrap());
+        assert_eq!(s.lease_guard_remaining_ms, lease.guard_remaining_ms);
+        assert!(s.lease_guard_waiting && !s.has_last_issued && !s.ok);
+        assert_eq!(s.wall_ms, 1_800_000_000_000);
+        let store = unsafe { CStr::from_ptr(s.lease_store.as_ptr()) };
+        assert_eq!(store.to_str().unwrap(), lease.store);
+        clock.elapse(10_000);
+        g.next_id().unwrap();
+        let s = snapshot(&g.health().fields());
+        assert!(s.ok && s.has_last_issued && s.ids_issued == 1);
+        assert_eq!(s.last_issued_ms, 1_800_000_010_000);
+        drop(g);
+        let _ = std::fs::remove_dir_all(&dir);
+        // Without a lease every lease field stays zero.
+        let g = Generator::builder(3).clock(clock).build().unwrap();
+        let s = snapshot(&g.health().fields());
+        assert_eq!((s.lease_kind, s.lease_slot, s.node_id), (0, 0, 3));
+        assert_eq!(s.mode, crate::generator::polyflake_mode::Strict as u32);
+    }
+}

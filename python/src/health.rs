@@ -1,0 +1,90 @@
+//! `Health` and `LeaseHealth`: frozen snapshots whose attributes are the fields the core's
+//! snapshot walks (`Health::fields`, `LeaseHealth::fields`), so no field is listed here; and the
+//! core's named values as Python objects (errors' fields too).
+
+use polyflake::Value;
+use pyo3::exceptions::PyAttributeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3::IntoPyObjectExt;
+
+/// A snapshot's named fields, read as attributes.
+#[pyclass(frozen, subclass, module = "polyflake")]
+pub(crate) struct Snapshot(Vec<(&'static str, Value)>);
+
+/// A snapshot from `health()`: ok or not and why, the clocks, the counters, and `lease` (a
+/// `LeaseHealth`, or None when the node id is not leased).
+#[pyclass(frozen, extends = Snapshot, module = "polyflake", name = "Health")]
+pub(crate) struct PyHealth;
+
+/// The lease part of a `Health` snapshot: slot, high-water mark, restart guard, phase.
+#[pyclass(frozen, extends = Snapshot, module = "polyflake", name = "LeaseHealth")]
+pub(crate) struct PyLeaseHealth;
+
+/// A `Health` of these fields.
+pub(crate) fn health(py: Python<'_>, fields: Vec<(&'static str, Value)>) -> PyResult<Py<PyHealth>> {
+    Py::new(
+        py,
+        PyClassInitializer::from(Snapshot(fields)).add_subclass(PyHealth),
+    )
+}
+
+fn lease_health(py: Python<'_>, fields: &Fields) -> PyResult<Py<PyAny>> {
+    let init = PyClassInitializer::from(Snapshot(fields.to_vec())).add_subclass(PyLeaseHealth);
+    Ok(Py::new(py, init)?.into_any())
+}
+
+#[pymethods]
+impl Snapshot {
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        match self.0.iter().find(|(n, _)| *n == name) {
+            Some((_, value)) => value_to_py(py, value, &|f| lease_health(py, f)),
+            None => Err(PyAttributeError::new_err(format!(
+                "no health field {name:?}"
+            ))),
+        }
+    }
+
+    /// Every field as a dict (what a `/health` endpoint would serialise).
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        fields_dict(py, &self.0)
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let mut text = format!("{}(", slf.get_type().name()?);
+        for (i, (name, _)) in slf.get().0.iter().enumerate() {
+            let value = slf.getattr(*name)?.repr()?;
+            text += &format!("{}{name}={value}", if i > 0 { ", " } else { "" });
+        }
+        Ok(text + ")")
+    }
+}
+
+/// The core's named values (an error's or a health snapshot's fields).
+pub(crate) type Fields = [(&'static str, Value)];
+
+/// One of the core's named values (an error's or a health snapshot's field) as a Python
+/// object; a nested record becomes what `nested` makes of its fields.
+pub(crate) fn value_to_py(
+    py: Python<'_>,
+    value: &Value,
+    nested: &dyn Fn(&Fields) -> PyResult<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    match value {
+        Value::Int(i) => i.into_py_any(py),
+        Value::Float(f) => f.into_py_any(py),
+        Value::Bool(b) => b.into_py_any(py),
+        Value::Text(t) => t.into_py_any(py),
+        Value::Null => Ok(py.None()),
+        Value::Fields(fields) => nested(fields),
+    }
+}
+
+/// Named values as a dict, nested records as dicts too.
+pub(crate) fn fields_dict(py: Python<'_>, fields: &Fields) -> PyResult<Py<PyAny>> {
+    let d = PyDict::new(py);
+    for (name, value) in fields {
+        d.set_item(name, value_to_py(py, value, &|f| fields_dict(py, f))?)?;
+    }
+    d.into_py_any(py)
+}
