@@ -138,15 +138,17 @@ pub enum Error {
         /// The high-water mark R, Unix milliseconds.
         high_water_ms: i64,
     },
-    /// The lease was lost (the etcd lease was revoked or expired, or the slot key changed
-    /// hands): the generator stops at once and for good; make a new one.
+    /// The lease was lost (the etcd lease was revoked or expired, the ZooKeeper session expired,
+    /// or the slot key or znode was deleted or changed hands): the generator stops at once and
+    /// for good; make a new one.
     LeaseLost {
         /// The node id the lease held.
         node_id: u32,
         /// What was seen.
         reason: String,
     },
-    /// The lease store failed: an I/O error on the lease directory, an etcd error or timeout.
+    /// The lease store failed: an I/O error on the lease directory, an etcd or ZooKeeper error
+    /// or timeout, credentials or certificates refused.
     LeaseStore {
         /// What failed, naming the store.
         reason: String,
@@ -336,8 +338,8 @@ impl ErrorKind {
             ErrorKind::NoFreeSlot => "no free slot: every slot of the lease store is held by a live generator",
             ErrorKind::LeaseNotReady => "restart guard: waiting until the clock passes what the slot's previous holder may have issued up to",
             ErrorKind::LeaseExpired => "lease expired: the high-water mark was reached without a renewal (the store is unreachable)",
-            ErrorKind::LeaseLost => "lease lost (etcd lease revoked or expired, slot file deleted or replaced): the generator has stopped for good",
-            ErrorKind::LeaseStore => "lease store error (I/O on the lease directory, an etcd error or timeout)",
+            ErrorKind::LeaseLost => "lease lost (etcd lease revoked or expired, ZooKeeper session expired, slot file or znode deleted or replaced): the generator has stopped for good",
+            ErrorKind::LeaseStore => "lease store error (I/O on the lease directory, an etcd or ZooKeeper error or timeout, credentials refused)",
             ErrorKind::ClockJumpedAhead => "the clock stepped ahead of elapsed time past max_forward_step_ms: nothing is issued from it until it comes back or the new offset has held for forward_confirm_ms",
             ErrorKind::IdSpaceMismatch => "the lease store belongs to another ID space (epoch and layout): one store serves one space",
             ErrorKind::GeneratorClosed => "the generator is closed: it issues nothing more; make a new one",

@@ -52,8 +52,14 @@ pub struct Run {
 
 /// Run `polyflake ARGS...` to completion with no stdin.
 pub fn run(args: &[&str]) -> Run {
+    run_env(args, &[])
+}
+
+/// Run `polyflake ARGS...` with extra environment variables.
+pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     let out = Command::new(bin())
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .expect("run polyflake");
