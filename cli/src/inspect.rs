@@ -2,10 +2,10 @@
 //! prints it).
 
 use crate::errors::CliError;
-use crate::options::{zookeeper_options, StoreAuthArgs};
 use crate::{emit, timefmt, Format};
 use clap::{Args, Subcommand};
 use polyflake::{EtcdLeaseOptions, FileLeaseOptions, StoreReport};
+use polyflake_cli::options::{zookeeper_options, StoreAuthArgs};
 use serde_json::json;
 use std::path::PathBuf;
 
