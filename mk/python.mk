@@ -26,7 +26,7 @@ TEST_TARGETS += test-python
 PY_VENV := $(ROOT)/.venv
 PY := $(PY_VENV)/bin/python
 PY_WHEELS := $(CARGO_TARGET_DIR)/wheels-python
-PY_TOOLS := maturin pytest mypy
+PY_TOOLS := maturin pytest mypy hypothesis
 # What the tests use besides: the optional prometheus extra, and the FastAPI example's stack.
 PY_TEST_PACKAGES := prometheus-client fastapi uvicorn
 # What the benchmark compares against; installed for `make bench-python` only.

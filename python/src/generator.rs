@@ -9,7 +9,7 @@
 //! construction and close run with the GIL released.
 
 use crate::aio;
-use crate::args::{bad_argument, fill_bytes, float_arg, i64_arg, int_arg};
+use crate::args::{bad_argument, exact_i64_arg, fill_bytes, float_arg, i64_arg, int_arg};
 use crate::errors::{discard_clock_error, to_py_err};
 use crate::health::{health, PyHealth};
 use crate::layout::{layout_arg, PyLayout};
@@ -535,6 +535,8 @@ pub(crate) fn decode(
     )
 }
 
+/// The epoch a decoded timestamp counts from: it comes back out in the answer, so a value
+/// outside 64 bits is refused rather than clamped (which would answer another timestamp).
 fn epoch_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    i64_arg(obj, "epoch_ms")
+    exact_i64_arg(obj, "epoch_ms", "epoch_ms")
 }
