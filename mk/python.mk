@@ -3,7 +3,8 @@
 #
 #   make build-python   build the wheel (target/wheels-python/) and install it into .venv
 #   make test-python    stubs checked with mypy.stubtest, then pytest against the installed wheel
-#                       (with a real etcd, a real PostgreSQL 15 and the FastAPI example on uvicorn)
+#                       (with a real etcd, a real PostgreSQL 15, the FastAPI example on uvicorn,
+#                       and a real ZooKeeper: pytest runs inside tests/stores/with_zookeeper.sh)
 #   make bench-python   next_id beside time.time_ns, uuid4, uuid_utils.uuid7, snowflake-id; the
 #                       coarse clock, the async fast path, uuid7() beside uuid_utils
 #   make build-polyglot-python   the uniqueness run's Python participant (tests/polyglot/
@@ -15,6 +16,8 @@ APT_PACKAGES += $(if $(shell python3 -c 'import ensurepip' 2>/dev/null && echo o
 # protoc: the core's etcd lease (etcd-client crate) needs it to build the wheel; etcd-server and
 # etcd-client (etcdctl): the etcd test starts a real etcd.
 APT_PACKAGES += protobuf-compiler etcd-server etcd-client
+# zookeeper and default-jre-headless (ZooKeeper's Java main, for tests/stores/with_zookeeper.sh)
+# come from mk/lease.mk.
 # postgresql (15 on Debian 12): the UUIDv7 sort check starts a real server (test_postgres.py).
 APT_PACKAGES += postgresql
 DEPS_TARGETS += deps-python
@@ -57,7 +60,8 @@ build-polyglot-python: build-python
 test-python: build-python
 	$(call say,Python: stubs (mypy.stubtest) and pytest against the installed wheel)
 	cd $(PY_TESTDIR) && MYPY_CACHE_DIR=$(CARGO_TARGET_DIR)/mypy-cache $(PY) -m mypy.stubtest polyflake
-	cd $(PY_TESTDIR) && CI=true $(PY) -m pytest -p no:cacheprovider -q .
+	cd $(PY_TESTDIR) && CI=true bash $(ROOT)/tests/stores/with_zookeeper.sh \
+	  sh -c 'exec "$$1" -m pytest -p no:cacheprovider -q .' sh $(PY)
 
 bench-python: build-python
 	$(call say,Python benchmark (installs $(PY_BENCH_PACKAGES) into .venv for this only))

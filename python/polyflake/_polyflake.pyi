@@ -229,9 +229,25 @@ class _LeaseSettings(_Settings, total=False):
     reserve_ms: int  # DEFAULT_RESERVE_MS (5000)
     max_guard_wait_ms: int  # DEFAULT_MAX_GUARD_WAIT_MS (60000)
 
-class _EtcdSettings(_LeaseSettings, total=False):
+class _CredentialSettings(_LeaseSettings, total=False):
+    """TLS and authentication of a remote store; None: the core reads ``POLYFLAKE_ETCD_*`` /
+    ``POLYFLAKE_ZOOKEEPER_*`` (``_CA_FILE``, ``_CERT_FILE``, ``_KEY_FILE``, ``_USERNAME``,
+    ``_PASSWORD``) when set."""
+
+    ca_file: Optional[_PathLike]
+    cert_file: Optional[_PathLike]
+    key_file: Optional[_PathLike]
+    username: Optional[str]
+    password: Optional[str]
+
+class _EtcdSettings(_CredentialSettings, total=False):
     prefix: str  # "/polyflake"
     ttl_s: int  # 10
+    connect_timeout_ms: int  # 2000
+
+class _ZooKeeperSettings(_CredentialSettings, total=False):
+    prefix: str  # "/polyflake"
+    session_timeout_ms: int  # 10000
     connect_timeout_ms: int  # 2000
 
 @disjoint_base
@@ -246,6 +262,10 @@ class Snowflake:
     @classmethod
     def from_etcd(cls, endpoints: Union[str, Iterable[str]], **settings: Unpack[_EtcdSettings]) -> Self:
         """A slot leased from an etcd v3 cluster; ``close()`` frees it."""
+    @classmethod
+    def from_zookeeper(cls, ensemble: Union[str, Iterable[str]], **settings: Unpack[_ZooKeeperSettings]) -> Self:
+        """A slot leased from a ZooKeeper ensemble (``"host:port,host:port"`` or a list);
+        ``close()`` frees it."""
     @classmethod
     def from_env(cls, var: str, **settings: Unpack[_Settings]) -> Self: ...
     @classmethod

@@ -68,7 +68,7 @@ fn build(
     }
     let (b, _) = apply(b, mode, s)?;
     s.finish(what)?;
-    // Taking a lease does I/O (fsync, or etcd round trips up to the connect timeout).
+    // Taking a lease does I/O (fsync, or store round trips up to the connect timeout).
     let gen = py.detach(|| b.build()).map_err(|e| to_py_err(py, e))?;
     let injected = gen.has_injected_clock();
     Ok(Snowflake { gen, injected })
@@ -147,7 +147,9 @@ impl Snowflake {
 
     /// A generator whose node id is a slot leased from an etcd v3 cluster (`endpoints`: one URL
     /// or several); settings `prefix`, `ttl_s`, `connect_timeout_ms`, the lease settings of
-    /// `from_file_lease` and the generator's. A lost lease stops the generator at once.
+    /// `from_file_lease`, TLS and authentication (`ca_file`, `cert_file`, `key_file`: paths;
+    /// `username`, `password`; each None or absent is read from `POLYFLAKE_ETCD_*` when set) and
+    /// the generator's. A lost lease stops the generator at once.
     #[classmethod]
     #[pyo3(signature = (endpoints, **settings))]
     fn from_etcd<'py>(
@@ -159,6 +161,27 @@ impl Snowflake {
             cls,
             "from_etcd",
             |s| source::etcd_lease(endpoints, s),
+            settings,
+        )
+    }
+
+    /// A generator whose node id is a slot leased from a ZooKeeper ensemble (`ensemble`:
+    /// `"host:port,host:port"` or a list of `"host:port"`); settings `prefix`,
+    /// `session_timeout_ms` (the lease's time to live), `connect_timeout_ms`, the lease settings
+    /// of `from_file_lease`, the TLS and authentication settings of `from_etcd` (`username` and
+    /// `password` for ZooKeeper's digest scheme) and the generator's. An expired session or a
+    /// deleted slot znode stops the generator at once.
+    #[classmethod]
+    #[pyo3(signature = (ensemble, **settings))]
+    fn from_zookeeper<'py>(
+        cls: &Bound<'py, PyType>,
+        ensemble: &Bound<'py, PyAny>,
+        settings: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        make(
+            cls,
+            "from_zookeeper",
+            |s| source::zookeeper_lease(ensemble, s),
             settings,
         )
     }
@@ -235,17 +258,12 @@ impl Snowflake {
     /// would wait runs `next_id()` in the loop's default executor, with the GIL released.
     fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let (py, g) = (slf.py(), slf.get());
-        let tried = if g.injected && g.gen.mode() == Mode::Strict {
-            // As in next_id: a declined try would spend a reading of a scripted clock.
-            Ok(None)
-        } else {
-            try_next_id(&g.gen).map_err(|e| to_py_err(py, e))
-        };
-        let tried = tried.and_then(|id| {
-            id.map(|id| Ok(id.into_pyobject(py)?.into_any()))
-                .transpose()
-        });
-        aio::now_or_in_thread(slf.as_any(), tried, intern!(py, "next_id"), &[])
+        aio::anext_id(
+            slf.as_any(),
+            g.injected && g.gen.mode() == Mode::Strict,
+            || try_next_id(&g.gen),
+            |id| Ok(id.into_pyobject(py)?.into_any()),
+        )
     }
 
     /// `await g.anext_ids(count)`: `next_ids(count)` off the event loop's thread in strict mode
@@ -373,7 +391,7 @@ impl Snowflake {
         self.gen.node_id()
     }
     /// Where the node id came from: `"static"`, `"env"`, `"hostname"`, `"ipv4"`,
-    /// `"file_lease"` or `"etcd"`.
+    /// `"file_lease"`, `"etcd"` or `"zookeeper"`.
     #[getter]
     fn node_source(&self) -> &'static str {
         self.gen.node_source().name()
