@@ -14,8 +14,10 @@
 //! A call that would wait becomes `asyncio.to_thread(...)` of the blocking call, which releases
 //! the GIL while it sleeps: a coroutine, run when it is awaited.
 
+use crate::errors::to_py_err;
 use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration};
 use pyo3::ffi;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyTuple, PyType};
@@ -68,6 +70,26 @@ pub(crate) fn now_or_in_thread<'py>(
         Some(outcome) => ready(obj.py(), outcome),
         None => in_thread(obj.getattr(method)?, args),
     }
+}
+
+/// `await g.anext_id()` of either generator type: `try_now` (the core's try without waiting;
+/// None where the call would wait) unless `skip_try`, `to_py` for its ID, then the ID (or its
+/// error) ready at once, or `obj.next_id()` in a thread. `skip_try` is for a strict generator on
+/// an injected clock, where a declined try would spend a scripted clock's reading.
+pub(crate) fn anext_id<'py, T>(
+    obj: &Bound<'py, PyAny>,
+    skip_try: bool,
+    try_now: impl FnOnce() -> polyflake::Result<Option<T>>,
+    to_py: impl FnOnce(T) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = obj.py();
+    let tried = if skip_try {
+        Ok(None)
+    } else {
+        try_now().map_err(|e| to_py_err(py, e))
+    };
+    let tried = tried.and_then(|id| id.map(to_py).transpose());
+    now_or_in_thread(obj, tried, intern!(py, "next_id"), &[])
 }
 
 /// `asyncio.to_thread(f, *args)`: a coroutine that runs `f` in the loop's default executor.

@@ -255,13 +255,12 @@ impl TimeIdGenerator {
     /// core issues without waiting is ready at once; a wait runs in a thread.
     fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let (py, g) = (slf.py(), slf.get());
-        let tried = if g.injected && g.engine.mode() == Mode::Strict {
-            Ok(None)
-        } else {
-            g.engine.try_next().map_err(|e| to_py_err(py, e))
-        };
-        let tried = tried.and_then(|u| u.map(|u| g.engine.to_py(py, u, Form::Native)).transpose());
-        aio::now_or_in_thread(slf.as_any(), tried, intern!(py, "next_id"), &[])
+        aio::anext_id(
+            slf.as_any(),
+            g.injected && g.engine.mode() == Mode::Strict,
+            || g.engine.try_next(),
+            |u| g.engine.to_py(py, u, Form::Native),
+        )
     }
 
     /// `await g.anext_ids(count)`: `next_ids(count)` off the event loop's thread in strict mode
@@ -352,36 +351,31 @@ fn default_id<'py>(
     engine.to_py(py, u, form)
 }
 
-/// A UUIDv7 as a stdlib `uuid.UUID`, from the process-wide strict generator.
-#[pyfunction]
-fn uuid7(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    default_id(py, &UUID7, Form::Native)
+/// The module's functions on the process-wide generators: `name: cell, form;` each, with its
+/// doc comment.
+macro_rules! default_id_functions {
+    ($($(#[doc = $doc:literal])* $name:ident: $cell:ident, $form:ident;)*) => {$(
+        $(#[doc = $doc])*
+        #[pyfunction]
+        fn $name(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+            default_id(py, &$cell, Form::$form)
+        }
+    )*};
 }
 
-/// A UUIDv7 as its canonical text (36 characters, lower case), from the same generator as
-/// `uuid7()`.
-#[pyfunction]
-fn uuid7_str(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    default_id(py, &UUID7, Form::Text)
-}
-
-/// A UUIDv7 as 16 bytes, big-endian, from the same generator as `uuid7()`.
-#[pyfunction]
-fn uuid7_bytes(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    default_id(py, &UUID7, Form::Bytes)
-}
-
-/// A ULID as its 26-character text (Crockford base32, upper case), from the process-wide
-/// strict generator.
-#[pyfunction]
-fn ulid(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    default_id(py, &ULID, Form::Native)
-}
-
-/// A ULID as 16 bytes, big-endian, from the same generator as `ulid()`.
-#[pyfunction]
-fn ulid_bytes(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    default_id(py, &ULID, Form::Bytes)
+default_id_functions! {
+    /// A UUIDv7 as a stdlib `uuid.UUID`, from the process-wide strict generator.
+    uuid7: UUID7, Native;
+    /// A UUIDv7 as its canonical text (36 characters, lower case), from the same generator as
+    /// `uuid7()`.
+    uuid7_str: UUID7, Text;
+    /// A UUIDv7 as 16 bytes, big-endian, from the same generator as `uuid7()`.
+    uuid7_bytes: UUID7, Bytes;
+    /// A ULID as its 26-character text (Crockford base32, upper case), from the process-wide
+    /// strict generator.
+    ulid: ULID, Native;
+    /// A ULID as 16 bytes, big-endian, from the same generator as `ulid()`.
+    ulid_bytes: ULID, Bytes;
 }
 
 /// A 128-bit ID given as a `uuid.UUID`, 16 big-endian bytes, an int, or text (read by
