@@ -21,9 +21,25 @@ def run(*args):
 
 
 def test_participant_protocol(tmp_path):
-    lease = tmp_path / "leases"
+    check_two_participants(tmp_path, tmp_path / "leases")
+
+
+def test_participant_zookeeper_lease(tmp_path, zookeeper):
+    """LEASE_DIR `zk://HOST:PORT[,HOST:PORT]/PREFIX`: a ZooKeeper lease under that prefix."""
+    prefix = f"polyflake-participant-{tmp_path.name}"
+    # The ensemble given twice: a connect string of two servers (the same one here).
+    check_two_participants(tmp_path, f"zk://{zookeeper},{zookeeper}/{prefix}")
+
+
+def test_participant_zookeeper_lease_without_prefix(tmp_path, zookeeper):
+    r = run(f"zk://{zookeeper}", "0.1", tmp_path / "a.bin")
+    assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+    assert "has no /PREFIX" in r.stderr
+
+
+def check_two_participants(tmp_path, lease):
     outs = [tmp_path / "a.bin", tmp_path / "b.bin"]
-    # Two at once on one lease directory: two slots.
+    # Two at once on one lease: two slots.
     procs = [subprocess.Popen([sys.executable, str(PARTICIPANT), str(lease), "0.3", str(o)],
                               stderr=subprocess.PIPE, text=True, cwd="/") for o in outs]
     for p in procs:

@@ -3,7 +3,9 @@
     .venv/bin/python tests/polyglot/participant.py LEASE_DIR SECONDS OUT_PATH [uuidv7]
 
 A strict generator (default layout and epoch) on a file lease of LEASE_DIR (default slots,
-identity "python"), waiting out the restart guard (`wait_ready`) for up to 15 s; single
+identity "python"), or, when LEASE_DIR is `zk://HOST:PORT[,HOST:PORT]/PREFIX`, on a ZooKeeper
+lease from that ensemble under the znode prefix `/PREFIX` (identity "python", other settings
+the defaults), waiting out the restart guard (`wait_ready`) for up to 15 s; single
 next_id() calls at full speed for SECONDS (the time is checked every 1,024 IDs), the IDs kept in
 an array('q') (8 bytes each, no object per ID); then OUT_PATH gets them as raw little-endian u64
 in issue order and OUT_PATH + ".json" a summary.
@@ -26,10 +28,29 @@ GUARD_WAIT_S = 15.0
 CHECK_EVERY = 1024
 
 
+ZOOKEEPER_SCHEME = "zk://"
+
+
+def zookeeper_lease(lease_dir):
+    """`zk://HOST:PORT[,HOST:PORT]/PREFIX` as (ensemble, "/PREFIX"); None for a directory. The
+    core judges both parts (host:port each, an absolute prefix)."""
+    if not lease_dir.startswith(ZOOKEEPER_SCHEME):
+        return None
+    ensemble, slash, prefix = lease_dir[len(ZOOKEEPER_SCHEME):].partition("/")
+    if not slash:
+        raise ValueError(f"LEASE_DIR {lease_dir!r}: zk://HOST:PORT[,HOST:PORT]/PREFIX has no /PREFIX")
+    return ensemble, "/" + prefix
+
+
 def start(polyflake, lease_dir):
     """The generator, once its slot's restart guard has passed (a new slot, or one whose
     previous holder may have issued up to a time this clock has not reached): at most 15 s."""
-    gen = polyflake.Snowflake.from_file_lease(lease_dir, identity="python")
+    zookeeper = zookeeper_lease(lease_dir)
+    if zookeeper is None:
+        gen = polyflake.Snowflake.from_file_lease(lease_dir, identity="python")
+    else:
+        ensemble, prefix = zookeeper
+        gen = polyflake.Snowflake.from_zookeeper(ensemble, prefix=prefix, identity="python")
     gen.wait_ready(GUARD_WAIT_S * 1000)
     return gen, gen.next_id()
 
