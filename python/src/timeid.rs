@@ -186,28 +186,26 @@ fn make(
     }))
 }
 
-#[pymethods]
-impl PyUuid7Generator {
-    #[new]
-    #[pyo3(signature = (**settings))]
-    fn new(
-        py: Python<'_>,
-        settings: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<PyClassInitializer<Self>> {
-        Ok(make(py, "Uuid7Generator", settings)?.add_subclass(PyUuid7Generator))
-    }
+/// The constructor of each format's class, `Class: "PythonName";`: `make` with its settings.
+macro_rules! time_id_constructors {
+    ($($class:ident: $name:literal;)*) => {$(
+        #[pymethods]
+        impl $class {
+            #[new]
+            #[pyo3(signature = (**settings))]
+            fn new(
+                py: Python<'_>,
+                settings: Option<&Bound<'_, PyDict>>,
+            ) -> PyResult<PyClassInitializer<Self>> {
+                Ok(make(py, $name, settings)?.add_subclass($class))
+            }
+        }
+    )*};
 }
 
-#[pymethods]
-impl PyUlidGenerator {
-    #[new]
-    #[pyo3(signature = (**settings))]
-    fn new(
-        py: Python<'_>,
-        settings: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<PyClassInitializer<Self>> {
-        Ok(make(py, "UlidGenerator", settings)?.add_subclass(PyUlidGenerator))
-    }
+time_id_constructors! {
+    PyUuid7Generator: "Uuid7Generator";
+    PyUlidGenerator: "UlidGenerator";
 }
 
 #[pymethods]
