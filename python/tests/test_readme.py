@@ -1,4 +1,4 @@
-"""The Python snippets of the README and of docs/python.md, extracted from between their markers
+"""The Python snippets of the README, of python/README.md (the package's) and of docs/python.md, extracted from between their markers
 and executed. Every ```python block of either file must be a marked snippet that a test here
 runs, so no snippet goes stale unexecuted."""
 
@@ -9,12 +9,14 @@ import pytest
 from conftest import README, REPO
 
 GUIDE = REPO / "docs" / "python.md"
+PACKAGE_README = REPO / "python" / "README.md"
 END = "<!-- /snippet -->"
 SNIPPET = re.compile(r"<!-- snippet:(python-[a-z0-9-]+) -->")
 
 #: Every Python snippet, with the file that holds it.
 SNIPPETS = {
     "python-quickstart": README,
+    "python-package-readme": PACKAGE_README,
     "python-snowflake": GUIDE,
     "python-formats": GUIDE,
     "python-coarse": GUIDE,
@@ -42,7 +44,8 @@ def run(name: str) -> dict:
     return scope
 
 
-@pytest.mark.parametrize("path", [README, GUIDE], ids=["README", "docs/python.md"])
+@pytest.mark.parametrize("path", [README, GUIDE, PACKAGE_README],
+                         ids=["README", "docs/python.md", "python/README.md"])
 def test_every_python_block_is_a_listed_snippet(path):
     text = path.read_text(encoding="utf-8")
     marked = SNIPPET.findall(text)
@@ -58,7 +61,7 @@ def test_readme_quickstart_runs():
 
 
 @pytest.mark.forked  # generators with fixed node ids on the system clock: one process per test
-@pytest.mark.parametrize("name", ["python-snowflake", "python-formats", "python-coarse",
+@pytest.mark.parametrize("name", ["python-package-readme", "python-snowflake", "python-formats", "python-coarse",
                                   "python-async", "python-prometheus"])
 def test_guide_snippet_runs(name):
     run(name)
