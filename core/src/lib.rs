@@ -104,3 +104,13 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The Rust guide's snippets (`docs/rust.md`), compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/rust.md")]
+pub struct RustGuideDoctests;
+
+/// The node-id guide's snippets (`docs/node-ids.md`), compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/node-ids.md")]
+pub struct NodeIdGuideDoctests;
