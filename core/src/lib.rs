@@ -65,6 +65,7 @@ mod generator;
 mod layout;
 mod lease;
 mod metrics;
+mod random;
 mod registry;
 mod sync;
 mod timeid;
