@@ -15,7 +15,7 @@
 //! let id = g.next_id().unwrap();
 //! assert_eq!(g.decode(id).unwrap().node_id, 37);
 //!
-//! // On a clock a test controls, reproducing the design text's literal:
+//! // On a clock a test controls, reproducing a known ID (the literal every binding's tests check):
 //! let clock = ManualClock::new(1_737_747_358_021);
 //! let g = Generator::builder(37).clock(clock.clone()).build().unwrap();
 //! assert_eq!(g.next_id().unwrap(), 141264821508263936);
