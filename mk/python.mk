@@ -3,7 +3,10 @@
 #
 #   make build-python   build the wheel (target/wheels-python/) and install it into .venv
 #   make test-python    stubs checked with mypy.stubtest, then pytest against the installed wheel
-#   make bench-python   next_id beside time.time_ns, uuid4, uuid_utils.uuid7, snowflake-id
+#                       (with a real etcd, a real PostgreSQL 15, the FastAPI example on uvicorn,
+#                       and a real ZooKeeper: pytest runs inside tests/stores/with_zookeeper.sh)
+#   make bench-python   next_id beside time.time_ns, uuid4, uuid_utils.uuid7, snowflake-id; the
+#                       coarse clock, the async fast path, uuid7() beside uuid_utils
 #   make build-polyglot-python   the uniqueness run's Python participant (tests/polyglot/
 #                       participant.py, run with .venv/bin/python against the installed wheel)
 
@@ -13,6 +16,10 @@ APT_PACKAGES += $(if $(shell python3 -c 'import ensurepip' 2>/dev/null && echo o
 # protoc: the core's etcd lease (etcd-client crate) needs it to build the wheel; etcd-server and
 # etcd-client (etcdctl): the etcd test starts a real etcd.
 APT_PACKAGES += protobuf-compiler etcd-server etcd-client
+# zookeeper and default-jre-headless (ZooKeeper's Java main, for tests/stores/with_zookeeper.sh)
+# come from mk/lease.mk.
+# postgresql (15 on Debian 12): the UUIDv7 sort check starts a real server (test_postgres.py).
+APT_PACKAGES += postgresql
 DEPS_TARGETS += deps-python
 BUILD_TARGETS += build-python build-polyglot-python
 TEST_TARGETS += test-python
@@ -23,19 +30,21 @@ PY_VENV := $(ROOT)/.venv
 PY := $(PY_VENV)/bin/python
 PY_WHEELS := $(CARGO_TARGET_DIR)/wheels-python
 PY_TOOLS := maturin pytest mypy hypothesis
+# What the tests use besides: the optional prometheus extra, and the FastAPI example's stack.
+PY_TEST_PACKAGES := prometheus-client fastapi uvicorn
 # What the benchmark compares against; installed for `make bench-python` only.
 PY_BENCH_PACKAGES := uuid-utils snowflake-id
 # Where the tests run: a directory with no `polyflake` in it, so the import is the installed one.
 PY_TESTDIR := $(ROOT)/python/tests
 
 deps-python:
-	$(call say,Python venv $(PY_VENV) with $(PY_TOOLS))
+	$(call say,Python venv $(PY_VENV) with $(PY_TOOLS) $(PY_TEST_PACKAGES))
 	@command -v python3 >/dev/null || { echo "python3 not found"; exit 1; }
 	@if [ -x $(PY) ]; then echo "venv present: $$($(PY) --version)"; \
 	else echo "creating $(PY_VENV)"; python3 -m venv $(PY_VENV); fi
-	@missing=""; for p in $(PY_TOOLS); do $(PY) -m pip show -q $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(PY_TOOLS) $(PY_TEST_PACKAGES); do $(PY) -m pip show -q $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "pip install$$missing"; $(PY) -m pip install -q --disable-pip-version-check $$missing; \
-	else echo "all present: $(PY_TOOLS)"; fi
+	else echo "all present: $(PY_TOOLS) $(PY_TEST_PACKAGES)"; fi
 
 build-python: deps-python
 	$(call say,building the polyflake wheel with maturin and installing it into .venv)
@@ -51,7 +60,8 @@ build-polyglot-python: build-python
 test-python: build-python
 	$(call say,Python: stubs (mypy.stubtest) and pytest against the installed wheel)
 	cd $(PY_TESTDIR) && MYPY_CACHE_DIR=$(CARGO_TARGET_DIR)/mypy-cache $(PY) -m mypy.stubtest polyflake
-	cd $(PY_TESTDIR) && CI=true $(PY) -m pytest -p no:cacheprovider -q .
+	cd $(PY_TESTDIR) && CI=true bash $(ROOT)/tests/stores/with_zookeeper.sh \
+	  sh -c 'exec "$$1" -m pytest -p no:cacheprovider -q .' sh $(PY)
 
 bench-python: build-python
 	$(call say,Python benchmark (installs $(PY_BENCH_PACKAGES) into .venv for this only))

@@ -49,6 +49,26 @@ impl Mode {
             Mode::Monotonic => "monotonic",
         }
     }
+
+    /// The mode named `"strict"` or `"monotonic"` (what bindings take as a `mode` option).
+    ///
+    /// ```
+    /// use polyflake::Mode;
+    /// assert_eq!(Mode::from_name("monotonic").unwrap(), Mode::Monotonic);
+    /// assert!(Mode::from_name("Strict").is_err());
+    /// ```
+    pub fn from_name(name: &str) -> Result<Mode> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .ok_or_else(|| Error::InvalidArgument {
+                name: "mode",
+                reason: format!("{name:?} is not a mode: use \"strict\" or \"monotonic\""),
+            })
+    }
+
+    /// Both modes.
+    pub const ALL: [Mode; 2] = [Mode::Strict, Mode::Monotonic];
 }
 
 /// Where the wall clock comes from. The system clock is matched directly so its hot path is a

@@ -1,4 +1,6 @@
-"""polyflake: unique, time-sortable 64-bit IDs from one Rust core.
+"""polyflake: unique, time-sortable IDs from one Rust core: 64-bit Snowflake IDs, UUIDv7
+(``uuid7()``, a ``uuid.UUID``) and ULID (``ulid()``, 26 characters). The guide is
+docs/python.md in the repository.
 
 An ID is ``0 | timestamp | node | sequence`` (41/10/12 bits by default, epoch
 2024-01-01T00:00:00Z = 1704067200000 ms): a positive signed 64-bit integer that sorts by time.
@@ -12,7 +14,7 @@ An ID is ``0 | timestamp | node | sequence`` (41/10/12 bits by default, epoch
 
 Node ids can also come from the core's node-id sources: ``Snowflake.from_file_lease(dir)`` (a
 slot of a lease directory, one host), ``Snowflake.from_etcd(endpoints)`` (a slot in etcd, a fleet),
-``from_env``, ``from_hostname`` and ``from_ipv4``. A lease-backed generator waits out its slot's
+``Snowflake.from_zookeeper(ensemble)`` (a slot in ZooKeeper, a fleet), ``from_env``, ``from_hostname`` and ``from_ipv4``. A lease-backed generator waits out its slot's
 restart guard (``wait_ready()``), keeps the slot's high-water mark ahead of the clock, takes a
 fresh slot in a forked child, and frees the slot on ``close()`` or at the end of a ``with`` block.
 

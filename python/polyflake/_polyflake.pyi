@@ -6,16 +6,22 @@ Every default shown is the core's (``DEFAULT_*`` below); the runtime takes setti
 import array
 import ipaddress
 import os
+import uuid
 from types import TracebackType
 from typing import (
+    Any,
     Callable,
     ClassVar,
+    Coroutine,
     Final,
+    Generic,
     Iterable,
+    List,
     Literal,
     Optional,
     Tuple,
     Type,
+    TypeVar,
     TypedDict,
     Union,
     final,
@@ -36,6 +42,7 @@ __all__ = [
     "DEFAULT_MAX_WAIT_MS",
     "DEFAULT_RESERVE_MS",
     "GeneratorClosed",
+    "HEALTH_METRICS",
     "Health",
     "IdSpaceMismatch",
     "InvalidArgument",
@@ -59,12 +66,25 @@ __all__ = [
     "PolyflakeError",
     "Snowflake",
     "TimestampOverflow",
+    "UlidGenerator",
     "UnknownLayout",
     "UsedAfterFork",
+    "Uuid7Generator",
     "__version__",
     "decode",
     "format_id",
+    "format_ulid",
+    "format_uuid",
     "parse_id",
+    "parse_ulid",
+    "parse_uuid",
+    "ulid",
+    "ulid_bytes",
+    "ulid_timestamp_ms",
+    "uuid7",
+    "uuid7_bytes",
+    "uuid7_str",
+    "uuid7_timestamp_ms",
 ]
 
 __version__: Final[str]
@@ -77,6 +97,9 @@ DEFAULT_MAX_FORWARD_STEP_MS: Final[int]
 DEFAULT_FORWARD_CONFIRM_MS: Final[int]
 MAX_ID: Final[int]
 MAX_BATCH: Final[int]
+#: The core's metric table: ``(name, kind, help, label names)`` per metric, ``kind`` being
+#: ``"counter"`` (exported with ``_total``) or ``"gauge"``; ``Health.samples()`` gives values.
+HEALTH_METRICS: Final[Tuple[Tuple[str, str, str, Tuple[str, ...]], ...]]
 
 class _Decoded(TypedDict):
     """What ``decode`` returns: the ID's Unix-ms timestamp (an upper bound on when it was made),
@@ -120,7 +143,8 @@ class Layout:
     def __reduce__(self) -> Tuple[type, Tuple[int, int, int]]: ...
 
 _LayoutLike = Union[Layout, str, Tuple[int, int, int]]
-_ClockLike = Union["ManualClock", "ScriptedClock", Callable[[], int]]
+_ClockSource = Literal["precise", "coarse"]
+_ClockLike = Union["ManualClock", "ScriptedClock", Callable[[], int], _ClockSource]
 _PathLike = Union[str, "os.PathLike[str]"]
 _Ipv4Like = Union[str, "ipaddress.IPv4Address"]
 _Value = Union[bool, int, float, str, None]
@@ -174,18 +198,30 @@ class Health(_Snapshot):
     lease_failures: int
     clock_ahead_ms: int
     forward_refused: int
+    clock_source: str
+    clock_tick_ns: int
+    clock_note: str
     lease: Optional[LeaseHealth]
+    def samples(self) -> List[Tuple[str, List[str], float]]:
+        """``(name, label values, value)`` for each metric of ``HEALTH_METRICS`` this snapshot
+        gives (the lease's metrics only with a lease)."""
 
-class _Settings(TypedDict, total=False):
-    """The keyword settings every constructor takes; an absent one is the core's default."""
+class _ClockSettings(TypedDict, total=False):
+    """The settings every generator takes; an absent one is the core's default."""
 
-    epoch_ms: int  # DEFAULT_EPOCH_MS (1704067200000, 2024-01-01T00:00:00Z)
     max_wait_ms: float  # DEFAULT_MAX_WAIT_MS (5.0): strict mode's wait budget
-    layout: Optional[_LayoutLike]  # None: Layout.DEFAULT (41/10/12)
-    clock: Optional[_ClockLike]  # None: the system clock
+    # None: the system clock, precise; "coarse": its coarse reading (issue 16); or a clock object
+    clock: Optional[_ClockLike]
+    clock_source: _ClockSource  # "precise" (default); "coarse" reads a clock object's coarse reading
     max_forward_step_ms: Optional[int]  # DEFAULT_MAX_FORWARD_STEP_MS (60000); None: no check
     forward_confirm_ms: int  # DEFAULT_FORWARD_CONFIRM_MS (300000)
-    max_lead_ms: Optional[int]  # MonotonicSnowflake only; None (default): unbounded
+    max_lead_ms: Optional[int]  # monotonic only; None (default): unbounded
+
+class _Settings(_ClockSettings, total=False):
+    """The keyword settings every Snowflake constructor takes."""
+
+    epoch_ms: int  # DEFAULT_EPOCH_MS (1704067200000, 2024-01-01T00:00:00Z)
+    layout: Optional[_LayoutLike]  # None: Layout.DEFAULT (41/10/12)
 
 class _LeaseSettings(_Settings, total=False):
     slots: Optional[int]  # None: every node id of the layout
@@ -193,9 +229,25 @@ class _LeaseSettings(_Settings, total=False):
     reserve_ms: int  # DEFAULT_RESERVE_MS (5000)
     max_guard_wait_ms: int  # DEFAULT_MAX_GUARD_WAIT_MS (60000)
 
-class _EtcdSettings(_LeaseSettings, total=False):
+class _CredentialSettings(_LeaseSettings, total=False):
+    """TLS and authentication of a remote store; None: the core reads ``POLYFLAKE_ETCD_*`` /
+    ``POLYFLAKE_ZOOKEEPER_*`` (``_CA_FILE``, ``_CERT_FILE``, ``_KEY_FILE``, ``_USERNAME``,
+    ``_PASSWORD``) when set."""
+
+    ca_file: Optional[_PathLike]
+    cert_file: Optional[_PathLike]
+    key_file: Optional[_PathLike]
+    username: Optional[str]
+    password: Optional[str]
+
+class _EtcdSettings(_CredentialSettings, total=False):
     prefix: str  # "/polyflake"
     ttl_s: int  # 10
+    connect_timeout_ms: int  # 2000
+
+class _ZooKeeperSettings(_CredentialSettings, total=False):
+    prefix: str  # "/polyflake"
+    session_timeout_ms: int  # 10000
     connect_timeout_ms: int  # 2000
 
 @disjoint_base
@@ -211,13 +263,23 @@ class Snowflake:
     def from_etcd(cls, endpoints: Union[str, Iterable[str]], **settings: Unpack[_EtcdSettings]) -> Self:
         """A slot leased from an etcd v3 cluster; ``close()`` frees it."""
     @classmethod
+    def from_zookeeper(cls, ensemble: Union[str, Iterable[str]], **settings: Unpack[_ZooKeeperSettings]) -> Self:
+        """A slot leased from a ZooKeeper ensemble (``"host:port,host:port"`` or a list);
+        ``close()`` frees it."""
+    @classmethod
     def from_env(cls, var: str, **settings: Unpack[_Settings]) -> Self: ...
     @classmethod
     def from_hostname(cls, hostname: Optional[str] = None, **settings: Unpack[_Settings]) -> Self: ...
     @classmethod
     def from_ipv4(cls, addr: _Ipv4Like, prefix_len: int, **settings: Unpack[_Settings]) -> Self: ...
     def next_id(self) -> int: ...
+    def try_next_id(self) -> Optional[int]:
+        """An ID if that needs no wait; None where ``next_id()`` would sleep."""
+    def anext_id(self) -> Coroutine[Any, Any, int]:
+        """``await g.anext_id()``: never blocks the event loop (a wait runs in a thread)."""
     def next_ids(self, count: int) -> array.array[int]: ...
+    def anext_ids(self, count: int) -> Coroutine[Any, Any, array.array[int]]:
+        """``await g.anext_ids(n)``: a strict batch runs in a thread; a monotonic one at once."""
     @staticmethod
     def decode(id: int, /, *, layout: Optional[_LayoutLike] = None, epoch_ms: int = ...) -> _Decoded:
         """On the class: the default layout and epoch (or those given). On a generator
@@ -250,12 +312,69 @@ class Snowflake:
     def forward_confirm_ms(self) -> int: ...
     @property
     def mode(self) -> str: ...
+    @property
+    def clock_source(self) -> str: ...
 
 @final
 class MonotonicSnowflake(Snowflake):
     """A monotonic generator: never waits, never duplicates; may run ahead of the wall clock."""
 
     def __new__(cls, node_id: int, **settings: Unpack[_Settings]) -> Self: ...
+
+class _TimeIdSettings(_ClockSettings, total=False):
+    mode: Literal["strict", "monotonic"]  # "strict" (default)
+
+_Id = TypeVar("_Id", uuid.UUID, str)
+
+@disjoint_base
+class _TimeIdGenerator(Generic[_Id]):
+    """What ``Uuid7Generator`` and ``UlidGenerator`` share."""
+
+    def next_id(self) -> _Id:
+        """A ``uuid.UUID`` (UUIDv7) or the 26-character text (ULID)."""
+    def next_str(self) -> str: ...
+    def next_bytes(self) -> bytes:
+        """16 bytes, big-endian."""
+    def try_next_id(self) -> Optional[_Id]: ...
+    def anext_id(self) -> Coroutine[Any, Any, _Id]: ...
+    def next_ids(self, count: int) -> bytes:
+        """``count`` IDs, 16 big-endian bytes each, in issue order."""
+    def anext_ids(self, count: int) -> Coroutine[Any, Any, bytes]: ...
+    def health(self) -> Health: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        *_exc: Union[Optional[Type[BaseException]], Optional[BaseException], Optional[TracebackType]],
+    ) -> Literal[False]: ...
+    @property
+    def mode(self) -> str: ...
+
+@final
+class Uuid7Generator(_TimeIdGenerator[uuid.UUID]):
+    """UUIDv7 (RFC 9562) with the Snowflake generators' rewind guard; no node id."""
+
+    def __new__(cls, **settings: Unpack[_TimeIdSettings]) -> Self: ...
+
+@final
+class UlidGenerator(_TimeIdGenerator[str]):
+    """ULID (48-bit ms, 80 bits increasing within a millisecond); no node id."""
+
+    def __new__(cls, **settings: Unpack[_TimeIdSettings]) -> Self: ...
+
+def uuid7() -> uuid.UUID:
+    """A UUIDv7 from the process-wide strict generator (made on first use)."""
+def uuid7_str() -> str: ...
+def uuid7_bytes() -> bytes: ...
+def ulid() -> str:
+    """A ULID from the process-wide strict generator (made on first use)."""
+def ulid_bytes() -> bytes: ...
+def parse_uuid(text: str) -> uuid.UUID: ...
+def format_uuid(id: Union[uuid.UUID, bytes, int, str]) -> str: ...
+def uuid7_timestamp_ms(id: Union[uuid.UUID, bytes, int, str]) -> int: ...
+def parse_ulid(text: str) -> bytes: ...
+def format_ulid(id: Union[bytes, int, str]) -> str: ...
+def ulid_timestamp_ms(id: Union[bytes, int, str]) -> int: ...
 
 @final
 class ManualClock:
@@ -264,6 +383,7 @@ class ManualClock:
     def advance(self, delta_ms: int) -> None: ...
     def elapse(self, ms: int) -> None: ...
     def now_ms(self) -> int: ...
+    def set_tick_ms(self, tick_ms: int) -> None: ...
 
 @final
 class ScriptedClock:

@@ -105,3 +105,32 @@ pub(crate) fn opt_str_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResul
         .map(|o| str_arg(o, what))
         .transpose()
 }
+
+/// Fill a byte buffer (a new `bytes`) with the core's values: `fill` writes them as `T`, then
+/// `order` puts each in the byte order Python reads (`u64::from` for an `array('q')` in native
+/// order, `u128::to_be` for 16 big-endian bytes per ID). `T` is a plain integer type: every
+/// bit pattern is valid and it has no padding.
+pub(crate) fn fill_bytes<T: Copy + Default>(
+    buf: &mut [u8],
+    fill: impl FnOnce(&mut [T]) -> polyflake::Result<()>,
+    order: fn(T) -> T,
+) -> polyflake::Result<()> {
+    // SAFETY: T is a plain integer type (above); align_to_mut only reinterprets the aligned
+    // middle of the buffer.
+    let (head, values, tail) = unsafe { buf.align_to_mut::<T>() };
+    if head.is_empty() && tail.is_empty() {
+        fill(values)?;
+        values.iter_mut().for_each(|v| *v = order(*v));
+        return Ok(());
+    }
+    // A misaligned buffer (not seen with CPython's bytes): fill aside, then copy.
+    let size = std::mem::size_of::<T>();
+    let mut aside = vec![T::default(); buf.len() / size];
+    fill(&mut aside)?;
+    for (chunk, v) in buf.chunks_exact_mut(size).zip(aside) {
+        let v = order(v);
+        // SAFETY: `v` is a plain integer of `size` bytes.
+        chunk.copy_from_slice(unsafe { std::slice::from_raw_parts((&v as *const T).cast(), size) });
+    }
+    Ok(())
+}

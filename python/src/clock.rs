@@ -2,17 +2,16 @@
 //! `ScriptedClock` (exposed in `polyflake.testing`), and any Python callable returning int
 //! milliseconds (`clock=lambda: 1737747358021`, as in the design text).
 
-use crate::args::bad_argument;
-use crate::args::{exact_i64_arg, i64_arg, type_name, unsigned_arg};
+use crate::args::{bad_argument, exact_i64_arg, i64_arg, unsigned_arg};
 use crate::errors::{stash_clock_error, to_py_err};
-use polyflake::{Builder, Clock, ClockError};
+use polyflake::{Clock, ClockError};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use std::sync::Arc;
 
 /// A clock that only moves when told to (the core's `ManualClock`).
 #[pyclass(frozen, module = "polyflake.testing", name = "ManualClock")]
-pub(crate) struct PyManualClock(polyflake::ManualClock);
+pub(crate) struct PyManualClock(pub(crate) polyflake::ManualClock);
 
 #[pymethods]
 impl PyManualClock {
@@ -61,6 +60,14 @@ impl PyManualClock {
         self.0.get()
     }
 
+    /// Model a tick-based coarse reading (the core's `ManualClock::set_tick_ms`): the coarse
+    /// reading is the wall reading rounded down to a multiple of `tick_ms` (default 1: coarse =
+    /// precise). Set it before making a generator on the clock with `clock_source="coarse"`.
+    fn set_tick_ms(&self, tick_ms: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.0.set_tick_ms(i64_arg(tick_ms, "tick_ms")?);
+        Ok(())
+    }
+
     fn __repr__(&self) -> String {
         format!("ManualClock({})", self.0.get())
     }
@@ -69,7 +76,7 @@ impl PyManualClock {
 /// A clock that returns prepared readings in order, then ticks forward 1 ms per read (the core's
 /// `ScriptedClock`, the design text's `scripted_clock`).
 #[pyclass(frozen, module = "polyflake.testing", name = "ScriptedClock")]
-pub(crate) struct PyScriptedClock(Arc<polyflake::ScriptedClock>);
+pub(crate) struct PyScriptedClock(pub(crate) Arc<polyflake::ScriptedClock>);
 
 #[pymethods]
 impl PyScriptedClock {
@@ -107,7 +114,7 @@ impl PyScriptedClock {
 /// A Python callable as the core's `Clock`. The core may call it with the GIL released (while a
 /// strict call waits, or from a lease's renewal thread), so each read attaches to the
 /// interpreter.
-struct CallableClock(Py<PyAny>);
+pub(crate) struct CallableClock(pub(crate) Py<PyAny>);
 
 impl Clock for CallableClock {
     fn now_ms(&self) -> Result<i64, ClockError> {
@@ -123,23 +130,4 @@ impl Clock for CallableClock {
                 })
         })
     }
-}
-
-/// The `clock=` setting: a `polyflake.testing` clock, a callable, or None (the system clock).
-pub(crate) fn with_clock(b: Builder, clock: &Bound<'_, PyAny>) -> PyResult<Builder> {
-    Ok(if clock.is_none() {
-        b
-    } else if let Ok(c) = clock.cast::<PyManualClock>() {
-        b.clock(c.get().0.clone())
-    } else if let Ok(c) = clock.cast::<PyScriptedClock>() {
-        b.shared_clock(c.get().0.clone())
-    } else if clock.is_callable() {
-        b.clock(CallableClock(clock.clone().unbind()))
-    } else {
-        return Err(PyTypeError::new_err(format!(
-            "clock must be a callable returning int milliseconds (or a polyflake.testing \
-             clock), not {}",
-            type_name(clock)
-        )));
-    })
 }

@@ -8,15 +8,17 @@
 //! rewind, a spent millisecond) never stalls the other Python threads. Batches, health, waits,
 //! construction and close run with the GIL released.
 
-use crate::args::{bad_argument, exact_i64_arg, float_arg, i64_arg, int_arg, unsigned_arg};
-use crate::clock::with_clock;
+use crate::aio;
+use crate::args::{bad_argument, exact_i64_arg, fill_bytes, float_arg, i64_arg, int_arg};
 use crate::errors::{discard_clock_error, to_py_err};
 use crate::health::{health, PyHealth};
 use crate::layout::{layout_arg, PyLayout};
-use crate::source::{self, Settings};
+use crate::settings::{apply, Settings};
+use crate::source;
 use polyflake::{
     batch_len, id_from_i128, ErrorKind, Generator, Layout, Mode, NodeSource, DEFAULT_EPOCH_MS,
 };
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyTuple, PyType};
@@ -57,37 +59,16 @@ fn build(
     mode: Mode,
     s: &Settings<'_>,
 ) -> PyResult<Snowflake> {
-    let mut b = Generator::builder_from(source).mode(mode);
+    let mut b = Generator::builder_from(source);
     if let Some(v) = s.take("epoch_ms")? {
         b = b.epoch_ms(i64_arg(&v, "epoch_ms")?);
-    }
-    if let Some(v) = s.take("max_wait_ms")? {
-        b = b.max_wait_ms(float_arg(&v, "max_wait_ms")?);
     }
     if let Some(v) = s.take("layout")? {
         b = b.layout(layout_arg(&v)?);
     }
-    if let Some(v) = s.take("clock")? {
-        b = with_clock(b, &v)?;
-    }
-    if let Some(v) = s.take("max_forward_step_ms")? {
-        let step = (!v.is_none()).then(|| unsigned_arg(&v, "max_forward_step_ms", bad_argument));
-        b = b.max_forward_step_ms(step.transpose()?);
-    }
-    if let Some(v) = s.take("forward_confirm_ms")? {
-        b = b.forward_confirm_ms(unsigned_arg(&v, "forward_confirm_ms", bad_argument)?);
-    }
-    if mode == Mode::Monotonic {
-        if let Some(v) = s.take("max_lead_ms")? {
-            b = b.max_lead_ms(
-                (!v.is_none())
-                    .then(|| i64_arg(&v, "max_lead_ms"))
-                    .transpose()?,
-            );
-        }
-    }
+    let (b, _) = apply(b, mode, s)?;
     s.finish(what)?;
-    // Taking a lease does I/O (fsync, or etcd round trips up to the connect timeout).
+    // Taking a lease does I/O (fsync, or store round trips up to the connect timeout).
     let gen = py.detach(|| b.build()).map_err(|e| to_py_err(py, e))?;
     let injected = gen.has_injected_clock();
     Ok(Snowflake { gen, injected })
@@ -166,7 +147,9 @@ impl Snowflake {
 
     /// A generator whose node id is a slot leased from an etcd v3 cluster (`endpoints`: one URL
     /// or several); settings `prefix`, `ttl_s`, `connect_timeout_ms`, the lease settings of
-    /// `from_file_lease` and the generator's. A lost lease stops the generator at once.
+    /// `from_file_lease`, TLS and authentication (`ca_file`, `cert_file`, `key_file`: paths;
+    /// `username`, `password`; each None or absent is read from `POLYFLAKE_ETCD_*` when set) and
+    /// the generator's. A lost lease stops the generator at once.
     #[classmethod]
     #[pyo3(signature = (endpoints, **settings))]
     fn from_etcd<'py>(
@@ -178,6 +161,27 @@ impl Snowflake {
             cls,
             "from_etcd",
             |s| source::etcd_lease(endpoints, s),
+            settings,
+        )
+    }
+
+    /// A generator whose node id is a slot leased from a ZooKeeper ensemble (`ensemble`:
+    /// `"host:port,host:port"` or a list of `"host:port"`); settings `prefix`,
+    /// `session_timeout_ms` (the lease's time to live), `connect_timeout_ms`, the lease settings
+    /// of `from_file_lease`, the TLS and authentication settings of `from_etcd` (`username` and
+    /// `password` for ZooKeeper's digest scheme) and the generator's. An expired session or a
+    /// deleted slot znode stops the generator at once.
+    #[classmethod]
+    #[pyo3(signature = (ensemble, **settings))]
+    fn from_zookeeper<'py>(
+        cls: &Bound<'py, PyType>,
+        ensemble: &Bound<'py, PyAny>,
+        settings: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        make(
+            cls,
+            "from_zookeeper",
+            |s| source::zookeeper_lease(ensemble, s),
             settings,
         )
     }
@@ -242,6 +246,43 @@ impl Snowflake {
         }
     }
 
+    /// Issue one ID if that needs no wait; None where `next_id()` would sleep (a small rewind,
+    /// or a spent millisecond in strict mode). Refusals raise as in `next_id()`. On a
+    /// `ScriptedClock`, a declined call has spent a reading.
+    fn try_next_id(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        try_next_id(&self.gen).map_err(|e| to_py_err(py, e))
+    }
+
+    /// `await g.anext_id()`: `next_id()` that never blocks the running event loop. An ID the
+    /// core issues without waiting is ready at once (no thread, no Python frame); a call that
+    /// would wait runs `next_id()` in the loop's default executor, with the GIL released.
+    fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let (py, g) = (slf.py(), slf.get());
+        aio::anext_id(
+            slf.as_any(),
+            g.injected && g.gen.mode() == Mode::Strict,
+            || try_next_id(&g.gen),
+            |id| Ok(id.into_pyobject(py)?.into_any()),
+        )
+    }
+
+    /// `await g.anext_ids(count)`: `next_ids(count)` off the event loop's thread in strict mode
+    /// (a strict batch sleeps through each millisecond it fills: 10**6 IDs take about 244 ms on
+    /// the default layout); a monotonic batch never waits and is made at once.
+    fn anext_ids<'py>(
+        slf: &Bound<'py, Self>,
+        count: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let now = (slf.get().gen.mode() == Mode::Monotonic).then(|| slf.get().next_ids(py, count));
+        aio::now_or_in_thread(
+            slf.as_any(),
+            now.transpose(),
+            intern!(py, "next_ids"),
+            &[count],
+        )
+    }
+
     /// Issue `count` consecutive IDs as an `array.array('q')`, filled by the core with the GIL
     /// released and no Python object per ID.
     fn next_ids<'py>(
@@ -251,7 +292,7 @@ impl Snowflake {
     ) -> PyResult<Bound<'py, PyAny>> {
         let n = batch_len(int_arg(count, "count")?).map_err(|e| to_py_err(py, e))?;
         let bytes = PyBytes::new_with(py, n * 8, |buf| {
-            py.detach(|| fill(&self.gen, buf))
+            py.detach(|| fill_bytes(buf, |ids| self.gen.next_ids(ids), u64::from))
                 .map_err(|e| to_py_err(py, e))
         })?;
         static ARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -281,7 +322,7 @@ impl Snowflake {
         let h = py.detach(|| self.gen.health());
         // A failing Python clock is reported in the snapshot, not raised.
         discard_clock_error();
-        health(py, h.fields())
+        health(py, h)
     }
 
     /// Wait while the restart guard holds (a lease's previous holder may have issued up to a
@@ -350,7 +391,7 @@ impl Snowflake {
         self.gen.node_id()
     }
     /// Where the node id came from: `"static"`, `"env"`, `"hostname"`, `"ipv4"`,
-    /// `"file_lease"` or `"etcd"`.
+    /// `"file_lease"`, `"etcd"` or `"zookeeper"`.
     #[getter]
     fn node_source(&self) -> &'static str {
         self.gen.node_source().name()
@@ -390,6 +431,12 @@ impl Snowflake {
     fn mode(&self) -> &'static str {
         self.gen.mode().name()
     }
+    /// The clock reading in use: `"coarse"` only when it was asked for and the system's coarse
+    /// clock is fine enough (`health().clock_note` says why not).
+    #[getter]
+    fn clock_source(&self) -> &'static str {
+        self.gen.clock_source().name()
+    }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let (name, g) = (slf.get_type().name()?, &slf.get().gen);
@@ -425,23 +472,6 @@ impl Snowflake {
 #[inline(never)]
 fn try_next_id(gen: &Generator) -> polyflake::Result<Option<u64>> {
     gen.try_next_id()
-}
-
-/// Fill a byte buffer with IDs in native byte order (what `array('q')` reads).
-fn fill(gen: &Generator, buf: &mut [u8]) -> polyflake::Result<()> {
-    // SAFETY: every bit pattern is a valid u64, and align_to_mut only reinterprets the aligned
-    // middle of the buffer.
-    let (head, ids, tail) = unsafe { buf.align_to_mut::<u64>() };
-    if head.is_empty() && tail.is_empty() {
-        return gen.next_ids(ids);
-    }
-    // A misaligned buffer (not seen with CPython's bytes): fill aside, then copy.
-    let mut aside = vec![0u64; buf.len() / 8];
-    gen.next_ids(&mut aside)?;
-    for (chunk, id) in buf.chunks_exact_mut(8).zip(aside) {
-        chunk.copy_from_slice(&id.to_ne_bytes());
-    }
-    Ok(())
 }
 
 #[pymethods]

@@ -2,10 +2,10 @@
 //! snapshot walks (`Health::fields`, `LeaseHealth::fields`), so no field is listed here; and the
 //! core's named values as Python objects (errors' fields too).
 
-use polyflake::Value;
+use polyflake::{health_samples, Health, Value, HEALTH_METRICS};
 use pyo3::exceptions::PyAttributeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 /// A snapshot's named fields, read as attributes.
@@ -15,18 +15,40 @@ pub(crate) struct Snapshot(Vec<(&'static str, Value)>);
 /// A snapshot from `health()`: ok or not and why, the clocks, the counters, and `lease` (a
 /// `LeaseHealth`, or None when the node id is not leased).
 #[pyclass(frozen, extends = Snapshot, module = "polyflake", name = "Health")]
-pub(crate) struct PyHealth;
+pub(crate) struct PyHealth(Health);
 
 /// The lease part of a `Health` snapshot: slot, high-water mark, restart guard, phase.
 #[pyclass(frozen, extends = Snapshot, module = "polyflake", name = "LeaseHealth")]
 pub(crate) struct PyLeaseHealth;
 
-/// A `Health` of these fields.
-pub(crate) fn health(py: Python<'_>, fields: Vec<(&'static str, Value)>) -> PyResult<Py<PyHealth>> {
+/// The `Health` of a core snapshot.
+pub(crate) fn health(py: Python<'_>, h: Health) -> PyResult<Py<PyHealth>> {
     Py::new(
         py,
-        PyClassInitializer::from(Snapshot(fields)).add_subclass(PyHealth),
+        PyClassInitializer::from(Snapshot(h.fields())).add_subclass(PyHealth(h)),
     )
+}
+
+#[pymethods]
+impl PyHealth {
+    /// The snapshot as metric samples, `(name, label values, value)` for each metric of
+    /// `HEALTH_METRICS` it gives (the core's `health_samples`: the lease's metrics only with a
+    /// lease). A counter's name is without `_total`.
+    fn samples(&self) -> Vec<(&'static str, Vec<String>, f64)> {
+        health_samples(&self.0)
+            .into_iter()
+            .map(|s| (s.metric.name, s.labels, s.value))
+            .collect()
+    }
+}
+
+/// The core's metric table, `HEALTH_METRICS`, as a tuple of `(name, kind, help, label names)`.
+pub(crate) fn metric_table(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
+    let rows = HEALTH_METRICS
+        .iter()
+        .map(|m| (m.name, m.kind.name(), m.help, PyTuple::new(py, m.labels)))
+        .map(|(n, k, h, l)| Ok::<_, PyErr>((n, k, h, l?)));
+    PyTuple::new(py, rows.collect::<PyResult<Vec<_>>>()?)
 }
 
 fn lease_health(py: Python<'_>, fields: &Fields) -> PyResult<Py<PyAny>> {

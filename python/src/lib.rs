@@ -5,13 +5,16 @@
 
 #![deny(missing_docs)]
 
+mod aio;
 mod args;
 mod clock;
 mod errors;
 mod generator;
 mod health;
 mod layout;
+mod settings;
 mod source;
+mod timeid;
 
 use crate::args::{int_arg, str_arg};
 use crate::errors::to_py_err;
@@ -49,7 +52,9 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generator::decode, m)?)?;
     m.add_function(wrap_pyfunction!(parse_id, m)?)?;
     m.add_function(wrap_pyfunction!(format_id, m)?)?;
+    timeid::register(m)?;
     errors::register(m)?;
+    m.add("HEALTH_METRICS", health::metric_table(py)?)?;
     let layout = py.get_type::<layout::PyLayout>();
     for (name, preset) in polyflake::Layout::PRESETS {
         layout.setattr(name.to_ascii_uppercase(), layout::PyLayout(preset))?;

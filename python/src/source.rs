@@ -1,42 +1,16 @@
 //! Where a generator's node id comes from: Python arguments to the core's `NodeSource` (file
-//! lease, etcd lease, environment variable, hostname ordinal, IPv4 address), and the keyword
-//! settings every constructor takes. Only type conversion lives here: every range and every rule
+//! lease, etcd lease, ZooKeeper lease, environment variable, hostname ordinal, IPv4 address),
+//! with the lease's keyword settings. Only type conversion lives here: every range and every rule
 //! (slot counts, reserves, TTLs, prefix lengths, identities) is the core's.
 
 use crate::args::{i64_arg, int_arg, opt_str_arg, str_arg, type_name, unsigned_arg};
 use crate::errors::to_py_err;
-use polyflake::{Error, EtcdLeaseOptions, FileLeaseOptions, NodeSource};
+use crate::settings::Settings;
+use polyflake::{Error, EtcdLeaseOptions, FileLeaseOptions, NodeSource, ZooKeeperLeaseOptions};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyBytes, PyString};
 use std::path::PathBuf;
-
-/// The keyword settings of a constructor (`**settings`), taken out by name; one left over is a
-/// TypeError, as for any unexpected keyword argument. Absent settings keep the core's defaults.
-pub(crate) struct Settings<'py>(pub(crate) Option<Bound<'py, PyDict>>);
-
-impl<'py> Settings<'py> {
-    /// The setting `key`, if given.
-    pub(crate) fn take(&self, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let Some(d) = &self.0 else { return Ok(None) };
-        let value = d.get_item(key)?;
-        if value.is_some() {
-            d.del_item(key)?;
-        }
-        Ok(value)
-    }
-
-    /// Refuse what no `take` asked for.
-    pub(crate) fn finish(&self, what: &str) -> PyResult<()> {
-        match self.0.as_ref().and_then(|d| d.keys().iter().next()) {
-            Some(key) => Err(PyTypeError::new_err(format!(
-                "{what}() got an unexpected keyword argument {}",
-                key.repr()?
-            ))),
-            None => Ok(()),
-        }
-    }
-}
 
 fn bad_source(name: &'static str, reason: String) -> Error {
     Error::InvalidNodeSource {
@@ -65,38 +39,69 @@ macro_rules! lease_settings {
     };
 }
 
-/// `from_file_lease(dir, ...)`: `dir` is a `str` or an `os.PathLike` (what `open()` takes).
-pub(crate) fn file_lease(dir: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyResult<NodeSource> {
+/// The TLS and authentication settings both remote stores share (the same field names in
+/// both). None, or absent, leaves the field to the core, which then reads its environment
+/// variable (`POLYFLAKE_ETCD_*`, `POLYFLAKE_ZOOKEEPER_*`).
+macro_rules! credential_settings {
+    ($o:ident, $s:ident) => {
+        for (key, field) in [
+            ("ca_file", &mut $o.ca_file),
+            ("cert_file", &mut $o.cert_file),
+            ("key_file", &mut $o.key_file),
+        ] {
+            if let Some(v) = $s.take(key)? {
+                *field = (!v.is_none()).then(|| path_arg(&v, key)).transpose()?;
+            }
+        }
+        $o.username = opt_str_arg($s.take("username")?.as_ref(), "username")?;
+        $o.password = opt_str_arg($s.take("password")?.as_ref(), "password")?;
+    };
+}
+
+/// A file system path: a `str` or an `os.PathLike` (what `open()` takes; `bytes` is refused).
+fn path_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> {
     let not_a_path = || {
         PyTypeError::new_err(format!(
-            "dir must be a str or an os.PathLike, not {}",
-            type_name(dir)
+            "{what} must be a str or an os.PathLike, not {}",
+            type_name(obj)
         ))
     };
-    if dir.is_instance_of::<PyBytes>() {
+    if obj.is_instance_of::<PyBytes>() {
         return Err(not_a_path());
     }
-    let mut o = FileLeaseOptions::new(dir.extract::<PathBuf>().map_err(|_| not_a_path())?);
+    obj.extract::<PathBuf>().map_err(|_| not_a_path())
+}
+
+/// A `str`, or an iterable of `str` (not a `bytes`), as a list; `want` describes it for a
+/// TypeError.
+fn str_list(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyResult<Vec<String>> {
+    let wrong = || PyTypeError::new_err(format!("{what} must be {want}, not {}", type_name(obj)));
+    if obj.is_instance_of::<PyString>() {
+        return Ok(vec![str_arg(obj, what)?]);
+    }
+    if obj.is_instance_of::<PyBytes>() {
+        return Err(wrong());
+    }
+    let items = obj.try_iter().map_err(|_| wrong())?;
+    items
+        .map(|item| str_arg(&item?, &format!("each item of {what}")))
+        .collect()
+}
+
+/// `from_file_lease(dir, ...)`: `dir` is a `str` or an `os.PathLike` (what `open()` takes).
+pub(crate) fn file_lease(dir: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyResult<NodeSource> {
+    let mut o = FileLeaseOptions::new(path_arg(dir, "dir")?);
     lease_settings!(o, s);
     Ok(NodeSource::FileLease(o))
 }
 
 /// `from_etcd(endpoints, ...)`: `endpoints` is one URL (`str`) or an iterable of them.
 pub(crate) fn etcd_lease(endpoints: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyResult<NodeSource> {
-    let urls = if endpoints.is_instance_of::<PyString>() {
-        vec![str_arg(endpoints, "endpoints")?]
-    } else {
-        let not_urls = |_| {
-            PyTypeError::new_err(format!(
-                "endpoints must be a str URL or an iterable of str URLs, not {}",
-                type_name(endpoints)
-            ))
-        };
-        let items = endpoints.try_iter().map_err(not_urls)?;
-        items
-            .map(|item| str_arg(&item?, "each endpoint"))
-            .collect::<PyResult<_>>()?
-    };
+    let urls = str_list(
+        endpoints,
+        "endpoints",
+        "a str URL or an iterable of str URLs",
+    )?;
     let mut o = EtcdLeaseOptions::new(urls);
     if let Some(v) = s.take("prefix")? {
         o.prefix = str_arg(&v, "prefix")?;
@@ -108,7 +113,36 @@ pub(crate) fn etcd_lease(endpoints: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyRe
         o.connect_timeout_ms = unsigned_arg(&v, "connect_timeout_ms", bad_source)?;
     }
     lease_settings!(o, s);
+    credential_settings!(o, s);
     Ok(NodeSource::Etcd(o))
+}
+
+/// `from_zookeeper(ensemble, ...)`: `ensemble` is a connect string (`"host:port,host:port"`,
+/// split by the core) or an iterable of `"host:port"` strings.
+pub(crate) fn zookeeper_lease(
+    ensemble: &Bound<'_, PyAny>,
+    s: &Settings<'_>,
+) -> PyResult<NodeSource> {
+    let mut o = if ensemble.is_instance_of::<PyString>() {
+        ZooKeeperLeaseOptions::from_ensemble(&str_arg(ensemble, "ensemble")?)
+    } else {
+        let want = "a \"host:port,host:port\" str or an iterable of \"host:port\" strs";
+        ZooKeeperLeaseOptions::new(str_list(ensemble, "ensemble", want)?)
+    };
+    if let Some(v) = s.take("prefix")? {
+        o.prefix = str_arg(&v, "prefix")?;
+    }
+    for (key, field) in [
+        ("session_timeout_ms", &mut o.session_timeout_ms),
+        ("connect_timeout_ms", &mut o.connect_timeout_ms),
+    ] {
+        if let Some(v) = s.take(key)? {
+            *field = unsigned_arg(&v, key, bad_source)?;
+        }
+    }
+    lease_settings!(o, s);
+    credential_settings!(o, s);
+    Ok(NodeSource::ZooKeeper(o))
 }
 
 /// `from_env(var)`.

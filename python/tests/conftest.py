@@ -7,6 +7,8 @@ The tests run against the wheel installed into the project venv, never the sourc
 import json
 import os
 import pathlib
+import subprocess
+import sys
 import traceback
 
 import pytest
@@ -15,6 +17,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 VECTORS = REPO / "tests" / "vectors"
 SCENARIOS = VECTORS / "scenarios"
 README = REPO / "README.md"
+WITH_ZOOKEEPER = REPO / "tests" / "stores" / "with_zookeeper.sh"
 
 #: The design's default epoch, 2024-01-01T00:00:00Z (the design text's CUSTOM_EPOCH_MS).
 CUSTOM_EPOCH_MS = 1704067200000
@@ -28,6 +31,37 @@ def load_json(path: pathlib.Path):
 @pytest.fixture(scope="session")
 def layouts():
     return load_json(VECTORS / "layouts.json")
+
+
+@pytest.fixture(scope="session")
+def zookeeper():
+    """The ensemble ("127.0.0.1:PORT") of a real ZooKeeper. `make test-python` runs pytest inside
+    `tests/stores/with_zookeeper.sh`, which names it in POLYFLAKE_TEST_ZOOKEEPER; run alone, this
+    starts the same script (Debian's ZooKeeper 3.8 on a free loopback port, a temporary data dir)
+    and stops it when the session ends."""
+    given = os.environ.get("POLYFLAKE_TEST_ZOOKEEPER")
+    if given:
+        yield given
+        return
+    # The script runs its command beside ZooKeeper with the ensemble as the last argument; this
+    # command prints it and lives until its stdin closes, then the script stops ZooKeeper.
+    holder = "import sys; print('ENSEMBLE', sys.argv[-1], flush=True); sys.stdin.read()"
+    proc = subprocess.Popen(
+        ["bash", str(WITH_ZOOKEEPER), sys.executable, "-c", holder],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        ensemble = None
+        for line in proc.stdout:
+            if line.startswith("ENSEMBLE "):
+                ensemble = line.split()[1]
+                break
+        if ensemble is None:
+            pytest.fail(f"with_zookeeper.sh did not start ZooKeeper (exit {proc.wait()})")
+        yield ensemble
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
 
 
 def run_in_child(fn):

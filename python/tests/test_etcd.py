@@ -6,6 +6,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -113,3 +114,34 @@ def test_from_etcd_no_free_slot(etcd):
 def test_from_etcd_unreachable_is_a_store_error():
     with pytest.raises(polyflake.LeaseStore):
         Snowflake.from_etcd(f"http://127.0.0.1:{free_port()}", connect_timeout_ms=300)
+
+
+def test_from_etcd_username_and_password():
+    """The credential keywords reach a real etcd with authentication on: the right password
+    takes a slot (from the keywords, or with them None from POLYFLAKE_ETCD_USERNAME/_PASSWORD);
+    a wrong one, or none, is a LeaseStore error naming the cause, not a hang."""
+    server = Etcd()  # its own server: authentication stays on until it stops
+    try:
+        for args in (["user", "add", "root:rootpw"], ["role", "add", "root"],
+                     ["user", "grant-role", "root", "root"], ["auth", "enable"]):
+            r = server.etcdctl(*args)
+            assert r.returncode == 0, (args, r.stderr)
+        settings = dict(prefix="/polyflake-py-auth", slots=2, reserve_ms=100, connect_timeout_ms=3000)
+        with Snowflake.from_etcd(server.url, username="root", password="rootpw", **settings) as g:
+            g.wait_ready(30_000)
+            assert g.next_id() > 0 and g.health().lease.kind == "etcd"
+        with pytest.raises(polyflake.LeaseStore) as info:
+            Snowflake.from_etcd(server.url, username="root", password="wrong", **settings)
+        assert "auth" in str(info.value).lower(), info.value
+        with pytest.raises(polyflake.LeaseStore):
+            Snowflake.from_etcd(server.url, **settings)
+        env = {"POLYFLAKE_ETCD_USERNAME": "root", "POLYFLAKE_ETCD_PASSWORD": "rootpw"}
+        code = ("import sys, polyflake\n"
+                "g = polyflake.Snowflake.from_etcd(sys.argv[1], username=None, password=None,"
+                " prefix='/polyflake-py-auth', slots=2, reserve_ms=100, connect_timeout_ms=3000)\n"
+                "g.wait_ready(30_000); print(g.node_id, g.next_id() > 0); g.close()\n")
+        r = subprocess.run([sys.executable, "-c", code, server.url], env={**os.environ, **env},
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.split()[1] == "True", r.stderr
+    finally:
+        server.stop()

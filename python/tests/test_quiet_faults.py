@@ -175,7 +175,10 @@ def test_a_child_that_closes_inherited_descriptors_and_leases_again(tmp_path):
 def test_fork_during_a_batch_then_close_in_the_child(tmp_path):
     """A thread loops on next_ids(1_000_000) while the main thread forks: in the child next_id
     works, and close() or leaving a `with` block returns (nothing is inherited held)."""
-    g = lease(tmp_path, 2, slots=8, reserve_ms=200)
+    # A reserve of 1 s: each child's renewal thread must move R before the clock reaches it,
+    # and on the shared 2-core machine (load 10 and more) a 200 ms reserve was once outrun,
+    # so the child's next_id was a correct LeaseExpired instead of the ID this test is about.
+    g = lease(tmp_path, 2, slots=8, reserve_ms=1000)
     g.wait_ready()
     stop = threading.Event()
 

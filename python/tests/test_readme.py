@@ -1,18 +1,37 @@
-"""The README's Python snippets, extracted from between their markers and executed."""
+"""The Python snippets of the README, of python/README.md (the package's) and of docs/python.md, extracted from between their markers
+and executed. Every ```python block of either file must be a marked snippet that a test here
+runs, so no snippet goes stale unexecuted."""
 
 import re
 
 import pytest
 
-from conftest import README
+from conftest import README, REPO
 
+GUIDE = REPO / "docs" / "python.md"
+PACKAGE_README = REPO / "python" / "README.md"
 END = "<!-- /snippet -->"
+SNIPPET = re.compile(r"<!-- snippet:(python-[a-z0-9-]+) -->")
+
+#: Every Python snippet, with the file that holds it.
+SNIPPETS = {
+    "python-quickstart": README,
+    "python-package-readme": PACKAGE_README,
+    "python-snowflake": GUIDE,
+    "python-formats": GUIDE,
+    "python-coarse": GUIDE,
+    "python-file-lease": GUIDE,
+    "python-zookeeper": GUIDE,
+    "python-async": GUIDE,
+    "python-prometheus": GUIDE,
+}
 
 
 def snippet(name: str) -> str:
+    path = SNIPPETS[name]
     start = f"<!-- snippet:{name} -->"
-    text = README.read_text(encoding="utf-8")
-    assert text.count(start) == 1, f"the README must hold exactly one {name} snippet"
+    text = path.read_text(encoding="utf-8")
+    assert text.count(start) == 1, f"{path.name} must hold exactly one {name} snippet"
     body = text.split(start, 1)[1].split(END, 1)[0]
     m = re.fullmatch(r"\s*```python\n(.*?)```\s*", body, re.S)
     assert m, "the snippet must be one ```python block"
@@ -20,18 +39,35 @@ def snippet(name: str) -> str:
 
 
 def run(name: str) -> dict:
-    scope = {"__name__": "readme"}
-    exec(compile(snippet(name), f"{README}:{name}", "exec"), scope)
+    scope = {"__name__": "snippet"}
+    exec(compile(snippet(name), f"{SNIPPETS[name]}:{name}", "exec"), scope)
     return scope
 
 
+@pytest.mark.parametrize("path", [README, GUIDE, PACKAGE_README],
+                         ids=["README", "docs/python.md", "python/README.md"])
+def test_every_python_block_is_a_listed_snippet(path):
+    text = path.read_text(encoding="utf-8")
+    marked = SNIPPET.findall(text)
+    assert sorted(marked) == sorted(n for n, p in SNIPPETS.items() if p == path)
+    assert text.count("```python") == len(marked), f"{path.name} has a ```python block outside a snippet"
+
+
+@pytest.mark.forked
 def test_readme_quickstart_runs():
     code = snippet("python-quickstart")
-    assert "next_id" in code and "decode" in code
+    assert "next_id" in code and "uuid7" in code
     run("python-quickstart")
 
 
-def test_readme_file_lease_runs():
+@pytest.mark.forked  # generators with fixed node ids on the system clock: one process per test
+@pytest.mark.parametrize("name", ["python-package-readme", "python-snowflake", "python-formats", "python-coarse",
+                                  "python-async", "python-prometheus"])
+def test_guide_snippet_runs(name):
+    run(name)
+
+
+def test_guide_file_lease_runs():
     code = snippet("python-file-lease")
     assert "from_file_lease" in code and "with " in code
     scope = run("python-file-lease")
@@ -39,3 +75,9 @@ def test_readme_file_lease_runs():
     assert scope["g"].closed
     with pytest.raises(ValueError):
         scope["g"].next_id()
+
+
+def test_guide_zookeeper_runs(zookeeper, monkeypatch):
+    monkeypatch.setenv("ZOOKEEPER_ENSEMBLE", zookeeper)
+    scope = run("python-zookeeper")
+    assert scope["g"].closed and scope["ensemble"] == zookeeper

@@ -1,7 +1,10 @@
-"""Every scenario file in tests/vectors/scenarios/ through the Python binding.
+"""Every scenario file in tests/vectors/scenarios/ through the Python binding, on the precise
+and on the coarse clock source (issue 16), as the Rust runner runs them.
 
 The schema is tests/vectors/scenarios/README.md. The runner fails on an unknown op or key, and
-the parametrisation is the directory listing itself, so no file can be skipped.
+the parametrisation is the directory listing itself, so no file can be skipped. The UUIDv7/ULID
+files waiting in scenarios/formats/ (issue 15) run too; only the files of scenarios/ itself go
+into the coverage record (the lead moves the others up once every runner runs them).
 """
 
 import os
@@ -18,11 +21,18 @@ from polyflake.testing import ManualClock, ScriptedClock
 from conftest import REPO, SCENARIOS, load_json
 
 FILES = sorted(SCENARIOS.glob("*.json"))
+FORMAT_FILES = sorted((SCENARIOS / "formats").glob("*.json"))
+SOURCES = ("precise", "coarse")
 
 TOP_KEYS = {"name", "description", "source", "needs", "generators", "steps"}
 SPEC_KEYS = {
     "mode", "node_id", "layout", "epoch_ms", "max_wait_ms", "max_lead_ms", "max_forward_step_ms",
-    "forward_confirm_ms", "clock", "source", "deferred",
+    "forward_confirm_ms", "clock", "source", "deferred", "format",
+}
+# What a "format" generator takes (no node id, layout, epoch or source).
+FORMAT_SPEC_KEYS = {
+    "mode", "format", "max_wait_ms", "max_lead_ms", "max_forward_step_ms", "forward_confirm_ms",
+    "clock", "deferred",
 }
 # Python offers every need: os.fork, and leases on an injected clock.
 NEEDS = {"fork"}
@@ -53,11 +63,40 @@ def script_values(values):
     return out
 
 
-def make(spec, lease_dir):
-    """Build a generator from a spec; returns (generator, manual clock or None). File-lease
-    generators lease from `lease_dir`, the scenario's one temporary directory."""
+class FormatGen:
+    """A UUIDv7 or ULID generator as the runner sees it: IDs as 128-bit ints (big-endian), and a
+    decode that names only the Unix ms."""
+
+    def __init__(self, g, fmt):
+        self.g, self.fmt = g, fmt
+
+    def as_int(self, x):
+        return x.int if self.fmt == "uuidv7" else int.from_bytes(polyflake.parse_ulid(x), "big")
+
+    def next_id(self):
+        return self.as_int(self.g.next_id())
+
+    def next_ids(self, count):
+        raw = self.g.next_ids(count)
+        assert isinstance(raw, bytes) and len(raw) == 16 * count
+        return [int.from_bytes(raw[k:k + 16], "big") for k in range(0, len(raw), 16)]
+
+    def decode(self, x):
+        timestamp = polyflake.uuid7_timestamp_ms if self.fmt == "uuidv7" else polyflake.ulid_timestamp_ms
+        return {"epoch_ms": timestamp(x)}
+
+    def health(self):
+        return self.g.health()
+
+    def close(self):
+        self.g.close()
+
+
+def make(spec, lease_dir, source):
+    """Build a generator from a spec on a clock source; returns (generator, manual clock or None).
+    File-lease generators lease from `lease_dir`, the scenario's one temporary directory."""
     known(spec, SPEC_KEYS, "generator spec")
-    kwargs = {}
+    kwargs = {"clock_source": source}
     for key in ("epoch_ms", "max_wait_ms", "max_lead_ms", "layout", "max_forward_step_ms", "forward_confirm_ms"):
         if key in spec:
             kwargs[key] = spec[key]
@@ -72,6 +111,10 @@ def make(spec, lease_dir):
             kwargs["clock"] = ScriptedClock(script_values(c["values"]))
         else:
             pytest.fail(f"unknown clock kind {c['kind']!r}")
+    if "format" in spec:
+        known(spec, FORMAT_SPEC_KEYS, "format generator spec")
+        cls = {"uuidv7": polyflake.Uuid7Generator, "ulid": polyflake.UlidGenerator}[spec["format"]]
+        return FormatGen(cls(mode=spec["mode"], **kwargs), spec["format"]), manual
     if spec["mode"] == "strict":
         assert "max_lead_ms" not in kwargs, "max_lead_ms is monotonic only"
         cls = polyflake.Snowflake
@@ -110,22 +153,26 @@ def next_id_in_child(g):
     return outcome
 
 
-COVERED = []  # "<name> ok" for each scenario that passed
+PASSED = set()  # (file, clock source) for each run that passed
 
 
 @pytest.fixture(scope="module", autouse=True)
 def coverage_record():
-    """After the module: write the record `make test` checks (tests/vectors/check_coverage.py)."""
+    """After the module: write the record `make test` checks (tests/vectors/check_coverage.py):
+    each file of scenarios/ that passed on both clock sources."""
     yield
     target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
     out = target / "scenario-coverage"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "python.txt").write_text("".join(f"{line}\n" for line in COVERED))
+    done = [p.stem for p in FILES if all((p, source) in PASSED for source in SOURCES)]
+    (out / "python.txt").write_text("".join(f"{name} ok\n" for name in done))
 
 
 def as_decoded(d):
-    """The scenario files' decoded form: `timestamp_ms` is the dict's `epoch_ms`."""
-    return {"timestamp_ms": d["epoch_ms"], "node_id": d["node_id"], "sequence": d["sequence"]}
+    """The scenario files' decoded form: `timestamp_ms` is the dict's `epoch_ms` (all a UUIDv7
+    or ULID decode has)."""
+    names = {"epoch_ms": "timestamp_ms", "node_id": "node_id", "sequence": "sequence"}
+    return {names[k]: v for k, v in d.items()}
 
 
 def check_counter(name, got, want):
@@ -139,28 +186,30 @@ def check_counter(name, got, want):
         assert got == want, (name, got, want)
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
-def test_scenario(path):
+RUNS = [(p, source) for p in FILES + FORMAT_FILES for source in SOURCES]
+
+
+@pytest.mark.parametrize(
+    "path,source", RUNS, ids=[f"{p.parent.name}/{p.stem}-{source}" for p, source in RUNS]
+)
+def test_scenario(path, source):
     sc = load_json(path)
     known(sc, TOP_KEYS, path.name)
     assert sc["name"] == path.stem
     assert set(sc.get("needs", [])) <= NEEDS, f"{path.name}: unknown needs {sc['needs']}"
-    if any("format" in spec for spec in sc["generators"].values()):
-        # Not recorded as run: check_coverage.py reports the file until the binding has them.
-        pytest.skip("UUIDv7/ULID generators (issue 15) are not in the Python binding yet")
     lease_dir = tempfile.mkdtemp(prefix=f"polyflake-scenario-{path.stem}-")
     try:
-        run_scenario(sc, path, lease_dir)
+        run_scenario(sc, path, lease_dir, source)
     finally:
         shutil.rmtree(lease_dir, ignore_errors=True)
-    COVERED.append(f"{path.stem} ok")
+    PASSED.add((path, source))
 
 
-def run_scenario(sc, path, lease_dir):
+def run_scenario(sc, path, lease_dir, source):
     gens, clocks = {}, {}
     for name, spec in sc["generators"].items():
         if not spec.get("deferred"):
-            gens[name], clocks[name] = make(spec, lease_dir)
+            gens[name], clocks[name] = make(spec, lease_dir, source)
     issued = []  # every ID of the scenario, for the uniqueness check
     last_id = {}  # per generator, for the strictly-increasing check across steps
 
@@ -186,7 +235,8 @@ def run_scenario(sc, path, lease_dir):
             else:
                 try:
                     batch = g.next_ids(step["count"])
-                    assert batch.typecode == "q" and len(batch) == step["count"]
+                    if not isinstance(g, FormatGen):
+                        assert batch.typecode == "q" and len(batch) == step["count"]
                     ids = list(batch)
                 except polyflake.PolyflakeError as e:
                     error = e
@@ -241,7 +291,7 @@ def run_scenario(sc, path, lease_dir):
             spec = sc["generators"][step["gen"]]
             assert spec.get("deferred") and step["gen"] not in gens, where
             try:
-                gens[step["gen"]], clocks[step["gen"]] = make(spec, lease_dir)
+                gens[step["gen"]], clocks[step["gen"]] = make(spec, lease_dir, source)
             except polyflake.PolyflakeError as e:
                 assert e.code == expect.get("error"), (where, e.code, str(e))
             else:
@@ -260,7 +310,7 @@ def run_scenario(sc, path, lease_dir):
         elif op == "construct":
             known(expect, {"error", "ok"}, where)
             try:
-                g, _ = make(step["config"], lease_dir)
+                g, _ = make(step["config"], lease_dir, source)
             except polyflake.PolyflakeError as e:
                 assert "error" in expect, f"{where}: unexpected {e!r}"
                 assert e.code == expect["error"], (where, e.code, str(e))
@@ -283,4 +333,8 @@ def run_scenario(sc, path, lease_dir):
 
 def test_every_scenario_file_is_run():
     assert FILES, f"no scenario files in {SCENARIOS}"
-    assert {p.stem for p in FILES} == {load_json(p)["name"] for p in FILES}
+    every = FILES + FORMAT_FILES
+    assert {p.stem for p in every} == {load_json(p)["name"] for p in every}
+    # Every file of scenarios/ and scenarios/formats/ is a parameter, on both sources.
+    json_files = sorted(SCENARIOS.rglob("*.json"))
+    assert json_files == sorted(FILES + FORMAT_FILES), "a scenario file outside the runner's reach"
