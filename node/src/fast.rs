@@ -13,7 +13,7 @@
 //! and run the same bodies.
 
 use crate::errors::{panic_fail, throw_fail};
-use crate::js::{check, Fail};
+use crate::js::{check, Fail, Val};
 use napi::sys;
 use std::ffi::{c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -135,5 +135,53 @@ pub(crate) fn install<G: 'static>(
     // SAFETY: the env and object of the current call; valid descriptors.
     let status =
         unsafe { sys::napi_define_properties(env, this, descriptors.len(), descriptors.as_ptr()) };
-    check(status, "define the bound functions")
+    check(status, "define the bound functions")?;
+    let names: Vec<&CStr> = functions.iter().map(|(name, _)| *name).collect();
+    if names.contains(&c"tryNextId") && names.contains(&c"nextIdAsync") {
+        settle_in_js(env, this)?;
+    }
+    Ok(())
+}
+
+/// The async fast path in JavaScript: `nextIdAsync` calls the bound `tryNextId` and settles with
+/// V8's own `Promise.resolve` when it issued (a Node-API promise costs about as much as the whole
+/// ID), or `Promise.reject` when it refused; only where it would wait (`null`) does it call the
+/// native `nextIdAsync`, which hands the wait to the libuv pool. The closure holds the two bound
+/// functions, not the object.
+const SETTLE_IN_JS: &str = "(function (tryNextId, waitOnPool) {
+  return function nextIdAsync() {
+    let id
+    try { id = tryNextId() } catch (e) { return Promise.reject(e) }
+    return id === null ? waitOnPool() : Promise.resolve(id)
+  }
+})";
+
+/// Replace `this.nextIdAsync` (the native one) by [`SETTLE_IN_JS`] over it and `this.tryNextId`.
+fn settle_in_js(env: sys::napi_env, this: sys::napi_value) -> Result<(), Fail> {
+    let object = Val::new(env, this);
+    let (try_next, native) = (object.get("tryNextId")?, object.get("nextIdAsync")?);
+    let source = Val::text(env, SETTLE_IN_JS)?;
+    let mut factory = ptr::null_mut();
+    // SAFETY: the env of the current call and a string of it.
+    let status = unsafe { sys::napi_run_script(env, source.raw, &mut factory) };
+    check(status, "compile the async fast path")?;
+    let (args, mut wrapped) = ([try_next.raw, native.raw], ptr::null_mut());
+    let recv = Val::undefined(env)?.raw;
+    // SAFETY: as above; `factory` is the function the script evaluates to, called with 2 args.
+    let status =
+        unsafe { sys::napi_call_function(env, recv, factory, 2, args.as_ptr(), &mut wrapped) };
+    check(status, "make the async fast path")?;
+    let descriptor = sys::napi_property_descriptor {
+        utf8name: c"nextIdAsync".as_ptr(),
+        name: ptr::null_mut(),
+        method: None,
+        getter: None,
+        setter: None,
+        value: wrapped,
+        attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
+        data: ptr::null_mut(),
+    };
+    // SAFETY: the env and object of the current call; one valid descriptor.
+    let status = unsafe { sys::napi_define_properties(env, this, 1, &descriptor) };
+    check(status, "define the async fast path")
 }

@@ -7,7 +7,7 @@
 
 use crate::errors::{guard, Result};
 use crate::fast::{install, Body, Cell, Shared};
-use crate::js::{int_arg, string_arg, Fail, Ty, Val};
+use crate::js::{count_arg, string_arg, Fail, Ty, Val};
 use crate::metrics::samples;
 use crate::pool;
 use crate::settings::{self, apply, only_keys, FResult};
@@ -193,7 +193,7 @@ fn batch<F: Format>(
     count: Val,
     out: fn(sys::napi_env, &[u128]) -> FResult<Val>,
 ) -> FResult<Val> {
-    let mut ids = vec![0u128; polyflake::batch_len(int_arg(count, "count")?)?];
+    let mut ids = vec![0u128; count_arg(count)?];
     c.g.fill(&mut ids)?;
     out(env, &ids)
 }
@@ -290,7 +290,7 @@ macro_rules! format_class {
             ) -> Result<Unknown<'env>> {
                 let raw = env.raw();
                 guard(raw, || {
-                    let n = polyflake::batch_len(int_arg(Val::of(*env, &count), "count")?)?;
+                    let n = count_arg(Val::of(*env, &count))?;
                     let c = &self.cell;
                     let fast = || {
                         let mut ids = vec![0u128; n];

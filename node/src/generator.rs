@@ -7,7 +7,7 @@
 
 use crate::errors::{guard, Result};
 use crate::fast::{install, Body, Cell, Shared};
-use crate::js::{id_arg, int_arg, narrow, string_arg, Fail, Ty, Val};
+use crate::js::{count_arg, id_arg, int_arg, narrow, string_arg, Fail, Ty, Val};
 use crate::layout::{layout_arg, Layout};
 use crate::metrics::samples;
 use crate::pool;
@@ -166,12 +166,33 @@ macro_rules! store_auth {
     };
 }
 
+/// What both remote stores read besides their own options: `prefix`, `connectTimeoutMs`, the
+/// lease options every lease shares and the TLS/auth options (same field names in the core).
+macro_rules! store_common {
+    ($o:expr, $l:expr) => {
+        if let Some(v) = $o.get_opt("prefix")? {
+            $l.prefix = string_arg(v, "prefix")?;
+        }
+        if let Some(v) = $o.get_opt("connectTimeoutMs")? {
+            $l.connect_timeout_ms = narrow(v, "connectTimeoutMs")?;
+        }
+        lease_common!($o, $l);
+        store_auth!($o, $l);
+    };
+}
+
 /// The keys `store_auth!` reads.
 const AUTH_KEYS: [&str; 5] = ["caFile", "certFile", "keyFile", "username", "password"];
 
-/// The keys of a remote store: its own, then [`LEASE_KEYS`] and [`AUTH_KEYS`].
+/// The keys of a remote store: its own, then those `store_common!` reads.
 fn store_keys(own: &[&'static str]) -> Vec<&'static str> {
-    [own, &LEASE_KEYS, &AUTH_KEYS].concat()
+    [
+        own,
+        &["prefix", "connectTimeoutMs"],
+        &LEASE_KEYS,
+        &AUTH_KEYS,
+    ]
+    .concat()
 }
 
 /// A list of servers: one string, or an array of strings (`what` names the option).
@@ -193,23 +214,16 @@ fn servers(v: Val, what: &str) -> FResult<Vec<String>> {
 /// `fromEtcd({ endpoints, prefix?, ttlS?, connectTimeoutMs?, slots?, identity?, caFile?, ... })`.
 fn etcd(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
     let what = format!("{}.fromEtcd", class_name(mode));
-    let own = store_keys(&["endpoints", "prefix", "ttlS", "connectTimeoutMs"]);
+    let own = store_keys(&["endpoints", "ttlS"]);
     make(env, &what, mode, options, false, &own, |o| {
         let Some(v) = o.get_opt("endpoints")? else {
             return Err(Fail::Type(format!("{what}: endpoints is required")));
         };
         let mut e = polyflake::EtcdLeaseOptions::new(servers(v, "endpoints")?);
-        if let Some(v) = o.get_opt("prefix")? {
-            e.prefix = string_arg(v, "prefix")?;
-        }
         if let Some(v) = o.get_opt("ttlS")? {
             e.ttl_s = narrow(v, "ttlS")?;
         }
-        if let Some(v) = o.get_opt("connectTimeoutMs")? {
-            e.connect_timeout_ms = narrow(v, "connectTimeoutMs")?;
-        }
-        lease_common!(o, e);
-        store_auth!(o, e);
+        store_common!(o, e);
         Ok(NodeSource::Etcd(e))
     })
 }
@@ -219,7 +233,7 @@ fn etcd(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
 /// `host:port` strings.
 fn zookeeper(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
     let what = format!("{}.fromZooKeeper", class_name(mode));
-    let own = store_keys(&["ensemble", "prefix", "sessionTimeoutMs", "connectTimeoutMs"]);
+    let own = store_keys(&["ensemble", "sessionTimeoutMs"]);
     make(env, &what, mode, options, false, &own, |o| {
         let mut z = match o.get_opt("ensemble")? {
             None => return Err(Fail::Type(format!("{what}: ensemble is required"))),
@@ -228,17 +242,10 @@ fn zookeeper(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
             }
             Some(v) => polyflake::ZooKeeperLeaseOptions::new(servers(v, "ensemble")?),
         };
-        if let Some(v) = o.get_opt("prefix")? {
-            z.prefix = string_arg(v, "prefix")?;
-        }
         if let Some(v) = o.get_opt("sessionTimeoutMs")? {
             z.session_timeout_ms = narrow(v, "sessionTimeoutMs")?;
         }
-        if let Some(v) = o.get_opt("connectTimeoutMs")? {
-            z.connect_timeout_ms = narrow(v, "connectTimeoutMs")?;
-        }
-        lease_common!(o, z);
-        store_auth!(o, z);
+        store_common!(o, z);
         Ok(NodeSource::ZooKeeper(z))
     })
 }
@@ -469,7 +476,7 @@ macro_rules! generator_class {
                 count: Unknown<'_>,
             ) -> Result<Unknown<'env>> {
                 guard(env.raw(), || {
-                    let n = polyflake::batch_len(int_arg(Val::of(*env, &count), "count")?)?;
+                    let n = count_arg(Val::of(*env, &count))?;
                     let ids = Val::id_array(env.raw(), n, |out| Ok(self.cell.g.next_ids(out)?))?;
                     Ok(ids.unknown())
                 })
@@ -486,7 +493,7 @@ macro_rules! generator_class {
             ) -> Result<Unknown<'env>> {
                 let raw = env.raw();
                 guard(raw, || {
-                    let n = polyflake::batch_len(int_arg(Val::of(*env, &count), "count")?)?;
+                    let n = count_arg(Val::of(*env, &count))?;
                     let c = &self.cell;
                     let fast = || {
                         let mut done = false;

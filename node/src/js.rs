@@ -587,6 +587,12 @@ pub fn string_arg(v: Val, name: &str) -> Result<String, Fail> {
     v.string()
 }
 
+/// A batch size: an integer (a safe Number or a bigint) that the core's `batch_len` accepts
+/// (0 to `MAX_BATCH`).
+pub fn count_arg(v: Val) -> Result<usize, Fail> {
+    Ok(polyflake::batch_len(int_arg(v, "count")?)?)
+}
+
 /// An ID: a bigint or a decimal string, never a Number (which may already have been rounded).
 pub fn id_arg(v: Val) -> Result<u64, Fail> {
     match v.ty()? {

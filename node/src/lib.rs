@@ -38,9 +38,13 @@ use crate::js::{id_arg, Fail, Ty, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 
 pub use clocks::{ManualClock, ScriptedClock};
-pub use formats::{UlidGenerator, Uuid7Generator};
+pub use formats::{
+    format_ulid, format_uuid, parse_ulid, parse_uuid, ulid, ulid_timestamp_ms, uuid7,
+    uuid7_timestamp_ms, UlidGenerator, Uuid7Generator,
+};
 pub use generator::{DecodedId, MonotonicSnowflake, Snowflake};
 pub use layout::{Layout, LayoutBits, LayoutPreset};
+pub use metrics::health_metrics;
 
 /// The version of the polyflake core inside this addon.
 #[napi]
