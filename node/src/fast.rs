@@ -61,7 +61,16 @@ unsafe extern "C" fn call<G>(env: sys::napi_env, info: sys::napi_callback_info) 
     // function's finalizer frees it only when the function itself is collected, so it is alive
     // while the function runs (on the JS thread that owns it).
     let bound = unsafe { &*(data as *const Bound<G>) };
-    match catch_unwind(AssertUnwindSafe(|| (bound.body)(env, &bound.cell))) {
+    run(env, || (bound.body)(env, &bound.cell))
+}
+
+/// The end of a raw Node-API callback: `f`'s value, or its failure (or panic) thrown into `env`
+/// and NULL returned, as Node-API expects of a callback that threw.
+pub(crate) fn run(
+    env: sys::napi_env,
+    f: impl FnOnce() -> Result<sys::napi_value, Fail>,
+) -> sys::napi_value {
+    match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(value)) => value,
         Ok(Err(fail)) => {
             throw_fail(env, fail);

@@ -39,8 +39,8 @@ use napi::bindgen_prelude::{Env, Unknown};
 
 pub use clocks::{ManualClock, ScriptedClock};
 pub use formats::{
-    format_ulid, format_uuid, parse_ulid, parse_uuid, ulid, ulid_timestamp_ms, uuid7,
-    uuid7_timestamp_ms, UlidGenerator, Uuid7Generator,
+    bind_module_functions, format_ulid, format_uuid, parse_ulid, parse_uuid, ulid,
+    ulid_timestamp_ms, uuid7, uuid7_timestamp_ms, UlidGenerator, Uuid7Generator,
 };
 pub use generator::{DecodedId, MonotonicSnowflake, Snowflake};
 pub use layout::{Layout, LayoutBits, LayoutPreset};
