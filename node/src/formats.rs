@@ -212,6 +212,23 @@ fn texts<F: Format>(env: sys::napi_env, ids: &[u128]) -> FResult<Val> {
     Val::array(env, ids.iter().map(|id| text::<F>(env, *id)))
 }
 
+/// `nextIdsAsync(count)`: filled at once with the core's all-or-nothing `try_*` batch, or on the
+/// pool when it must wait.
+fn ids_async<F: Format>(env: sys::napi_env, c: &Shared<F>, count: Val) -> FResult<Val> {
+    let n = count_arg(count)?;
+    let fast = || {
+        let mut ids = vec![0u128; n];
+        let done = c.g.try_fill(&mut ids)?;
+        done.then(|| bytes(env, &ids)).transpose()
+    };
+    let work = move |g: &F| {
+        let mut ids = vec![0u128; n];
+        g.fill(&mut ids).map(|()| ids)
+    };
+    let out = |env, ids: Vec<u128>| bytes(env, &ids);
+    pool::promise(env, c, fast, work, out)
+}
+
 /// Both classes, from one implementation over [`Format`].
 macro_rules! format_class {
     ($(#[doc = $doc:tt])* $name:ident, $core:ty) => {
@@ -292,27 +309,9 @@ macro_rules! format_class {
             /// what is left of the current millisecond (and any monotonic batch) is filled at
             /// once; one that must wait is filled on the libuv thread pool.
             #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Promise<Buffer>")]
-            pub fn next_ids_async<'env>(
-                &self,
-                env: &'env Env,
-                count: Unknown<'_>,
-            ) -> Result<Unknown<'env>> {
+            pub fn next_ids_async<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
                 let raw = env.raw();
-                guard(raw, || {
-                    let n = count_arg(Val::of(*env, &count))?;
-                    let c = &self.cell;
-                    let fast = || {
-                        let mut ids = vec![0u128; n];
-                        let done = c.g.try_fill(&mut ids)?;
-                        done.then(|| bytes(raw, &ids)).transpose()
-                    };
-                    let work = move |g: &$core| {
-                        let mut ids = vec![0u128; n];
-                        g.fill(&mut ids).map(|()| ids)
-                    };
-                    let out = |env, ids: Vec<u128>| bytes(env, &ids);
-                    Ok(pool::promise(raw, c, fast, work, out)?.unknown())
-                })
+                guard(raw, || Ok(ids_async(raw, &self.cell, Val::of(*env, &count))?.unknown()))
             }
 
             /// A snapshot of the generator's state and counters (reads the clock once; status

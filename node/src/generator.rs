@@ -300,6 +300,25 @@ fn id_array(env: sys::napi_env, ids: Vec<u64>) -> FResult<Val> {
     })
 }
 
+/// `nextIdsAsync(count)`: filled at once (straight into the BigInt64Array) with the core's
+/// all-or-nothing `try_next_ids`, or on the pool when it must wait.
+fn ids_async(env: sys::napi_env, c: &Flake, count: Val) -> FResult<Val> {
+    let n = count_arg(count)?;
+    let fast = || {
+        let mut done = false;
+        let ids = Val::id_array(env, n, |out| {
+            done = c.g.try_next_ids(out)?;
+            Ok(())
+        })?;
+        Ok(done.then_some(ids))
+    };
+    let work = move |g: &Generator| {
+        let mut ids = vec![0u64; n];
+        g.next_ids(&mut ids).map(|()| ids)
+    };
+    pool::promise(env, c, fast, work, id_array)
+}
+
 /// Both classes, from one implementation: `$mode` is the class's mode, the string literals are
 /// the TypeScript signatures of its constructor and factories (which differ only by
 /// `LeadOptions`).
@@ -486,29 +505,9 @@ macro_rules! generator_class {
             /// batch that fits what is left of the current millisecond (and any monotonic
             /// batch) is filled at once; one that must wait is filled on the libuv thread pool.
             #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Promise<BigInt64Array>")]
-            pub fn next_ids_async<'env>(
-                &self,
-                env: &'env Env,
-                count: Unknown<'_>,
-            ) -> Result<Unknown<'env>> {
+            pub fn next_ids_async<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
                 let raw = env.raw();
-                guard(raw, || {
-                    let n = count_arg(Val::of(*env, &count))?;
-                    let c = &self.cell;
-                    let fast = || {
-                        let mut done = false;
-                        let ids = Val::id_array(raw, n, |out| {
-                            done = c.g.try_next_ids(out)?;
-                            Ok(())
-                        })?;
-                        Ok(done.then_some(ids))
-                    };
-                    let work = move |g: &Generator| {
-                        let mut ids = vec![0u64; n];
-                        g.next_ids(&mut ids).map(|()| ids)
-                    };
-                    Ok(pool::promise(raw, c, fast, work, id_array)?.unknown())
-                })
+                guard(raw, || Ok(ids_async(raw, &self.cell, Val::of(*env, &count))?.unknown()))
             }
 
             /// Decode an ID (bigint or decimal string) with this generator's layout and epoch.

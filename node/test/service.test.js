@@ -113,7 +113,7 @@ test('collectMetrics: the UUIDv7 generator, the default registry, bad arguments'
 
 // The Express example as its own process: `{ child, port, next }` once it listens.
 async function startApp(dir) {
-  const child = spawn(process.execPath, [path.join(NODE_DIR, 'examples', 'express.js'), dir, '0', '200'], {
+  const child = spawn(process.execPath, [path.join(NODE_DIR, 'examples', 'express.js'), dir, '0', '1000'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const next = lines(child)

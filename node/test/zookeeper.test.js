@@ -23,7 +23,7 @@ const freshPrefix = () => `/polyflake-node-${process.pid}-${prefixes++}`
 
 test('a ZooKeeper lease: an ID, health naming the store, close() frees the slot', () => {
   const prefix = freshPrefix()
-  const opts = { ensemble: ensemble(), prefix, slots: 2, reserveMs: 200, sessionTimeoutMs: 4000, identity: 'a' }
+  const opts = { ensemble: ensemble(), prefix, slots: 2, reserveMs: 1000, sessionTimeoutMs: 4000, identity: 'a' }
   const a = Snowflake.fromZooKeeper(opts)
   try {
     a.waitReady(5000)
@@ -58,10 +58,12 @@ const { Snowflake } = require(${JSON.stringify(require.resolve('..'))})
 const [ensemble, prefix, identity] = process.argv.slice(1)
 let g = null
 try {
-  g = Snowflake.fromZooKeeper({ ensemble, prefix, slots: 2, identity, reserveMs: 200, sessionTimeoutMs: 4000 })
+  // A long connect timeout: six processes start at once on a loaded machine.
+  g = Snowflake.fromZooKeeper({ ensemble, prefix, slots: 2, identity, reserveMs: 200, sessionTimeoutMs: 4000, connectTimeoutMs: 15000 })
   console.log('NODE ' + g.nodeId)
 } catch (e) {
   console.log('ERR ' + e.code)
+  if (e.code !== 'NO_FREE_SLOT') console.error(e.message)
 }
 process.stdin.resume()
 process.stdin.on('end', () => { if (g) g.close(); process.exit(0) })
