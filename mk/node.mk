@@ -57,6 +57,8 @@ check-node-generated: build-node
 	  echo "no drift"; \
 	else echo "not a git checkout: drift check skipped"; fi
 
+# with_zookeeper.sh appends the ensemble as the command's last argument: here it becomes sh's $1,
+# unused (the tests read POLYFLAKE_TEST_ZOOKEEPER), so that node --test does not take it for a file.
 test-node: check-node-generated
 	$(call say,Node: node --test beside a real ZooKeeper (scenarios on both clocks; layout and format vectors; async; metrics; Express; workers; child processes; leases; etcd; ZooKeeper; quiet faults; bad input; docs))
 	cd $(NODE_DIR) && $(ROOT)/tests/stores/with_zookeeper.sh sh -c 'exec node --test test/' node-tests
