@@ -2,19 +2,24 @@
 #
 #   make build-node   npm ci in node/ when node_modules is missing, then napi build --release
 #   make test-node    fail if index.js/index.d.ts drift from the Rust source (and node/types.d.ts,
-#                     the TypeScript-only types napi build puts first), then node --test (incl. file
-#                     leases across child processes, an etcd lease on a real etcd started by the
-#                     test: Debian's etcd-server and etcd-client, and the quiet faults: slot files
-#                     deleted under a live holder, forward clock steps, the same-input table)
+#                     the TypeScript-only types napi build puts first), then node --test beside a
+#                     real ZooKeeper (tests/stores/with_zookeeper.sh: fromZooKeeper's tests) (incl.
+#                     file leases across child processes, an etcd lease on a real etcd started by
+#                     the test: Debian's etcd-server and etcd-client, the quiet faults: slot files
+#                     deleted under a live holder, forward clock steps, the same-input table; the
+#                     UUIDv7/ULID vectors and scenarios on both clock sources; the async forms;
+#                     collectMetrics scraped; the Express example run and hit over HTTP; every
+#                     snippet of README.md's Node section and docs/node.md run and type-checked)
 #   make build-polyglot-node
 #                     the uniqueness run's Node participant, run as
 #                     `node tests/polyglot/participant.js LEASE_DIR SECONDS OUT_PATH` (needs the addon)
-#   make bench-node   nextId() beside Date.now, randomUUID, @sapphire/snowflake and uuid v7
+#   make bench-node   nextId() (precise and coarse clock, sync and async) beside Date.now,
+#                     randomUUID and @sapphire/snowflake; uuid7() beside uuid's v7() and uuidv7's
 #                     (benchmark-only packages go into node/bench/node_modules)
 
 # protoc: the core's etcd lease (etcd-client) needs it to build; etcd-server and etcd-client: the
-# lease test starts a real etcd.
-APT_PACKAGES += protobuf-compiler etcd-server etcd-client
+# lease test starts a real etcd; zookeeper and a JRE: tests/stores/with_zookeeper.sh.
+APT_PACKAGES += protobuf-compiler etcd-server etcd-client zookeeper default-jre-headless
 DEPS_TARGETS += deps-node
 BUILD_TARGETS += build-node build-polyglot-node
 TEST_TARGETS += test-node
@@ -28,7 +33,8 @@ deps-node:
 	@command -v node >/dev/null || { echo "node not found: install Node.js 18 or newer"; exit 1; }
 	@command -v npm >/dev/null || { echo "npm not found: install npm"; exit 1; }
 	@echo "node $$(node --version), npm $$(npm --version)"
-	@if [ -x $(NODE_DIR)/node_modules/.bin/napi ] && [ -d $(NODE_DIR)/node_modules/typescript ]; then \
+	@if [ -x $(NODE_DIR)/node_modules/.bin/napi ] && [ -d $(NODE_DIR)/node_modules/typescript ] \
+	  && [ -d $(NODE_DIR)/node_modules/prom-client ] && [ -d $(NODE_DIR)/node_modules/express ]; then \
 	  echo "node/node_modules present"; \
 	else \
 	  echo "installing node/node_modules (npm ci; the addon is built by build-node)"; \
@@ -51,9 +57,11 @@ check-node-generated: build-node
 	  echo "no drift"; \
 	else echo "not a git checkout: drift check skipped"; fi
 
+# with_zookeeper.sh appends the ensemble as the command's last argument: here it becomes sh's $1,
+# unused (the tests read POLYFLAKE_TEST_ZOOKEEPER), so that node --test does not take it for a file.
 test-node: check-node-generated
-	$(call say,Node: node --test (scenarios; layout vectors; workers; child processes; leases; etcd; quiet faults; bad input; same-input table; README))
-	cd $(NODE_DIR) && node --test test/
+	$(call say,Node: node --test beside a real ZooKeeper (scenarios on both clocks; layout and format vectors; async; metrics; Express; workers; child processes; leases; etcd; ZooKeeper; quiet faults; bad input; docs))
+	cd $(NODE_DIR) && $(ROOT)/tests/stores/with_zookeeper.sh sh -c 'exec node --test test/' node-tests
 
 # The participant is plain JS over the addon: building it is building the addon, then a syntax check.
 build-polyglot-node: build-node
@@ -62,7 +70,7 @@ build-polyglot-node: build-node
 
 bench-node: build-node
 	$(call say,Node benchmark: installing its packages into node/bench (not part of test))
-	@if [ -d $(NODE_DIR)/bench/node_modules/@sapphire/snowflake ] && [ -d $(NODE_DIR)/bench/node_modules/uuid ]; then \
+	@if [ -d $(NODE_DIR)/bench/node_modules/@sapphire/snowflake ] && [ -d $(NODE_DIR)/bench/node_modules/uuid ] && [ -d $(NODE_DIR)/bench/node_modules/uuidv7 ]; then \
 	  echo "node/bench/node_modules present"; \
 	else cd $(NODE_DIR)/bench && CI=true npm ci --no-audit --no-fund; fi
 	cd $(NODE_DIR) && node --expose-gc bench/bench.js

@@ -3,7 +3,7 @@
 
 // The TypeScript-only types, written here (node/types.d.ts) and put first in the generated
 // index.d.ts by `napi build` (package.json napi.dtsHeaderFile). The options objects are read
-// key by key in node/src/generator.rs, which refuses unknown keys; `Health` and `LeaseHealth`
+// key by key in node/src/generator.rs, formats.rs and settings.rs, which refuse unknown keys; `Health` and `LeaseHealth`
 // are the core's Health::fields() and LeaseHealth::fields() in camelCase (node/src/js.rs),
 // which node/test/quiet-faults.test.js checks against these declarations.
 
@@ -13,10 +13,16 @@ export interface SnowflakeOptions {
   nodeId: number | bigint
 }
 
-/** The settings every way of making a generator takes; each default is the core's. */
-export interface SourceOptions {
+/** The settings every way of making a Snowflake generator takes; each default is the core's. */
+export interface SourceOptions extends ClockOptions {
   /** The epoch in Unix milliseconds (default `DEFAULT_EPOCH_MS`, 2024-01-01T00:00:00Z). */
   epochMs?: number | bigint
+  /** The bit layout (default `'default'`, 41/10/12). */
+  layout?: LayoutPreset | string | LayoutBits | Layout
+}
+
+/** The settings of every generator, Snowflake and UUIDv7/ULID alike; each default is the core's. */
+export interface ClockOptions {
   /** Strict: a rewind up to this many ms is waited out, a larger one refused (default 5). */
   maxWaitMs?: number
   /**
@@ -31,20 +37,53 @@ export interface SourceOptions {
    * ms of elapsed time (default `DEFAULT_FORWARD_CONFIRM_MS`).
    */
   forwardConfirmMs?: number | bigint
-  /** The bit layout (default `'default'`, 41/10/12). */
-  layout?: LayoutPreset | string | LayoutBits | Layout
   /**
-   * Where time comes from (default the system clock): a test clock, or a function returning
-   * Unix ms, called synchronously inside `nextId` (not with a lease, whose background thread
-   * reads the clock too). Only the test clocks are exempt from one generator per node id.
+   * Where time comes from (default the system clock, read precisely): `'coarse'` reads the
+   * system's coarse clock (`CLOCK_REALTIME_COARSE`: cheaper, an ID's timestamp may be up to one
+   * tick, 4 ms at HZ=250, older than the call; `health().clockSource` says which is in effect),
+   * `'precise'` the default; or a test clock, or a function returning Unix ms, called
+   * synchronously on the JS thread (not with a lease, whose background thread reads the clock
+   * too). Only the test clocks are exempt from one generator per node id.
    */
-  clock?: ManualClock | ScriptedClock | (() => number | bigint)
+  clock?: 'precise' | 'coarse' | ManualClock | ScriptedClock | (() => number | bigint)
+  /**
+   * Which reading of `clock` each ID takes (default `'precise'`): for a test clock, whose coarse
+   * reading `ManualClock.setTickMs` models; on the system clock `clock: 'coarse'` says the same.
+   */
+  clockSource?: 'precise' | 'coarse'
 }
 
 /** The monotonic generators' extra setting. */
 export interface LeadOptions {
   /** Refuse rather than run more than this many ms ahead of the wall clock (default unbounded). */
-  maxLeadMs?: number | bigint
+  maxLeadMs?: number | bigint | null
+}
+
+/** Options of `new Uuid7Generator(...)` and `new UlidGenerator(...)` (no node id, layout or epoch). */
+export type TimeIdOptions =
+  | (ClockOptions & { mode?: 'strict' })
+  | (ClockOptions & LeadOptions & { mode: 'monotonic' })
+
+/** One metric of the core's health table (`healthMetrics()`), as every polyflake exporter names it. */
+export interface HealthMetric {
+  /** The metric's name (a counter is exposed with `_total` added, as Prometheus clients do). */
+  name: string
+  /** `'counter'` (only grows) or `'gauge'`. */
+  kind: 'counter' | 'gauge'
+  /** The help text. */
+  help: string
+  /** The names of its labels (most have none). */
+  labels: Array<string>
+}
+
+/** One value of one metric of a generator's health (`healthSamples()`). */
+export interface HealthSample {
+  /** The metric's name (see `healthMetrics()`). */
+  name: string
+  /** Its labels' values by label name. */
+  labels: Record<string, string>
+  /** The value. */
+  value: number
 }
 
 /**
@@ -77,7 +116,46 @@ export interface FileLeaseOptions {
  * Options of `fromEtcd(...)`, besides the `SourceOptions`: a slot key in an etcd v3 cluster,
  * attached to an etcd lease kept alive in the background.
  */
-export interface EtcdOptions {
+/**
+ * TLS and authentication of a remote store (etcd or ZooKeeper). A field left undefined is read
+ * by the core from its environment variable when that is set and not empty
+ * (`POLYFLAKE_ETCD_CA_FILE`, ... `POLYFLAKE_ZOOKEEPER_PASSWORD`).
+ */
+export interface StoreAuthOptions {
+  /** A PEM file of the CA certificate(s) the servers' certificates must chain to (TLS). */
+  caFile?: string
+  /** A PEM file of this client's certificate (with `keyFile`), for stores that require one. */
+  certFile?: string
+  /** A PEM file of the private key of `certFile`. */
+  keyFile?: string
+  /** The user to authenticate as (etcd auth; ZooKeeper `digest`), with `password`. */
+  username?: string
+  /** The password of `username` (prefer the environment variable to a literal in code). */
+  password?: string
+}
+
+/** Options of `fromZooKeeper`: slots as znodes under `prefix` in a ZooKeeper ensemble. */
+export interface ZooKeeperOptions extends StoreAuthOptions {
+  /** The ensemble: `'host:port,host:port'` or an array of `'host:port'` strings. */
+  ensemble: string | Array<string>
+  /** The znode prefix, an absolute path (default `'/polyflake'`). */
+  prefix?: string
+  /** The session timeout asked of the ensemble in ms (default 10000): the lease's time to live. */
+  sessionTimeoutMs?: number | bigint
+  /** As in `FileLeaseOptions`. */
+  reserveMs?: number | bigint
+  /** As in `FileLeaseOptions`. */
+  slots?: number
+  /** As in `FileLeaseOptions`. */
+  identity?: string
+  /** The timeout of connecting and of each request, in ms (default 2000). */
+  connectTimeoutMs?: number | bigint
+  /** As in `FileLeaseOptions`. */
+  maxGuardWaitMs?: number | bigint
+}
+
+/** Options of `fromEtcd`: slots as keys under `prefix` in an etcd v3 cluster. */
+export interface EtcdOptions extends StoreAuthOptions {
   /** The cluster's client URLs, such as `'http://127.0.0.1:2379'` (one string or an array). */
   endpoints: string | Array<string>
   /** The key prefix (default `'/polyflake'`). */
@@ -115,7 +193,7 @@ export interface Health {
   nodeId: number
   /**
    * Where the node id came from: `'static'`, `'env'`, `'hostname'`, `'ipv4'`,
-   * `'file_lease'` or `'etcd'`.
+   * `'file_lease'`, `'etcd'` or `'zookeeper'`.
    */
   source: string
   /** `'strict'` or `'monotonic'`. */
@@ -255,6 +333,13 @@ export declare class ManualClock {
    * which counts a suspend) both move, so it is never mistaken for a forward step.
    */
   elapse(ms: number | bigint): void
+  /**
+   * Model a tick-based coarse reading (for tests of `clockSource: 'coarse'`): from now on the
+   * coarse reading is the wall reading rounded down to a multiple of `tickMs`, lagging it by
+   * up to `tickMs - 1`, as `CLOCK_REALTIME_COARSE` does (default 1: coarse = precise). Set it
+   * before making a generator on the clock.
+   */
+  setTickMs(tickMs: number | bigint): void
   /** The current reading in Unix milliseconds. */
   now(): number
 }
@@ -290,6 +375,15 @@ export declare class MonotonicSnowflake {
    * `connectTimeoutMs` per request).
    */
   static fromEtcd(options: EtcdOptions & SourceOptions & LeadOptions): MonotonicSnowflake
+  /**
+   * A generator whose node id is a slot leased from a ZooKeeper ensemble (3.5 or
+   * later): the slot is an ephemeral znode `{prefix}/slot/NNNN` of this client's
+   * session, R a persistent znode `{prefix}/hwm/NNNN`; an expired session or a deleted
+   * slot znode stops it at once (`LEASE_LOST`), a lost connection lets it issue only
+   * up to R (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
+   * `connectTimeoutMs`).
+   */
+  static fromZooKeeper(options: ZooKeeperOptions & SourceOptions & LeadOptions): MonotonicSnowflake
   /** A generator whose node id is the decimal integer in an environment variable. */
   static fromEnv(variable: string, options?: SourceOptions & LeadOptions): MonotonicSnowflake
   /**
@@ -303,15 +397,36 @@ export declare class MonotonicSnowflake {
    * and the host part fits the node field (a /22 or narrower with 10 node bits).
    */
   static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions & LeadOptions): MonotonicSnowflake
-  /** One ID. */
+  /**
+   * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+   */
   nextId(): bigint
+  /**
+   * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
+   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+   */
+  tryNextId(): bigint | null
+  /**
+   * One ID as a Promise that never blocks the event loop: settled at once when no
+   * wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
+   * A refusal rejects with the error `nextId()` would throw.
+   */
+  nextIdAsync(): Promise<bigint>
   /** One ID as a decimal string (for JSON). */
   nextIdString(): string
   /**
    * `count` IDs in one call, written straight into a new BigInt64Array (a failed
-   * call issues none).
+   * call issues none). Strict mode blocks through every millisecond it fills
+   * (10**6 IDs on the default layout: about 244 ms; see `nextIdsAsync`).
    */
   nextIds(count: number | bigint): BigInt64Array
+  /**
+   * `count` IDs as a Promise of a BigInt64Array that never blocks the event loop: a
+   * batch that fits what is left of the current millisecond (and any monotonic
+   * batch) is filled at once; one that must wait is filled on the libuv thread pool.
+   */
+  nextIdsAsync(count: number | bigint): Promise<BigInt64Array>
   /** Decode an ID (bigint or decimal string) with this generator's layout and epoch. */
   decode(id: bigint | string): DecodedId
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
@@ -321,6 +436,11 @@ export declare class MonotonicSnowflake {
    * status `'closed'` after `close()`).
    */
   health(): Health
+  /**
+   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
+   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+   */
+  healthSamples(): Array<HealthSample>
   /**
    * Block the calling thread until the restart guard has passed (a leased slot's
    * previous holder may have issued up to a time this clock has not reached; a new
@@ -348,6 +468,11 @@ export declare class MonotonicSnowflake {
   get maxForwardStepMs(): number | null
   /** How long a stepped-ahead clock must hold its offset to be believed, in ms. */
   get forwardConfirmMs(): number
+  /**
+   * The clock reading in effect: `'precise'`, or `'coarse'` where it was asked for and
+   * the system's coarse clock is fine enough (`health().clockNote` says why not).
+   */
+  get clockSource(): 'precise' | 'coarse'
   /** This generator's layout. */
   get layout(): Layout
 }
@@ -394,6 +519,15 @@ export declare class Snowflake {
    * `connectTimeoutMs` per request).
    */
   static fromEtcd(options: EtcdOptions & SourceOptions): Snowflake
+  /**
+   * A generator whose node id is a slot leased from a ZooKeeper ensemble (3.5 or
+   * later): the slot is an ephemeral znode `{prefix}/slot/NNNN` of this client's
+   * session, R a persistent znode `{prefix}/hwm/NNNN`; an expired session or a deleted
+   * slot znode stops it at once (`LEASE_LOST`), a lost connection lets it issue only
+   * up to R (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
+   * `connectTimeoutMs`).
+   */
+  static fromZooKeeper(options: ZooKeeperOptions & SourceOptions): Snowflake
   /** A generator whose node id is the decimal integer in an environment variable. */
   static fromEnv(variable: string, options?: SourceOptions): Snowflake
   /**
@@ -407,15 +541,36 @@ export declare class Snowflake {
    * and the host part fits the node field (a /22 or narrower with 10 node bits).
    */
   static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions): Snowflake
-  /** One ID. */
+  /**
+   * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+   */
   nextId(): bigint
+  /**
+   * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
+   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+   */
+  tryNextId(): bigint | null
+  /**
+   * One ID as a Promise that never blocks the event loop: settled at once when no
+   * wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
+   * A refusal rejects with the error `nextId()` would throw.
+   */
+  nextIdAsync(): Promise<bigint>
   /** One ID as a decimal string (for JSON). */
   nextIdString(): string
   /**
    * `count` IDs in one call, written straight into a new BigInt64Array (a failed
-   * call issues none).
+   * call issues none). Strict mode blocks through every millisecond it fills
+   * (10**6 IDs on the default layout: about 244 ms; see `nextIdsAsync`).
    */
   nextIds(count: number | bigint): BigInt64Array
+  /**
+   * `count` IDs as a Promise of a BigInt64Array that never blocks the event loop: a
+   * batch that fits what is left of the current millisecond (and any monotonic
+   * batch) is filled at once; one that must wait is filled on the libuv thread pool.
+   */
+  nextIdsAsync(count: number | bigint): Promise<BigInt64Array>
   /** Decode an ID (bigint or decimal string) with this generator's layout and epoch. */
   decode(id: bigint | string): DecodedId
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
@@ -425,6 +580,11 @@ export declare class Snowflake {
    * status `'closed'` after `close()`).
    */
   health(): Health
+  /**
+   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
+   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+   */
+  healthSamples(): Array<HealthSample>
   /**
    * Block the calling thread until the restart guard has passed (a leased slot's
    * previous holder may have issued up to a time this clock has not reached; a new
@@ -452,8 +612,120 @@ export declare class Snowflake {
   get maxForwardStepMs(): number | null
   /** How long a stepped-ahead clock must hold its offset to be believed, in ms. */
   get forwardConfirmMs(): number
+  /**
+   * The clock reading in effect: `'precise'`, or `'coarse'` where it was asked for and
+   * the system's coarse clock is fine enough (`health().clockNote` says why not).
+   */
+  get clockSource(): 'precise' | 'coarse'
   /** This generator's layout. */
   get layout(): Layout
+}
+
+/**
+ * ULIDs: 48 bits of Unix ms and 80 bits that start at random each millisecond and grow by one
+ * per ULID within it (the spec's monotonic variant), as 26 characters of Crockford base32,
+ * with the Snowflake generators' rewind guard (strict by default, or monotonic).
+ */
+export declare class UlidGenerator {
+  /**
+   * A generator with explicit settings (all optional): `mode` (`'strict'`, the
+   * default, or `'monotonic'`), `maxWaitMs`, `maxLeadMs` (monotonic),
+   * `maxForwardStepMs`, `forwardConfirmMs`, `clock`, `clockSource`.
+   */
+  constructor(options?: TimeIdOptions)
+  /**
+   * One ID as its text. Strict mode may block the thread: at most
+   * `max(maxWaitMs, 1)` ms on a spent millisecond (32,768 IDs), at most `maxWaitMs`
+   * on a small rewind (see `nextIdAsync`).
+   */
+  nextId(): string
+  /** One ID as 16 bytes, big-endian (the byte order a database's `uuid` sorts by). */
+  nextIdBuffer(): Buffer
+  /** One ID if that needs no wait; `null` where `nextId()` would sleep. */
+  tryNextId(): string | null
+  /**
+   * One ID as a Promise that never blocks the event loop: settled at once when no
+   * wait is needed, otherwise the wait runs on the libuv thread pool.
+   */
+  nextIdAsync(): Promise<string>
+  /**
+   * `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
+   * issues none). Strict mode blocks through every millisecond it fills.
+   */
+  nextIds(count: number | bigint): Buffer
+  /** `count` increasing IDs as an array of strings. */
+  nextIdStrings(count: number | bigint): Array<string>
+  /**
+   * `nextIds(count)` as a Promise that never blocks the event loop: a batch that fits
+   * what is left of the current millisecond (and any monotonic batch) is filled at
+   * once; one that must wait is filled on the libuv thread pool.
+   */
+  nextIdsAsync(count: number | bigint): Promise<Buffer>
+  /**
+   * A snapshot of the generator's state and counters (reads the clock once; status
+   * `'closed'` after `close()`; `nodeId` is 0: these formats have none).
+   */
+  health(): Health
+  /** The health snapshot as metric samples (see `healthMetrics()`). */
+  healthSamples(): Array<HealthSample>
+  /** Stop issuing for good: later calls throw `GENERATOR_CLOSED`. */
+  close(): void
+  /** `'strict'` or `'monotonic'`. */
+  get mode(): 'strict' | 'monotonic'
+}
+
+/**
+ * UUIDs version 7 (RFC 9562): 48 bits of Unix ms, 12 bits of sub-millisecond time and a
+ * counter, then 59 random bits (from the OS), with the Snowflake generators' rewind guard:
+ * strict mode (the default) waits out or refuses a rewind, monotonic mode borrows ahead. A
+ * generator's UUIDs strictly increase, as text and as bytes.
+ */
+export declare class Uuid7Generator {
+  /**
+   * A generator with explicit settings (all optional): `mode` (`'strict'`, the
+   * default, or `'monotonic'`), `maxWaitMs`, `maxLeadMs` (monotonic),
+   * `maxForwardStepMs`, `forwardConfirmMs`, `clock`, `clockSource`.
+   */
+  constructor(options?: TimeIdOptions)
+  /**
+   * One ID as its text. Strict mode may block the thread: at most
+   * `max(maxWaitMs, 1)` ms on a spent millisecond (32,768 IDs), at most `maxWaitMs`
+   * on a small rewind (see `nextIdAsync`).
+   */
+  nextId(): string
+  /** One ID as 16 bytes, big-endian (the byte order a database's `uuid` sorts by). */
+  nextIdBuffer(): Buffer
+  /** One ID if that needs no wait; `null` where `nextId()` would sleep. */
+  tryNextId(): string | null
+  /**
+   * One ID as a Promise that never blocks the event loop: settled at once when no
+   * wait is needed, otherwise the wait runs on the libuv thread pool.
+   */
+  nextIdAsync(): Promise<string>
+  /**
+   * `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
+   * issues none). Strict mode blocks through every millisecond it fills.
+   */
+  nextIds(count: number | bigint): Buffer
+  /** `count` increasing IDs as an array of strings. */
+  nextIdStrings(count: number | bigint): Array<string>
+  /**
+   * `nextIds(count)` as a Promise that never blocks the event loop: a batch that fits
+   * what is left of the current millisecond (and any monotonic batch) is filled at
+   * once; one that must wait is filled on the libuv thread pool.
+   */
+  nextIdsAsync(count: number | bigint): Promise<Buffer>
+  /**
+   * A snapshot of the generator's state and counters (reads the clock once; status
+   * `'closed'` after `close()`; `nodeId` is 0: these formats have none).
+   */
+  health(): Health
+  /** The health snapshot as metric samples (see `healthMetrics()`). */
+  healthSamples(): Array<HealthSample>
+  /** Stop issuing for good: later calls throw `GENERATOR_CLOSED`. */
+  close(): void
+  /** `'strict'` or `'monotonic'`. */
+  get mode(): 'strict' | 'monotonic'
 }
 
 /** The version of the polyflake core inside this addon. */
@@ -486,6 +758,18 @@ export declare const DEFAULT_MAX_GUARD_WAIT_MS: number
 
 /** The default `reserveMs` of both lease kinds (and the restart guard of a new slot). */
 export declare const DEFAULT_RESERVE_MS: number
+
+/** A ULID (16 bytes, or text in any case) as its canonical text: upper-case Crockford base32. */
+export declare function formatUlid(id: Uint8Array | string): string
+
+/** A UUID (16 bytes, or text in any case) as its canonical text: lower-case, hyphenated. */
+export declare function formatUuid(id: Uint8Array | string): string
+
+/**
+ * Every metric a health snapshot gives (the core's `HEALTH_METRICS`): `name` (a counter's
+ * exposed name adds `_total`), `kind` (`'counter'` or `'gauge'`), `help` and label names.
+ */
+export declare function healthMetrics(): Array<HealthMetric>
 
 /**
  * IDs as decimal strings, for JSON (`JSON.stringify` throws on a bigint, and a Number would
@@ -524,3 +808,24 @@ export declare const MAX_BATCH: number
 
 /** Parse an ID from JSON: a decimal string (digits only, below 2^63) or a bigint, to a bigint. */
 export declare function parseId(id: string | bigint): bigint
+
+/** A ULID's text (26 characters of Crockford base32, any case) as 16 bytes, big-endian. */
+export declare function parseUlid(text: string): Buffer
+
+/** A UUID's text (36 characters, hex digits in any case) as 16 bytes, big-endian. */
+export declare function parseUuid(text: string): Buffer
+
+/** One ULID as text, from a process-wide strict generator made on first use. */
+export declare function ulid(): string
+
+/** The Unix ms of a ULID (text or 16 bytes). */
+export declare function ulidTimestampMs(id: string | Uint8Array): number
+
+/**
+ * One UUIDv7 as text, from a process-wide strict generator made on first use (shared by
+ * every worker thread). For explicit settings, Buffers or batches use a `Uuid7Generator`.
+ */
+export declare function uuid7(): string
+
+/** The Unix ms of a UUID version 7 (text or 16 bytes); `INVALID_ID` unless it is version 7. */
+export declare function uuid7TimestampMs(id: string | Uint8Array): number

@@ -3,7 +3,7 @@
 
 // The TypeScript-only types, written here (node/types.d.ts) and put first in the generated
 // index.d.ts by `napi build` (package.json napi.dtsHeaderFile). The options objects are read
-// key by key in node/src/generator.rs, which refuses unknown keys; `Health` and `LeaseHealth`
+// key by key in node/src/generator.rs, formats.rs and settings.rs, which refuse unknown keys; `Health` and `LeaseHealth`
 // are the core's Health::fields() and LeaseHealth::fields() in camelCase (node/src/js.rs),
 // which node/test/quiet-faults.test.js checks against these declarations.
 
@@ -13,10 +13,16 @@ export interface SnowflakeOptions {
   nodeId: number | bigint
 }
 
-/** The settings every way of making a generator takes; each default is the core's. */
-export interface SourceOptions {
+/** The settings every way of making a Snowflake generator takes; each default is the core's. */
+export interface SourceOptions extends ClockOptions {
   /** The epoch in Unix milliseconds (default `DEFAULT_EPOCH_MS`, 2024-01-01T00:00:00Z). */
   epochMs?: number | bigint
+  /** The bit layout (default `'default'`, 41/10/12). */
+  layout?: LayoutPreset | string | LayoutBits | Layout
+}
+
+/** The settings of every generator, Snowflake and UUIDv7/ULID alike; each default is the core's. */
+export interface ClockOptions {
   /** Strict: a rewind up to this many ms is waited out, a larger one refused (default 5). */
   maxWaitMs?: number
   /**
@@ -31,20 +37,53 @@ export interface SourceOptions {
    * ms of elapsed time (default `DEFAULT_FORWARD_CONFIRM_MS`).
    */
   forwardConfirmMs?: number | bigint
-  /** The bit layout (default `'default'`, 41/10/12). */
-  layout?: LayoutPreset | string | LayoutBits | Layout
   /**
-   * Where time comes from (default the system clock): a test clock, or a function returning
-   * Unix ms, called synchronously inside `nextId` (not with a lease, whose background thread
-   * reads the clock too). Only the test clocks are exempt from one generator per node id.
+   * Where time comes from (default the system clock, read precisely): `'coarse'` reads the
+   * system's coarse clock (`CLOCK_REALTIME_COARSE`: cheaper, an ID's timestamp may be up to one
+   * tick, 4 ms at HZ=250, older than the call; `health().clockSource` says which is in effect),
+   * `'precise'` the default; or a test clock, or a function returning Unix ms, called
+   * synchronously on the JS thread (not with a lease, whose background thread reads the clock
+   * too). Only the test clocks are exempt from one generator per node id.
    */
-  clock?: ManualClock | ScriptedClock | (() => number | bigint)
+  clock?: 'precise' | 'coarse' | ManualClock | ScriptedClock | (() => number | bigint)
+  /**
+   * Which reading of `clock` each ID takes (default `'precise'`): for a test clock, whose coarse
+   * reading `ManualClock.setTickMs` models; on the system clock `clock: 'coarse'` says the same.
+   */
+  clockSource?: 'precise' | 'coarse'
 }
 
 /** The monotonic generators' extra setting. */
 export interface LeadOptions {
   /** Refuse rather than run more than this many ms ahead of the wall clock (default unbounded). */
-  maxLeadMs?: number | bigint
+  maxLeadMs?: number | bigint | null
+}
+
+/** Options of `new Uuid7Generator(...)` and `new UlidGenerator(...)` (no node id, layout or epoch). */
+export type TimeIdOptions =
+  | (ClockOptions & { mode?: 'strict' })
+  | (ClockOptions & LeadOptions & { mode: 'monotonic' })
+
+/** One metric of the core's health table (`healthMetrics()`), as every polyflake exporter names it. */
+export interface HealthMetric {
+  /** The metric's name (a counter is exposed with `_total` added, as Prometheus clients do). */
+  name: string
+  /** `'counter'` (only grows) or `'gauge'`. */
+  kind: 'counter' | 'gauge'
+  /** The help text. */
+  help: string
+  /** The names of its labels (most have none). */
+  labels: Array<string>
+}
+
+/** One value of one metric of a generator's health (`healthSamples()`). */
+export interface HealthSample {
+  /** The metric's name (see `healthMetrics()`). */
+  name: string
+  /** Its labels' values by label name. */
+  labels: Record<string, string>
+  /** The value. */
+  value: number
 }
 
 /**
@@ -77,7 +116,46 @@ export interface FileLeaseOptions {
  * Options of `fromEtcd(...)`, besides the `SourceOptions`: a slot key in an etcd v3 cluster,
  * attached to an etcd lease kept alive in the background.
  */
-export interface EtcdOptions {
+/**
+ * TLS and authentication of a remote store (etcd or ZooKeeper). A field left undefined is read
+ * by the core from its environment variable when that is set and not empty
+ * (`POLYFLAKE_ETCD_CA_FILE`, ... `POLYFLAKE_ZOOKEEPER_PASSWORD`).
+ */
+export interface StoreAuthOptions {
+  /** A PEM file of the CA certificate(s) the servers' certificates must chain to (TLS). */
+  caFile?: string
+  /** A PEM file of this client's certificate (with `keyFile`), for stores that require one. */
+  certFile?: string
+  /** A PEM file of the private key of `certFile`. */
+  keyFile?: string
+  /** The user to authenticate as (etcd auth; ZooKeeper `digest`), with `password`. */
+  username?: string
+  /** The password of `username` (prefer the environment variable to a literal in code). */
+  password?: string
+}
+
+/** Options of `fromZooKeeper`: slots as znodes under `prefix` in a ZooKeeper ensemble. */
+export interface ZooKeeperOptions extends StoreAuthOptions {
+  /** The ensemble: `'host:port,host:port'` or an array of `'host:port'` strings. */
+  ensemble: string | Array<string>
+  /** The znode prefix, an absolute path (default `'/polyflake'`). */
+  prefix?: string
+  /** The session timeout asked of the ensemble in ms (default 10000): the lease's time to live. */
+  sessionTimeoutMs?: number | bigint
+  /** As in `FileLeaseOptions`. */
+  reserveMs?: number | bigint
+  /** As in `FileLeaseOptions`. */
+  slots?: number
+  /** As in `FileLeaseOptions`. */
+  identity?: string
+  /** The timeout of connecting and of each request, in ms (default 2000). */
+  connectTimeoutMs?: number | bigint
+  /** As in `FileLeaseOptions`. */
+  maxGuardWaitMs?: number | bigint
+}
+
+/** Options of `fromEtcd`: slots as keys under `prefix` in an etcd v3 cluster. */
+export interface EtcdOptions extends StoreAuthOptions {
   /** The cluster's client URLs, such as `'http://127.0.0.1:2379'` (one string or an array). */
   endpoints: string | Array<string>
   /** The key prefix (default `'/polyflake'`). */
@@ -115,7 +193,7 @@ export interface Health {
   nodeId: number
   /**
    * Where the node id came from: `'static'`, `'env'`, `'hostname'`, `'ipv4'`,
-   * `'file_lease'` or `'etcd'`.
+   * `'file_lease'`, `'etcd'` or `'zookeeper'`.
    */
   source: string
   /** `'strict'` or `'monotonic'`. */

@@ -1139,6 +1139,71 @@ impl Generator {
         }
     }
 
+    /// Fill `out` only if that needs no wait: `Ok(false)` where [`Generator::next_ids`] would
+    /// sleep (in strict mode: a small rewind, or fewer IDs left in the current millisecond than
+    /// `out` holds), with `out` untouched and nothing issued. Refusals are errors exactly as in
+    /// `next_ids`; monotonic mode never waits, so it always fills. Bindings use it to fill a
+    /// batch that fits the current millisecond on the caller's thread and hand only a batch that
+    /// must wait to another thread (an event loop must not sleep).
+    ///
+    /// ```
+    /// use polyflake::{Generator, ManualClock};
+    /// let g = Generator::builder(1).clock(ManualClock::new(1_704_067_200_005)).build().unwrap();
+    /// let mut ids = vec![0u64; 4_000];
+    /// assert!(g.try_next_ids(&mut ids).unwrap()); // 4,000 of the millisecond's 4,096
+    /// let mut more = vec![0u64; 100];
+    /// assert!(!g.try_next_ids(&mut more).unwrap()); // 96 left: next_ids would wait
+    /// assert!(more.iter().all(|&id| id == 0));
+    /// assert!(g.try_next_ids(&mut more[..96]).unwrap());
+    /// ```
+    pub fn try_next_ids(&self, out: &mut [u64]) -> Result<bool> {
+        self.check_fork()?;
+        if out.is_empty() {
+            return Ok(true);
+        }
+        match self.mode {
+            Mode::Strict => self.try_fill_strict(out),
+            Mode::Monotonic => self.fill_monotonic(out).map(|()| true),
+        }
+    }
+
+    /// Strict mode's batch in ONE millisecond run, or `Ok(false)` (see `try_next_ids`).
+    fn try_fill_strict(&self, out: &mut [u64]) -> Result<bool> {
+        let s = self.seq_bits;
+        let n = i64::try_from(out.len()).map_err(|_| self.overflow(i64::MAX))?;
+        loop {
+            // The state before the clock, as in `next_strict`.
+            let p = self.state.0.load(Ordering::Acquire);
+            let (now, floor) = self.read()?;
+            let last = p >> s;
+            if now < last {
+                if (last - now) as f64 <= self.max_wait_ms {
+                    return Ok(false);
+                }
+                // Beyond the budget this refuses at once, without sleeping.
+                return self
+                    .wait_rewind(&mut Wait::new(), (last - now) as u64)
+                    .map(|()| false);
+            }
+            let start = (p + 1).max(floor);
+            let room = ((now << s) | self.seq_mask) - start + 1;
+            if start >> s > now || room < n {
+                return Ok(false);
+            }
+            let end = start + n - 1;
+            if self
+                .state
+                .0
+                .compare_exchange_weak(p, end, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                self.record(p, end, n, now);
+                self.write_run(out, start);
+                return Ok(true);
+            }
+        }
+    }
+
     fn fill_monotonic(&self, out: &mut [u64]) -> Result<()> {
         let s = self.seq_bits;
         let n = i64::try_from(out.len()).map_err(|_| self.overflow(i64::MAX))?;

@@ -176,6 +176,18 @@ impl Uuid7Generator {
         }
         Ok(())
     }
+    /// Fill `out` only if that needs no wait (`Ok(false)`, `out` untouched, where
+    /// [`Uuid7Generator::next_uuids`] would sleep; see [`Generator::try_next_ids`]).
+    pub fn try_next_uuids(&self, out: &mut [u128]) -> Result<bool> {
+        let mut states = vec![0u64; out.len()];
+        if !self.inner.try_next_ids(&mut states)? {
+            return Ok(false);
+        }
+        for (o, s) in out.iter_mut().zip(states) {
+            *o = uuid7_of(s as i64, random_u64());
+        }
+        Ok(true)
+    }
     /// The engine's health (node id 0; `lead_ms`, counters and clock state as for Snowflake).
     pub fn health(&self) -> Health {
         self.inner.health()
@@ -296,6 +308,18 @@ impl UlidGenerator {
             *o = self.of(s as i64);
         }
         Ok(())
+    }
+    /// Fill `out` only if that needs no wait (`Ok(false)`, `out` untouched, where
+    /// [`UlidGenerator::next_ulids`] would sleep; see [`Generator::try_next_ids`]).
+    pub fn try_next_ulids(&self, out: &mut [u128]) -> Result<bool> {
+        let mut states = vec![0u64; out.len()];
+        if !self.inner.try_next_ids(&mut states)? {
+            return Ok(false);
+        }
+        for (o, s) in out.iter_mut().zip(states) {
+            *o = self.of(s as i64);
+        }
+        Ok(true)
     }
     /// The engine's health.
     pub fn health(&self) -> Health {

@@ -6,10 +6,16 @@
 // loop of Snowflake.nextId() measures that cap (~244 ns/ID), not the call. The per-call cost is
 // measured on MonotonicSnowflake (default layout: never waits) and on a strict Snowflake with
 // the non-exhausting layout 41/1/21 (2,097,152 IDs per ms), and the table says which is which.
+//
+// Issue 15: uuid7() (a string, on the process-wide strict generator) beside uuid's v7() and the
+// uuidv7 package's uuidv7(). Issue 16: nextId() on the coarse clock source. Issue 18: the async
+// forms' fast path (a Promise settled at once, no thread hop) beside the synchronous call.
 const crypto = require('node:crypto')
-const { Snowflake, MonotonicSnowflake } = require('..')
+const polyflake = require('..')
+const { Snowflake, MonotonicSnowflake, Uuid7Generator, UlidGenerator } = polyflake
 const { Snowflake: Sapphire } = require('./node_modules/@sapphire/snowflake')
-const { v7: uuidv7 } = require('./node_modules/uuid')
+const { v7: uuidV7 } = require('./node_modules/uuid')
+const { uuidv7: uuidv7Pkg } = require('./node_modules/uuidv7')
 
 const EPOCH = 1704067200000n
 const ROUNDS = 9
@@ -20,14 +26,30 @@ const strictWide = new Snowflake({ nodeId: 1, layout: '41/1/21' })
 const mono = new MonotonicSnowflake({ nodeId: 2 })
 const sapphire = new Sapphire(EPOCH)
 const protoNext = MonotonicSnowflake.prototype.nextId
+const coarseMono = new MonotonicSnowflake({ nodeId: 3, clock: 'coarse' })
+const coarseWide = new Snowflake({ nodeId: 0, layout: '41/1/21', clock: 'coarse' })
+const u7 = new Uuid7Generator()
+const ul = new UlidGenerator()
+const { uuid7, ulid } = polyflake
 
 const cases = [
   ['Date.now()', () => Date.now()],
   ['crypto.randomUUID()', () => crypto.randomUUID()],
-  ['uuid v7()', () => uuidv7()],
+  ['uuid v7()', () => uuidV7()],
+  ['uuidv7 uuidv7()', () => uuidv7Pkg()],
+  ['polyflake uuid7()', () => uuid7()],
+  ['polyflake Uuid7Generator.nextId()', () => u7.nextId()],
+  ['polyflake Uuid7Generator.nextIdBuffer()', () => u7.nextIdBuffer()],
+  ['polyflake ulid()', () => ulid()],
+  ['polyflake UlidGenerator.nextId()', () => ul.nextId()],
   ['@sapphire/snowflake generate()', () => sapphire.generate()],
   ['polyflake MonotonicSnowflake.nextId() (41/10/12)', () => mono.nextId()],
   ['polyflake Snowflake.nextId() (strict, 41/1/21)', () => strictWide.nextId()],
+  ['polyflake MonotonicSnowflake.nextId() (41/10/12, coarse clock)', () => coarseMono.nextId()],
+  ['polyflake Snowflake.nextId() (strict, 41/1/21, coarse clock)', () => coarseWide.nextId()],
+  // The async fast path: a Promise settled at once (the call's cost; awaiting it is timed below).
+  ['polyflake Snowflake.nextIdAsync() (strict, 41/1/21; fast path)', () => strictWide.nextIdAsync()],
+  ['polyflake Snowflake.tryNextId() (strict, 41/1/21)', () => strictWide.tryNextId()],
   ['polyflake Snowflake.nextId() (strict, 41/10/12: capped at 4,096/ms)', () => strictDefault.nextId()],
   // The napi-rs class method (what the bound per-instance nextId replaces on the hot path).
   ['polyflake MonotonicSnowflake.prototype.nextId.call(gen) (napi-rs method)', () => protoNext.call(mono)],
@@ -67,6 +89,14 @@ const batchMono = batch(mono, 1e6, 9)
 const batchWide = batch(strictWide, 1e6, 9)
 const batchStrict = batch(strictDefault, 1e6, 3)
 
+// The async fast path awaited, beside the synchronous call awaited the same way (an async loop
+// of N awaits of a plain value), so the difference is the Promise the async form makes.
+async function timeAwait(fn) {
+  const t0 = process.hrtime.bigint()
+  for (let i = 0; i < N; i++) sink = await fn()
+  return Number(process.hrtime.bigint() - t0) / N
+}
+
 // A 1-second tight loop: every ID kept, then duplicates (sorted copy) and out-of-order counted.
 function tightLoop(next) {
   const cap = 16_000_000
@@ -89,6 +119,19 @@ function tightLoop(next) {
   for (let i = 1; i < n; i++) if (sorted[i] === sorted[i - 1]) dups++
   return { n, dups, outOfOrder }
 }
+async function awaited() {
+  const pairs = [
+    ['await nextId() (sync call, awaited)', () => strictWide.nextId()],
+    ['await nextIdAsync() (fast path)', () => strictWide.nextIdAsync()],
+  ]
+  for (const [, fn] of pairs) await timeAwait(fn)
+  const xs = pairs.map(() => [])
+  for (let r = 0; r < ROUNDS; r++) for (let i = 0; i < pairs.length; i++) xs[i].push(await timeAwait(pairs[i][1]))
+  return pairs.map(([name], i) => [name, median(xs[i])])
+}
+
+async function main() {
+const awaitedTimes = await awaited()
 const loops = [
   ['polyflake Snowflake (strict, 41/10/12)', tightLoop(() => strictDefault.nextId())],
   ['polyflake MonotonicSnowflake (41/10/12)', tightLoop(() => mono.nextId())],
@@ -96,13 +139,22 @@ const loops = [
 ]
 
 const sap = per['@sapphire/snowflake generate()']
+const uuidRef = per['uuid v7()']
+const uuidv7Ref = per['uuidv7 uuidv7()']
 const fmt = (x) => x.toFixed(1)
 const lines = []
 lines.push(`${typeof global.gc === 'function' ? '' : '(run without --expose-gc: batch timings include GC) '}Node ${process.version}, ${require('node:os').cpus()[0].model}, ${require('node:os').cpus().length} cores; median of ${ROUNDS} interleaved rounds of ${N.toLocaleString('en-US')} calls.`)
 lines.push('')
-lines.push('| call | ns/call | vs @sapphire/snowflake |')
-lines.push('| --- | ---: | ---: |')
-for (const [name] of cases) lines.push(`| ${name} | ${fmt(per[name])} | ${(per[name] / sap).toFixed(2)}x |`)
+lines.push('| call | ns/call | vs @sapphire/snowflake | vs uuid v7() | vs uuidv7 |')
+lines.push('| --- | ---: | ---: | ---: | ---: |')
+for (const [name] of cases) {
+  const r = (ref) => `${(per[name] / ref).toFixed(2)}x`
+  lines.push(`| ${name} | ${fmt(per[name])} | ${r(sap)} | ${r(uuidRef)} | ${r(uuidv7Ref)} |`)
+}
+lines.push('')
+lines.push('| awaited in an async loop | ns/call |')
+lines.push('| --- | ---: |')
+for (const [name, ns] of awaitedTimes) lines.push(`| ${name} | ${fmt(ns)} |`)
 lines.push('')
 lines.push('| batch | ms (median) |')
 lines.push('| --- | ---: |')
@@ -121,4 +173,21 @@ lines.push('Targets:')
 lines.push(`- nextId() <= 0.75x @sapphire/snowflake: monotonic ${ratioMono.toFixed(2)}x, strict 41/1/21 ${ratioWide.toFixed(2)}x: ${ratioMono <= 0.75 && ratioWide <= 0.75 ? 'MET' : 'MISSED'}`)
 lines.push(`- nextIds(10**6) <= 10 ms (MonotonicSnowflake): ${batchMono.toFixed(2)} ms: ${batchMono <= 10 ? 'MET' : 'MISSED'}`)
 lines.push(`- zero duplicates and zero out-of-order for polyflake: ${poly.every(([, r]) => r.dups === 0 && r.outOfOrder === 0) ? 'MET' : 'MISSED'}`)
+const met = (ok) => (ok ? 'MET' : 'MISSED')
+const u = per['polyflake uuid7()']
+lines.push(`- uuid7() <= 0.1x uuid v7(): ${(u / uuidRef).toFixed(3)}x: ${met(u / uuidRef <= 0.1)}`)
+lines.push(`- uuid7() <= 0.5x uuidv7 uuidv7(): ${(u / uuidv7Ref).toFixed(3)}x: ${met(u / uuidv7Ref <= 0.5)}`)
+const cm = per['polyflake MonotonicSnowflake.nextId() (41/10/12, coarse clock)'] / sap
+const cw = per['polyflake Snowflake.nextId() (strict, 41/1/21, coarse clock)'] / sap
+lines.push(`- nextId() on the coarse clock <= 0.35x @sapphire/snowflake: monotonic ${cm.toFixed(2)}x, strict 41/1/21 ${cw.toFixed(2)}x: ${met(cm <= 0.35 && cw <= 0.35)}`)
+const sync = per['polyflake Snowflake.nextId() (strict, 41/1/21)']
+const fast = per['polyflake Snowflake.nextIdAsync() (strict, 41/1/21; fast path)']
+const [[, awaitSync], [, awaitAsync]] = awaitedTimes
+lines.push(`- nextIdAsync() fast path within 1.5x of nextId(): the call ${(fast / sync).toFixed(2)}x (${fmt(fast)} vs ${fmt(sync)} ns): ${met(fast / sync <= 1.5)}; awaited, ${(awaitAsync / awaitSync).toFixed(2)}x`)
 console.log(lines.join('\n'))
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exit(1)
+})

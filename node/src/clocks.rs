@@ -55,6 +55,17 @@ impl ManualClock {
         })
     }
 
+    /// Model a tick-based coarse reading (for tests of `clockSource: 'coarse'`): from now on the
+    /// coarse reading is the wall reading rounded down to a multiple of `tickMs`, lagging it by
+    /// up to `tickMs - 1`, as `CLOCK_REALTIME_COARSE` does (default 1: coarse = precise). Set it
+    /// before making a generator on the clock.
+    #[napi(ts_args_type = "tickMs: number | bigint")]
+    pub fn set_tick_ms(&self, env: Env, tick_ms: Unknown<'_>) -> Result<()> {
+        guard(env.raw(), || {
+            narrow(Val::of(env, &tick_ms), "tickMs").map(|ms| self.inner.set_tick_ms(ms))
+        })
+    }
+
     /// The current reading in Unix milliseconds.
     #[napi]
     pub fn now(&self) -> i64 {

@@ -5,7 +5,7 @@
 //! unsafe integer) are `TypeError`/`RangeError` with Node's usual codes; a panic is caught here
 //! and never unwinds into Node.
 
-use crate::js::{camel, check, pending_exception, Fail, Val};
+use crate::js::{camel, check, pending_exception, take_exception, Fail, Val};
 use napi::sys;
 use polyflake::{ErrorCategory, ErrorKind};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -59,15 +59,14 @@ fn key(kind: ErrorKind, field: &str) -> String {
     )
 }
 
-/// Build an error object of `class` with `code`, `message` and the core error's fields, and
-/// throw it.
-fn throw(
+/// An error object of `class` with `code`, `message` and the core error's fields.
+fn build(
     env: sys::napi_env,
     class: Class,
     code: &str,
     message: &str,
     core: Option<&polyflake::Error>,
-) -> std::result::Result<(), Fail> {
+) -> std::result::Result<Val, Fail> {
     let (code, message) = (Val::text(env, code)?, Val::text(env, message)?);
     let mut err = ptr::null_mut();
     // SAFETY: the env of the current call and two strings of it.
@@ -84,21 +83,38 @@ fn throw(
         let fields = e.fields();
         err.set_fields(fields.iter().map(|(k, v)| (key(e.kind(), k), v)))?;
     }
-    // SAFETY: as above.
-    check(unsafe { sys::napi_throw(env, err.raw) }, "throw")
+    Ok(err)
+}
+
+/// The JS error for `fail`, not thrown (a promise is rejected with it). A JS exception already
+/// on its way (from a getter, a Proxy, ...) is taken and is the error.
+pub fn error_value(env: sys::napi_env, fail: &Fail) -> std::result::Result<Val, Fail> {
+    match fail {
+        Fail::Core(e) => build(env, class_of(e.kind()), e.code(), &e.to_string(), Some(e)),
+        Fail::Type(m) => build(env, Class::Type, CODE_TYPE, m, None),
+        Fail::Range(m) => build(env, Class::Range, CODE_RANGE, m, None),
+        Fail::Panic(m) => {
+            let message = format!("polyflake panicked (a bug, please report it): {m}");
+            build(env, Class::Error, CODE_PANIC, &message, None)
+        }
+        Fail::Napi(e) => match take_exception(env) {
+            Some(pending) => Ok(pending),
+            None => build(env, Class::Error, e.status.as_ref(), &e.reason, None),
+        },
+    }
 }
 
 /// Throw `fail` into `env` as a JS exception (for raw Node-API callbacks, which return no
 /// `Result`). If even building the error fails, a plain `Error` says so.
 pub fn throw_fail(env: sys::napi_env, fail: Fail) {
-    let thrown = match &fail {
-        Fail::Core(e) => throw(env, class_of(e.kind()), e.code(), &e.to_string(), Some(e)),
-        Fail::Type(m) => throw(env, Class::Type, CODE_TYPE, m, None),
-        Fail::Range(m) => throw(env, Class::Range, CODE_RANGE, m, None),
-        // A JS exception (from a getter, a Proxy, ...) already on its way is kept.
-        Fail::Napi(_) if pending_exception(env) => Ok(()),
-        Fail::Napi(e) => throw(env, Class::Error, e.status.as_ref(), &e.reason, None),
-    };
+    // A JS exception already on its way is kept.
+    if matches!(fail, Fail::Napi(_)) && pending_exception(env) {
+        return;
+    }
+    let thrown = error_value(env, &fail).and_then(|err| {
+        // SAFETY: the env of the current call and an error of it.
+        check(unsafe { sys::napi_throw(env, err.raw) }, "throw")
+    });
     if thrown.is_err() && !pending_exception(env) {
         let text = c"polyflake: could not build the error object";
         // SAFETY: as above; a NUL-terminated message.
@@ -106,18 +122,15 @@ pub fn throw_fail(env: sys::napi_env, fail: Fail) {
     }
 }
 
-/// Throw a caught panic's payload as an `Error` with code [`CODE_PANIC`].
-pub fn throw_panic(env: sys::napi_env, panic: Box<dyn std::any::Any + Send>) {
-    let what = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string());
-    let message = format!("polyflake panicked (a bug, please report it): {what}");
-    if throw(env, Class::Error, CODE_PANIC, &message, None).is_err() && !pending_exception(env) {
-        // SAFETY: the env of the current call; a NUL-terminated message.
-        unsafe { sys::napi_throw_error(env, ptr::null(), c"polyflake panicked".as_ptr()) };
-    }
+/// A caught panic as a [`Fail`] (its payload's text).
+pub fn panic_fail(panic: Box<dyn std::any::Any + Send>) -> Fail {
+    Fail::Panic(
+        panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string()),
+    )
 }
 
 /// Run one binding call: convert its failure (or a panic) into a thrown JS error. The returned
@@ -130,7 +143,7 @@ pub fn guard<T>(env: sys::napi_env, f: impl FnOnce() -> std::result::Result<T, F
             Err(pending())
         }
         Err(panic) => {
-            throw_panic(env, panic);
+            throw_fail(env, panic_fail(panic));
             Err(pending())
         }
     }

@@ -2,22 +2,21 @@
 //! below), declared twice because JavaScript names the mode by the class. Each instance wraps one
 //! core [`polyflake::Generator`]; every method converts types and calls the core. A generator's
 //! node id is given (`new Snowflake({ nodeId })`) or comes from one of the core's [`NodeSource`]s
-//! (`fromFileLease`, `fromEtcd`, `fromEnv`, `fromHostname`, `fromIpv4`); which node id, and
+//! (`fromFileLease`, `fromEtcd`, `fromZooKeeper`, `fromEnv`, `fromHostname`, `fromIpv4`); which node id, and
 //! whether the lease allows issuing, is the core's business. Every default is the core's.
 
-use crate::clocks::{JsFnClock, ManualClock, ScriptedClock};
 use crate::errors::{guard, Result};
-use crate::fast::{install_next_id, Shared};
-use crate::js::{f64_arg, id_arg, int_arg, narrow, string_arg, Fail, Ty, Val};
+use crate::fast::{install, Body, Cell, Shared};
+use crate::js::{count_arg, id_arg, int_arg, narrow, string_arg, Fail, Ty, Val};
 use crate::layout::{layout_arg, Layout};
-use napi::bindgen_prelude::{ClassInstance, Env, FromNapiValue, JavaScriptClassExt, This, Unknown};
-use napi::JsValue;
-use polyflake::{Builder, Decoded, Generator, Mode, NodeSource};
-use std::rc::Rc;
+use crate::metrics::samples;
+use crate::pool;
+use crate::settings::{self, apply, only_keys, FResult};
+use napi::bindgen_prelude::{ClassInstance, Env, JavaScriptClassExt, This, Unknown};
+use napi::{sys, JsValue};
+use polyflake::{Decoded, Generator, Mode, NodeSource};
+use std::sync::Arc;
 use std::time::Duration;
-
-/// What the option readers return.
-type FResult<T> = std::result::Result<T, Fail>;
 
 /// The three fields of an ID.
 #[napi(object)]
@@ -31,19 +30,10 @@ pub struct DecodedId {
     pub sequence: u32,
 }
 
-/// The settings every way of making a generator shares.
-const SETTINGS: &[&str] = &[
-    "epochMs",
-    "maxWaitMs",
-    "maxForwardStepMs",
-    "forwardConfirmMs",
-    "layout",
-    "clock",
-];
-
 /// Make a core generator: `what` names the call in messages (`Snowflake.fromFileLease`);
-/// `options` must be an object (or may be `undefined` when `optional`) whose keys are `own`, the
-/// shared settings, and `maxLeadMs` for a monotonic generator; `source` reads the node source.
+/// `options` must be an object (or may be `undefined` when `optional`) whose keys are `own`,
+/// `epochMs`, `layout` and the settings of `settings::keys(mode)`; `source` reads the node
+/// source.
 fn make(
     env: Env,
     what: &str,
@@ -52,7 +42,7 @@ fn make(
     optional: bool,
     own: &[&str],
     source: impl FnOnce(Val) -> FResult<NodeSource>,
-) -> FResult<Generator> {
+) -> FResult<Cell<Generator>> {
     let present = !(optional && options.is_undefined()?);
     if present {
         if !options.is_object()? {
@@ -61,87 +51,28 @@ fn make(
                 options.describe()
             )));
         }
-        let lead: &[&str] = match mode {
-            Mode::Strict => &[],
-            Mode::Monotonic => &["maxLeadMs"],
-        };
-        let allowed: Vec<&str> = own.iter().chain(SETTINGS).chain(lead).copied().collect();
-        if let Some(k) = options
-            .keys()?
-            .into_iter()
-            .find(|k| !allowed.contains(&k.as_str()))
-        {
-            return Err(Fail::Type(format!(
-                "unknown option {k:?} for {what}: expected one of {}",
-                allowed.join(", ")
-            )));
-        }
+        let this: &[&str] = &["epochMs", "layout"];
+        let allowed: Vec<&str> = [own, this, &settings::keys(mode)].concat();
+        only_keys(options, what, &allowed)?;
     }
     let source = source(options)?;
     let leased = source.kind().is_lease();
     let mut b = Generator::builder_from(source).mode(mode);
+    let mut js_clock = false;
     if present {
-        b = settings(env, b, options, mode, leased)?;
-    }
-    Ok(b.build()?)
-}
-
-/// Apply the shared settings of `options` to `b`.
-fn settings(env: Env, mut b: Builder, options: Val, mode: Mode, leased: bool) -> FResult<Builder> {
-    if let Some(v) = options.get_opt("epochMs")? {
-        b = b.epoch_ms(narrow(v, "epochMs")?);
-    }
-    if let Some(v) = options.get_opt("maxWaitMs")? {
-        b = b.max_wait_ms(f64_arg(v, "maxWaitMs")?);
-    }
-    if let Some(v) = options.get_opt("maxForwardStepMs")? {
-        let off = v.ty()? == Ty::Null;
-        b = b.max_forward_step_ms(if off {
-            None
-        } else {
-            Some(narrow(v, "maxForwardStepMs")?)
-        });
-    }
-    if let Some(v) = options.get_opt("forwardConfirmMs")? {
-        b = b.forward_confirm_ms(narrow(v, "forwardConfirmMs")?);
-    }
-    if mode == Mode::Monotonic {
-        let v = options.get("maxLeadMs")?;
-        if !matches!(v.ty()?, Ty::Undefined | Ty::Null) {
-            b = b.max_lead_ms(Some(narrow(v, "maxLeadMs")?));
+        if let Some(v) = options.get_opt("epochMs")? {
+            b = b.epoch_ms(narrow(v, "epochMs")?);
         }
+        if let Some(v) = options.get_opt("layout")? {
+            b = b.layout(layout_arg(env, v)?);
+        }
+        let s = settings::read(env, options, leased)?;
+        js_clock = s.js_clock;
+        b = apply!(b, s);
     }
-    if let Some(v) = options.get_opt("layout")? {
-        b = b.layout(layout_arg(env, v)?);
-    }
-    let Some(v) = options.get_opt("clock")? else {
-        return Ok(b);
-    };
-    // SAFETY: a value of the current call.
-    let unknown = unsafe { Unknown::from_raw_unchecked(v.env, v.raw) };
-    Ok(match v.ty()? {
-        Ty::Function if leased => {
-            return Err(Fail::Type(
-                "a leased generator's background thread reads the clock too, and a JS function can only be called on its own thread: pass a ManualClock or a ScriptedClock".into(),
-            ))
-        }
-        Ty::Function => b.clock(JsFnClock::new(v)?),
-        Ty::Object if ManualClock::instance_of(&env, &unknown)? => {
-            // SAFETY: checked to be a `ManualClock` just above.
-            let c = unsafe { ClassInstance::<ManualClock>::from_napi_value(v.env, v.raw) }?;
-            b.clock(c.inner.clone())
-        }
-        Ty::Object if ScriptedClock::instance_of(&env, &unknown)? => {
-            // SAFETY: checked to be a `ScriptedClock` just above.
-            let c = unsafe { ClassInstance::<ScriptedClock>::from_napi_value(v.env, v.raw) }?;
-            b.shared_clock(c.inner.clone())
-        }
-        _ => {
-            return Err(Fail::Type(format!(
-                "clock must be a ManualClock, a ScriptedClock or a function returning Unix ms, got {}",
-                v.describe()
-            )))
-        }
+    Ok(Cell {
+        g: b.build()?,
+        js_clock,
     })
 }
 
@@ -153,7 +84,7 @@ fn class_name(mode: Mode) -> &'static str {
 }
 
 /// `new Snowflake({ nodeId, ... })`: a static node id.
-fn from_options(env: Env, options: Val, mode: Mode) -> FResult<Generator> {
+fn from_options(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
     let what = format!("new {}", class_name(mode));
     make(env, &what, mode, options, false, &["nodeId"], |o| {
         match o.get_opt("nodeId")? {
@@ -165,7 +96,13 @@ fn from_options(env: Env, options: Val, mode: Mode) -> FResult<Generator> {
 
 /// A generator on a node source that needs no options of its own (`fromEnv`, `fromHostname`,
 /// `fromIpv4`): `options` may be `undefined`.
-fn fixed(env: Env, name: &str, mode: Mode, options: Val, source: NodeSource) -> FResult<Generator> {
+fn fixed(
+    env: Env,
+    name: &str,
+    mode: Mode,
+    options: Val,
+    source: NodeSource,
+) -> FResult<Cell<Generator>> {
     let what = format!("{}.{name}", class_name(mode));
     make(env, &what, mode, options, true, &[], |_| Ok(source))
 }
@@ -192,7 +129,7 @@ macro_rules! lease_common {
 const LEASE_KEYS: [&str; 4] = ["slots", "identity", "reserveMs", "maxGuardWaitMs"];
 
 /// `fromFileLease({ dir, slots?, identity?, reserveMs?, maxGuardWaitMs?, ... })`.
-fn file_lease(env: Env, options: Val, mode: Mode) -> FResult<Generator> {
+fn file_lease(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
     let what = format!("{}.fromFileLease", class_name(mode));
     let own: Vec<&str> = ["dir"].iter().chain(&LEASE_KEYS).copied().collect();
     make(env, &what, mode, options, false, &own, |o| {
@@ -205,40 +142,111 @@ fn file_lease(env: Env, options: Val, mode: Mode) -> FResult<Generator> {
     })
 }
 
-/// `fromEtcd({ endpoints, prefix?, ttlS?, connectTimeoutMs?, slots?, identity?, ... })`.
-fn etcd(env: Env, options: Val, mode: Mode) -> FResult<Generator> {
-    let what = format!("{}.fromEtcd", class_name(mode));
-    let own: Vec<&str> = ["endpoints", "prefix", "ttlS", "connectTimeoutMs"]
-        .iter()
-        .chain(&LEASE_KEYS)
-        .copied()
-        .collect();
-    make(env, &what, mode, options, false, &own, |o| {
-        let endpoints = match o.get_opt("endpoints")? {
-            None => return Err(Fail::Type(format!("{what}: endpoints is required"))),
-            Some(v) if v.ty()? == Ty::String => vec![v.string()?],
-            Some(v) if v.is_array()? => (v.elements()?.into_iter().enumerate())
-                .map(|(i, e)| string_arg(e, &format!("endpoints[{i}]")))
-                .collect::<FResult<Vec<_>>>()?,
-            Some(v) => {
-                return Err(Fail::Type(format!(
-                    "endpoints must be a string or an array of strings, got {}",
-                    v.describe()
-                )))
+/// The TLS and authentication options both remote stores share (same field names in the core's
+/// options `$l`); `undefined` leaves a field `None`, so the core reads its environment variable.
+macro_rules! store_auth {
+    ($o:expr, $l:expr) => {
+        for (key, field) in [
+            ("caFile", &mut $l.ca_file),
+            ("certFile", &mut $l.cert_file),
+            ("keyFile", &mut $l.key_file),
+        ] {
+            if let Some(v) = $o.get_opt(key)? {
+                *field = Some(string_arg(v, key)?.into());
             }
-        };
-        let mut e = polyflake::EtcdLeaseOptions::new(endpoints);
-        if let Some(v) = o.get_opt("prefix")? {
-            e.prefix = string_arg(v, "prefix")?;
         }
+        for (key, field) in [
+            ("username", &mut $l.username),
+            ("password", &mut $l.password),
+        ] {
+            if let Some(v) = $o.get_opt(key)? {
+                *field = Some(string_arg(v, key)?);
+            }
+        }
+    };
+}
+
+/// What both remote stores read besides their own options: `prefix`, `connectTimeoutMs`, the
+/// lease options every lease shares and the TLS/auth options (same field names in the core).
+macro_rules! store_common {
+    ($o:expr, $l:expr) => {
+        if let Some(v) = $o.get_opt("prefix")? {
+            $l.prefix = string_arg(v, "prefix")?;
+        }
+        if let Some(v) = $o.get_opt("connectTimeoutMs")? {
+            $l.connect_timeout_ms = narrow(v, "connectTimeoutMs")?;
+        }
+        lease_common!($o, $l);
+        store_auth!($o, $l);
+    };
+}
+
+/// The keys `store_auth!` reads.
+const AUTH_KEYS: [&str; 5] = ["caFile", "certFile", "keyFile", "username", "password"];
+
+/// The keys of a remote store: its own, then those `store_common!` reads.
+fn store_keys(own: &[&'static str]) -> Vec<&'static str> {
+    [
+        own,
+        &["prefix", "connectTimeoutMs"],
+        &LEASE_KEYS,
+        &AUTH_KEYS,
+    ]
+    .concat()
+}
+
+/// A list of servers: one string, or an array of strings (`what` names the option).
+fn servers(v: Val, what: &str) -> FResult<Vec<String>> {
+    if v.ty()? == Ty::String {
+        return Ok(vec![v.string()?]);
+    }
+    if v.is_array()? {
+        return (v.elements()?.into_iter().enumerate())
+            .map(|(i, e)| string_arg(e, &format!("{what}[{i}]")))
+            .collect();
+    }
+    Err(Fail::Type(format!(
+        "{what} must be a string or an array of strings, got {}",
+        v.describe()
+    )))
+}
+
+/// `fromEtcd({ endpoints, prefix?, ttlS?, connectTimeoutMs?, slots?, identity?, caFile?, ... })`.
+fn etcd(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
+    let what = format!("{}.fromEtcd", class_name(mode));
+    let own = store_keys(&["endpoints", "ttlS"]);
+    make(env, &what, mode, options, false, &own, |o| {
+        let Some(v) = o.get_opt("endpoints")? else {
+            return Err(Fail::Type(format!("{what}: endpoints is required")));
+        };
+        let mut e = polyflake::EtcdLeaseOptions::new(servers(v, "endpoints")?);
         if let Some(v) = o.get_opt("ttlS")? {
             e.ttl_s = narrow(v, "ttlS")?;
         }
-        if let Some(v) = o.get_opt("connectTimeoutMs")? {
-            e.connect_timeout_ms = narrow(v, "connectTimeoutMs")?;
-        }
-        lease_common!(o, e);
+        store_common!(o, e);
         Ok(NodeSource::Etcd(e))
+    })
+}
+
+/// `fromZooKeeper({ ensemble, prefix?, sessionTimeoutMs?, connectTimeoutMs?, slots?, ... })`:
+/// `ensemble` is a connect string `"host:port,host:port"` (the core splits it) or an array of
+/// `host:port` strings.
+fn zookeeper(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
+    let what = format!("{}.fromZooKeeper", class_name(mode));
+    let own = store_keys(&["ensemble", "sessionTimeoutMs"]);
+    make(env, &what, mode, options, false, &own, |o| {
+        let mut z = match o.get_opt("ensemble")? {
+            None => return Err(Fail::Type(format!("{what}: ensemble is required"))),
+            Some(v) if v.ty()? == Ty::String => {
+                polyflake::ZooKeeperLeaseOptions::from_ensemble(&v.string()?)
+            }
+            Some(v) => polyflake::ZooKeeperLeaseOptions::new(servers(v, "ensemble")?),
+        };
+        if let Some(v) = o.get_opt("sessionTimeoutMs")? {
+            z.session_timeout_ms = narrow(v, "sessionTimeoutMs")?;
+        }
+        store_common!(o, z);
+        Ok(NodeSource::ZooKeeper(z))
     })
 }
 
@@ -258,16 +266,69 @@ fn decoded(d: Decoded) -> FResult<DecodedId> {
     })
 }
 
+type Flake = Shared<Generator>;
+
+fn next_id(env: sys::napi_env, c: &Flake) -> FResult<sys::napi_value> {
+    Ok(Val::id(env, c.g.next_id()?)?.raw)
+}
+
+fn try_next_id(env: sys::napi_env, c: &Flake) -> FResult<sys::napi_value> {
+    Ok(match c.g.try_next_id()? {
+        Some(id) => Val::id(env, id)?,
+        None => Val::null(env)?,
+    }
+    .raw)
+}
+
+fn next_id_async(env: sys::napi_env, c: &Flake) -> FResult<sys::napi_value> {
+    let fast = || c.g.try_next_id()?.map(|id| Val::id(env, id)).transpose();
+    Ok(pool::promise(env, c, fast, Generator::next_id, Val::id)?.raw)
+}
+
+/// The functions each instance gets bound to its generator (see `fast.rs`).
+const BOUND: [(&std::ffi::CStr, Body<Generator>); 3] = [
+    (c"nextId", next_id),
+    (c"tryNextId", try_next_id),
+    (c"nextIdAsync", next_id_async),
+];
+
+/// A BigInt64Array of the IDs `ids`.
+fn id_array(env: sys::napi_env, ids: Vec<u64>) -> FResult<Val> {
+    Val::id_array(env, ids.len(), |out| {
+        out.copy_from_slice(&ids);
+        Ok(())
+    })
+}
+
+/// `nextIdsAsync(count)`: filled at once (straight into the BigInt64Array) with the core's
+/// all-or-nothing `try_next_ids`, or on the pool when it must wait.
+fn ids_async(env: sys::napi_env, c: &Flake, count: Val) -> FResult<Val> {
+    let n = count_arg(count)?;
+    let fast = || {
+        let mut done = false;
+        let ids = Val::id_array(env, n, |out| {
+            done = c.g.try_next_ids(out)?;
+            Ok(())
+        })?;
+        Ok(done.then_some(ids))
+    };
+    let work = move |g: &Generator| {
+        let mut ids = vec![0u64; n];
+        g.next_ids(&mut ids).map(|()| ids)
+    };
+    pool::promise(env, c, fast, work, id_array)
+}
+
 /// Both classes, from one implementation: `$mode` is the class's mode, the string literals are
 /// the TypeScript signatures of its constructor and factories (which differ only by
 /// `LeadOptions`).
 macro_rules! generator_class {
     ($(#[doc = $doc:tt])* $name:ident, $mode:expr, ret = $ret:tt, new = $new:tt, file = $file:tt,
-     etcd = $etcd:tt, env = $env:tt, host = $host:tt, ipv4 = $ipv4:tt) => {
+     etcd = $etcd:tt, zk = $zk:tt, env = $env:tt, host = $host:tt, ipv4 = $ipv4:tt) => {
         $(#[doc = $doc])*
         #[napi]
         pub struct $name {
-            g: Shared,
+            cell: Flake,
         }
 
         #[napi]
@@ -277,21 +338,21 @@ macro_rules! generator_class {
             #[napi(constructor, ts_args_type = $new)]
             pub fn new(env: Env, this: This<'_>, options: Unknown<'_>) -> Result<Self> {
                 guard(env.raw(), || {
-                    let g = Rc::new(from_options(env, Val::of(env, &options), $mode)?);
-                    install_next_id(env.raw(), this.object.raw(), &g)?;
-                    Ok($name { g })
+                    let cell = Arc::new(from_options(env, Val::of(env, &options), $mode)?);
+                    install(env.raw(), this.object.raw(), &cell, &BOUND)?;
+                    Ok($name { cell })
                 })
             }
 
-            /// Wrap a core generator as a new JS instance with its own bound `nextId`.
+            /// Wrap a core generator as a new JS instance with its own bound functions.
             fn instance<'env>(
                 env: &'env Env,
-                make: impl FnOnce() -> FResult<Generator>,
+                make: impl FnOnce() -> FResult<Cell<Generator>>,
             ) -> Result<ClassInstance<'env, Self>> {
                 guard(env.raw(), || {
-                    let g = Rc::new(make()?);
-                    let made = $name { g: g.clone() }.into_instance(env)?;
-                    install_next_id(env.raw(), made.value, &g)?;
+                    let cell = Arc::new(make()?);
+                    let made = $name { cell: cell.clone() }.into_instance(env)?;
+                    install(env.raw(), made.value, &cell, &BOUND)?;
                     Ok(made)
                 })
             }
@@ -323,6 +384,20 @@ macro_rules! generator_class {
                 options: Unknown<'_>,
             ) -> Result<ClassInstance<'env, Self>> {
                 Self::instance(env, || etcd(*env, Val::of(*env, &options), $mode))
+            }
+
+            /// A generator whose node id is a slot leased from a ZooKeeper ensemble (3.5 or
+            /// later): the slot is an ephemeral znode `{prefix}/slot/NNNN` of this client's
+            /// session, R a persistent znode `{prefix}/hwm/NNNN`; an expired session or a deleted
+            /// slot znode stops it at once (`LEASE_LOST`), a lost connection lets it issue only
+            /// up to R (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
+            /// `connectTimeoutMs`).
+            #[napi(js_name = "fromZooKeeper", ts_args_type = $zk, ts_return_type = $ret)]
+            pub fn from_zookeeper<'env>(
+                env: &'env Env,
+                options: Unknown<'_>,
+            ) -> Result<ClassInstance<'env, Self>> {
+                Self::instance(env, || zookeeper(*env, Val::of(*env, &options), $mode))
             }
 
             /// A generator whose node id is the decimal integer in an environment variable.
@@ -376,20 +451,43 @@ macro_rules! generator_class {
                 })
             }
 
-            /// One ID.
-            #[napi]
-            pub fn next_id(&self, env: Env) -> Result<u64> {
-                guard(env.raw(), || Ok(self.g.next_id()?))
+            /// One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
+            /// spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+            #[napi(ts_return_type = "bigint")]
+            pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                self.bound(env, next_id)
+            }
+
+            /// One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
+            /// millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+            #[napi(ts_return_type = "bigint | null")]
+            pub fn try_next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                self.bound(env, try_next_id)
+            }
+
+            /// One ID as a Promise that never blocks the event loop: settled at once when no
+            /// wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
+            /// A refusal rejects with the error `nextId()` would throw.
+            #[napi(ts_return_type = "Promise<bigint>")]
+            pub fn next_id_async<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                self.bound(env, next_id_async)
+            }
+
+            /// Run a bound function's body as this method.
+            fn bound<'env>(&self, env: &'env Env, body: Body<Generator>) -> Result<Unknown<'env>> {
+                let raw = env.raw();
+                guard(raw, || Ok(Val::new(raw, body(raw, &self.cell)?).unknown()))
             }
 
             /// One ID as a decimal string (for JSON).
             #[napi]
             pub fn next_id_string(&self, env: Env) -> Result<String> {
-                guard(env.raw(), || Ok(polyflake::format_id(self.g.next_id()?)))
+                guard(env.raw(), || Ok(polyflake::format_id(self.cell.g.next_id()?)))
             }
 
             /// `count` IDs in one call, written straight into a new BigInt64Array (a failed
-            /// call issues none).
+            /// call issues none). Strict mode blocks through every millisecond it fills
+            /// (10**6 IDs on the default layout: about 244 ms; see `nextIdsAsync`).
             #[napi(ts_args_type = "count: number | bigint", ts_return_type = "BigInt64Array")]
             pub fn next_ids<'env>(
                 &self,
@@ -397,17 +495,26 @@ macro_rules! generator_class {
                 count: Unknown<'_>,
             ) -> Result<Unknown<'env>> {
                 guard(env.raw(), || {
-                    let n = polyflake::batch_len(int_arg(Val::of(*env, &count), "count")?)?;
-                    let ids = Val::id_array(env.raw(), n, |out| Ok(self.g.next_ids(out)?))?;
+                    let n = count_arg(Val::of(*env, &count))?;
+                    let ids = Val::id_array(env.raw(), n, |out| Ok(self.cell.g.next_ids(out)?))?;
                     Ok(ids.unknown())
                 })
+            }
+
+            /// `count` IDs as a Promise of a BigInt64Array that never blocks the event loop: a
+            /// batch that fits what is left of the current millisecond (and any monotonic
+            /// batch) is filled at once; one that must wait is filled on the libuv thread pool.
+            #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Promise<BigInt64Array>")]
+            pub fn next_ids_async<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
+                let raw = env.raw();
+                guard(raw, || Ok(ids_async(raw, &self.cell, Val::of(*env, &count))?.unknown()))
             }
 
             /// Decode an ID (bigint or decimal string) with this generator's layout and epoch.
             #[napi(js_name = "decode", ts_args_type = "id: bigint | string")]
             pub fn decode_id(&self, env: Env, id: Unknown<'_>) -> Result<DecodedId> {
                 guard(env.raw(), || {
-                    decoded(self.g.decode(id_arg(Val::of(env, &id))?)?)
+                    decoded(self.cell.g.decode(id_arg(Val::of(env, &id))?)?)
                 })
             }
 
@@ -424,8 +531,15 @@ macro_rules! generator_class {
             #[napi(ts_return_type = "Health")]
             pub fn health<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
                 guard(env.raw(), || {
-                    Ok(Val::record(env.raw(), &self.g.health().fields())?.unknown())
+                    Ok(Val::record(env.raw(), &self.cell.g.health().fields())?.unknown())
                 })
+            }
+
+            /// The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
+            /// and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+            #[napi(ts_return_type = "Array<HealthSample>")]
+            pub fn health_samples<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                guard(env.raw(), || Ok(samples(env.raw(), &self.cell.g.health())?.unknown()))
             }
 
             /// Block the calling thread until the restart guard has passed (a leased slot's
@@ -441,7 +555,7 @@ macro_rules! generator_class {
                         Some(t) => narrow(Val::of(env, &t), "timeoutMs")?,
                         None => polyflake::DEFAULT_MAX_GUARD_WAIT_MS,
                     };
-                    Ok(self.g.wait_ready(Duration::from_millis(ms))?)
+                    Ok(self.cell.g.wait_ready(Duration::from_millis(ms))?)
                 })
             }
 
@@ -452,44 +566,51 @@ macro_rules! generator_class {
             /// when the generator is garbage collected or the process exits.
             #[napi]
             pub fn close(&self) {
-                self.g.close()
+                self.cell.g.close()
             }
 
             /// True once `close()` was called.
             #[napi(getter)]
             pub fn closed(&self) -> bool {
-                self.g.is_closed()
+                self.cell.g.is_closed()
             }
 
             /// This generator's node id (with a lease, the slot it holds).
             #[napi(getter)]
             pub fn node_id(&self) -> u32 {
-                self.g.node_id()
+                self.cell.g.node_id()
             }
 
             /// This generator's epoch, Unix milliseconds.
             #[napi(getter)]
             pub fn epoch_ms(&self) -> i64 {
-                self.g.epoch_ms()
+                self.cell.g.epoch_ms()
             }
 
             /// The bound on a forward clock step in ms (`null`: the check is off).
             #[napi(getter)]
             pub fn max_forward_step_ms(&self) -> Option<f64> {
-                self.g.max_forward_step_ms().map(|ms| ms as f64)
+                self.cell.g.max_forward_step_ms().map(|ms| ms as f64)
             }
 
             /// How long a stepped-ahead clock must hold its offset to be believed, in ms.
             #[napi(getter)]
             pub fn forward_confirm_ms(&self) -> f64 {
-                self.g.forward_confirm_ms() as f64
+                self.cell.g.forward_confirm_ms() as f64
+            }
+
+            /// The clock reading in effect: `'precise'`, or `'coarse'` where it was asked for and
+            /// the system's coarse clock is fine enough (`health().clockNote` says why not).
+            #[napi(getter, ts_return_type = "'precise' | 'coarse'")]
+            pub fn clock_source(&self) -> &'static str {
+                self.cell.g.clock_source().name()
             }
 
             /// This generator's layout.
             #[napi(getter)]
             pub fn layout(&self) -> Layout {
                 Layout {
-                    inner: self.g.layout(),
+                    inner: self.cell.g.layout(),
                 }
             }
         }
@@ -507,6 +628,7 @@ generator_class!(
     new = "options: SnowflakeOptions & SourceOptions",
     file = "options: FileLeaseOptions & SourceOptions",
     etcd = "options: EtcdOptions & SourceOptions",
+    zk = "options: ZooKeeperOptions & SourceOptions",
     env = "variable: string, options?: SourceOptions",
     host = "hostname?: string | null, options?: SourceOptions",
     ipv4 = "address: string, prefixLen: number | bigint, options?: SourceOptions"
@@ -523,6 +645,7 @@ generator_class!(
     new = "options: SnowflakeOptions & SourceOptions & LeadOptions",
     file = "options: FileLeaseOptions & SourceOptions & LeadOptions",
     etcd = "options: EtcdOptions & SourceOptions & LeadOptions",
+    zk = "options: ZooKeeperOptions & SourceOptions & LeadOptions",
     env = "variable: string, options?: SourceOptions & LeadOptions",
     host = "hostname?: string | null, options?: SourceOptions & LeadOptions",
     ipv4 = "address: string, prefixLen: number | bigint, options?: SourceOptions & LeadOptions"

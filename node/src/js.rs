@@ -24,6 +24,8 @@ pub enum Fail {
     Range(String),
     /// A Node-API call failed (for example, a getter on an options object threw).
     Napi(napi::Error),
+    /// Rust code panicked (a bug): an `Error` with code `INTERNAL_PANIC` and the panic's text.
+    Panic(String),
 }
 
 impl From<polyflake::Error> for Fail {
@@ -42,7 +44,7 @@ impl std::fmt::Display for Fail {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Fail::Core(e) => e.fmt(f),
-            Fail::Type(m) | Fail::Range(m) => f.write_str(m),
+            Fail::Type(m) | Fail::Range(m) | Fail::Panic(m) => f.write_str(m),
             Fail::Napi(e) => f.write_str(&e.reason),
         }
     }
@@ -304,6 +306,14 @@ impl Val {
         })
     }
 
+    /// A Number.
+    pub fn number(env: sys::napi_env, x: f64) -> Result<Val, Fail> {
+        // SAFETY: the env of the current call.
+        make(env, "create a Number", |e, o| unsafe {
+            sys::napi_create_double(e, x, o)
+        })
+    }
+
     /// A plain object `{}`.
     pub fn object(env: sys::napi_env) -> Result<Val, Fail> {
         // SAFETY: the env of the current call.
@@ -316,10 +326,8 @@ impl Val {
     pub fn value(env: sys::napi_env, v: &Value) -> Result<Option<Val>, Fail> {
         Ok(Some(match v {
             Value::Int(i) => Val::int(env, *i)?,
-            // SAFETY (both): the env of the current call.
-            Value::Float(f) => make(env, "create a Number", |e, o| unsafe {
-                sys::napi_create_double(e, *f, o)
-            })?,
+            Value::Float(f) => Val::number(env, *f)?,
+            // SAFETY: the env of the current call.
             Value::Bool(b) => make(env, "create a boolean", |e, o| unsafe {
                 sys::napi_get_boolean(e, *b, o)
             })?,
@@ -383,6 +391,110 @@ impl Val {
         make(env, "create the BigInt64Array", |e, o| unsafe {
             sys::napi_create_typedarray(e, sys::TypedarrayType::bigint64_array, n, buffer.raw, 0, o)
         })
+    }
+
+    /// An ID as a bigint.
+    pub fn id(env: sys::napi_env, id: u64) -> Result<Val, Fail> {
+        // SAFETY: the env of the current call.
+        make(env, "create a bigint", |e, o| unsafe {
+            sys::napi_create_bigint_uint64(e, id, o)
+        })
+    }
+
+    /// `null`.
+    pub fn null(env: sys::napi_env) -> Result<Val, Fail> {
+        // SAFETY: the env of the current call.
+        make(env, "null", |e, o| unsafe { sys::napi_get_null(e, o) })
+    }
+
+    /// A string of ASCII text (a UUID's or ULID's), made without UTF-8 decoding.
+    pub fn ascii(env: sys::napi_env, text: &[u8]) -> Result<Val, Fail> {
+        // SAFETY: the env of the current call; `text` holds the given length.
+        make(env, "create a string", |e, o| unsafe {
+            sys::napi_create_string_latin1(e, text.as_ptr().cast(), text.len() as isize, o)
+        })
+    }
+
+    /// A new Buffer of `n` bytes that `fill` writes in place.
+    pub fn buffer(
+        env: sys::napi_env,
+        n: usize,
+        fill: impl FnOnce(&mut [u8]) -> Result<(), Fail>,
+    ) -> Result<Val, Fail> {
+        let mut data: *mut c_void = ptr::null_mut();
+        // SAFETY: the env of the current call.
+        let buffer = make(env, "allocate a Buffer", |e, o| unsafe {
+            sys::napi_create_buffer(e, n, &mut data, o)
+        })?;
+        if n > 0 {
+            if data.is_null() {
+                return Err(Fail::Range("the Buffer has no memory".into()));
+            }
+            // SAFETY: `data` points at n writable bytes owned by `buffer`, which the current
+            // handle scope keeps alive; nothing else sees it yet.
+            fill(unsafe { std::slice::from_raw_parts_mut(data as *mut u8, n) })?;
+        }
+        Ok(buffer)
+    }
+
+    /// If this is a Uint8Array (a Buffer is one), its bytes (valid while the current call holds
+    /// it).
+    pub fn bytes<'a>(self) -> Result<Option<&'a [u8]>, Fail> {
+        let mut is = false;
+        // SAFETY: env and value come from the current callback.
+        check(
+            unsafe { sys::napi_is_typedarray(self.env, self.raw, &mut is) },
+            "is a typed array",
+        )?;
+        if !is {
+            return Ok(None);
+        }
+        let (mut ty, mut len, mut data) = (0, 0usize, ptr::null_mut());
+        let (none, mut offset) = (ptr::null_mut(), 0usize);
+        // SAFETY: as above; the value is a typed array.
+        check(
+            unsafe {
+                sys::napi_get_typedarray_info(
+                    self.env,
+                    self.raw,
+                    &mut ty,
+                    &mut len,
+                    &mut data,
+                    none,
+                    &mut offset,
+                )
+            },
+            "read a typed array",
+        )?;
+        if ty != sys::TypedarrayType::uint8_array {
+            return Ok(None);
+        }
+        if len == 0 || data.is_null() {
+            return Ok(Some(&[]));
+        }
+        // SAFETY: `data` points at `len` bytes of the array (already offset), alive while the
+        // current call holds the array.
+        Ok(Some(unsafe {
+            std::slice::from_raw_parts(data as *const u8, len)
+        }))
+    }
+
+    /// A JS array of `items`.
+    pub fn array(
+        env: sys::napi_env,
+        items: impl ExactSizeIterator<Item = Result<Val, Fail>>,
+    ) -> Result<Val, Fail> {
+        // SAFETY: the env of the current call.
+        let array = make(env, "create an array", |e, o| unsafe {
+            sys::napi_create_array_with_length(e, items.len(), o)
+        })?;
+        for (i, item) in items.enumerate() {
+            let item = item?;
+            // SAFETY: as above; an array and a value of the current call.
+            let status = unsafe { sys::napi_set_element(env, array.raw, i as u32, item.raw) };
+            check(status, "set an element")?;
+        }
+        Ok(array)
     }
 
     /// As napi-rs's `Unknown` (to return from a `#[napi]` function).
@@ -473,6 +585,12 @@ pub fn string_arg(v: Val, name: &str) -> Result<String, Fail> {
         )));
     }
     v.string()
+}
+
+/// A batch size: an integer (a safe Number or a bigint) that the core's `batch_len` accepts
+/// (0 to `MAX_BATCH`).
+pub fn count_arg(v: Val) -> Result<usize, Fail> {
+    Ok(polyflake::batch_len(int_arg(v, "count")?)?)
 }
 
 /// An ID: a bigint or a decimal string, never a Number (which may already have been rounded).

@@ -1,16 +1,21 @@
 //! # polyflake for Node
 //!
-//! The napi-rs binding of the polyflake core: `Snowflake`, `MonotonicSnowflake`, the layouts,
-//! the test clocks and the ID helpers. It converts types and calls the core, nothing more: every
-//! rule about IDs (ranges, layout checks, parsing, batch limits, waits, leases, defaults) lives
-//! in `core/`.
+//! The napi-rs binding of the polyflake core: `Snowflake`, `MonotonicSnowflake`, the 128-bit
+//! formats (`Uuid7Generator`, `UlidGenerator`, `uuid7()`, `ulid()`), the layouts, the test clocks,
+//! the ID helpers and the core's metrics table. It converts types and calls the core, nothing
+//! more: every rule about IDs (ranges, layout checks, parsing, text, batch limits, waits, leases,
+//! defaults, metric names) lives in `core/`.
 //!
 //! IDs cross into JavaScript as `bigint` (never a Number, which rounds above 2^53) and come back
-//! as `bigint` or decimal strings. Errors carry the core's stable `code` and the error's data.
+//! as `bigint` or decimal strings; UUIDs and ULIDs as their text or 16 bytes. Errors carry the
+//! core's stable `code` and the error's data. The async forms settle at once when the core needs
+//! no wait and wait on the libuv thread pool otherwise.
 //!
 //! Modules, each using only those listed before it: `js` (the value layer and `Fail`),
-//! `errors` (throwing), `fast` (the generator cell and the bound `nextId`), `clocks`, `layout`,
-//! `generator` (the two classes from one implementation).
+//! `errors` (throwing), `fast` (the generator cell and the bound functions), `pool` (promises
+//! and the waits on the pool), `clocks`, `settings` (the options every generator shares),
+//! `layout`, `metrics`, `generator` (the two Snowflake classes from one implementation),
+//! `formats` (the two 128-bit classes from one implementation).
 
 #![deny(missing_docs)]
 
@@ -20,17 +25,26 @@ extern crate napi_derive;
 mod clocks;
 mod errors;
 mod fast;
+mod formats;
 mod generator;
 mod js;
 mod layout;
+mod metrics;
+mod pool;
+mod settings;
 
 use crate::errors::{guard, Result};
 use crate::js::{id_arg, Fail, Ty, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 
 pub use clocks::{ManualClock, ScriptedClock};
+pub use formats::{
+    bind_module_functions, format_ulid, format_uuid, parse_ulid, parse_uuid, ulid,
+    ulid_timestamp_ms, uuid7, uuid7_timestamp_ms, UlidGenerator, Uuid7Generator,
+};
 pub use generator::{DecodedId, MonotonicSnowflake, Snowflake};
 pub use layout::{Layout, LayoutBits, LayoutPreset};
+pub use metrics::health_metrics;
 
 /// The version of the polyflake core inside this addon.
 #[napi]

@@ -73,7 +73,8 @@ const TABLE = [
   ['layout object with a typo', () => new Snowflake({ nodeId: 1, layout: { timestampBits: 41, nodeBits: 10, seqBits: 12 }, clock: clock() }), TypeError, 'ERR_INVALID_ARG_TYPE'],
   ['layout object missing a field', () => new Snowflake({ nodeId: 1, layout: { timestampBits: 41, nodeBits: 10 }, clock: clock() }), TypeError, 'ERR_INVALID_ARG_TYPE'],
   ['Layout.fromName(5)', () => Layout.fromName(5), TypeError, 'ERR_INVALID_ARG_TYPE'],
-  ['clock "system"', () => new Snowflake({ nodeId: 1, clock: 'system' }), TypeError, 'ERR_INVALID_ARG_TYPE'],
+  // A string names the clock source ('precise' or 'coarse'); the core refuses any other name.
+  ['clock "system"', () => new Snowflake({ nodeId: 1, clock: 'system' }), RangeError, 'INVALID_ARGUMENT'],
   ['clock {}', () => new Snowflake({ nodeId: 1, clock: {} }), TypeError, 'ERR_INVALID_ARG_TYPE'],
   ['clock a Layout', () => new Snowflake({ nodeId: 1, clock: new Layout(41, 10, 12) }), TypeError, 'ERR_INVALID_ARG_TYPE'],
   ['ManualClock(1.5)', () => new ManualClock(1.5), TypeError, 'ERR_INVALID_ARG_TYPE'],

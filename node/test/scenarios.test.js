@@ -1,7 +1,9 @@
 'use strict'
-// Every scenario file in tests/vectors/scenarios/ run through the Node binding. The schema is in
-// tests/vectors/scenarios/README.md; an unknown op or key fails the test, as does a file that
-// is not run.
+// Every scenario file in tests/vectors/scenarios/ (and the UUIDv7/ULID files of formats/) run
+// through the Node binding, each on the precise clock source and again on the coarse one (issue
+// 16; a test clock's coarse reading is its wall reading, as in core/tests/scenarios.rs). The
+// schema is in tests/vectors/scenarios/README.md; an unknown op or key fails the test, as does a
+// file that is not run.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -9,8 +11,25 @@ const os = require('node:os')
 const path = require('node:path')
 const { ROOT, VECTORS, polyflake, readJson } = require('./helpers')
 
-const { Snowflake, MonotonicSnowflake, ManualClock, ScriptedClock } = polyflake
+const { Snowflake, MonotonicSnowflake, ManualClock, ScriptedClock, Uuid7Generator, UlidGenerator } = polyflake
 const DIR = path.join(VECTORS, 'scenarios')
+const FORMATS_DIR = path.join(DIR, 'formats')
+const SOURCES = ['precise', 'coarse']
+
+// The 128-bit formats: the class, an ID's text as a bigint (for the order and uniqueness checks)
+// and its Unix ms.
+const FORMATS = {
+  uuidv7: {
+    cls: Uuid7Generator,
+    value: (text) => BigInt(`0x${text.replaceAll('-', '')}`),
+    ms: (id) => polyflake.uuid7TimestampMs(id),
+  },
+  ulid: {
+    cls: UlidGenerator,
+    value: (text) => BigInt(`0x${polyflake.parseUlid(text).toString('hex')}`),
+    ms: (id) => polyflake.ulidTimestampMs(id),
+  },
+}
 
 function onlyKeys(obj, allowed, where) {
   for (const k of Object.keys(obj)) {
@@ -40,11 +59,16 @@ const NEEDS = ['fork']
 
 // A generator spec from a scenario file -> [generator, its manual clock or null]. File-lease
 // generators lease from `leaseDir`, the scenario's one temporary directory.
-function make(spec, where, leaseDir) {
+function make(spec, where, leaseDir, clockSource) {
   onlyKeys(spec, ['mode', 'node_id', 'layout', 'epoch_ms', 'max_wait_ms', 'max_lead_ms', 'max_forward_step_ms',
-    'forward_confirm_ms', 'clock', 'source', 'deferred'], where)
+    'forward_confirm_ms', 'clock', 'source', 'deferred', 'format'], where)
   const opts = {}
-  if ('source' in spec) {
+  const format = spec.format === undefined ? null : FORMATS[spec.format]
+  if (spec.format !== undefined) {
+    assert.ok(format, `unknown format ${JSON.stringify(spec.format)} in ${where}`)
+    for (const k of ['node_id', 'layout', 'epoch_ms', 'source']) assert.ok(!(k in spec), `${where}: ${k} with a format`)
+    opts.mode = spec.mode
+  } else if ('source' in spec) {
     onlyKeys(spec.source, ['kind', 'slots', 'reserve_ms'], `${where}.source`)
     assert.equal(spec.source.kind, 'file_lease', `${where}.source.kind`)
     opts.dir = leaseDir
@@ -65,6 +89,9 @@ function make(spec, where, leaseDir) {
   if ('max_forward_step_ms' in spec) opts.maxForwardStepMs = spec.max_forward_step_ms
   if ('forward_confirm_ms' in spec) opts.forwardConfirmMs = spec.forward_confirm_ms
   let manual = null
+  // The system clock by name; a test clock's reading is chosen by clockSource.
+  if (!('clock' in spec)) opts.clock = clockSource
+  else opts.clockSource = clockSource
   if ('clock' in spec) {
     const c = spec.clock
     if (c.kind === 'manual') {
@@ -78,6 +105,7 @@ function make(spec, where, leaseDir) {
       assert.fail(`unknown clock kind ${JSON.stringify(c.kind)} in ${where}`)
     }
   }
+  if (format) return [new format.cls(opts), manual]
   const cls = { strict: Snowflake, monotonic: MonotonicSnowflake }[spec.mode]
   if (!cls) assert.fail(`unknown mode ${JSON.stringify(spec.mode)} in ${where}`)
   return ['source' in spec ? cls.fromFileLease(opts) : new cls(opts), manual]
@@ -109,8 +137,8 @@ function expectError(fn, code, where) {
   assert.equal(err.code, code, `${where}: ${err.message}`)
 }
 
-// Runs one scenario file; returns its coverage line.
-function runScenario(sc, file) {
+// Runs one scenario file on `clockSource`; returns its coverage line.
+function runScenario(sc, file, clockSource) {
   onlyKeys(sc, ['name', 'description', 'source', 'needs', 'generators', 'steps'], file)
   assert.equal(sc.name, path.basename(file, '.json'), 'name = file name')
   for (const need of sc.needs ?? []) {
@@ -120,7 +148,7 @@ function runScenario(sc, file) {
   const leaseDir = fs.mkdtempSync(path.join(os.tmpdir(), `polyflake-scenario-${sc.name}-`))
   const gens = {}
   try {
-    runSteps(sc, gens, leaseDir)
+    runSteps(sc, gens, leaseDir, clockSource)
   } finally {
     for (const g of Object.values(gens)) g.gen?.close() // null: its making failed
     fs.rmSync(leaseDir, { recursive: true, force: true })
@@ -128,10 +156,14 @@ function runScenario(sc, file) {
   return `${sc.name} ok`
 }
 
-function runSteps(sc, gens, leaseDir) {
+function runSteps(sc, gens, leaseDir, clockSource) {
   const create = (name) => {
-    gens[name] = { name, ...Object.fromEntries([['gen', null], ['clock', null]]), last: -1n }
-    ;[gens[name].gen, gens[name].clock] = make(sc.generators[name], `generators.${name}`, leaseDir)
+    const spec = sc.generators[name]
+    gens[name] = { name, gen: null, clock: null, last: -1n, format: FORMATS[spec.format] ?? null }
+    ;[gens[name].gen, gens[name].clock] = make(spec, `generators.${name}`, leaseDir, clockSource)
+    // Coarse on a test clock whose coarse reading is its wall reading reads that one reading
+    // (as in the core's own run); on the system clock it is coarse unless the tick is too long.
+    if (!gens[name].format && clockSource === 'precise') assert.equal(gens[name].gen.clockSource, 'precise')
   }
   for (const [name, spec] of Object.entries(sc.generators)) {
     if (!spec.deferred) create(name)
@@ -165,11 +197,26 @@ function runSteps(sc, gens, leaseDir) {
           if (expect.error) expectError(() => g.gen.nextId(), expect.error, where)
         } else if (expect.error) {
           expectError(() => g.gen.nextIds(count), expect.error, where)
+        } else if (g.format) {
+          const batch = g.gen.nextIds(count)
+          assert.ok(Buffer.isBuffer(batch), `${where}: nextIds returns a Buffer`)
+          assert.equal(batch.length, 16 * count)
+          for (let k = 0; k < count; k++) ids.push(batch.subarray(16 * k, 16 * (k + 1)))
         } else {
           const batch = g.gen.nextIds(count)
           assert.ok(batch instanceof BigInt64Array, `${where}: nextIds returns a BigInt64Array`)
           assert.equal(batch.length, count)
           ids = Array.from(batch)
+        }
+        if (g.format) {
+          // Strings from nextId, 16-byte Buffers from nextIds: both checked as 128-bit integers.
+          const ms = ids.map((id) => g.format.ms(id))
+          const values = ids.map((id) => (typeof id === 'string' ? g.format.value(id) : BigInt(`0x${id.toString('hex')}`)))
+          onlyKeys(expect, ['error', 'first', 'last', 'increasing'], `${where} expect (a format)`)
+          issued(g, values, where)
+          if (expect.first) assert.deepEqual({ timestamp_ms: ms[0] }, expect.first, `${where}: first`)
+          if (expect.last) assert.deepEqual({ timestamp_ms: ms[ms.length - 1] }, expect.last, `${where}: last`)
+          break
         }
         issued(g, ids, where)
         if (expect.ids) assert.deepEqual(ids, expect.ids.map(BigInt), `${where}: ids`)
@@ -220,10 +267,10 @@ function runSteps(sc, gens, leaseDir) {
       case 'construct': {
         onlyKeys(expect, ['error', 'ok'], `${where} expect`)
         if (expect.error) {
-          expectError(() => make(step.config, where, leaseDir), expect.error, where)
+          expectError(() => make(step.config, where, leaseDir, clockSource), expect.error, where)
         } else {
           assert.equal(expect.ok, true, `${where}: expect ok: true or an error`)
-          make(step.config, where, leaseDir)[0].close()
+          make(step.config, where, leaseDir, clockSource)[0].close()
         }
         break
       }
@@ -238,7 +285,7 @@ function runSteps(sc, gens, leaseDir) {
         // The generator stays: later calls on it fail with GENERATOR_CLOSED.
         assert.equal(step.expect, undefined, `${where}: close expects nothing`)
         g.gen.close()
-        assert.equal(g.gen.closed, true, `${where}: closed`)
+        if (!g.format) assert.equal(g.gen.closed, true, `${where}: closed`)
         break
       }
       default:
@@ -251,23 +298,36 @@ function runSteps(sc, gens, leaseDir) {
   })
 }
 
-const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
+const jsonIn = (dir) => fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
+const files = jsonIn(DIR)
+const formatFiles = jsonIn(FORMATS_DIR)
 let ran = 0
 const coverage = []
 
-test('the scenario directory has scenario files', () => {
+test('the scenario directories have scenario files', () => {
   assert.ok(files.length > 0, `no *.json in ${DIR}`)
+  assert.ok(formatFiles.length > 0, `no *.json in ${FORMATS_DIR}`)
 })
 
 for (const f of files) {
   test(`scenario ${f}`, () => {
-    coverage.push(runScenario(readJson(path.join(DIR, f)), f))
+    const lines = SOURCES.map((source) => runScenario(readJson(path.join(DIR, f)), f, source))
+    assert.equal(new Set(lines).size, 1, `${f}: the two clock sources disagree: ${lines.join(' / ')}`)
+    coverage.push(lines[0])
+    ran++
+  })
+}
+
+// The formats' files wait in formats/ until every runner runs them (not in the coverage record).
+for (const f of formatFiles) {
+  test(`format scenario ${f}`, () => {
+    for (const source of SOURCES) assert.match(runScenario(readJson(path.join(FORMATS_DIR, f)), f, source), / ok$/)
     ran++
   })
 }
 
 test('every scenario file ran (none skipped)', () => {
-  assert.equal(ran, files.length)
+  assert.equal(ran, files.length + formatFiles.length)
   // The record `make test` checks (tests/vectors/check_coverage.py).
   const out = path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target'), 'scenario-coverage')
   fs.mkdirSync(out, { recursive: true })

@@ -1,0 +1,500 @@
+//! UUIDv7 and ULID (issue 15): `Uuid7Generator` and `UlidGenerator`, ONE class implementation
+//! (`format_class!`) over the core's two generators (the [`Format`] trait below only renames
+//! their methods), the text helpers, and the module-level `uuid7()` / `ulid()` on process-wide
+//! strict generators made on first use. IDs are strings by default (the core's canonical text),
+//! 16 bytes big-endian in a `Buffer` on request; batches are one `Buffer` of 16 bytes per ID, or
+//! an array of strings. Every rule (layout, counters, randomness, text) is the core's.
+
+use crate::errors::{guard, Result};
+use crate::fast::{self, install, Body, Cell, Shared};
+use crate::js::{check, count_arg, string_arg, Fail, Ty, Val};
+use crate::metrics::samples;
+use crate::pool;
+use crate::settings::{self, apply, only_keys, FResult};
+use napi::bindgen_prelude::{Env, Object, This, Unknown};
+use napi::{sys, JsValue};
+use polyflake::{Mode, TimeIdBuilder};
+use std::ffi::CStr;
+use std::ptr;
+use std::sync::{Arc, OnceLock};
+
+/// The core's UUIDv7 and ULID generators and text functions under one set of names (their
+/// `health`, `close` and `mode` already share names).
+pub(crate) trait Format: Send + Sync + Sized + 'static {
+    /// The JS class, for messages.
+    const CLASS: &'static str;
+    fn build(b: TimeIdBuilder) -> polyflake::Result<Self>;
+    fn next(&self) -> polyflake::Result<u128>;
+    fn try_next(&self) -> polyflake::Result<Option<u128>>;
+    fn fill(&self, out: &mut [u128]) -> polyflake::Result<()>;
+    fn try_fill(&self, out: &mut [u128]) -> polyflake::Result<bool>;
+    fn text(id: u128) -> String;
+    fn parse(text: &str) -> polyflake::Result<u128>;
+    fn timestamp_ms(id: u128) -> polyflake::Result<i64>;
+    /// The process-wide strict generator of `uuid7()` / `ulid()`, made on first use.
+    fn global() -> &'static OnceLock<Self>;
+}
+
+impl Format for polyflake::Uuid7Generator {
+    const CLASS: &'static str = "Uuid7Generator";
+    fn build(b: TimeIdBuilder) -> polyflake::Result<Self> {
+        b.build_uuid7()
+    }
+    fn next(&self) -> polyflake::Result<u128> {
+        self.next_uuid()
+    }
+    fn try_next(&self) -> polyflake::Result<Option<u128>> {
+        self.try_next_uuid()
+    }
+    fn fill(&self, out: &mut [u128]) -> polyflake::Result<()> {
+        self.next_uuids(out)
+    }
+    fn try_fill(&self, out: &mut [u128]) -> polyflake::Result<bool> {
+        self.try_next_uuids(out)
+    }
+    fn text(id: u128) -> String {
+        polyflake::format_uuid(id)
+    }
+    fn parse(text: &str) -> polyflake::Result<u128> {
+        polyflake::parse_uuid(text)
+    }
+    fn timestamp_ms(id: u128) -> polyflake::Result<i64> {
+        polyflake::uuid7_timestamp_ms(id)
+    }
+    fn global() -> &'static OnceLock<Self> {
+        &UUID7
+    }
+}
+
+impl Format for polyflake::UlidGenerator {
+    const CLASS: &'static str = "UlidGenerator";
+    fn build(b: TimeIdBuilder) -> polyflake::Result<Self> {
+        b.build_ulid()
+    }
+    fn next(&self) -> polyflake::Result<u128> {
+        self.next_ulid()
+    }
+    fn try_next(&self) -> polyflake::Result<Option<u128>> {
+        self.try_next_ulid()
+    }
+    fn fill(&self, out: &mut [u128]) -> polyflake::Result<()> {
+        self.next_ulids(out)
+    }
+    fn try_fill(&self, out: &mut [u128]) -> polyflake::Result<bool> {
+        self.try_next_ulids(out)
+    }
+    fn text(id: u128) -> String {
+        polyflake::format_ulid(id)
+    }
+    fn parse(text: &str) -> polyflake::Result<u128> {
+        polyflake::parse_ulid(text)
+    }
+    fn timestamp_ms(id: u128) -> polyflake::Result<i64> {
+        Ok(polyflake::ulid_timestamp_ms(id))
+    }
+    fn global() -> &'static OnceLock<Self> {
+        &ULID
+    }
+}
+
+/// `new Uuid7Generator(options?)` / `new UlidGenerator(options?)`: `mode` (`'strict'` or
+/// `'monotonic'`) and the shared settings; no node id, layout or epoch.
+fn make<F: Format>(env: Env, options: Val) -> FResult<Cell<F>> {
+    let mut b = TimeIdBuilder::new();
+    let mut js_clock = false;
+    if !options.is_undefined()? {
+        let what = format!("new {}", F::CLASS);
+        if !options.is_object()? {
+            return Err(Fail::Type(format!(
+                "{what} takes an options object, got {}",
+                options.describe()
+            )));
+        }
+        let mode = match options.get_opt("mode")? {
+            Some(v) => Some(Mode::from_name(&string_arg(v, "mode")?)?),
+            None => None,
+        };
+        let keys = settings::keys(mode.unwrap_or(Mode::Strict));
+        only_keys(options, &what, &[&["mode"][..], &keys].concat())?;
+        if let Some(mode) = mode {
+            b = b.mode(mode);
+        }
+        let s = settings::read(env, options, false)?;
+        js_clock = s.js_clock;
+        b = apply!(b, s);
+    }
+    Ok(Cell {
+        g: F::build(b)?,
+        js_clock,
+    })
+}
+
+/// An ID as its text.
+fn text<F: Format>(env: sys::napi_env, id: u128) -> FResult<Val> {
+    Val::ascii(env, F::text(id).as_bytes())
+}
+
+/// IDs as one Buffer, 16 bytes big-endian each.
+fn bytes(env: sys::napi_env, ids: &[u128]) -> FResult<Val> {
+    Val::buffer(env, ids.len() * 16, |out| {
+        for (chunk, id) in out.chunks_exact_mut(16).zip(ids) {
+            chunk.copy_from_slice(&id.to_be_bytes());
+        }
+        Ok(())
+    })
+}
+
+/// An ID argument: its text, or 16 bytes big-endian in a Uint8Array (a Buffer).
+fn id_arg<F: Format>(v: Val) -> FResult<u128> {
+    if v.ty()? == Ty::String {
+        return Ok(F::parse(&v.string()?)?);
+    }
+    match v.bytes()? {
+        Some(b) => match <[u8; 16]>::try_from(b) {
+            Ok(b) => Ok(u128::from_be_bytes(b)),
+            Err(_) => Err(Fail::Range(format!(
+                "an ID in bytes is 16 bytes, got {}",
+                b.len()
+            ))),
+        },
+        None => Err(Fail::Type(format!(
+            "an ID must be its text or 16 bytes (a Buffer or Uint8Array), got {}",
+            v.describe()
+        ))),
+    }
+}
+
+fn next_id<F: Format>(env: sys::napi_env, c: &Shared<F>) -> FResult<sys::napi_value> {
+    Ok(text::<F>(env, c.g.next()?)?.raw)
+}
+
+fn next_id_buffer<F: Format>(env: sys::napi_env, c: &Shared<F>) -> FResult<sys::napi_value> {
+    Ok(bytes(env, &[c.g.next()?])?.raw)
+}
+
+fn try_next_id<F: Format>(env: sys::napi_env, c: &Shared<F>) -> FResult<sys::napi_value> {
+    Ok(match c.g.try_next()? {
+        Some(id) => text::<F>(env, id)?,
+        None => Val::null(env)?,
+    }
+    .raw)
+}
+
+fn next_id_async<F: Format>(env: sys::napi_env, c: &Shared<F>) -> FResult<sys::napi_value> {
+    let fast = || c.g.try_next()?.map(|id| text::<F>(env, id)).transpose();
+    Ok(pool::promise(env, c, fast, F::next, text::<F>)?.raw)
+}
+
+/// The functions each instance gets bound to its generator (see `fast.rs`).
+fn bound<F: Format>() -> [(&'static CStr, Body<F>); 4] {
+    [
+        (c"nextId", next_id::<F>),
+        (c"nextIdBuffer", next_id_buffer::<F>),
+        (c"tryNextId", try_next_id::<F>),
+        (c"nextIdAsync", next_id_async::<F>),
+    ]
+}
+
+/// A batch of `count` from `c`, into `out`'s shape.
+fn batch<F: Format>(
+    env: sys::napi_env,
+    c: &Shared<F>,
+    count: Val,
+    out: fn(sys::napi_env, &[u128]) -> FResult<Val>,
+) -> FResult<Val> {
+    let mut ids = vec![0u128; count_arg(count)?];
+    c.g.fill(&mut ids)?;
+    out(env, &ids)
+}
+
+/// IDs as an array of strings.
+fn texts<F: Format>(env: sys::napi_env, ids: &[u128]) -> FResult<Val> {
+    Val::array(env, ids.iter().map(|id| text::<F>(env, *id)))
+}
+
+/// `nextIdsAsync(count)`: filled at once with the core's all-or-nothing `try_*` batch, or on the
+/// pool when it must wait.
+fn ids_async<F: Format>(env: sys::napi_env, c: &Shared<F>, count: Val) -> FResult<Val> {
+    let n = count_arg(count)?;
+    let fast = || {
+        let mut ids = vec![0u128; n];
+        let done = c.g.try_fill(&mut ids)?;
+        done.then(|| bytes(env, &ids)).transpose()
+    };
+    let work = move |g: &F| {
+        let mut ids = vec![0u128; n];
+        g.fill(&mut ids).map(|()| ids)
+    };
+    let out = |env, ids: Vec<u128>| bytes(env, &ids);
+    pool::promise(env, c, fast, work, out)
+}
+
+/// Both classes, from one implementation over [`Format`].
+macro_rules! format_class {
+    ($(#[doc = $doc:tt])* $name:ident, $core:ty) => {
+        $(#[doc = $doc])*
+        #[napi]
+        pub struct $name {
+            cell: Shared<$core>,
+        }
+
+        #[napi]
+        impl $name {
+            /// A generator with explicit settings (all optional): `mode` (`'strict'`, the
+            /// default, or `'monotonic'`), `maxWaitMs`, `maxLeadMs` (monotonic),
+            /// `maxForwardStepMs`, `forwardConfirmMs`, `clock`, `clockSource`.
+            #[napi(constructor, ts_args_type = "options?: TimeIdOptions")]
+            pub fn new(env: Env, this: This<'_>, options: Option<Unknown<'_>>) -> Result<Self> {
+                guard(env.raw(), || {
+                    let cell = Arc::new(make::<$core>(env, Val::opt(env, &options)?)?);
+                    install(env.raw(), this.object.raw(), &cell, &bound::<$core>())?;
+                    Ok($name { cell })
+                })
+            }
+
+            /// Run a bound function's body as this method.
+            fn bound<'env>(&self, env: &'env Env, body: Body<$core>) -> Result<Unknown<'env>> {
+                let raw = env.raw();
+                guard(raw, || Ok(Val::new(raw, body(raw, &self.cell)?).unknown()))
+            }
+
+            /// One ID as its text. Strict mode may block the thread: at most
+            /// `max(maxWaitMs, 1)` ms on a spent millisecond (32,768 IDs), at most `maxWaitMs`
+            /// on a small rewind (see `nextIdAsync`).
+            #[napi(ts_return_type = "string")]
+            pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                self.bound(env, next_id::<$core>)
+            }
+
+            /// One ID as 16 bytes, big-endian (the byte order a database's `uuid` sorts by).
+            #[napi(ts_return_type = "Buffer")]
+            pub fn next_id_buffer<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                self.bound(env, next_id_buffer::<$core>)
+            }
+
+            /// One ID if that needs no wait; `null` where `nextId()` would sleep.
+            #[napi(ts_return_type = "string | null")]
+            pub fn try_next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                self.bound(env, try_next_id::<$core>)
+            }
+
+            /// One ID as a Promise that never blocks the event loop: settled at once when no
+            /// wait is needed, otherwise the wait runs on the libuv thread pool.
+            #[napi(ts_return_type = "Promise<string>")]
+            pub fn next_id_async<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                self.bound(env, next_id_async::<$core>)
+            }
+
+            /// `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
+            /// issues none). Strict mode blocks through every millisecond it fills.
+            #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Buffer")]
+            pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
+                let raw = env.raw();
+                guard(raw, || Ok(batch(raw, &self.cell, Val::of(*env, &count), bytes)?.unknown()))
+            }
+
+            /// `count` increasing IDs as an array of strings.
+            #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Array<string>")]
+            pub fn next_id_strings<'env>(
+                &self,
+                env: &'env Env,
+                count: Unknown<'_>,
+            ) -> Result<Unknown<'env>> {
+                let raw = env.raw();
+                let texts = texts::<$core>;
+                guard(raw, || Ok(batch(raw, &self.cell, Val::of(*env, &count), texts)?.unknown()))
+            }
+
+            /// `nextIds(count)` as a Promise that never blocks the event loop: a batch that fits
+            /// what is left of the current millisecond (and any monotonic batch) is filled at
+            /// once; one that must wait is filled on the libuv thread pool.
+            #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Promise<Buffer>")]
+            pub fn next_ids_async<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
+                let raw = env.raw();
+                guard(raw, || Ok(ids_async(raw, &self.cell, Val::of(*env, &count))?.unknown()))
+            }
+
+            /// A snapshot of the generator's state and counters (reads the clock once; status
+            /// `'closed'` after `close()`; `nodeId` is 0: these formats have none).
+            #[napi(ts_return_type = "Health")]
+            pub fn health<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                let raw = env.raw();
+                guard(raw, || Ok(Val::record(raw, &self.cell.g.health().fields())?.unknown()))
+            }
+
+            /// The health snapshot as metric samples (see `healthMetrics()`).
+            #[napi(ts_return_type = "Array<HealthSample>")]
+            pub fn health_samples<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                let raw = env.raw();
+                guard(raw, || Ok(samples(raw, &self.cell.g.health())?.unknown()))
+            }
+
+            /// Stop issuing for good: later calls throw `GENERATOR_CLOSED`.
+            #[napi]
+            pub fn close(&self) {
+                self.cell.g.close()
+            }
+
+            /// `'strict'` or `'monotonic'`.
+            #[napi(getter, ts_return_type = "'strict' | 'monotonic'")]
+            pub fn mode(&self) -> &'static str {
+                self.cell.g.mode().name()
+            }
+        }
+    };
+}
+
+format_class!(
+    #[doc = " UUIDs version 7 (RFC 9562): 48 bits of Unix ms, 12 bits of sub-millisecond time and a"]
+    #[doc = " counter, then 59 random bits (from the OS), with the Snowflake generators' rewind guard:"]
+    #[doc = " strict mode (the default) waits out or refuses a rewind, monotonic mode borrows ahead. A"]
+    #[doc = " generator's UUIDs strictly increase, as text and as bytes."]
+    Uuid7Generator,
+    polyflake::Uuid7Generator
+);
+
+format_class!(
+    #[doc = " ULIDs: 48 bits of Unix ms and 80 bits that start at random each millisecond and grow by one"]
+    #[doc = " per ULID within it (the spec's monotonic variant), as 26 characters of Crockford base32,"]
+    #[doc = " with the Snowflake generators' rewind guard (strict by default, or monotonic)."]
+    UlidGenerator,
+    polyflake::UlidGenerator
+);
+
+/// The process-wide strict generators of `uuid7()` and `ulid()`, made on first use.
+static UUID7: OnceLock<polyflake::Uuid7Generator> = OnceLock::new();
+static ULID: OnceLock<polyflake::UlidGenerator> = OnceLock::new();
+
+fn shared<F: Format>(cell: &'static OnceLock<F>) -> polyflake::Result<&'static F> {
+    if let Some(g) = cell.get() {
+        return Ok(g);
+    }
+    // Two threads may both build one; the first stored serves every call.
+    let made = F::build(TimeIdBuilder::new())?;
+    Ok(cell.get_or_init(|| made))
+}
+
+/// One UUIDv7 as text, from a process-wide strict generator made on first use (shared by
+/// every worker thread). For explicit settings, Buffers or batches use a `Uuid7Generator`.
+// At module load a plain Node-API function with the same body replaces this one (and `ulid`):
+// see `bind_module_functions`.
+#[napi(ts_return_type = "string")]
+pub fn uuid7(env: Env) -> Result<Unknown<'static>> {
+    let raw = env.raw();
+    guard(raw, || {
+        Ok(Val::new(raw, next_shared::<polyflake::Uuid7Generator>(raw)?).unknown())
+    })
+}
+
+/// One ULID as text, from a process-wide strict generator made on first use.
+#[napi(ts_return_type = "string")]
+pub fn ulid(env: Env) -> Result<Unknown<'static>> {
+    let raw = env.raw();
+    guard(raw, || {
+        Ok(Val::new(raw, next_shared::<polyflake::UlidGenerator>(raw)?).unknown())
+    })
+}
+
+/// The body of `uuid7()` / `ulid()`.
+fn next_shared<F: Format>(env: sys::napi_env) -> FResult<sys::napi_value> {
+    Ok(text::<F>(env, shared(F::global())?.next()?)?.raw)
+}
+
+unsafe extern "C" fn shared_callback<F: Format>(
+    env: sys::napi_env,
+    _info: sys::napi_callback_info,
+) -> sys::napi_value {
+    fast::run(env, || next_shared::<F>(env))
+}
+
+/// `uuid7` and `ulid` as plain Node-API functions, set over napi-rs's at module load: its
+/// function wrapper cost about as much as the UUID (758 against 428 ns for the same body bound
+/// to a generator, in one benchmark run). index.d.ts still comes from the `#[napi]` functions.
+#[napi(module_exports)]
+pub fn bind_module_functions(env: Env, exports: Object<'_>) -> Result<()> {
+    let raw = env.raw();
+    guard(raw, || {
+        let exports = Val::new(raw, exports.raw());
+        let functions: [(&CStr, sys::napi_callback); 2] = [
+            (c"uuid7", Some(shared_callback::<polyflake::Uuid7Generator>)),
+            (c"ulid", Some(shared_callback::<polyflake::UlidGenerator>)),
+        ];
+        for (name, callback) in functions {
+            let mut f = ptr::null_mut();
+            // SAFETY: the env of the module's registration; `name` is NUL-terminated.
+            let status = unsafe {
+                let len = usize::MAX as isize;
+                sys::napi_create_function(
+                    raw,
+                    name.as_ptr(),
+                    len,
+                    callback,
+                    ptr::null_mut(),
+                    &mut f,
+                )
+            };
+            check(status, "create a module function")?;
+            exports.set(name.to_str().unwrap_or_default(), Val::new(raw, f))?;
+        }
+        Ok(())
+    })
+}
+
+/// A UUID's text (36 characters, hex digits in any case) as 16 bytes, big-endian.
+#[napi(ts_args_type = "text: string", ts_return_type = "Buffer")]
+pub fn parse_uuid(env: Env, text: Unknown<'_>) -> Result<Unknown<'static>> {
+    parse::<polyflake::Uuid7Generator>(env, text)
+}
+
+/// A ULID's text (26 characters of Crockford base32, any case) as 16 bytes, big-endian.
+#[napi(ts_args_type = "text: string", ts_return_type = "Buffer")]
+pub fn parse_ulid(env: Env, text: Unknown<'_>) -> Result<Unknown<'static>> {
+    parse::<polyflake::UlidGenerator>(env, text)
+}
+
+fn parse<F: Format>(env: Env, text: Unknown<'_>) -> Result<Unknown<'static>> {
+    let raw = env.raw();
+    guard(raw, || {
+        let id = F::parse(&string_arg(Val::of(env, &text), "text")?)?;
+        Ok(bytes(raw, &[id])?.unknown())
+    })
+}
+
+/// A UUID (16 bytes, or text in any case) as its canonical text: lower-case, hyphenated.
+#[napi(ts_args_type = "id: Uint8Array | string")]
+pub fn format_uuid(env: Env, id: Unknown<'_>) -> Result<String> {
+    guard(env.raw(), || {
+        Ok(polyflake::format_uuid(id_arg::<polyflake::Uuid7Generator>(
+            Val::of(env, &id),
+        )?))
+    })
+}
+
+/// A ULID (16 bytes, or text in any case) as its canonical text: upper-case Crockford base32.
+#[napi(ts_args_type = "id: Uint8Array | string")]
+pub fn format_ulid(env: Env, id: Unknown<'_>) -> Result<String> {
+    guard(env.raw(), || {
+        Ok(polyflake::format_ulid(id_arg::<polyflake::UlidGenerator>(
+            Val::of(env, &id),
+        )?))
+    })
+}
+
+/// The Unix ms of a UUID version 7 (text or 16 bytes); `INVALID_ID` unless it is version 7.
+#[napi(ts_args_type = "id: string | Uint8Array")]
+pub fn uuid7_timestamp_ms(env: Env, id: Unknown<'_>) -> Result<f64> {
+    timestamp::<polyflake::Uuid7Generator>(env, id)
+}
+
+/// The Unix ms of a ULID (text or 16 bytes).
+#[napi(ts_args_type = "id: string | Uint8Array")]
+pub fn ulid_timestamp_ms(env: Env, id: Unknown<'_>) -> Result<f64> {
+    timestamp::<polyflake::UlidGenerator>(env, id)
+}
+
+fn timestamp<F: Format>(env: Env, id: Unknown<'_>) -> Result<f64> {
+    guard(env.raw(), || {
+        // 48 bits: exact as a Number.
+        Ok(F::timestamp_ms(id_arg::<F>(Val::of(env, &id))?)? as f64)
+    })
+}
