@@ -33,13 +33,20 @@ fn parsers_accept_only_what_they_write(data: &[u8]) {
     for slot in [named_slot(data), 0] {
         match rec::read_slot(data, slot) {
             Slot::Empty => assert!(data.is_empty()),
-            Slot::Complete { owner, holder, high_water_ms } => {
+            Slot::Complete {
+                owner,
+                holder,
+                high_water_ms,
+            } => {
                 assert!(!owner.is_empty() && high_water_ms >= 0);
                 let again = match &holder {
                     Some(h) => rec::write_slot(slot, &owner, h, high_water_ms),
                     None => rec::write_slot_v0(slot, &owner, high_water_ms),
                 };
-                assert_eq!(again, data, "slot {slot} accepted as {owner:?} {holder:?} {high_water_ms}");
+                assert_eq!(
+                    again, data,
+                    "slot {slot} accepted as {owner:?} {holder:?} {high_water_ms}"
+                );
             }
             Slot::Incomplete(why) => assert!(!data.is_empty() && !why.is_empty()),
         }
@@ -66,14 +73,20 @@ fn parsers_accept_only_what_they_write(data: &[u8]) {
     }
     if let Some((identity, pid, session)) = rec::read_token(data) {
         assert!(!identity.is_empty() && identity.len() <= 160 && !identity.contains('/'));
-        assert_eq!(rec::write_token(&identity, pid, session as i64).as_bytes(), data);
+        assert_eq!(
+            rec::write_token(&identity, pid, session as i64).as_bytes(),
+            data
+        );
     }
 }
 
 /// An identity as the leases accept one: 1 to 160 bytes, no control character, no '/'.
 fn identity(u: &mut Unstructured) -> Result<String> {
     let raw: String = u.arbitrary()?;
-    let mut s: String = raw.chars().filter(|c| !c.is_control() && *c != '/').collect();
+    let mut s: String = raw
+        .chars()
+        .filter(|c| !c.is_control() && *c != '/')
+        .collect();
     while s.len() > 160 {
         s.pop();
     }
@@ -90,9 +103,16 @@ fn written_records_read_back(u: &mut Unstructured) -> Result<()> {
     let high_water_ms = u.int_in_range(0..=i64::MAX)?;
     let bytes = rec::write_slot(slot, &owner, &holder, high_water_ms);
     assert_eq!(bytes.len(), rec::RECORD_LEN);
-    let want = Slot::Complete { owner: owner.clone(), holder: Some(holder), high_water_ms };
+    let want = Slot::Complete {
+        owner: owner.clone(),
+        holder: Some(holder),
+        high_water_ms,
+    };
     assert_eq!(rec::read_slot(&bytes, slot), want);
-    assert!(matches!(rec::read_slot(&bytes, slot.wrapping_add(1)), Slot::Incomplete(_)));
+    assert!(matches!(
+        rec::read_slot(&bytes, slot.wrapping_add(1)),
+        Slot::Incomplete(_)
+    ));
     // One byte changed anywhere: never read as a record (the checksum covers the fields, the
     // exact form the checksum's spelling and the padding).
     let at = u.choose_index(bytes.len())?;
@@ -100,23 +120,38 @@ fn written_records_read_back(u: &mut Unstructured) -> Result<()> {
     if to != bytes[at] {
         let mut bent = bytes.clone();
         bent[at] = to;
-        assert!(matches!(rec::read_slot(&bent, slot), Slot::Incomplete(_)), "byte {at} -> {to}");
+        assert!(
+            matches!(rec::read_slot(&bent, slot), Slot::Incomplete(_)),
+            "byte {at} -> {to}"
+        );
     }
     // Cut short anywhere: never read.
     let cut = u.choose_index(bytes.len())?;
-    assert!(matches!(rec::read_slot(&bytes[..cut], slot), Slot::Incomplete(_) | Slot::Empty));
+    assert!(matches!(
+        rec::read_slot(&bytes[..cut], slot),
+        Slot::Incomplete(_) | Slot::Empty
+    ));
 
     let (t, n) = (u.int_in_range(1..=61)?, u.int_in_range(1..=32)?);
     if let Ok(layout) = Layout::new(t, n, 63u32.saturating_sub(t + n)) {
-        let space = IdSpace { epoch_ms: u.int_in_range(0..=i64::MAX)?, layout };
-        assert_eq!(rec::read_space(rec::write_space(space).as_bytes()), Ok(space));
+        let space = IdSpace {
+            epoch_ms: u.int_in_range(0..=i64::MAX)?,
+            layout,
+        };
+        assert_eq!(
+            rec::read_space(rec::write_space(space).as_bytes()),
+            Ok(space)
+        );
     }
     let r = u.int_in_range(0..=i64::MAX)?;
     assert_eq!(rec::read_mark(r.to_string().as_bytes()), Some(r));
     assert_eq!(rec::read_slot_name(&rec::slot_name(slot)), Some(slot));
     let (pid, session): (u32, i64) = (u.arbitrary()?, u.arbitrary()?);
     let token = rec::write_token(&owner, pid, session);
-    assert_eq!(rec::read_token(token.as_bytes()), Some((owner, pid, session as u64)));
+    assert_eq!(
+        rec::read_token(token.as_bytes()),
+        Some((owner, pid, session as u64))
+    );
     Ok(())
 }
 
