@@ -9,6 +9,10 @@
 #   make nemesis        each store for NEMESIS_SECONDS (default 180) with NEMESIS_SEED (default
 #                       1); the reports go to target/nemesis-etcd.json and nemesis-zookeeper.json
 #   make test-nemesis   the 20-second version of each (part of make test)
+#
+# Every ID is logged (to a directory under TMPDIR, removed when the run passes): on etcd the
+# Python and Node holders mint at full speed, about 1 GB of log per 20 s on the 2-core
+# development machine, so a 180 s etcd run needs about 10 GB free there.
 
 APT_PACKAGES += etcd-server etcd-client zookeeper default-jre-headless
 TEST_TARGETS += test-nemesis
