@@ -5,6 +5,9 @@
 #   decode_compose  decode/compose round trips on every layout and epoch; IDs sort like fields
 #   service_body    the service's body, test-clock body and {id} parsing (polyflake_cli::request)
 #   service_router  the service's router in process: any method, target, query, type and body
+#   lease_records   the lease stores' records: file slot records, remote marks, owner slots and
+#                   slot tokens, ID-space records, slot names (polyflake::lease_records, the
+#                   core's hidden `fuzzing` feature): accepted bytes re-encode to themselves
 #
 #   make fuzz           every target for FUZZ_SECONDS (default 300) each from seed FUZZ_SEED, on a
 #                       corpus kept in $(CARGO_TARGET_DIR)/fuzz/corpus (grown from fuzz/corpus);
@@ -28,7 +31,7 @@ TEST_TARGETS += test-fuzz
 CARGO_FUZZ_VERSION := 0.13.2
 FUZZ_TOOLS := $(CARGO_TARGET_DIR)/tools
 FUZZ_TOOLCHAIN ?= nightly
-FUZZ_TARGETS := parse_id layout_name decode_compose service_body service_router
+FUZZ_TARGETS := parse_id layout_name decode_compose service_body service_router lease_records
 FUZZ_DIR := $(CARGO_TARGET_DIR)/fuzz
 FUZZ_SEED ?= 14
 FUZZ_SECONDS ?= 300

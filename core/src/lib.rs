@@ -83,6 +83,10 @@ pub use layout::{
     check_id, format_id, id_from_i128, parse_id, Decoded, Layout, DEFAULT_EPOCH_MS, MAX_ID,
     MAX_NODE_OR_SEQUENCE_BITS,
 };
+/// The lease stores' record parsers, for the fuzz targets only (feature `fuzzing`).
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use lease::fuzzing as lease_records;
 pub use lease::{
     default_lease_dir, hostname_ordinal, inspect_etcd_lease, inspect_file_lease,
     inspect_zookeeper_lease, EtcdLeaseOptions, FileLeaseOptions, IdSpace, LeaseHealth, LeaseKind,

@@ -1,22 +1,27 @@
 #!/usr/bin/env python3
-"""The nemesis run (issue 14): six processes in three languages lease node ids from ONE real
-etcd and mint continuously while a scheduler, from a seed, injects faults:
+"""The nemesis run (issue 14): six processes lease node ids from ONE real store (etcd, or
+ZooKeeper with --store zookeeper) and mint continuously while a scheduler, from a seed, injects
+faults:
 
-- SIGSTOP a holder past its etcd lease's TTL (a successor may take its slot meanwhile), then
-  SIGCONT it;
+- SIGSTOP a holder past its lease's time to live (etcd lease TTL, ZooKeeper session timeout: the
+  store expires it and a successor may take its slot meanwhile), then SIGCONT it;
 - SIGKILL a holder and start it again;
-- stop etcd and start it again on the same data;
-- revoke an etcd lease with etcdctl;
+- stop the store and start it again on the same data;
+- take a holder's slot away in the store: revoke an etcd lease with etcdctl, or delete a slot
+  znode (what an operator, a broken tool or a lost session does);
 - step a service's clock back (the CLI's loopback-only test clock), then restore it.
 
-The holders: two Python processes and two Node processes (tests/nemesis/participant.py and .js,
-minting batches) and two `polyflake serve` services (Rust) driven over HTTP. Every ID is logged
+The holders on etcd: two Python processes and two Node processes (tests/nemesis/participant.py
+and .js, minting batches) and two `polyflake serve` services (Rust) driven over HTTP. On
+ZooKeeper: six `polyflake serve --zookeeper` services (the bindings' ZooKeeper constructors are
+not there yet). A service whose lease is lost answers 503 until it is restarted, so the run
+restarts it (as an orchestrator would on a failing health check). Every ID is logged
 with the lease's high-water mark R seen right after its batch. The checker fails on any duplicate
 in the union of every process's IDs, on any process whose IDs do not strictly increase, and on
 any ID above the R its holder reported for it; it reports the faults injected, the IDs checked and
 each holder's availability (the share of 250 ms windows in which it issued).
 
-Usage: nemesis.py [--seconds 20] [--seed 1] [--report PATH]
+Usage: nemesis.py [--store etcd|zookeeper] [--seconds 20] [--seed 1] [--report PATH]
 """
 
 from __future__ import annotations
@@ -39,12 +44,15 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from zookeeper import JAR as ZK_JAR, JAVA as ZK_JAVA, Client as ZkClient, ZooKeeper  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
 CLI = TARGET / "release" / "polyflake"
 PY = ROOT / ".venv" / "bin" / "python"
 ETCD, ETCDCTL = "/usr/bin/etcd", "/usr/bin/etcdctl"
-PREFIX, SLOTS, TTL_S = "/nemesis", 6, 2
+PREFIX, SLOTS, TTL_S = "/nemesis", 6, 2  # (ZooKeeper: a session timeout of TTL_S s)
 EPOCH_MS, SHIFT = 1704067200000, 22
 
 
@@ -56,6 +64,8 @@ def free_port() -> int:
 
 class Etcd:
     """A real etcd on loopback ports with a temporary data dir; stop/start keep both."""
+
+    restart_fault, revoke_fault = "etcd_restart", "revoke"
 
     def __init__(self, workdir: Path):
         self.dir = workdir / "etcd"
@@ -84,17 +94,51 @@ class Etcd:
             self.proc.wait()
             self.proc = None
 
+    def node_args(self) -> list[str]:
+        return ["--etcd", self.url, "--etcd-prefix", PREFIX, "--etcd-ttl-s", str(TTL_S)]
+
+    def revoke(self, rng: random.Random) -> bool:
+        """Revoke one live etcd lease (its holder's slot key goes with it)."""
+        listed = self.ctl("lease", "list").stdout.split()
+        ids = [x for x in listed if all(c in "0123456789abcdef" for c in x) and len(x) > 4]
+        if not ids:
+            return False
+        self.ctl("lease", "revoke", rng.choice(ids))
+        return True
+
     def ctl(self, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [ETCDCTL, f"--endpoints={self.url}", "--dial-timeout=1s", "--command-timeout=2s", *args],
             env={**os.environ, "ETCDCTL_API": "3"}, capture_output=True, text=True)
 
 
+class ZkStore(ZooKeeper):
+    """The ZooKeeper the holders lease from, with the faults the run injects into it."""
+
+    restart_fault, revoke_fault = "zookeeper_restart", "znode_delete"
+
+    def node_args(self) -> list[str]:
+        return ["--zookeeper", self.ensemble, "--zookeeper-prefix", PREFIX,
+                "--zookeeper-session-timeout-ms", str(TTL_S * 1000)]
+
+    def revoke(self, rng: random.Random) -> bool:
+        """Delete one held slot znode (its holder must notice and stop issuing)."""
+        try:
+            c = ZkClient(self.ensemble)
+            try:
+                held = c.children(f"{PREFIX}/slot")
+                return bool(held) and c.delete(f"{PREFIX}/slot/{rng.choice(sorted(held))}")
+            finally:
+                c.close()
+        except OSError:
+            return False
+
+
 class Holder:
     """One named holder: its current process (incarnation) and how to start another."""
 
-    def __init__(self, name: str, kind: str, workdir: Path, etcd: Etcd):
-        self.name, self.kind, self.workdir, self.etcd = name, kind, workdir, etcd
+    def __init__(self, name: str, kind: str, workdir: Path, store: Etcd | ZkStore):
+        self.name, self.kind, self.workdir, self.store = name, kind, workdir, store
         self.incarnation = 0
         self.proc: subprocess.Popen | None = None
         self.addr: tuple[str, int] | None = None
@@ -111,9 +155,9 @@ class Holder:
             err = open(self.workdir / f"{self.name}.{self.incarnation}.err", "wb")
             if self.kind == "svc":
                 self.proc = subprocess.Popen(
-                    [str(CLI), "serve", "--listen", "127.0.0.1:0", "--etcd", self.etcd.url,
-                     "--etcd-prefix", PREFIX, "--slots", str(SLOTS), "--lease-identity", self.name,
-                     "--lease-reserve-ms", "500", "--etcd-ttl-s", str(TTL_S), "--test-clock"],
+                    [str(CLI), "serve", "--listen", "127.0.0.1:0", *self.store.node_args(),
+                     "--slots", str(SLOTS), "--lease-identity", self.name,
+                     "--lease-reserve-ms", "500", "--test-clock"],
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
                 banner = self.proc.stdout.readline().decode()
                 # "listening on http://HOST:PORT (... etcd http://...)": the first URL is ours.
@@ -129,7 +173,7 @@ class Holder:
                 cmd = ([str(PY), str(ROOT / "tests/nemesis/participant.py")] if self.kind == "py"
                        else ["node", str(ROOT / "tests/nemesis/participant.js")])
                 self.proc = subprocess.Popen(
-                    [*cmd, self.etcd.url, PREFIX, str(SLOTS), self.name, str(self.out())],
+                    [*cmd, self.store.url, PREFIX, str(SLOTS), self.name, str(self.out())],
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
 
     def signal(self, sig: int) -> None:
@@ -153,7 +197,14 @@ def drive(h: Holder, until: float) -> None:
             r = c.getresponse()
             body = r.read()
             if r.status != 200:
+                c.request("GET", "/v1/health")
+                lease = json.loads(c.getresponse().read()).get("lease") or {}
                 c.close()
+                if lease.get("lost"):
+                    # A lost lease is never re-taken by the same generator: restart the
+                    # service (the supervisor starts the next incarnation).
+                    h.signal(signal.SIGTERM)
+                    time.sleep(0.2)
                 time.sleep(0.005)
                 continue
             ids = [int(x) for x in json.loads(body)["ids"]]
@@ -170,10 +221,10 @@ def drive(h: Holder, until: float) -> None:
             time.sleep(0.02)
 
 
-def schedule(seed: int, seconds: float, holders: list[Holder], etcd: Etcd, faults: dict,
-             until: float) -> None:
+def schedule(seed: int, seconds: float, holders: list[Holder], store: Etcd | ZkStore,
+             faults: dict, until: float) -> None:
     rng = random.Random(seed)
-    kinds = ["sigstop", "sigkill", "etcd_restart", "revoke", "clock_back"]
+    kinds = ["sigstop", "sigkill", store.restart_fault, store.revoke_fault, "clock_back"]
     weights = [3, 3, 1, 2, 2]
     time.sleep(2.0)  # let everyone take a slot first
     while time.monotonic() < until - 3.0:
@@ -184,7 +235,7 @@ def schedule(seed: int, seconds: float, holders: list[Holder], etcd: Etcd, fault
                 continue
             h.stopped = True
             h.signal(signal.SIGSTOP)
-            pause = TTL_S + 1.5  # past its etcd lease's TTL: a successor may take its slot
+            pause = TTL_S + 1.5  # past its lease's TTL or session timeout: a successor may take its slot
 
             def resume(h: Holder = h) -> None:
                 h.signal(signal.SIGCONT)
@@ -195,16 +246,13 @@ def schedule(seed: int, seconds: float, holders: list[Holder], etcd: Etcd, fault
             h.signal(signal.SIGCONT)
             h.signal(signal.SIGKILL)
             h.stopped = False
-        elif kind == "etcd_restart":
-            etcd.stop()
+        elif kind == store.restart_fault:
+            store.stop()
             time.sleep(rng.uniform(1.0, 2.5))
-            etcd.start()
-        elif kind == "revoke":
-            listed = etcd.ctl("lease", "list").stdout.split()
-            ids = [x for x in listed if all(c in "0123456789abcdef" for c in x) and len(x) > 4]
-            if not ids:
+            store.start()
+        elif kind == store.revoke_fault:
+            if not store.revoke(rng):
                 continue
-            etcd.ctl("lease", "revoke", rng.choice(ids))
         elif kind == "clock_back":
             svcs = [x for x in holders if x.kind == "svc" and x.addr and not x.stopped]
             if not svcs:
@@ -285,18 +333,24 @@ def check(holders: list[Holder], workdir: Path, start_ms: int, end_ms: int) -> d
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--store", choices=["etcd", "zookeeper"], default="etcd")
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--report", type=Path)
     args = ap.parse_args()
-    for binary in (ETCD, ETCDCTL, str(CLI), str(PY)):
+    needed = (ETCD, ETCDCTL, str(PY)) if args.store == "etcd" else (ZK_JAVA, ZK_JAR)
+    for binary in (*needed, str(CLI)):
         if not os.path.exists(binary):
             sys.exit(f"nemesis: {binary} is missing (make build, make deps-apt)")
     workdir = Path(tempfile.mkdtemp(prefix="polyflake-nemesis-"))
-    etcd = Etcd(workdir)
-    holders = [Holder(n, k, workdir, etcd) for n, k in
-               [("py-0", "py"), ("py-1", "py"), ("js-0", "js"), ("js-1", "js"),
-                ("svc-0", "svc"), ("svc-1", "svc")]]
+    if args.store == "etcd":
+        store: Etcd | ZkStore = Etcd(workdir)
+        kinds = [("py-0", "py"), ("py-1", "py"), ("js-0", "js"), ("js-1", "js"),
+                 ("svc-0", "svc"), ("svc-1", "svc")]
+    else:
+        store = ZkStore(workdir)
+        kinds = [(f"svc-{i}", "svc") for i in range(6)]
+    holders = [Holder(n, k, workdir, store) for n, k in kinds]
     faults: dict[str, int] = {}
     start_ms = int(time.time() * 1000)
     until = time.monotonic() + args.seconds
@@ -307,7 +361,7 @@ def main() -> int:
                    for h in holders if h.kind == "svc"]
         threads.append(threading.Thread(target=supervise, args=(holders, until), daemon=True))
         threads.append(threading.Thread(
-            target=schedule, args=(args.seed, args.seconds, holders, etcd, faults, until),
+            target=schedule, args=(args.seed, args.seconds, holders, store, faults, until),
             daemon=True))
         for t in threads:
             t.start()
@@ -323,11 +377,11 @@ def main() -> int:
                     h.proc.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     h.proc.kill()
-        etcd.stop()
+        store.stop()
     end_ms = int(time.time() * 1000)
     verdict = check(holders, workdir, start_ms, end_ms)
     restarts = {h.name: h.incarnation - 1 for h in holders}
-    result = {"seconds": args.seconds, "seed": args.seed, "faults": faults,
+    result = {"store": args.store, "seconds": args.seconds, "seed": args.seed, "faults": faults,
               "ids_checked": verdict["ids"], "duplicates": verdict["duplicates"],
               "availability": verdict["availability"], "incarnations": restarts,
               "problems": verdict["problems"]}
@@ -338,7 +392,7 @@ def main() -> int:
         print("nemesis: FAILED", file=sys.stderr)
         return 1
     shutil.rmtree(workdir, ignore_errors=True)
-    print(f"nemesis: {sum(faults.values())} faults, {verdict['ids']:,} IDs checked, 0 duplicates, "
+    print(f"nemesis ({args.store}): {sum(faults.values())} faults, {verdict['ids']:,} IDs checked, 0 duplicates, "
           "no ID past its holder's R")
     return 0
 

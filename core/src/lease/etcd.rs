@@ -236,7 +236,7 @@ async fn take(
         .await
         .map_err(|e| err("cannot create an etcd lease", e))?
         .id();
-    let token = format!("{}/{}/{lease_id:x}", common.identity, std::process::id());
+    let token = record::render_token(&common.identity, std::process::id(), lease_id);
     // Free slots whose mark has passed first (the slot this identity held before ahead of
     // the rest), then the nearest guard; poisoned ones last.
     let owner_key = format!("{prefix}/owner/{}", common.identity);
@@ -245,8 +245,7 @@ async fn take(
         own = resp
             .kvs()
             .first()
-            .and_then(|kv| kv.value_str().ok())
-            .and_then(|v| v.parse::<u32>().ok());
+            .and_then(|kv| record::parse_owner_slot(kv.value()));
     }
     let (taken, marks) = read_store(&mut client, prefix, store, timeout).await?;
     let window_end = ctx.window_end_ms();

@@ -47,16 +47,12 @@ pub(crate) const SPACE_FILE: &str = "polyflake-space";
 const READ_LIMIT: u64 = 4096;
 
 pub(crate) fn slot_path(dir: &Path, slot: u32) -> PathBuf {
-    dir.join(format!("slot-{slot:04}"))
+    dir.join(format!("slot-{}", record::slot_name(slot)))
 }
 
 /// The slot number of a directory entry named `slot-NNNN`.
 pub(crate) fn slot_number(name: &std::ffi::OsStr) -> Option<u32> {
-    let digits = name.to_str()?.strip_prefix("slot-")?;
-    if digits.len() < 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
+    record::parse_slot_name(name.to_str()?.strip_prefix("slot-")?)
 }
 
 fn store_error(dir: &Path, what: &str, e: impl std::fmt::Display) -> Error {

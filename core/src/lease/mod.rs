@@ -10,6 +10,9 @@
 //! only compares with two atomics of [`LeaseState`] (`floor` and `limit`): no I/O, no mutex.
 
 mod file;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod inspect;
 mod record;
 mod source;

@@ -8,6 +8,8 @@ use crate::layout::Layout;
 /// The length of a slot file's record: one `pwrite` at offset 0 replaces it whole, with no
 /// truncate. (Records of older versions were 256 bytes; both read the same way.)
 pub(crate) const RECORD_LEN: usize = 512;
+/// The length of the records older versions wrote.
+const RECORD_LEN_V0: usize = 256;
 const SLOT_HEADER: &str = "polyflake-slot v1";
 const SPACE_HEADER: &str = "polyflake-space v1";
 
@@ -115,20 +117,124 @@ pub(crate) fn parse_slot(bytes: &[u8], slot: u32) -> SlotRecord {
             return bad("the checksum does not match");
         }
     }
+    let holder = holder.filter(|h| !h.is_empty());
+    // Only a record exactly as some version writes it: the same fields in another order, other
+    // padding or another spelling of a number is not a record any holder wrote.
+    let exact = match (holder, sum) {
+        (Some(h), Some(_)) => render_slot(slot, owner, h, high_water_ms),
+        (None, None) => render_slot_v0(slot, owner, high_water_ms),
+        _ => return bad("a holder without a checksum, or a checksum without a holder"),
+    };
+    if exact != bytes {
+        return bad("not exactly as a holder writes it (order, padding or spelling)");
+    }
     SlotRecord::Complete {
         owner: owner.to_string(),
-        holder: holder.filter(|h| !h.is_empty()).map(str::to_string),
+        holder: holder.map(str::to_string),
         high_water_ms,
     }
 }
 
-/// A count of ms: 1 to 19 ASCII digits that fit an `i64`. Anything else (a sign, spaces, a
-/// fraction, an overflow) is not one.
+/// The record older versions wrote (no holder, no checksum, 256 bytes): they are still read,
+/// so a holder started after an upgrade honours the R its predecessor left.
+pub(crate) fn render_slot_v0(slot: u32, owner: &str, high_water_ms: i64) -> Vec<u8> {
+    let mut text =
+        format!("{SLOT_HEADER}\nslot={slot}\nowner={owner}\nhigh_water_ms={high_water_ms}\n");
+    while text.len() < RECORD_LEN_V0 - 1 {
+        text.push(' ');
+    }
+    text.push('\n');
+    text.into_bytes()
+}
+
+/// A count of ms: 1 to 19 ASCII digits that fit an `i64`, spelled as `i64::to_string` spells
+/// it. Anything else (a sign, spaces, a fraction, a leading zero, an overflow) is not one.
 pub(crate) fn parse_ms(text: &str) -> Option<i64> {
-    if text.is_empty() || text.len() > 19 || !text.bytes().all(|b| b.is_ascii_digit()) {
+    if !is_plain_decimal(text) || text.len() > 19 {
         return None;
     }
     text.parse::<i64>().ok()
+}
+
+/// ASCII digits without a leading zero (but "0" itself): the only spelling our writers use.
+fn is_plain_decimal(text: &str) -> bool {
+    !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'))
+}
+
+/// A remote store's high-water mark value (`{prefix}/hwm/NNNN`): R in ms, as [`parse_ms`].
+pub(crate) fn parse_mark(value: &[u8]) -> Option<i64> {
+    std::str::from_utf8(value).ok().and_then(parse_ms)
+}
+
+/// The value of `{prefix}/owner/{identity}` in a remote store: the slot that identity held
+/// last, written as `u32::to_string` writes it.
+pub(crate) fn parse_owner_slot(value: &[u8]) -> Option<u32> {
+    let text = std::str::from_utf8(value).ok()?;
+    if !is_plain_decimal(text) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// How a slot number is spelled in a key, znode or file name: at least four digits, zero
+/// padded (`0007`, `12345`).
+pub(crate) fn slot_name(slot: u32) -> String {
+    format!("{slot:04}")
+}
+
+/// The slot number a name spells, only when spelled as [`slot_name`] spells it: `00007` or
+/// `7` beside `0007` would be a second name for one slot, whose record could shadow the real one.
+pub(crate) fn parse_slot_name(digits: &str) -> Option<u32> {
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u32 = digits.parse().ok()?;
+    (slot_name(n) == digits).then_some(n)
+}
+
+/// A remote slot's value: its holder's token `identity/pid/session` (session in lowercase hex:
+/// the etcd lease id or the ZooKeeper session id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Token<'a> {
+    /// The holder's identity (1 to 160 bytes, no control character, no '/').
+    pub identity: &'a str,
+    /// Its process id.
+    pub pid: u32,
+    /// Its etcd lease id or ZooKeeper session id, as the two's-complement bits of the i64.
+    pub session: u64,
+}
+
+/// The token a holder writes into its slot key or znode.
+pub(crate) fn render_token(identity: &str, pid: u32, session: i64) -> String {
+    format!("{identity}/{pid}/{session:x}")
+}
+
+/// Read a token; `None` unless it is exactly as [`render_token`] writes one.
+pub(crate) fn parse_token(value: &[u8]) -> Option<Token<'_>> {
+    let text = std::str::from_utf8(value).ok()?;
+    let mut parts = text.split('/');
+    let (identity, pid, session) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some()
+        || identity.is_empty()
+        || identity.len() > 160
+        || identity.chars().any(char::is_control)
+        || !is_plain_decimal(pid)
+        || session.is_empty()
+        || session.len() > 16
+        || !session
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        || (session.len() > 1 && session.starts_with('0'))
+    {
+        return None;
+    }
+    Some(Token {
+        identity,
+        pid: pid.parse().ok()?,
+        session: u64::from_str_radix(session, 16).ok()?,
+    })
 }
 
 /// The ID space of a store: every generator that leases from it must mint in one space, or
@@ -183,7 +289,13 @@ pub(crate) fn parse_space(bytes: &[u8]) -> Result<IdSpace, String> {
         .ok_or_else(|| "no layout".to_string())?
         .parse::<Layout>()
         .map_err(|e| e.to_string())?;
-    Ok(IdSpace { epoch_ms, layout })
+    let space = IdSpace { epoch_ms, layout };
+    // Only the text `render_space` writes (a preset's name, another order or a missing final
+    // newline is not it): one space has one record.
+    if render_space(space).as_bytes() != bytes {
+        return Err("not exactly as polyflake writes it (order or spelling)".into());
+    }
+    Ok(space)
 }
 
 #[cfg(test)]
@@ -302,6 +414,76 @@ mod tests {
             "polyflake-space v1\nepoch_ms=1\nlayout=41/10/13\n",
         ] {
             assert!(parse_space(bad.as_bytes()).is_err(), "{bad:?}");
+        }
+    }
+
+    // Found by fuzz/fuzz_targets/lease_records.rs: each was accepted and read as a record its
+    // writer never writes (a second spelling of one value, or fields in another order).
+    #[test]
+    fn only_the_exact_spelling_a_writer_writes_is_read() {
+        // A leading zero: "007" was read as 7 ms (a mark) and as slot 7 (an owner's slot).
+        assert_eq!(parse_ms("007"), None);
+        assert_eq!(parse_ms("0"), Some(0));
+        assert_eq!(parse_mark(b"0017"), None);
+        assert_eq!(parse_mark(b"17"), Some(17));
+        assert_eq!(parse_owner_slot(b"+7"), None);
+        assert_eq!(parse_owner_slot(b"07"), None);
+        assert_eq!(parse_owner_slot(b"7"), Some(7));
+        // A second name for a slot: "00007" or "7" beside "0007" could shadow its mark.
+        assert_eq!(parse_slot_name("0007"), Some(7));
+        assert_eq!(parse_slot_name("00007"), None);
+        assert_eq!(parse_slot_name("7"), None);
+        assert_eq!(parse_slot_name("12345"), Some(12345));
+        // A slot record with its fields reordered, its padding changed or a number respelled.
+        let good = String::from_utf8(render_slot(3, "h", "9/ab", 42)).unwrap();
+        assert!(matches!(
+            parse_slot(good.as_bytes(), 3),
+            SlotRecord::Complete { .. }
+        ));
+        let mut longer = good.clone();
+        longer.insert(good.len() - 1, ' ');
+        let reordered = good.replacen("slot=3\nowner=h\n", "owner=h\nslot=3\n", 1);
+        let v0 = String::from_utf8(render_slot_v0(3, "h", 42)).unwrap();
+        for bad in [
+            longer,
+            reordered,
+            v0.replace("slot=3", "slot=03"),
+            v0.replace("owner=h\n", "owner=h\nholder=\n"),
+            v0.replacen("  \n", "\n", 1),
+        ] {
+            assert!(
+                matches!(parse_slot(bad.as_bytes(), 3), SlotRecord::Incomplete(_)),
+                "{bad:?}"
+            );
+        }
+        // The space record: another order, a preset's name or no final newline.
+        for bad in [
+            "polyflake-space v1\nlayout=41/10/12\nepoch_ms=1\n",
+            "polyflake-space v1\nepoch_ms=1\nlayout=41/10/12",
+            "polyflake-space v1\nepoch_ms=01\nlayout=41/10/12\n",
+        ] {
+            assert!(parse_space(bad.as_bytes()).is_err(), "{bad:?}");
+        }
+        // A slot's token.
+        let t = render_token("host-a", 77, -2);
+        assert_eq!(t, "host-a/77/fffffffffffffffe");
+        assert_eq!(
+            parse_token(t.as_bytes()),
+            Some(Token {
+                identity: "host-a",
+                pid: 77,
+                session: u64::MAX - 1
+            })
+        );
+        for bad in [
+            "host-a/077/1",
+            "host-a/77/01",
+            "host-a/77/1/x",
+            "host-a/77/A",
+            "/1/1",
+            "a/1/",
+        ] {
+            assert_eq!(parse_token(bad.as_bytes()), None, "{bad:?}");
         }
     }
 }

@@ -3,7 +3,7 @@
 //! slots are tried in, the ID-space comparison, and the operator's report of a store.
 
 use super::inspect::{report, SlotReport, StoreReport};
-use super::record::{self, parse_ms, IdSpace};
+use super::record::{self, IdSpace};
 use super::source::Common;
 use super::{slot_order, LeaseKind, Session, SlotContext, Stop};
 use crate::error::{Error, Result};
@@ -23,8 +23,8 @@ pub(crate) struct Keys {
 
 pub(crate) fn keys(prefix: &str, slot: u32) -> Keys {
     Keys {
-        slot: format!("{prefix}/slot/{slot:04}"),
-        hwm: format!("{prefix}/hwm/{slot:04}"),
+        slot: format!("{prefix}/slot/{}", record::slot_name(slot)),
+        hwm: format!("{prefix}/hwm/{}", record::slot_name(slot)),
     }
 }
 
@@ -112,22 +112,16 @@ pub(crate) fn guard_of(
     reserve_ms: i64,
     window_end_ms: i64,
 ) -> Option<i64> {
-    match value
-        .and_then(|v| std::str::from_utf8(v).ok())
-        .and_then(parse_ms)
-    {
+    match value.and_then(record::parse_mark) {
         Some(r) => (r <= window_end_ms).then_some(r),
         None => Some(now_ms.saturating_add(reserve_ms)),
     }
 }
 
-/// The slot number at the end of a key or path (`.../slot/0007` -> 7).
+/// The slot number at the end of a key or path (`.../slot/0007` -> 7), spelled as a holder
+/// spells it.
 pub(crate) fn slot_number(key: &str) -> Option<u32> {
-    let digits = key.rsplit('/').next()?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
+    record::parse_slot_name(key.rsplit('/').next()?)
 }
 
 /// The free slots to try, in order (see `slot_order`): `taken` are the held ones, `marks` the
@@ -244,9 +238,7 @@ pub(crate) fn store_report(
             let holder = taken.iter().find(|(t, _)| *t == n).map(|(_, v)| v.clone());
             let mark = marks.get(&n);
             let guard = guard_of(mark.map(Vec::as_slice), now, reserve_ms as i64, window_end);
-            let parsed = mark
-                .and_then(|v| std::str::from_utf8(v).ok())
-                .and_then(parse_ms);
+            let parsed = mark.and_then(|v| record::parse_mark(v));
             let state = match (mark, parsed) {
                 (None, _) => "missing".to_string(),
                 (Some(_), Some(_)) => "complete".to_string(),
@@ -254,8 +246,8 @@ pub(crate) fn store_report(
             };
             let identity = holder
                 .as_ref()
-                .and_then(|h| h.split('/').next())
-                .map(str::to_string);
+                .and_then(|h| record::parse_token(h.as_bytes()))
+                .map(|t| t.identity.to_string());
             report(
                 n,
                 holder.is_some(),

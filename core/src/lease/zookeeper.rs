@@ -348,15 +348,10 @@ async fn take(
         timeout,
     )
     .await?;
-    let token = format!(
-        "{}/{}/{:x}",
-        common.identity,
-        std::process::id(),
-        client.session_id().0
-    );
+    let token = record::render_token(&common.identity, std::process::id(), client.session_id().0);
     let owner_key = format!("{prefix}/owner/{}", common.identity);
     let own = match call(timeout, client.get_data(&owner_key)).await {
-        Ok((v, _)) => std::str::from_utf8(&v).ok().and_then(|s| s.parse().ok()),
+        Ok((v, _)) => record::parse_owner_slot(&v),
         Err(_) => None,
     };
     let (taken, marks) = read_store(&client, prefix, store, user_ref, timeout).await?;
