@@ -44,7 +44,8 @@ serving() {
   local reply
   exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
   printf 'srvr' >&3
-  reply=$(cat <&3 || true)
+  # A server still starting may keep the socket open without answering: never wait on it long.
+  reply=$(timeout 2 cat <&3 || true)
   exec 3>&-
   [[ $reply == *'Mode: '* ]]
 }
