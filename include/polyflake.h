@@ -843,17 +843,13 @@ typedef struct polyflake_timeid_config {
    */
   uint32_t mode;
   /**
+   * A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE).
+   */
+  uint32_t clock_source;
+  /**
    * Strict mode's wait budget in milliseconds (default 5.0).
    */
   double max_wait_ms;
-  /**
-   * Nonzero: `max_lead_ms` applies (default zero: no lead limit).
-   */
-  uint32_t has_max_lead;
-  /**
-   * Monotonic mode's limit on running ahead of the wall clock, in ms.
-   */
-  int64_t max_lead_ms;
   /**
    * The forward-step bound in ms (default 60,000); POLYFLAKE_FORWARD_STEP_OFF: no check.
    */
@@ -863,9 +859,13 @@ typedef struct polyflake_timeid_config {
    */
   uint64_t forward_confirm_ms;
   /**
-   * A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE).
+   * Nonzero: `max_lead_ms` applies (default zero: no lead limit).
    */
-  uint32_t clock_source;
+  uint32_t has_max_lead;
+  /**
+   * Monotonic mode's limit on running ahead of the wall clock, in ms.
+   */
+  int64_t max_lead_ms;
 } polyflake_timeid_config;
 
 #ifdef __cplusplus

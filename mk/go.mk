@@ -35,6 +35,8 @@ test-go: build-c
 	$(call say,Go through the go/ module: vectors and scenarios on both clock sources and leases and goroutines)
 	cd tests/go && $(C_ENV) go vet ./... && $(C_ENV) go test -count=1 -v ./... 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
 
+# Interleaved rounds of every benchmark (tests/go/bench.py), medians and ratios to bwmarrin.
+GO_BENCH_ROUNDS ?= 7
 bench-go: build-c
 	$(call say,Go: NextID per call beside bwmarrin/snowflake, both where neither can exhaust its ms)
-	cd tests/go && $(C_ENV) go test -run '^$$' -bench . -benchtime 2s -count 3 ./...
+	cd tests/go && $(C_ENV) python3 bench.py $(GO_BENCH_ROUNDS) 1s

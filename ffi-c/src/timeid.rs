@@ -36,18 +36,18 @@ pub struct polyflake_timeid_config {
     /// above the wall clock (waits out a small rewind, refuses a larger one, waits for the next
     /// millisecond after 32,768 IDs in one); monotonic never waits and borrows ahead.
     pub mode: u32,
+    /// A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE).
+    pub clock_source: u32,
     /// Strict mode's wait budget in milliseconds (default 5.0).
     pub max_wait_ms: f64,
-    /// Nonzero: `max_lead_ms` applies (default zero: no lead limit).
-    pub has_max_lead: u32,
-    /// Monotonic mode's limit on running ahead of the wall clock, in ms.
-    pub max_lead_ms: i64,
     /// The forward-step bound in ms (default 60,000); POLYFLAKE_FORWARD_STEP_OFF: no check.
     pub max_forward_step_ms: u64,
     /// How long a stepped-ahead clock must hold before it is believed, in ms (default 300,000).
     pub forward_confirm_ms: u64,
-    /// A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE).
-    pub clock_source: u32,
+    /// Nonzero: `max_lead_ms` applies (default zero: no lead limit).
+    pub has_max_lead: u32,
+    /// Monotonic mode's limit on running ahead of the wall clock, in ms.
+    pub max_lead_ms: i64,
 }
 
 /// Fill `*out_config` with the core's defaults (the same as `polyflake_config_init`'s: strict,
@@ -61,12 +61,12 @@ pub extern "C" fn polyflake_timeid_config_init(
         let d = default_config()?;
         Ok(polyflake_timeid_config {
             mode: d.mode,
+            clock_source: d.clock_source,
             max_wait_ms: d.max_wait_ms,
-            has_max_lead: d.has_max_lead,
-            max_lead_ms: d.max_lead_ms,
             max_forward_step_ms: d.max_forward_step_ms,
             forward_confirm_ms: d.forward_confirm_ms,
-            clock_source: d.clock_source,
+            has_max_lead: d.has_max_lead,
+            max_lead_ms: d.max_lead_ms,
         })
     })
 }

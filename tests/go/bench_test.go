@@ -104,8 +104,8 @@ func BenchmarkPolyflakeNextIDsStrictDefaultPerID(b *testing.B) {
 	benchBatch(b, benchGenerator(b, polyflake.NodeID(14)))
 }
 
-func BenchmarkPolyflakeNextUUIDv7(b *testing.B) {
-	g, err := polyflake.NewUUIDv7()
+func benchUUIDv7(b *testing.B, settings ...polyflake.Setting) {
+	g, err := polyflake.NewUUIDv7(settings...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,15 +117,8 @@ func BenchmarkPolyflakeNextUUIDv7(b *testing.B) {
 	}
 }
 
+func BenchmarkPolyflakeNextUUIDv7(b *testing.B) { benchUUIDv7(b) }
+
 func BenchmarkPolyflakeNextUUIDv7Coarse(b *testing.B) {
-	g, err := polyflake.NewUUIDv7(polyflake.WithClockSource(polyflake.Coarse))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := g.NextUUID(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchUUIDv7(b, polyflake.WithClockSource(polyflake.Coarse))
 }
