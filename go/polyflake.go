@@ -127,5 +127,9 @@ func cString(s, what string, kind *Error) (*C.char, error) {
 // resultName is the stable name of any result code (the tests walk every code with it).
 func resultName(code uint32) string { return C.GoString(C.polyflake_result_name(C.uint32_t(code))) }
 
+// ModuleVersion is this module's version: the workspace's, which the library it links reports
+// too (a test fails when the two drift).
+const ModuleVersion = "0.1.0"
+
 // Version is the library's version, such as "0.1.0".
 func Version() string { return C.GoString(C.polyflake_version()) }

@@ -48,6 +48,12 @@ func TestSentinelsCoverEveryResult(t *testing.T) {
 	}
 }
 
+func TestModuleVersionIsTheLibrarys(t *testing.T) {
+	if ModuleVersion != Version() {
+		t.Fatalf("go/ says %s, libpolyflake %s", ModuleVersion, Version())
+	}
+}
+
 func TestErrorsCarryTheCoresCodeAndMessage(t *testing.T) {
 	clock := NewManualClock(1737747358021)
 	g := MustNew(NodeID(5), WithClock(clock), WithMaxWaitMs(5))
