@@ -323,6 +323,10 @@ enum polyflake_node_source
    * A slot of an etcd lease (`polyflake_generator_new_etcd`).
    */
   POLYFLAKE_NODE_SOURCE_ETCD = 5,
+  /**
+   * A slot of a ZooKeeper lease.
+   */
+  POLYFLAKE_NODE_SOURCE_ZOOKEEPER = 6,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -352,6 +356,10 @@ enum polyflake_lease_kind
    * An etcd v3 cluster.
    */
   POLYFLAKE_LEASE_KIND_ETCD = 2,
+  /**
+   * A ZooKeeper ensemble.
+   */
+  POLYFLAKE_LEASE_KIND_ZOOKEEPER = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

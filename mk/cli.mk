@@ -4,29 +4,56 @@
 #   make test-cli    commands and the running service on 127.0.0.1: IDs as strings and unique,
 #                    503 during a rewind (hidden --test-clock), metrics, bad input, a seeded fuzz
 #                    run, file leases, the restart guard, a real etcd lease, SIGTERM; the README
-#                    session
+#                    session; hostile clients (repeated JSON keys, protocol garbage, 2,000 idle
+#                    connections, a 1,024 open-file limit, header/idle timeouts, the cap);
+#                    cli/openapi.json against the code; then (cli/tests/py) schemathesis against
+#                    the live service and /metrics parsed back with prometheus_client's parser
+#   make openapi-cli regenerate cli/openapi.json (the OpenAPI 3.1 description) from the code
 #   make demo-cli    decode the design text's literal, list the layouts, mint three IDs
 #   make bench-cli   load benchmark of `serve` from loopback with wrk (count=1 and count=100)
 
 # protoc: the core's etcd lease (etcd-client) needs it to build; etcd-server: the service's etcd
 # lease test runs a real one on loopback; curl: the load benchmark's request check.
 APT_PACKAGES += protobuf-compiler etcd-server curl
+DEPS_TARGETS += deps-cli-py
 BUILD_TARGETS += build-cli
 TEST_TARGETS += test-cli
 DEMO_TARGETS += demo-cli
 
-.PHONY: build-cli test-cli demo-cli bench-cli deps-bench-cli
+.PHONY: build-cli test-cli test-cli-py deps-cli-py openapi-cli demo-cli bench-cli deps-bench-cli
 
 CLI_BIN := $(CARGO_TARGET_DIR)/release/polyflake
 CLI_BENCH_SECONDS ?= 10
+# The service's Python test tools, pinned (installed into the project venv, .venv).
+CLI_PY_PACKAGES := schemathesis==4.32.5 prometheus-client==0.26.0
+# schemathesis: examples per API operation, and the seed (a failure replays from it).
+ST_MAX_EXAMPLES ?= 300
+ST_SEED ?= 14
+
+deps-cli-py: deps-python
+	$(call say,service test tools in .venv: $(CLI_PY_PACKAGES))
+	@missing=""; for p in $(CLI_PY_PACKAGES); do n=$${p%%==*}; v=$${p##*==}; \
+	  [ "$$($(PY) -m pip show $$n 2>/dev/null | sed -n 's/^Version: //p')" = "$$v" ] || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "pip install$$missing"; $(PY) -m pip install -q --disable-pip-version-check $$missing; \
+	else echo "all present"; fi
 
 build-cli:
 	$(call say,building the polyflake CLI and service)
 	$(CARGO) build --release -p polyflake-cli
 
-test-cli: build-cli
+test-cli: build-cli deps-cli-py
 	$(call say,CLI and service tests against the running binary on 127.0.0.1)
 	$(CARGO) test --release -p polyflake-cli
+	@$(MAKE) --no-print-directory test-cli-py
+
+test-cli-py: build-cli deps-cli-py
+	$(call say,service: schemathesis ($(ST_MAX_EXAMPLES) examples per operation, seed $(ST_SEED)) and /metrics through prometheus_client's parser)
+	cd cli/tests/py && POLYFLAKE_BIN=$(CLI_BIN) ST_MAX_EXAMPLES=$(ST_MAX_EXAMPLES) ST_SEED=$(ST_SEED) \
+	  $(PY) -m pytest -p no:cacheprovider -q .
+
+openapi-cli: build-cli
+	$(call say,regenerating cli/openapi.json from the code (polyflake openapi))
+	$(CLI_BIN) openapi > cli/openapi.json
 
 demo-cli: build-cli
 	$(call say,CLI demo: decode the design literal then list layouts then mint three IDs on node 37)

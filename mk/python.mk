@@ -22,7 +22,7 @@ TEST_TARGETS += test-python
 PY_VENV := $(ROOT)/.venv
 PY := $(PY_VENV)/bin/python
 PY_WHEELS := $(CARGO_TARGET_DIR)/wheels-python
-PY_TOOLS := maturin pytest mypy
+PY_TOOLS := maturin pytest mypy hypothesis
 # What the benchmark compares against; installed for `make bench-python` only.
 PY_BENCH_PACKAGES := uuid-utils snowflake-id
 # Where the tests run: a directory with no `polyflake` in it, so the import is the installed one.

@@ -5,6 +5,7 @@ use crate::errors::CliError;
 use crate::{emit, timefmt, Format};
 use clap::{Args, Subcommand};
 use polyflake::{EtcdLeaseOptions, FileLeaseOptions, StoreReport};
+use polyflake_cli::options::{zookeeper_options, StoreAuthArgs};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -21,14 +22,23 @@ pub enum LeaseCommand {
 #[derive(Debug, Args)]
 pub struct InspectArgs {
     /// A file lease directory (default: the core's default lease directory).
-    #[arg(long, value_name = "DIR", conflicts_with = "etcd")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["etcd", "zookeeper"])]
     lease_dir: Option<PathBuf>,
     /// An etcd v3 cluster (repeat for more endpoints).
-    #[arg(long = "etcd", value_name = "URL", num_args = 1..)]
+    #[arg(long = "etcd", value_name = "URL", num_args = 1.., conflicts_with = "zookeeper")]
     etcd: Vec<String>,
     /// The etcd key prefix.
     #[arg(long, value_name = "PREFIX", default_value = polyflake::DEFAULT_ETCD_PREFIX, requires = "etcd")]
     etcd_prefix: String,
+    /// A ZooKeeper ensemble: host:port servers separated by commas (or repeated).
+    #[arg(long = "zookeeper", value_name = "HOST:PORT,...", num_args = 1..)]
+    zookeeper: Vec<String>,
+    /// The ZooKeeper znode prefix.
+    #[arg(long, value_name = "PREFIX", default_value = polyflake::DEFAULT_ZOOKEEPER_PREFIX, requires = "zookeeper")]
+    zookeeper_prefix: String,
+    /// TLS and authentication of the etcd or ZooKeeper store.
+    #[command(flatten)]
+    store_auth: StoreAuthArgs,
     /// What a missing or damaged record is assumed to hide, in ms (as a new holder assumes).
     #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_RESERVE_MS)]
     lease_reserve_ms: u64,
@@ -43,7 +53,14 @@ pub struct InspectArgs {
 /// Run a `lease` subcommand.
 pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
     let LeaseCommand::Inspect(a) = cmd;
-    let report = if a.etcd.is_empty() {
+    let report = if !a.zookeeper.is_empty() {
+        let mut o = zookeeper_options(&a.zookeeper);
+        o.prefix = a.zookeeper_prefix.clone();
+        o.reserve_ms = a.lease_reserve_ms;
+        o.max_guard_wait_ms = a.max_guard_wait_ms;
+        a.store_auth.apply_zookeeper(&mut o)?;
+        polyflake::inspect_zookeeper_lease(&o)?
+    } else if a.etcd.is_empty() {
         let mut o = FileLeaseOptions::new(
             a.lease_dir
                 .clone()
@@ -57,6 +74,7 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
         o.prefix = a.etcd_prefix.clone();
         o.reserve_ms = a.lease_reserve_ms;
         o.max_guard_wait_ms = a.max_guard_wait_ms;
+        a.store_auth.apply_etcd(&mut o)?;
         polyflake::inspect_etcd_lease(&o)?
     };
     emit(|out| match a.format {

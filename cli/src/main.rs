@@ -4,17 +4,13 @@
 
 #![deny(missing_docs)]
 
-mod errors;
 mod inspect;
-mod options;
-mod serve;
-mod testclock;
-mod timefmt;
 
 use clap::{error::ErrorKind as ClapErrorKind, Args, Parser, Subcommand, ValueEnum};
-use errors::CliError;
-use options::{DecodeArgs, GenArgs, NodeArgs};
 use polyflake::{format_id, Layout};
+use polyflake_cli::errors::CliError;
+use polyflake_cli::options::{DecodeArgs, GenArgs, NodeArgs};
+use polyflake_cli::{errors, serve, timefmt};
 use serde_json::json;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -39,11 +35,15 @@ enum Command {
     Decode(DecodeCmd),
     /// List the layout presets: bits, years, nodes and IDs per millisecond.
     Layouts(LayoutsArgs),
-    /// Serve IDs over HTTP (POST /v1/ids, GET /v1/ids/{id}, GET /v1/health, GET /metrics).
+    /// Serve IDs over HTTP (POST /v1/ids, GET /v1/ids/{id}, GET /v1/health, GET /metrics,
+    /// GET /openapi.json).
     Serve(serve::ServeArgs),
     /// Look at a lease store: `polyflake lease inspect`.
     #[command(subcommand)]
     Lease(inspect::LeaseCommand),
+    /// Print the service's OpenAPI 3.1 description (what `GET /openapi.json` answers).
+    #[command(hide = true)]
+    Openapi(OpenapiArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -87,6 +87,18 @@ struct DecodeCmd {
 }
 
 #[derive(Debug, Args)]
+struct OpenapiArgs {
+    /// The count cap to describe (the service's --max-count).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 4096,
+        allow_negative_numbers = true
+    )]
+    max_count: i128,
+}
+
+#[derive(Debug, Args)]
 struct LayoutsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Plain)]
@@ -104,6 +116,7 @@ fn main() -> ExitCode {
         Command::Layouts(a) => layouts(a),
         Command::Serve(a) => serve::run(a),
         Command::Lease(c) => inspect::run(c),
+        Command::Openapi(a) => openapi(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -207,6 +220,14 @@ fn decode(a: DecodeCmd) -> Result<(), CliError> {
             writeln!(out, "{}", serde_json::Value::Array(v))
         }
     })
+}
+
+fn openapi(a: OpenapiArgs) -> Result<(), CliError> {
+    let max_count = polyflake::batch_len(a.max_count)?.max(1);
+    let doc = serve::openapi_document(max_count);
+    let text = serde_json::to_string_pretty(&doc)
+        .map_err(|e| CliError::Runtime(format!("cannot write the OpenAPI document: {e}")))?;
+    emit(|out| writeln!(out, "{text}"))
 }
 
 fn layouts(a: LayoutsArgs) -> Result<(), CliError> {

@@ -6,8 +6,9 @@ use crate::errors::CliError;
 use clap::Args;
 use polyflake::{
     Builder, Clock, EtcdLeaseOptions, FileLeaseOptions, Generator, Layout, Mode, NodeSource,
+    ZooKeeperLeaseOptions,
 };
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Where the generator's node id comes from: at most one of these; none means a file lease in
@@ -50,6 +51,21 @@ pub struct NodeArgs {
     #[arg(long, value_name = "S", default_value_t = polyflake::DEFAULT_ETCD_TTL_S, requires = "etcd",
           allow_negative_numbers = true)]
     pub etcd_ttl_s: i64,
+    /// Lease a node id from this ZooKeeper ensemble: host:port servers separated by commas (or
+    /// repeated), e.g. 10.0.0.5:2181,10.0.0.6:2181.
+    #[arg(long = "zookeeper", value_name = "HOST:PORT,...", num_args = 1.., group = "node_source")]
+    pub zookeeper: Vec<String>,
+    /// The ZooKeeper znode prefix.
+    #[arg(long, value_name = "PREFIX", default_value = polyflake::DEFAULT_ZOOKEEPER_PREFIX, requires = "zookeeper")]
+    pub zookeeper_prefix: String,
+    /// The ZooKeeper session timeout in ms: the lease's time to live (how long a crashed
+    /// holder's slot stays taken).
+    #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS,
+          requires = "zookeeper")]
+    pub zookeeper_session_timeout_ms: u64,
+    /// TLS and authentication of the etcd or ZooKeeper store.
+    #[command(flatten)]
+    pub store_auth: StoreAuthArgs,
     /// Leases: how many slots (node ids 0..N-1) to use (default: every node id of the layout).
     #[arg(long, value_name = "N")]
     pub slots: Option<u32>,
@@ -71,6 +87,7 @@ impl NodeArgs {
     pub fn source(&self) -> Result<NodeSource, CliError> {
         let is_lease = self.lease_dir.is_some()
             || !self.etcd.is_empty()
+            || !self.zookeeper.is_empty()
             || (self.node_id.is_none()
                 && self.node_id_env.is_none()
                 && self.node_id_from_hostname.is_none()
@@ -82,7 +99,7 @@ impl NodeArgs {
                 || self.max_guard_wait_ms != polyflake::DEFAULT_MAX_GUARD_WAIT_MS)
         {
             return Err(CliError::Usage(
-                "--slots, --lease-identity, --lease-reserve-ms and --max-guard-wait-ms apply to a lease (--lease-dir or --etcd) only".into(),
+                "--slots, --lease-identity, --lease-reserve-ms and --max-guard-wait-ms apply to a lease (--lease-dir, --etcd or --zookeeper) only".into(),
             ));
         }
         if let Some(n) = self.node_id {
@@ -112,7 +129,19 @@ impl NodeArgs {
             o.identity = self.lease_identity.clone();
             o.reserve_ms = self.lease_reserve_ms;
             o.max_guard_wait_ms = self.max_guard_wait_ms;
+            self.store_auth.apply_etcd(&mut o)?;
             return Ok(NodeSource::Etcd(o));
+        }
+        if !self.zookeeper.is_empty() {
+            let mut o = zookeeper_options(&self.zookeeper);
+            o.prefix = self.zookeeper_prefix.clone();
+            o.session_timeout_ms = self.zookeeper_session_timeout_ms;
+            o.slots = self.slots;
+            o.identity = self.lease_identity.clone();
+            o.reserve_ms = self.lease_reserve_ms;
+            o.max_guard_wait_ms = self.max_guard_wait_ms;
+            self.store_auth.apply_zookeeper(&mut o)?;
+            return Ok(NodeSource::ZooKeeper(o));
         }
         let mut o = FileLeaseOptions::new(
             self.lease_dir
@@ -129,6 +158,92 @@ impl NodeArgs {
     /// A builder for the chosen node source.
     pub fn builder(&self) -> Result<Builder, CliError> {
         Ok(Generator::builder_from(self.source()?))
+    }
+}
+
+/// `--zookeeper` values: each may hold several servers separated by commas.
+pub fn zookeeper_options(servers: &[String]) -> ZooKeeperLeaseOptions {
+    ZooKeeperLeaseOptions::from_ensemble(&servers.join(","))
+}
+
+/// TLS and authentication of a remote lease store. Passwords are never taken on the command
+/// line: from a file (`--etcd-password-file`, `--zookeeper-password-file`) or from the
+/// environment (`POLYFLAKE_ETCD_PASSWORD`, `POLYFLAKE_ZOOKEEPER_PASSWORD`; the other settings
+/// have variables too, read by the core when the flag is absent).
+#[derive(Debug, Clone, Args)]
+pub struct StoreAuthArgs {
+    /// etcd: the CA certificate(s) (PEM) the servers' certificates must chain to.
+    #[arg(long, value_name = "FILE", requires = "etcd")]
+    pub etcd_ca_file: Option<PathBuf>,
+    /// etcd: this client's certificate (PEM), with --etcd-key-file.
+    #[arg(long, value_name = "FILE", requires = "etcd")]
+    pub etcd_cert_file: Option<PathBuf>,
+    /// etcd: the private key (PEM) of --etcd-cert-file.
+    #[arg(long, value_name = "FILE", requires = "etcd")]
+    pub etcd_key_file: Option<PathBuf>,
+    /// etcd: the user to authenticate as.
+    #[arg(long, value_name = "NAME", requires = "etcd")]
+    pub etcd_username: Option<String>,
+    /// etcd: a file holding the password (one line), or set POLYFLAKE_ETCD_PASSWORD.
+    #[arg(long, value_name = "FILE", requires = "etcd")]
+    pub etcd_password_file: Option<PathBuf>,
+    /// ZooKeeper: the CA certificate(s) (PEM) the servers' certificates must chain to (the
+    /// ensemble's secure client port).
+    #[arg(long, value_name = "FILE", requires = "zookeeper")]
+    pub zookeeper_ca_file: Option<PathBuf>,
+    /// ZooKeeper: this client's certificate (PEM), with --zookeeper-key-file.
+    #[arg(long, value_name = "FILE", requires = "zookeeper")]
+    pub zookeeper_cert_file: Option<PathBuf>,
+    /// ZooKeeper: the private key (PEM) of --zookeeper-cert-file.
+    #[arg(long, value_name = "FILE", requires = "zookeeper")]
+    pub zookeeper_key_file: Option<PathBuf>,
+    /// ZooKeeper: the digest user to authenticate as; the znodes polyflake creates are then
+    /// writable by this user only.
+    #[arg(long, value_name = "NAME", requires = "zookeeper")]
+    pub zookeeper_username: Option<String>,
+    /// ZooKeeper: a file holding the password (one line), or set POLYFLAKE_ZOOKEEPER_PASSWORD.
+    #[arg(long, value_name = "FILE", requires = "zookeeper")]
+    pub zookeeper_password_file: Option<PathBuf>,
+}
+
+/// A password file's content: its first line, without the line ending.
+fn read_password(flag: &str, path: &Path) -> Result<String, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Usage(format!("{flag} {}: cannot read it: {e}", path.display())))?;
+    let line = text.lines().next().unwrap_or("");
+    if line.is_empty() {
+        return Err(CliError::Usage(format!(
+            "{flag} {}: the file is empty",
+            path.display()
+        )));
+    }
+    Ok(line.to_string())
+}
+
+impl StoreAuthArgs {
+    /// Put the etcd flags into `o` (absent ones stay `None`: the core reads the environment).
+    pub fn apply_etcd(&self, o: &mut EtcdLeaseOptions) -> Result<(), CliError> {
+        o.ca_file = self.etcd_ca_file.clone();
+        o.cert_file = self.etcd_cert_file.clone();
+        o.key_file = self.etcd_key_file.clone();
+        o.username = self.etcd_username.clone();
+        if let Some(p) = &self.etcd_password_file {
+            o.password = Some(read_password("--etcd-password-file", p)?);
+        }
+        Ok(())
+    }
+
+    /// Put the ZooKeeper flags into `o` (absent ones stay `None`: the core reads the
+    /// environment).
+    pub fn apply_zookeeper(&self, o: &mut ZooKeeperLeaseOptions) -> Result<(), CliError> {
+        o.ca_file = self.zookeeper_ca_file.clone();
+        o.cert_file = self.zookeeper_cert_file.clone();
+        o.key_file = self.zookeeper_key_file.clone();
+        o.username = self.zookeeper_username.clone();
+        if let Some(p) = &self.zookeeper_password_file {
+            o.password = Some(read_password("--zookeeper-password-file", p)?);
+        }
+        Ok(())
     }
 }
 

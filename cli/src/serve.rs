@@ -5,10 +5,11 @@
 //!   or `{}` means 1) answers `{"ids": ["..."], "node_id": 37, "epoch_ms": 1704067200000}`, IDs
 //!   as decimal strings (a JavaScript Number would round them) and `epoch_ms` the generator's
 //!   epoch. A non-empty body must be `Content-Type: application/json` and at most 16 KiB; fields
-//!   other than `count` are refused so a typo is not silently ignored.
+//!   other than `count` are refused so a typo is not silently ignored, and so is a repeated key.
 //! - `GET /v1/ids/{id}` decodes with the service's layout and epoch.
 //! - `GET /v1/health`: 200 with the core's health snapshot, or 503 with the reason.
 //! - `GET /metrics`: Prometheus text (the core's counters plus the service's own).
+//! - `GET /openapi.json`: the OpenAPI 3.1 description of all of the above.
 //!
 //! Every error is `{"error": {"code": "...", "message": "..."}}`: 4xx for bad requests, 503
 //! (with `Retry-After`) while the generator refuses to issue.
@@ -18,9 +19,16 @@
 //! if that would wait, and for every strict batch (a batch of 4,096 usually spans a millisecond
 //! boundary), the call moves to tokio's blocking pool, so no async worker ever sleeps.
 //! Monotonic generators never wait and are called inline.
+//!
+//! Connections (see `conns.rs`): a header-read timeout, an idle timeout and a connection cap
+//! keep slow and idle clients from holding the service's descriptors.
 
+use crate::conns::{self, Limits};
 use crate::errors::{class, CliError};
+use crate::metrics::{lease_state, Metrics};
+use crate::openapi;
 use crate::options::{GenArgs, NodeArgs};
+use crate::request::{self, ApiError};
 use crate::testclock::OffsetClock;
 use crate::timefmt::iso_utc;
 use axum::body::{Body, Bytes};
@@ -32,23 +40,25 @@ use axum::routing::{get, post};
 use axum::Router;
 use clap::Args;
 use polyflake::{format_id, Clock, Generator, Mode};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::fmt::Write as _;
-use std::future::IntoFuture;
 use std::io::Write as _;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use utoipa::OpenApi;
 
-/// The largest request body accepted, in bytes.
-pub const BODY_LIMIT: usize = 16 * 1024;
+pub use crate::request::BODY_LIMIT;
 
 /// How long graceful shutdown waits for open requests before closing them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// The test clock's offset may not leave this range (ten years either way).
-const MAX_TEST_OFFSET_MS: i64 = 10 * 366 * 86_400_000;
+/// Descriptors kept back from the connection cap for everything else the process opens
+/// (standard streams, the listener, the runtime, lease files, etcd connections, a refusal).
+const RESERVED_FDS: u64 = 64;
+
+/// The longest timeout the flags accept (a day), so deadlines never overflow.
+const MAX_TIMEOUT_MS: u64 = 86_400_000;
 
 /// `polyflake serve` options.
 #[derive(Debug, Clone, Args)]
@@ -56,8 +66,10 @@ pub struct ServeArgs {
     /// The address to listen on (port 0 picks a free port; the chosen address is printed).
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Where the node id comes from.
     #[command(flatten)]
     pub node: NodeArgs,
+    /// The generator's settings.
     #[command(flatten)]
     pub gen: GenArgs,
     /// The largest `count` one request may ask for.
@@ -68,6 +80,22 @@ pub struct ServeArgs {
         allow_negative_numbers = true
     )]
     pub max_count: i128,
+    /// The most connections open at once (lowered to fit the open-file limit). At the cap, the
+    /// connection quiet the longest with no request being answered is closed to make room; if
+    /// every connection is answering a request, the newcomer gets 503.
+    #[arg(long, value_name = "N", default_value_t = 4096,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: u64,
+    /// Once a request's first byte arrives, its head (request line and headers) must be
+    /// complete within this many ms, or the connection is closed.
+    #[arg(long, value_name = "MS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_MS))]
+    pub header_read_timeout_ms: u64,
+    /// A connection on which no byte moves either way for this many ms is closed (before or
+    /// between requests, a stalled body, a client that stopped reading).
+    #[arg(long, value_name = "MS", default_value_t = 60_000,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_MS))]
+    pub idle_timeout_ms: u64,
     /// Testing only: read time from the system clock plus an offset that
     /// `POST /v1/admin/clock {"advance_ms": n}` or `{"offset_ms": n}` moves. Loopback only.
     #[arg(long, hide = true)]
@@ -76,29 +104,61 @@ pub struct ServeArgs {
 
 /// What every handler shares.
 struct AppState {
-    gen: Generator,
+    gen: Arc<Generator>,
     max_count: usize,
     test_clock: Option<OffsetClock>,
-    /// Responses by status code (index = code - 100).
-    responses: Vec<AtomicU64>,
-    /// `POST /v1/ids` calls the generator refused.
-    ids_refused: AtomicU64,
-    /// Generator calls moved to the blocking pool because they might sleep.
-    blocking_calls: AtomicU64,
+    metrics: Arc<Metrics>,
+    /// `GET /openapi.json`, with this service's count cap.
+    openapi: String,
 }
 
+type Shared = Arc<AppState>;
+
 impl AppState {
-    fn count_response(&self, status: StatusCode) {
-        if let Some(c) = self
-            .responses
-            .get(usize::from(status.as_u16()).wrapping_sub(100))
-        {
-            c.fetch_add(1, Ordering::Relaxed);
+    fn new(gen: Generator, max_count: usize, test_clock: Option<OffsetClock>) -> AppState {
+        let gen = Arc::new(gen);
+        let metrics = Arc::new(Metrics::new(gen.clone()));
+        let openapi = openapi_document(max_count).to_string();
+        AppState {
+            gen,
+            max_count,
+            test_clock,
+            metrics,
+            openapi,
         }
     }
 }
 
-type Shared = Arc<AppState>;
+/// The OpenAPI 3.1 description of the service, with this count cap, as JSON.
+///
+/// `cli/openapi.json` is this document for the default cap (4,096), pretty-printed.
+pub fn openapi_document(max_count: usize) -> serde_json::Value {
+    let doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+    openapi::finish(doc, max_count)
+}
+
+/// The description the `#[utoipa::path]` annotations below generate.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "polyflake",
+        description = "Unique, time-sortable 64-bit IDs over HTTP (`polyflake serve`). IDs are decimal strings; every error is `{\"error\": {\"code\", \"message\"}}`.",
+        license(name = "MIT OR Apache-2.0"),
+    ),
+    paths(issue, decode_one, health, metrics, openapi_json),
+    components(schemas(
+        openapi::IdsRequest,
+        openapi::IdsResponse,
+        openapi::IdText,
+        openapi::DecodedId,
+        openapi::HealthResponse,
+        openapi::LeaseStatus,
+        openapi::Counters,
+        openapi::ErrorResponse,
+        openapi::ErrorDetail,
+    ))
+)]
+struct ApiDoc;
 
 /// Run the service until SIGTERM or SIGINT, then drop the generator (freeing a leased node id).
 pub fn run(args: ServeArgs) -> Result<(), CliError> {
@@ -115,22 +175,21 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
             args.listen
         )));
     }
+    let (max_connections, fd_note) = connection_cap(args.max_connections);
+    let limits = Limits {
+        max_connections,
+        header_read_timeout: Duration::from_millis(args.header_read_timeout_ms),
+        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
+    };
     let test_clock = args.test_clock.then(OffsetClock::default);
     let clock = test_clock.clone().map(|c| Arc::new(c) as Arc<dyn Clock>);
     let gen = args.gen.build(&args.node, clock)?;
-    let state = Arc::new(AppState {
-        gen,
-        max_count,
-        test_clock,
-        responses: (100..600).map(|_| AtomicU64::new(0)).collect(),
-        ids_refused: AtomicU64::new(0),
-        blocking_calls: AtomicU64::new(0),
-    });
+    let state = Arc::new(AppState::new(gen, max_count, test_clock));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| CliError::Runtime(format!("cannot start the async runtime: {e}")))?;
-    let result = rt.block_on(serve(state.clone(), args.listen));
+    let result = rt.block_on(serve(state.clone(), args.listen, limits, fd_note));
     // Every connection is closed: the router and the handlers have let go of the state, so this
     // drop is the generator's last (a leased node id is freed here).
     drop(rt);
@@ -142,12 +201,63 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
     result
 }
 
+/// The connection cap that fits the open-file limit (raised to its hard limit first, as a
+/// server should), and a note for the banner when the requested cap had to be lowered.
+fn connection_cap(requested: u64) -> (usize, String) {
+    let Some(limit) = raise_open_file_limit() else {
+        return (
+            usize::try_from(requested).unwrap_or(usize::MAX),
+            String::new(),
+        );
+    };
+    let fits = limit.saturating_sub(RESERVED_FDS).max(1);
+    let cap = requested.min(fits);
+    let note = if cap < requested {
+        format!(" (lowered from {requested}: the open-file limit is {limit})")
+    } else {
+        String::new()
+    };
+    (usize::try_from(cap).unwrap_or(usize::MAX), note)
+}
+
+/// Raise the soft RLIMIT_NOFILE to the hard one; the soft limit in force afterwards.
+fn raise_open_file_limit() -> Option<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return None;
+    }
+    // RLIM_INFINITY is not a valid descriptor count (the kernel caps at nr_open).
+    let target = lim.rlim_max.min(1 << 20);
+    if lim.rlim_cur < target {
+        let raised = libc::rlimit {
+            rlim_cur: target,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct we own.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            return Some(target);
+        }
+    }
+    Some(lim.rlim_cur)
+}
+
+/// The service's router over this generator, without the test clock: what `serve` answers
+/// with, for the fuzz targets (which drive it in process) and for embedding.
+pub fn router_for(gen: Generator, max_count: usize) -> Router {
+    router(Arc::new(AppState::new(gen, max_count.max(1), None)))
+}
+
 fn router(state: Shared) -> Router {
     let mut app = Router::new()
         .route("/v1/ids", post(issue))
         .route("/v1/ids/{id}", get(decode_one))
         .route("/v1/health", get(health))
-        .route("/metrics", get(metrics));
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi_json));
     if state.test_clock.is_some() {
         app = app.route("/v1/admin/clock", post(admin_clock));
     }
@@ -160,13 +270,20 @@ fn router(state: Shared) -> Router {
         .with_state(state)
 }
 
-async fn serve(state: Shared, listen: SocketAddr) -> Result<(), CliError> {
+async fn serve(
+    state: Shared,
+    listen: SocketAddr,
+    limits: Limits,
+    fd_note: String,
+) -> Result<(), CliError> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| CliError::Runtime(format!("cannot listen on {listen}: {e}")))?;
     let addr = listener
         .local_addr()
         .map_err(|e| CliError::Runtime(format!("cannot read the bound address: {e}")))?;
+    // Signals are caught from before the banner: a client may signal as soon as it reads it.
+    let signal = shutdown_signal();
     let g = &state.gen;
     let layout = g.layout();
     let h = g.health();
@@ -175,28 +292,27 @@ async fn serve(state: Shared, listen: SocketAddr) -> Result<(), CliError> {
         None => h.source.name().to_string(),
     };
     println!(
-        "polyflake serve: listening on http://{addr} (node {} from {source}, {}, layout {}, epoch_ms {}, max count {}{})",
+        "polyflake serve: listening on http://{addr} (node {} from {source}, {}, layout {}, epoch_ms {}, max count {}, max connections {}{fd_note}{})",
         g.node_id(),
         g.mode().name(),
         layout.preset_name().map_or_else(|| layout.to_string(), str::to_string),
         g.epoch_ms(),
         state.max_count,
+        limits.max_connections,
         if state.test_clock.is_some() { ", TEST CLOCK" } else { "" },
     );
     let _ = std::io::stdout().flush();
 
-    let app = router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let app = router(state.clone());
     let signalled = Arc::new(tokio::sync::Notify::new());
     let notify = signalled.clone();
-    let server = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let name = shutdown_signal().await;
-            eprintln!("polyflake serve: {name}: finishing open requests, then stopping");
-            notify.notify_one();
-        })
-        .into_future();
+    let server = conns::serve(listener, app, state.metrics.clone(), limits, async move {
+        let name = signal.await;
+        eprintln!("polyflake serve: {name}: finishing open requests, then stopping");
+        notify.notify_one();
+    });
     tokio::select! {
-        r = server => r.map_err(|e| CliError::Runtime(format!("server error: {e}"))),
+        () = server => Ok(()),
         _ = async { signalled.notified().await; tokio::time::sleep(SHUTDOWN_GRACE).await } => {
             eprintln!("polyflake serve: requests still open after {SHUTDOWN_GRACE:?}: closing them");
             Ok(())
@@ -204,17 +320,22 @@ async fn serve(state: Shared, listen: SocketAddr) -> Result<(), CliError> {
     }
 }
 
-/// Wait for SIGTERM or SIGINT; the name of the one that came.
-async fn shutdown_signal() -> &'static str {
+/// SIGTERM and SIGINT, caught from now on (so a signal that comes before the returned future is
+/// first polled is not fatal): the future answers the name of the first to come.
+fn shutdown_signal() -> impl std::future::Future<Output = &'static str> {
     use tokio::signal::unix::{signal, SignalKind};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = tokio::signal::ctrl_c() => "SIGINT",
-        },
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-            "SIGINT"
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    async move {
+        match (term, int) {
+            (Ok(mut term), Ok(mut int)) => tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = int.recv() => "SIGINT",
+            },
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
         }
     }
 }
@@ -222,16 +343,8 @@ async fn shutdown_signal() -> &'static str {
 // ---------------------------------------------------------------------------------------------
 // Responses
 
-/// An error answer: `{"error": {"code": ..., "message": ...}}` with its status (and
-/// `Retry-After: 1` on a 503).
-#[derive(Debug)]
-struct ApiError {
-    status: StatusCode,
-    code: String,
-    message: String,
-}
-
 impl IntoResponse for ApiError {
+    /// `{"error": {"code": ..., "message": ...}}` with its status (and `Retry-After: 1` on a 503).
     fn into_response(self) -> Response {
         let body = json!({"error": {"code": self.code, "message": self.message}});
         let mut resp = (self.status, axum::Json(body)).into_response();
@@ -243,24 +356,16 @@ impl IntoResponse for ApiError {
     }
 }
 
-fn api_error(status: StatusCode, code: &str, message: impl Into<String>) -> ApiError {
-    ApiError {
-        status,
-        code: code.to_string(),
-        message: message.into(),
-    }
-}
-
 /// The one error body, as a response.
 fn error_response(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
-    api_error(status, code, message).into_response()
+    ApiError::new(status, code, message).into_response()
 }
 
 /// A core error, with the status its class maps to and the core's code and message.
 fn core_error(e: &polyflake::Error) -> ApiError {
     let status = StatusCode::from_u16(class(e.kind()).http_status())
         .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    api_error(status, e.code(), e.to_string())
+    ApiError::new(status, e.code(), e.to_string())
 }
 
 fn json_text(status: StatusCode, text: String) -> Response {
@@ -275,19 +380,12 @@ fn json_text(status: StatusCode, text: String) -> Response {
         .into_response()
 }
 
-fn is_json(value: Option<&HeaderValue>) -> bool {
-    value
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-}
-
 /// The last layer: any error answer that is not JSON yet (axum's own 405, a rejection the
 /// handlers did not see) becomes the JSON error shape; every answer is counted.
 async fn finish(State(state): State<Shared>, resp: Response) -> Response {
     let status = resp.status();
     let resp = if (status.is_client_error() || status.is_server_error())
-        && !is_json(resp.headers().get(header::CONTENT_TYPE))
+        && !request::is_json(resp.headers().get(header::CONTENT_TYPE))
     {
         let (mut parts, body) = resp.into_parts();
         let text = axum::body::to_bytes(body, 4096)
@@ -311,7 +409,7 @@ async fn finish(State(state): State<Shared>, resp: Response) -> Response {
     } else {
         resp
     };
-    state.count_response(resp.status());
+    state.metrics.count_response(resp.status().as_u16());
     resp
 }
 
@@ -320,7 +418,7 @@ async fn not_found(method: Method, uri: Uri) -> Response {
         StatusCode::NOT_FOUND,
         "NOT_FOUND",
         format!(
-            "no route for {method} {}: try POST /v1/ids, GET /v1/ids/{{id}}, GET /v1/health, GET /metrics",
+            "no route for {method} {}: try POST /v1/ids, GET /v1/ids/{{id}}, GET /v1/health, GET /metrics, GET /openapi.json",
             uri.path()
         ),
     )
@@ -329,106 +427,19 @@ async fn not_found(method: Method, uri: Uri) -> Response {
 // ---------------------------------------------------------------------------------------------
 // POST /v1/ids
 
-/// The request body as a JSON object, or the 4xx that explains why not. `None` for an empty body.
-fn json_object(
-    headers: &HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Option<serde_json::Map<String, Value>>, ApiError> {
-    let body = body.map_err(|rej| {
+/// The body, or the 413/400 for a body axum could not read (over the limit, a broken stream).
+fn body_bytes(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    body.map_err(|rej| {
         if rej.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            api_error(
+            ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "PAYLOAD_TOO_LARGE",
                 format!("the request body is over the {BODY_LIMIT}-byte limit"),
             )
         } else {
-            api_error(StatusCode::BAD_REQUEST, "BAD_BODY", rej.body_text())
+            ApiError::new(StatusCode::BAD_REQUEST, "BAD_BODY", rej.body_text())
         }
-    })?;
-    match headers.get(header::CONTENT_TYPE) {
-        Some(ct) if !is_json(Some(ct)) => {
-            return Err(api_error(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "UNSUPPORTED_MEDIA_TYPE",
-                format!(
-                    "Content-Type must be application/json, not {:?}",
-                    String::from_utf8_lossy(ct.as_bytes())
-                ),
-            ))
-        }
-        None if !body.is_empty() => {
-            return Err(api_error(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "UNSUPPORTED_MEDIA_TYPE",
-                "a request body needs Content-Type: application/json",
-            ))
-        }
-        _ => {}
-    }
-    if body.is_empty() {
-        return Ok(None);
-    }
-    let value: Value = serde_json::from_slice(&body).map_err(|e| {
-        api_error(
-            StatusCode::BAD_REQUEST,
-            "MALFORMED_JSON",
-            format!("the body is not valid JSON: {e}"),
-        )
-    })?;
-    match value {
-        Value::Object(map) => Ok(Some(map)),
-        _ => Err(api_error(
-            StatusCode::BAD_REQUEST,
-            "INVALID_REQUEST",
-            "the body must be a JSON object such as {\"count\": 100}",
-        )),
-    }
-}
-
-/// An integer field as `i128`, or the 400 that says it is not one.
-fn integer_field(value: &Value, name: &str, code: &str) -> Result<i128, ApiError> {
-    let n = value
-        .as_i64()
-        .map(i128::from)
-        .or_else(|| value.as_u64().map(i128::from));
-    n.ok_or_else(|| {
-        api_error(
-            StatusCode::BAD_REQUEST,
-            code,
-            format!("{name} must be an integer, not {value}"),
-        )
     })
-}
-
-fn requested_count(
-    state: &AppState,
-    headers: &HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<usize, ApiError> {
-    let Some(obj) = json_object(headers, body)? else {
-        return Ok(1);
-    };
-    if let Some(k) = obj.keys().find(|k| *k != "count") {
-        return Err(api_error(
-            StatusCode::BAD_REQUEST,
-            "INVALID_REQUEST",
-            format!("unknown field {k:?}: the only field is \"count\""),
-        ));
-    }
-    let Some(value) = obj.get("count") else {
-        return Ok(1);
-    };
-    let n = integer_field(value, "count", "INVALID_COUNT")?;
-    // The cap is the service's policy; the core's batch check (which the cap passed at
-    // startup) converts the value.
-    if n < 1 || n > state.max_count as i128 {
-        return Err(api_error(
-            StatusCode::BAD_REQUEST,
-            "INVALID_COUNT",
-            format!("count must be from 1 to {}, not {n}", state.max_count),
-        ));
-    }
-    polyflake::batch_len(n).map_err(|e| core_error(&e))
 }
 
 /// Run a generator call that may sleep on the blocking pool.
@@ -436,11 +447,11 @@ async fn on_blocking_pool<F>(state: &Shared, f: F) -> Result<Vec<u64>, ApiError>
 where
     F: FnOnce(&Generator) -> polyflake::Result<Vec<u64>> + Send + 'static,
 {
-    state.blocking_calls.fetch_add(1, Ordering::Relaxed);
+    state.metrics.blocking_calls.inc();
     let s = state.clone();
     match tokio::task::spawn_blocking(move || f(&s.gen)).await {
         Ok(r) => r.map_err(|e| refused(state, &e)),
-        Err(e) => Err(api_error(
+        Err(e) => Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "INTERNAL",
             format!("the generator call failed: {e}"),
@@ -449,16 +460,37 @@ where
 }
 
 fn refused(state: &AppState, e: &polyflake::Error) -> ApiError {
-    state.ids_refused.fetch_add(1, Ordering::Relaxed);
+    state.metrics.ids_refused.inc();
     core_error(e)
 }
 
+/// Mint IDs.
+///
+/// An empty body or `{}` asks for one ID. A non-empty body needs `Content-Type:
+/// application/json`, at most 16 KiB, no field but `count` and no repeated key.
+#[utoipa::path(
+    post,
+    path = "/v1/ids",
+    request_body(content = openapi::IdsRequest, content_type = "application/json",
+        description = "`{\"count\": n}` with n from 1 to the service's `--max-count`; optional"),
+    responses(
+        (status = 200, description = "The IDs", body = openapi::IdsResponse),
+        (status = 400, description = "Malformed JSON, not an object, an unknown field, a repeated key, or a count that is not an integer from 1 to the cap", body = openapi::ErrorResponse),
+        (status = 413, description = "The body is over 16 KiB", body = openapi::ErrorResponse),
+        (status = 415, description = "A body without `Content-Type: application/json`", body = openapi::ErrorResponse),
+        (status = 503, description = "The generator refuses to issue now (clock behind or stuck, lead limit, lease not ready, expired or lost)", body = openapi::ErrorResponse,
+            headers(("Retry-After" = String, description = "Seconds to wait: 1"))),
+    ),
+    tag = "ids"
+)]
 async fn issue(
     State(state): State<Shared>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let count = match requested_count(&state, &headers, body) {
+    let count = match body_bytes(body)
+        .and_then(|b| request::ids_count(headers.get(header::CONTENT_TYPE), &b, state.max_count))
+    {
         Ok(n) => n,
         Err(e) => return e.into_response(),
     };
@@ -505,8 +537,20 @@ async fn issue(
 }
 
 // ---------------------------------------------------------------------------------------------
-// GET /v1/ids/{id}, /v1/health, /metrics
+// GET /v1/ids/{id}, /v1/health, /metrics, /openapi.json
 
+/// Decode an ID with the service's layout and epoch.
+#[utoipa::path(
+    get,
+    path = "/v1/ids/{id}",
+    params(("id" = String, Path, description = "The ID in decimal: digits only (leading zeros allowed), below 2^63")),
+    responses(
+        (status = 200, description = "The ID's fields", body = openapi::DecodedId),
+        (status = 400, description = "Not an ID: not decimal digits, or 2^63 or more", body = openapi::ErrorResponse),
+        (status = 404, description = "No ID in the path (`/v1/ids/`)", body = openapi::ErrorResponse),
+    ),
+    tag = "ids"
+)]
 async fn decode_one(
     State(state): State<Shared>,
     path: Result<Path<String>, PathRejection>,
@@ -515,7 +559,14 @@ async fn decode_one(
         Ok(Path(text)) => text,
         Err(rej) => return error_response(StatusCode::BAD_REQUEST, "INVALID_ID", rej.body_text()),
     };
-    match polyflake::parse_id(&text).and_then(|id| state.gen.decode(id).map(|d| (id, d))) {
+    let decoded = request::path_id(&text).and_then(|id| {
+        state
+            .gen
+            .decode(id)
+            .map(|d| (id, d))
+            .map_err(|e| core_error(&e))
+    });
+    match decoded {
         Ok((id, d)) => axum::Json(json!({
             "id": format_id(id),
             "time": iso_utc(d.timestamp_ms),
@@ -524,10 +575,21 @@ async fn decode_one(
             "sequence": d.sequence,
         }))
         .into_response(),
-        Err(e) => core_error(&e).into_response(),
+        Err(e) => e.into_response(),
     }
 }
 
+/// The generator's health: 200 when it can issue now, else 503 with the same body.
+#[utoipa::path(
+    get,
+    path = "/v1/health",
+    responses(
+        (status = 200, description = "Healthy: the generator can issue now", body = openapi::HealthResponse),
+        (status = 503, description = "Not now: the clock is behind or stuck, the lease is lost or expired, or the restart guard waits", body = openapi::HealthResponse,
+            headers(("Retry-After" = String, description = "Seconds to wait: 1"))),
+    ),
+    tag = "service"
+)]
 async fn health(State(state): State<Shared>) -> Response {
     let g = &state.gen;
     let h = g.health();
@@ -580,144 +642,49 @@ async fn health(State(state): State<Shared>) -> Response {
     resp
 }
 
+/// Prometheus text (exposition format 0.0.4): the generator's counters and gauges, the lease,
+/// responses by status and connections.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    responses(
+        (status = 200, description = "The metrics", body = String, content_type = "text/plain; version=0.0.4; charset=utf-8"),
+    ),
+    tag = "service"
+)]
 async fn metrics(State(state): State<Shared>) -> Response {
-    let h = state.gen.health();
-    let mut out = String::with_capacity(4096);
-    let counters = [
-        ("polyflake_ids_issued_total", "IDs issued by this service's generator.", h.ids_issued),
-        ("polyflake_ids_refused_total", "POST /v1/ids requests the generator refused (clock behind or stuck, lead limit, lease).", state.ids_refused.load(Ordering::Relaxed)),
-        ("polyflake_rewinds_waited_total", "Calls that waited out a small clock rewind.", h.rewinds_waited),
-        ("polyflake_rewinds_refused_total", "Calls refused because the clock was behind or stuck past the wait budget.", h.rewinds_refused),
-        ("polyflake_sequence_exhaustions_total", "Times a millisecond's sequence was spent and a strict call waited.", h.sequence_exhaustions),
-        ("polyflake_wait_sleeps_total", "Sleeps taken while waiting (strict mode never spins).", h.wait_sleeps),
-        ("polyflake_ms_borrowed_total", "Milliseconds a monotonic generator moved ahead of the wall clock.", h.ms_borrowed),
-        ("polyflake_lead_refused_total", "Monotonic calls refused by max_lead_ms.", h.lead_refused),
-        ("polyflake_lease_renewals_total", "Lease renewals (0 without a lease).", h.lease_renewals),
-        ("polyflake_lease_failures_total", "Failed lease renewals (0 without a lease).", h.lease_failures),
-        ("polyflake_blocking_calls_total", "Generator calls run on the blocking pool because they might sleep.", state.blocking_calls.load(Ordering::Relaxed)),
-    ];
-    for (name, help, value) in counters {
-        metric(&mut out, name, "counter", help, value.to_string());
+    match state.metrics.encode() {
+        Ok(text) => (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+            )],
+            text,
+        )
+            .into_response(),
+        Err(_) => error_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL",
+            "the metrics could not be encoded",
+        ),
     }
-    metric(
-        &mut out,
-        "polyflake_lead_ms",
-        "gauge",
-        "How far the last issued millisecond is ahead of the wall clock.",
-        h.lead_ms.to_string(),
-    );
-    metric(
-        &mut out,
-        "polyflake_last_issued_ms",
-        "gauge",
-        "Unix ms of the last issued ID (0 before the first).",
-        h.last_issued_ms.unwrap_or(0).to_string(),
-    );
-    metric(
-        &mut out,
-        "polyflake_node_id",
-        "gauge",
-        "This service's node id.",
-        h.node_id.to_string(),
-    );
-    metric(
-        &mut out,
-        "polyflake_healthy",
-        "gauge",
-        "1 when the generator can issue now (GET /v1/health answers 200), else 0.",
-        u8::from(h.ok).to_string(),
-    );
-    let _ = writeln!(
-        out,
-        "# HELP polyflake_health_status The generator's health status (1 for the current one)."
-    );
-    let _ = writeln!(out, "# TYPE polyflake_health_status gauge");
-    let _ = writeln!(
-        out,
-        "polyflake_health_status{{status=\"{}\"}} 1",
-        h.status.name()
-    );
-    if let Some(l) = &h.lease {
-        let _ = writeln!(
-            out,
-            "# HELP polyflake_lease_info The leased slot (1 while a lease is held or last held)."
-        );
-        let _ = writeln!(out, "# TYPE polyflake_lease_info gauge");
-        let _ = writeln!(
-            out,
-            "polyflake_lease_info{{kind=\"{}\",store=\"{}\",slot=\"{}\"}} 1",
-            l.kind.name(),
-            label_value(&l.store),
-            l.slot
-        );
-        let _ = writeln!(out, "# HELP polyflake_lease_state The lease's state: held, restart_guard, expired or lost (1 for the current one).");
-        let _ = writeln!(out, "# TYPE polyflake_lease_state gauge");
-        let _ = writeln!(
-            out,
-            "polyflake_lease_state{{state=\"{}\"}} 1",
-            lease_state(&h)
-        );
-        metric(
-            &mut out,
-            "polyflake_lease_high_water_ms",
-            "gauge",
-            "The lease's high-water mark R (Unix ms): no ID is issued past it.",
-            l.high_water_ms.to_string(),
-        );
-        metric(
-            &mut out,
-            "polyflake_lease_guard_remaining_ms",
-            "gauge",
-            "How long the restart guard still waits (0 when it does not).",
-            l.guard_remaining_ms.to_string(),
-        );
-    }
-    let _ = writeln!(
-        out,
-        "# HELP polyflake_http_responses_total HTTP responses by status code."
-    );
-    let _ = writeln!(out, "# TYPE polyflake_http_responses_total counter");
-    for (i, c) in state.responses.iter().enumerate() {
-        let n = c.load(Ordering::Relaxed);
-        if n > 0 {
-            let _ = writeln!(
-                out,
-                "polyflake_http_responses_total{{code=\"{}\"}} {n}",
-                i + 100
-            );
-        }
-    }
-    (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-        )],
-        out,
-    )
-        .into_response()
 }
 
-/// One metric with its HELP and TYPE lines.
-fn metric(out: &mut String, name: &str, kind: &str, help: &str, value: String) {
-    let _ = writeln!(out, "# HELP {name} {help}");
-    let _ = writeln!(out, "# TYPE {name} {kind}");
-    let _ = writeln!(out, "{name} {value}");
-}
-
-/// The lease's state in one word, for health and metrics (the core's phase).
-fn lease_state(h: &polyflake::Health) -> &'static str {
-    h.lease.as_ref().map_or("none", |l| l.phase().name())
-}
-
-/// A Prometheus label value with `\\`, `"` and newlines escaped.
-fn label_value(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+/// This description (OpenAPI 3.1), with the service's count cap.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    responses(
+        (status = 200, description = "The OpenAPI 3.1 document", body = Object, content_type = "application/json"),
+    ),
+    tag = "service"
+)]
+async fn openapi_json(State(state): State<Shared>) -> Response {
+    json_text(StatusCode::OK, state.openapi.clone())
 }
 
 // ---------------------------------------------------------------------------------------------
-// POST /v1/admin/clock (only with --test-clock)
+// POST /v1/admin/clock (only with --test-clock; not in the OpenAPI description)
 
 async fn admin_clock(
     State(state): State<Shared>,
@@ -735,42 +702,18 @@ async fn admin_clock(
             "the test clock answers loopback clients only",
         );
     }
-    let obj = match json_object(&headers, body) {
-        Ok(Some(obj)) => obj,
-        Ok(None) => serde_json::Map::new(),
-        Err(e) => return e.into_response(),
-    };
-    let bad = |m: String| error_response(StatusCode::BAD_REQUEST, "INVALID_REQUEST", m);
-    if obj.len() != 1 {
-        return bad("give exactly one of {\"advance_ms\": n} or {\"offset_ms\": n}".into());
-    }
-    let (key, value) = obj
-        .iter()
-        .next()
-        .map(|(k, v)| (k.as_str(), v))
-        .unwrap_or(("", &Value::Null));
-    let n = match integer_field(value, key, "INVALID_REQUEST") {
-        Ok(n) => n,
-        Err(e) => return e.into_response(),
-    };
-    let offset = match key {
-        "advance_ms" => i128::from(clock.offset_ms()) + n,
-        "offset_ms" => n,
-        other => {
-            return bad(format!(
-                "unknown field {other:?}: use advance_ms or offset_ms"
-            ))
+    let offset = body_bytes(body).and_then(|b| {
+        request::clock_offset(headers.get(header::CONTENT_TYPE), &b, clock.offset_ms())
+    });
+    match offset {
+        Ok(offset) => {
+            clock.set_offset_ms(offset);
+            axum::Json(json!({
+                "offset_ms": clock.offset_ms(),
+                "now_ms": clock.now_ms().unwrap_or(0),
+            }))
+            .into_response()
         }
-    };
-    if offset.abs() > i128::from(MAX_TEST_OFFSET_MS) {
-        return bad(format!(
-            "offset {offset} ms is beyond the test clock's +/-{MAX_TEST_OFFSET_MS} ms"
-        ));
+        Err(e) => e.into_response(),
     }
-    clock.set_offset_ms(offset as i64);
-    axum::Json(json!({
-        "offset_ms": clock.offset_ms(),
-        "now_ms": clock.now_ms().unwrap_or(0),
-    }))
-    .into_response()
 }

@@ -14,12 +14,15 @@ fn fail(msg: String) -> ! {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() != 4 {
-        fail("usage: participant LEASE_DIR SECONDS OUT_PATH".into());
+    if args.len() != 4 && !(args.len() == 5 && args[4] == "uuidv7") {
+        fail("usage: participant LEASE_DIR SECONDS OUT_PATH [uuidv7]".into());
     }
     let seconds: f64 = args[2]
         .parse()
         .unwrap_or_else(|_| fail(format!("SECONDS {:?} is not a number", args[2])));
+    if args.len() == 5 {
+        return uuidv7(seconds, &args[3]);
+    }
     let mut opts = FileLeaseOptions::new(&args[1]);
     opts.identity = Some("rust".into());
     let g = Generator::builder_from(NodeSource::FileLease(opts))
@@ -55,5 +58,29 @@ fn main() {
     );
     std::fs::File::create(format!("{out}.json"))
         .and_then(|mut f| f.write_all(summary.as_bytes()))
+        .unwrap_or_else(|e| fail(format!("writing {out}.json: {e}")));
+}
+
+/// The UUIDv7 run: single calls for SECONDS, 16 bytes big-endian each.
+fn uuidv7(seconds: f64, out: &str) {
+    let g = polyflake::Uuid7Generator::strict().unwrap_or_else(|e| fail(e.to_string()));
+    let mut ids: Vec<u128> = Vec::with_capacity(1 << 22);
+    let start = Instant::now();
+    let limit = Duration::from_secs_f64(seconds);
+    while start.elapsed() < limit {
+        for _ in 0..1024 {
+            ids.push(g.next_uuid().unwrap_or_else(|e| fail(e.to_string())));
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let bytes: Vec<u8> = ids.iter().flat_map(|u| u.to_be_bytes()).collect();
+    std::fs::write(out, &bytes).unwrap_or_else(|e| fail(format!("writing {out}: {e}")));
+    let summary = format!(
+        "{{\"language\": \"rust\", \"format\": \"uuidv7\", \"node_id\": null, \"count\": {}, \"seconds\": {elapsed}, \"first\": \"{}\", \"last\": \"{}\"}}\n",
+        ids.len(),
+        ids[0],
+        ids[ids.len() - 1]
+    );
+    std::fs::write(format!("{out}.json"), summary)
         .unwrap_or_else(|e| fail(format!("writing {out}.json: {e}")));
 }

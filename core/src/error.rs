@@ -13,7 +13,8 @@ use std::fmt;
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
-    /// The three fields of a layout are not each at least 1 bit, or do not add up to 63.
+    /// The three fields of a layout are not each at least 1 bit, the node or sequence field is
+    /// over 32 bits, or the three do not add up to 63.
     InvalidLayout {
         /// Requested timestamp bits.
         timestamp_bits: u32,
@@ -137,15 +138,17 @@ pub enum Error {
         /// The high-water mark R, Unix milliseconds.
         high_water_ms: i64,
     },
-    /// The lease was lost (the etcd lease was revoked or expired, or the slot key changed
-    /// hands): the generator stops at once and for good; make a new one.
+    /// The lease was lost (the etcd lease was revoked or expired, the ZooKeeper session expired,
+    /// or the slot key or znode was deleted or changed hands): the generator stops at once and
+    /// for good; make a new one.
     LeaseLost {
         /// The node id the lease held.
         node_id: u32,
         /// What was seen.
         reason: String,
     },
-    /// The lease store failed: an I/O error on the lease directory, an etcd error or timeout.
+    /// The lease store failed: an I/O error on the lease directory, an etcd or ZooKeeper error
+    /// or timeout, credentials or certificates refused.
     LeaseStore {
         /// What failed, naming the store.
         reason: String,
@@ -335,8 +338,8 @@ impl ErrorKind {
             ErrorKind::NoFreeSlot => "no free slot: every slot of the lease store is held by a live generator",
             ErrorKind::LeaseNotReady => "restart guard: waiting until the clock passes what the slot's previous holder may have issued up to",
             ErrorKind::LeaseExpired => "lease expired: the high-water mark was reached without a renewal (the store is unreachable)",
-            ErrorKind::LeaseLost => "lease lost (etcd lease revoked or expired, slot file deleted or replaced): the generator has stopped for good",
-            ErrorKind::LeaseStore => "lease store error (I/O on the lease directory, an etcd error or timeout)",
+            ErrorKind::LeaseLost => "lease lost (etcd lease revoked or expired, ZooKeeper session expired, slot file or znode deleted or replaced): the generator has stopped for good",
+            ErrorKind::LeaseStore => "lease store error (I/O on the lease directory, an etcd or ZooKeeper error or timeout, credentials refused)",
             ErrorKind::ClockJumpedAhead => "the clock stepped ahead of elapsed time past max_forward_step_ms: nothing is issued from it until it comes back or the new offset has held for forward_confirm_ms",
             ErrorKind::IdSpaceMismatch => "the lease store belongs to another ID space (epoch and layout): one store serves one space",
             ErrorKind::GeneratorClosed => "the generator is closed: it issues nothing more; make a new one",
@@ -580,7 +583,7 @@ impl fmt::Display for Error {
                 sequence_bits,
             } => write!(
                 f,
-                "invalid layout {timestamp_bits}/{node_bits}/{sequence_bits}: each field needs at least 1 bit and the three must add up to 63 (they add up to {})",
+                "invalid layout {timestamp_bits}/{node_bits}/{sequence_bits}: each field needs at least 1 bit, the node and sequence fields at most 32, and the three must add up to 63 (they add up to {})",
                 u64::from(*timestamp_bits) + u64::from(*node_bits) + u64::from(*sequence_bits)
             ),
             Error::UnknownLayout { name } => write!(

@@ -14,10 +14,17 @@ pub const MAX_ID: u64 = (1 << 63) - 1;
 /// Milliseconds in a Julian year (365.25 days), used for the `years` a layout lasts.
 const MS_PER_YEAR: f64 = 365.25 * 86_400_000.0;
 
+/// The most bits the node field or the sequence field may have: node ids and sequences are
+/// 32-bit numbers in the core and in every binding (`Decoded`, the C ABI's `uint32_t`), so a
+/// wider field could hold a node id or a sequence that would be cut to 32 bits (two node ids
+/// issuing the same IDs). 2^32 nodes and 2^32 IDs per millisecond are far past any real fleet.
+pub const MAX_NODE_OR_SEQUENCE_BITS: u32 = 32;
+
 /// How the 63 usable bits of an ID are split between timestamp, node and sequence.
 ///
-/// Every field has at least 1 bit and the three add up to 63; anything else is refused when the
-/// layout is made, never later.
+/// Every field has at least 1 bit, the node and sequence fields have at most
+/// [`MAX_NODE_OR_SEQUENCE_BITS`] (32) each, and the three add up to 63; anything else is refused
+/// when the layout is made, never later.
 ///
 /// ```
 /// use polyflake::Layout;
@@ -64,12 +71,16 @@ impl Layout {
         }
     }
 
-    /// A custom layout: three fields of at least 1 bit each that add up to 63.
+    /// A custom layout: three fields of at least 1 bit each that add up to 63, the node and
+    /// sequence fields at most [`MAX_NODE_OR_SEQUENCE_BITS`] (32) bits each.
     ///
     /// ```
     /// use polyflake::{Layout, ErrorKind};
     /// assert_eq!(Layout::new(42, 8, 13).unwrap(), Layout::LONG_LIVED);
     /// assert_eq!(Layout::new(41, 0, 22).unwrap_err().kind(), ErrorKind::InvalidLayout);
+    /// assert!(Layout::new(1, 30, 32).is_ok());
+    /// assert_eq!(Layout::new(1, 29, 33).unwrap_err().kind(), ErrorKind::InvalidLayout);
+    /// assert_eq!(Layout::new(20, 40, 3).unwrap_err().kind(), ErrorKind::InvalidLayout);
     /// ```
     pub fn new(timestamp_bits: u32, node_bits: u32, sequence_bits: u32) -> Result<Layout> {
         let bad = Error::InvalidLayout {
@@ -81,6 +92,9 @@ impl Layout {
             return Err(bad);
         }
         if u64::from(timestamp_bits) + u64::from(node_bits) + u64::from(sequence_bits) != 63 {
+            return Err(bad);
+        }
+        if node_bits > MAX_NODE_OR_SEQUENCE_BITS || sequence_bits > MAX_NODE_OR_SEQUENCE_BITS {
             return Err(bad);
         }
         // Each is now in 1..=61, so the narrowing cannot lose anything.
@@ -222,6 +236,8 @@ impl Layout {
     /// let d = Layout::DEFAULT.decode(141264821510144037, DEFAULT_EPOCH_MS).unwrap();
     /// assert_eq!((d.timestamp_ms, d.node_id, d.sequence), (1_737_747_358_021, 496, 37));
     /// assert!(Layout::DEFAULT.decode(1 << 63, DEFAULT_EPOCH_MS).is_err());
+    /// // An epoch so late that the ID's time does not fit in an i64 is refused, not clamped.
+    /// assert!(Layout::DEFAULT.decode(1 << 62, i64::MAX - 5).is_err());
     /// ```
     pub fn decode(&self, id: u64, epoch_ms: i64) -> Result<Decoded> {
         let id = check_id(id)?;

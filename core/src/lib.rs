@@ -41,16 +41,18 @@
 //! ## Node ids
 //! A node id is static ([`Generator::builder`]) or comes from a [`NodeSource`]
 //! ([`Generator::builder_from`]): an environment variable, a StatefulSet hostname's ordinal, the
-//! low bits of an IPv4 address in a stated subnet, or a lease (a directory of slot files, or an
-//! etcd cluster) with a restart guard: a new holder of a slot issues nothing until its clock
+//! low bits of an IPv4 address in a stated subnet, or a lease (a directory of slot files, an
+//! etcd cluster, or a ZooKeeper ensemble) with a restart guard: a new holder of a slot issues nothing until its clock
 //! passes the high-water mark its predecessor could have issued up to.
 //!
 //! ## Features
 //! - `etcd` (default): [`NodeSource::Etcd`] through the `etcd-client` crate (building it needs
 //!   `protoc`). Without it, an etcd source is refused with [`Error::InvalidNodeSource`].
+//! - `zookeeper` (default): [`NodeSource::ZooKeeper`] through the `zookeeper-client` crate.
+//!   Without it, a ZooKeeper source is refused with [`Error::InvalidNodeSource`].
 //!
 //! Under `--cfg loom` the state word uses loom's atomics so the compare-and-swap step can be
-//! model-checked (`core/tests/loom.rs`); etcd is left out there.
+//! model-checked (`core/tests/loom.rs`); etcd and ZooKeeper are left out there.
 
 #![deny(missing_docs)]
 
@@ -78,12 +80,15 @@ pub use generator::{
 };
 pub use layout::{
     check_id, format_id, id_from_i128, parse_id, Decoded, Layout, DEFAULT_EPOCH_MS, MAX_ID,
+    MAX_NODE_OR_SEQUENCE_BITS,
 };
 pub use lease::{
-    default_lease_dir, hostname_ordinal, inspect_etcd_lease, inspect_file_lease, EtcdLeaseOptions,
-    FileLeaseOptions, IdSpace, LeaseHealth, LeaseKind, LeasePhase, NodeSource, NodeSourceKind,
-    SlotReport, StoreReport, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S,
-    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_RESERVE_MS,
+    default_lease_dir, hostname_ordinal, inspect_etcd_lease, inspect_file_lease,
+    inspect_zookeeper_lease, EtcdLeaseOptions, FileLeaseOptions, IdSpace, LeaseHealth, LeaseKind,
+    LeasePhase, NodeSource, NodeSourceKind, SlotReport, StoreReport, ZooKeeperLeaseOptions,
+    DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S, DEFAULT_MAX_GUARD_WAIT_MS,
+    DEFAULT_RESERVE_MS, DEFAULT_ZOOKEEPER_PREFIX, DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS,
+    DEFAULT_ZOOKEEPER_TIMEOUT_MS,
 };
 
 pub use metrics::{health_samples, Metric, MetricKind, Sample, HEALTH_METRICS};

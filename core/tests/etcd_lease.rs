@@ -325,3 +325,69 @@ fn the_mark_in_etcd_only_grows_and_an_edited_mark_loses_the_lease() {
         guard - before
     );
 }
+
+/// A production-shaped etcd: TLS only, client certificates required (`--client-cert-auth`), and
+/// authentication on (user root, `auth enable`). The right credentials lease; a wrong CA, a
+/// missing client certificate and a wrong password each give a clear LEASE_STORE error naming
+/// the cause, quickly.
+#[test]
+fn tls_client_certificates_and_authentication() {
+    let certs = Certs::generate();
+    let etcd = Etcd::start_secure(certs.clone(), "root-password");
+    assert!(etcd.client_url.starts_with("https://"));
+    let mut o = opts(&etcd, "/pf-tls", 2);
+    o.connect_timeout_ms = 2000;
+    o.ca_file = Some(certs.ca.clone());
+    o.cert_file = Some(certs.client_cert.clone());
+    o.key_file = Some(certs.client_key.clone());
+    o.username = Some("root".into());
+    o.password = Some("root-password".into());
+    let g = lease(o.clone(), 8).build().unwrap();
+    g.wait_ready(Duration::from_secs(5)).unwrap();
+    g.next_id().unwrap();
+    assert!(wait_until(Duration::from_secs(10), || g
+        .health()
+        .lease_renewals
+        >= 2));
+    let hwm = etcd
+        .etcdctl(&[
+            "get",
+            &format!("/pf-tls/hwm/{:04}", g.node_id()),
+            "--print-value-only",
+        ])
+        .unwrap();
+    assert!(
+        hwm.trim().parse::<i64>().unwrap() > now_ms() - 1000,
+        "{hwm}"
+    );
+
+    let refused = |o: EtcdLeaseOptions, want: &str| {
+        let start = Instant::now();
+        let e = lease(o, 8).build().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::LeaseStore, "{e}");
+        assert!(e.to_string().contains(want), "{want}: {e}");
+        assert!(
+            start.elapsed() < Duration::from_secs(8),
+            "{:?}",
+            start.elapsed()
+        );
+        eprintln!("{want}: {e}");
+    };
+    let mut wrong_ca = o.clone();
+    wrong_ca.ca_file = Some(certs.other_ca.clone());
+    refused(wrong_ca, "not signed by ca_file");
+    let mut no_cert = o.clone();
+    no_cert.cert_file = None;
+    no_cert.key_file = None;
+    refused(no_cert, "requires a client certificate");
+    let mut wrong_password = o.clone();
+    wrong_password.password = Some("wrong".into());
+    refused(wrong_password, "the user name or password was refused");
+    // TLS options with a plain-HTTP endpoint: refused before connecting.
+    let mut plain = o;
+    plain.endpoints = vec![plain.endpoints[0].replace("https://", "http://")];
+    let e = lease(plain, 8).build().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidNodeSource, "{e}");
+    assert!(e.to_string().contains("use https://"), "{e}");
+    drop(g);
+}

@@ -59,6 +59,8 @@ pub enum polyflake_node_source {
     FileLease = 4,
     /// A slot of an etcd lease (`polyflake_generator_new_etcd`).
     Etcd = 5,
+    /// A slot of a ZooKeeper lease.
+    Zookeeper = 6,
 }
 
 /// Which store a generator's lease lives in (the `lease_kind` of `polyflake_health_snapshot`).
@@ -71,6 +73,8 @@ pub enum polyflake_lease_kind {
     File = 1,
     /// An etcd v3 cluster.
     Etcd = 2,
+    /// A ZooKeeper ensemble.
+    Zookeeper = 3,
 }
 
 /// Where a lease stands in one word (the `lease_phase` of `polyflake_health_snapshot`), in the
@@ -217,7 +221,15 @@ fn put(s: &mut polyflake_health_snapshot, name: &str, v: &Value) -> bool {
         "mode" => s.mode = code_of(text, MODES.map(Mode::name)),
         "lease_phase" => s.lease_phase = code_of(text, LeasePhase::ALL.map(LeasePhase::name)),
         "lease_kind" => {
-            s.lease_kind = code_of(text, ["", LeaseKind::File.name(), LeaseKind::Etcd.name()])
+            s.lease_kind = code_of(
+                text,
+                [
+                    "",
+                    LeaseKind::File.name(),
+                    LeaseKind::Etcd.name(),
+                    LeaseKind::ZooKeeper.name(),
+                ],
+            )
         }
         "last_issued_ms" => (s.has_last_issued, s.last_issued_ms) = (*v != Value::Null, int as _),
         "lease_guard_until_ms" => {
@@ -359,6 +371,7 @@ mod tests {
             N::Ipv4,
             N::FileLease,
             N::Etcd,
+            N::Zookeeper,
         ];
         for (c, core) in sources.into_iter().zip(NodeSourceKind::ALL) {
             assert_eq!(snake(c), core.name());
@@ -377,6 +390,10 @@ mod tests {
         }
         assert_eq!(snake(polyflake_lease_kind::File), LeaseKind::File.name());
         assert_eq!(snake(polyflake_lease_kind::Etcd), LeaseKind::Etcd.name());
+        assert_eq!(
+            snake(polyflake_lease_kind::Zookeeper),
+            LeaseKind::ZooKeeper.name()
+        );
         for unknown in [
             polyflake_health_status_name(99),
             polyflake_node_source_name(99),

@@ -137,13 +137,15 @@ fn etcd_source(o: &polyflake_etcd_options) -> Result<NodeSource, polyflake_resul
             .iter()
             .map(|p| c_utf8(*p, "an etcd endpoint"))
             .collect::<Result<_, _>>()?,
-        prefix: c_utf8_opt(o.prefix, "the etcd prefix")?.unwrap_or(defaults.prefix),
+        prefix: c_utf8_opt(o.prefix, "the etcd prefix")?.unwrap_or_else(|| defaults.prefix.clone()),
         ttl_s: o.ttl_s,
         reserve_ms: o.reserve_ms,
         slots: slots_of(o.slots),
         identity: c_utf8_opt(o.identity, "the lease identity")?,
         connect_timeout_ms: o.connect_timeout_ms,
         max_guard_wait_ms: o.max_guard_wait_ms,
+        // TLS and credentials: the core's environment variables (POLYFLAKE_ETCD_*).
+        ..defaults
     }))
 }
 

@@ -40,9 +40,30 @@ pub(crate) fn int_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i128> {
 
 /// An int as an `i64` for the core: values past the i64 range become its bounds, which the
 /// core then judges (an epoch of 2**70 is in the future; a clock reading that far is outside
-/// every window).
+/// every window). Only for values that are judged, never read back: see [`exact_i64_arg`].
 pub(crate) fn i64_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
     Ok(int_arg(obj, what)?.clamp(i64::MIN.into(), i64::MAX.into()) as i64)
+}
+
+/// An int that must fit an `i64` as it is, because it comes back out (a test clock's reading,
+/// the epoch a decoded timestamp counts from): a bound would answer a different number, so a
+/// value outside the range is the core's `InvalidArgument` (`name` says which argument).
+pub(crate) fn exact_i64_arg(
+    obj: &Bound<'_, PyAny>,
+    what: &str,
+    name: &'static str,
+) -> PyResult<i64> {
+    let v = int_arg(obj, what)?;
+    i64::try_from(v).map_err(|_| {
+        let shown = obj.repr().map_or_else(|_| v.to_string(), |r| r.to_string());
+        to_py_err(
+            obj.py(),
+            bad_argument(
+                name,
+                format!("{shown} is outside the 64-bit range [-2**63, 2**63 - 1]"),
+            ),
+        )
+    })
 }
 
 /// An int for an unsigned setting of the core. A value outside the Rust type cannot be handed

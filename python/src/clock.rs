@@ -3,8 +3,8 @@
 //! milliseconds (`clock=lambda: 1737747358021`, as in the design text).
 
 use crate::args::bad_argument;
-use crate::args::{i64_arg, type_name, unsigned_arg};
-use crate::errors::stash_clock_error;
+use crate::args::{exact_i64_arg, i64_arg, type_name, unsigned_arg};
+use crate::errors::{stash_clock_error, to_py_err};
 use polyflake::{Builder, Clock, ClockError};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -18,22 +18,35 @@ pub(crate) struct PyManualClock(polyflake::ManualClock);
 impl PyManualClock {
     #[new]
     fn new(start_ms: &Bound<'_, PyAny>) -> PyResult<Self> {
-        Ok(PyManualClock(polyflake::ManualClock::new(i64_arg(
-            start_ms, "start_ms",
+        Ok(PyManualClock(polyflake::ManualClock::new(exact_i64_arg(
+            start_ms, "start_ms", "start_ms",
         )?)))
     }
 
     /// Step the wall reading to `ms` (backwards is a rewind, forwards a forward step); elapsed
     /// time does not move.
     fn set(&self, ms: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.0.set(i64_arg(ms, "ms")?);
+        self.0.set(exact_i64_arg(ms, "ms", "ms")?);
         Ok(())
     }
 
     /// Step the wall reading by `delta_ms` (negative moves it back); elapsed time does not
-    /// move: use `elapse` for time passing.
-    fn advance(&self, delta_ms: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.0.advance(i64_arg(delta_ms, "delta_ms")?);
+    /// move: use `elapse` for time passing. A step past the 64-bit range is refused
+    /// (`InvalidArgument`) and leaves the reading as it was.
+    fn advance(&self, py: Python<'_>, delta_ms: &Bound<'_, PyAny>) -> PyResult<()> {
+        let delta = exact_i64_arg(delta_ms, "delta_ms", "delta_ms")?;
+        // Callers hold the GIL, so no other Python call moves the clock in between.
+        let now = self.0.get();
+        if now.checked_add(delta).is_none() {
+            return Err(to_py_err(
+                py,
+                bad_argument(
+                    "delta_ms",
+                    format!("{now} + {delta} is outside the 64-bit range"),
+                ),
+            ));
+        }
+        self.0.advance(delta);
         Ok(())
     }
 
@@ -67,7 +80,7 @@ impl PyScriptedClock {
         let readings = values
             .try_iter()
             .map_err(not_iterable)?
-            .map(|v| i64_arg(&v?, "a ScriptedClock value"))
+            .map(|v| exact_i64_arg(&v?, "a ScriptedClock value", "values"))
             .collect::<PyResult<_>>()?;
         Ok(PyScriptedClock(Arc::new(polyflake::ScriptedClock::new(
             readings,

@@ -8,7 +8,7 @@
 //! rewind, a spent millisecond) never stalls the other Python threads. Batches, health, waits,
 //! construction and close run with the GIL released.
 
-use crate::args::{bad_argument, float_arg, i64_arg, int_arg, unsigned_arg};
+use crate::args::{bad_argument, exact_i64_arg, float_arg, i64_arg, int_arg, unsigned_arg};
 use crate::clock::with_clock;
 use crate::errors::{discard_clock_error, to_py_err};
 use crate::health::{health, PyHealth};
@@ -523,6 +523,8 @@ pub(crate) fn decode(
     )
 }
 
+/// The epoch a decoded timestamp counts from: it comes back out in the answer, so a value
+/// outside 64 bits is refused rather than clamped (which would answer another timestamp).
 fn epoch_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    i64_arg(obj, "epoch_ms")
+    exact_i64_arg(obj, "epoch_ms", "epoch_ms")
 }

@@ -10,6 +10,11 @@ per-language table; with --plot it draws the merged stream.
 Participant protocol (each language implements it): `PROGRAM LEASE_DIR SECONDS OUT_PATH` writes
 OUT_PATH (raw little-endian u64 IDs in issue order) and OUT_PATH.json
 (`{"language", "node_id", "count", "seconds", "first", "last"}`), exit 0.
+`PROGRAM LEASE_DIR SECONDS OUT_PATH uuidv7` mints UUIDv7s instead (issue 15: no lease, LEASE_DIR is
+ignored) and writes them as 16 bytes big-endian each, with `"format": "uuidv7"` and a null
+`node_id` in the summary (`first`/`last` as decimal 128-bit integers). `--format uuidv7` runs that:
+the union must hold no duplicate, each participant's UUIDs must strictly increase, and every one
+must be a version-7, RFC 9562-variant UUID.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ def decode(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return ts, node, seq
 
 
-def run(langs: list[str], seconds: float, workdir: Path) -> dict[str, dict]:
+def run(langs: list[str], seconds: float, workdir: Path, fmt: str = "snowflake") -> dict[str, dict]:
     lease_dir = workdir / "leases"
     procs = {}
     for lang in langs:
@@ -67,7 +72,7 @@ def run(langs: list[str], seconds: float, workdir: Path) -> dict[str, dict]:
         out = workdir / f"{lang}.bin"
         procs[lang] = (
             subprocess.Popen(
-                [*cmd, str(lease_dir), str(seconds), str(out)],
+                [*cmd, str(lease_dir), str(seconds), str(out)] + ([fmt] if fmt != "snowflake" else []),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -89,7 +94,11 @@ def run(langs: list[str], seconds: float, workdir: Path) -> dict[str, dict]:
             failed.append(f"{lang}: exit {p.returncode}: {stderr.strip()[-500:]}")
             continue
         summary = json.loads(Path(f"{out}.json").read_text())
-        ids = np.fromfile(out, dtype="<u8")
+        if fmt == "uuidv7":
+            # 16 bytes big-endian each: the high and the low 64 bits.
+            ids = np.fromfile(out, dtype=">u8").reshape(-1, 2).astype(np.uint64)
+        else:
+            ids = np.fromfile(out, dtype="<u8")
         results[lang] = {"summary": summary, "ids": ids}
     if failed:
         sys.exit("polyglot: participants failed:\n  " + "\n  ".join(failed))
@@ -140,6 +149,34 @@ def check(results: dict[str, dict]) -> dict:
         "max_inversion_ms": 1 if shared_ms else 0,
         "merged": merged,
     }
+
+
+def check_uuid(results: dict[str, dict]) -> dict:
+    """The UUIDv7 run: version and variant bits, per-participant order, a union without duplicates."""
+    problems = []
+    for lang, r in results.items():
+        s, ids = r["summary"], r["ids"]
+        if s.get("language") != lang or s.get("format") != "uuidv7":
+            problems.append(f"{lang}: summary {s.get('language')!r}/{s.get('format')!r}")
+        if len(ids) == 0 or len(ids) != s["count"]:
+            problems.append(f"{lang}: {len(ids)} UUIDs in the file, summary says {s['count']}")
+            continue
+        hi, lo = ids[:, 0], ids[:, 1]
+        if str((int(hi[0]) << 64) | int(lo[0])) != s["first"]:
+            problems.append(f"{lang}: the first UUID differs from the summary")
+        if np.any((hi >> np.uint64(12)) & np.uint64(0xF) != 7) or np.any(lo >> np.uint64(62) != 2):
+            problems.append(f"{lang}: a UUID is not version 7 with the RFC 9562 variant")
+        step_up = (hi[1:] > hi[:-1]) | ((hi[1:] == hi[:-1]) & (lo[1:] > lo[:-1]))
+        if not np.all(step_up):
+            problems.append(f"{lang}: UUIDs are not strictly increasing")
+    allids = np.concatenate([r["ids"] for r in results.values()])
+    order = np.lexsort((allids[:, 1], allids[:, 0]))
+    merged = allids[order]
+    same = (merged[1:, 0] == merged[:-1, 0]) & (merged[1:, 1] == merged[:-1, 1])
+    dups = int(np.count_nonzero(same))
+    if dups:
+        problems.append(f"{dups} duplicate UUIDs in the union")
+    return {"problems": problems, "total": int(len(merged)), "duplicates": dups}
 
 
 def report(results: dict[str, dict], verdict: dict) -> None:
@@ -209,12 +246,28 @@ def main() -> int:
     ap.add_argument("--langs", default=",".join(PARTICIPANTS))
     ap.add_argument("--report", action="store_true", help="print the per-language report")
     ap.add_argument("--plot", type=Path, help="write a PNG of the merged stream here")
+    ap.add_argument("--format", choices=["snowflake", "uuidv7"], default="snowflake",
+                    help="mint Snowflake IDs from one lease directory, or UUIDv7s (no lease)")
     args = ap.parse_args()
     langs = [x for x in args.langs.split(",") if x]
     unknown = [x for x in langs if x not in PARTICIPANTS]
     if unknown:
         sys.exit(f"polyglot: unknown languages {unknown}")
     with tempfile.TemporaryDirectory(prefix="polyflake-polyglot-") as tmp:
+        if args.format == "uuidv7":
+            print(f"polyglot: {len(langs)} participants ({', '.join(langs)}) minting UUIDv7s for "
+                  f"{args.seconds} s", flush=True)
+            results = run(langs, args.seconds, Path(tmp), "uuidv7")
+            verdict = check_uuid(results)
+            if verdict["problems"]:
+                print("polyglot: FAILED\n  " + "\n  ".join(verdict["problems"]), file=sys.stderr)
+                return 1
+            for lang, r in results.items():
+                s = r["summary"]
+                print(f"  {lang:8} {s['count']:>11,} UUIDv7s  {s['count'] / s['seconds']:>12,.0f}/s")
+            print(f"polyglot: {verdict['total']:,} UUIDv7s from {len(results)} languages, "
+                  "0 duplicates, every participant strictly increasing, all version 7")
+            return 0
         print(f"polyglot: {len(langs)} participants ({', '.join(langs)}) minting for {args.seconds} s "
               f"from one lease directory", flush=True)
         results = run(langs, args.seconds, Path(tmp))

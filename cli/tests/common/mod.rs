@@ -52,8 +52,14 @@ pub struct Run {
 
 /// Run `polyflake ARGS...` to completion with no stdin.
 pub fn run(args: &[&str]) -> Run {
+    run_env(args, &[])
+}
+
+/// Run `polyflake ARGS...` with extra environment variables.
+pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     let out = Command::new(bin())
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .expect("run polyflake");
@@ -88,21 +94,52 @@ impl Server {
         args: &[&str],
         env: &[(&str, &std::ffi::OsStr)],
     ) -> Result<Server, String> {
+        Server::try_start_full(args, env, None)
+    }
+
+    /// Like `start`, with the server's open-file limit (soft and hard) set to `nofile`, as
+    /// under a service manager's `LimitNOFILE=`.
+    pub fn start_with_fd_limit(args: &[&str], nofile: u64) -> Server {
+        Server::try_start_full(args, &[], Some(nofile))
+            .unwrap_or_else(|e| panic!("serve {args:?} did not start: {e}"))
+    }
+
+    fn try_start_full(
+        args: &[&str],
+        env: &[(&str, &std::ffi::OsStr)],
+        nofile: Option<u64>,
+    ) -> Result<Server, String> {
+        use std::os::unix::process::CommandExt;
         let listen: &[&str] = if args.contains(&"--listen") {
             &[]
         } else {
             &["--listen", "127.0.0.1:0"]
         };
-        let mut child = Command::new(bin())
-            .arg("serve")
+        let mut cmd = Command::new(bin());
+        cmd.arg("serve")
             .args(listen)
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn polyflake serve");
+            .stderr(Stdio::piped());
+        if let Some(n) = nofile {
+            let lim = libc::rlimit {
+                rlim_cur: n,
+                rlim_max: n,
+            };
+            // SAFETY: setrlimit is async-signal-safe; the closure touches nothing else.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                });
+            }
+        }
+        let mut child = cmd.spawn().expect("spawn polyflake serve");
         let stderr = Arc::new(Mutex::new(String::new()));
         let mut err_pipe = child.stderr.take().expect("stderr piped");
         let sink = stderr.clone();

@@ -16,62 +16,21 @@
 //! holder we cannot see may have reached that far); one past the layout's window leaves that
 //! slot unused.
 
-use super::inspect::{report, SlotReport, StoreReport};
-use super::record::{self, parse_ms, IdSpace};
-use super::source::{check_common, Common, EtcdLeaseOptions};
-use super::{
-    guard_note, renew_period, slot_order, LeaseKind, LeaseState, Session, SlotContext, Stop,
+use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
+use super::record::{self, IdSpace};
+use super::remote::{
+    chain, check_remote, compare_space, free_slot_order, guard_of, keys, runtime, slot_number,
+    start_session, store_error, store_report, timed, Keys, Taken,
 };
+use super::source::{check_common, Common, EtcdLeaseOptions};
+use super::{guard_note, renew_period, LeaseKind, LeaseState, Session, SlotContext, Stop};
 use crate::error::{Error, Result};
 use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, PutOptions, Txn, TxnOp,
-    TxnOpResponse,
+    Certificate, Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, Identity,
+    PutOptions, TlsOptions, Txn, TxnOp, TxnOpResponse,
 };
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-
-struct Keys {
-    slot: String,
-    hwm: String,
-}
-
-/// The guard a stored mark implies: `None` when it lies past the layout's window.
-fn guard_of(value: Option<&[u8]>, now_ms: i64, reserve_ms: i64, window_end_ms: i64) -> Option<i64> {
-    match value
-        .and_then(|v| std::str::from_utf8(v).ok())
-        .and_then(parse_ms)
-    {
-        Some(r) => (r <= window_end_ms).then_some(r),
-        None => Some(now_ms.saturating_add(reserve_ms)),
-    }
-}
-
-fn keys(prefix: &str, slot: u32) -> Keys {
-    Keys {
-        slot: format!("{prefix}/slot/{slot:04}"),
-        hwm: format!("{prefix}/hwm/{slot:04}"),
-    }
-}
-
-fn store_error(where_: &str, what: &str, e: impl std::fmt::Display) -> Error {
-    Error::LeaseStore {
-        reason: format!("{what} ({where_}): {e}"),
-    }
-}
-
-/// Run `f` with a timeout; the error names what timed out.
-async fn timed<T, E: std::fmt::Display>(
-    d: Duration,
-    what: &str,
-    f: impl Future<Output = std::result::Result<T, E>>,
-) -> std::result::Result<T, String> {
-    match tokio::time::timeout(d, f).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(format!("{what}: {e}")),
-        Err(_) => Err(format!("{what}: timed out after {} ms", d.as_millis())),
-    }
-}
 
 struct Held {
     client: Client,
@@ -87,54 +46,82 @@ struct Held {
     hwm_revision: i64,
 }
 
-/// The checked prefix (no trailing `/`) and the store's name for messages.
-fn check_options(o: &EtcdLeaseOptions) -> Result<(String, String)> {
-    let invalid = |reason: String| Error::InvalidNodeSource { reason };
-    if o.endpoints.is_empty() {
-        return Err(invalid("etcd needs at least one endpoint".into()));
-    }
+/// The checked prefix (no trailing `/`), the store's name for messages, and the credentials.
+fn check_options(o: &EtcdLeaseOptions) -> Result<(String, String, Credentials)> {
+    let prefix = check_remote(
+        "etcd",
+        &o.endpoints,
+        "endpoint",
+        &o.prefix,
+        o.connect_timeout_ms,
+    )?;
     if !(1..=3600).contains(&o.ttl_s) {
-        return Err(invalid(format!(
-            "etcd ttl_s = {} is out of range: 1 to 3600",
-            o.ttl_s
-        )));
+        return Err(Error::InvalidNodeSource {
+            reason: format!("etcd ttl_s = {} is out of range: 1 to 3600", o.ttl_s),
+        });
     }
-    if !(1..=600_000).contains(&o.connect_timeout_ms) {
-        return Err(invalid(format!(
-            "etcd connect_timeout_ms = {} is out of range: 1 to 600000",
-            o.connect_timeout_ms
-        )));
-    }
-    let prefix = o.prefix.trim_end_matches('/').to_string();
-    if prefix.is_empty() || !prefix.starts_with('/') {
-        return Err(invalid(format!(
-            "etcd prefix {:?} must start with '/' and name a directory such as /polyflake",
-            o.prefix
-        )));
+    let creds = o.credentials().resolve()?;
+    if creds.tls() {
+        if let Some(plain) = o.endpoints.iter().find(|e| e.starts_with("http://")) {
+            return Err(Error::InvalidNodeSource {
+                reason: format!(
+                    "etcd endpoint {plain} is plain HTTP but TLS is configured (ca_file or cert_file): use https://"
+                ),
+            });
+        }
     }
     let store = format!("etcd {} prefix {prefix}", o.endpoints.join(","));
-    Ok((prefix, store))
+    Ok((prefix, store, creds))
 }
 
-fn runtime(store: &str) -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| store_error(store, "cannot start the tokio runtime", e))
-}
-
-async fn connect(o: &EtcdLeaseOptions, store: &str, timeout: Duration) -> Result<Client> {
-    let options = ConnectOptions::new()
+async fn connect(
+    o: &EtcdLeaseOptions,
+    creds: &Credentials,
+    store: &str,
+    timeout: Duration,
+) -> Result<Client> {
+    let mut options = ConnectOptions::new()
         .with_connect_timeout(timeout)
         .with_timeout(timeout)
         .with_keep_alive(Duration::from_secs(2), timeout);
-    timed(
-        timeout,
-        "connect",
-        Client::connect(o.endpoints.clone(), Some(options)),
-    )
-    .await
-    .map_err(|e| store_error(store, "cannot reach etcd", e))
+    if creds.tls() {
+        install_crypto_provider();
+        let mut tls = TlsOptions::new();
+        if let Some(ca) = &creds.ca_pem {
+            tls = tls.ca_certificate(Certificate::from_pem(ca));
+        }
+        if let Some((cert, key)) = &creds.identity {
+            tls = tls.identity(Identity::from_pem(cert, key));
+        }
+        options = options.with_tls(tls);
+    }
+    if let Some((user, password)) = &creds.user {
+        options = options
+            .with_user(user.clone(), password.clone())
+            .with_auto_token_refresh(true);
+    }
+    let connecting = async {
+        Client::connect(o.endpoints.clone(), Some(options))
+            .await
+            .map_err(|e| chain(&e))
+    };
+    match timed(timeout, "connect", connecting).await {
+        Ok(c) => Ok(c),
+        Err(e) => {
+            let e = match creds
+                .tls()
+                .then(|| probe_tls(&o.endpoints[0], creds, timeout))
+            {
+                Some(Some(why)) if !e.contains(&why) => format!("{e} (TLS: {why})"),
+                _ => e,
+            };
+            Err(store_error(
+                store,
+                "cannot reach etcd",
+                explain(creds.tls(), e),
+            ))
+        }
+    }
 }
 
 pub(crate) fn acquire(o: &EtcdLeaseOptions, ctx: SlotContext, generation: u64) -> Result<Session> {
@@ -145,32 +132,22 @@ pub(crate) fn acquire(o: &EtcdLeaseOptions, ctx: SlotContext, generation: u64) -
         o.reserve_ms,
         o.max_guard_wait_ms,
     )?;
-    let (prefix, store) = check_options(o)?;
+    let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
     let timeout = Duration::from_millis(o.connect_timeout_ms);
-    let (held, claim, guard, r, note) =
-        rt.block_on(take(o, &prefix, &store, common, timeout, &ctx))?;
-    ctx.state.start(guard, r, note);
-    let stop = Stop::new();
-    let slot = held.slot;
-    let thread_stop = stop.clone();
-    let thread = std::thread::Builder::new()
-        .name(format!("polyflake-etcd-{slot}"))
-        .spawn(move || {
-            rt.block_on(renew(held, ctx, thread_stop));
-        })
-        .map_err(|e| store_error(&store, "cannot start the lease renewal thread", e))?;
-    Ok(Session {
+    let taken = rt.block_on(take(o, &creds, &prefix, &store, common, timeout, &ctx))?;
+    let slot = taken.0.slot;
+    start_session(
+        rt,
+        format!("polyflake-etcd-{slot}"),
+        &store,
         slot,
+        taken,
+        ctx,
         generation,
-        stop,
-        thread: Some(thread),
-        file: None,
-        claim,
-    })
+        renew,
+    )
 }
-
-type Taken = (Held, Option<crate::registry::Claim>, i64, i64, String);
 
 /// Check the store's ID space, recording ours if it has none (created only if absent).
 async fn check_space(
@@ -195,21 +172,7 @@ async fn check_space(
         TxnOpResponse::Get(g) => g.kvs().first().map(|kv| kv.value().to_vec()),
         _ => None,
     });
-    let theirs = record::parse_space(value.as_deref().unwrap_or(b"")).map_err(|why| {
-        store_error(
-            store,
-            &format!("cannot read the ID-space record {key}"),
-            format!("{why} (delete it only when no generator uses this prefix)"),
-        )
-    })?;
-    if theirs != ours {
-        return Err(Error::IdSpaceMismatch {
-            store: store.to_string(),
-            store_space: theirs.to_string(),
-            our_space: ours.to_string(),
-        });
-    }
-    Ok(())
+    compare_space(store, &key, value.as_deref().unwrap_or(b""), ours)
 }
 
 /// Every slot's key (taken or not) and mark, as stored.
@@ -220,7 +183,7 @@ async fn read_store(
     timeout: Duration,
 ) -> Result<(Vec<(u32, String)>, std::collections::HashMap<u32, Vec<u8>>)> {
     let err = |what: &str, e: String| store_error(store, what, e);
-    let number = |key: &str| key.rsplit('/').next()?.parse::<u32>().ok();
+    let number = slot_number;
     let taken = timed(
         timeout,
         "list slots",
@@ -259,14 +222,15 @@ async fn read_store(
 
 async fn take(
     o: &EtcdLeaseOptions,
+    creds: &Credentials,
     prefix: &str,
     store: &str,
     common: Common,
     timeout: Duration,
     ctx: &SlotContext,
-) -> Result<Taken> {
+) -> Result<Taken<Held>> {
     let err = |what: &str, e: String| store_error(store, what, e);
-    let mut client = connect(o, store, timeout).await?;
+    let mut client = connect(o, creds, store, timeout).await?;
     check_space(&mut client, prefix, store, ctx.space(), timeout).await?;
     let lease_id = timed(timeout, "lease grant", client.lease_grant(o.ttl_s, None))
         .await
@@ -287,20 +251,7 @@ async fn take(
     let (taken, marks) = read_store(&mut client, prefix, store, timeout).await?;
     let window_end = ctx.window_end_ms();
     let now = ctx.now_ms()?;
-    let order = slot_order(
-        (0..common.slots)
-            .filter(|n| !taken.iter().any(|(t, _)| t == n))
-            .filter_map(|n| {
-                let g = guard_of(
-                    marks.get(&n).map(Vec::as_slice),
-                    now,
-                    common.reserve_ms,
-                    window_end,
-                )?;
-                Some((n, Some(g - now).filter(|w| *w > 0), own == Some(n)))
-            }),
-        common.max_guard_wait_ms,
-    );
+    let order = free_slot_order(&common, &taken, &marks, own, now, window_end);
 
     for slot in order {
         let Some(claim) = ctx.claim(slot) else {
@@ -533,12 +484,12 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
 }
 
 /// Read every slot under the prefix without taking anything.
-pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<StoreReport> {
-    let (prefix, store) = check_options(o)?;
+pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::inspect::StoreReport> {
+    let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
     let timeout = Duration::from_millis(o.connect_timeout_ms);
     rt.block_on(async {
-        let mut client = connect(o, &store, timeout).await?;
+        let mut client = connect(o, &creds, &store, timeout).await?;
         let space_value = timed(timeout, "get", client.get(format!("{prefix}/space"), None))
             .await
             .map_err(|e| store_error(&store, "cannot read the ID space", e))?
@@ -553,59 +504,14 @@ pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<StoreReport> {
             None => None,
         };
         let (taken, marks) = read_store(&mut client, &prefix, &store, timeout).await?;
-        let now = crate::clock::SystemClock::read_ms();
-        let window_end = space
-            .map(|s| s.epoch_ms.saturating_add(s.layout.max_elapsed_ms() as i64))
-            .unwrap_or(i64::MAX);
-        let mut numbers: Vec<u32> = taken
-            .iter()
-            .map(|(n, _)| *n)
-            .chain(marks.keys().copied())
-            .collect();
-        numbers.sort_unstable();
-        numbers.dedup();
-        let slots: Vec<SlotReport> = numbers
-            .into_iter()
-            .map(|n| {
-                let holder = taken.iter().find(|(t, _)| *t == n).map(|(_, v)| v.clone());
-                let mark = marks.get(&n);
-                let guard = guard_of(
-                    mark.map(Vec::as_slice),
-                    now,
-                    o.reserve_ms as i64,
-                    window_end,
-                );
-                let parsed = mark
-                    .and_then(|v| std::str::from_utf8(v).ok())
-                    .and_then(parse_ms);
-                let state = match (mark, parsed) {
-                    (None, _) => "missing".to_string(),
-                    (Some(_), Some(_)) => "complete".to_string(),
-                    (Some(_), None) => "incomplete: not a number of ms".to_string(),
-                };
-                let identity = holder
-                    .as_ref()
-                    .and_then(|h| h.split('/').next())
-                    .map(str::to_string);
-                report(
-                    n,
-                    holder.is_some(),
-                    identity,
-                    holder,
-                    parsed.or(guard),
-                    guard.is_none(),
-                    now,
-                    o.max_guard_wait_ms,
-                    state,
-                )
-            })
-            .collect();
-        Ok(StoreReport {
-            kind: LeaseKind::Etcd,
-            store: store.clone(),
+        Ok(store_report(
+            LeaseKind::Etcd,
+            &store,
             space,
-            now_ms: now,
-            slots,
-        })
+            &taken,
+            &marks,
+            o.reserve_ms,
+            o.max_guard_wait_ms,
+        ))
     })
 }

@@ -1,5 +1,5 @@
-//! Node identity: the node-id sources, and the two lease kinds (file, etcd) with the restart
-//! guard.
+//! Node identity: the node-id sources, and the three lease kinds (file, etcd, ZooKeeper) with
+//! the restart guard.
 //!
 //! A lease holds a slot (= the node id) and a high-water mark R (Unix ms) in its store. The
 //! generator never issues an ID whose timestamp exceeds R, and a new holder issues nothing until
@@ -14,15 +14,22 @@ mod inspect;
 mod record;
 mod source;
 
+#[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
+mod creds;
 #[cfg(all(feature = "etcd", not(loom)))]
 mod etcd;
+#[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
+mod remote;
+#[cfg(all(feature = "zookeeper", not(loom)))]
+mod zookeeper;
 
 pub use inspect::{inspect_file_lease, SlotReport, StoreReport};
 pub use record::IdSpace;
 pub use source::{
     default_lease_dir, hostname_ordinal, EtcdLeaseOptions, FileLeaseOptions, NodeSource,
-    NodeSourceKind, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S,
-    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_RESERVE_MS,
+    NodeSourceKind, ZooKeeperLeaseOptions, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS,
+    DEFAULT_ETCD_TTL_S, DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_RESERVE_MS, DEFAULT_ZOOKEEPER_PREFIX,
+    DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS, DEFAULT_ZOOKEEPER_TIMEOUT_MS,
 };
 
 use crate::clock::Clock;
@@ -226,6 +233,27 @@ pub fn inspect_etcd_lease(options: &EtcdLeaseOptions) -> Result<StoreReport> {
     }
 }
 
+/// Read a ZooKeeper lease store (every znode under the prefix) without taking anything: each
+/// slot's holder and mark, and the recorded ID space (`options.reserve_ms` is what a missing or
+/// damaged mark is assumed to hide, `options.max_guard_wait_ms` what counts as poisoned).
+pub fn inspect_zookeeper_lease(options: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
+    #[cfg(all(feature = "zookeeper", not(loom)))]
+    return zookeeper::inspect(options);
+    #[cfg(not(all(feature = "zookeeper", not(loom))))]
+    {
+        let _ = options;
+        Err(no_zookeeper())
+    }
+}
+
+#[cfg(not(all(feature = "zookeeper", not(loom))))]
+fn no_zookeeper() -> Error {
+    Error::InvalidNodeSource {
+        reason: "this build of polyflake has no ZooKeeper support (cargo feature `zookeeper`)"
+            .to_string(),
+    }
+}
+
 /// Which kind of store a lease lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LeaseKind {
@@ -233,14 +261,17 @@ pub enum LeaseKind {
     File,
     /// An etcd v3 cluster.
     Etcd,
+    /// A ZooKeeper ensemble.
+    ZooKeeper,
 }
 
 impl LeaseKind {
-    /// `"file"` or `"etcd"`.
+    /// `"file"`, `"etcd"` or `"zookeeper"`.
     pub const fn name(self) -> &'static str {
         match self {
             LeaseKind::File => "file",
             LeaseKind::Etcd => "etcd",
+            LeaseKind::ZooKeeper => "zookeeper",
         }
     }
 }
@@ -248,9 +279,9 @@ impl LeaseKind {
 /// The lease part of [`crate::Health`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseHealth {
-    /// File or etcd.
+    /// File, etcd or ZooKeeper.
     pub kind: LeaseKind,
-    /// The directory, or the endpoints and key prefix.
+    /// The directory, or the endpoints (ensemble) and key (znode) prefix.
     pub store: String,
     /// The slot held, which is the node id.
     pub slot: u32,
@@ -358,7 +389,7 @@ pub(crate) struct Stop {
     /// successor then waits only past what was really issued. `NONE`: keep R as it is (a
     /// crash, or a lost lease).
     final_r_ms: AtomicI64,
-    #[cfg(all(feature = "etcd", not(loom)))]
+    #[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
     notify: tokio::sync::Notify,
 }
 
@@ -368,7 +399,7 @@ impl Stop {
             stopped: Mutex::new(false),
             cv: Condvar::new(),
             final_r_ms: AtomicI64::new(NONE),
-            #[cfg(all(feature = "etcd", not(loom)))]
+            #[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
             notify: tokio::sync::Notify::new(),
         })
     }
@@ -386,7 +417,7 @@ impl Stop {
         *guard
     }
 
-    #[cfg(all(feature = "etcd", not(loom)))]
+    #[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
     fn is_stopped(&self) -> bool {
         *self.stopped.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -396,7 +427,7 @@ impl Stop {
             .store(final_r_ms.unwrap_or(NONE), Ordering::Relaxed);
         *self.stopped.lock().unwrap_or_else(|p| p.into_inner()) = true;
         self.cv.notify_all();
-        #[cfg(all(feature = "etcd", not(loom)))]
+        #[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
         self.notify.notify_one();
     }
 
@@ -453,6 +484,10 @@ impl LeaseRuntime {
                 LeaseKind::Etcd,
                 format!("etcd {} prefix {}", o.endpoints.join(","), o.prefix),
             ),
+            NodeSource::ZooKeeper(o) => (
+                LeaseKind::ZooKeeper,
+                format!("zookeeper {} prefix {}", o.ensemble.join(","), o.prefix),
+            ),
             _ => unreachable!("only lease sources have a runtime"),
         };
         let rt = LeaseRuntime {
@@ -479,6 +514,10 @@ impl LeaseRuntime {
                 reason: "this build of polyflake has no etcd support (cargo feature `etcd`)"
                     .to_string(),
             }),
+            #[cfg(all(feature = "zookeeper", not(loom)))]
+            NodeSource::ZooKeeper(o) => zookeeper::acquire(o, ctx, generation),
+            #[cfg(not(all(feature = "zookeeper", not(loom))))]
+            NodeSource::ZooKeeper(_) => Err(no_zookeeper()),
             _ => unreachable!("only lease sources have a runtime"),
         }
     }

@@ -14,7 +14,14 @@ pub const DEFAULT_ETCD_PREFIX: &str = "/polyflake";
 pub const DEFAULT_ETCD_TTL_S: i64 = 10;
 /// The default etcd connect (and per-request) timeout in milliseconds.
 pub const DEFAULT_ETCD_TIMEOUT_MS: u64 = 2_000;
-/// The default `max_guard_wait_ms` of both lease kinds: a free slot whose restart guard is
+/// The default ZooKeeper znode prefix.
+pub const DEFAULT_ZOOKEEPER_PREFIX: &str = "/polyflake";
+/// The default ZooKeeper session timeout in milliseconds: the lease's time to live (how long a
+/// crashed holder's slot stays taken), like the etcd TTL.
+pub const DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS: u64 = 10_000;
+/// The default ZooKeeper connect (and per-request) timeout in milliseconds.
+pub const DEFAULT_ZOOKEEPER_TIMEOUT_MS: u64 = 2_000;
+/// The default `max_guard_wait_ms` of every lease kind: a free slot whose restart guard is
 /// longer than this (its previous holder issued that far in the future, after a clock stepped
 /// ahead) is taken only when no other slot is free (60 s).
 pub const DEFAULT_MAX_GUARD_WAIT_MS: u64 = 60_000;
@@ -58,6 +65,8 @@ pub enum NodeSource {
     FileLease(FileLeaseOptions),
     /// A slot leased from an etcd v3 cluster (a fleet).
     Etcd(EtcdLeaseOptions),
+    /// A slot leased from a ZooKeeper ensemble (a fleet).
+    ZooKeeper(ZooKeeperLeaseOptions),
 }
 
 /// The kind of a [`NodeSource`], as health reports it.
@@ -75,10 +84,13 @@ pub enum NodeSourceKind {
     FileLease,
     /// [`NodeSource::Etcd`].
     Etcd,
+    /// [`NodeSource::ZooKeeper`].
+    ZooKeeper,
 }
 
 impl NodeSourceKind {
-    /// A stable snake_case name: `static`, `env`, `hostname`, `ipv4`, `file_lease`, `etcd`.
+    /// A stable snake_case name: `static`, `env`, `hostname`, `ipv4`, `file_lease`, `etcd`,
+    /// `zookeeper`.
     pub const fn name(self) -> &'static str {
         match self {
             NodeSourceKind::Static => "static",
@@ -87,21 +99,26 @@ impl NodeSourceKind {
             NodeSourceKind::Ipv4 => "ipv4",
             NodeSourceKind::FileLease => "file_lease",
             NodeSourceKind::Etcd => "etcd",
+            NodeSourceKind::ZooKeeper => "zookeeper",
         }
     }
     /// Every kind, in a fixed order (for tables and tests).
-    pub const ALL: [NodeSourceKind; 6] = [
+    pub const ALL: [NodeSourceKind; 7] = [
         NodeSourceKind::Static,
         NodeSourceKind::Env,
         NodeSourceKind::Hostname,
         NodeSourceKind::Ipv4,
         NodeSourceKind::FileLease,
         NodeSourceKind::Etcd,
+        NodeSourceKind::ZooKeeper,
     ];
 
-    /// True for the two lease kinds.
+    /// True for the lease kinds (file, etcd, ZooKeeper).
     pub const fn is_lease(self) -> bool {
-        matches!(self, NodeSourceKind::FileLease | NodeSourceKind::Etcd)
+        matches!(
+            self,
+            NodeSourceKind::FileLease | NodeSourceKind::Etcd | NodeSourceKind::ZooKeeper
+        )
     }
 }
 
@@ -143,6 +160,7 @@ impl NodeSource {
             NodeSource::Ipv4 { .. } => NodeSourceKind::Ipv4,
             NodeSource::FileLease(_) => NodeSourceKind::FileLease,
             NodeSource::Etcd(_) => NodeSourceKind::Etcd,
+            NodeSource::ZooKeeper(_) => NodeSourceKind::ZooKeeper,
         }
     }
 
@@ -201,7 +219,9 @@ impl NodeSource {
                 };
                 i128::from(u32::from(*addr) & mask)
             }
-            NodeSource::FileLease(_) | NodeSource::Etcd(_) => return Ok(None),
+            NodeSource::FileLease(_) | NodeSource::Etcd(_) | NodeSource::ZooKeeper(_) => {
+                return Ok(None)
+            }
         };
         layout.check_node_id(id).map(Some)
     }
@@ -316,12 +336,24 @@ pub fn default_lease_dir() -> PathBuf {
 
 /// Options of an etcd lease: slot keys under `prefix` in an etcd v3 cluster.
 ///
+/// TLS and authentication: `ca_file` (the CA that signed the servers' certificates),
+/// `cert_file` and `key_file` (a client certificate, for `--client-cert-auth` clusters) and
+/// `username` and `password` (etcd's own authentication). Each field left `None` is read from
+/// its environment variable when that is set and not empty: `POLYFLAKE_ETCD_CA_FILE`,
+/// `POLYFLAKE_ETCD_CERT_FILE`, `POLYFLAKE_ETCD_KEY_FILE`, `POLYFLAKE_ETCD_USERNAME`,
+/// `POLYFLAKE_ETCD_PASSWORD`. With a CA or a client certificate, every endpoint must be an
+/// `https://` URL (or a bare `host:port`). The password never appears in `Debug` output.
+///
 /// ```
 /// use polyflake::EtcdLeaseOptions;
 /// let o = EtcdLeaseOptions::new(vec!["http://10.0.0.5:2379".into()]);
 /// assert_eq!((o.prefix.as_str(), o.ttl_s, o.reserve_ms), ("/polyflake", 10, 5000));
+/// let mut o = EtcdLeaseOptions::new(vec!["https://10.0.0.5:2379".into()]);
+/// o.username = Some("ids".into());
+/// o.password = Some("s3cret".into());
+/// assert!(!format!("{o:?}").contains("s3cret"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct EtcdLeaseOptions {
     /// The cluster's client URLs, such as `http://127.0.0.1:2379`.
     pub endpoints: Vec<String>,
@@ -342,9 +374,48 @@ pub struct EtcdLeaseOptions {
     /// A free slot whose restart guard is longer than this is taken only when no other slot is
     /// free (default 60,000 ms), and health then says why.
     pub max_guard_wait_ms: u64,
+    /// A PEM file of the CA certificate(s) the servers' certificates must chain to (TLS).
+    pub ca_file: Option<PathBuf>,
+    /// A PEM file of this client's certificate (with `key_file`), for clusters that require one.
+    pub cert_file: Option<PathBuf>,
+    /// A PEM file of the private key of `cert_file`.
+    pub key_file: Option<PathBuf>,
+    /// The etcd user to authenticate as (with `password`).
+    pub username: Option<String>,
+    /// The password of `username`. Prefer `POLYFLAKE_ETCD_PASSWORD` (or a file the caller
+    /// reads) to a literal in code or on a command line.
+    pub password: Option<String>,
+}
+
+impl std::fmt::Debug for EtcdLeaseOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("EtcdLeaseOptions");
+        d.field("endpoints", &self.endpoints)
+            .field("prefix", &self.prefix)
+            .field("ttl_s", &self.ttl_s)
+            .field("reserve_ms", &self.reserve_ms)
+            .field("slots", &self.slots)
+            .field("identity", &self.identity)
+            .field("connect_timeout_ms", &self.connect_timeout_ms)
+            .field("max_guard_wait_ms", &self.max_guard_wait_ms);
+        self.credentials().debug_fields(&mut d);
+        d.finish()
+    }
 }
 
 impl EtcdLeaseOptions {
+    /// The TLS and authentication fields, as the store clients read them.
+    pub(crate) fn credentials(&self) -> CredentialOptions<'_> {
+        CredentialOptions {
+            store: "etcd",
+            env_prefix: "POLYFLAKE_ETCD",
+            ca_file: self.ca_file.as_deref(),
+            cert_file: self.cert_file.as_deref(),
+            key_file: self.key_file.as_deref(),
+            username: self.username.as_deref(),
+            password: self.password.as_deref(),
+        }
+    }
     /// Options with these endpoints and every other field at its default.
     pub fn new(endpoints: Vec<String>) -> EtcdLeaseOptions {
         EtcdLeaseOptions {
@@ -356,6 +427,11 @@ impl EtcdLeaseOptions {
             identity: None,
             connect_timeout_ms: DEFAULT_ETCD_TIMEOUT_MS,
             max_guard_wait_ms: DEFAULT_MAX_GUARD_WAIT_MS,
+            ca_file: None,
+            cert_file: None,
+            key_file: None,
+            username: None,
+            password: None,
         }
     }
 }
@@ -367,7 +443,164 @@ impl Default for EtcdLeaseOptions {
     }
 }
 
-/// The settings both lease kinds share, checked.
+/// Options of a ZooKeeper lease: znodes under `prefix` in a ZooKeeper ensemble (3.5 or later).
+///
+/// The slot is an ephemeral znode `{prefix}/slot/NNNN` (it lives as long as this holder's
+/// session), R a persistent znode `{prefix}/hwm/NNNN`, the identity's last slot
+/// `{prefix}/owner/{identity}`, the store's ID space `{prefix}/space`.
+///
+/// TLS and authentication: `ca_file`, `cert_file` and `key_file` as for etcd (with a CA or a
+/// client certificate, every server is reached over TLS: give the ensemble's secure client
+/// ports), and `username` and `password` for ZooKeeper's `digest` scheme. With a user name,
+/// every znode polyflake creates carries the ACL "this user: all; anyone: read", so clients
+/// without the credentials can read the store (`polyflake lease inspect`) but cannot take a
+/// slot, delete a znode or move R. Each field left `None` is read from its environment variable
+/// when that is set and not empty: `POLYFLAKE_ZOOKEEPER_CA_FILE`,
+/// `POLYFLAKE_ZOOKEEPER_CERT_FILE`, `POLYFLAKE_ZOOKEEPER_KEY_FILE`,
+/// `POLYFLAKE_ZOOKEEPER_USERNAME`, `POLYFLAKE_ZOOKEEPER_PASSWORD`.
+///
+/// ```
+/// use polyflake::ZooKeeperLeaseOptions;
+/// let o = ZooKeeperLeaseOptions::new(vec!["10.0.0.5:2181".into(), "10.0.0.6:2181".into()]);
+/// assert_eq!((o.prefix.as_str(), o.session_timeout_ms, o.reserve_ms), ("/polyflake", 10000, 5000));
+/// let o = ZooKeeperLeaseOptions::from_ensemble("10.0.0.5:2181,10.0.0.6:2181");
+/// assert_eq!(o.ensemble.len(), 2);
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct ZooKeeperLeaseOptions {
+    /// The ensemble's servers, each `host:port` (2181 is ZooKeeper's usual client port).
+    pub ensemble: Vec<String>,
+    /// The znode prefix (default `/polyflake`): an absolute path, one per ID space.
+    pub prefix: String,
+    /// The session timeout asked of the ensemble, in ms (default 10,000): the lease's time to
+    /// live. The ensemble bounds it (by default 2 to 20 ticks of its `tickTime`).
+    pub session_timeout_ms: u64,
+    /// How far ahead of the clock R is kept, in ms (default 5,000).
+    pub reserve_ms: u64,
+    /// How many slots to use, 1 to 2^node_bits (default: every node id of the layout).
+    pub slots: Option<u32>,
+    /// A stable identity: the slot it held before is tried first (default: the hostname).
+    pub identity: Option<String>,
+    /// The timeout of connecting and of each request, in ms (default 2,000).
+    pub connect_timeout_ms: u64,
+    /// A free slot whose restart guard is longer than this is taken only when no other slot is
+    /// free (default 60,000 ms), and health then says why.
+    pub max_guard_wait_ms: u64,
+    /// A PEM file of the CA certificate(s) the servers' certificates must chain to (TLS).
+    pub ca_file: Option<PathBuf>,
+    /// A PEM file of this client's certificate (with `key_file`), for ensembles that require one.
+    pub cert_file: Option<PathBuf>,
+    /// A PEM file of the private key of `cert_file`.
+    pub key_file: Option<PathBuf>,
+    /// The `digest` user to authenticate as (with `password`); the znodes polyflake creates are
+    /// then writable by this user only.
+    pub username: Option<String>,
+    /// The password of `username`. Prefer `POLYFLAKE_ZOOKEEPER_PASSWORD` (or a file the caller
+    /// reads) to a literal in code or on a command line.
+    pub password: Option<String>,
+}
+
+impl std::fmt::Debug for ZooKeeperLeaseOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("ZooKeeperLeaseOptions");
+        d.field("ensemble", &self.ensemble)
+            .field("prefix", &self.prefix)
+            .field("session_timeout_ms", &self.session_timeout_ms)
+            .field("reserve_ms", &self.reserve_ms)
+            .field("slots", &self.slots)
+            .field("identity", &self.identity)
+            .field("connect_timeout_ms", &self.connect_timeout_ms)
+            .field("max_guard_wait_ms", &self.max_guard_wait_ms);
+        self.credentials().debug_fields(&mut d);
+        d.finish()
+    }
+}
+
+impl ZooKeeperLeaseOptions {
+    /// Options with these servers (`host:port` each) and every other field at its default.
+    pub fn new(ensemble: Vec<String>) -> ZooKeeperLeaseOptions {
+        ZooKeeperLeaseOptions {
+            ensemble,
+            prefix: DEFAULT_ZOOKEEPER_PREFIX.to_string(),
+            session_timeout_ms: DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS,
+            reserve_ms: DEFAULT_RESERVE_MS,
+            slots: None,
+            identity: None,
+            connect_timeout_ms: DEFAULT_ZOOKEEPER_TIMEOUT_MS,
+            max_guard_wait_ms: DEFAULT_MAX_GUARD_WAIT_MS,
+            ca_file: None,
+            cert_file: None,
+            key_file: None,
+            username: None,
+            password: None,
+        }
+    }
+
+    /// Options from a connect string, `"host:port,host:port"` (spaces around the commas are
+    /// ignored; empty parts are dropped, so `""` gives an empty ensemble, refused when the
+    /// generator is built).
+    pub fn from_ensemble(ensemble: &str) -> ZooKeeperLeaseOptions {
+        ZooKeeperLeaseOptions::new(
+            ensemble
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+        )
+    }
+
+    /// The TLS and authentication fields, as the store clients read them.
+    pub(crate) fn credentials(&self) -> CredentialOptions<'_> {
+        CredentialOptions {
+            store: "zookeeper",
+            env_prefix: "POLYFLAKE_ZOOKEEPER",
+            ca_file: self.ca_file.as_deref(),
+            cert_file: self.cert_file.as_deref(),
+            key_file: self.key_file.as_deref(),
+            username: self.username.as_deref(),
+            password: self.password.as_deref(),
+        }
+    }
+}
+
+impl Default for ZooKeeperLeaseOptions {
+    /// One server, `127.0.0.1:2181`.
+    fn default() -> Self {
+        ZooKeeperLeaseOptions::new(vec!["127.0.0.1:2181".to_string()])
+    }
+}
+
+/// The TLS and authentication fields of a remote store's options (borrowed). Without the
+/// `etcd` and `zookeeper` features only `Debug` reads them.
+#[derive(Clone, Copy)]
+#[cfg_attr(
+    not(all(any(feature = "etcd", feature = "zookeeper"), not(loom))),
+    allow(dead_code)
+)]
+pub(crate) struct CredentialOptions<'a> {
+    /// `etcd` or `zookeeper`, for messages.
+    pub store: &'static str,
+    /// The environment variables' prefix: `POLYFLAKE_ETCD` or `POLYFLAKE_ZOOKEEPER`.
+    pub env_prefix: &'static str,
+    pub ca_file: Option<&'a std::path::Path>,
+    pub cert_file: Option<&'a std::path::Path>,
+    pub key_file: Option<&'a std::path::Path>,
+    pub username: Option<&'a str>,
+    pub password: Option<&'a str>,
+}
+
+impl CredentialOptions<'_> {
+    fn debug_fields(&self, d: &mut std::fmt::DebugStruct<'_, '_>) {
+        d.field("ca_file", &self.ca_file)
+            .field("cert_file", &self.cert_file)
+            .field("key_file", &self.key_file)
+            .field("username", &self.username)
+            .field("password", &self.password.map(|_| "<hidden>"));
+    }
+}
+
+/// The settings every lease kind shares, checked.
 #[derive(Debug, Clone)]
 pub(crate) struct Common {
     pub slots: u32,

@@ -1,0 +1,18 @@
+//! The polyflake command line and HTTP service as a library: the `polyflake` binary (`main.rs`)
+//! parses arguments and calls in here, and the fuzz targets (`fuzz/`) call the same request
+//! parsing and the same router the running service uses.
+//!
+//! Every rule about IDs is the core's (`polyflake` crate); this crate parses arguments and
+//! requests, calls the core and prints or answers.
+
+#![deny(missing_docs)]
+
+mod conns;
+pub mod errors;
+mod metrics;
+pub mod openapi;
+pub mod options;
+pub mod request;
+pub mod serve;
+pub mod testclock;
+pub mod timefmt;

@@ -1,0 +1,254 @@
+//! The service's OpenAPI 3.1 description: the request and response shapes as `utoipa` schemas,
+//! and the finishing touches (the count cap, the ID pattern) applied to the document the
+//! `#[utoipa::path]` annotations on the handlers in [`crate::serve`] generate.
+//!
+//! The handlers write their JSON themselves; these types exist to describe it, and
+//! `schemathesis` (`make test-cli`) checks every answer of the running service against them.
+//! The document is served at `GET /openapi.json` and checked in as `cli/openapi.json`
+//! (regenerate with `make openapi-cli`; `make test-cli` fails when it drifts).
+
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// `POST /v1/ids` request body (optional: an empty body or `{}` asks for one ID).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct IdsRequest {
+    /// How many IDs to mint, from 1 to the service's `--max-count` (default 4,096); 1 when
+    /// absent. Not null, not a string, not a fraction (`1.0` is refused).
+    #[schema(minimum = 1, required = false)]
+    count: u64,
+}
+
+/// `POST /v1/ids` answer.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct IdsResponse {
+    /// The IDs, in increasing order, as decimal strings (a JavaScript Number would round them).
+    ids: Vec<IdText>,
+    /// The node id in the IDs.
+    node_id: u32,
+    /// The generator's epoch, Unix milliseconds.
+    epoch_ms: i64,
+}
+
+/// An ID as decimal text: digits only, below 2^63.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct IdText(String);
+
+/// `GET /v1/ids/{id}` answer: the ID's fields with the service's layout and epoch.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct DecodedId {
+    /// The ID, as decimal text without leading zeros.
+    id: IdText,
+    /// When it was made (at the latest), ISO-8601 UTC with milliseconds.
+    time: String,
+    /// The same instant in Unix milliseconds.
+    unix_ms: i64,
+    /// The node that made it.
+    node_id: u32,
+    /// Its position within that node's millisecond.
+    sequence: u32,
+}
+
+/// `GET /v1/health` answer (200 when the generator can issue now, else 503 with the same shape).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct HealthResponse {
+    /// True when the generator can issue now.
+    ok: bool,
+    /// `ok`, or why not (`clock_behind`, `lease_expired`, `restart_guard`, ...).
+    status: String,
+    /// Why it is or is not healthy, in words; empty when ok.
+    reason: String,
+    /// The generator's node id.
+    node_id: u32,
+    /// `strict` or `monotonic`.
+    mode: String,
+    /// The layout as T/N/S bits.
+    layout: String,
+    /// The generator's epoch, Unix ms.
+    epoch_ms: i64,
+    /// Unix ms of the last issued ID; null before the first.
+    last_issued_ms: Option<i64>,
+    /// The wall clock when the snapshot was taken, Unix ms.
+    wall_ms: i64,
+    /// How far the last issued millisecond is ahead of the wall clock.
+    lead_ms: i64,
+    /// Where the node id came from (`static`, `env`, `file_lease`, `etcd`, ...).
+    source: String,
+    /// The lease, when the node id is leased; null otherwise.
+    lease: Option<LeaseStatus>,
+    /// The generator's counters.
+    counters: Counters,
+}
+
+/// The lease part of the health answer.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct LeaseStatus {
+    /// `file` or `etcd`.
+    kind: String,
+    /// The lease directory, or the etcd endpoints and prefix.
+    store: String,
+    /// The slot held, which is the node id.
+    slot: u32,
+    /// `held`, `restart_guard`, `expired` or `lost`.
+    state: String,
+    /// The high-water mark R, Unix ms: nothing is issued past it.
+    high_water_ms: i64,
+    /// The previous holder's R found when the slot was taken; null if none.
+    guard_until_ms: Option<i64>,
+    /// True while the restart guard waits.
+    guard_waiting: bool,
+    /// How long the restart guard still waits, ms.
+    guard_remaining_ms: u64,
+    /// True once the lease is lost.
+    lost: bool,
+    /// The last store error, or why the lease was lost; empty if none.
+    last_error: String,
+}
+
+/// The generator's counters.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct Counters {
+    /// IDs issued.
+    ids_issued: u64,
+    /// Calls that waited out a small clock rewind.
+    rewinds_waited: u64,
+    /// Calls refused: the clock was behind or stuck past the wait budget.
+    rewinds_refused: u64,
+    /// Times a millisecond's sequence was spent and a strict call waited.
+    sequence_exhaustions: u64,
+    /// Sleeps taken while waiting.
+    wait_sleeps: u64,
+    /// Milliseconds a monotonic generator moved ahead of the wall clock.
+    ms_borrowed: u64,
+    /// Monotonic calls refused by max_lead_ms.
+    lead_refused: u64,
+    /// Lease renewals.
+    lease_renewals: u64,
+    /// Failed lease renewals.
+    lease_failures: u64,
+}
+
+/// Every error answer: `{"error": {"code": ..., "message": ...}}`.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct ErrorResponse {
+    /// What went wrong.
+    error: ErrorDetail,
+}
+
+/// The error's code and message.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct ErrorDetail {
+    /// A stable upper-case code: `INVALID_COUNT`, `MALFORMED_JSON`, `DUPLICATE_KEY`, the core's
+    /// `CLOCK_MOVED_BACKWARDS`, ...
+    code: String,
+    /// What was wrong, in words.
+    message: String,
+}
+
+/// A regular expression (ECMA-262 and Python `re` alike) for the decimal text of the numbers
+/// 0 to `max`: digits only, leading zeros allowed (`"007"` is 7), as `polyflake::parse_id`
+/// reads them.
+///
+/// ```
+/// let re = polyflake_cli::openapi::decimal_at_most(305);
+/// assert_eq!(re, "^0*(?:[0-9]{1,2}|[0-2][0-9]{2}|30[0-4]|305)$");
+/// ```
+pub fn decimal_at_most(max: u64) -> String {
+    let digits: Vec<u8> = max.to_string().bytes().map(|b| b - b'0').collect();
+    let len = digits.len();
+    let mut alternatives = Vec::new();
+    if len > 1 {
+        alternatives.push(if len == 2 {
+            "[0-9]".to_string()
+        } else {
+            format!("[0-9]{{1,{}}}", len - 1)
+        });
+    }
+    for (i, &d) in digits.iter().enumerate() {
+        if d == 0 {
+            continue;
+        }
+        let prefix: String = digits[..i].iter().map(|d| char::from(b'0' + d)).collect();
+        let lower = if d == 1 {
+            "0".to_string()
+        } else {
+            format!("[0-{}]", d - 1)
+        };
+        let rest = match len - i - 1 {
+            0 => String::new(),
+            1 => "[0-9]".to_string(),
+            n => format!("[0-9]{{{n}}}"),
+        };
+        alternatives.push(format!("{prefix}{lower}{rest}"));
+    }
+    alternatives.push(max.to_string());
+    format!("^0*(?:{})$", alternatives.join("|"))
+}
+
+/// Apply what the derive cannot say: the count cap of this service, that the request body is
+/// optional and has no other field, the exact text of an ID (in the schema and in the `{id}`
+/// parameter).
+pub fn finish(mut doc: Value, max_count: usize) -> Value {
+    let id_pattern = Value::String(decimal_at_most(polyflake::MAX_ID));
+    let schemas = &mut doc["components"]["schemas"];
+    schemas["IdsRequest"]["additionalProperties"] = Value::Bool(false);
+    schemas["IdsRequest"]["properties"]["count"]["maximum"] = Value::from(max_count);
+    schemas["IdText"]["pattern"] = id_pattern.clone();
+    // An empty body asks for one ID.
+    doc["paths"]["/v1/ids"]["post"]["requestBody"]["required"] = Value::Bool(false);
+    if let Some(params) = doc["paths"]["/v1/ids/{id}"]["get"]["parameters"].as_array_mut() {
+        for p in params {
+            if p["name"] == "id" {
+                p["schema"]["pattern"] = id_pattern.clone();
+            }
+        }
+    }
+    doc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decimal_at_most;
+    use regex::Regex;
+
+    #[test]
+    fn pattern_is_exactly_the_numbers_up_to_max() {
+        for max in [0u64, 1, 9, 10, 19, 20, 99, 100, 101, 305, 1000, 4096, 9099] {
+            let re = Regex::new(&decimal_at_most(max)).unwrap();
+            for n in 0..=max * 2 + 20 {
+                for text in [n.to_string(), format!("00{n}")] {
+                    assert_eq!(re.is_match(&text), n <= max, "{re} on {text}");
+                }
+            }
+            assert!(!re.is_match(""));
+            assert!(!re.is_match("-1"));
+            assert!(!re.is_match("1 "));
+        }
+        let re = Regex::new(&decimal_at_most(polyflake::MAX_ID)).unwrap();
+        for (text, ok) in [
+            ("9223372036854775807", true),
+            ("9223372036854775808", false),
+            ("09223372036854775807", true),
+            ("9223372036854775799", true),
+            ("9223372036854775710", true),
+            ("9223372036854775900", false),
+            ("9999999999999999999", false),
+            ("10000000000000000000", false),
+            ("141264821508263936", true),
+            ("0", true),
+            ("", false),
+        ] {
+            assert_eq!(re.is_match(text), ok, "{text}");
+            assert_eq!(polyflake::parse_id(text).is_ok(), ok, "{text}");
+        }
+    }
+}

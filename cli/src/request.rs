@@ -1,0 +1,433 @@
+//! What the service reads from a request, as plain functions of the request's bytes: the
+//! Content-Type check, the JSON body (refusing a repeated key), `{"count": n}` for
+//! `POST /v1/ids`, `{"advance_ms": n}` / `{"offset_ms": n}` for the test clock, and the ID in
+//! `GET /v1/ids/{id}`. The handlers in [`crate::serve`] call these, and so do the fuzz targets,
+//! so what is fuzzed is exactly what answers.
+//!
+//! Every refusal is an [`ApiError`]: a 4xx status, a stable code and a message.
+
+use axum::http::{HeaderValue, StatusCode};
+use serde::de::{self, DeserializeSeed, Deserializer as _, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// The largest request body accepted, in bytes.
+pub const BODY_LIMIT: usize = 16 * 1024;
+
+/// The test clock's offset may not leave this range (ten years either way).
+pub const MAX_TEST_OFFSET_MS: i64 = 10 * 366 * 86_400_000;
+
+/// An error answer: its status, a stable upper-case code and a message for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    /// The HTTP status (4xx for a bad request, 503 while the generator refuses).
+    pub status: StatusCode,
+    /// A stable code such as `INVALID_COUNT` or the core's `CLOCK_MOVED_BACKWARDS`.
+    pub code: String,
+    /// What was wrong, in words.
+    pub message: String,
+}
+
+impl ApiError {
+    /// An error with this status, code and message.
+    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code: code.to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn bad(code: &str, message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, code, message)
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
+    }
+}
+
+/// True when a Content-Type names JSON: `application/json`, any case, parameters allowed.
+pub fn is_json(value: Option<&HeaderValue>) -> bool {
+    value
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The body as a JSON object, or the 4xx that explains why not; `None` for an empty body.
+///
+/// A non-empty body needs `Content-Type: application/json` (415 otherwise), a Content-Type
+/// that is there must be JSON even for an empty body, the text must be one JSON value with
+/// nothing after it (400 `MALFORMED_JSON`), no object in it may repeat a key (400
+/// `DUPLICATE_KEY`: two parsers in front of the service could otherwise read one request two
+/// ways), and the value must be an object (400 `INVALID_REQUEST`).
+pub fn json_object(
+    content_type: Option<&HeaderValue>,
+    body: &[u8],
+) -> Result<Option<Map<String, Value>>, ApiError> {
+    match content_type {
+        Some(ct) if !is_json(Some(ct)) => {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "UNSUPPORTED_MEDIA_TYPE",
+                format!(
+                    "Content-Type must be application/json, not {:?}",
+                    String::from_utf8_lossy(ct.as_bytes())
+                ),
+            ))
+        }
+        None if !body.is_empty() => {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "UNSUPPORTED_MEDIA_TYPE",
+                "a request body needs Content-Type: application/json",
+            ))
+        }
+        _ => {}
+    }
+    if body.is_empty() {
+        return Ok(None);
+    }
+    match parse_json_unique_keys(body) {
+        Ok(Value::Object(map)) => Ok(Some(map)),
+        Ok(_) => Err(ApiError::bad(
+            "INVALID_REQUEST",
+            "the body must be a JSON object such as {\"count\": 100}",
+        )),
+        Err(JsonError::Duplicate(e)) => Err(ApiError::bad(
+            "DUPLICATE_KEY",
+            format!("the body repeats a key: {e}"),
+        )),
+        Err(JsonError::Syntax(e)) => Err(ApiError::bad(
+            "MALFORMED_JSON",
+            format!("the body is not valid JSON: {e}"),
+        )),
+    }
+}
+
+/// Why [`parse_json_unique_keys`] refused a text.
+#[derive(Debug)]
+pub enum JsonError {
+    /// Not JSON (or more than one value, or nested deeper than serde_json's limit of 128).
+    Syntax(serde_json::Error),
+    /// Valid JSON in which an object repeats a key (at any depth).
+    Duplicate(serde_json::Error),
+}
+
+/// Parse one JSON value like `serde_json::from_slice::<Value>`, except that an object with a
+/// repeated key (after unescaping: `{"a":1,"\u0061":2}` repeats `a`) is refused instead of
+/// keeping the last value.
+/// A text that is not JSON is [`JsonError::Syntax`] even when a key repeats before the point
+/// where it stops being JSON (`{"a":1,"a":2} x`): not JSON is the first thing wrong with it.
+pub fn parse_json_unique_keys(text: &[u8]) -> Result<Value, JsonError> {
+    let parsed = (|| {
+        let mut de = serde_json::Deserializer::from_slice(text);
+        let value = de.deserialize_any(UniqueKeys)?;
+        de.end()?;
+        Ok::<Value, serde_json::Error>(value)
+    })();
+    parsed.map_err(|e| {
+        // The visitor accepts every JSON type, so the only data error it raises is a repeated
+        // key; the parse stopped there, so check the rest is JSON before saying so.
+        if e.classify() != serde_json::error::Category::Data {
+            return JsonError::Syntax(e);
+        }
+        match serde_json::from_slice::<de::IgnoredAny>(text) {
+            Ok(_) => JsonError::Duplicate(e),
+            Err(syntax) => JsonError::Syntax(syntax),
+        }
+    })
+}
+
+/// Builds a `serde_json::Value`, refusing repeated object keys.
+struct UniqueKeys;
+
+impl<'de> DeserializeSeed<'de> for UniqueKeys {
+    type Value = Value;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(UniqueKeys)
+    }
+}
+
+impl<'de> Visitor<'de> for UniqueKeys {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        // serde_json never yields a non-finite number; `Null` mirrors `Value::from(f64::NAN)`.
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(UniqueKeys)? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(de::Error::custom(format_args!("key {key:?} appears twice")));
+            }
+            let value = map.next_value_seed(UniqueKeys)?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// An integer field as `i128`, or the 400 (with `code`) that says it is not one. `1.0`, `1e3`,
+/// `"5"`, `true` and `null` are not integers.
+pub fn integer_field(value: &Value, name: &str, code: &str) -> Result<i128, ApiError> {
+    let n = value
+        .as_i64()
+        .map(i128::from)
+        .or_else(|| value.as_u64().map(i128::from));
+    n.ok_or_else(|| ApiError::bad(code, format!("{name} must be an integer, not {value}")))
+}
+
+/// How many IDs a `POST /v1/ids` asks for: an empty body, `{}` or `{"count": n}` with n from
+/// 1 to `max_count`; any other field is refused so a typo is not silently ignored.
+pub fn ids_count(
+    content_type: Option<&HeaderValue>,
+    body: &[u8],
+    max_count: usize,
+) -> Result<usize, ApiError> {
+    let Some(obj) = json_object(content_type, body)? else {
+        return Ok(1);
+    };
+    if let Some(k) = obj.keys().find(|k| *k != "count") {
+        return Err(ApiError::bad(
+            "INVALID_REQUEST",
+            format!("unknown field {k:?}: the only field is \"count\""),
+        ));
+    }
+    let Some(value) = obj.get("count") else {
+        return Ok(1);
+    };
+    let n = integer_field(value, "count", "INVALID_COUNT")?;
+    // The cap is the service's policy; the core's batch check (which the cap passed at
+    // startup) converts the value.
+    if n < 1 || n > max_count as i128 {
+        return Err(ApiError::bad(
+            "INVALID_COUNT",
+            format!("count must be from 1 to {max_count}, not {n}"),
+        ));
+    }
+    polyflake::batch_len(n)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.code(), e.to_string()))
+}
+
+/// The test clock's new offset from a `POST /v1/admin/clock` body: exactly one of
+/// `{"advance_ms": n}` (relative to `current_offset_ms`) or `{"offset_ms": n}`, landing within
+/// [`MAX_TEST_OFFSET_MS`] either way.
+pub fn clock_offset(
+    content_type: Option<&HeaderValue>,
+    body: &[u8],
+    current_offset_ms: i64,
+) -> Result<i64, ApiError> {
+    let obj = json_object(content_type, body)?.unwrap_or_default();
+    if obj.len() != 1 {
+        return Err(ApiError::bad(
+            "INVALID_REQUEST",
+            "give exactly one of {\"advance_ms\": n} or {\"offset_ms\": n}",
+        ));
+    }
+    let (key, value) = obj
+        .iter()
+        .next()
+        .map(|(k, v)| (k.as_str(), v))
+        .unwrap_or(("", &Value::Null));
+    let n = integer_field(value, key, "INVALID_REQUEST")?;
+    let offset = match key {
+        "advance_ms" => i128::from(current_offset_ms) + n,
+        "offset_ms" => n,
+        other => {
+            return Err(ApiError::bad(
+                "INVALID_REQUEST",
+                format!("unknown field {other:?}: use advance_ms or offset_ms"),
+            ))
+        }
+    };
+    if offset.abs() > i128::from(MAX_TEST_OFFSET_MS) {
+        return Err(ApiError::bad(
+            "INVALID_REQUEST",
+            format!("offset {offset} ms is beyond the test clock's +/-{MAX_TEST_OFFSET_MS} ms"),
+        ));
+    }
+    // In range, so the narrowing cannot lose anything.
+    Ok(offset as i64)
+}
+
+/// The ID of `GET /v1/ids/{id}` (already percent-decoded by the router): decimal digits below
+/// 2^63, else 400 with the core's `INVALID_ID`.
+pub fn path_id(text: &str) -> Result<u64, ApiError> {
+    polyflake::parse_id(text)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.code(), e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json() -> HeaderValue {
+        HeaderValue::from_static("application/json")
+    }
+
+    #[test]
+    fn repeated_keys_are_refused_at_any_depth() {
+        for body in [
+            r#"{"count": 5, "count": 6}"#,
+            r#"{"count": 5, "co\u0075nt": 6}"#,
+            r#"{"a": {"b": 1, "b": 2}}"#,
+            r#"[{"x": 1, "x": 1}]"#,
+        ] {
+            let e = json_object(Some(&json()), body.as_bytes()).unwrap_err();
+            assert_eq!(
+                (e.status.as_u16(), e.code.as_str()),
+                (400, "DUPLICATE_KEY"),
+                "{body}"
+            );
+        }
+        let e = ids_count(Some(&json()), br#"{"count": 5, "count": 6}"#, 4096).unwrap_err();
+        assert_eq!(e.code, "DUPLICATE_KEY");
+        // Not JSON after the repeat (found by the service_body fuzz target): not JSON it is.
+        for body in [
+            &br#"{"count": 5, "count": 6} x"#[..],
+            b"{\"mms\"\r\r: -6,\"mms\"\r: -6,\r\n6,}97",
+            br#"[{"a": 1, "a": 2}"#,
+        ] {
+            let e = json_object(Some(&json()), body).unwrap_err();
+            assert_eq!(
+                e.code,
+                "MALFORMED_JSON",
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        // The same key in two different objects is fine.
+        let v = parse_json_unique_keys(br#"[{"x": 1}, {"x": 2}]"#).unwrap();
+        assert_eq!(v, serde_json::json!([{"x": 1}, {"x": 2}]));
+    }
+
+    #[test]
+    fn parses_like_serde_json_otherwise() {
+        for text in [
+            "{}",
+            " {\"count\" : 7 } \n",
+            "[1, 2.5, -3, \"x\", null, true, {\"a\": [ ]}]",
+            "99999999999999999999999",
+            "-9223372036854775808",
+            "18446744073709551615",
+            "1e3",
+            "\"\\u00e9\\ud83d\\ude00\"",
+        ] {
+            let want: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(
+                parse_json_unique_keys(text.as_bytes()).unwrap(),
+                want,
+                "{text}"
+            );
+        }
+        for bad in ["", "{", "{\"count\":1} x", "[1,]", "\u{1}", "nul"] {
+            assert!(
+                matches!(
+                    parse_json_unique_keys(bad.as_bytes()),
+                    Err(JsonError::Syntax(_))
+                ),
+                "{bad:?}"
+            );
+        }
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        assert!(matches!(
+            parse_json_unique_keys(deep.as_bytes()),
+            Err(JsonError::Syntax(_))
+        ));
+    }
+
+    #[test]
+    fn counts() {
+        assert_eq!(ids_count(None, b"", 10), Ok(1));
+        assert_eq!(ids_count(Some(&json()), b"{}", 10), Ok(1));
+        assert_eq!(ids_count(Some(&json()), b"{\"count\": 10}", 10), Ok(10));
+        for (body, code) in [
+            (&b"{\"count\": 11}"[..], "INVALID_COUNT"),
+            (b"{\"count\": 0}", "INVALID_COUNT"),
+            (b"{\"count\": 1.0}", "INVALID_COUNT"),
+            (b"{\"cout\": 1}", "INVALID_REQUEST"),
+            (b"[1]", "INVALID_REQUEST"),
+            (b"{", "MALFORMED_JSON"),
+        ] {
+            assert_eq!(ids_count(Some(&json()), body, 10).unwrap_err().code, code);
+        }
+        let e = ids_count(None, b"{}", 10).unwrap_err();
+        assert_eq!(e.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        let text = HeaderValue::from_static("text/plain");
+        let e = ids_count(Some(&text), b"", 10).unwrap_err();
+        assert_eq!(e.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    }
+
+    #[test]
+    fn clock_offsets() {
+        let j = Some(json());
+        assert_eq!(
+            clock_offset(j.as_ref(), b"{\"advance_ms\": -600}", 100),
+            Ok(-500)
+        );
+        assert_eq!(clock_offset(j.as_ref(), b"{\"offset_ms\": 0}", 100), Ok(0));
+        for body in [
+            &b"{}"[..],
+            b"",
+            b"{\"advance_ms\": 1.5}",
+            b"{\"bogus\": 1}",
+            b"{\"advance_ms\": 1, \"offset_ms\": 2}",
+            b"{\"offset_ms\": 999999999999999}",
+            b"{\"advance_ms\": 9223372036854775807}",
+        ] {
+            let e = clock_offset(j.as_ref(), body, i64::MAX / 2).unwrap_err();
+            assert_eq!(e.status, StatusCode::BAD_REQUEST, "{body:?}");
+        }
+    }
+
+    #[test]
+    fn path_ids() {
+        assert_eq!(path_id("141264821508263936"), Ok(141264821508263936));
+        assert_eq!(path_id("007"), Ok(7));
+        for bad in ["", "-1", "1 ", "9223372036854775808", "\u{e9}", "1/2"] {
+            assert_eq!(path_id(bad).unwrap_err().code, "INVALID_ID", "{bad:?}");
+        }
+    }
+}

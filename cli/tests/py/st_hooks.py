@@ -1,0 +1,57 @@
+"""Schemathesis hooks for `polyflake serve` (loaded through SCHEMATHESIS_HOOKS=st_hooks).
+
+- A check that every ID handed out during the whole run is unique: the IDs of every 200 answer
+  to POST /v1/ids are remembered with the answer they came in; one ID in two different answers
+  fails the run. Every ID seen is also appended to the file named by ST_IDS_LOG, so the pytest
+  driver can count them and compare with the service's own counter.
+- Integral numbers are sent as JSON integers: JSON Schema counts 5.0 as an integer, but the
+  service refuses `{"count": 5.0}` by design (a count written as a fraction is not a count), and
+  a schema cannot say "written without a decimal point".
+"""
+
+import json
+import os
+import threading
+
+import schemathesis
+
+_lock = threading.Lock()
+# ID -> the answer object it came in. The answers are kept alive, so id() is never reused while
+# the run lasts; a check re-run on the same answer (shrinking, replay) is not a duplicate.
+_seen: dict[int, int] = {}
+_answers: dict[int, object] = {}
+
+
+def _integral_floats_as_ints(value):
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral_floats_as_ints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral_floats_as_ints(v) for v in value]
+    return value
+
+
+@schemathesis.hook
+def map_body(context, body):
+    return _integral_floats_as_ints(body)
+
+
+@schemathesis.check
+def ids_are_unique_across_the_run(ctx, response, case):
+    """Fail when an ID comes back in two different answers of POST /v1/ids."""
+    if case.method.upper() != "POST" or case.path != "/v1/ids" or response.status_code != 200:
+        return None
+    ids = [int(x) for x in json.loads(response.content)["ids"]]
+    with _lock:
+        key = id(response)
+        for i in ids:
+            if _seen.setdefault(i, key) != key:
+                raise AssertionError(f"ID {i} was handed out twice (in two different answers)")
+        if key not in _answers:
+            _answers[key] = response
+            log = os.environ.get("ST_IDS_LOG")
+            if log:
+                with open(log, "a", encoding="utf-8") as f:
+                    f.write("".join(f"{i}\n" for i in ids))
+    return None

@@ -1,0 +1,279 @@
+//! What the two remote stores (etcd, ZooKeeper) share: their option checks, errors with
+//! timeouts, the runtime and the renewal thread, the reading of a stored mark, the order free
+//! slots are tried in, the ID-space comparison, and the operator's report of a store.
+
+use super::inspect::{report, SlotReport, StoreReport};
+use super::record::{self, parse_ms, IdSpace};
+use super::source::Common;
+use super::{slot_order, LeaseKind, Session, SlotContext, Stop};
+use crate::error::{Error, Result};
+use crate::registry::Claim;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A slot's two keys (etcd) or znodes (ZooKeeper).
+pub(crate) struct Keys {
+    /// `{prefix}/slot/NNNN`: held while it exists, by its holder's lease or session.
+    pub slot: String,
+    /// `{prefix}/hwm/NNNN`: the high-water mark R, durable.
+    pub hwm: String,
+}
+
+pub(crate) fn keys(prefix: &str, slot: u32) -> Keys {
+    Keys {
+        slot: format!("{prefix}/slot/{slot:04}"),
+        hwm: format!("{prefix}/hwm/{slot:04}"),
+    }
+}
+
+/// A store error naming the store.
+pub(crate) fn store_error(where_: &str, what: &str, e: impl std::fmt::Display) -> Error {
+    Error::LeaseStore {
+        reason: format!("{what} ({where_}): {e}"),
+    }
+}
+
+/// An error and every error under it, `a: b: c` (TLS and gRPC errors hide the cause deep down).
+#[cfg_attr(not(feature = "etcd"), allow(dead_code))]
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        next = s.source();
+    }
+    text
+}
+
+/// Run `f` with a timeout; the error names what timed out.
+#[cfg_attr(not(feature = "etcd"), allow(dead_code))]
+pub(crate) async fn timed<T, E: std::fmt::Display>(
+    d: Duration,
+    what: &str,
+    f: impl Future<Output = std::result::Result<T, E>>,
+) -> std::result::Result<T, String> {
+    match tokio::time::timeout(d, f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(format!("{what}: {e}")),
+        Err(_) => Err(format!("{what}: timed out after {} ms", d.as_millis())),
+    }
+}
+
+/// The current-thread runtime a lease's background thread owns.
+pub(crate) fn runtime(store: &str) -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| store_error(store, "cannot start the tokio runtime", e))
+}
+
+/// Check what both remote stores' options share; the prefix without a trailing `/`.
+pub(crate) fn check_remote(
+    kind: &str,
+    servers: &[String],
+    what_servers: &str,
+    prefix: &str,
+    connect_timeout_ms: u64,
+) -> Result<String> {
+    let invalid = |reason: String| Error::InvalidNodeSource { reason };
+    if servers.iter().all(|s| s.trim().is_empty()) {
+        return Err(invalid(format!("{kind} needs at least one {what_servers}")));
+    }
+    if !(1..=600_000).contains(&connect_timeout_ms) {
+        return Err(invalid(format!(
+            "{kind} connect_timeout_ms = {connect_timeout_ms} is out of range: 1 to 600000"
+        )));
+    }
+    let trimmed = prefix.trim_end_matches('/').to_string();
+    if trimmed.is_empty()
+        || !trimmed.starts_with('/')
+        || trimmed.contains("//")
+        || trimmed.chars().any(char::is_control)
+    {
+        return Err(invalid(format!(
+            "{kind} prefix {prefix:?} must start with '/' and name a directory such as /polyflake"
+        )));
+    }
+    Ok(trimmed)
+}
+
+/// The guard a stored mark implies: its R when it is a plain number of ms, else a full reserve
+/// past now (a holder we cannot see may have reached that far); `None` when R lies past the
+/// layout's window (the slot is left unused).
+pub(crate) fn guard_of(
+    value: Option<&[u8]>,
+    now_ms: i64,
+    reserve_ms: i64,
+    window_end_ms: i64,
+) -> Option<i64> {
+    match value
+        .and_then(|v| std::str::from_utf8(v).ok())
+        .and_then(parse_ms)
+    {
+        Some(r) => (r <= window_end_ms).then_some(r),
+        None => Some(now_ms.saturating_add(reserve_ms)),
+    }
+}
+
+/// The slot number at the end of a key or path (`.../slot/0007` -> 7).
+pub(crate) fn slot_number(key: &str) -> Option<u32> {
+    let digits = key.rsplit('/').next()?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// The free slots to try, in order (see `slot_order`): `taken` are the held ones, `marks` the
+/// stored marks, `own` the slot this identity held last.
+pub(crate) fn free_slot_order(
+    common: &Common,
+    taken: &[(u32, String)],
+    marks: &HashMap<u32, Vec<u8>>,
+    own: Option<u32>,
+    now: i64,
+    window_end: i64,
+) -> Vec<u32> {
+    slot_order(
+        (0..common.slots)
+            .filter(|n| !taken.iter().any(|(t, _)| t == n))
+            .filter_map(|n| {
+                let g = guard_of(
+                    marks.get(&n).map(Vec::as_slice),
+                    now,
+                    common.reserve_ms,
+                    window_end,
+                )?;
+                Some((n, Some(g - now).filter(|w| *w > 0), own == Some(n)))
+            }),
+        common.max_guard_wait_ms,
+    )
+}
+
+/// Compare the store's ID-space record (`value`, as found at `key`) with ours.
+pub(crate) fn compare_space(store: &str, key: &str, value: &[u8], ours: IdSpace) -> Result<()> {
+    let theirs = record::parse_space(value).map_err(|why| {
+        store_error(
+            store,
+            &format!("cannot read the ID-space record {key}"),
+            format!("{why} (delete it only when no generator uses this prefix)"),
+        )
+    })?;
+    if theirs != ours {
+        return Err(Error::IdSpaceMismatch {
+            store: store.to_string(),
+            store_space: theirs.to_string(),
+            our_space: ours.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// A slot just taken: the held store handle, the process claim, the guard, R, the guard note.
+pub(crate) type Taken<H> = (H, Option<Claim>, i64, i64, String);
+
+/// Publish a slot just taken and start its renewal thread, which runs `renew` on `rt` until the
+/// generator lets go.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn start_session<H, F, Fut>(
+    rt: tokio::runtime::Runtime,
+    thread_name: String,
+    store: &str,
+    slot: u32,
+    taken: Taken<H>,
+    ctx: SlotContext,
+    generation: u64,
+    renew: F,
+) -> Result<Session>
+where
+    H: Send + 'static,
+    F: FnOnce(H, SlotContext, Arc<Stop>) -> Fut + Send + 'static,
+    Fut: Future<Output = ()>,
+{
+    let (held, claim, guard, r, note) = taken;
+    ctx.state.start(guard, r, note);
+    let stop = Stop::new();
+    let thread_stop = stop.clone();
+    let thread = std::thread::Builder::new()
+        .name(thread_name)
+        .spawn(move || {
+            rt.block_on(renew(held, ctx, thread_stop));
+        })
+        .map_err(|e| store_error(store, "cannot start the lease renewal thread", e))?;
+    Ok(Session {
+        slot,
+        generation,
+        stop,
+        thread: Some(thread),
+        file: None,
+        claim,
+    })
+}
+
+/// The operator's view of a remote store: each slot's holder (the slot key's or znode's value,
+/// `identity/pid/...`) and mark.
+pub(crate) fn store_report(
+    kind: LeaseKind,
+    store: &str,
+    space: Option<IdSpace>,
+    taken: &[(u32, String)],
+    marks: &HashMap<u32, Vec<u8>>,
+    reserve_ms: u64,
+    max_guard_wait_ms: u64,
+) -> StoreReport {
+    let now = crate::clock::SystemClock::read_ms();
+    let window_end = space
+        .map(|s| s.epoch_ms.saturating_add(s.layout.max_elapsed_ms() as i64))
+        .unwrap_or(i64::MAX);
+    let mut numbers: Vec<u32> = taken
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(marks.keys().copied())
+        .collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    let slots: Vec<SlotReport> = numbers
+        .into_iter()
+        .map(|n| {
+            let holder = taken.iter().find(|(t, _)| *t == n).map(|(_, v)| v.clone());
+            let mark = marks.get(&n);
+            let guard = guard_of(mark.map(Vec::as_slice), now, reserve_ms as i64, window_end);
+            let parsed = mark
+                .and_then(|v| std::str::from_utf8(v).ok())
+                .and_then(parse_ms);
+            let state = match (mark, parsed) {
+                (None, _) => "missing".to_string(),
+                (Some(_), Some(_)) => "complete".to_string(),
+                (Some(_), None) => "incomplete: not a number of ms".to_string(),
+            };
+            let identity = holder
+                .as_ref()
+                .and_then(|h| h.split('/').next())
+                .map(str::to_string);
+            report(
+                n,
+                holder.is_some(),
+                identity,
+                holder,
+                parsed.or(guard),
+                guard.is_none(),
+                now,
+                max_guard_wait_ms,
+                state,
+            )
+        })
+        .collect();
+    StoreReport {
+        kind,
+        store: store.to_string(),
+        space,
+        now_ms: now,
+        slots,
+    }
+}

@@ -1,0 +1,37 @@
+# The B-tree benchmark (bench/pg/btree.py): polyflake bigint keys against UUIDv4 and UUIDv7 as
+# primary keys of a real PostgreSQL 15 (Debian's), started on a free loopback port in a
+# temporary data directory and stopped afterwards. Reports index size, leaf density and leaf
+# splits (pgstatindex/pgstattuple), insert rate with a small shared_buffers, and the ratios
+# against the design text's table; draws index size and insert rate against row count.
+#
+#   make bench-pg [ROWS=5000000] [PG_SHARED_BUFFERS=32MB]   the full run (minutes), into
+#                        target/bench-pg/ (report.md, results.json, btree.png)
+#   make test-bench-pg   the same on 10,000 rows, to keep it working (part of make test)
+
+# postgresql: the server (initdb, pg_ctl, postgres); postgresql-contrib: pgstattuple.
+APT_PACKAGES += postgresql postgresql-contrib
+DEPS_TARGETS += deps-bench-pg
+TEST_TARGETS += test-bench-pg
+
+.PHONY: deps-bench-pg bench-pg test-bench-pg
+
+ROWS ?= 5000000
+PG_SHARED_BUFFERS ?= 32MB
+BENCH_PG_OUT := $(CARGO_TARGET_DIR)/bench-pg
+BENCH_PG_PY_PACKAGES := psycopg psycopg-binary
+
+deps-bench-pg: deps-polyglot
+	$(call say,B-tree benchmark: psycopg (PostgreSQL driver) in .venv)
+	@missing=""; for p in $(BENCH_PG_PY_PACKAGES); do $(PY) -m pip show -q $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "pip install psycopg[binary]"; $(PY) -m pip install -q --disable-pip-version-check 'psycopg[binary]'; \
+	else echo "all present: psycopg psycopg-binary"; fi
+
+bench-pg: deps-apt deps-bench-pg build-python
+	$(call say,B-tree benchmark: $(ROWS) rows per key kind in a throwaway PostgreSQL (long))
+	BENCH_PG_COMMAND="make bench-pg ROWS=$(ROWS)" $(PY) bench/pg/btree.py --rows $(ROWS) \
+	  --shared-buffers $(PG_SHARED_BUFFERS) --out $(BENCH_PG_OUT)
+
+test-bench-pg: deps-apt deps-bench-pg build-python
+	$(call say,B-tree benchmark on 10000 rows (keeps it working; the figures are make bench-pg's))
+	BENCH_PG_COMMAND="make test-bench-pg" $(PY) bench/pg/btree.py --rows 10000 --batch 1000 \
+	  --out $(CARGO_TARGET_DIR)/bench-pg-test --check
