@@ -1166,7 +1166,7 @@ const char *polyflake_health_status_name(uint32_t status);
 
 /**
  * The stable snake_case name of a node source ("static", "env", "hostname", "ipv4", "file_lease",
- * "etcd") as a static NUL-terminated string (`source` is a `polyflake_node_source`); an unknown
+ * "etcd", "zookeeper") as a static NUL-terminated string (`source` is a `polyflake_node_source`); an unknown
  * number gives "unknown". Never NULL; do not free.
  */
 const char *polyflake_node_source_name(uint32_t source);
@@ -1177,6 +1177,13 @@ const char *polyflake_node_source_name(uint32_t source);
  * "unknown". Never NULL; do not free.
  */
 const char *polyflake_lease_phase_name(uint32_t phase);
+
+/**
+ * The stable name of a lease kind ("none", "file", "etcd", "zookeeper") as a static
+ * NUL-terminated string (`kind` is a `polyflake_lease_kind`); an unknown number gives "unknown".
+ * Never NULL; do not free.
+ */
+const char *polyflake_lease_kind_name(uint32_t kind);
 
 /**
  * The stable name of a clock source ("precise", "coarse") as a static NUL-terminated string

@@ -204,7 +204,10 @@ func TestZooKeeperLease(t *testing.T) {
 		t.Fatalf("after the guard: %d <= %d", dc.TimestampMs, d.TimestampMs)
 	}
 
-	// Digest auth: the holder's znodes are its user's.
+	// Digest auth: the holder's znodes are its user's. (b and c hold node ids 0 and 1 in this
+	// process, which no other generator of the same ID space may hold: let them go first.)
+	b.Close()
+	c.Close()
 	aclPrefix := polyflake.Prefix(prefix + "-acl")
 	owner, err := polyflake.New(lease("go-zk-acl", aclPrefix, polyflake.Username("go-ids"), polyflake.Password("right")))
 	if err != nil {
