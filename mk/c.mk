@@ -4,7 +4,9 @@
 #   make test-c     header drift + compile checks, Rust unit tests, C and C++ programs against the
 #                   static and the shared library (layout and UUIDv7/ULID vectors, every scenario
 #                   file on both clock sources, bad input, threads, fork), the same under
-#                   valgrind, the snippets of docs/c.md, docs/go.md and the README
+#                   valgrind, test-c-lease, test-c-faults, the C/C++/Go participants at once
+#                   on a lease directory and on a real ZooKeeper (zk://...) and in uuidv7 mode,
+#                   the snippets of docs/c.md, docs/go.md and the README (beside a real ZooKeeper)
 #   make test-c-lease  node-id sources from C: file leases, static sources, bad options, TLS and
 #                   credential fields, a real etcd and a real ZooKeeper (started and stopped by
 #                   tests/c/with_etcd.sh and tests/stores/with_zookeeper.sh), shared, static, valgrind
