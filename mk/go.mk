@@ -47,12 +47,12 @@ test-go: build-c
 	$(call say,Go: go vet and gofmt; the go/ module's tests and runnable examples)
 	@unformatted=$$(gofmt -l go tests/go tests/polyglot/go); \
 	  [ -z "$$unformatted" ] || { echo "gofmt -l: $$unformatted"; exit 1; }
-	cd go && $(C_ENV) go vet ./... && $(C_ENV) go test -count=1 -v ./... 2>&1 | tail -n 30; exit $${PIPESTATUS[0]}
+	cd go && $(C_ENV) go vet ./... && $(C_ENV) go test -count=1 -v ./... 2>&1 | grep -v -e '^=== RUN' -e '--- PASS'; exit $${PIPESTATUS[0]}
 	$(call say,Go: a short fuzzing run of each parser ($(GO_FUZZ_SHORT) per target))
 	$(call go_fuzz,$(GO_FUZZ_SHORT))
 	$(call say,Go through the go/ module: vectors and scenarios on both clock sources and leases and goroutines)
 	cd tests/go && $(C_ENV) go vet ./... && \
-	  ../stores/with_zookeeper.sh bash -c 'go test -count=1 -v ./... 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}'
+	  ../stores/with_zookeeper.sh bash -c 'go test -count=1 -v ./... 2>&1 | grep -v -e "^=== RUN" -e "--- PASS"; exit $${PIPESTATUS[0]}'
 
 fuzz-go: build-c
 	$(call say,Go: each fuzz target for $(FUZZ_GO_TIME))
