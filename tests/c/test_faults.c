@@ -353,7 +353,7 @@ static void close_with_a_live_child(void) {
   int status = 0;
   pid_t pid;
   make_dir(dir);
-  g = ready_lease(dir, 1, 200);
+  g = ready_lease(dir, 1, 1000); /* R renewed every 200 ms: a loaded machine cannot starve it past R */
   CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
   fflush(NULL);
   pid = fork();
