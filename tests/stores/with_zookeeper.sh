@@ -44,7 +44,8 @@ serving() {
   local reply
   exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
   printf 'srvr' >&3
-  reply=$(cat <&3 || true)
+  # Bounded: a server that accepted but is not answering yet must not hold the loop (seen under load).
+  reply=$(timeout 2 cat <&3 || true)
   exec 3>&-
   [[ $reply == *'Mode: '* ]]
 }
