@@ -275,6 +275,21 @@ impl StoreAuthArgs {
     }
 }
 
+/// The settings every format's builder takes (`polyflake::Builder` and `TimeIdBuilder` have the
+/// same setters), from `--clock`, `--monotonic`, `--max-wait-ms`, `--max-lead-ms` and the
+/// forward-step flags.
+macro_rules! timing_settings {
+    ($args:expr, $builder:expr) => {
+        $builder
+            .clock_source($args.clock_source()?)
+            .mode($args.mode())
+            .max_wait_ms($args.max_wait_ms)
+            .max_lead_ms($args.max_lead_ms)
+            .max_forward_step_ms($args.max_forward_step_ms.0)
+            .forward_confirm_ms($args.forward_confirm_ms)
+    };
+}
+
 /// The generator's settings.
 #[derive(Debug, Clone, Args)]
 pub struct GenArgs {
@@ -357,13 +372,7 @@ impl GenArgs {
         &self,
         clock: Option<Arc<dyn Clock>>,
     ) -> Result<TimeIdBuilder, CliError> {
-        let mut b = TimeIdBuilder::new()
-            .clock_source(self.clock_source()?)
-            .mode(self.mode())
-            .max_wait_ms(self.max_wait_ms)
-            .max_lead_ms(self.max_lead_ms)
-            .max_forward_step_ms(self.max_forward_step_ms.0)
-            .forward_confirm_ms(self.forward_confirm_ms);
+        let mut b = timing_settings!(self, TimeIdBuilder::new());
         if let Some(c) = clock {
             b = b.shared_clock(c);
         }
@@ -382,17 +391,9 @@ impl GenArgs {
         node: &NodeArgs,
         clock: Option<Arc<dyn Clock>>,
     ) -> Result<Generator, CliError> {
-        let mode = self.mode();
-        let mut b = node
-            .builder()?
-            .clock_source(self.clock_source()?)
-            .mode(mode)
+        let mut b = timing_settings!(self, node.builder()?)
             .layout(self.layout()?)
-            .epoch_ms(self.epoch_ms)
-            .max_wait_ms(self.max_wait_ms)
-            .max_lead_ms(self.max_lead_ms)
-            .max_forward_step_ms(self.max_forward_step_ms.0)
-            .forward_confirm_ms(self.forward_confirm_ms);
+            .epoch_ms(self.epoch_ms);
         if let Some(c) = clock {
             b = b.shared_clock(c);
         }

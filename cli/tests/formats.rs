@@ -62,6 +62,22 @@ fn failure(args: &[&str]) -> (i32, String) {
     (r.status.code().unwrap_or(-1), lines[0].to_string())
 }
 
+/// A run refused as bad input (exit 2): its one line on stderr.
+fn bad_input(args: &[&str]) -> String {
+    let (code, line) = failure(args);
+    assert_eq!(code, 2, "{args:?}: {line}");
+    line
+}
+
+/// `polyflake ARGS --output json`, which must succeed: its answer.
+fn json_of(args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--output", "json"]);
+    let r = run(&all);
+    assert!(r.status.success(), "{all:?}: {}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{all:?}: {e}: {}", r.stdout))
+}
+
 #[test]
 fn next_mints_uuidv7_and_ulid_without_a_node_id() {
     for format in ["uuidv7", "ulid"] {
@@ -107,26 +123,11 @@ fn next_format_old_spelling_and_bad_names() {
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["node_id"], 9);
     assert_eq!(v["ids"].as_array().unwrap().len(), 2);
-    let r = run(&[
-        "next",
-        "--node-id",
-        "9",
-        "--format",
-        "json",
-        "--output",
-        "json",
-    ]);
-    assert!(r.status.success(), "{}", r.stderr);
-    let (code, line) = failure(&[
-        "next",
-        "--node-id",
-        "9",
-        "--format",
-        "json",
-        "--output",
-        "plain",
-    ]);
-    assert_eq!(code, 2);
+    // Given with --output too, it must agree.
+    let old = ["next", "--node-id", "9", "--format", "json", "--output"];
+    assert_eq!(json_of(&old[..5])["node_id"], 9);
+    assert!(run(&[&old[..], &["json"]].concat()).status.success());
+    let line = bad_input(&[&old[..], &["plain"]].concat());
     assert!(line.contains("--output"), "{line}");
     // decode and layouts: --output, and --format as the old spelling.
     for flag in ["--output", "--format"] {
@@ -135,8 +136,7 @@ fn next_format_old_spelling_and_bad_names() {
         assert!(serde_json::from_str::<Value>(&r.stdout).unwrap().is_array());
     }
     for bad in ["uuid", "UUIDV7", "ulid ", "", "v7"] {
-        let (code, line) = failure(&["next", "--format", bad]);
-        assert_eq!(code, 2, "{bad:?}");
+        let line = bad_input(&["next", "--format", bad]);
         assert!(
             line.contains("snowflake") && line.contains("uuidv7") && line.contains("ulid"),
             "{bad:?}: {line}"
@@ -152,21 +152,18 @@ fn next_format_old_spelling_and_bad_names() {
     ] {
         let mut args = vec!["next", "--format", "ulid"];
         args.extend_from_slice(extra);
-        let (code, line) = failure(&args);
-        assert_eq!(code, 2, "{args:?}");
+        let line = bad_input(&args);
         assert!(line.contains("needs no node id"), "{line}");
     }
     // Count limits are the core's, for every format.
     for format in ["snowflake", "uuidv7", "ulid"] {
-        let (code, line) = failure(&["next", "--format", format, "--node-id", "1", "-n", "-1"]);
-        assert_eq!(code, 2, "{format}: {line}");
+        let line = bad_input(&["next", "--format", format, "--node-id", "1", "-n", "-1"]);
         let r = run(&["next", "--format", format, "-n", "0", "--node-id", "1"]);
         if format == "snowflake" {
             assert!(r.status.success() && r.stdout.is_empty(), "{}", r.stderr);
         }
     }
-    let (code, line) = failure(&["next", "--format", "uuidv7", "-n", "99999999999"]);
-    assert_eq!(code, 2);
+    let line = bad_input(&["next", "--format", "uuidv7", "-n", "99999999999"]);
     assert!(line.contains("out of range"), "{line}");
 }
 
@@ -226,25 +223,14 @@ fn decode_tells_the_format_from_the_text() {
         "01ARZ3NDEKTSV4RRFFQ69G5FAU", // U is not a digit
         "01ARZ3NDEKTSV4RRFFQ69G5FA",
     ] {
-        let (code, line) = failure(&["decode", "141264821508263936", bad]);
-        assert_eq!(code, 2, "{bad}");
+        let line = bad_input(&["decode", "141264821508263936", bad]);
         assert!(line.ends_with("[INVALID_ID]"), "{bad}: {line}");
     }
 }
 
 #[test]
 fn clock_flag_and_what_health_reports() {
-    let r = run(&[
-        "next",
-        "--node-id",
-        "4",
-        "--clock",
-        "coarse",
-        "--output",
-        "json",
-    ]);
-    assert!(r.status.success(), "{}", r.stderr);
-    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let v = json_of(&["next", "--node-id", "4", "--clock", "coarse"]);
     // Coarse where the system's coarse clock is fine enough (Linux: a tick of 10 ms or less),
     // else the core falls back to precise and says why in health.
     assert!(
@@ -254,32 +240,20 @@ fn clock_flag_and_what_health_reports() {
     let coarse_in_use = v["clock_source"] == "coarse";
     for format in ["snowflake", "uuidv7", "ulid"] {
         let mut args = vec![
-            "next", "--format", format, "--clock", "coarse", "-n", "3000", "--output", "json",
+            "next", "--format", format, "--clock", "coarse", "-n", "3000",
         ];
         if format == "snowflake" {
             args.extend_from_slice(&["--node-id", "4"]);
         }
-        let r = run(&args);
-        assert!(r.status.success(), "{format}: {}", r.stderr);
-        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let v = json_of(&args);
         assert_eq!(v["ids"].as_array().unwrap().len(), 3000);
         assert_eq!(v["clock_source"] == "coarse", coarse_in_use, "{v}");
     }
-    let r = run(&[
-        "next",
-        "--node-id",
-        "4",
-        "--clock",
-        "precise",
-        "--output",
-        "json",
-    ]);
-    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let v = json_of(&["next", "--node-id", "4", "--clock", "precise"]);
     assert_eq!(v["clock_source"], "precise");
     // A bad name: the core's error, exit 2.
     for bad in ["fast", "Coarse", ""] {
-        let (code, line) = failure(&["next", "--node-id", "4", "--clock", bad]);
-        assert_eq!(code, 2, "{bad:?}");
+        let line = bad_input(&["next", "--node-id", "4", "--clock", bad]);
         assert!(
             line.contains("not a clock source") && line.contains("coarse"),
             "{line}"
