@@ -157,11 +157,19 @@ fn next_format_old_spelling_and_bad_names() {
     }
     // Count limits are the core's, for every format.
     for format in ["snowflake", "uuidv7", "ulid"] {
-        let line = bad_input(&["next", "--format", format, "--node-id", "1", "-n", "-1"]);
-        let r = run(&["next", "--format", format, "-n", "0", "--node-id", "1"]);
-        if format == "snowflake" {
-            assert!(r.status.success() && r.stdout.is_empty(), "{}", r.stderr);
-        }
+        let node: &[&str] = if format == "snowflake" {
+            &["--node-id", "1"]
+        } else {
+            &[]
+        };
+        let line = bad_input(&[&["next", "--format", format, "-n", "-1"], node].concat());
+        assert!(line.contains("out of range"), "{format}: {line}");
+        let r = run(&[&["next", "--format", format, "-n", "0"], node].concat());
+        assert!(
+            r.status.success() && r.stdout.is_empty(),
+            "{format}: {}",
+            r.stderr
+        );
     }
     let line = bad_input(&["next", "--format", "uuidv7", "-n", "99999999999"]);
     assert!(line.contains("out of range"), "{line}");
