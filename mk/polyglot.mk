@@ -5,16 +5,26 @@
 #
 # The participants are built by each language's mk file (build-polyglot-c, -cpp, -go, and the
 # Python and Node ones run from .venv and node/); the Rust one is a core example.
+#
+#   make polyglot-uuidv7      the six languages minting UUIDv7s at once (no lease): no duplicate in
+#                             the union, each strictly increasing, all version 7 (issue 15)
+#   make polyglot-zookeeper   the six languages leasing node ids from ONE real ZooKeeper (started on
+#                             a free loopback port by tests/stores/with_zookeeper.sh): no duplicate,
+#                             six distinct node ids, no slot znode left behind (issue 17)
+# `make test` runs a 1 s version of each (test-polyglot-uuidv7, test-polyglot-zookeeper).
 
 DEPS_TARGETS += deps-polyglot
 BUILD_TARGETS += build-polyglot-rust
-TEST_TARGETS += test-polyglot
+TEST_TARGETS += test-polyglot test-polyglot-uuidv7 test-polyglot-zookeeper
 DEMO_TARGETS += demo-polyglot
 
 POLYGLOT_PY_PACKAGES := numpy matplotlib
 POLYGLOT_PLOT := $(CARGO_TARGET_DIR)/polyglot/merged.png
 
-.PHONY: deps-polyglot build-polyglot-rust test-polyglot demo-polyglot
+POLYGLOT_SECONDS ?= 3
+
+.PHONY: deps-polyglot build-polyglot-rust test-polyglot demo-polyglot polyglot-uuidv7 \
+	test-polyglot-uuidv7 polyglot-zookeeper test-polyglot-zookeeper
 
 deps-polyglot: deps-python
 	$(call say,polyglot coordinator: $(POLYGLOT_PY_PACKAGES) in .venv)
@@ -33,3 +43,20 @@ test-polyglot:
 demo-polyglot:
 	$(call say,polyglot demo: six languages minting from one lease directory into one merged stream)
 	$(PY) tests/polyglot/run.py --seconds 3 --report --plot $(POLYGLOT_PLOT)
+
+polyglot-uuidv7:
+	$(call say,polyglot: six languages minting UUIDv7s at once ($(POLYGLOT_SECONDS) s))
+	$(PY) tests/polyglot/run.py --format uuidv7 --seconds $(POLYGLOT_SECONDS)
+
+test-polyglot-uuidv7:
+	$(call say,polyglot: six languages minting UUIDv7s at once (short run))
+	$(PY) tests/polyglot/run.py --format uuidv7 --seconds 1
+
+# `lease inspect` of the CLI looks at the store after the run, hence build-cli.
+polyglot-zookeeper: build-cli
+	$(call say,polyglot: six languages leasing from one real ZooKeeper ($(POLYGLOT_SECONDS) s))
+	$(PY) tests/polyglot/run.py --zookeeper --seconds $(POLYGLOT_SECONDS)
+
+test-polyglot-zookeeper: build-cli
+	$(call say,polyglot: six languages leasing from one real ZooKeeper (short run))
+	$(PY) tests/polyglot/run.py --zookeeper --seconds 1

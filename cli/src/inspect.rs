@@ -45,8 +45,8 @@ pub struct InspectArgs {
     /// A guard longer than this is reported as poisoned.
     #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_MAX_GUARD_WAIT_MS)]
     max_guard_wait_ms: u64,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Plain)]
+    /// Output style (`--format` is the old spelling).
+    #[arg(long = "output", alias = "format", value_enum, default_value_t = Format::Plain)]
     format: Format,
 }
 

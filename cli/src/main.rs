@@ -9,6 +9,7 @@ mod inspect;
 use clap::{error::ErrorKind as ClapErrorKind, Args, Parser, Subcommand, ValueEnum};
 use polyflake::{format_id, Layout};
 use polyflake_cli::errors::CliError;
+use polyflake_cli::idformat::{decode_text, DecodedText, IdFormat, TimeIdGenerator};
 use polyflake_cli::options::{DecodeArgs, GenArgs, NodeArgs};
 use polyflake_cli::{errors, serve, timefmt};
 use serde_json::json;
@@ -29,9 +30,11 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Mint IDs and print them, one per line (or as JSON).
+    /// Mint IDs (64-bit by default, or UUIDv7 or ULID) and print them, one per line (or as
+    /// JSON).
     Next(NextArgs),
-    /// Decode IDs: time (ISO-8601 UTC), Unix ms, node and sequence.
+    /// Decode IDs: time (ISO-8601 UTC), Unix ms, and node and sequence (64-bit IDs) or the
+    /// random fields (UUIDv7, ULID); the format is told from the text.
     Decode(DecodeCmd),
     /// List the layout presets: bits, years, nodes and IDs per millisecond.
     Layouts(LayoutsArgs),
@@ -46,6 +49,7 @@ enum Command {
     Openapi(OpenapiArgs),
 }
 
+/// The output style of every command (`--output`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
     /// Human-readable text.
@@ -69,20 +73,48 @@ struct NextArgs {
     node: NodeArgs,
     #[command(flatten)]
     gen: GenArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Plain)]
-    format: Format,
+    /// The ID format: snowflake (the 64-bit ID), uuidv7 (RFC 9562) or ulid. The last two need
+    /// no node id: they take no node source, --layout or --epoch-ms. (`--format plain|json`,
+    /// the old spelling of --output, is still read as --output.)
+    #[arg(long, value_name = "snowflake|uuidv7|ulid", value_parser = next_format,
+          default_value = "snowflake")]
+    format: NextFormat,
+    /// Output style.
+    #[arg(long, value_enum)]
+    output: Option<Format>,
+}
+
+/// `next --format`: an ID format, or (the old spelling) an output style.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NextFormat {
+    Id(IdFormat),
+    Style(Format),
+}
+
+fn next_format(text: &str) -> Result<NextFormat, String> {
+    if let Some(f) = IdFormat::from_name(text) {
+        return Ok(NextFormat::Id(f));
+    }
+    match text {
+        "plain" => Ok(NextFormat::Style(Format::Plain)),
+        "json" => Ok(NextFormat::Style(Format::Json)),
+        _ => Err(format!(
+            "{text:?} is not an ID format: use {} (the output style is --output plain|json)",
+            IdFormat::choices()
+        )),
+    }
 }
 
 #[derive(Debug, Args)]
 struct DecodeCmd {
-    /// The IDs to decode, in decimal.
+    /// The IDs to decode: 64-bit IDs in decimal, UUIDv7 texts (36 characters, any case) or
+    /// ULID texts (26 characters of Crockford's base32, any case), mixed as you like.
     #[arg(value_name = "ID", required = true, allow_negative_numbers = true)]
     ids: Vec<String>,
     #[command(flatten)]
     opts: DecodeArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Plain)]
+    /// Output style (`--format` is the old spelling).
+    #[arg(long = "output", alias = "format", value_enum, default_value_t = Format::Plain)]
     format: Format,
 }
 
@@ -100,8 +132,8 @@ struct OpenapiArgs {
 
 #[derive(Debug, Args)]
 struct LayoutsArgs {
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Plain)]
+    /// Output style (`--format` is the old spelling).
+    #[arg(long = "output", alias = "format", value_enum, default_value_t = Format::Plain)]
     format: Format,
 }
 
@@ -168,6 +200,19 @@ fn emit(f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), CliError
 }
 
 fn next(a: NextArgs) -> Result<(), CliError> {
+    let (format, output) = match (a.format, a.output) {
+        (NextFormat::Id(f), out) => (f, out.unwrap_or(Format::Plain)),
+        (NextFormat::Style(style), None) => (IdFormat::Snowflake, style),
+        (NextFormat::Style(style), Some(out)) if style == out => (IdFormat::Snowflake, out),
+        (NextFormat::Style(_), Some(_)) => {
+            return Err(CliError::Usage(
+                "--format plain|json (the old spelling of --output) disagrees with --output: give --output only".into(),
+            ))
+        }
+    };
+    if format != IdFormat::Snowflake {
+        return next_time_ids(a, format, output);
+    }
     let n = polyflake::batch_len(a.count)?;
     let g = a.gen.build(&a.node, None)?;
     let mut ids = vec![0u64; n];
@@ -175,11 +220,47 @@ fn next(a: NextArgs) -> Result<(), CliError> {
     // guard): the core refuses until the clock passes it, and a one-shot command waits that out.
     g.wait_ready(GUARD_WAIT_LIMIT)?;
     g.next_ids(&mut ids)?;
-    emit(|out| match a.format {
+    emit(|out| match output {
         Format::Plain => ids.iter().try_for_each(|id| writeln!(out, "{id}")),
         Format::Json => {
             let ids: Vec<String> = ids.iter().map(|id| format_id(*id)).collect();
-            let v = json!({"ids": ids, "node_id": g.node_id(), "epoch_ms": g.epoch_ms()});
+            let v = json!({
+                "ids": ids,
+                "node_id": g.node_id(),
+                "epoch_ms": g.epoch_ms(),
+                "clock_source": g.health().clock_source.name(),
+            });
+            writeln!(out, "{v}")
+        }
+    })
+}
+
+/// `next --format uuidv7|ulid`: no node id, so no node source, layout or epoch.
+fn next_time_ids(a: NextArgs, format: IdFormat, output: Format) -> Result<(), CliError> {
+    if a.node.is_given() || a.gen.layout_given() {
+        return Err(CliError::Usage(format!(
+            "--format {format} takes no node source, lease flag, --layout or --epoch-ms: a {format} needs no node id"
+        )));
+    }
+    let n = polyflake::batch_len(a.count)?;
+    let b = a.gen.time_id_builder(None)?;
+    let g = match format {
+        IdFormat::Ulid => TimeIdGenerator::Ulid(b.build_ulid()?),
+        _ => TimeIdGenerator::Uuid7(b.build_uuid7()?),
+    };
+    let mut ids = vec![0u128; n];
+    g.next_ids(&mut ids)?;
+    emit(|out| match output {
+        Format::Plain => ids
+            .iter()
+            .try_for_each(|id| writeln!(out, "{}", g.text(*id))),
+        Format::Json => {
+            let ids: Vec<String> = ids.iter().map(|id| g.text(*id)).collect();
+            let v = json!({
+                "format": format.name(),
+                "ids": ids,
+                "clock_source": g.health().clock_source.name(),
+            });
             writeln!(out, "{v}")
         }
     })
@@ -190,31 +271,55 @@ fn decode(a: DecodeCmd) -> Result<(), CliError> {
     // Check every ID before printing any, so a bad one leaves no partial output.
     let mut rows = Vec::with_capacity(a.ids.len());
     for text in &a.ids {
-        let id = polyflake::parse_id(text)?;
-        rows.push((id, layout.decode(id, a.opts.epoch_ms)?));
+        rows.push(decode_text(text, &layout, a.opts.epoch_ms)?);
     }
     emit(|out| match a.format {
-        Format::Plain => rows.iter().try_for_each(|(id, d)| {
-            writeln!(
+        Format::Plain => rows.iter().try_for_each(|row| match row {
+            DecodedText::Snowflake(id, d) => writeln!(
                 out,
                 "{id}  time={}  unix_ms={}  node={}  sequence={}",
                 timefmt::iso_utc(d.timestamp_ms),
                 d.timestamp_ms,
                 d.node_id,
                 d.sequence
-            )
+            ),
+            DecodedText::Uuid7(u, ms) => writeln!(
+                out,
+                "{}  format=uuidv7  time={}  unix_ms={ms}",
+                polyflake::format_uuid(*u),
+                timefmt::iso_utc(*ms),
+            ),
+            DecodedText::Ulid(u, ms) => writeln!(
+                out,
+                "{}  format=ulid  time={}  unix_ms={ms}",
+                polyflake::format_ulid(*u),
+                timefmt::iso_utc(*ms),
+            ),
         }),
         Format::Json => {
             let v: Vec<_> = rows
                 .iter()
-                .map(|(id, d)| {
-                    json!({
+                .map(|row| match row {
+                    DecodedText::Snowflake(id, d) => json!({
+                        "format": "snowflake",
                         "id": format_id(*id),
                         "time": timefmt::iso_utc(d.timestamp_ms),
                         "unix_ms": d.timestamp_ms,
                         "node_id": d.node_id,
                         "sequence": d.sequence,
-                    })
+                    }),
+                    DecodedText::Uuid7(u, ms) => json!({
+                        "format": "uuidv7",
+                        "id": polyflake::format_uuid(*u),
+                        "time": timefmt::iso_utc(*ms),
+                        "unix_ms": ms,
+                    }),
+                    DecodedText::Ulid(u, ms) => json!({
+                        "format": "ulid",
+                        "id": polyflake::format_ulid(*u),
+                        "time": timefmt::iso_utc(*ms),
+                        "unix_ms": ms,
+                    }),
                 })
                 .collect();
             writeln!(out, "{}", serde_json::Value::Array(v))

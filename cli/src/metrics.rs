@@ -1,15 +1,16 @@
 //! `GET /metrics`: the Prometheus text exposition format (version 0.0.4), encoded by the
 //! `prometheus-client` crate.
 //!
-//! The service's own counters (refusals, blocking-pool calls, responses by status, connections
-//! closed by reason) are `prometheus-client` counters the handlers increment. The generator's
-//! counters and gauges are read from one `health()` snapshot per scrape by a [`Collector`], so
-//! every value in one answer comes from the same instant. The names, types and help texts are
-//! the ones the service has always exposed (`polyflake_ids_issued_total`, ...).
+//! The generator's counters and gauges are the core's table ([`polyflake::HEALTH_METRICS`]:
+//! names, kinds, help texts, label names) filled from one `health()` snapshot per scrape by
+//! [`polyflake::health_samples`], so every value in one answer comes from the same instant and
+//! the names are the ones the Python and Node collectors export. The service's own counters
+//! (refusals, blocking-pool calls, responses by status, connections closed by reason) are
+//! `prometheus-client` metrics the handlers move, written after the core's.
 
-use polyflake::Generator;
+use polyflake::{health_samples, Generator, MetricKind, Sample, HEALTH_METRICS};
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
@@ -95,7 +96,7 @@ impl Metrics {
     }
 }
 
-/// Encodes everything, in the service's traditional order, from one health snapshot.
+/// Encodes the core's health metrics from one snapshot, then the service's own.
 struct ServiceCollector {
     gen: Arc<Generator>,
     ids_refused: Counter,
@@ -111,87 +112,72 @@ impl fmt::Debug for ServiceCollector {
     }
 }
 
-/// A counter from a snapshot value; `name` without the `_total` the encoder appends.
+/// The Prometheus type of a core metric kind.
+fn metric_type(kind: MetricKind) -> MetricType {
+    match kind {
+        MetricKind::Counter => MetricType::Counter,
+        MetricKind::Gauge => MetricType::Gauge,
+    }
+}
+
+/// One sample's value into `m`: whole numbers (every value the core gives today) as integers,
+/// so `3` is written `3` and not `3.0`; anything else as a float.
+fn encode_value(kind: MetricKind, value: f64, m: MetricEncoder) -> fmt::Result {
+    let whole = value.fract() == 0.0 && value.abs() < 9.0e15;
+    match (kind, whole) {
+        (MetricKind::Counter, true) if value >= 0.0 => ConstCounter::new(value as u64).encode(m),
+        (MetricKind::Counter, _) => ConstCounter::new(value).encode(m),
+        (MetricKind::Gauge, true) => ConstGauge::new(value as i64).encode(m),
+        (MetricKind::Gauge, false) => ConstGauge::new(value).encode(m),
+    }
+}
+
+/// Every metric of the core's table that has samples: its descriptor (name, help, type) once,
+/// then each sample with its labels.
+fn encode_health(enc: &mut DescriptorEncoder, samples: &[Sample]) -> fmt::Result {
+    for metric in &HEALTH_METRICS {
+        let mine: Vec<&Sample> = samples
+            .iter()
+            .filter(|s| s.metric.name == metric.name)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let mut m =
+            enc.encode_descriptor(metric.name, metric.help, None, metric_type(metric.kind))?;
+        if metric.labels.is_empty() {
+            // One value without labels (the core gives an unlabelled metric once).
+            encode_value(metric.kind, mine[0].value, m)?;
+            continue;
+        }
+        for s in mine {
+            let labels: Vec<(&str, &str)> = metric
+                .labels
+                .iter()
+                .copied()
+                .zip(s.labels.iter().map(String::as_str))
+                .collect();
+            encode_value(metric.kind, s.value, m.encode_family(&labels)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// A counter of the service's own.
 fn counter(enc: &mut DescriptorEncoder, name: &str, help: &str, value: u64) -> fmt::Result {
     let m = enc.encode_descriptor(name, help, None, MetricType::Counter)?;
     ConstCounter::new(value).encode(m)
 }
 
-/// A gauge from a snapshot value.
-fn gauge(enc: &mut DescriptorEncoder, name: &str, help: &str, value: i64) -> fmt::Result {
-    let m = enc.encode_descriptor(name, help, None, MetricType::Gauge)?;
-    ConstGauge::new(value).encode(m)
-}
-
-/// A gauge of 1 with these labels (the `info`/state style).
-fn labelled_one<const N: usize>(
-    enc: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    labels: [(&'static str, String); N],
-) -> fmt::Result {
-    let mut m = enc.encode_descriptor(name, help, None, MetricType::Gauge)?;
-    ConstGauge::new(1i64).encode(m.encode_family(&labels)?)
-}
-
 impl Collector for ServiceCollector {
     fn encode(&self, mut enc: DescriptorEncoder) -> fmt::Result {
-        let h = self.gen.health();
         let e = &mut enc;
+        encode_health(e, &health_samples(&self.gen.health()))?;
         counter(
             e,
-            "polyflake_ids_issued",
-            "IDs issued by this service's generator.",
-            h.ids_issued,
-        )?;
-        counter(e, "polyflake_ids_refused", "POST /v1/ids requests the generator refused (clock behind or stuck, lead limit, lease).", self.ids_refused.get())?;
-        counter(
-            e,
-            "polyflake_rewinds_waited",
-            "Calls that waited out a small clock rewind.",
-            h.rewinds_waited,
-        )?;
-        counter(
-            e,
-            "polyflake_rewinds_refused",
-            "Calls refused because the clock was behind or stuck past the wait budget.",
-            h.rewinds_refused,
-        )?;
-        counter(
-            e,
-            "polyflake_sequence_exhaustions",
-            "Times a millisecond's sequence was spent and a strict call waited.",
-            h.sequence_exhaustions,
-        )?;
-        counter(
-            e,
-            "polyflake_wait_sleeps",
-            "Sleeps taken while waiting (strict mode never spins).",
-            h.wait_sleeps,
-        )?;
-        counter(
-            e,
-            "polyflake_ms_borrowed",
-            "Milliseconds a monotonic generator moved ahead of the wall clock.",
-            h.ms_borrowed,
-        )?;
-        counter(
-            e,
-            "polyflake_lead_refused",
-            "Monotonic calls refused by max_lead_ms.",
-            h.lead_refused,
-        )?;
-        counter(
-            e,
-            "polyflake_lease_renewals",
-            "Lease renewals (0 without a lease).",
-            h.lease_renewals,
-        )?;
-        counter(
-            e,
-            "polyflake_lease_failures",
-            "Failed lease renewals (0 without a lease).",
-            h.lease_failures,
+            "polyflake_ids_refused",
+            "POST /v1/ids requests the generator refused (clock behind or stuck, lead limit, lease).",
+            self.ids_refused.get(),
         )?;
         counter(
             e,
@@ -199,66 +185,6 @@ impl Collector for ServiceCollector {
             "Generator calls run on the blocking pool because they might sleep.",
             self.blocking_calls.get(),
         )?;
-        gauge(
-            e,
-            "polyflake_lead_ms",
-            "How far the last issued millisecond is ahead of the wall clock.",
-            h.lead_ms,
-        )?;
-        gauge(
-            e,
-            "polyflake_last_issued_ms",
-            "Unix ms of the last issued ID (0 before the first).",
-            h.last_issued_ms.unwrap_or(0),
-        )?;
-        gauge(
-            e,
-            "polyflake_node_id",
-            "This service's node id.",
-            i64::from(h.node_id),
-        )?;
-        gauge(
-            e,
-            "polyflake_healthy",
-            "1 when the generator can issue now (GET /v1/health answers 200), else 0.",
-            i64::from(h.ok),
-        )?;
-        labelled_one(
-            e,
-            "polyflake_health_status",
-            "The generator's health status (1 for the current one).",
-            [("status", h.status.name().to_string())],
-        )?;
-        if let Some(l) = &h.lease {
-            labelled_one(
-                e,
-                "polyflake_lease_info",
-                "The leased slot (1 while a lease is held or last held).",
-                [
-                    ("kind", l.kind.name().to_string()),
-                    ("store", l.store.clone()),
-                    ("slot", l.slot.to_string()),
-                ],
-            )?;
-            labelled_one(
-                e,
-                "polyflake_lease_state",
-                "The lease's state: held, restart_guard, expired or lost (1 for the current one).",
-                [("state", lease_state(&h).to_string())],
-            )?;
-            gauge(
-                e,
-                "polyflake_lease_high_water_ms",
-                "The lease's high-water mark R (Unix ms): no ID is issued past it.",
-                l.high_water_ms,
-            )?;
-            gauge(
-                e,
-                "polyflake_lease_guard_remaining_ms",
-                "How long the restart guard still waits (0 when it does not).",
-                i64::try_from(l.guard_remaining_ms).unwrap_or(i64::MAX),
-            )?;
-        }
         let m = e.encode_descriptor(
             "polyflake_http_responses",
             "HTTP responses by status code.",
@@ -279,7 +205,7 @@ impl Collector for ServiceCollector {
     }
 }
 
-/// The lease's state in one word, for health and metrics (the core's phase).
+/// The lease's state in one word, for health (the core's phase).
 pub(crate) fn lease_state(h: &polyflake::Health) -> &'static str {
     h.lease.as_ref().map_or("none", |l| l.phase().name())
 }

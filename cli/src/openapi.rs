@@ -18,7 +18,41 @@ pub struct IdsRequest {
     /// absent. Not null, not a string, not a fraction (`1.0` is refused).
     #[schema(minimum = 1, required = false)]
     count: u64,
+    /// The ID format: `snowflake` (the 64-bit ID, when absent), `uuidv7` (RFC 9562) or `ulid`.
+    #[schema(required = false)]
+    format: String,
 }
+
+/// `POST /v1/ids` answer for `"format": "uuidv7"`.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct Uuid7IdsResponse {
+    /// `uuidv7`.
+    format: String,
+    /// The UUIDs, in increasing order, in canonical lower-case text.
+    ids: Vec<Uuid7Text>,
+}
+
+/// A UUID version 7 in canonical text: 8-4-4-4-12 lower-case hex digits, version 7, RFC 9562
+/// variant.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct Uuid7Text(String);
+
+/// `POST /v1/ids` answer for `"format": "ulid"`.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct UlidIdsResponse {
+    /// `ulid`.
+    format: String,
+    /// The ULIDs, in increasing order, as 26 upper-case characters of Crockford's base32.
+    ids: Vec<UlidText>,
+}
+
+/// A ULID: 26 characters of Crockford's base32 (upper case), the first at most `7`.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct UlidText(String);
 
 /// `POST /v1/ids` answer.
 #[derive(ToSchema)]
@@ -77,6 +111,17 @@ pub struct HealthResponse {
     wall_ms: i64,
     /// How far the last issued millisecond is ahead of the wall clock.
     lead_ms: i64,
+    /// The clock reading in use: `precise`, or `coarse` when asked for (`--clock coarse`) and
+    /// the system's coarse clock is fine enough.
+    clock_source: String,
+    /// The resolution of the system clock in use, in ns (the coarse clock's tick, or the
+    /// precise clock's); 0 for an injected clock.
+    clock_tick_ns: u64,
+    /// Why a requested coarse clock is not in use; empty otherwise.
+    clock_note: String,
+    /// How far the wall clock reads ahead of what elapsed time vouches for, while not yet
+    /// believed (0 otherwise).
+    clock_ahead_ms: i64,
     /// Where the node id came from (`static`, `env`, `file_lease`, `etcd`, ...).
     source: String,
     /// The lease, when the node id is leased; null otherwise.
@@ -129,6 +174,8 @@ pub struct Counters {
     ms_borrowed: u64,
     /// Monotonic calls refused by max_lead_ms.
     lead_refused: u64,
+    /// Strict calls refused because the wall clock had stepped ahead of elapsed time.
+    forward_refused: u64,
     /// Lease renewals.
     lease_renewals: u64,
     /// Failed lease renewals.
@@ -203,6 +250,25 @@ pub fn finish(mut doc: Value, max_count: usize) -> Value {
     schemas["IdsRequest"]["additionalProperties"] = Value::Bool(false);
     schemas["IdsRequest"]["properties"]["count"]["maximum"] = Value::from(max_count);
     schemas["IdText"]["pattern"] = id_pattern.clone();
+    schemas["IdsRequest"]["properties"]["format"]["enum"] =
+        serde_json::json!(["snowflake", "uuidv7", "ulid"]);
+    // The text forms the core writes (format_uuid: lower-case hex, version 7 and variant 0b10
+    // set by the generator; format_ulid: upper-case Crockford base32).
+    schemas["Uuid7Text"]["pattern"] =
+        Value::from("^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+    schemas["UlidText"]["pattern"] = Value::from("^[0-7][0-9A-HJKMNP-TV-Z]{25}$");
+    schemas["Uuid7IdsResponse"]["properties"]["format"]["enum"] = serde_json::json!(["uuidv7"]);
+    schemas["UlidIdsResponse"]["properties"]["format"]["enum"] = serde_json::json!(["ulid"]);
+    // The 64-bit answer has no `format`; the other two have nothing else: exactly one matches.
+    schemas["Uuid7IdsResponse"]["additionalProperties"] = Value::Bool(false);
+    schemas["UlidIdsResponse"]["additionalProperties"] = Value::Bool(false);
+    let ok = &mut doc["paths"]["/v1/ids"]["post"]["responses"]["200"]["content"]
+        ["application/json"]["schema"];
+    *ok = serde_json::json!({"oneOf": [
+        {"$ref": "#/components/schemas/IdsResponse"},
+        {"$ref": "#/components/schemas/Uuid7IdsResponse"},
+        {"$ref": "#/components/schemas/UlidIdsResponse"},
+    ]});
     // An empty body asks for one ID.
     doc["paths"]["/v1/ids"]["post"]["requestBody"]["required"] = Value::Bool(false);
     if let Some(params) = doc["paths"]["/v1/ids/{id}"]["get"]["parameters"].as_array_mut() {

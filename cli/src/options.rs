@@ -5,8 +5,8 @@
 use crate::errors::CliError;
 use clap::Args;
 use polyflake::{
-    Builder, Clock, EtcdLeaseOptions, FileLeaseOptions, Generator, Layout, Mode, NodeSource,
-    ZooKeeperLeaseOptions,
+    Builder, Clock, ClockSource, EtcdLeaseOptions, FileLeaseOptions, Generator, Layout, Mode,
+    NodeSource, TimeIdBuilder, ZooKeeperLeaseOptions,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -51,6 +51,11 @@ pub struct NodeArgs {
     #[arg(long, value_name = "S", default_value_t = polyflake::DEFAULT_ETCD_TTL_S, requires = "etcd",
           allow_negative_numbers = true)]
     pub etcd_ttl_s: i64,
+    /// The timeout of connecting to etcd and of each request, in ms: an unreachable cluster
+    /// fails within it.
+    #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_ETCD_TIMEOUT_MS,
+          requires = "etcd")]
+    pub etcd_connect_timeout_ms: u64,
     /// Lease a node id from this ZooKeeper ensemble: host:port servers separated by commas (or
     /// repeated), e.g. 10.0.0.5:2181,10.0.0.6:2181.
     #[arg(long = "zookeeper", value_name = "HOST:PORT,...", num_args = 1.., group = "node_source")]
@@ -63,6 +68,11 @@ pub struct NodeArgs {
     #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS,
           requires = "zookeeper")]
     pub zookeeper_session_timeout_ms: u64,
+    /// The timeout of connecting to the ensemble and of each request, in ms: an unreachable
+    /// ensemble fails within it.
+    #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_ZOOKEEPER_TIMEOUT_MS,
+          requires = "zookeeper")]
+    pub zookeeper_connect_timeout_ms: u64,
     /// TLS and authentication of the etcd or ZooKeeper store.
     #[command(flatten)]
     pub store_auth: StoreAuthArgs,
@@ -125,6 +135,7 @@ impl NodeArgs {
             let mut o = EtcdLeaseOptions::new(self.etcd.clone());
             o.prefix = self.etcd_prefix.clone();
             o.ttl_s = self.etcd_ttl_s;
+            o.connect_timeout_ms = self.etcd_connect_timeout_ms;
             o.slots = self.slots;
             o.identity = self.lease_identity.clone();
             o.reserve_ms = self.lease_reserve_ms;
@@ -136,6 +147,7 @@ impl NodeArgs {
             let mut o = zookeeper_options(&self.zookeeper);
             o.prefix = self.zookeeper_prefix.clone();
             o.session_timeout_ms = self.zookeeper_session_timeout_ms;
+            o.connect_timeout_ms = self.zookeeper_connect_timeout_ms;
             o.slots = self.slots;
             o.identity = self.lease_identity.clone();
             o.reserve_ms = self.lease_reserve_ms;
@@ -153,6 +165,22 @@ impl NodeArgs {
         o.reserve_ms = self.lease_reserve_ms;
         o.max_guard_wait_ms = self.max_guard_wait_ms;
         Ok(NodeSource::FileLease(o))
+    }
+
+    /// True when any node-source or lease flag was given (the UUIDv7 and ULID formats take
+    /// none: they need no node id).
+    pub fn is_given(&self) -> bool {
+        self.node_id.is_some()
+            || self.node_id_env.is_some()
+            || self.node_id_from_hostname.is_some()
+            || self.node_id_from_ipv4.is_some()
+            || self.lease_dir.is_some()
+            || !self.etcd.is_empty()
+            || !self.zookeeper.is_empty()
+            || self.slots.is_some()
+            || self.lease_identity.is_some()
+            || self.lease_reserve_ms != polyflake::DEFAULT_RESERVE_MS
+            || self.max_guard_wait_ms != polyflake::DEFAULT_MAX_GUARD_WAIT_MS
     }
 
     /// A builder for the chosen node source.
@@ -247,6 +275,21 @@ impl StoreAuthArgs {
     }
 }
 
+/// The settings every format's builder takes (`polyflake::Builder` and `TimeIdBuilder` have the
+/// same setters), from `--clock`, `--monotonic`, `--max-wait-ms`, `--max-lead-ms` and the
+/// forward-step flags.
+macro_rules! timing_settings {
+    ($args:expr, $builder:expr) => {
+        $builder
+            .clock_source($args.clock_source()?)
+            .mode($args.mode())
+            .max_wait_ms($args.max_wait_ms)
+            .max_lead_ms($args.max_lead_ms)
+            .max_forward_step_ms($args.max_forward_step_ms.0)
+            .forward_confirm_ms($args.forward_confirm_ms)
+    };
+}
+
 /// The generator's settings.
 #[derive(Debug, Clone, Args)]
 pub struct GenArgs {
@@ -275,6 +318,11 @@ pub struct GenArgs {
     /// How long a stepped-ahead clock must hold before it is believed, in ms.
     #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_FORWARD_CONFIRM_MS)]
     pub forward_confirm_ms: u64,
+    /// Which clock reading each ID takes: `precise` (the default) or `coarse` (the last tick:
+    /// cheaper, never ahead of the wall clock, timestamps up to one tick older; health says
+    /// when the system's coarse clock is unusable and the precise one is used instead).
+    #[arg(long, value_name = "precise|coarse", default_value = "precise")]
+    pub clock: String,
 }
 
 /// `--max-forward-step-ms`: a number of ms, or `off` (no check).
@@ -305,26 +353,47 @@ impl GenArgs {
         Ok(Layout::from_name(&self.layout)?)
     }
 
+    /// The clock source named by `--clock` (the core's names and its error for any other).
+    pub fn clock_source(&self) -> Result<ClockSource, CliError> {
+        Ok(ClockSource::from_name(&self.clock)?)
+    }
+
+    fn mode(&self) -> Mode {
+        if self.monotonic {
+            Mode::Monotonic
+        } else {
+            Mode::Strict
+        }
+    }
+
+    /// The settings of a UUIDv7 or ULID generator: these flags less the layout and epoch
+    /// (which are the Snowflake format's), optionally on an injected clock.
+    pub fn time_id_builder(
+        &self,
+        clock: Option<Arc<dyn Clock>>,
+    ) -> Result<TimeIdBuilder, CliError> {
+        let mut b = timing_settings!(self, TimeIdBuilder::new());
+        if let Some(c) = clock {
+            b = b.shared_clock(c);
+        }
+        Ok(b)
+    }
+
+    /// True when `--layout` or `--epoch-ms` was moved from its default (they describe the
+    /// Snowflake format only).
+    pub fn layout_given(&self) -> bool {
+        self.layout != "default" || self.epoch_ms != polyflake::DEFAULT_EPOCH_MS
+    }
+
     /// Make the generator, optionally on an injected clock (the service's test clock).
     pub fn build(
         &self,
         node: &NodeArgs,
         clock: Option<Arc<dyn Clock>>,
     ) -> Result<Generator, CliError> {
-        let mode = if self.monotonic {
-            Mode::Monotonic
-        } else {
-            Mode::Strict
-        };
-        let mut b = node
-            .builder()?
-            .mode(mode)
+        let mut b = timing_settings!(self, node.builder()?)
             .layout(self.layout()?)
-            .epoch_ms(self.epoch_ms)
-            .max_wait_ms(self.max_wait_ms)
-            .max_lead_ms(self.max_lead_ms)
-            .max_forward_step_ms(self.max_forward_step_ms.0)
-            .forward_confirm_ms(self.forward_confirm_ms);
+            .epoch_ms(self.epoch_ms);
         if let Some(c) = clock {
             b = b.shared_clock(c);
         }

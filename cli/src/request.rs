@@ -6,6 +6,7 @@
 //!
 //! Every refusal is an [`ApiError`]: a 4xx status, a stable code and a message.
 
+use crate::idformat::IdFormat;
 use axum::http::{HeaderValue, StatusCode};
 use serde::de::{self, DeserializeSeed, Deserializer as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
@@ -219,25 +220,66 @@ pub fn integer_field(value: &Value, name: &str, code: &str) -> Result<i128, ApiE
     n.ok_or_else(|| ApiError::bad(code, format!("{name} must be an integer, not {value}")))
 }
 
-/// How many IDs a `POST /v1/ids` asks for: an empty body, `{}` or `{"count": n}` with n from
-/// 1 to `max_count`; any other field is refused so a typo is not silently ignored.
+/// What a `POST /v1/ids` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdsRequest {
+    /// The ID format (`snowflake` when the body does not say).
+    pub format: IdFormat,
+    /// How many IDs, from 1 to the service's cap.
+    pub count: usize,
+}
+
+/// How many IDs a `POST /v1/ids` asks for (see [`ids_request`]; the format is not looked at
+/// beyond being valid).
 pub fn ids_count(
     content_type: Option<&HeaderValue>,
     body: &[u8],
     max_count: usize,
 ) -> Result<usize, ApiError> {
+    ids_request(content_type, body, max_count).map(|r| r.count)
+}
+
+/// What a `POST /v1/ids` asks for: an empty body or `{}` (one 64-bit ID), or an object with
+/// `"count": n` (n from 1 to `max_count`) and `"format": "snowflake" | "uuidv7" | "ulid"`, both
+/// optional; any other field is refused so a typo is not silently ignored.
+pub fn ids_request(
+    content_type: Option<&HeaderValue>,
+    body: &[u8],
+    max_count: usize,
+) -> Result<IdsRequest, ApiError> {
     let Some(obj) = json_object(content_type, body)? else {
-        return Ok(1);
+        return Ok(IdsRequest {
+            format: IdFormat::Snowflake,
+            count: 1,
+        });
     };
-    if let Some(k) = obj.keys().find(|k| *k != "count") {
+    if let Some(k) = obj.keys().find(|k| *k != "count" && *k != "format") {
         return Err(ApiError::bad(
             "INVALID_REQUEST",
-            format!("unknown field {k:?}: the only field is \"count\""),
+            format!("unknown field {k:?}: the fields are \"count\" and \"format\""),
         ));
     }
-    let Some(value) = obj.get("count") else {
-        return Ok(1);
+    let format = match obj.get("format") {
+        None => IdFormat::Snowflake,
+        Some(value) => value
+            .as_str()
+            .and_then(IdFormat::from_name)
+            .ok_or_else(|| {
+                ApiError::bad(
+                    "INVALID_FORMAT",
+                    format!("format must be {}, not {value}", IdFormat::choices()),
+                )
+            })?,
     };
+    let count = match obj.get("count") {
+        None => 1,
+        Some(value) => count_value(value, max_count)?,
+    };
+    Ok(IdsRequest { format, count })
+}
+
+/// A `count` value: an integer from 1 to `max_count`.
+fn count_value(value: &Value, max_count: usize) -> Result<usize, ApiError> {
     let n = integer_field(value, "count", "INVALID_COUNT")?;
     // The cap is the service's policy; the core's batch check (which the cap passed at
     // startup) converts the value.
@@ -388,6 +430,11 @@ mod tests {
             (b"{\"count\": 0}", "INVALID_COUNT"),
             (b"{\"count\": 1.0}", "INVALID_COUNT"),
             (b"{\"cout\": 1}", "INVALID_REQUEST"),
+            (b"{\"format\": \"uuid\"}", "INVALID_FORMAT"),
+            (b"{\"format\": 7}", "INVALID_FORMAT"),
+            (b"{\"format\": null}", "INVALID_FORMAT"),
+            (b"{\"format\": \"ULID\"}", "INVALID_FORMAT"),
+            (b"{\"format\": \"ulid\", \"count\": 11}", "INVALID_COUNT"),
             (b"[1]", "INVALID_REQUEST"),
             (b"{", "MALFORMED_JSON"),
         ] {
@@ -398,6 +445,30 @@ mod tests {
         let text = HeaderValue::from_static("text/plain");
         let e = ids_count(Some(&text), b"", 10).unwrap_err();
         assert_eq!(e.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    }
+
+    #[test]
+    fn formats() {
+        let j = Some(json());
+        for (body, format, count) in [
+            (&b"{\"format\": \"uuidv7\"}"[..], IdFormat::Uuid7, 1),
+            (b"{\"format\": \"ulid\", \"count\": 10}", IdFormat::Ulid, 10),
+            (
+                b"{\"count\": 3, \"format\": \"snowflake\"}",
+                IdFormat::Snowflake,
+                3,
+            ),
+            (b"{\"count\": 3}", IdFormat::Snowflake, 3),
+        ] {
+            assert_eq!(
+                ids_request(j.as_ref(), body, 10),
+                Ok(IdsRequest { format, count })
+            );
+        }
+        assert_eq!(
+            ids_request(None, b"", 10).map(|r| r.format),
+            Ok(IdFormat::Snowflake)
+        );
     }
 
     #[test]

@@ -4,8 +4,11 @@
 //! - `POST /v1/ids` with `{"count": n}` (n from 1 to `--max-count`, default 4,096; an empty body
 //!   or `{}` means 1) answers `{"ids": ["..."], "node_id": 37, "epoch_ms": 1704067200000}`, IDs
 //!   as decimal strings (a JavaScript Number would round them) and `epoch_ms` the generator's
-//!   epoch. A non-empty body must be `Content-Type: application/json` and at most 16 KiB; fields
-//!   other than `count` are refused so a typo is not silently ignored, and so is a repeated key.
+//!   epoch. With `"format": "uuidv7"` or `"ulid"` it answers `{"format": "uuidv7", "ids": [...]}`
+//!   from the service's UUIDv7 or ULID generator (made at start beside the Snowflake one, with
+//!   the same mode, wait budget and clock). A non-empty body must be `Content-Type:
+//!   application/json` and at most 16 KiB; fields other than `count` and `format` are refused so
+//!   a typo is not silently ignored, and so is a repeated key.
 //! - `GET /v1/ids/{id}` decodes with the service's layout and epoch.
 //! - `GET /v1/health`: 200 with the core's health snapshot, or 503 with the reason.
 //! - `GET /metrics`: Prometheus text (the core's counters plus the service's own).
@@ -25,6 +28,7 @@
 
 use crate::conns::{self, Limits};
 use crate::errors::{class, CliError};
+use crate::idformat::{IdFormat, TimeIdGenerator};
 use crate::metrics::{lease_state, Metrics};
 use crate::openapi;
 use crate::options::{GenArgs, NodeArgs};
@@ -39,7 +43,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use clap::Args;
-use polyflake::{format_id, Clock, Generator, Mode};
+use polyflake::{format_id, Clock, Generator, Mode, TimeIdBuilder};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -105,6 +109,10 @@ pub struct ServeArgs {
 /// What every handler shares.
 struct AppState {
     gen: Arc<Generator>,
+    /// The UUIDv7 generator (`"format": "uuidv7"`).
+    uuid7: TimeIdGenerator,
+    /// The ULID generator (`"format": "ulid"`).
+    ulid: TimeIdGenerator,
     max_count: usize,
     test_clock: Option<OffsetClock>,
     metrics: Arc<Metrics>,
@@ -115,16 +123,32 @@ struct AppState {
 type Shared = Arc<AppState>;
 
 impl AppState {
-    fn new(gen: Generator, max_count: usize, test_clock: Option<OffsetClock>) -> AppState {
+    /// The state for these generators: `time_ids` makes the UUIDv7 and ULID ones.
+    fn new(
+        gen: Generator,
+        time_ids: TimeIdBuilder,
+        max_count: usize,
+        test_clock: Option<OffsetClock>,
+    ) -> Result<AppState, polyflake::Error> {
         let gen = Arc::new(gen);
         let metrics = Arc::new(Metrics::new(gen.clone()));
         let openapi = openapi_document(max_count).to_string();
-        AppState {
+        Ok(AppState {
             gen,
+            uuid7: TimeIdGenerator::Uuid7(time_ids.clone().build_uuid7()?),
+            ulid: TimeIdGenerator::Ulid(time_ids.build_ulid()?),
             max_count,
             test_clock,
             metrics,
             openapi,
+        })
+    }
+
+    /// The generator of a UUIDv7 or ULID format.
+    fn time_ids(&self, format: IdFormat) -> &TimeIdGenerator {
+        match format {
+            IdFormat::Ulid => &self.ulid,
+            _ => &self.uuid7,
         }
     }
 }
@@ -150,6 +174,10 @@ pub fn openapi_document(max_count: usize) -> serde_json::Value {
         openapi::IdsRequest,
         openapi::IdsResponse,
         openapi::IdText,
+        openapi::Uuid7IdsResponse,
+        openapi::Uuid7Text,
+        openapi::UlidIdsResponse,
+        openapi::UlidText,
         openapi::DecodedId,
         openapi::HealthResponse,
         openapi::LeaseStatus,
@@ -183,8 +211,9 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
     };
     let test_clock = args.test_clock.then(OffsetClock::default);
     let clock = test_clock.clone().map(|c| Arc::new(c) as Arc<dyn Clock>);
+    let time_ids = args.gen.time_id_builder(clock.clone())?;
     let gen = args.gen.build(&args.node, clock)?;
-    let state = Arc::new(AppState::new(gen, max_count, test_clock));
+    let state = Arc::new(AppState::new(gen, time_ids, max_count, test_clock)?);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -245,10 +274,16 @@ fn raise_open_file_limit() -> Option<u64> {
     Some(lim.rlim_cur)
 }
 
-/// The service's router over this generator, without the test clock: what `serve` answers
-/// with, for the fuzz targets (which drive it in process) and for embedding.
-pub fn router_for(gen: Generator, max_count: usize) -> Router {
-    router(Arc::new(AppState::new(gen, max_count.max(1), None)))
+/// The service's router over this generator (and the UUIDv7 and ULID generators `time_ids`
+/// makes), without the test clock: what `serve` answers with, for the fuzz targets (which
+/// drive it in process) and for embedding.
+pub fn router_for(
+    gen: Generator,
+    time_ids: TimeIdBuilder,
+    max_count: usize,
+) -> Result<Router, polyflake::Error> {
+    let state = AppState::new(gen, time_ids, max_count.max(1), None)?;
+    Ok(router(Arc::new(state)))
 }
 
 fn router(state: Shared) -> Router {
@@ -292,9 +327,10 @@ async fn serve(
         None => h.source.name().to_string(),
     };
     println!(
-        "polyflake serve: listening on http://{addr} (node {} from {source}, {}, layout {}, epoch_ms {}, max count {}, max connections {}{fd_note}{})",
+        "polyflake serve: listening on http://{addr} (node {} from {source}, {}, clock {}, layout {}, epoch_ms {}, max count {}, max connections {}{fd_note}{})",
         g.node_id(),
         g.mode().name(),
+        h.clock_source.name(),
         layout.preset_name().map_or_else(|| layout.to_string(), str::to_string),
         g.epoch_ms(),
         state.max_count,
@@ -443,13 +479,14 @@ fn body_bytes(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
 }
 
 /// Run a generator call that may sleep on the blocking pool.
-async fn on_blocking_pool<F>(state: &Shared, f: F) -> Result<Vec<u64>, ApiError>
+async fn on_blocking_pool<T, F>(state: &Shared, f: F) -> Result<T, ApiError>
 where
-    F: FnOnce(&Generator) -> polyflake::Result<Vec<u64>> + Send + 'static,
+    T: Send + 'static,
+    F: FnOnce(&AppState) -> polyflake::Result<T> + Send + 'static,
 {
     state.metrics.blocking_calls.inc();
     let s = state.clone();
-    match tokio::task::spawn_blocking(move || f(&s.gen)).await {
+    match tokio::task::spawn_blocking(move || f(&s)).await {
         Ok(r) => r.map_err(|e| refused(state, &e)),
         Err(e) => Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -466,16 +503,17 @@ fn refused(state: &AppState, e: &polyflake::Error) -> ApiError {
 
 /// Mint IDs.
 ///
-/// An empty body or `{}` asks for one ID. A non-empty body needs `Content-Type:
-/// application/json`, at most 16 KiB, no field but `count` and no repeated key.
+/// An empty body or `{}` asks for one 64-bit ID; `"format": "uuidv7"` or `"ulid"` asks for
+/// UUIDv7s (RFC 9562) or ULIDs instead. A non-empty body needs `Content-Type:
+/// application/json`, at most 16 KiB, no field but `count` and `format`, and no repeated key.
 #[utoipa::path(
     post,
     path = "/v1/ids",
     request_body(content = openapi::IdsRequest, content_type = "application/json",
-        description = "`{\"count\": n}` with n from 1 to the service's `--max-count`; optional"),
+        description = "`{\"count\": n, \"format\": \"snowflake\"|\"uuidv7\"|\"ulid\"}` with n from 1 to the service's `--max-count`; optional"),
     responses(
-        (status = 200, description = "The IDs", body = openapi::IdsResponse),
-        (status = 400, description = "Malformed JSON, not an object, an unknown field, a repeated key, or a count that is not an integer from 1 to the cap", body = openapi::ErrorResponse),
+        (status = 200, description = "The IDs: 64-bit IDs with their node id and epoch, or UUIDv7s or ULIDs with their format", body = openapi::IdsResponse),
+        (status = 400, description = "Malformed JSON, not an object, an unknown field, a repeated key, a format that is not one of the three, or a count that is not an integer from 1 to the cap", body = openapi::ErrorResponse),
         (status = 413, description = "The body is over 16 KiB", body = openapi::ErrorResponse),
         (status = 415, description = "A body without `Content-Type: application/json`", body = openapi::ErrorResponse),
         (status = 503, description = "The generator refuses to issue now (clock behind or stuck, lead limit, lease not ready, expired or lost)", body = openapi::ErrorResponse,
@@ -488,17 +526,21 @@ async fn issue(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let count = match body_bytes(body)
-        .and_then(|b| request::ids_count(headers.get(header::CONTENT_TYPE), &b, state.max_count))
+    let req = match body_bytes(body)
+        .and_then(|b| request::ids_request(headers.get(header::CONTENT_TYPE), &b, state.max_count))
     {
-        Ok(n) => n,
+        Ok(r) => r,
         Err(e) => return e.into_response(),
     };
+    if req.format != IdFormat::Snowflake {
+        return issue_time_ids(&state, req.format, req.count).await;
+    }
+    let count = req.count;
     let g = &state.gen;
     let ids = if count == 1 {
         match g.try_next_id() {
             Ok(Some(id)) => Ok(vec![id]),
-            Ok(None) => on_blocking_pool(&state, |g| g.next_id().map(|id| vec![id])).await,
+            Ok(None) => on_blocking_pool(&state, |s| s.gen.next_id().map(|id| vec![id])).await,
             Err(e) => Err(refused(&state, &e)),
         }
     } else if g.mode() == Mode::Monotonic {
@@ -507,9 +549,9 @@ async fn issue(
             .map(|()| ids)
             .map_err(|e| refused(&state, &e))
     } else {
-        on_blocking_pool(&state, move |g| {
+        on_blocking_pool(&state, move |s| {
             let mut ids = vec![0u64; count];
-            g.next_ids(&mut ids).map(|()| ids)
+            s.gen.next_ids(&mut ids).map(|()| ids)
         })
         .await
     };
@@ -534,6 +576,42 @@ async fn issue(
         g.epoch_ms()
     );
     json_text(StatusCode::OK, text)
+}
+
+/// `POST /v1/ids` for UUIDv7s or ULIDs: waits as for 64-bit IDs (one tried inline first, a
+/// strict batch on the blocking pool), answered as `{"format": ..., "ids": [...]}`.
+async fn issue_time_ids(state: &Shared, format: IdFormat, count: usize) -> Response {
+    let g = state.time_ids(format);
+    let ids = if count == 1 {
+        match g.try_next() {
+            Ok(Some(id)) => Ok(vec![id]),
+            Ok(None) => {
+                on_blocking_pool(state, move |s| {
+                    let mut ids = [0u128; 1];
+                    s.time_ids(format).next_ids(&mut ids).map(|()| ids.to_vec())
+                })
+                .await
+            }
+            Err(e) => Err(refused(state, &e)),
+        }
+    } else if g.mode() == Mode::Monotonic {
+        let mut ids = vec![0u128; count];
+        g.next_ids(&mut ids)
+            .map(|()| ids)
+            .map_err(|e| refused(state, &e))
+    } else {
+        on_blocking_pool(state, move |s| {
+            let mut ids = vec![0u128; count];
+            s.time_ids(format).next_ids(&mut ids).map(|()| ids)
+        })
+        .await
+    };
+    let ids = match ids {
+        Ok(ids) => ids,
+        Err(e) => return e.into_response(),
+    };
+    let texts: Vec<String> = ids.iter().map(|id| g.text(*id)).collect();
+    axum::Json(json!({"format": format.name(), "ids": texts})).into_response()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -609,6 +687,10 @@ async fn health(State(state): State<Shared>) -> Response {
         "last_issued_ms": h.last_issued_ms,
         "wall_ms": h.wall_ms,
         "lead_ms": h.lead_ms,
+        "clock_source": h.clock_source.name(),
+        "clock_tick_ns": h.clock_tick_ns,
+        "clock_note": h.clock_note,
+        "clock_ahead_ms": h.clock_ahead_ms,
         "source": h.source.name(),
         "lease": h.lease.as_ref().map(|l| json!({
             "kind": l.kind.name(),
@@ -630,6 +712,7 @@ async fn health(State(state): State<Shared>) -> Response {
             "wait_sleeps": h.wait_sleeps,
             "ms_borrowed": h.ms_borrowed,
             "lead_refused": h.lead_refused,
+            "forward_refused": h.forward_refused,
             "lease_renewals": h.lease_renewals,
             "lease_failures": h.lease_failures,
         },

@@ -260,3 +260,107 @@ fn etcd_over_tls_with_a_client_certificate_and_a_password_file() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A TCP listener that never answers: connections are accepted by the kernel (backlog) and then
+/// hear nothing, so a client can only give up by its own timeout.
+fn silent_listener() -> (std::net::TcpListener, String) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    (l, addr)
+}
+
+#[test]
+fn store_flags_bad_input_and_the_connect_timeout() {
+    // An ensemble of only separators is empty, for next and serve alike.
+    for cmd in ["next", "serve"] {
+        let r = run(&[cmd, "--zookeeper", " , ,"]);
+        fails_with(&r, "INVALID_NODE_SOURCE", "at least one server");
+        assert_eq!(r.status.code(), Some(2));
+    }
+    // A prefix without its leading slash, and one that is only a slash.
+    let dead = format!("127.0.0.1:{}", free_port());
+    for prefix in ["ids/polyflake", ""] {
+        let r = run(&["serve", "--zookeeper", &dead, "--zookeeper-prefix", prefix]);
+        assert!(!r.status.success(), "{prefix:?}");
+        assert!(
+            r.stderr.contains("INVALID_NODE_SOURCE"),
+            "{prefix:?}: {}",
+            r.stderr
+        );
+    }
+    // A server that accepts and never answers: refused within --zookeeper-connect-timeout-ms
+    // (500 ms here; the default is 2 s), with the store's error, for next and serve.
+    let (_zk, zk_addr) = silent_listener();
+    for cmd in ["next", "serve"] {
+        let start = Instant::now();
+        let r = run(&[
+            cmd,
+            "--zookeeper",
+            &zk_addr,
+            "--zookeeper-connect-timeout-ms",
+            "500",
+        ]);
+        fails_with(&r, "LEASE_STORE", &zk_addr);
+        assert_eq!(r.status.code(), Some(1));
+        assert!(
+            start.elapsed() < Duration::from_secs(4),
+            "{cmd}: {:?}",
+            start.elapsed()
+        );
+    }
+    // The same for etcd.
+    let (_etcd, etcd_addr) = silent_listener();
+    let start = Instant::now();
+    let url = format!("http://{etcd_addr}");
+    let r = run(&["next", "--etcd", &url, "--etcd-connect-timeout-ms", "500"]);
+    fails_with(&r, "LEASE_STORE", "etcd");
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
+    // The timeouts belong to their store.
+    assert_eq!(
+        run(&["next", "--zookeeper-connect-timeout-ms", "500"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["next", "--etcd-connect-timeout-ms", "500"])
+            .status
+            .code(),
+        Some(2)
+    );
+    // Passwords: never a flag of their own; a password file that is missing or empty is a
+    // usage error naming the flag and the file.
+    for flag in ["--etcd-password", "--zookeeper-password"] {
+        let r = run(&["next", flag, "s3cret"]);
+        assert_eq!(r.status.code(), Some(2), "{flag}");
+        assert!(
+            r.stderr.contains("unexpected argument"),
+            "{flag}: {}",
+            r.stderr
+        );
+    }
+    let dir = temp_dir("password-files");
+    let empty = dir.join("empty");
+    std::fs::write(&empty, "\n").unwrap();
+    let missing = dir.join("missing");
+    for (store, value, flag) in [
+        ("--zookeeper", dead.as_str(), "--zookeeper-password-file"),
+        ("--etcd", "http://127.0.0.1:1", "--etcd-password-file"),
+    ] {
+        for (file, why) in [(&empty, "the file is empty"), (&missing, "cannot read it")] {
+            let r = run(&["next", store, value, flag, file.to_str().unwrap()]);
+            assert_eq!(r.status.code(), Some(2), "{flag} {why}");
+            let line = r.stderr.trim_end();
+            assert!(line.contains(flag) && line.contains(why), "{line}");
+            assert_eq!(line.lines().count(), 1);
+        }
+        // A password file without its store is a usage error too.
+        let r = run(&["next", flag, empty.to_str().unwrap()]);
+        assert_eq!(r.status.code(), Some(2), "{flag} alone");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

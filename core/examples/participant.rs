@@ -1,9 +1,11 @@
 //! The Rust participant of the cross-language uniqueness run (`tests/polyglot/`):
 //! `participant LEASE_DIR SECONDS OUT_PATH`. It leases a slot from LEASE_DIR, mints with single
 //! `next_id` calls for SECONDS, and writes the IDs (raw little-endian u64, in issue order) to
-//! OUT_PATH and a summary to OUT_PATH.json.
+//! OUT_PATH and a summary to OUT_PATH.json. A LEASE_DIR of the form
+//! `zk://HOST:PORT[,HOST:PORT...]/PREFIX` leases from that ZooKeeper ensemble under the znode
+//! prefix `/PREFIX` instead of a lease directory.
 
-use polyflake::{FileLeaseOptions, Generator, NodeSource};
+use polyflake::{FileLeaseOptions, Generator, NodeSource, ZooKeeperLeaseOptions};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -23,9 +25,7 @@ fn main() {
     if args.len() == 5 {
         return uuidv7(seconds, &args[3]);
     }
-    let mut opts = FileLeaseOptions::new(&args[1]);
-    opts.identity = Some("rust".into());
-    let g = Generator::builder_from(NodeSource::FileLease(opts))
+    let g = Generator::builder_from(node_source(&args[1]))
         .build()
         .unwrap_or_else(|e| fail(e.to_string()));
     // A new slot (or one whose previous holder left a high-water mark ahead of our clock) is
@@ -59,6 +59,23 @@ fn main() {
     std::fs::File::create(format!("{out}.json"))
         .and_then(|mut f| f.write_all(summary.as_bytes()))
         .unwrap_or_else(|e| fail(format!("writing {out}.json: {e}")));
+}
+
+/// Where the node id is leased from: a ZooKeeper ensemble and prefix for `zk://...`, else the
+/// lease directory; the identity is the language either way.
+fn node_source(lease: &str) -> NodeSource {
+    let Some(rest) = lease.strip_prefix("zk://") else {
+        let mut opts = FileLeaseOptions::new(lease);
+        opts.identity = Some("rust".into());
+        return NodeSource::FileLease(opts);
+    };
+    let (ensemble, prefix) = rest
+        .split_once('/')
+        .unwrap_or_else(|| fail(format!("{lease:?}: expected zk://HOST:PORT,.../PREFIX")));
+    let mut opts = ZooKeeperLeaseOptions::from_ensemble(ensemble);
+    opts.prefix = format!("/{prefix}");
+    opts.identity = Some("rust".into());
+    NodeSource::ZooKeeper(opts)
 }
 
 /// The UUIDv7 run: single calls for SECONDS, 16 bytes big-endian each.

@@ -1,14 +1,15 @@
 //! What the service reads from a request body and path (`polyflake_cli::request`, the code the
-//! handlers call): `POST /v1/ids` counts, the test clock's body, the `{id}` segment, and the
+//! handlers call): `POST /v1/ids` counts and formats, the test clock's body, the `{id}` segment, and the
 //! JSON parser that refuses repeated keys, each checked against serde_json and the rules.
 #![no_main]
 
 use axum::http::{HeaderValue, StatusCode};
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
+use polyflake_cli::idformat::IdFormat;
 use polyflake_cli::request::{
-    clock_offset, ids_count, is_json, parse_json_unique_keys, path_id, JsonError,
-    MAX_TEST_OFFSET_MS,
+    clock_offset, ids_count, ids_request, is_json, parse_json_unique_keys, path_id, IdsRequest,
+    JsonError, MAX_TEST_OFFSET_MS,
 };
 use serde_json::Value;
 
@@ -39,20 +40,24 @@ fuzz_target!(|input: Input| {
     }
 
     let max = usize::from(input.max_count.max(1));
-    match ids_count(ct, body, max) {
-        Ok(n) => {
+    match ids_request(ct, body, max) {
+        Ok(IdsRequest { format, count: n }) => {
+            assert_eq!(ids_count(ct, body, max).ok(), Some(n));
             assert!((1..=max).contains(&n));
             if body.is_empty() {
                 assert_eq!(n, 1);
+                assert_eq!(format, IdFormat::Snowflake);
                 assert!(ct.is_none() || is_json(ct));
             } else {
                 assert!(is_json(ct));
                 let Ok(Value::Object(m)) = &lenient else {
                     panic!("accepted a body that is not a JSON object: {body:?}");
                 };
-                assert!(m.keys().all(|k| k == "count"));
+                assert!(m.keys().all(|k| k == "count" || k == "format"));
                 let want = m.get("count").map_or(Some(1), |c| c.as_u64());
                 assert_eq!(want, Some(n as u64));
+                let named = m.get("format").map_or(Some("snowflake"), |f| f.as_str());
+                assert_eq!(named, Some(format.name()));
             }
         }
         Err(e) => {
@@ -65,7 +70,8 @@ fuzz_target!(|input: Input| {
             match e.code.as_str() {
                 "UNSUPPORTED_MEDIA_TYPE" => assert!(!is_json(ct)),
                 "MALFORMED_JSON" => assert!(lenient.is_err()),
-                "DUPLICATE_KEY" | "INVALID_REQUEST" | "INVALID_COUNT" | "INVALID_ARGUMENT" => {
+                "DUPLICATE_KEY" | "INVALID_REQUEST" | "INVALID_COUNT" | "INVALID_FORMAT"
+                | "INVALID_ARGUMENT" => {
                     assert!(lenient.is_ok(), "{e}")
                 }
                 other => panic!("unexpected code {other}: {e}"),

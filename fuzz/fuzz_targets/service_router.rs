@@ -9,10 +9,10 @@ use axum::http::{header, Method, Request, Uri};
 use axum::Router;
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
-use polyflake::{Generator, ManualClock, Mode, DEFAULT_EPOCH_MS};
+use polyflake::{Generator, ManualClock, Mode, TimeIdBuilder, DEFAULT_EPOCH_MS};
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use tower::ServiceExt;
 
 const MAX_COUNT: usize = 64;
@@ -20,21 +20,30 @@ const MAX_COUNT: usize = 64;
 fn app() -> &'static (Router, tokio::runtime::Runtime) {
     static APP: OnceLock<(Router, tokio::runtime::Runtime)> = OnceLock::new();
     APP.get_or_init(|| {
+        let clock = ManualClock::new(DEFAULT_EPOCH_MS + 86_400_000);
         let gen = Generator::builder(7)
             .mode(Mode::Monotonic)
-            .clock(ManualClock::new(DEFAULT_EPOCH_MS + 86_400_000))
+            .clock(clock.clone())
             .build()
             .expect("a generator on a manual clock");
+        let time_ids = TimeIdBuilder::new().mode(Mode::Monotonic).clock(clock);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .expect("a runtime");
-        (polyflake_cli::serve::router_for(gen, MAX_COUNT), rt)
+        (
+            polyflake_cli::serve::router_for(gen, time_ids, MAX_COUNT)
+                .expect("the service's generators on a manual clock"),
+            rt,
+        )
     })
 }
 
 /// The largest ID handed out so far.
 static LAST_ID: AtomicU64 = AtomicU64::new(0);
+/// The largest UUIDv7 and ULID handed out so far.
+static LAST_UUID7: Mutex<u128> = Mutex::new(0);
+static LAST_ULID: Mutex<u128> = Mutex::new(0);
 
 const METHODS: [Method; 7] = [
     Method::GET,
@@ -133,6 +142,24 @@ fuzz_target!(|input: Input| {
             v["error"]["code"].is_string() && v["error"]["message"].is_string(),
             "{what}: {v}"
         );
+    } else if method == Method::POST && uri.path() == "/v1/ids" && v["format"].is_string() {
+        // UUIDv7s or ULIDs: their text is the core's, and each generator's IDs increase.
+        let (parse, last): (fn(&str) -> polyflake::Result<u128>, _) = match v["format"].as_str() {
+            Some("uuidv7") => (polyflake::parse_uuid, &LAST_UUID7),
+            Some("ulid") => (polyflake::parse_ulid, &LAST_ULID),
+            other => panic!("{what}: format {other:?}"),
+        };
+        let ids = v["ids"].as_array().unwrap_or_else(|| panic!("{what}: {v}"));
+        assert!((1..=MAX_COUNT).contains(&ids.len()), "{what}: {v}");
+        let mut prev = last.lock().unwrap_or_else(|e| e.into_inner());
+        for x in ids {
+            let id = x
+                .as_str()
+                .and_then(|t| parse(t).ok())
+                .unwrap_or_else(|| panic!("{what}: {x}"));
+            assert!(id > *prev, "{what}: {x} after {:#x}", *prev);
+            *prev = id;
+        }
     } else if method == Method::POST && uri.path() == "/v1/ids" {
         let ids: Vec<u64> = v["ids"]
             .as_array()

@@ -15,6 +15,15 @@ ignored) and writes them as 16 bytes big-endian each, with `"format": "uuidv7"` 
 `node_id` in the summary (`first`/`last` as decimal 128-bit integers). `--format uuidv7` runs that:
 the union must hold no duplicate, each participant's UUIDs must strictly increase, and every one
 must be a version-7, RFC 9562-variant UUID.
+
+`--zookeeper` (issue 17) leases from one real ZooKeeper instead of a lease directory: the run
+starts one with tests/stores/with_zookeeper.sh (free loopback port, temporary data, stopped
+after) unless it is given an ensemble, and passes every participant
+`zk://HOST:PORT[,HOST:PORT...]/PREFIX` as its LEASE_DIR (contract: with that form a participant
+leases from that ensemble under the znode prefix `/PREFIX`, identity its language, every other
+option at its default, and frees the slot when it is done). The checker then asks for zero
+duplicates and as many distinct node ids as languages, and `polyflake lease inspect --zookeeper`
+must show no slot znode left behind once the participants have exited.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -61,8 +71,9 @@ def decode(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return ts, node, seq
 
 
-def run(langs: list[str], seconds: float, workdir: Path, fmt: str = "snowflake") -> dict[str, dict]:
-    lease_dir = workdir / "leases"
+def run(langs: list[str], seconds: float, workdir: Path, fmt: str = "snowflake",
+        lease: str | None = None) -> dict[str, dict]:
+    lease_dir = lease or str(workdir / "leases")
     procs = {}
     for lang in langs:
         cmd = PARTICIPANTS[lang]
@@ -72,7 +83,7 @@ def run(langs: list[str], seconds: float, workdir: Path, fmt: str = "snowflake")
         out = workdir / f"{lang}.bin"
         procs[lang] = (
             subprocess.Popen(
-                [*cmd, str(lease_dir), str(seconds), str(out)] + ([fmt] if fmt != "snowflake" else []),
+                [*cmd, lease_dir, str(seconds), str(out)] + ([fmt] if fmt != "snowflake" else []),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -179,6 +190,57 @@ def check_uuid(results: dict[str, dict]) -> dict:
     return {"problems": problems, "total": int(len(merged)), "duplicates": dups}
 
 
+CLI = TARGET / "release/polyflake"
+
+
+def leftover_slots(ensemble: str, prefix: str) -> list[dict]:
+    """The slots `polyflake lease inspect --zookeeper` reports held under the prefix (a held slot
+    is one whose ephemeral slot znode exists). Polled for up to 2 s, well under the 10 s session
+    timeout: a participant that exited without closing its session still leaves its znode then."""
+    if not CLI.exists():
+        sys.exit(f"polyglot: {CLI} is missing (run `make build-cli`): it inspects the ZooKeeper store")
+    deadline = time.monotonic() + 2.0
+    while True:
+        p = subprocess.run(
+            [str(CLI), "lease", "inspect", "--zookeeper", ensemble, "--zookeeper-prefix", prefix,
+             "--output", "json"],
+            capture_output=True, text=True, timeout=60,
+        )
+        if p.returncode != 0:
+            sys.exit(f"polyglot: lease inspect failed: {p.stderr.strip()}")
+        held = [s for s in json.loads(p.stdout)["slots"] if s["held"]]
+        if not held or time.monotonic() > deadline:
+            return held
+        time.sleep(0.1)
+
+
+def zookeeper_run(langs: list[str], seconds: float, ensemble: str) -> int:
+    prefix = f"/polyglot-{secrets.token_hex(4)}"
+    print(f"polyglot: {len(langs)} participants ({', '.join(langs)}) minting for {seconds} s "
+          f"from one ZooKeeper ({ensemble}, prefix {prefix})", flush=True)
+    with tempfile.TemporaryDirectory(prefix="polyflake-polyglot-zk-") as tmp:
+        results = run(langs, seconds, Path(tmp), lease=f"zk://{ensemble}{prefix}")
+    verdict = check(results)
+    problems = list(verdict["problems"])
+    nodes = {r["summary"]["node_id"] for r in results.values()}
+    if len(nodes) != len(langs):
+        problems.append(f"{len(nodes)} distinct node ids for {len(langs)} languages")
+    held = leftover_slots(ensemble, prefix)
+    if held:
+        problems.append("slot znodes left behind after every participant exited: "
+                        + ", ".join(f"{s['slot']} ({s['identity']})" for s in held))
+    if problems:
+        print("polyglot: FAILED\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 1
+    for lang, r in results.items():
+        s = r["summary"]
+        print(f"  {lang:8} node {s['node_id']:>4} {s['count']:>11,} IDs")
+    print(f"polyglot: {verdict['total']:,} IDs from {len(results)} languages leasing from ZooKeeper, "
+          f"{len(nodes)} distinct node ids, 0 duplicates, every node strictly increasing, "
+          "no slot znode left behind")
+    return 0
+
+
 def report(results: dict[str, dict], verdict: dict) -> None:
     print(f"\n{'language':8} {'node':>5} {'IDs':>11} {'IDs/s':>12}  first ID -> last ID (decoded)")
     for lang, r in results.items():
@@ -248,11 +310,23 @@ def main() -> int:
     ap.add_argument("--plot", type=Path, help="write a PNG of the merged stream here")
     ap.add_argument("--format", choices=["snowflake", "uuidv7"], default="snowflake",
                     help="mint Snowflake IDs from one lease directory, or UUIDv7s (no lease)")
+    ap.add_argument("--zookeeper", action="store_true",
+                    help="lease from one real ZooKeeper (started here) instead of a lease directory")
+    ap.add_argument("ensemble", nargs="?",
+                    help="with --zookeeper: an ensemble to use (HOST:PORT,...) instead of starting one")
     args = ap.parse_args()
     langs = [x for x in args.langs.split(",") if x]
     unknown = [x for x in langs if x not in PARTICIPANTS]
     if unknown:
         sys.exit(f"polyglot: unknown languages {unknown}")
+    if args.zookeeper:
+        if args.format != "snowflake":
+            sys.exit("polyglot: --zookeeper leases node ids: it runs the snowflake format only")
+        if not args.ensemble:
+            # Start a ZooKeeper beside this same run; the script appends the ensemble.
+            script = ROOT / "tests/stores/with_zookeeper.sh"
+            return subprocess.call(["bash", str(script), sys.executable, *sys.argv])
+        return zookeeper_run(langs, args.seconds, args.ensemble)
     with tempfile.TemporaryDirectory(prefix="polyflake-polyglot-") as tmp:
         if args.format == "uuidv7":
             print(f"polyglot: {len(langs)} participants ({', '.join(langs)}) minting UUIDv7s for "

@@ -1,9 +1,10 @@
 """Schemathesis hooks for `polyflake serve` (loaded through SCHEMATHESIS_HOOKS=st_hooks).
 
 - A check that every ID handed out during the whole run is unique: the IDs of every 200 answer
-  to POST /v1/ids are remembered with the answer they came in; one ID in two different answers
-  fails the run. Every ID seen is also appended to the file named by ST_IDS_LOG, so the pytest
-  driver can count them and compare with the service's own counter.
+  to POST /v1/ids (64-bit IDs, UUIDv7s and ULIDs) are remembered with the answer they came in;
+  one ID in two different answers fails the run. Every 64-bit ID seen is also appended to the
+  file named by ST_IDS_LOG, so the pytest driver can count them and compare with the service's
+  own counter (which counts the 64-bit generator's IDs).
 - Integral numbers are sent as JSON integers: JSON Schema counts 5.0 as an integer, but the
   service refuses `{"count": 5.0}` by design (a count written as a fraction is not a count), and
   a schema cannot say "written without a decimal point".
@@ -42,7 +43,11 @@ def ids_are_unique_across_the_run(ctx, response, case):
     """Fail when an ID comes back in two different answers of POST /v1/ids."""
     if case.method.upper() != "POST" or case.path != "/v1/ids" or response.status_code != 200:
         return None
-    ids = [int(x) for x in json.loads(response.content)["ids"]]
+    body = json.loads(response.content)
+    # 64-bit IDs by value; UUIDv7s and ULIDs (`"format"` in the answer) by their text, which the
+    # service writes in one canonical form.
+    fmt = body.get("format", "snowflake")
+    ids = [int(x) if fmt == "snowflake" else (fmt, x) for x in body["ids"]]
     with _lock:
         key = id(response)
         for i in ids:
@@ -51,7 +56,7 @@ def ids_are_unique_across_the_run(ctx, response, case):
         if key not in _answers:
             _answers[key] = response
             log = os.environ.get("ST_IDS_LOG")
-            if log:
+            if log and fmt == "snowflake":
                 with open(log, "a", encoding="utf-8") as f:
                     f.write("".join(f"{i}\n" for i in ids))
     return None
