@@ -1,27 +1,30 @@
-# The C ABI (ffi-c/, include/polyflake.h) and its tests from C, C++ and Go (cgo).
+# The C ABI (ffi-c/, include/polyflake.h) and its tests from C and C++ (Go: mk/go.mk).
 #
 #   make header-c   regenerate include/polyflake.h with the pinned cbindgen
 #   make test-c     header drift + compile checks, Rust unit tests, C and C++ programs against the
-#                   static and the shared library, the same under valgrind, README snippets, Go
+#                   static and the shared library (layout and UUIDv7/ULID vectors, every scenario
+#                   file on both clock sources, bad input, threads, fork), the same under
+#                   valgrind, the snippets of docs/c.md, docs/go.md and the README
 #   make test-c-lease  node-id sources from C: file leases, static sources, bad options, a real
 #                   etcd (started and stopped by tests/c/with_etcd.sh), shared, static, valgrind
 #   make test-c-faults the quiet faults of issue 11 from C: slot files and directories removed
 #                   under a live holder (two processes), fork faults, damaged records, poisoned
 #                   slots, one ID space per store; shared, static, valgrind
-#   make bench-c    polyflake_next_id per call from Rust, C and Go (beside bwmarrin/snowflake)
-#   make build-polyglot-c build-polyglot-cpp build-polyglot-go
-#                   the cross-language uniqueness run's participants: target/polyglot/participant_{c,cpp,go}
+#   make bench-c    polyflake_next_id per call from Rust, C and Go (beside bwmarrin/snowflake),
+#                   on the precise and the coarse clock source
+#   make build-polyglot-c build-polyglot-cpp
+#                   the cross-language uniqueness run's participants: target/polyglot/participant_{c,cpp}
 
 # protobuf-compiler: the core's etcd lease (etcd-client) needs protoc to build; etcd-server: the
 # real etcd the lease tests start.
 APT_PACKAGES += pkg-config valgrind libcjson-dev nlohmann-json3-dev protobuf-compiler etcd-server
 DEPS_TARGETS += deps-c
-BUILD_TARGETS += build-c build-polyglot-c build-polyglot-cpp build-polyglot-go
+BUILD_TARGETS += build-c build-polyglot-c build-polyglot-cpp
 TEST_TARGETS += test-c
 
 .PHONY: deps-c build-c header-c check-header-c test-c test-c-programs test-c-valgrind \
-	test-c-readme test-c-go test-c-lease test-c-faults test-c-polyglot bench-c \
-	build-polyglot-c build-polyglot-cpp build-polyglot-go
+	test-c-docs test-c-lease test-c-faults test-c-polyglot bench-c \
+	build-polyglot-c build-polyglot-cpp
 
 CBINDGEN_VERSION := 0.29.4
 C_TOOLS := $(CARGO_TARGET_DIR)/tools
@@ -38,15 +41,13 @@ VALGRIND := valgrind --tool=memcheck --error-exitcode=1 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect -q
 
 deps-c:
-	$(call say,C ABI tools: cbindgen $(CBINDGEN_VERSION) (pinned) and the Go test module)
+	$(call say,C ABI tools: cbindgen $(CBINDGEN_VERSION) (pinned))
 	@if [ -x $(CBINDGEN) ] && $(CBINDGEN) --version | grep -qx "cbindgen $(CBINDGEN_VERSION)"; then \
 	  echo "cbindgen $(CBINDGEN_VERSION) present"; \
 	else \
 	  echo "installing cbindgen $(CBINDGEN_VERSION) into $(C_TOOLS)"; \
 	  $(CARGO) install cbindgen --version $(CBINDGEN_VERSION) --locked --root $(C_TOOLS); \
 	fi
-	@command -v go >/dev/null || { echo "go not found"; exit 1; }
-	cd tests/go && go mod download
 
 # The libraries, and pkg-config files pointing at this tree: polyflake (shared, with an rpath
 # so programs run without LD_LIBRARY_PATH) and polyflake-static (the archive and its system libs).
@@ -85,6 +86,7 @@ check-header-c: deps-c
 	echo "header up to date; compiles as C99 and C++17"
 
 # Each program built twice: against the shared library and against the static archive.
+C_PROGRAMS := test_c_shared test_c_static test_cpp_shared test_cpp_static test_formats_shared test_formats_static
 test-c-programs: build-c
 	$(call say,C and C++ tests against the shared and the static library)
 	@mkdir -p $(C_TESTDIR)
@@ -96,9 +98,13 @@ test-c-programs: build-c
 	  $$(pkg-config --cflags --libs polyflake) -lpthread
 	$(C_ENV) g++ $(CXX_CFLAGS) tests/c/test_polyflake.cpp -o $(C_TESTDIR)/test_cpp_static \
 	  $$(pkg-config --cflags --libs polyflake-static) -lpthread
+	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_formats.c -o $(C_TESTDIR)/test_formats_shared \
+	  $$(pkg-config --cflags --libs polyflake) $$(pkg-config --cflags --libs libcjson) -lpthread
+	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_formats.c -o $(C_TESTDIR)/test_formats_static \
+	  $$(pkg-config --cflags --libs polyflake-static) $$(pkg-config --cflags --libs libcjson) -lpthread
 	@! ldd $(C_TESTDIR)/test_c_static | grep -q libpolyflake || { echo "static build links the .so"; exit 1; }
 	@ldd $(C_TESTDIR)/test_c_shared | grep -q libpolyflake.so || { echo "shared build misses the .so"; exit 1; }
-	@for t in test_c_shared test_c_static test_cpp_shared test_cpp_static; do \
+	@for t in $(C_PROGRAMS); do \
 	  echo "--- $$t"; $(C_TESTDIR)/$$t $(ROOT)/tests/vectors || exit 1; done
 
 # The node-id sources, each program built against both libraries and run beside one real etcd,
@@ -128,7 +134,7 @@ test-c-faults: build-c
 	    --num-callers=50 --suppressions=tests/c/valgrind-fork-child.supp $(C_TESTDIR)/$$t || exit 1; done
 
 # The cross-language uniqueness run's participants (see tests/polyglot/): C and C++ against the
-# static library, Go through cgo and the shared one; each run as PROGRAM LEASE_DIR SECONDS OUT_PATH.
+# static library (Go: mk/go.mk); each run as PROGRAM LEASE_DIR SECONDS OUT_PATH [uuidv7].
 POLYGLOT_DIR := $(CARGO_TARGET_DIR)/polyglot
 build-polyglot-c: build-c
 	$(call say,C participant: $(POLYGLOT_DIR)/participant_c)
@@ -142,38 +148,32 @@ build-polyglot-cpp: build-c
 	$(C_ENV) g++ $(CXX_CFLAGS) tests/polyglot/participant.cpp \
 	  -o $(POLYGLOT_DIR)/participant_cpp $$(pkg-config --cflags --libs polyflake-static) -lpthread
 
-build-polyglot-go: build-c
-	$(call say,Go participant: $(POLYGLOT_DIR)/participant_go)
-	@mkdir -p $(POLYGLOT_DIR)
-	cd tests/polyglot/go && $(C_ENV) go vet . && $(C_ENV) go build -o $(POLYGLOT_DIR)/participant_go .
-
 # The three participants at once on one temporary lease directory, their output checked.
 test-c-polyglot: build-polyglot-c build-polyglot-cpp build-polyglot-go
-	$(call say,C and C++ and Go participants at once on one lease directory: distinct nodes and no duplicate)
+	$(call say,C and C++ and Go participants at once on one lease directory: distinct nodes and no duplicate; then their uuidv7 mode)
 	bash tests/c/polyglot_smoke.sh $(POLYGLOT_DIR)
 
 test-c-valgrind: test-c-programs
-	$(call say,the same four programs under valgrind memcheck: zero errors and zero leaks)
-	@for t in test_c_shared test_c_static test_cpp_shared test_cpp_static; do \
+	$(call say,the same six programs under valgrind memcheck: zero errors and zero leaks)
+	@for t in $(C_PROGRAMS); do \
 	  echo "--- valgrind $$t"; \
 	  POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(C_TESTDIR)/$$t $(ROOT)/tests/vectors || exit 1; done
 
-test-c-readme: build-c
-	$(call say,README section Use from C C++ and Go: compile and run every snippet)
-	$(C_ENV) bash tests/c/readme_snippets.sh $(ROOT)/README.md $(C_TESTDIR)/readme
-
-test-c-go: build-c
-	$(call say,Go (cgo) through the header and pkg-config: vectors and scenarios and 8 goroutines and file leases)
-	cd tests/go && $(C_ENV) go vet ./... && $(C_ENV) go test -count=1 -v ./... 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
+# Every C, C++ and Go snippet of docs/c.md, docs/go.md and the README's quickstarts, compiled and
+# run (C and C++ against both libraries; Go as a module requiring go/).
+C_DOCS := $(ROOT)/docs/c.md $(ROOT)/docs/go.md $(ROOT)/README.md
+test-c-docs: build-c
+	$(call say,docs/c.md docs/go.md README.md: compile and run every C and C++ and Go snippet)
+	$(C_ENV) bash tests/c/readme_snippets.sh $(C_TESTDIR)/docs $(C_DOCS)
 
 test-c: check-header-c
 	$(call say,ffi-c unit tests)
 	$(CARGO) test --release -p polyflake-ffi
-	@$(MAKE) --no-print-directory test-c-programs test-c-valgrind test-c-lease test-c-faults test-c-polyglot test-c-readme test-c-go
+	@$(MAKE) --no-print-directory test-c-programs test-c-valgrind test-c-lease test-c-faults test-c-polyglot test-c-docs
 
 bench: bench-c
 bench-c: build-c
-	$(call say,benchmark: next_id per call from Rust and C and Go; next_ids per ID from Go)
+	$(call say,benchmark: next_id per call from Rust and C and Go on both clock sources; next_ids per ID from Go)
 	$(CARGO) bench -p polyflake-ffi --bench core_per_call
 	@mkdir -p $(C_TESTDIR)
 	$(C_ENV) gcc $(C_CFLAGS) -O3 -D_POSIX_C_SOURCE=200809L tests/c/bench.c -o $(C_TESTDIR)/bench_c_static \
@@ -182,4 +182,4 @@ bench-c: build-c
 	  $$(pkg-config --cflags --libs polyflake)
 	$(C_TESTDIR)/bench_c_static static
 	$(C_TESTDIR)/bench_c_shared shared
-	cd tests/go && $(C_ENV) go test -run '^$$' -bench . -benchtime 2s -count 3 ./...
+	@$(MAKE) --no-print-directory bench-go

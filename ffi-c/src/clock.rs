@@ -63,7 +63,7 @@ fn manual<'a>(clock: *const polyflake_clock) -> Result<&'a ManualClock, polyflak
     arg(clock)?.manual.as_ref().ok_or_else(|| {
         Error::InvalidArgument {
             name: "clock",
-            reason: "a scripted clock cannot be set, advanced or elapsed".to_string(),
+            reason: "a scripted clock cannot be set, advanced, elapsed or given a tick".to_string(),
         }
         .into()
     })
@@ -106,6 +106,19 @@ pub extern "C" fn polyflake_manual_clock_elapse(
     ms: u64,
 ) -> polyflake_result {
     with_manual(clock, |c| c.elapse(ms))
+}
+
+/// Model a tick-based coarse reading (what POLYFLAKE_CLOCK_SOURCE_COARSE reads): from now on the
+/// clock's coarse reading is its wall reading rounded down to a multiple of `tick_ms` (1 by
+/// default: coarse = precise; below 1 is taken as 1). Set it before making a generator on the
+/// clock: a generator decides when it is made whether the clock has a coarse reading of its own.
+/// Errors as `polyflake_manual_clock_set`.
+#[no_mangle]
+pub extern "C" fn polyflake_manual_clock_set_tick_ms(
+    clock: *const polyflake_clock,
+    tick_ms: i64,
+) -> polyflake_result {
+    with_manual(clock, |c| c.set_tick_ms(tick_ms))
 }
 
 /// Store the clock's wall reading in `*out_ms`. A scripted clock: POLYFLAKE_RESULT_INVALID_ARGUMENT.

@@ -6,7 +6,7 @@ use crate::clock::polyflake_clock;
 use crate::id::{polyflake_decoded, polyflake_layout};
 use crate::result::polyflake_result;
 use polyflake_core::{
-    batch_len, Error, Generator, ManualClock, Mode, NodeSource, DEFAULT_EPOCH_MS,
+    batch_len, ClockSource, Error, Generator, ManualClock, Mode, NodeSource, DEFAULT_EPOCH_MS,
 };
 use std::time::Duration;
 
@@ -24,6 +24,22 @@ pub enum polyflake_mode {
 
 /// The core's modes in the order of `polyflake_mode`'s codes.
 pub(crate) const MODES: [Mode; 2] = [Mode::Strict, Mode::Monotonic];
+
+/// Which clock reading a generator takes per ID (the `clock_source` field of `polyflake_config`
+/// and `polyflake_timeid_config`, and of `polyflake_health_snapshot`), in the core's order
+/// (`ClockSource::ALL`); named by `polyflake_clock_source_name`.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum polyflake_clock_source {
+    /// Every ID reads the precise clock (`CLOCK_REALTIME`): the default.
+    Precise = 0,
+    /// IDs read the coarse clock (`CLOCK_REALTIME_COARSE`, about a fifth of the cost) and the
+    /// precise one only when the millisecond's sequence is spent or the coarse reading is behind
+    /// the last issued millisecond. Every guarantee holds; an ID's timestamp may be up to one
+    /// tick (4 ms at HZ=250) older than the call. Where the coarse clock is missing or coarser
+    /// than 10 ms the generator uses the precise clock and health says why (`clock_note`).
+    Coarse = 1,
+}
 
 /// `polyflake_config.max_forward_step_ms` value that turns the forward-step check off.
 pub const POLYFLAKE_FORWARD_STEP_OFF: u64 = u64::MAX;
@@ -61,17 +77,23 @@ pub struct polyflake_config {
     /// How long a stepped-ahead clock must hold its new offset before it is believed as a
     /// correction, in ms of elapsed time (default 300,000).
     pub forward_confirm_ms: u64,
+    /// A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE). Any other
+    /// number: POLYFLAKE_RESULT_INVALID_ARGUMENT.
+    pub clock_source: u32,
 }
 
 /// Fill `*out_config` with the core's defaults (read from a generator the core makes with
 /// them): layout 41/10/12, the default epoch, node 0, strict mode, max_wait_ms 5.0, no lead
-/// limit, max_forward_step_ms 60,000, forward_confirm_ms 300,000.
+/// limit, max_forward_step_ms 60,000, forward_confirm_ms 300,000, the precise clock source.
 #[no_mangle]
 pub extern "C" fn polyflake_config_init(out_config: *mut polyflake_config) -> polyflake_result {
-    write_out(out_config, || {
-        let clock = ManualClock::new(DEFAULT_EPOCH_MS);
-        Ok(config_of(&Generator::builder(0).clock(clock).build()?))
-    })
+    write_out(out_config, default_config)
+}
+
+/// The core's defaults, read from a generator it makes with them.
+pub(crate) fn default_config() -> Result<polyflake_config, polyflake_result> {
+    let clock = ManualClock::new(DEFAULT_EPOCH_MS);
+    Ok(config_of(&Generator::builder(0).clock(clock).build()?))
 }
 
 /// A generator's settings as the core holds them.
@@ -80,7 +102,7 @@ fn config_of(g: &Generator) -> polyflake_config {
         layout: g.layout().into(),
         epoch_ms: g.epoch_ms(),
         node_id: i64::from(g.node_id()),
-        mode: mode_code(g.mode()),
+        mode: code_in(g.mode(), &MODES),
         max_wait_ms: g.max_wait_ms(),
         has_max_lead: u32::from(g.max_lead_ms().is_some()),
         max_lead_ms: g.max_lead_ms().unwrap_or(0),
@@ -88,22 +110,67 @@ fn config_of(g: &Generator) -> polyflake_config {
             .max_forward_step_ms()
             .unwrap_or(POLYFLAKE_FORWARD_STEP_OFF),
         forward_confirm_ms: g.forward_confirm_ms(),
+        clock_source: code_in(g.clock_source(), &ClockSource::ALL),
     }
 }
 
-fn mode_code(mode: Mode) -> u32 {
-    MODES.iter().position(|m| *m == mode).unwrap_or(0) as u32
+/// The position of `value` in the core's list `all`: its C code.
+fn code_in<T: PartialEq>(value: T, all: &[T]) -> u32 {
+    all.iter().position(|v| *v == value).unwrap_or(0) as u32
 }
 
-fn mode_of(code: u32) -> Result<Mode, polyflake_result> {
-    MODES.get(code as usize).copied().ok_or_else(|| {
+/// The entry of the core's list `all` at C code `code`, or the core's INVALID_ARGUMENT naming
+/// the field and its values.
+fn pick<T: Copy>(
+    all: &[T],
+    code: u32,
+    name: &'static str,
+    values: &str,
+) -> Result<T, polyflake_result> {
+    all.get(code as usize).copied().ok_or_else(|| {
         Error::InvalidArgument {
-            name: "mode",
-            reason: format!("{code} is not a polyflake_mode (0 strict, 1 monotonic)"),
+            name,
+            reason: format!("{code} is not a polyflake_{name} ({values})"),
         }
         .into()
     })
 }
+
+pub(crate) fn mode_of(code: u32) -> Result<Mode, polyflake_result> {
+    pick(&MODES, code, "mode", "0 strict, 1 monotonic")
+}
+
+pub(crate) fn clock_source_of(code: u32) -> Result<ClockSource, polyflake_result> {
+    pick(
+        &ClockSource::ALL,
+        code,
+        "clock_source",
+        "0 precise, 1 coarse",
+    )
+}
+
+/// Apply the settings every generator shares (mode, wait budget, lead limit, forward-step
+/// check, clock source, and the optional clock: NULL is the system clock) from a C config to a
+/// core builder. `Builder` and `TimeIdBuilder` have the same setters, so one macro serves the
+/// Snowflake config and the UUIDv7/ULID one; it returns early with the core's error.
+macro_rules! shared_settings {
+    ($builder:expr, $cfg:expr, $clock:expr) => {{
+        let cfg = $cfg;
+        let step = cfg.max_forward_step_ms;
+        let b = $builder
+            .mode($crate::generator::mode_of(cfg.mode)?)
+            .max_wait_ms(cfg.max_wait_ms)
+            .max_lead_ms((cfg.has_max_lead != 0).then_some(cfg.max_lead_ms))
+            .max_forward_step_ms((step != $crate::POLYFLAKE_FORWARD_STEP_OFF).then_some(step))
+            .forward_confirm_ms(cfg.forward_confirm_ms)
+            .clock_source($crate::generator::clock_source_of(cfg.clock_source)?);
+        match $clock.is_null() {
+            true => b,
+            false => b.shared_clock($crate::boundary::arg($clock)?.shared.clone()),
+        }
+    }};
+}
+pub(crate) use shared_settings;
 
 /// A generator of unique, time-sortable 64-bit IDs for one node id: an opaque handle. Any number
 /// of threads may call every function but `polyflake_generator_free` on it at once (the hot path
@@ -123,20 +190,11 @@ pub(crate) fn new_generator(
 ) -> polyflake_result {
     new_handle(out_generator, || {
         let cfg = arg(config)?;
-        let step = cfg.max_forward_step_ms;
-        let mut builder = Generator::builder_from(source(cfg)?)
-            .mode(mode_of(cfg.mode)?)
+        let builder = Generator::builder_from(source(cfg)?)
             .layout(cfg.layout.to_core()?)
-            .epoch_ms(cfg.epoch_ms)
-            .max_wait_ms(cfg.max_wait_ms)
-            .max_lead_ms((cfg.has_max_lead != 0).then_some(cfg.max_lead_ms))
-            .max_forward_step_ms((step != POLYFLAKE_FORWARD_STEP_OFF).then_some(step))
-            .forward_confirm_ms(cfg.forward_confirm_ms);
-        if !clock.is_null() {
-            builder = builder.shared_clock(arg(clock)?.shared.clone());
-        }
+            .epoch_ms(cfg.epoch_ms);
         Ok(polyflake_generator {
-            inner: builder.build()?,
+            inner: shared_settings!(builder, cfg, clock).build()?,
         })
     })
 }
@@ -277,7 +335,11 @@ mod tests {
         assert_eq!((cfg.node_id, cfg.has_max_lead, cfg.max_lead_ms), (0, 0, 0));
         assert_eq!(cfg.max_forward_step_ms, DEFAULT_MAX_FORWARD_STEP_MS);
         assert_eq!(cfg.forward_confirm_ms, DEFAULT_FORWARD_CONFIRM_MS);
-        assert_eq!(mode_code(Mode::Monotonic), polyflake_mode::Monotonic as u32);
+        assert_eq!(cfg.clock_source, polyflake_clock_source::Precise as u32);
+        assert_eq!(
+            code_in(Mode::Monotonic, &MODES),
+            polyflake_mode::Monotonic as u32
+        );
         cfg.node_id = 905;
         let mut g = std::ptr::null_mut();
         let clock = std::ptr::null();

@@ -6,7 +6,7 @@ use crate::boundary::{arg, boundary_value, fill_char_array, write_out};
 use crate::generator::{polyflake_generator, MODES};
 use crate::result::{polyflake_result, static_name, NameTable};
 use polyflake_core::{
-    ClockSource, HealthStatus, LeaseKind, LeasePhase, Mode, NodeSourceKind, Value,
+    ClockSource, Health, HealthStatus, LeaseKind, LeasePhase, Mode, NodeSourceKind, Value,
 };
 use std::ffi::c_char;
 
@@ -90,17 +90,6 @@ pub enum polyflake_lease_phase {
     Expired = 2,
     /// Lost for good.
     Lost = 3,
-}
-
-/// Which clock reading a generator takes per ID (the `clock_source` of
-/// `polyflake_health_snapshot`), in the core's order.
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum polyflake_clock_source {
-    /// Every ID reads the precise clock (`CLOCK_REALTIME`).
-    Precise = 0,
-    /// IDs read the coarse clock (`CLOCK_REALTIME_COARSE`) first.
-    Coarse = 1,
 }
 
 /// Bytes of each text field of `polyflake_health_snapshot`, NUL included.
@@ -254,6 +243,11 @@ fn put(s: &mut polyflake_health_snapshot, name: &str, v: &Value) -> bool {
     true
 }
 
+/// The snapshot of a core health (of any generator: Snowflake, UUIDv7 or ULID).
+pub(crate) fn snapshot_of(h: &Health) -> polyflake_health_snapshot {
+    snapshot(&h.fields())
+}
+
 /// The snapshot of a core health, filled by walking its fields.
 fn snapshot(fields: &[(&str, Value)]) -> polyflake_health_snapshot {
     // SAFETY: the struct is plain integers, bools and char arrays: all zeroes is a valid value
@@ -272,7 +266,7 @@ pub extern "C" fn polyflake_health(
     out_health: *mut polyflake_health_snapshot,
 ) -> polyflake_result {
     write_out(out_health, || {
-        Ok(snapshot(&arg(generator)?.inner.health().fields()))
+        Ok(snapshot_of(&arg(generator)?.inner.health()))
     })
 }
 
@@ -312,6 +306,16 @@ pub extern "C" fn polyflake_lease_phase_name(phase: u32) -> *const c_char {
     static NAMES: NameTable = NameTable::new();
     let all = || LeasePhase::ALL.map(LeasePhase::name).to_vec();
     name_in(&NAMES, all, phase)
+}
+
+/// The stable name of a clock source ("precise", "coarse") as a static NUL-terminated string
+/// (`source` is a `polyflake_clock_source`); an unknown number gives "unknown". Never NULL; do not
+/// free.
+#[no_mangle]
+pub extern "C" fn polyflake_clock_source_name(source: u32) -> *const c_char {
+    static NAMES: NameTable = NameTable::new();
+    let all = || ClockSource::ALL.map(ClockSource::name).to_vec();
+    name_in(&NAMES, all, source)
 }
 
 #[cfg(test)]
@@ -379,6 +383,11 @@ mod tests {
             assert_eq!(snake(c), core.name());
             assert_eq!(name(polyflake_lease_phase_name(c as u32)), core.name());
         }
+        use crate::generator::polyflake_clock_source as C;
+        for (c, core) in [C::Precise, C::Coarse].into_iter().zip(ClockSource::ALL) {
+            assert_eq!(snake(c), core.name());
+            assert_eq!(name(polyflake_clock_source_name(c as u32)), core.name());
+        }
         assert_eq!(snake(polyflake_lease_kind::File), LeaseKind::File.name());
         assert_eq!(snake(polyflake_lease_kind::Etcd), LeaseKind::Etcd.name());
         assert_eq!(
@@ -389,6 +398,7 @@ mod tests {
             polyflake_health_status_name(99),
             polyflake_node_source_name(99),
             polyflake_lease_phase_name(99),
+            polyflake_clock_source_name(99),
         ] {
             assert_eq!(name(unknown), "unknown");
         }

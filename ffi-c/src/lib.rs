@@ -1,6 +1,6 @@
 //! # polyflake C ABI
 //!
-//! The whole polyflake core through one C header, `include/polyflake.h` (generated from this
+//! The whole polyflake core (Snowflake IDs, UUIDv7 and ULID) through one C header, `include/polyflake.h` (generated from this
 //! crate by cbindgen). Every rule about IDs, every default and every message lives in the core;
 //! this crate only converts types.
 //!
@@ -10,8 +10,8 @@
 //! one `boundary::write_out`; NULL arguments refused; no panic across the boundary; one
 //! constructor per node-id source, each taking an optional clock; thread-safe handles.
 //!
-//! Modules, arrows only downwards: `source` -> `generator` -> `clock`, `id`; `health` ->
-//! `generator`; everything -> `boundary` -> `result`.
+//! Modules, arrows only downwards: `source` -> `generator` -> `clock`, `id`; `timeid` (UUIDv7
+//! and ULID) -> `health` -> `generator`; everything -> `boundary` -> `result`.
 
 #![deny(missing_docs)]
 #![allow(non_camel_case_types)]
@@ -26,6 +26,7 @@ mod health;
 mod id;
 mod result;
 mod source;
+mod timeid;
 
 pub use clock::*;
 pub use generator::*;
@@ -33,6 +34,7 @@ pub use health::*;
 pub use id::*;
 pub use result::polyflake_result;
 pub use source::*;
+pub use timeid::*;
 
 use boundary::{boundary_value, out, write_c_string, write_out};
 use std::ffi::c_char;

@@ -3,8 +3,10 @@
 # directory, twice (the second round takes the same slots again behind the restart guard); then
 # every output is checked: exit 0 and a silent stderr, the .json fields, the .bin size, IDs
 # strictly increasing and carrying the node id, no duplicate across the union, distinct node ids,
-# and each language's second round after its first. Also the error path: bad arguments and an
-# unusable lease directory give exit 1 and one line on stderr.
+# and each language's second round after its first. Then the uuidv7 mode, all three at once: 16
+# big-endian bytes per UUID, version 7 and RFC 9562's variant, strictly increasing per language,
+# no duplicate across the union, the .json with "format": "uuidv7" and node_id null. Also the
+# error path: bad arguments and an unusable lease directory give exit 1 and one line on stderr.
 # Usage: polyglot_smoke.sh DIR_WITH_PARTICIPANTS
 set -euo pipefail
 bin=$1
@@ -56,8 +58,37 @@ for rnd in (1, 2):
 print(f"participants: {len(seen)} IDs, no duplicate, distinct node ids")
 PY
 
+pids=""
 for l in $langs; do
-  for args in "$work/leases" "$work/leases x $work/o" "$work/leases -1 $work/o" "/dev/null/x 0.1 $work/o"; do
+  "$bin/participant_$l" /nonexistent/lease-dir-unused 0.5 "$work/$l.uuid" uuidv7 2>"$work/$l.uuid.err" &
+  pids="$pids $!"
+done
+for p in $pids; do wait "$p" || { cat "$work"/*.uuid.err >&2; echo "a uuidv7 participant failed" >&2; exit 1; }; done
+python3 - "$work" $langs <<'PY'
+import json, sys, uuid
+work, langs = sys.argv[1], sys.argv[2:]
+seen = set()
+for lang in langs:
+    meta = json.load(open(f"{work}/{lang}.uuid.json"))
+    assert list(meta) == ["language", "format", "node_id", "count", "seconds", "first", "last"], meta
+    assert meta["language"] == lang and meta["format"] == "uuidv7" and meta["node_id"] is None, meta
+    raw = open(f"{work}/{lang}.uuid", "rb").read()
+    assert len(raw) == 16 * meta["count"] and meta["count"] > 1000, (lang, len(raw), meta)
+    ids = [raw[i:i + 16] for i in range(0, len(raw), 16)]
+    assert all(a < b for a, b in zip(ids, ids[1:])), f"{lang}: not strictly increasing"
+    first, last = uuid.UUID(bytes=ids[0]), uuid.UUID(bytes=ids[-1])
+    assert str(first) == meta["first"] and str(last) == meta["last"], meta
+    assert all(i[6] >> 4 == 7 and i[8] >> 6 == 2 for i in ids[:: max(1, len(ids) // 1000)]), lang
+    before = len(seen)
+    seen.update(ids)
+    assert len(seen) == before + len(ids), f"{lang}: duplicate UUIDs"
+    print(f"  {lang:4} uuidv7: {meta['count']:9} UUIDs in {meta['seconds']:.3f} s")
+print(f"uuidv7 participants: {len(seen)} UUIDs, no duplicate")
+PY
+
+for l in $langs; do
+  for args in "$work/leases" "$work/leases x $work/o" "$work/leases -1 $work/o" "/dev/null/x 0.1 $work/o" \
+      "$work/leases 0.1 $work/o uuid" "$work/leases 0.1 $work/o uuidv7 x"; do
     # shellcheck disable=SC2086
     if "$bin/participant_$l" $args >"$work/out" 2>"$work/err"; then
       echo "participant_$l $args succeeded" >&2; exit 1; fi

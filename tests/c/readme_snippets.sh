@@ -1,42 +1,69 @@
 #!/usr/bin/env bash
-# Compile and run the README's "Use from C, C++ and Go" snippets, so a broken snippet fails
-# `make test`. Usage: readme_snippets.sh README.md WORKDIR (PKG_CONFIG_PATH must find polyflake).
+# Compile and run every C, C++ and Go snippet of the docs given, so a broken snippet fails
+# `make test`. A snippet is the fenced code between <!-- snippet:NAME --> and <!-- /snippet -->;
+# its fence's language (```c, ```cpp, ```go) says how it is built: C and C++ as strict C99 and
+# C++17 against the shared and the static library, Go as a module of its own that requires the
+# repository's go/ module (through a replace, as a user's module would during development).
+# Snippets in other languages (Python, Node, ...) are left to their own runners.
+#
+# Usage: readme_snippets.sh WORKDIR DOC.md...   (PKG_CONFIG_PATH must find polyflake)
 set -euo pipefail
-readme=$1
-work=$2
+work=$1
+shift
+root=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$work"
-mkdir -p "$work/go"
+mkdir -p "$work"
 
-# The fenced code between <!-- snippet:NAME --> and <!-- /snippet -->, without the fences.
-extract() {
-  awk -v name="$1" '
-    $0 == "<!-- snippet:" name " -->" { inside = 1; next }
-    inside && $0 == "<!-- /snippet -->" { inside = 0; found = 1; next }
-    inside && /^```/ { next }
-    inside { print }
-    END { if (!found) exit 1 }
-  ' "$readme" || { echo "README snippet '$1' is missing" >&2; exit 1; }
-}
+# Each snippet to $work/<doc>-<name>.<c|cpp|go>; one line per file on stdout.
+for doc in "$@"; do
+  awk -v work="$work" -v doc="$(basename "$doc" .md)" '
+    match($0, /^<!-- snippet:[A-Za-z0-9_-]+ -->$/) {
+      name = substr($0, 14, length($0) - 17); inside = 1; lang = ""; next
+    }
+    inside && $0 == "<!-- /snippet -->" {
+      if (out != "") close(out)
+      inside = 0; out = ""; next
+    }
+    inside && /^```/ {
+      if (lang == "") {
+        lang = substr($0, 4)
+        if (lang == "c" || lang == "cpp" || lang == "go") {
+          out = work "/" doc "-" name "." lang; print out
+        }
+      }
+      next
+    }
+    inside && out != "" { print > out }
+  ' "$doc"
+done > "$work/list"
 
-extract c > "$work/snippet.c"
-extract c-file-lease > "$work/lease.c"
-extract cpp > "$work/snippet.cpp"
-extract go > "$work/go/main.go"
+count() { grep -c "\.$1\$" "$work/list" || true; }
+echo "snippets: $(count c) C, $(count cpp) C++, $(count go) Go in $*"
+[ "$(count c)" -gt 0 ] && [ "$(count cpp)" -gt 0 ] && [ "$(count go)" -gt 0 ] || {
+  echo "no C, C++ or Go snippet found: the markers moved?" >&2; exit 1; }
 
 strict_c="-std=c99 -Wall -Wextra -pedantic -Werror"
 strict_cxx="-std=c++17 -Wall -Wextra -Werror"
-gcc $strict_c "$work/snippet.c" -o "$work/c_shared" $(pkg-config --cflags --libs polyflake)
-gcc $strict_c "$work/snippet.c" -o "$work/c_static" $(pkg-config --cflags --libs polyflake-static)
-gcc $strict_c "$work/lease.c" -o "$work/lease_shared" $(pkg-config --cflags --libs polyflake)
-gcc $strict_c "$work/lease.c" -o "$work/lease_static" $(pkg-config --cflags --libs polyflake-static)
-g++ $strict_cxx "$work/snippet.cpp" -o "$work/cpp_shared" $(pkg-config --cflags --libs polyflake)
-g++ $strict_cxx "$work/snippet.cpp" -o "$work/cpp_static" $(pkg-config --cflags --libs polyflake-static)
-for prog in c_shared c_static lease_shared lease_static cpp_shared cpp_static; do
-  echo "--- README $prog"
-  "$work/$prog"
-done
-
-echo "--- README go"
-printf 'module readme.example/snippet\n\ngo 1.21\n' > "$work/go/go.mod"
-(cd "$work/go" && go vet . && go run .)
-echo "README snippets: ok"
+while read -r src; do
+  base=${src%.*}
+  case $src in
+    *.c | *.cpp)
+      if [[ $src == *.c ]]; then cc="gcc $strict_c"; else cc="g++ $strict_cxx"; fi
+      for lib in polyflake polyflake-static; do
+        # shellcheck disable=SC2086
+        $cc "$src" -o "$base.$lib" $(pkg-config --cflags --libs $lib)
+        echo "--- $(basename "$src") ($lib)"
+        "$base.$lib"
+      done
+      ;;
+    *.go)
+      mkdir -p "$base"
+      mv "$src" "$base/main.go"
+      printf 'module docs.example/snippet\n\ngo 1.21\n\nrequire example.invalid/polyflake/go v0.0.0\n\nreplace example.invalid/polyflake/go => %s/go\n' \
+        "$root" > "$base/go.mod"
+      echo "--- $(basename "$src")"
+      (cd "$base" && go vet . && go run .)
+      ;;
+  esac
+done < "$work/list"
+echo "C, C++ and Go snippets: ok"

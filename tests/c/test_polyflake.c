@@ -231,16 +231,48 @@ static void layout_vectors(const char *dir) {
 /* ------------------------------------------------------------------------------------------ */
 /* Scenarios                                                                                  */
 
+/* Every ID a scenario issues as 16 big-endian bytes (a Snowflake ID in the low 8), so one
+ * memcmp orders and compares IDs of every format as numbers. */
+typedef struct {
+  uint8_t b[POLYFLAKE_ID128_LEN];
+} id128_t;
+
+static id128_t id128_of(uint64_t v) {
+  id128_t x;
+  int i;
+  memset(x.b, 0, sizeof x.b);
+  for (i = 0; i < 8; i++) x.b[15 - i] = (uint8_t)(v >> (8 * i));
+  return x;
+}
+
+static uint64_t u64_of(const id128_t *x) {
+  uint64_t v = 0;
+  int i;
+  for (i = 8; i < 16; i++) v = (v << 8) | x->b[i];
+  return v;
+}
+
+static int cmp_id128(const void *a, const void *b) { return memcmp(a, b, sizeof(id128_t)); }
+
+enum format { FMT_SNOWFLAKE, FMT_UUIDV7, FMT_ULID };
+
 typedef struct {
   const char *key;
-  polyflake_generator *g;
+  enum format format;
+  polyflake_generator *g;         /* FMT_SNOWFLAKE */
+  polyflake_uuid7_generator *u;   /* FMT_UUIDV7 */
+  polyflake_ulid_generator *l;    /* FMT_ULID */
   polyflake_clock *clock; /* NULL: the system clock */
   int manual;             /* the clock is a manual one (clock_set, clock_advance, clock_elapse) */
   int has_last;
-  uint64_t last;
+  id128_t last;
   const cJSON *spec; /* kept for a `deferred` generator, made by a `create` step */
   int created;       /* made (up front or by `create`); a closed one stays, refusing */
 } gen_t;
+
+/* The clock source every generator of the running scenario uses: each file runs on the precise
+ * source and again on the coarse one (issue 16), as the Rust runner does. */
+static uint32_t scenario_source = POLYFLAKE_CLOCK_SOURCE_PRECISE;
 
 /* The scenario file's ONE lease directory (made on first use; "" when none), removed after it. */
 static char lease_dir[64];
@@ -304,25 +336,73 @@ static int64_t *expand_values(const cJSON *values, size_t *n_out) {
   return out;
 }
 
-/* Make a generator from a scenario spec; returns the C result (the spec's errors are data). */
-static polyflake_result build(const cJSON *spec, const char *where, gen_t *out) {
+/* The settings every generator takes (mode, wait, lead, forward step) from a spec, and the
+ * running scenario's clock source. */
+static polyflake_timeid_config shared_settings(const cJSON *spec, const char *where) {
+  polyflake_timeid_config s;
+  const cJSON *step = get(spec, "max_forward_step_ms");
+  const char *mode = str(spec, "mode");
+  polyflake_timeid_config_init(&s);
+  if (strcmp(mode, "strict") == 0) s.mode = POLYFLAKE_MODE_STRICT;
+  else if (strcmp(mode, "monotonic") == 0) s.mode = POLYFLAKE_MODE_MONOTONIC;
+  else die("unknown mode", where);
+  if (get(spec, "max_wait_ms")) s.max_wait_ms = get(spec, "max_wait_ms")->valuedouble;
+  if (get(spec, "max_lead_ms")) {
+    s.has_max_lead = 1;
+    s.max_lead_ms = num(spec, "max_lead_ms");
+  }
+  /* null turns the forward-step check off */
+  if (cJSON_IsNull(step)) s.max_forward_step_ms = POLYFLAKE_FORWARD_STEP_OFF;
+  else if (step) s.max_forward_step_ms = (uint64_t)num(spec, "max_forward_step_ms");
+  if (get(spec, "forward_confirm_ms")) s.forward_confirm_ms = (uint64_t)num(spec, "forward_confirm_ms");
+  s.clock_source = scenario_source;
+  return s;
+}
+
+/* The spec's test clock into out->clock (none: the system clock). */
+static void build_clock(const cJSON *clock, const char *where, gen_t *out) {
+  static const char *const clock_keys[] = {"kind", "start_ms", "values", NULL};
+  out->clock = NULL;
+  out->manual = 0;
+  if (!clock) return;
+  only_keys(clock, where, clock_keys);
+  if (strcmp(str(clock, "kind"), "manual") == 0) {
+    out->manual = 1;
+    if (polyflake_manual_clock_new(num(clock, "start_ms"), &out->clock) != POLYFLAKE_RESULT_OK)
+      die("manual clock", where);
+  } else if (strcmp(str(clock, "kind"), "scripted") == 0) {
+    size_t n = 0;
+    int64_t *values = expand_values(get(clock, "values"), &n);
+    if (polyflake_scripted_clock_new(values, n, &out->clock) != POLYFLAKE_RESULT_OK)
+      die("scripted clock", where);
+    free(values);
+  } else {
+    die("unknown clock kind", where);
+  }
+}
+
+/* A Snowflake generator from its spec, one constructor per source, each with the optional clock
+ * (NULL: the system clock). */
+static polyflake_result build_snowflake(const cJSON *spec, const char *where,
+                                        const polyflake_timeid_config *s, gen_t *out) {
   static const char *const spec_keys[] = {"mode",        "node_id",     "layout",
                                           "epoch_ms",    "max_wait_ms", "max_lead_ms",
                                           "clock",       "source",      "deferred",
                                           "max_forward_step_ms", "forward_confirm_ms", NULL};
-  static const char *const clock_keys[] = {"kind", "start_ms", "values", NULL};
   static const char *const source_keys[] = {"kind", "slots", "reserve_ms", NULL};
   polyflake_config cfg;
   polyflake_file_lease_options lease, *opts = NULL;
-  const cJSON *layout = get(spec, "layout"), *clock = get(spec, "clock");
-  const cJSON *source = get(spec, "source"), *step = get(spec, "max_forward_step_ms");
-  const char *mode = str(spec, "mode");
+  const cJSON *layout = get(spec, "layout"), *source = get(spec, "source");
   polyflake_result r;
   only_keys(spec, where, spec_keys);
   polyflake_config_init(&cfg);
-  if (strcmp(mode, "strict") == 0) cfg.mode = POLYFLAKE_MODE_STRICT;
-  else if (strcmp(mode, "monotonic") == 0) cfg.mode = POLYFLAKE_MODE_MONOTONIC;
-  else die("unknown mode", mode);
+  cfg.mode = s->mode;
+  cfg.max_wait_ms = s->max_wait_ms;
+  cfg.has_max_lead = s->has_max_lead;
+  cfg.max_lead_ms = s->max_lead_ms;
+  cfg.max_forward_step_ms = s->max_forward_step_ms;
+  cfg.forward_confirm_ms = s->forward_confirm_ms;
+  cfg.clock_source = s->clock_source;
   if (source) {
     only_keys(source, where, source_keys);
     if (strcmp(str(source, "kind"), "file_lease") != 0) die("unknown source kind", where);
@@ -345,38 +425,40 @@ static polyflake_result build(const cJSON *spec, const char *where, gen_t *out) 
     die("bad layout", where);
   }
   if (get(spec, "epoch_ms")) cfg.epoch_ms = num(spec, "epoch_ms");
-  if (get(spec, "max_wait_ms")) cfg.max_wait_ms = get(spec, "max_wait_ms")->valuedouble;
-  if (get(spec, "max_lead_ms")) {
-    cfg.has_max_lead = 1;
-    cfg.max_lead_ms = num(spec, "max_lead_ms");
-  }
-  /* null turns the forward-step check off */
-  if (cJSON_IsNull(step)) cfg.max_forward_step_ms = POLYFLAKE_FORWARD_STEP_OFF;
-  else if (step) cfg.max_forward_step_ms = (uint64_t)num(spec, "max_forward_step_ms");
-  if (get(spec, "forward_confirm_ms")) cfg.forward_confirm_ms = (uint64_t)num(spec, "forward_confirm_ms");
+  return opts ? polyflake_generator_new_file_lease(&cfg, opts, out->clock, &out->g)
+              : polyflake_generator_new(&cfg, out->clock, &out->g);
+}
+
+/* Make a generator from a scenario spec; returns the C result (the spec's errors are data). A
+ * spec with "format" is a UUIDv7 or ULID generator: no node id, layout, epoch or source. */
+static polyflake_result build(const cJSON *spec, const char *where, gen_t *out) {
+  static const char *const format_keys[] = {"mode", "format", "deferred", "max_wait_ms",
+                                            "max_lead_ms", "max_forward_step_ms",
+                                            "forward_confirm_ms", "clock", NULL};
+  const cJSON *format = get(spec, "format");
+  polyflake_timeid_config s = shared_settings(spec, where);
+  polyflake_result r;
   out->g = NULL;
-  out->clock = NULL;
-  out->manual = 0;
+  out->u = NULL;
+  out->l = NULL;
   out->has_last = 0;
-  if (clock) {
-    only_keys(clock, where, clock_keys);
-    if (strcmp(str(clock, "kind"), "manual") == 0) {
-      out->manual = 1;
-      if (polyflake_manual_clock_new(num(clock, "start_ms"), &out->clock) != POLYFLAKE_RESULT_OK)
-        die("manual clock", where);
-    } else if (strcmp(str(clock, "kind"), "scripted") == 0) {
-      size_t n = 0;
-      int64_t *values = expand_values(get(clock, "values"), &n);
-      if (polyflake_scripted_clock_new(values, n, &out->clock) != POLYFLAKE_RESULT_OK)
-        die("scripted clock", where);
-      free(values);
+  build_clock(get(spec, "clock"), where, out);
+  if (!format) {
+    out->format = FMT_SNOWFLAKE;
+    r = build_snowflake(spec, where, &s, out);
+  } else {
+    only_keys(spec, where, format_keys);
+    if (strcmp(str(spec, "format"), "uuidv7") == 0) {
+      out->format = FMT_UUIDV7;
+      r = polyflake_uuid7_generator_new(&s, out->clock, &out->u);
+    } else if (strcmp(str(spec, "format"), "ulid") == 0) {
+      out->format = FMT_ULID;
+      r = polyflake_ulid_generator_new(&s, out->clock, &out->l);
     } else {
-      die("unknown clock kind", where);
+      die("unknown format", where);
+      r = POLYFLAKE_RESULT_PANIC;
     }
   }
-  /* One constructor per source, each with the optional clock (NULL: the system clock). */
-  r = opts ? polyflake_generator_new_file_lease(&cfg, opts, out->clock, &out->g)
-           : polyflake_generator_new(&cfg, out->clock, &out->g);
   if (r != POLYFLAKE_RESULT_OK) {
     polyflake_clock_free(out->clock);
     out->clock = NULL;
@@ -384,12 +466,71 @@ static polyflake_result build(const cJSON *spec, const char *where, gen_t *out) 
   return r;
 }
 
+static int made(const gen_t *g) { return g->g || g->u || g->l; }
+
 static void free_gen(gen_t *g) {
   polyflake_generator_free(g->g);
+  polyflake_uuid7_generator_free(g->u);
+  polyflake_ulid_generator_free(g->l);
   polyflake_clock_free(g->clock);
   g->g = NULL;
+  g->u = NULL;
+  g->l = NULL;
   g->clock = NULL;
   g->created = 0;
+}
+
+/* One ID of any format. */
+static polyflake_result gen_next(const gen_t *g, id128_t *out) {
+  uint64_t id = 0;
+  polyflake_result r;
+  if (g->format == FMT_UUIDV7) return polyflake_next_uuid7(g->u, out->b);
+  if (g->format == FMT_ULID) return polyflake_next_ulid(g->l, out->b);
+  r = polyflake_next_id(g->g, &id);
+  if (r == POLYFLAKE_RESULT_OK) *out = id128_of(id);
+  return r;
+}
+
+/* One batch of n into out; on an error the caller's buffer must be untouched (checked here with
+ * a sentinel, for every format). */
+static polyflake_result gen_batch(const gen_t *g, id128_t *out, size_t n, const char *what) {
+  size_t i, j;
+  polyflake_result r;
+  if (g->format == FMT_SNOWFLAKE) {
+    uint64_t *buf = malloc((n ? n : 1) * sizeof *buf);
+    for (i = 0; i < n; i++) buf[i] = UINT64_MAX;
+    r = polyflake_next_ids(g->g, buf, n);
+    for (i = 0; i < n; i++) {
+      if (r == POLYFLAKE_RESULT_OK) out[i] = id128_of(buf[i]);
+      else CHECK(buf[i] == UINT64_MAX, "%s: buffer written on error", what);
+    }
+    free(buf);
+    return r;
+  }
+  memset(out, 0xff, n * sizeof *out);
+  r = g->format == FMT_UUIDV7 ? polyflake_next_uuid7s(g->u, out->b, n)
+                              : polyflake_next_ulids(g->l, out->b, n);
+  for (i = 0; r != POLYFLAKE_RESULT_OK && i < n; i++)
+    for (j = 0; j < sizeof out->b; j++) CHECK(out[i].b[j] == 0xff, "%s: buffer written on error", what);
+  return r;
+}
+
+static polyflake_result gen_health(const gen_t *g, polyflake_health_snapshot *h) {
+  if (g->format == FMT_UUIDV7) return polyflake_uuid7_health(g->u, h);
+  if (g->format == FMT_ULID) return polyflake_ulid_health(g->l, h);
+  return polyflake_health(g->g, h);
+}
+
+static polyflake_result gen_close(const gen_t *g) {
+  if (g->format == FMT_UUIDV7) return polyflake_uuid7_generator_close(g->u);
+  if (g->format == FMT_ULID) return polyflake_ulid_generator_close(g->l);
+  return polyflake_generator_close(g->g);
+}
+
+/* The Snowflake generator behind a step that only Snowflake IDs have (ids, sequences, decode). */
+static const polyflake_generator *snowflake_of(const gen_t *g, const char *what) {
+  if (g->format != FMT_SNOWFLAKE) die("a Snowflake-only expectation on a UUIDv7/ULID generator", what);
+  return g->g;
 }
 
 static void check_decoded(const polyflake_generator *g, uint64_t id, const cJSON *want,
@@ -402,6 +543,21 @@ static void check_decoded(const polyflake_generator *g, uint64_t id, const cJSON
         d.timestamp_ms);
   CHECK(d.node_id == (uint32_t)num(want, "node_id"), "%s: node %u", what, d.node_id);
   CHECK(d.sequence == (uint32_t)num(want, "sequence"), "%s: sequence %u", what, d.sequence);
+}
+
+/* `first` / `last`: all three fields of a Snowflake ID; only the Unix ms of a UUIDv7 or ULID. */
+static void check_id(const gen_t *g, const id128_t *id, const cJSON *want, const char *what) {
+  static const char *const keys[] = {"timestamp_ms", NULL};
+  int64_t ms = 0;
+  if (g->format == FMT_SNOWFLAKE) {
+    check_decoded(g->g, u64_of(id), want, what);
+    return;
+  }
+  only_keys(want, what, keys);
+  CHECK_RESULT(g->format == FMT_UUIDV7 ? polyflake_uuid7_timestamp_ms(id->b, &ms)
+                                       : polyflake_ulid_timestamp_ms(id->b, &ms),
+               POLYFLAKE_RESULT_OK);
+  CHECK(ms == num(want, "timestamp_ms"), "%s: timestamp %" PRId64, what, ms);
 }
 
 static double health_number(const polyflake_health_snapshot *h, const char *key) {
@@ -418,10 +574,10 @@ static double health_number(const polyflake_health_snapshot *h, const char *key)
   return NAN;
 }
 
-static void check_health(const polyflake_generator *g, const cJSON *expect, const char *what) {
+static void check_health(const gen_t *g, const cJSON *expect, const char *what) {
   polyflake_health_snapshot h;
   const cJSON *e;
-  CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(gen_health(g, &h), POLYFLAKE_RESULT_OK);
   cJSON_ArrayForEach(e, expect) {
     if (strcmp(e->string, "ok") == 0) {
       CHECK(h.ok == cJSON_IsTrue(e), "%s: ok is %d (%s)", what, h.ok, h.reason);
@@ -461,29 +617,40 @@ static gen_t *live_gen(gen_t *gens, int n, const char *key) {
   return g;
 }
 
+/* Every ID of a scenario file, for the uniqueness check at its end. */
+typedef struct {
+  id128_t *v;
+  size_t n, cap;
+} all_ids_t;
+
+static void all_push(all_ids_t *all, const id128_t *id) {
+  if (all->n == all->cap) {
+    all->cap = all->cap ? all->cap * 2 : 4096;
+    all->v = realloc(all->v, all->cap * sizeof *all->v);
+    if (!all->v) die("out of memory", "IDs");
+  }
+  all->v[all->n++] = *id;
+}
+
 static void run_ids_step(gen_t *gen, const cJSON *step, const char *op, const char *what,
-                         ids_t *all) {
+                         all_ids_t *all) {
   static const char *const id_expect_keys[] = {"error", "ids",   "sequences", "max_sequence",
                                                "first", "last",  "increasing", NULL};
   const cJSON *expect = get(step, "expect");
   const cJSON *want_error = expect ? get(expect, "error") : NULL;
   size_t count = get(step, "count") ? (size_t)num(step, "count") : 1, got = 0, i;
-  uint64_t *ids = malloc((count ? count : 1) * sizeof *ids);
+  id128_t *ids = malloc((count ? count : 1) * sizeof *ids);
   polyflake_result failure = POLYFLAKE_RESULT_OK;
   if (expect) only_keys(expect, what, id_expect_keys);
   if (strcmp(op, "next_id") == 0) {
     for (i = 0; i < count; i++) {
-      failure = polyflake_next_id(gen->g, &ids[got]);
+      failure = gen_next(gen, &ids[got]);
       if (failure != POLYFLAKE_RESULT_OK) break;
       got++;
     }
   } else {
-    /* A sentinel shows whether the buffer was touched on an error. */
-    for (i = 0; i < count; i++) ids[i] = UINT64_MAX;
-    failure = polyflake_next_ids(gen->g, ids, count);
+    failure = gen_batch(gen, ids, count, what);
     if (failure == POLYFLAKE_RESULT_OK) got = count;
-    else
-      for (i = 0; i < count; i++) CHECK(ids[i] == UINT64_MAX, "%s: buffer written on error", what);
   }
   if (want_error) {
     CHECK(failure != POLYFLAKE_RESULT_OK, "%s: expected %s, got IDs", what, want_error->valuestring);
@@ -494,57 +661,61 @@ static void run_ids_step(gen_t *gen, const cJSON *step, const char *op, const ch
     CHECK(failure == POLYFLAKE_RESULT_OK, "%s: unexpected %s", what, polyflake_result_name(failure));
   }
   if (expect && get(expect, "ids")) {
+    const polyflake_generator *g = snowflake_of(gen, what);
     const cJSON *w;
     size_t k = 0;
+    (void)g;
     CHECK((size_t)cJSON_GetArraySize(get(expect, "ids")) == got, "%s: id count", what);
     cJSON_ArrayForEach(w, get(expect, "ids")) {
-      if (k < got) CHECK(ids[k] == parse_u64(w->valuestring), "%s: id %zu", what, k);
+      if (k < got) CHECK(u64_of(&ids[k]) == parse_u64(w->valuestring), "%s: id %zu", what, k);
       k++;
     }
   }
   if (expect && get(expect, "sequences")) {
+    const polyflake_generator *g = snowflake_of(gen, what);
     const cJSON *w;
     size_t k = 0;
     CHECK((size_t)cJSON_GetArraySize(get(expect, "sequences")) == got, "%s: sequence count", what);
     cJSON_ArrayForEach(w, get(expect, "sequences")) {
       polyflake_decoded d;
       if (k < got) {
-        polyflake_generator_decode(gen->g, ids[k], &d);
+        polyflake_generator_decode(g, u64_of(&ids[k]), &d);
         CHECK(d.sequence == (uint32_t)w->valuedouble, "%s: sequence %zu", what, k);
       }
       k++;
     }
   }
   if (expect && get(expect, "max_sequence")) {
+    const polyflake_generator *g = snowflake_of(gen, what);
     uint32_t max = 0;
     for (i = 0; i < got; i++) {
       polyflake_decoded d;
-      polyflake_generator_decode(gen->g, ids[i], &d);
+      polyflake_generator_decode(g, u64_of(&ids[i]), &d);
       if (d.sequence > max) max = d.sequence;
     }
     CHECK(got > 0 && max == (uint32_t)num(expect, "max_sequence"), "%s: max_sequence", what);
   }
   if (expect && get(expect, "first")) {
     CHECK(got > 0, "%s: no first", what);
-    if (got) check_decoded(gen->g, ids[0], get(expect, "first"), what);
+    if (got) check_id(gen, &ids[0], get(expect, "first"), what);
   }
   if (expect && get(expect, "last")) {
     CHECK(got > 0, "%s: no last", what);
-    if (got) check_decoded(gen->g, ids[got - 1], get(expect, "last"), what);
+    if (got) check_id(gen, &ids[got - 1], get(expect, "last"), what);
   }
   /* Always: strictly increasing per generator across steps, collected for uniqueness. */
   for (i = 0; i < got; i++) {
-    if (gen->has_last) CHECK(ids[i] > gen->last, "%s: not increasing at %zu", what, i);
+    if (gen->has_last) CHECK(cmp_id128(&ids[i], &gen->last) > 0, "%s: not increasing at %zu", what, i);
     gen->has_last = 1;
     gen->last = ids[i];
-    ids_push(all, ids[i]);
+    all_push(all, &ids[i]);
   }
   free(ids);
 }
 
 /* Fork; the child calls polyflake_next_id once on the inherited handle and pipes back the
  * result's name ("OK" or the error code); the parent returns it in `buf`. */
-static const char *next_id_in_child(const polyflake_generator *g, char *buf, size_t len) {
+static const char *next_id_in_child(const gen_t *g, char *buf, size_t len) {
   int fds[2];
   pid_t pid;
   ssize_t n;
@@ -555,8 +726,8 @@ static const char *next_id_in_child(const polyflake_generator *g, char *buf, siz
   pid = fork();
   if (pid < 0) die("fork", "fork step");
   if (pid == 0) {
-    uint64_t id;
-    const char *outcome = polyflake_result_name(polyflake_next_id(g, &id));
+    id128_t id;
+    const char *outcome = polyflake_result_name(gen_next(g, &id));
     if (write(fds[1], outcome, strlen(outcome)) < 0) _exit(1);
     _exit(0);
   }
@@ -582,7 +753,7 @@ static int run_scenario(const char *path, double slack, const char **skip) {
   const cJSON *spec, *step;
   gen_t gens[16];
   int n_gens = 0, n_steps = 0, i;
-  ids_t all = {NULL, 0, 0};
+  all_ids_t all = {NULL, 0, 0};
   const char *name = str(doc, "name");
   only_keys(doc, name, top_keys);
   *skip = NULL;
@@ -595,11 +766,9 @@ static int run_scenario(const char *path, double slack, const char **skip) {
     polyflake_result r;
     const cJSON *deferred = get(spec, "deferred");
     if (n_gens == 16) die("too many generators", name);
+    memset(&gens[n_gens], 0, sizeof gens[n_gens]);
     gens[n_gens].spec = spec;
     gens[n_gens].key = spec->string;
-    gens[n_gens].g = NULL;
-    gens[n_gens].clock = NULL;
-    gens[n_gens].created = 0;
     if (deferred && !cJSON_IsBool(deferred)) die("deferred is not a boolean", spec->string);
     if (cJSON_IsTrue(deferred)) {
       n_gens++;
@@ -621,7 +790,8 @@ static int run_scenario(const char *path, double slack, const char **skip) {
     const char *op = str(step, "op");
     const cJSON *expect = get(step, "expect");
     double started = now_ms();
-    snprintf(what, sizeof what, "%s step %d (%s)", name, n_steps, op);
+    snprintf(what, sizeof what, "%s step %d (%s, %s clock)", name, n_steps, op,
+             polyflake_clock_source_name(scenario_source));
     only_keys(step, what, step_keys);
     if (strcmp(op, "construct") == 0) {
       gen_t tmp;
@@ -630,7 +800,7 @@ static int run_scenario(const char *path, double slack, const char **skip) {
       if (get(expect, "error")) {
         CHECK(strcmp(polyflake_result_name(r), str(expect, "error")) == 0, "%s: got %s want %s",
               what, polyflake_result_name(r), str(expect, "error"));
-        CHECK(r == POLYFLAKE_RESULT_OK || tmp.g == NULL, "%s: out-param written on error", what);
+        CHECK(r == POLYFLAKE_RESULT_OK || !made(&tmp), "%s: out-param written on error", what);
       } else {
         CHECK(r == POLYFLAKE_RESULT_OK, "%s: %s", what, polyflake_result_name(r));
       }
@@ -645,12 +815,11 @@ static int run_scenario(const char *path, double slack, const char **skip) {
       CHECK(strcmp(polyflake_result_name(r), want) == 0, "%s: got %s want %s", what,
             polyflake_result_name(r), want);
       if (r == POLYFLAKE_RESULT_OK) g->created = 1;
-      else CHECK(g->g == NULL, "%s: out-param written on error", what);
+      else CHECK(!made(g), "%s: out-param written on error", what);
     } else if (strcmp(op, "close") == 0) {
       if (expect) die("close expects nothing", what);
       /* The generator stays: every later call on it fails with GENERATOR_CLOSED. */
-      CHECK_RESULT(polyflake_generator_close(live_gen(gens, n_gens, str(step, "gen"))->g),
-                   POLYFLAKE_RESULT_OK);
+      CHECK_RESULT(gen_close(live_gen(gens, n_gens, str(step, "gen"))), POLYFLAKE_RESULT_OK);
     } else if (strcmp(op, "clock_set") == 0 || strcmp(op, "clock_advance") == 0 ||
                strcmp(op, "clock_elapse") == 0) {
       gen_t *g = live_gen(gens, n_gens, str(step, "gen"));
@@ -667,9 +836,9 @@ static int run_scenario(const char *path, double slack, const char **skip) {
     } else if (strcmp(op, "decode") == 0) {
       gen_t *g = live_gen(gens, n_gens, str(step, "gen"));
       only_keys(expect, what, decode_keys);
-      check_decoded(g->g, parse_u64(str(step, "id")), get(expect, "decoded"), what);
+      check_decoded(snowflake_of(g, what), parse_u64(str(step, "id")), get(expect, "decoded"), what);
     } else if (strcmp(op, "health") == 0) {
-      check_health(live_gen(gens, n_gens, str(step, "gen"))->g, expect, what);
+      check_health(live_gen(gens, n_gens, str(step, "gen")), expect, what);
     } else if (strcmp(op, "next_id") == 0 || strcmp(op, "next_ids") == 0) {
       run_ids_step(live_gen(gens, n_gens, str(step, "gen")), step, op, what, &all);
     } else if (strcmp(op, "fork") == 0) {
@@ -677,7 +846,7 @@ static int run_scenario(const char *path, double slack, const char **skip) {
       char outcome[64];
       const char *want = expect && get(expect, "error") ? str(expect, "error") : "OK";
       if (expect) only_keys(expect, what, fork_keys);
-      next_id_in_child(live_gen(gens, n_gens, str(step, "gen"))->g, outcome, sizeof outcome);
+      next_id_in_child(live_gen(gens, n_gens, str(step, "gen")), outcome, sizeof outcome);
       CHECK(strcmp(outcome, want) == 0, "%s: the child's next_id gave %s, want %s", what, outcome,
             want);
     } else {
@@ -690,8 +859,9 @@ static int run_scenario(const char *path, double slack, const char **skip) {
     n_steps++;
   }
   /* qsort's array may not be NULL even for 0 elements (UBSan: nonnull-attribute). */
-  if (all.n > 1) qsort(all.v, all.n, sizeof *all.v, cmp_u64);
-  for (i = 1; (size_t)i < all.n; i++) CHECK(all.v[i] != all.v[i - 1], "%s: duplicate %" PRIu64, name, all.v[i]);
+  if (all.n > 1) qsort(all.v, all.n, sizeof *all.v, cmp_id128);
+  for (i = 1; (size_t)i < all.n; i++)
+    CHECK(cmp_id128(&all.v[i], &all.v[i - 1]) != 0, "%s: duplicate ID", name);
   for (i = 0; i < n_gens; i++) free_gen(&gens[i]);
   lease_dir_remove();
   free(all.v);
@@ -708,27 +878,41 @@ static int cmp_str(const void *a, const void *b) {
  * (tests/vectors/check_coverage.py); lang is this program's name (test_c_shared: c-shared). */
 static const char *coverage_lang = "c";
 
-static void scenarios(const char *dir, double slack) {
+/* The *.json files of dir/sub (sorted, each as "sub/name"), appended to names[]. */
+static int list_scenarios(const char *dir, const char *sub, char **names, int n) {
   char path[4096];
-  char *names[256];
-  int n = 0, ran = 0, i;
   DIR *d;
   struct dirent *e;
-  FILE *coverage;
-  snprintf(path, sizeof path, "%s/scenarios", dir);
+  int first = n;
+  snprintf(path, sizeof path, "%s/%s", dir, sub);
   d = opendir(path);
   if (!d) die("cannot open", path);
   while ((e = readdir(d))) {
     size_t len = strlen(e->d_name);
     if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) {
       if (n == 256) die("too many scenario files", path);
-      names[n] = malloc(len + 1);
-      memcpy(names[n++], e->d_name, len + 1);
+      names[n] = malloc(strlen(sub) + len + 2);
+      sprintf(names[n++], "%s/%s", sub, e->d_name);
     }
   }
   closedir(d);
-  qsort(names, (size_t)n, sizeof *names, cmp_str);
-  CHECK(n >= 15, "scenario files missing: %d", n);
+  qsort(names + first, (size_t)(n - first), sizeof *names, cmp_str);
+  return n;
+}
+
+/* Every file of scenarios/ and of scenarios/formats/ (the UUIDv7 and ULID files, which wait
+ * there until every runner runs them), each on both clock sources. The coverage record lists
+ * the files of scenarios/ itself, as check_coverage.py expects. */
+static void scenarios(const char *dir, double slack) {
+  static const uint32_t sources[] = {POLYFLAKE_CLOCK_SOURCE_PRECISE, POLYFLAKE_CLOCK_SOURCE_COARSE};
+  char path[4096];
+  char *names[256];
+  int n = 0, top, ran = 0, i;
+  FILE *coverage;
+  n = list_scenarios(dir, "scenarios", names, n);
+  top = n;
+  n = list_scenarios(dir, "scenarios/formats", names, n);
+  CHECK(top >= 15 && n - top >= 4, "scenario files missing: %d and %d", top, n - top);
   if (getenv("CARGO_TARGET_DIR")) snprintf(path, sizeof path, "%s", getenv("CARGO_TARGET_DIR"));
   else snprintf(path, sizeof path, "%s/../../target", dir);
   mkdir(path, 0755);
@@ -738,25 +922,34 @@ static void scenarios(const char *dir, double slack) {
   coverage = fopen(path, "w");
   if (!coverage) die("cannot write", path);
   for (i = 0; i < n; i++) {
-    int steps, before = failures;
+    int steps = 0, passed = 1, s;
     const char *skip = NULL;
-    size_t stem = strlen(names[i]) - 5; /* without ".json" */
-    snprintf(path, sizeof path, "%s/scenarios/%s", dir, names[i]);
-    steps = run_scenario(path, slack, &skip);
+    const char *base = strrchr(names[i], '/') + 1;
+    size_t stem = strlen(base) - 5; /* without ".json" */
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    for (s = 0; s < 2 && !skip; s++) {
+      int before = failures;
+      scenario_source = sources[s];
+      steps = run_scenario(path, slack, &skip);
+      if (!skip)
+        printf("  scenario %-48s %-7s %s (%d steps)\n", names[i] + 10,
+               polyflake_clock_source_name(sources[s]), failures == before ? "ok" : "FAILED", steps);
+      passed = passed && steps > 0 && failures == before;
+    }
+    scenario_source = POLYFLAKE_CLOCK_SOURCE_PRECISE;
     if (skip) {
-      printf("  scenario %-40s not applicable: %s\n", names[i], skip);
-      fprintf(coverage, "%.*s not-applicable: %s\n", (int)stem, names[i], skip);
+      printf("  scenario %-48s not applicable: %s\n", names[i] + 10, skip);
+      if (i < top) fprintf(coverage, "%.*s not-applicable: %s\n", (int)stem, base, skip);
       ran++;
     } else {
-      printf("  scenario %-40s %s (%d steps)\n", names[i], failures == before ? "ok" : "FAILED", steps);
       if (steps > 0) ran++;
-      if (steps > 0 && failures == before) fprintf(coverage, "%.*s ok\n", (int)stem, names[i]);
+      if (passed && i < top) fprintf(coverage, "%.*s ok\n", (int)stem, base);
     }
     free(names[i]);
   }
   fclose(coverage);
   CHECK(ran == n, "ran %d of %d scenario files", ran, n);
-  printf("scenarios: %d files\n", ran);
+  printf("scenarios: %d files, each on the precise and the coarse clock source\n", ran);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -826,6 +1019,12 @@ static void bad_input(void) {
   cfg.mode = 7;
   CHECK_RESULT(polyflake_generator_new(&cfg, mc, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
   CHECK(strstr(last_message(), "mode") != NULL, "message: %s", last_message());
+  polyflake_config_init(&cfg);
+  cfg.clock_source = 2;
+  CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK(strstr(last_message(), "clock_source") != NULL, "message: %s", last_message());
+  cfg.clock_source = UINT32_MAX;
+  CHECK_RESULT(polyflake_generator_new(&cfg, mc, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
   polyflake_config_init(&cfg);
   cfg.node_id = 1024;
   CHECK_RESULT(polyflake_generator_new(&cfg, mc, &g), POLYFLAKE_RESULT_INVALID_NODE_ID);
@@ -1006,6 +1205,10 @@ static void bad_input(void) {
   CHECK(strcmp(polyflake_health_status_name(11), "closed") == 0, "status 11");
   CHECK(strcmp(polyflake_lease_phase_name(POLYFLAKE_LEASE_PHASE_RESTART_GUARD), "restart_guard") == 0, "phase");
   CHECK(strcmp(polyflake_lease_phase_name(9), "unknown") == 0, "unknown phase");
+  CHECK(strcmp(polyflake_clock_source_name(POLYFLAKE_CLOCK_SOURCE_COARSE), "coarse") == 0, "coarse");
+  CHECK(strcmp(polyflake_clock_source_name(2), "unknown") == 0, "unknown clock source");
+  CHECK_RESULT(polyflake_manual_clock_set_tick_ms(NULL, 4), N);
+  CHECK_RESULT(polyflake_manual_clock_set_tick_ms(sc, 4), POLYFLAKE_RESULT_INVALID_ARGUMENT);
   CHECK(strlen(polyflake_version()) > 0, "version");
 
   polyflake_clock_free(mc);
@@ -1155,6 +1358,79 @@ static void forward_steps(void) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* The coarse clock source (issue 16): on a manual clock whose coarse reading lags by a tick,  */
+/* and on the system clock                                                                    */
+
+static void coarse_source(void) {
+  const int64_t t = 1737747358023; /* a 4 ms tick puts the coarse reading at ...020 */
+  polyflake_config cfg;
+  polyflake_clock *clock = NULL;
+  polyflake_generator *g = NULL;
+  polyflake_health_snapshot h;
+  polyflake_decoded d;
+  uint64_t id = 0, prev = 0;
+  int i;
+  polyflake_manual_clock_new(t, &clock);
+  CHECK_RESULT(polyflake_manual_clock_set_tick_ms(clock, 4), POLYFLAKE_RESULT_OK);
+  polyflake_config_init(&cfg);
+  cfg.node_id = 301;
+  cfg.clock_source = POLYFLAKE_CLOCK_SOURCE_COARSE;
+  CHECK_RESULT(polyflake_generator_new(&cfg, clock, &g), POLYFLAKE_RESULT_OK);
+  {
+    polyflake_config held;
+    CHECK_RESULT(polyflake_generator_config(g, &held), POLYFLAKE_RESULT_OK);
+    CHECK(held.clock_source == POLYFLAKE_CLOCK_SOURCE_COARSE, "held source %u", held.clock_source);
+  }
+  /* Issued at the coarse reading: a past tick, never ahead of the wall clock. */
+  CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
+  polyflake_generator_decode(g, id, &d);
+  CHECK(d.timestamp_ms == t - 3, "coarse issue at %" PRId64, d.timestamp_ms);
+  /* Time passes within the tick: the coarse reading stays behind what the precise one says,
+   * and that lag is no rewind (no wait, no refusal). */
+  for (i = 0; i < 3; i++) {
+    prev = id;
+    polyflake_manual_clock_elapse(clock, 1);
+    CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
+    CHECK(id > prev, "increasing");
+  }
+  CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+  CHECK(h.ok && h.rewinds_waited == 0 && h.rewinds_refused == 0 && h.wait_sleeps == 0,
+        "lag taken for a rewind: %s", h.reason);
+  CHECK(h.clock_source == POLYFLAKE_CLOCK_SOURCE_COARSE && h.clock_note[0] == 0,
+        "health source %s (%s)", polyflake_clock_source_name(h.clock_source), h.clock_note);
+  /* A real rewind shows in the coarse reading at once and is refused as on the precise source. */
+  polyflake_manual_clock_advance(clock, -600);
+  CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS);
+  CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+  CHECK(!h.ok && h.status == POLYFLAKE_HEALTH_STATUS_CLOCK_BEHIND, "status %s",
+        polyflake_health_status_name(h.status));
+  polyflake_generator_free(g);
+  polyflake_clock_free(clock);
+
+  /* The system clock: the source in effect and its tick from clock_getres (or, where the coarse
+   * clock is missing or coarser than 10 ms, the precise one and the reason). */
+  polyflake_config_init(&cfg);
+  cfg.node_id = 302;
+  cfg.clock_source = POLYFLAKE_CLOCK_SOURCE_COARSE;
+  CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_OK);
+  for (i = 0; i < 10000; i++) {
+    prev = id;
+    CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
+    if (i > 0) CHECK(id > prev, "increasing at %d", i);
+  }
+  CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+  CHECK(h.ok && h.ids_issued == 10000, "health: %s", h.reason);
+  if (h.clock_source == POLYFLAKE_CLOCK_SOURCE_COARSE)
+    CHECK(h.clock_tick_ns > 0 && h.clock_tick_ns <= 10000000 && h.clock_note[0] == 0,
+          "tick %" PRIu64 " ns", h.clock_tick_ns);
+  else
+    CHECK(h.clock_note[0] != 0, "the precise clock serves without a reason");
+  printf("coarse source: a tick's lag is no rewind, a rewind is refused; system tick %" PRIu64
+         " ns (%s)\n", h.clock_tick_ns, polyflake_clock_source_name(h.clock_source));
+  polyflake_generator_free(g);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* 8 threads on one handle                                                                    */
 
 #define THREADS 8
@@ -1237,6 +1513,7 @@ int main(int argc, char **argv) {
   bad_input();
   bad_node_sources(argv[1]);
   forward_steps();
+  coarse_source();
   threads();
   printf("%d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;

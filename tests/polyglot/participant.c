@@ -1,7 +1,7 @@
 /*
  * The C participant of the cross-language uniqueness run (issue 8).
  *
- * Usage: participant_c LEASE_DIR SECONDS OUT_PATH
+ * Usage: participant_c LEASE_DIR SECONDS OUT_PATH [uuidv7]
  *
  * A strict generator (default layout and epoch) whose node id is a slot of the file lease on
  * LEASE_DIR (default slots, identity "c"), waiting out its restart guard with polyflake_wait_ready
@@ -10,6 +10,10 @@
  * (the time checked every 1,024 IDs) into a growable buffer. Writes OUT_PATH (the IDs as raw
  * little-endian uint64, in issue order) and OUT_PATH.json (language, node_id, count, seconds,
  * first, last). Exit 0 on success; on any error one line on stderr and exit 1.
+ *
+ * With `uuidv7`: a strict UUIDv7 generator on the system clock instead (no lease: LEASE_DIR is
+ * ignored), single polyflake_next_uuid7 calls; OUT_PATH holds 16 bytes per UUID, big-endian, in
+ * issue order, and OUT_PATH.json has "format": "uuidv7", node_id null, first and last as text.
  */
 #include "polyflake.h"
 
@@ -62,6 +66,62 @@ static int write_ids(const char *path, const uint64_t *ids, size_t n) {
   return fclose(f) == 0 ? 0 : -1;
 }
 
+static int write_bytes(const char *path, const uint8_t *bytes, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  if (n && fwrite(bytes, 1, n, f) != n) {
+    fclose(f);
+    return -1;
+  }
+  return fclose(f) == 0 ? 0 : -1;
+}
+
+/* The uuidv7 mode: single calls at full speed for `seconds`, then the raw bytes and the summary. */
+static void run_uuidv7(double seconds, const char *out_path, const char *json_path) {
+  polyflake_timeid_config cfg;
+  polyflake_uuid7_generator *gen = NULL;
+  polyflake_result r;
+  size_t count = 0, cap = 1 << 20;
+  uint8_t *ids;
+  double start, deadline, elapsed;
+  char first[POLYFLAKE_UUID_TEXT_LEN], last[POLYFLAKE_UUID_TEXT_LEN];
+  FILE *f;
+  polyflake_timeid_config_init(&cfg); /* strict */
+  if ((r = polyflake_uuid7_generator_new(&cfg, NULL, &gen)) != POLYFLAKE_RESULT_OK)
+    fail("uuid7 generator", r);
+  ids = malloc(cap * POLYFLAKE_ID128_LEN);
+  if (!ids) fail("malloc", POLYFLAKE_RESULT_OK);
+  start = now_s();
+  deadline = start + seconds;
+  for (;;) {
+    if ((count & 1023) == 0 && count > 0 && now_s() >= deadline) break;
+    if (count == cap) {
+      uint8_t *grown = realloc(ids, 2 * cap * POLYFLAKE_ID128_LEN);
+      if (!grown) fail("realloc", POLYFLAKE_RESULT_OK);
+      ids = grown;
+      cap *= 2;
+    }
+    r = polyflake_next_uuid7(gen, ids + count * POLYFLAKE_ID128_LEN);
+    if (r != POLYFLAKE_RESULT_OK) fail("next_uuid7", r);
+    count++;
+  }
+  elapsed = now_s() - start;
+  if (write_bytes(out_path, ids, count * POLYFLAKE_ID128_LEN) != 0) fail(out_path, POLYFLAKE_RESULT_OK);
+  if ((r = polyflake_format_uuid(ids, first, sizeof first)) != POLYFLAKE_RESULT_OK ||
+      (r = polyflake_format_uuid(ids + (count - 1) * POLYFLAKE_ID128_LEN, last, sizeof last)) !=
+          POLYFLAKE_RESULT_OK)
+    fail("format_uuid", r);
+  f = fopen(json_path, "w");
+  if (!f) fail(json_path, POLYFLAKE_RESULT_OK);
+  fprintf(f,
+          "{\"language\": \"%s\", \"format\": \"uuidv7\", \"node_id\": null, \"count\": %zu, "
+          "\"seconds\": %.6f, \"first\": \"%s\", \"last\": \"%s\"}\n",
+          LANGUAGE, count, elapsed, first, last);
+  if (fclose(f) != 0) fail(json_path, POLYFLAKE_RESULT_OK);
+  polyflake_uuid7_generator_free(gen);
+  free(ids);
+}
+
 int main(int argc, char **argv) {
   polyflake_config cfg;
   polyflake_file_lease_options opts;
@@ -75,8 +135,8 @@ int main(int argc, char **argv) {
   size_t len;
   FILE *f;
 
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s LEASE_DIR SECONDS OUT_PATH\n", argv[0]);
+  if (argc != 4 && !(argc == 5 && strcmp(argv[4], "uuidv7") == 0)) {
+    fprintf(stderr, "usage: %s LEASE_DIR SECONDS OUT_PATH [uuidv7]\n", argv[0]);
     return 1;
   }
   errno = 0;
@@ -88,6 +148,11 @@ int main(int argc, char **argv) {
   if (snprintf(json_path, sizeof json_path, "%s.json", argv[3]) >= (int)sizeof json_path) {
     fprintf(stderr, "participant_c: OUT_PATH is too long\n");
     return 1;
+  }
+
+  if (argc == 5) {
+    run_uuidv7(seconds, argv[3], json_path);
+    return 0;
   }
 
   polyflake_config_init(&cfg); /* strict, layout 41/10/12, the default epoch */

@@ -1,6 +1,6 @@
 // The C++ participant of the cross-language uniqueness run (issue 8).
 //
-// Usage: participant_cpp LEASE_DIR SECONDS OUT_PATH
+// Usage: participant_cpp LEASE_DIR SECONDS OUT_PATH [uuidv7]
 //
 // A strict generator (default layout and epoch) whose node id is a slot of the file lease on
 // LEASE_DIR (default slots, identity "cpp"), waiting out its restart guard with
@@ -9,8 +9,14 @@
 // (the time checked every 1,024 IDs) into a std::vector<uint64_t>. Writes OUT_PATH (raw
 // little-endian uint64, in issue order) and OUT_PATH.json. Exit 0 on success; on any error one
 // line on stderr and exit 1.
+//
+// With `uuidv7`: a strict UUIDv7 generator on the system clock instead (no lease: LEASE_DIR is
+// ignored), single polyflake_next_uuid7 calls into a std::vector of 16-byte arrays; OUT_PATH holds
+// 16 bytes per UUID, big-endian, and OUT_PATH.json "format": "uuidv7", node_id null, first and
+// last as text.
 #include "polyflake.h"
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -29,7 +35,11 @@ using Clock = std::chrono::steady_clock;
 struct Free {
   void operator()(polyflake_generator *g) const { polyflake_generator_free(g); }
 };
+struct FreeUuid7 {
+  void operator()(polyflake_uuid7_generator *g) const { polyflake_uuid7_generator_free(g); }
+};
 using Generator = std::unique_ptr<polyflake_generator, Free>;
+using Uuid7Generator = std::unique_ptr<polyflake_uuid7_generator, FreeUuid7>;
 
 // A polyflake error as an exception carrying the code name and the core's message.
 struct Error : std::runtime_error {
@@ -53,7 +63,56 @@ std::string format(uint64_t id) {
   return std::string(text, len);
 }
 
-int run(const std::string &dir, const std::string &seconds_text, const std::string &out_path) {
+// Write `bytes` to `path` (the raw IDs).
+void write_file(const std::string &path, const std::vector<unsigned char> &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::string uuid_text(const uint8_t *uuid) {
+  char text[POLYFLAKE_UUID_TEXT_LEN];
+  const polyflake_result r = polyflake_format_uuid(uuid, text, sizeof text);
+  if (r != POLYFLAKE_RESULT_OK) raise("format_uuid", r);
+  return text;
+}
+
+// The uuidv7 mode: single calls at full speed until the deadline, then the bytes and the summary.
+void run_uuidv7(double seconds, const std::string &out_path) {
+  polyflake_timeid_config cfg;
+  polyflake_timeid_config_init(&cfg);  // strict
+  polyflake_uuid7_generator *g = nullptr;
+  polyflake_result r = polyflake_uuid7_generator_new(&cfg, nullptr, &g);
+  if (r != POLYFLAKE_RESULT_OK) raise("uuid7 generator", r);
+  Uuid7Generator gen(g);
+  std::vector<std::array<uint8_t, POLYFLAKE_ID128_LEN>> ids;
+  ids.reserve(1 << 20);
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(seconds));
+  for (;;) {
+    if ((ids.size() & 1023) == 0 && !ids.empty() && Clock::now() >= deadline) break;
+    ids.emplace_back();
+    if ((r = polyflake_next_uuid7(gen.get(), ids.back().data())) != POLYFLAKE_RESULT_OK)
+      raise("next_uuid7", r);
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  const auto *raw = reinterpret_cast<const unsigned char *>(ids.data());
+  write_file(out_path, std::vector<unsigned char>(raw, raw + ids.size() * POLYFLAKE_ID128_LEN));
+  char secs[64];
+  std::snprintf(secs, sizeof secs, "%.6f", elapsed);
+  std::ofstream json(out_path + ".json", std::ios::trunc);
+  json << "{\"language\": \"" << kLanguage << "\", \"format\": \"uuidv7\", \"node_id\": null"
+       << ", \"count\": " << ids.size() << ", \"seconds\": " << secs << ", \"first\": \""
+       << uuid_text(ids.front().data()) << "\", \"last\": \"" << uuid_text(ids.back().data())
+       << "\"}\n";
+  json.close();
+  if (!json) throw std::runtime_error("cannot write " + out_path + ".json");
+}
+
+int run(const std::string &dir, const std::string &seconds_text, const std::string &out_path,
+        bool uuidv7) {
   std::size_t used = 0;
   double seconds = 0;
   try {
@@ -63,6 +122,10 @@ int run(const std::string &dir, const std::string &seconds_text, const std::stri
   }
   if (used != seconds_text.size() || !(seconds > 0.0) || seconds > 3600.0)
     throw std::runtime_error("SECONDS must be a number in (0, 3600], not \"" + seconds_text + "\"");
+  if (uuidv7) {
+    run_uuidv7(seconds, out_path);
+    return 0;
+  }
 
   polyflake_config cfg;
   polyflake_config_init(&cfg);  // strict, layout 41/10/12, the default epoch
@@ -103,10 +166,7 @@ int run(const std::string &dir, const std::string &seconds_text, const std::stri
     std::vector<unsigned char> bytes(ids.size() * 8);
     for (std::size_t i = 0; i < ids.size(); i++)
       for (int j = 0; j < 8; j++) bytes[i * 8 + j] = static_cast<unsigned char>(ids[i] >> (8 * j));
-    std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) throw std::runtime_error("cannot write " + out_path);
+    write_file(out_path, bytes);
   }
   {
     char secs[64];
@@ -124,12 +184,13 @@ int run(const std::string &dir, const std::string &seconds_text, const std::stri
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s LEASE_DIR SECONDS OUT_PATH\n", argv[0]);
+  const bool uuidv7 = argc == 5 && std::string(argv[4]) == "uuidv7";
+  if (argc != 4 && !uuidv7) {
+    std::fprintf(stderr, "usage: %s LEASE_DIR SECONDS OUT_PATH [uuidv7]\n", argv[0]);
     return 1;
   }
   try {
-    return run(argv[1], argv[2], argv[3]);
+    return run(argv[1], argv[2], argv[3], uuidv7);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "participant_cpp: %s\n", e.what());
     return 1;

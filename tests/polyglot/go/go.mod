@@ -1,3 +1,8 @@
 module polyflake.example/polyglot
 
 go 1.21
+
+require example.invalid/polyflake/go v0.0.0
+
+// The Go module of this repository (go/), as a user's module would require it.
+replace example.invalid/polyflake/go => ../../../go

@@ -1,0 +1,448 @@
+//! UUIDv7 and ULID (issue 15): two generator handles over the core's `Uuid7Generator` and
+//! `UlidGenerator`, their shared config, and the text helpers. A 128-bit ID crosses the boundary
+//! as its 16 bytes, big-endian (the order of the UUID's text and of PostgreSQL's `uuid`), so
+//! `memcmp` sorts IDs as the core issued them.
+
+use crate::boundary::{
+    arg, boundary, c_str, free_handle, new_handle, out, write_c_string, write_out,
+};
+use crate::clock::polyflake_clock;
+use crate::generator::{default_config, shared_settings};
+use crate::health::{polyflake_health_snapshot, snapshot_of};
+use crate::result::polyflake_result;
+use polyflake_core::{
+    batch_len, format_ulid, format_uuid, parse_ulid, parse_uuid, ulid_timestamp_ms,
+    uuid7_timestamp_ms, Health, Result, TimeIdBuilder, UlidGenerator, Uuid7Generator,
+};
+use std::ffi::c_char;
+
+/// Bytes of one UUID or ULID: 16, big-endian.
+pub const POLYFLAKE_ID128_LEN: usize = 16;
+
+/// Bytes a buffer needs for a UUID's text with its NUL: 36 characters + 1.
+pub const POLYFLAKE_UUID_TEXT_LEN: usize = 37;
+
+/// Bytes a buffer needs for a ULID's text with its NUL: 26 characters + 1.
+pub const POLYFLAKE_ULID_TEXT_LEN: usize = 27;
+
+/// Settings of a UUIDv7 or ULID generator: a Snowflake generator's, less the node id, layout
+/// and epoch (these formats have none). Fill it with `polyflake_timeid_config_init` (the core's
+/// defaults), then change what you need; every field means what it means in `polyflake_config`
+/// and is judged by the core as written.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct polyflake_timeid_config {
+    /// A `polyflake_mode` value (default POLYFLAKE_MODE_STRICT): strict never issues a timestamp
+    /// above the wall clock (waits out a small rewind, refuses a larger one, waits for the next
+    /// millisecond after 32,768 IDs in one); monotonic never waits and borrows ahead.
+    pub mode: u32,
+    /// A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE).
+    pub clock_source: u32,
+    /// Strict mode's wait budget in milliseconds (default 5.0).
+    pub max_wait_ms: f64,
+    /// The forward-step bound in ms (default 60,000); POLYFLAKE_FORWARD_STEP_OFF: no check.
+    pub max_forward_step_ms: u64,
+    /// How long a stepped-ahead clock must hold before it is believed, in ms (default 300,000).
+    pub forward_confirm_ms: u64,
+    /// Nonzero: `max_lead_ms` applies (default zero: no lead limit).
+    pub has_max_lead: u32,
+    /// Monotonic mode's limit on running ahead of the wall clock, in ms.
+    pub max_lead_ms: i64,
+}
+
+/// Fill `*out_config` with the core's defaults (the same as `polyflake_config_init`'s: strict,
+/// max_wait_ms 5.0, no lead limit, max_forward_step_ms 60,000, forward_confirm_ms 300,000, the
+/// precise clock source).
+#[no_mangle]
+pub extern "C" fn polyflake_timeid_config_init(
+    out_config: *mut polyflake_timeid_config,
+) -> polyflake_result {
+    write_out(out_config, || {
+        let d = default_config()?;
+        Ok(polyflake_timeid_config {
+            mode: d.mode,
+            clock_source: d.clock_source,
+            max_wait_ms: d.max_wait_ms,
+            max_forward_step_ms: d.max_forward_step_ms,
+            forward_confirm_ms: d.forward_confirm_ms,
+            has_max_lead: d.has_max_lead,
+            max_lead_ms: d.max_lead_ms,
+        })
+    })
+}
+
+/// A generator of UUIDs version 7 (RFC 9562): an opaque handle, thread-safe (share it). Its
+/// UUIDs strictly increase (as 16 big-endian bytes) and carry the Snowflake generator's rewind
+/// guard; no node id is needed, so any number of them may live in a process, and one made
+/// before fork() goes on issuing in the child (its random bits are the child's own).
+pub struct polyflake_uuid7_generator {
+    inner: Uuid7Generator,
+}
+
+/// A generator of ULIDs (48 bits of Unix ms, then 80 bits that increase by one within a
+/// millisecond: the ULID spec's monotonic variant): an opaque handle, thread-safe, as
+/// `polyflake_uuid7_generator` otherwise.
+pub struct polyflake_ulid_generator {
+    inner: UlidGenerator,
+}
+
+/// What the two handles have in common: the core's calls, under one name each.
+trait TimeIds {
+    fn next(&self) -> Result<u128>;
+    fn fill(&self, out: &mut [u128]) -> Result<()>;
+    fn health(&self) -> Health;
+    fn close(&self);
+}
+
+impl TimeIds for polyflake_uuid7_generator {
+    fn next(&self) -> Result<u128> {
+        self.inner.next_uuid()
+    }
+    fn fill(&self, out: &mut [u128]) -> Result<()> {
+        self.inner.next_uuids(out)
+    }
+    fn health(&self) -> Health {
+        self.inner.health()
+    }
+    fn close(&self) {
+        self.inner.close()
+    }
+}
+
+impl TimeIds for polyflake_ulid_generator {
+    fn next(&self) -> Result<u128> {
+        self.inner.next_ulid()
+    }
+    fn fill(&self, out: &mut [u128]) -> Result<()> {
+        self.inner.next_ulids(out)
+    }
+    fn health(&self) -> Health {
+        self.inner.health()
+    }
+    fn close(&self) {
+        self.inner.close()
+    }
+}
+
+/// Make a handle: NULL out-param first, then the config, then the core's build.
+fn new_timeid<G>(
+    config: *const polyflake_timeid_config,
+    clock: *const polyflake_clock,
+    out_generator: *mut *mut G,
+    build: impl FnOnce(TimeIdBuilder) -> Result<G>,
+) -> polyflake_result {
+    new_handle(out_generator, || {
+        let cfg = arg(config)?;
+        Ok(build(shared_settings!(TimeIdBuilder::new(), cfg, clock))?)
+    })
+}
+
+/// One ID into the 16 bytes at `out_id`.
+fn next_one<G: TimeIds>(generator: *const G, out_id: *mut u8) -> polyflake_result {
+    write_out(out_id.cast::<[u8; 16]>(), || {
+        Ok(arg(generator)?.next()?.to_be_bytes())
+    })
+}
+
+/// `n` IDs into the `16 * n` bytes at `buf`, untouched on any error (the core fills a scratch
+/// array of u128 first: the caller's bytes need not be aligned for one).
+fn next_many<G: TimeIds>(generator: *const G, buf: *mut u8, n: usize) -> polyflake_result {
+    boundary(|| {
+        let g = arg(generator)?;
+        let buf = out(buf.cast::<[u8; 16]>())?;
+        let mut ids = vec![0u128; batch_len(n as i128)?];
+        g.fill(&mut ids)?;
+        // SAFETY: non-NULL, and the caller promises 16 * n writable bytes there ([u8; 16] has
+        // alignment 1); n is at most POLYFLAKE_MAX_BATCH, so 16 * n does not overflow.
+        let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_ptr(), ids.len()) };
+        for (d, id) in dst.iter_mut().zip(ids) {
+            *d = id.to_be_bytes();
+        }
+        Ok(())
+    })
+}
+
+fn health_of<G: TimeIds>(
+    generator: *const G,
+    out_health: *mut polyflake_health_snapshot,
+) -> polyflake_result {
+    write_out(out_health, || Ok(snapshot_of(&arg(generator)?.health())))
+}
+
+fn close_of<G: TimeIds>(generator: *const G) -> polyflake_result {
+    boundary(|| {
+        arg(generator)?.close();
+        Ok(())
+    })
+}
+
+/// Make a UUIDv7 generator with `config` and store the new handle in `*out_generator`.
+/// `clock`: a test clock, or NULL for the system clock. Ownership: the caller frees it with
+/// `polyflake_uuid7_generator_free`. Errors (nothing written): POLYFLAKE_RESULT_INVALID_ARGUMENT
+/// (a setting out of range, a mode or clock source that is not one).
+#[no_mangle]
+pub extern "C" fn polyflake_uuid7_generator_new(
+    config: *const polyflake_timeid_config,
+    clock: *const polyflake_clock,
+    out_generator: *mut *mut polyflake_uuid7_generator,
+) -> polyflake_result {
+    new_timeid(config, clock, out_generator, |b| {
+        Ok(polyflake_uuid7_generator {
+            inner: b.build_uuid7()?,
+        })
+    })
+}
+
+/// Issue one UUIDv7 into the 16 bytes at `out_uuid` (big-endian; written only on success).
+/// Strict mode may wait (a small rewind, or 32,768 UUIDs spent in one millisecond) and refuses
+/// with POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS or _CLOCK_JUMPED_AHEAD; monotonic mode never
+/// waits and refuses with _LEAD_LIMIT_EXCEEDED past max_lead_ms. Also _CLOCK_FAILED,
+/// _TIMESTAMP_OVERFLOW (a clock past the year 10889), _GENERATOR_CLOSED.
+#[no_mangle]
+pub extern "C" fn polyflake_next_uuid7(
+    generator: *const polyflake_uuid7_generator,
+    out_uuid: *mut u8,
+) -> polyflake_result {
+    next_one(generator, out_uuid)
+}
+
+/// Fill `buf` (16 * n bytes) with `n` increasing UUIDv7s, each 16 bytes big-endian
+/// (0 <= n <= POLYFLAKE_MAX_BATCH). On any error `buf` is left untouched. Errors: as
+/// `polyflake_next_uuid7`, and POLYFLAKE_RESULT_INVALID_ARGUMENT for n over the cap. NULL `buf`,
+/// even with n = 0: POLYFLAKE_RESULT_NULL_PARAMETER.
+#[no_mangle]
+pub extern "C" fn polyflake_next_uuid7s(
+    generator: *const polyflake_uuid7_generator,
+    buf: *mut u8,
+    n: usize,
+) -> polyflake_result {
+    next_many(generator, buf, n)
+}
+
+/// Take a health snapshot of the generator (node_id 0, source "static"; the clock, counters and
+/// status as for a Snowflake generator) into `*out_health`.
+#[no_mangle]
+pub extern "C" fn polyflake_uuid7_health(
+    generator: *const polyflake_uuid7_generator,
+    out_health: *mut polyflake_health_snapshot,
+) -> polyflake_result {
+    health_of(generator, out_health)
+}
+
+/// Close the generator: every later call fails with POLYFLAKE_RESULT_GENERATOR_CLOSED (health
+/// says "closed"). Closing twice is fine; the handle stays valid until `_free`.
+#[no_mangle]
+pub extern "C" fn polyflake_uuid7_generator_close(
+    generator: *const polyflake_uuid7_generator,
+) -> polyflake_result {
+    close_of(generator)
+}
+
+/// Free a UUIDv7 generator. NULL is accepted and does nothing. Do not use the handle afterwards,
+/// nor free it while another thread still uses it.
+#[no_mangle]
+pub extern "C" fn polyflake_uuid7_generator_free(generator: *mut polyflake_uuid7_generator) {
+    free_handle(generator)
+}
+
+/// Make a ULID generator; as `polyflake_uuid7_generator_new`, freed with
+/// `polyflake_ulid_generator_free`.
+#[no_mangle]
+pub extern "C" fn polyflake_ulid_generator_new(
+    config: *const polyflake_timeid_config,
+    clock: *const polyflake_clock,
+    out_generator: *mut *mut polyflake_ulid_generator,
+) -> polyflake_result {
+    new_timeid(config, clock, out_generator, |b| {
+        Ok(polyflake_ulid_generator {
+            inner: b.build_ulid()?,
+        })
+    })
+}
+
+/// Issue one ULID into the 16 bytes at `out_ulid` (big-endian; written only on success). Errors
+/// as `polyflake_next_uuid7`.
+#[no_mangle]
+pub extern "C" fn polyflake_next_ulid(
+    generator: *const polyflake_ulid_generator,
+    out_ulid: *mut u8,
+) -> polyflake_result {
+    next_one(generator, out_ulid)
+}
+
+/// Fill `buf` (16 * n bytes) with `n` increasing ULIDs; as `polyflake_next_uuid7s`.
+#[no_mangle]
+pub extern "C" fn polyflake_next_ulids(
+    generator: *const polyflake_ulid_generator,
+    buf: *mut u8,
+    n: usize,
+) -> polyflake_result {
+    next_many(generator, buf, n)
+}
+
+/// Take a health snapshot of the generator; as `polyflake_uuid7_health`.
+#[no_mangle]
+pub extern "C" fn polyflake_ulid_health(
+    generator: *const polyflake_ulid_generator,
+    out_health: *mut polyflake_health_snapshot,
+) -> polyflake_result {
+    health_of(generator, out_health)
+}
+
+/// Close the generator; as `polyflake_uuid7_generator_close`.
+#[no_mangle]
+pub extern "C" fn polyflake_ulid_generator_close(
+    generator: *const polyflake_ulid_generator,
+) -> polyflake_result {
+    close_of(generator)
+}
+
+/// Free a ULID generator. NULL is accepted and does nothing.
+#[no_mangle]
+pub extern "C" fn polyflake_ulid_generator_free(generator: *mut polyflake_ulid_generator) {
+    free_handle(generator)
+}
+
+/// The 16 bytes at `id` as the core's u128 (NULL: NULL_PARAMETER).
+fn id128(id: *const u8) -> std::result::Result<u128, polyflake_result> {
+    Ok(u128::from_be_bytes(*arg(id.cast::<[u8; 16]>())?))
+}
+
+/// `format(id)` with a NUL into `buf[..len]`.
+fn format_into(
+    id: *const u8,
+    buf: *mut c_char,
+    len: usize,
+    format: fn(u128) -> String,
+) -> polyflake_result {
+    boundary(|| {
+        let text = format(id128(id)?);
+        write_c_string(out(buf)?, len, text.as_bytes())
+    })
+}
+
+/// `parse(text)` into the 16 bytes at `out_id`. Bytes that are not UTF-8 reach the core's
+/// parser (as U+FFFD), which refuses them.
+fn parse_into(
+    text: *const c_char,
+    out_id: *mut u8,
+    parse: fn(&str) -> Result<u128>,
+) -> polyflake_result {
+    write_out(out_id.cast::<[u8; 16]>(), || {
+        Ok(parse(&c_str(text)?.to_string_lossy())?.to_be_bytes())
+    })
+}
+
+/// Write the UUID at `uuid` (16 bytes) as its canonical text, 36 lower-case characters
+/// ("017f22e2-79b0-7cc3-98c4-dc0c0c07398f"), with a NUL into `buf` (`len` bytes;
+/// POLYFLAKE_UUID_TEXT_LEN suffices). Any UUID can be written, of any version. Errors:
+/// POLYFLAKE_RESULT_BUFFER_TOO_SMALL (nothing written).
+#[no_mangle]
+pub extern "C" fn polyflake_format_uuid(
+    uuid: *const u8,
+    buf: *mut c_char,
+    len: usize,
+) -> polyflake_result {
+    format_into(uuid, buf, len, format_uuid)
+}
+
+/// Parse a UUID's text (36 characters, hyphens after 8, 12, 16 and 20 hex digits, any case;
+/// NUL-terminated) into the 16 bytes at `out_uuid`. Errors: POLYFLAKE_RESULT_INVALID_ID (with
+/// the core's reason in `polyflake_last_error_message`).
+#[no_mangle]
+pub extern "C" fn polyflake_parse_uuid(text: *const c_char, out_uuid: *mut u8) -> polyflake_result {
+    parse_into(text, out_uuid, parse_uuid)
+}
+
+/// Store the Unix-ms timestamp of the UUID version 7 at `uuid` (its first 48 bits) in
+/// `*out_ms`. Errors: POLYFLAKE_RESULT_INVALID_ID unless its version is 7 and its variant RFC
+/// 9562's.
+#[no_mangle]
+pub extern "C" fn polyflake_uuid7_timestamp_ms(
+    uuid: *const u8,
+    out_ms: *mut i64,
+) -> polyflake_result {
+    write_out(out_ms, || Ok(uuid7_timestamp_ms(id128(uuid)?)?))
+}
+
+/// Write the ULID at `ulid` (16 bytes) as its text, 26 upper-case characters of Crockford's
+/// base32, with a NUL into `buf` (`len` bytes; POLYFLAKE_ULID_TEXT_LEN suffices). Errors:
+/// POLYFLAKE_RESULT_BUFFER_TOO_SMALL (nothing written).
+#[no_mangle]
+pub extern "C" fn polyflake_format_ulid(
+    ulid: *const u8,
+    buf: *mut c_char,
+    len: usize,
+) -> polyflake_result {
+    format_into(ulid, buf, len, format_ulid)
+}
+
+/// Parse a ULID's text (26 characters of Crockford's base32, any case, I and L read as 1 and O
+/// as 0; the first at most 7; NUL-terminated) into the 16 bytes at `out_ulid`. Errors:
+/// POLYFLAKE_RESULT_INVALID_ID.
+#[no_mangle]
+pub extern "C" fn polyflake_parse_ulid(text: *const c_char, out_ulid: *mut u8) -> polyflake_result {
+    parse_into(text, out_ulid, parse_ulid)
+}
+
+/// Store the Unix-ms timestamp of the ULID at `ulid` (its first 48 bits) in `*out_ms`.
+#[no_mangle]
+pub extern "C" fn polyflake_ulid_timestamp_ms(
+    ulid: *const u8,
+    out_ms: *mut i64,
+) -> polyflake_result {
+    write_out(out_ms, || Ok(ulid_timestamp_ms(id128(ulid)?)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polyflake_core::DEFAULT_MAX_WAIT_MS;
+
+    #[test]
+    fn defaults_are_the_snowflake_config_defaults() {
+        let t = crate::boundary::tests::init(polyflake_timeid_config_init);
+        let s = crate::boundary::tests::init(crate::polyflake_config_init);
+        assert_eq!(t.max_wait_ms, DEFAULT_MAX_WAIT_MS);
+        assert_eq!(
+            (
+                t.mode,
+                t.has_max_lead,
+                t.max_forward_step_ms,
+                t.forward_confirm_ms
+            ),
+            (
+                s.mode,
+                s.has_max_lead,
+                s.max_forward_step_ms,
+                s.forward_confirm_ms
+            )
+        );
+        assert_eq!(t.clock_source, s.clock_source);
+    }
+
+    #[test]
+    fn bytes_are_big_endian_and_text_round_trips() {
+        let rfc = 0x017F22E2_79B0_7CC3_98C4_DC0C0C07398F_u128;
+        let mut bytes = [0u8; 16];
+        let text = c"017F22E2-79B0-7CC3-98C4-DC0C0C07398F";
+        assert_eq!(
+            polyflake_parse_uuid(text.as_ptr(), bytes.as_mut_ptr()),
+            polyflake_result::Ok
+        );
+        assert_eq!(bytes[0], 0x01);
+        assert_eq!(u128::from_be_bytes(bytes), rfc);
+        let mut buf = [0 as c_char; POLYFLAKE_UUID_TEXT_LEN];
+        assert_eq!(
+            polyflake_format_uuid(bytes.as_ptr(), buf.as_mut_ptr(), buf.len() - 1),
+            polyflake_result::BufferTooSmall
+        );
+        assert_eq!(buf[0], 0, "nothing written");
+        assert_eq!(
+            polyflake_format_uuid(bytes.as_ptr(), buf.as_mut_ptr(), buf.len()),
+            polyflake_result::Ok
+        );
+        let back = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
+        assert_eq!(back.to_str().unwrap(), format_uuid(rfc));
+    }
+}

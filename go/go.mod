@@ -1,0 +1,3 @@
+module example.invalid/polyflake/go
+
+go 1.21

@@ -1,0 +1,154 @@
+package polyflake
+
+/*
+#include "polyflake_cgo.h"
+*/
+import "C"
+
+// Health is a snapshot of a generator's state and counters: the core's health fields, with the
+// names the core gives them (ids_issued is IDsIssued). Status, Source, Mode, ClockSource and the
+// lease's Kind and Phase are the core's stable names ("clock_behind", "file_lease", ...).
+type Health struct {
+	// OK is true when the generator can issue now.
+	OK bool
+	// Status says why it is or is not healthy: "ok", "clock_behind", "clock_stuck",
+	// "clock_outside_window", "clock_failed", "lead_too_large", "used_after_fork",
+	// "restart_guard", "lease_expired", "lease_lost", "clock_ahead", "closed".
+	Status string
+	// Reason is a human-readable reason; empty when OK.
+	Reason string
+	// NodeID is the generator's node id (0 for UUIDv7 and ULID).
+	NodeID uint32
+	// Source is where the node id came from: "static", "env", "hostname", "ipv4",
+	// "file_lease", "etcd".
+	Source string
+	// Mode is "strict" or "monotonic".
+	Mode string
+	// LastIssuedMs is the Unix ms of the last ID issued (nil before the first).
+	LastIssuedMs *int64
+	// WallMs is the wall clock when the snapshot was taken (0 if the clock failed).
+	WallMs int64
+	// LeadMs is how far the last issued millisecond is ahead of the wall clock.
+	LeadMs int64
+	// IDsIssued counts the IDs issued.
+	IDsIssued uint64
+	// RewindsWaited counts calls that waited out a small rewind.
+	RewindsWaited uint64
+	// RewindsRefused counts calls refused because the clock was behind or stuck.
+	RewindsRefused uint64
+	// SequenceExhaustions counts strict calls that found their millisecond spent.
+	SequenceExhaustions uint64
+	// WaitSleeps counts the sleeps taken while waiting (strict mode never spins).
+	WaitSleeps uint64
+	// MsBorrowed counts the milliseconds a monotonic generator moved into ahead of the clock.
+	MsBorrowed uint64
+	// LeadRefused counts monotonic calls refused by the lead limit.
+	LeadRefused uint64
+	// LeaseRenewals counts lease renewals.
+	LeaseRenewals uint64
+	// LeaseFailures counts failed lease renewals.
+	LeaseFailures uint64
+	// ClockAheadMs is how far the wall clock reads ahead of what elapsed time vouches for, while
+	// that is a forward step not yet believed (0 otherwise).
+	ClockAheadMs int64
+	// ForwardRefused counts strict calls refused because the clock had stepped ahead.
+	ForwardRefused uint64
+	// ClockSource is the clock reading in effect: "precise" or "coarse".
+	ClockSource string
+	// ClockTickNs is the resolution of the system clock in use, from clock_getres (0 for a test
+	// clock).
+	ClockTickNs uint64
+	// ClockNote says why a requested coarse source is not in effect; empty otherwise.
+	ClockNote string
+	// Lease is the lease's state, or nil when the node id is not leased.
+	Lease *LeaseHealth
+}
+
+// LeaseHealth is the lease part of Health.
+type LeaseHealth struct {
+	// Kind is "file" or "etcd".
+	Kind string
+	// Store is the directory, or the etcd endpoints and prefix.
+	Store string
+	// Slot is the slot held, which is the node id.
+	Slot uint32
+	// HighWaterMs is the high-water mark R: no ID carries a later timestamp until the store has
+	// extended it.
+	HighWaterMs int64
+	// GuardUntilMs is what the slot's previous holder may have reached (nil: no guard).
+	GuardUntilMs *int64
+	// GuardWaiting is true while the restart guard waits.
+	GuardWaiting bool
+	// GuardRemainingMs is how long the restart guard still waits.
+	GuardRemainingMs uint64
+	// GuardNote says why the guard is long; empty otherwise.
+	GuardNote string
+	// Lost is true once the lease is lost (the generator has stopped for good).
+	Lost bool
+	// Expired is true while the next ID would pass R.
+	Expired bool
+	// Phase is "held", "restart_guard", "expired" or "lost".
+	Phase string
+	// LastError is the last store error, or why the lease was lost; empty if none.
+	LastError string
+}
+
+// healthOf converts the C snapshot; a failed call (a bug in the library) is an unhealthy
+// snapshot saying so.
+func healthOf(h *C.polyflake_health_snapshot, r C.polyflake_result) Health {
+	if r != C.POLYFLAKE_RESULT_OK {
+		return Health{Status: "unknown", Reason: sentinel(r).Error()}
+	}
+	out := Health{
+		OK:                  bool(h.ok),
+		Status:              C.GoString(C.polyflake_health_status_name(h.status)),
+		Reason:              C.GoString(&h.reason[0]),
+		NodeID:              uint32(h.node_id),
+		Source:              C.GoString(C.polyflake_node_source_name(h.source)),
+		Mode:                Mode(h.mode).String(),
+		WallMs:              int64(h.wall_ms),
+		LeadMs:              int64(h.lead_ms),
+		IDsIssued:           uint64(h.ids_issued),
+		RewindsWaited:       uint64(h.rewinds_waited),
+		RewindsRefused:      uint64(h.rewinds_refused),
+		SequenceExhaustions: uint64(h.sequence_exhaustions),
+		WaitSleeps:          uint64(h.wait_sleeps),
+		MsBorrowed:          uint64(h.ms_borrowed),
+		LeadRefused:         uint64(h.lead_refused),
+		LeaseRenewals:       uint64(h.lease_renewals),
+		LeaseFailures:       uint64(h.lease_failures),
+		ClockAheadMs:        int64(h.clock_ahead_ms),
+		ForwardRefused:      uint64(h.forward_refused),
+		ClockSource:         ClockSource(h.clock_source).String(),
+		ClockTickNs:         uint64(h.clock_tick_ns),
+		ClockNote:           C.GoString(&h.clock_note[0]),
+	}
+	if h.has_last_issued {
+		ms := int64(h.last_issued_ms)
+		out.LastIssuedMs = &ms
+	}
+	if h.lease_kind != C.POLYFLAKE_LEASE_KIND_NONE {
+		kind := "file"
+		if h.lease_kind == C.POLYFLAKE_LEASE_KIND_ETCD {
+			kind = "etcd"
+		}
+		out.Lease = &LeaseHealth{
+			Kind:             kind,
+			Store:            C.GoString(&h.lease_store[0]),
+			Slot:             uint32(h.lease_slot),
+			HighWaterMs:      int64(h.lease_high_water_ms),
+			GuardWaiting:     bool(h.lease_guard_waiting),
+			GuardRemainingMs: uint64(h.lease_guard_remaining_ms),
+			GuardNote:        C.GoString(&h.lease_guard_note[0]),
+			Lost:             bool(h.lease_lost),
+			Expired:          bool(h.lease_expired),
+			Phase:            C.GoString(C.polyflake_lease_phase_name(h.lease_phase)),
+			LastError:        C.GoString(&h.lease_last_error[0]),
+		}
+		if h.lease_has_guard {
+			ms := int64(h.lease_guard_until_ms)
+			out.Lease.GuardUntilMs = &ms
+		}
+	}
+	return out
+}

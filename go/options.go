@@ -1,0 +1,367 @@
+package polyflake
+
+/*
+#include "polyflake_cgo.h"
+*/
+import "C"
+
+import "unsafe"
+
+// Mode is how a generator treats the wall clock.
+type Mode uint32
+
+const (
+	// Strict never issues a timestamp above the wall clock: a rewind up to the wait budget is
+	// waited out, a larger one refused; a spent millisecond sleeps to the next (the default).
+	Strict Mode = C.POLYFLAKE_MODE_STRICT
+	// Monotonic never waits and never repeats: it borrows from the next millisecond on a rewind
+	// or a burst (bounded by WithMaxLeadMs).
+	Monotonic Mode = C.POLYFLAKE_MODE_MONOTONIC
+)
+
+// String is "strict" or "monotonic".
+func (m Mode) String() string {
+	if m == Monotonic {
+		return "monotonic"
+	}
+	if m == Strict {
+		return "strict"
+	}
+	return "unknown"
+}
+
+// ClockSource is which clock reading a generator takes per ID.
+type ClockSource uint32
+
+const (
+	// Precise reads CLOCK_REALTIME for every ID (the default).
+	Precise ClockSource = C.POLYFLAKE_CLOCK_SOURCE_PRECISE
+	// Coarse reads CLOCK_REALTIME_COARSE (about a fifth of the cost) and the precise clock only
+	// when a millisecond is spent or the coarse reading is behind the last one issued. Every
+	// guarantee holds; an ID's timestamp may be up to one tick (4 ms at HZ=250) older than the
+	// call. Health says which source is in effect, and why when the coarse one is not.
+	Coarse ClockSource = C.POLYFLAKE_CLOCK_SOURCE_COARSE
+)
+
+// String is "precise" or "coarse".
+func (s ClockSource) String() string {
+	return C.GoString(C.polyflake_clock_source_name(C.uint32_t(s)))
+}
+
+// options is what New, NewUUIDv7 and NewULID are made from: the settings every generator takes
+// (filled with the core's defaults), the Snowflake ones, and the node-id sources named.
+type options struct {
+	shared  C.polyflake_timeid_config
+	clock   *Clock
+	layout  *Layout
+	epochMs *int64
+	sources []source
+}
+
+func defaults() *options {
+	o := &options{}
+	C.polyflake_timeid_config_init(&o.shared)
+	return o
+}
+
+// Option configures New: a node-id source (NodeID, FileLease, Etcd, FromEnv, FromHostname,
+// FromIPv4), a Snowflake setting (WithLayout, WithEpochMs) or a Setting.
+type Option interface {
+	apply(*options)
+}
+
+// Setting is an Option every generator takes, NewUUIDv7 and NewULID too.
+type Setting interface {
+	Option
+	setting()
+}
+
+type option func(*options)
+
+func (f option) apply(o *options) { f(o) }
+
+type setting func(*options)
+
+func (f setting) apply(o *options) { f(o) }
+func (setting) setting()           {}
+
+// WithMode is Strict (the default) or Monotonic.
+func WithMode(m Mode) Setting {
+	return setting(func(o *options) { o.shared.mode = C.uint32_t(m) })
+}
+
+// WithMaxWaitMs is strict mode's wait budget (default 5.0): a rewind up to this many ms is
+// waited out, a larger one refused; a spent millisecond waits at most max(this, 1) ms.
+func WithMaxWaitMs(ms float64) Setting {
+	return setting(func(o *options) { o.shared.max_wait_ms = C.double(ms) })
+}
+
+// WithMaxLeadMs bounds how far a monotonic generator may run ahead of the wall clock (default:
+// no bound); past it, ErrLeadLimitExceeded.
+func WithMaxLeadMs(ms int64) Setting {
+	return setting(func(o *options) {
+		o.shared.has_max_lead = 1
+		o.shared.max_lead_ms = C.int64_t(ms)
+	})
+}
+
+// WithMaxForwardStepMs is how far the wall clock may read ahead of the time elapsed since it was
+// last trusted before that is a forward STEP (default 60,000): strict mode refuses to issue from
+// it (ErrClockJumpedAhead), monotonic mode keeps issuing from the trusted time.
+func WithMaxForwardStepMs(ms uint64) Setting {
+	return setting(func(o *options) { o.shared.max_forward_step_ms = C.uint64_t(ms) })
+}
+
+// WithoutForwardStepCheck turns the forward-step check off.
+func WithoutForwardStepCheck() Setting {
+	return setting(func(o *options) { o.shared.max_forward_step_ms = C.POLYFLAKE_FORWARD_STEP_OFF })
+}
+
+// WithForwardConfirmMs is how long a stepped-ahead clock must hold its new offset before it is
+// believed, in ms of elapsed time (default 300,000).
+func WithForwardConfirmMs(ms uint64) Setting {
+	return setting(func(o *options) { o.shared.forward_confirm_ms = C.uint64_t(ms) })
+}
+
+// WithClockSource is Precise (the default) or Coarse.
+func WithClockSource(s ClockSource) Setting {
+	return setting(func(o *options) { o.shared.clock_source = C.uint32_t(s) })
+}
+
+// WithClock makes the generator read c (a test clock) instead of the system clock.
+func WithClock(c *Clock) Setting {
+	return setting(func(o *options) { o.clock = c })
+}
+
+// WithLayout is the Snowflake layout (default LayoutDefault).
+func WithLayout(l Layout) Option {
+	return option(func(o *options) { o.layout = &l })
+}
+
+// WithEpochMs is the epoch in Unix ms (default DefaultEpochMs, 2024-01-01T00:00:00Z).
+func WithEpochMs(ms int64) Option {
+	return option(func(o *options) { o.epochMs = &ms })
+}
+
+// source makes the generator with its node-id source, from the C config and clock.
+type source func(cfg *C.polyflake_config, clock *C.polyflake_clock, out **C.polyflake_generator) error
+
+func withSource(s source) Option {
+	return option(func(o *options) { o.sources = append(o.sources, s) })
+}
+
+// NodeID is a fixed node id, 0 to 2^NodeBits - 1 (ErrInvalidNodeID otherwise). Within one
+// process a second live generator with the same node id, epoch and layout is refused
+// (ErrNodeIDInUse): share the first.
+func NodeID(n int64) Option {
+	return withSource(func(cfg *C.polyflake_config, k *C.polyflake_clock, out **C.polyflake_generator) error {
+		cfg.node_id = C.int64_t(n)
+		return check(C.pf_generator_new(cfg, k, out))
+	})
+}
+
+// FromEnv is the node id in the environment variable name (ErrInvalidNodeSource when unset or
+// not a decimal number).
+func FromEnv(name string) Option {
+	return withSource(func(cfg *C.polyflake_config, k *C.polyflake_clock, out **C.polyflake_generator) error {
+		cs, err := cString(name, "the environment variable's name", ErrInvalidNodeSource)
+		if err != nil {
+			return err
+		}
+		defer C.free(unsafe.Pointer(cs))
+		return check(C.pf_generator_new_from_env(cfg, cs, k, out))
+	})
+}
+
+// FromHostname is the ordinal at the end of a StatefulSet-style hostname ("ids-7" is 7); ""
+// means this host's name.
+func FromHostname(hostname string) Option {
+	return withSource(func(cfg *C.polyflake_config, k *C.polyflake_clock, out **C.polyflake_generator) error {
+		var cs *C.char
+		if hostname != "" {
+			var err error
+			if cs, err = cString(hostname, "the hostname", ErrInvalidNodeSource); err != nil {
+				return err
+			}
+			defer C.free(unsafe.Pointer(cs))
+		}
+		return check(C.pf_generator_new_from_hostname(cfg, cs, k, out))
+	})
+}
+
+// FromIPv4 is the low 32 - prefixLen bits of the IPv4 address addr ("10.1.7.9"), in the one
+// subnet addr/prefixLen every generator of the fleet lives in: a /22 or narrower for 10 node bits
+// (ErrInvalidNodeSource otherwise).
+func FromIPv4(addr string, prefixLen int64) Option {
+	return withSource(func(cfg *C.polyflake_config, k *C.polyflake_clock, out **C.polyflake_generator) error {
+		cs, err := cString(addr, "the IPv4 address", ErrInvalidNodeSource)
+		if err != nil {
+			return err
+		}
+		defer C.free(unsafe.Pointer(cs))
+		return check(C.pf_generator_new_from_ipv4(cfg, cs, C.int64_t(prefixLen), k, out))
+	})
+}
+
+// leaseOptions are both leases' options, filled with the core's defaults.
+type leaseOptions struct {
+	file C.polyflake_file_lease_options
+	etcd C.polyflake_etcd_options
+	// strings to set, kept until the call (C copies of them are made then)
+	identity, prefix *string
+}
+
+// LeaseOption is an option of FileLease and Etcd.
+type LeaseOption interface {
+	EtcdOption
+	file(*leaseOptions)
+}
+
+// EtcdOption is an option of Etcd.
+type EtcdOption interface {
+	etcd(*leaseOptions)
+}
+
+type leaseOption func(*leaseOptions)
+
+func (f leaseOption) file(o *leaseOptions) { f(o) }
+func (f leaseOption) etcd(o *leaseOptions) { f(o) }
+
+type etcdOption func(*leaseOptions)
+
+func (f etcdOption) etcd(o *leaseOptions) { f(o) }
+
+// Slots caps the slots (node ids) a lease uses, 1 to 2^NodeBits (default: every node id).
+func Slots(n uint32) LeaseOption {
+	return leaseOption(func(o *leaseOptions) { o.file.slots, o.etcd.slots = C.uint32_t(n), C.uint32_t(n) })
+}
+
+// Identity is a stable name whose previous slot is tried first (default: this host's name).
+func Identity(name string) LeaseOption {
+	return leaseOption(func(o *leaseOptions) { o.identity = &name })
+}
+
+// ReserveMs is how far ahead of the clock the high-water mark R is kept (default 5,000): the
+// longest a successor of a crashed holder, or a new slot, waits before its first ID.
+func ReserveMs(ms uint64) LeaseOption {
+	return leaseOption(func(o *leaseOptions) {
+		o.file.reserve_ms, o.etcd.reserve_ms = C.uint64_t(ms), C.uint64_t(ms)
+	})
+}
+
+// MaxGuardWaitMs: a free slot whose restart guard is longer than this (default 60,000) is taken
+// only when no other slot is free.
+func MaxGuardWaitMs(ms uint64) LeaseOption {
+	return leaseOption(func(o *leaseOptions) {
+		o.file.max_guard_wait_ms, o.etcd.max_guard_wait_ms = C.uint64_t(ms), C.uint64_t(ms)
+	})
+}
+
+// Prefix is the etcd key prefix (default "/polyflake"): one per ID space (epoch and layout).
+func Prefix(p string) EtcdOption {
+	return etcdOption(func(o *leaseOptions) { o.prefix = &p })
+}
+
+// TTLSeconds is the etcd lease's time to live (default 10): a crashed holder's slot frees after it.
+func TTLSeconds(s int64) EtcdOption {
+	return etcdOption(func(o *leaseOptions) { o.etcd.ttl_s = C.int64_t(s) })
+}
+
+// ConnectTimeoutMs bounds connecting to etcd and each request (default 2,000).
+func ConnectTimeoutMs(ms uint64) EtcdOption {
+	return etcdOption(func(o *leaseOptions) { o.etcd.connect_timeout_ms = C.uint64_t(ms) })
+}
+
+func newLeaseOptions() *leaseOptions {
+	o := &leaseOptions{}
+	C.polyflake_file_lease_options_init(&o.file)
+	C.polyflake_etcd_options_init(&o.etcd)
+	return o
+}
+
+// cStrings holds the C strings of one constructor call until it returns.
+type cStrings []*C.char
+
+func (s *cStrings) add(text, what string) (*C.char, error) {
+	cs, err := cString(text, what, ErrInvalidNodeSource)
+	if err == nil {
+		*s = append(*s, cs)
+	}
+	return cs, err
+}
+
+func (s cStrings) free() {
+	for _, cs := range s {
+		C.free(unsafe.Pointer(cs))
+	}
+}
+
+// identityC is the C identity of either lease (nil: the default, this host's name).
+func (o *leaseOptions) identityC(s *cStrings) (*C.char, error) {
+	if o.identity == nil {
+		return nil, nil
+	}
+	return s.add(*o.identity, "the lease identity")
+}
+
+// FileLease leases the node id from a directory of slot files (one host, no server; the kernel
+// frees a slot when its holder dies). Every process that shares node ids uses the same directory,
+// on a local file system. A new slot, or one a crashed holder left, issues nothing until its
+// restart guard has passed (ErrLeaseNotReady meanwhile): call WaitReady before the first ID.
+// Close frees the slot. Errors: ErrNoFreeSlot, ErrIDSpaceMismatch, ErrLeaseStore,
+// ErrInvalidNodeSource.
+func FileLease(dir string, opts ...LeaseOption) Option {
+	return withSource(func(cfg *C.polyflake_config, k *C.polyflake_clock, out **C.polyflake_generator) error {
+		o := newLeaseOptions()
+		for _, opt := range opts {
+			opt.file(o)
+		}
+		var strs cStrings
+		defer strs.free()
+		var err error
+		if o.file.dir, err = strs.add(dir, "the lease directory"); err != nil {
+			return err
+		}
+		if o.file.identity, err = o.identityC(&strs); err != nil {
+			return err
+		}
+		return check(C.pf_generator_new_file_lease(cfg, &o.file, k, out))
+	})
+}
+
+// Etcd leases the node id from an etcd v3 cluster (a fleet): endpoints are its client URLs such
+// as "http://10.0.0.5:2379". Connecting blocks (each request up to ConnectTimeoutMs). An
+// unreachable store lets the generator issue up to its high-water mark, then ErrLeaseExpired; a
+// lost or revoked etcd lease stops it for good (ErrLeaseLost).
+func Etcd(endpoints []string, opts ...EtcdOption) Option {
+	return withSource(func(cfg *C.polyflake_config, k *C.polyflake_clock, out **C.polyflake_generator) error {
+		o := newLeaseOptions()
+		for _, opt := range opts {
+			opt.etcd(o)
+		}
+		var strs cStrings
+		defer strs.free()
+		var err error
+		if o.etcd.identity, err = o.identityC(&strs); err != nil {
+			return err
+		}
+		if o.prefix != nil {
+			if o.etcd.prefix, err = strs.add(*o.prefix, "the etcd prefix"); err != nil {
+				return err
+			}
+		}
+		// The array of endpoint pointers lives in C memory: the options passed to C may hold no
+		// Go pointer.
+		list := C.malloc(C.size_t(len(endpoints)+1) * C.size_t(unsafe.Sizeof(uintptr(0))))
+		defer C.free(list)
+		ptrs := unsafe.Slice((**C.char)(list), len(endpoints)+1)
+		for i, e := range endpoints {
+			if ptrs[i], err = strs.add(e, "an etcd endpoint"); err != nil {
+				return err
+			}
+		}
+		o.etcd.endpoints = (**C.char)(list)
+		o.etcd.endpoint_count = C.size_t(len(endpoints))
+		return check(C.pf_generator_new_etcd(cfg, &o.etcd, k, out))
+	})
+}

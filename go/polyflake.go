@@ -1,0 +1,135 @@
+// Package polyflake mints unique, time-sortable IDs in-process: 64-bit Snowflake IDs (timestamp,
+// node id, sequence), UUIDv7 (RFC 9562) and ULID, all from polyflake's one Rust core through its
+// C ABI (include/polyflake.h, libpolyflake). Every rule that keeps IDs unique (the clock-rewind
+// guard, sequence exhaustion, one node id per generator, leases, fork safety) lives in that core;
+// this package converts arguments, results and errors, nothing more.
+//
+// The library is found with pkg-config (`#cgo pkg-config: polyflake`): point PKG_CONFIG_PATH at
+// the directory holding polyflake.pc (the SDK's lib/pkgconfig, or target/release/pkgconfig after
+// `make build-c`).
+//
+// A Generator is made once per node and shared between goroutines:
+//
+//	g, err := polyflake.New(polyflake.NodeID(37))
+//	id, err := g.NextID() // int64, positive, increasing
+//
+// Strict mode (the default) never issues a timestamp above the wall clock: a small clock rewind
+// (up to WithMaxWaitMs, 5 ms by default) is waited out, a larger one refused with
+// ErrClockMovedBackwards. Monotonic mode (WithMode(Monotonic)) never waits and borrows from the
+// next millisecond instead. The node id comes from exactly one source: NodeID, FileLease, Etcd,
+// FromEnv, FromHostname or FromIPv4.
+//
+// Every error the library returns is an *Error carrying the core's stable code and message;
+// compare it with errors.Is against the sentinels (ErrClockMovedBackwards, ErrLeaseNotReady, ...).
+// Every number of milliseconds is named ...Ms and passed as written (a 0 is a 0, never "the
+// default"): the defaults are the core's, taken from the library.
+package polyflake
+
+/*
+#cgo pkg-config: polyflake
+#include "polyflake_cgo.h"
+*/
+import "C"
+
+import (
+	"strings"
+	"unsafe"
+)
+
+// Error is a refusal from polyflake: Code is the core's stable code ("CLOCK_MOVED_BACKWARDS", the
+// same in every language), Message its full message with the numbers. Test for a kind with
+// errors.Is(err, ErrClockMovedBackwards).
+type Error struct {
+	// Code is the stable name of the error kind.
+	Code string
+	// Message is the core's message for this error.
+	Message string
+	result  C.polyflake_result
+}
+
+// Error returns "CODE: message".
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Is reports whether target is the sentinel of this error's kind.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.result == e.result
+}
+
+// sentinel is the error of result r with its static message.
+func sentinel(r C.polyflake_result) *Error {
+	return &Error{
+		Code:    C.GoString(C.polyflake_result_name(C.uint32_t(r))),
+		Message: C.GoString(C.polyflake_result_message(C.uint32_t(r))),
+		result:  r,
+	}
+}
+
+// The sentinels, one per result of the C ABI (the core's error kinds, then the boundary's own),
+// for errors.Is. Their Message is the kind's general description.
+var (
+	ErrInvalidLayout       = sentinel(C.POLYFLAKE_RESULT_INVALID_LAYOUT)
+	ErrUnknownLayout       = sentinel(C.POLYFLAKE_RESULT_UNKNOWN_LAYOUT)
+	ErrInvalidNodeID       = sentinel(C.POLYFLAKE_RESULT_INVALID_NODE_ID)
+	ErrInvalidEpoch        = sentinel(C.POLYFLAKE_RESULT_INVALID_EPOCH)
+	ErrInvalidArgument     = sentinel(C.POLYFLAKE_RESULT_INVALID_ARGUMENT)
+	ErrInvalidID           = sentinel(C.POLYFLAKE_RESULT_INVALID_ID)
+	ErrClockMovedBackwards = sentinel(C.POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS)
+	ErrTimestampOverflow   = sentinel(C.POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW)
+	ErrLeadLimitExceeded   = sentinel(C.POLYFLAKE_RESULT_LEAD_LIMIT_EXCEEDED)
+	ErrNodeIDInUse         = sentinel(C.POLYFLAKE_RESULT_NODE_ID_IN_USE)
+	ErrUsedAfterFork       = sentinel(C.POLYFLAKE_RESULT_USED_AFTER_FORK)
+	ErrClockFailed         = sentinel(C.POLYFLAKE_RESULT_CLOCK_FAILED)
+	ErrInvalidNodeSource   = sentinel(C.POLYFLAKE_RESULT_INVALID_NODE_SOURCE)
+	ErrNoFreeSlot          = sentinel(C.POLYFLAKE_RESULT_NO_FREE_SLOT)
+	ErrLeaseNotReady       = sentinel(C.POLYFLAKE_RESULT_LEASE_NOT_READY)
+	ErrLeaseExpired        = sentinel(C.POLYFLAKE_RESULT_LEASE_EXPIRED)
+	ErrLeaseLost           = sentinel(C.POLYFLAKE_RESULT_LEASE_LOST)
+	ErrLeaseStore          = sentinel(C.POLYFLAKE_RESULT_LEASE_STORE)
+	ErrClockJumpedAhead    = sentinel(C.POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD)
+	ErrIDSpaceMismatch     = sentinel(C.POLYFLAKE_RESULT_ID_SPACE_MISMATCH)
+	ErrGeneratorClosed     = sentinel(C.POLYFLAKE_RESULT_GENERATOR_CLOSED)
+	ErrNullParameter       = sentinel(C.POLYFLAKE_RESULT_NULL_PARAMETER)
+	ErrPanic               = sentinel(C.POLYFLAKE_RESULT_PANIC)
+	ErrBufferTooSmall      = sentinel(C.POLYFLAKE_RESULT_BUFFER_TOO_SMALL)
+)
+
+// check turns a status from the C side into nil or an *Error with the core's message (read on
+// the thread that failed), freeing the message.
+func check(s C.pf_status) error {
+	if s.r == C.POLYFLAKE_RESULT_OK {
+		return nil
+	}
+	e := sentinel(s.r)
+	if s.msg != nil {
+		if m := C.GoString(s.msg); m != "" {
+			e.Message = m
+		}
+		C.free(unsafe.Pointer(s.msg))
+	}
+	return e
+}
+
+// refuse is an error of kind `kind` for input the package cannot hand to the library as it is.
+func refuse(kind *Error, message string) error {
+	return &Error{Code: kind.Code, Message: message, result: kind.result}
+}
+
+// cString is s as a C string (free it), or an error of kind `kind` when s holds a NUL byte, which
+// C would silently cut the string at.
+func cString(s, what string, kind *Error) (*C.char, error) {
+	if strings.IndexByte(s, 0) >= 0 {
+		return nil, refuse(kind, what+" contains a NUL byte")
+	}
+	return C.CString(s), nil
+}
+
+// resultName is the stable name of any result code (the tests walk every code with it).
+func resultName(code uint32) string { return C.GoString(C.polyflake_result_name(C.uint32_t(code))) }
+
+// ModuleVersion is this module's version: the workspace's, which the library it links reports
+// too (a test fails when the two drift).
+const ModuleVersion = "0.1.0"
+
+// Version is the library's version, such as "0.1.0".
+func Version() string { return C.GoString(C.polyflake_version()) }

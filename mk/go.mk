@@ -1,0 +1,42 @@
+# Go: the module at go/ (package polyflake, cgo over the C ABI, the library found with
+# pkg-config), its tests and examples, the cross-language tests in tests/go that use it, and the
+# Go participant of the polyglot run. The C library and polyflake.pc come from mk/c.mk (build-c).
+#
+#   make test-go    go vet, and go test of go/ (unit tests, runnable examples) and of tests/go
+#                   (the layout and UUIDv7/ULID vectors, every scenario file on both clock
+#                   sources, bad node sources, NULL checks of the C ABI, 8 goroutines, file leases)
+#   make bench-go   NextID per call beside bwmarrin/snowflake (also part of make bench-c)
+#   make build-polyglot-go  the polyglot participant: target/polyglot/participant_go
+
+DEPS_TARGETS += deps-go
+BUILD_TARGETS += build-polyglot-go
+TEST_TARGETS += test-go
+
+.PHONY: deps-go test-go bench-go build-polyglot-go
+
+# The module's own test programs use nothing outside the standard library; tests/go's benchmark
+# compares with github.com/bwmarrin/snowflake (from the Go module proxy).
+deps-go:
+	$(call say,Go: the toolchain and the modules tests/go needs)
+	@command -v go >/dev/null || { echo "go not found: install Go 1.21 or newer"; exit 1; }
+	@go version
+	cd tests/go && go mod download
+
+build-polyglot-go: build-c
+	$(call say,Go participant: $(POLYGLOT_DIR)/participant_go)
+	@mkdir -p $(POLYGLOT_DIR)
+	cd tests/polyglot/go && $(C_ENV) go vet . && $(C_ENV) go build -o $(POLYGLOT_DIR)/participant_go .
+
+test-go: build-c
+	$(call say,Go: go vet and gofmt; the go/ module's tests and runnable examples)
+	@unformatted=$$(gofmt -l go tests/go tests/polyglot/go); \
+	  [ -z "$$unformatted" ] || { echo "gofmt -l: $$unformatted"; exit 1; }
+	cd go && $(C_ENV) go vet ./... && $(C_ENV) go test -count=1 -v ./... 2>&1 | tail -n 30; exit $${PIPESTATUS[0]}
+	$(call say,Go through the go/ module: vectors and scenarios on both clock sources and leases and goroutines)
+	cd tests/go && $(C_ENV) go vet ./... && $(C_ENV) go test -count=1 -v ./... 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
+
+# Interleaved rounds of every benchmark (tests/go/bench.py), medians and ratios to bwmarrin.
+GO_BENCH_ROUNDS ?= 7
+bench-go: build-c
+	$(call say,Go: NextID per call beside bwmarrin/snowflake, both where neither can exhaust its ms)
+	cd tests/go && $(C_ENV) python3 bench.py $(GO_BENCH_ROUNDS) 1s

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Go per-call benchmark rounds, interleaved, with medians and ratios to bwmarrin/snowflake.
+
+Builds the tests/go benchmark binary once (`go test -c`), then runs every benchmark once per round
+(`-test.bench . -test.count 1`) for ROUNDS rounds, so machine load falls on every candidate alike,
+and prints each benchmark's median and best ns/op with its ratio to bwmarrin's Generate() on the
+same setup (the wide one for the uncapped rows, its default for the capped ones).
+
+Usage: bench.py [ROUNDS] [BENCHTIME]   (run from tests/go with PKG_CONFIG_PATH set; defaults 5, 1s)
+"""
+
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+benchtime = sys.argv[2] if len(sys.argv) > 2 else "1s"
+line = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op")
+
+with tempfile.TemporaryDirectory() as tmp:
+    binary = Path(tmp) / "bench.test"
+    subprocess.run(["go", "test", "-c", "-o", str(binary), "."], check=True)
+    runs: dict[str, list[float]] = {}
+    for r in range(rounds):
+        out = subprocess.run(
+            [str(binary), "-test.run", "^$", "-test.bench", ".", "-test.benchtime", benchtime,
+             "-test.count", "1"],
+            check=True, capture_output=True, text=True,
+        ).stdout
+        for text in out.splitlines():
+            m = line.match(text)
+            if m:
+                runs.setdefault(m.group(1), []).append(float(m.group(2)))
+        print(f"round {r + 1}/{rounds} done", file=sys.stderr)
+
+med = {name: statistics.median(v) for name, v in runs.items()}
+print(f"{'benchmark':44} {'median ns':>10} {'best ns':>9}  vs bwmarrin (median)")
+for name, v in runs.items():
+    capped = "StrictDefault" in name or name == "BwmarrinGenerate"
+    ref = "BwmarrinGenerate" if capped else "BwmarrinGenerateWide"
+    ratio = med[name] / med[ref] if ref in med else float("nan")
+    print(f"{name:44} {med[name]:10.2f} {min(v):9.2f}  {ratio:.2f}x {ref}")
