@@ -139,3 +139,14 @@ func ExampleError() {
 	// INVALID_NODE_ID
 	// node id 1024 is out of range: it must be in [0, 1023]
 }
+
+// A ZooKeeper lease: the ensemble's connect string and options; TLS and credentials left out
+// come from POLYFLAKE_ZOOKEEPER_* in the environment. Bad input is refused before connecting.
+func ExampleZooKeeper() {
+	source := polyflake.ZooKeeper("zk-0.zk:2181,zk-1.zk:2181,zk-2.zk:2181",
+		polyflake.Prefix("ids"), // not an absolute znode path
+		polyflake.SessionTimeoutMs(10000), polyflake.Username("billing"), polyflake.Password("s3cret"))
+	_, err := polyflake.New(source)
+	fmt.Println(errors.Is(err, polyflake.ErrInvalidNodeSource))
+	// Output: true
+}

@@ -20,7 +20,7 @@ type Health struct {
 	// NodeID is the generator's node id (0 for UUIDv7 and ULID).
 	NodeID uint32
 	// Source is where the node id came from: "static", "env", "hostname", "ipv4",
-	// "file_lease", "etcd".
+	// "file_lease", "etcd", "zookeeper".
 	Source string
 	// Mode is "strict" or "monotonic".
 	Mode string
@@ -66,9 +66,9 @@ type Health struct {
 
 // LeaseHealth is the lease part of Health.
 type LeaseHealth struct {
-	// Kind is "file" or "etcd".
+	// Kind is "file", "etcd" or "zookeeper" (the library's polyflake_lease_kind_name).
 	Kind string
-	// Store is the directory, or the etcd endpoints and prefix.
+	// Store is the directory, or the etcd endpoints or ZooKeeper ensemble and the prefix.
 	Store string
 	// Slot is the slot held, which is the node id.
 	Slot uint32
@@ -128,12 +128,8 @@ func healthOf(h *C.polyflake_health_snapshot, r C.polyflake_result) Health {
 		out.LastIssuedMs = &ms
 	}
 	if h.lease_kind != C.POLYFLAKE_LEASE_KIND_NONE {
-		kind := "file"
-		if h.lease_kind == C.POLYFLAKE_LEASE_KIND_ETCD {
-			kind = "etcd"
-		}
 		out.Lease = &LeaseHealth{
-			Kind:             kind,
+			Kind:             C.GoString(C.polyflake_lease_kind_name(C.uint32_t(h.lease_kind))),
 			Store:            C.GoString(&h.lease_store[0]),
 			Slot:             uint32(h.lease_slot),
 			HighWaterMs:      int64(h.lease_high_water_ms),

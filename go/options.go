@@ -64,8 +64,8 @@ func defaults() *options {
 	return o
 }
 
-// Option configures New: a node-id source (NodeID, FileLease, Etcd, FromEnv, FromHostname,
-// FromIPv4), a Snowflake setting (WithLayout, WithEpochMs) or a Setting.
+// Option configures New: a node-id source (NodeID, FileLease, Etcd, ZooKeeper, FromEnv,
+// FromHostname, FromIPv4), a Snowflake setting (WithLayout, WithEpochMs) or a Setting.
 type Option interface {
 	apply(*options)
 }
@@ -203,18 +203,26 @@ func FromIPv4(addr string, prefixLen int64) Option {
 	})
 }
 
-// leaseOptions are both leases' options, filled with the core's defaults.
+// leaseOptions are every lease's options, filled with the core's defaults.
 type leaseOptions struct {
 	file C.polyflake_file_lease_options
 	etcd C.polyflake_etcd_options
+	zk   C.polyflake_zookeeper_options
 	// strings to set, kept until the call (C copies of them are made then)
-	identity, prefix *string
+	identity, prefix                              *string
+	caFile, certFile, keyFile, username, password *string
 }
 
-// LeaseOption is an option of FileLease and Etcd.
+// LeaseOption is an option of every lease: FileLease, Etcd and ZooKeeper.
 type LeaseOption interface {
-	EtcdOption
+	RemoteOption
 	file(*leaseOptions)
+}
+
+// RemoteOption is an option of both remote stores' leases, Etcd and ZooKeeper.
+type RemoteOption interface {
+	EtcdOption
+	ZooKeeperOption
 }
 
 // EtcdOption is an option of Etcd.
@@ -222,18 +230,35 @@ type EtcdOption interface {
 	etcd(*leaseOptions)
 }
 
+// ZooKeeperOption is an option of ZooKeeper.
+type ZooKeeperOption interface {
+	zookeeper(*leaseOptions)
+}
+
 type leaseOption func(*leaseOptions)
 
-func (f leaseOption) file(o *leaseOptions) { f(o) }
-func (f leaseOption) etcd(o *leaseOptions) { f(o) }
+func (f leaseOption) file(o *leaseOptions)      { f(o) }
+func (f leaseOption) etcd(o *leaseOptions)      { f(o) }
+func (f leaseOption) zookeeper(o *leaseOptions) { f(o) }
+
+type remoteOption func(*leaseOptions)
+
+func (f remoteOption) etcd(o *leaseOptions)      { f(o) }
+func (f remoteOption) zookeeper(o *leaseOptions) { f(o) }
 
 type etcdOption func(*leaseOptions)
 
 func (f etcdOption) etcd(o *leaseOptions) { f(o) }
 
+type zookeeperOption func(*leaseOptions)
+
+func (f zookeeperOption) zookeeper(o *leaseOptions) { f(o) }
+
 // Slots caps the slots (node ids) a lease uses, 1 to 2^NodeBits (default: every node id).
 func Slots(n uint32) LeaseOption {
-	return leaseOption(func(o *leaseOptions) { o.file.slots, o.etcd.slots = C.uint32_t(n), C.uint32_t(n) })
+	return leaseOption(func(o *leaseOptions) {
+		o.file.slots, o.etcd.slots, o.zk.slots = C.uint32_t(n), C.uint32_t(n), C.uint32_t(n)
+	})
 }
 
 // Identity is a stable name whose previous slot is tried first (default: this host's name).
@@ -245,7 +270,8 @@ func Identity(name string) LeaseOption {
 // longest a successor of a crashed holder, or a new slot, waits before its first ID.
 func ReserveMs(ms uint64) LeaseOption {
 	return leaseOption(func(o *leaseOptions) {
-		o.file.reserve_ms, o.etcd.reserve_ms = C.uint64_t(ms), C.uint64_t(ms)
+		v := C.uint64_t(ms)
+		o.file.reserve_ms, o.etcd.reserve_ms, o.zk.reserve_ms = v, v, v
 	})
 }
 
@@ -253,13 +279,15 @@ func ReserveMs(ms uint64) LeaseOption {
 // only when no other slot is free.
 func MaxGuardWaitMs(ms uint64) LeaseOption {
 	return leaseOption(func(o *leaseOptions) {
-		o.file.max_guard_wait_ms, o.etcd.max_guard_wait_ms = C.uint64_t(ms), C.uint64_t(ms)
+		v := C.uint64_t(ms)
+		o.file.max_guard_wait_ms, o.etcd.max_guard_wait_ms, o.zk.max_guard_wait_ms = v, v, v
 	})
 }
 
-// Prefix is the etcd key prefix (default "/polyflake"): one per ID space (epoch and layout).
-func Prefix(p string) EtcdOption {
-	return etcdOption(func(o *leaseOptions) { o.prefix = &p })
+// Prefix is the etcd key prefix or the ZooKeeper znode path (default "/polyflake"; for
+// ZooKeeper an absolute path): one per ID space (epoch and layout).
+func Prefix(p string) RemoteOption {
+	return remoteOption(func(o *leaseOptions) { o.prefix = &p })
 }
 
 // TTLSeconds is the etcd lease's time to live (default 10): a crashed holder's slot frees after it.
@@ -267,15 +295,53 @@ func TTLSeconds(s int64) EtcdOption {
 	return etcdOption(func(o *leaseOptions) { o.etcd.ttl_s = C.int64_t(s) })
 }
 
-// ConnectTimeoutMs bounds connecting to etcd and each request (default 2,000).
-func ConnectTimeoutMs(ms uint64) EtcdOption {
-	return etcdOption(func(o *leaseOptions) { o.etcd.connect_timeout_ms = C.uint64_t(ms) })
+// SessionTimeoutMs is the ZooKeeper session timeout asked of the ensemble (default 10,000): the
+// lease's time to live, bounded by the ensemble (by default 2 to 20 ticks of its tickTime).
+func SessionTimeoutMs(ms uint64) ZooKeeperOption {
+	return zookeeperOption(func(o *leaseOptions) { o.zk.session_timeout_ms = C.uint64_t(ms) })
+}
+
+// ConnectTimeoutMs bounds connecting to the store and each request (default 2,000).
+func ConnectTimeoutMs(ms uint64) RemoteOption {
+	return remoteOption(func(o *leaseOptions) {
+		o.etcd.connect_timeout_ms, o.zk.connect_timeout_ms = C.uint64_t(ms), C.uint64_t(ms)
+	})
+}
+
+// CAFile is a PEM file of the CA certificate(s) the servers' certificates must chain to: it
+// turns TLS on. Unset: POLYFLAKE_ETCD_CA_FILE or POLYFLAKE_ZOOKEEPER_CA_FILE, else plain TCP.
+func CAFile(path string) RemoteOption {
+	return remoteOption(func(o *leaseOptions) { o.caFile = &path })
+}
+
+// CertFile is a PEM file of this client's certificate (with KeyFile), for servers that require
+// one. Unset: POLYFLAKE_{ETCD,ZOOKEEPER}_CERT_FILE.
+func CertFile(path string) RemoteOption {
+	return remoteOption(func(o *leaseOptions) { o.certFile = &path })
+}
+
+// KeyFile is a PEM file of the private key of CertFile. Unset: POLYFLAKE_{ETCD,ZOOKEEPER}_KEY_FILE.
+func KeyFile(path string) RemoteOption {
+	return remoteOption(func(o *leaseOptions) { o.keyFile = &path })
+}
+
+// Username is the user to authenticate as (etcd authentication; ZooKeeper digest, the znodes
+// polyflake creates then writable by this user only). Unset: POLYFLAKE_{ETCD,ZOOKEEPER}_USERNAME.
+func Username(name string) RemoteOption {
+	return remoteOption(func(o *leaseOptions) { o.username = &name })
+}
+
+// Password is the password of Username. Unset: POLYFLAKE_{ETCD,ZOOKEEPER}_PASSWORD; prefer that
+// variable (or a file you read) to a literal in code.
+func Password(password string) RemoteOption {
+	return remoteOption(func(o *leaseOptions) { o.password = &password })
 }
 
 func newLeaseOptions() *leaseOptions {
 	o := &leaseOptions{}
 	C.polyflake_file_lease_options_init(&o.file)
 	C.polyflake_etcd_options_init(&o.etcd)
+	C.polyflake_zookeeper_options_init(&o.zk)
 	return o
 }
 
@@ -296,12 +362,35 @@ func (s cStrings) free() {
 	}
 }
 
-// identityC is the C identity of either lease (nil: the default, this host's name).
-func (o *leaseOptions) identityC(s *cStrings) (*C.char, error) {
-	if o.identity == nil {
+// optional is the C string of an option that was set, nil for one left unset (the default).
+func (s *cStrings) optional(text *string, what string) (*C.char, error) {
+	if text == nil {
 		return nil, nil
 	}
-	return s.add(*o.identity, "the lease identity")
+	return s.add(*text, what)
+}
+
+// identityC is the C identity of any lease (nil: the default, this host's name).
+func (o *leaseOptions) identityC(s *cStrings) (*C.char, error) {
+	return s.optional(o.identity, "the lease identity")
+}
+
+// remoteC is the C prefix and the TLS and credential strings of a remote store's lease, in the
+// order of the C structs' fields (nil: unset).
+func (o *leaseOptions) remoteC(s *cStrings) (c [6]*C.char, err error) {
+	fields := [6]struct {
+		v    *string
+		what string
+	}{
+		{o.prefix, "the prefix"}, {o.caFile, "the CA file"}, {o.certFile, "the certificate file"},
+		{o.keyFile, "the key file"}, {o.username, "the user name"}, {o.password, "the password"},
+	}
+	for i, f := range fields {
+		if c[i], err = s.optional(f.v, f.what); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
 }
 
 // FileLease leases the node id from a directory of slot files (one host, no server; the kernel
@@ -345,11 +434,12 @@ func Etcd(endpoints []string, opts ...EtcdOption) Option {
 		if o.etcd.identity, err = o.identityC(&strs); err != nil {
 			return err
 		}
-		if o.prefix != nil {
-			if o.etcd.prefix, err = strs.add(*o.prefix, "the etcd prefix"); err != nil {
-				return err
-			}
+		r, err := o.remoteC(&strs)
+		if err != nil {
+			return err
 		}
+		o.etcd.prefix, o.etcd.ca_file, o.etcd.cert_file = r[0], r[1], r[2]
+		o.etcd.key_file, o.etcd.username, o.etcd.password = r[3], r[4], r[5]
 		// The array of endpoint pointers lives in C memory: the options passed to C may hold no
 		// Go pointer.
 		list := C.malloc(C.size_t(len(endpoints)+1) * C.size_t(unsafe.Sizeof(uintptr(0))))
@@ -363,5 +453,38 @@ func Etcd(endpoints []string, opts ...EtcdOption) Option {
 		o.etcd.endpoints = (**C.char)(list)
 		o.etcd.endpoint_count = C.size_t(len(endpoints))
 		return check(C.pf_generator_new_etcd(cfg, &o.etcd, k, out))
+	})
+}
+
+// ZooKeeper leases the node id from a ZooKeeper ensemble (3.5+): ensemble is its connect string,
+// "host:port" or "host:port,host:port,...". The slot is an ephemeral znode {prefix}/slot/NNNN
+// that lives as long as this process's session (SessionTimeoutMs is the lease's time to live),
+// R a persistent znode {prefix}/hwm/NNNN. Connecting blocks (up to ConnectTimeoutMs). An
+// unreachable ensemble lets the generator issue up to R, then ErrLeaseExpired; an expired
+// session or a deleted slot znode stops it for good (ErrLeaseLost). Errors: ErrInvalidNodeSource
+// (an empty ensemble, a prefix without a leading slash), ErrLeaseStore (unreachable, TLS or
+// credentials refused, naming the cause), ErrNoFreeSlot, ErrIDSpaceMismatch.
+func ZooKeeper(ensemble string, opts ...ZooKeeperOption) Option {
+	return withSource(func(cfg *C.polyflake_config, k *C.polyflake_clock, out **C.polyflake_generator) error {
+		o := newLeaseOptions()
+		for _, opt := range opts {
+			opt.zookeeper(o)
+		}
+		var strs cStrings
+		defer strs.free()
+		var err error
+		if o.zk.ensemble, err = strs.add(ensemble, "the ZooKeeper ensemble"); err != nil {
+			return err
+		}
+		if o.zk.identity, err = o.identityC(&strs); err != nil {
+			return err
+		}
+		r, err := o.remoteC(&strs)
+		if err != nil {
+			return err
+		}
+		o.zk.prefix, o.zk.ca_file, o.zk.cert_file = r[0], r[1], r[2]
+		o.zk.key_file, o.zk.username, o.zk.password = r[3], r[4], r[5]
+		return check(C.pf_generator_new_zookeeper(cfg, &o.zk, k, out))
 	})
 }

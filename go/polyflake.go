@@ -17,7 +17,7 @@
 // (up to WithMaxWaitMs, 5 ms by default) is waited out, a larger one refused with
 // ErrClockMovedBackwards. Monotonic mode (WithMode(Monotonic)) never waits and borrows from the
 // next millisecond instead. The node id comes from exactly one source: NodeID, FileLease, Etcd,
-// FromEnv, FromHostname or FromIPv4.
+// ZooKeeper, FromEnv, FromHostname or FromIPv4.
 //
 // Every error the library returns is an *Error carrying the core's stable code and message;
 // compare it with errors.Is against the sentinels (ErrClockMovedBackwards, ErrLeaseNotReady, ...).

@@ -38,6 +38,7 @@ static inline pf_status pf_status_of(polyflake_result r) {
 PF_WRAP(generator_new, (const polyflake_config *c, const polyflake_clock *k, polyflake_generator **o), (c, k, o))
 PF_WRAP(generator_new_file_lease, (const polyflake_config *c, const polyflake_file_lease_options *f, const polyflake_clock *k, polyflake_generator **o), (c, f, k, o))
 PF_WRAP(generator_new_etcd, (const polyflake_config *c, const polyflake_etcd_options *e, const polyflake_clock *k, polyflake_generator **o), (c, e, k, o))
+PF_WRAP(generator_new_zookeeper, (const polyflake_config *c, const polyflake_zookeeper_options *z, const polyflake_clock *k, polyflake_generator **o), (c, z, k, o))
 PF_WRAP(generator_new_from_env, (const polyflake_config *c, const char *v, const polyflake_clock *k, polyflake_generator **o), (c, v, k, o))
 PF_WRAP(generator_new_from_hostname, (const polyflake_config *c, const char *h, const polyflake_clock *k, polyflake_generator **o), (c, h, k, o))
 PF_WRAP(generator_new_from_ipv4, (const polyflake_config *c, const char *a, int64_t p, const polyflake_clock *k, polyflake_generator **o), (c, a, p, k, o))

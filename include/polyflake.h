@@ -837,7 +837,101 @@ typedef struct polyflake_etcd_options {
    * As in `polyflake_file_lease_options` (default 60,000).
    */
   uint64_t max_guard_wait_ms;
+  /**
+   * A PEM file of the CA certificate(s) the servers' certificates must chain to (turns TLS
+   * on); NULL (the default) means the core's fallback, POLYFLAKE_ETCD_CA_FILE, else none.
+   */
+  const char *ca_file;
+  /**
+   * A PEM file of this client's certificate (with `key_file`), for servers that require one;
+   * NULL: POLYFLAKE_ETCD_CERT_FILE, else none.
+   */
+  const char *cert_file;
+  /**
+   * A PEM file of the private key of `cert_file`; NULL: POLYFLAKE_ETCD_KEY_FILE, else none.
+   */
+  const char *key_file;
+  /**
+   * The user to authenticate as (etcd authentication), NUL-terminated UTF-8; NULL:
+   * POLYFLAKE_ETCD_USERNAME, else none.
+   */
+  const char *username;
+  /**
+   * The password of `username`, NUL-terminated UTF-8; NULL: POLYFLAKE_ETCD_PASSWORD, else
+   * none. Prefer the environment variable (or a file you read) to a literal in code.
+   */
+  const char *password;
 } polyflake_etcd_options;
+
+/**
+ * Options of a ZooKeeper lease (`polyflake_generator_new_zookeeper`). Fill it with
+ * `polyflake_zookeeper_options_init` (the core's defaults), set `ensemble`, change what you
+ * need. The strings are only read during the call. Every number is judged by the core as
+ * written.
+ */
+typedef struct polyflake_zookeeper_options {
+  /**
+   * The ensemble as ZooKeeper's connect string, NUL-terminated UTF-8: `"host:port"` or
+   * `"host:port,host:port,..."` (spaces around commas ignored). Required (NULL:
+   * POLYFLAKE_RESULT_NULL_PARAMETER; no server in it: POLYFLAKE_RESULT_INVALID_NODE_SOURCE).
+   */
+  const char *ensemble;
+  /**
+   * The znode prefix, an absolute path (NUL-terminated UTF-8); NULL (the default) means the
+   * core's "/polyflake". One prefix per ID space (epoch and layout).
+   */
+  const char *prefix;
+  /**
+   * The session timeout asked of the ensemble, in ms (default 10,000): the lease's time to
+   * live. The ensemble bounds it (by default 2 to 20 ticks of its tickTime).
+   */
+  uint64_t session_timeout_ms;
+  /**
+   * How far ahead of the clock R is kept, in ms (default 5,000).
+   */
+  uint64_t reserve_ms;
+  /**
+   * How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default) means every
+   * node id.
+   */
+  uint32_t slots;
+  /**
+   * A stable identity, NUL-terminated UTF-8; NULL (the default) means this host's name.
+   */
+  const char *identity;
+  /**
+   * The timeout of connecting and of each request, in ms (default 2,000).
+   */
+  uint64_t connect_timeout_ms;
+  /**
+   * As in `polyflake_file_lease_options` (default 60,000).
+   */
+  uint64_t max_guard_wait_ms;
+  /**
+   * A PEM file of the CA certificate(s) the servers' certificates must chain to (turns TLS
+   * on); NULL (the default) means the core's fallback, POLYFLAKE_ZOOKEEPER_CA_FILE, else none.
+   */
+  const char *ca_file;
+  /**
+   * A PEM file of this client's certificate (with `key_file`), for servers that require one;
+   * NULL: POLYFLAKE_ZOOKEEPER_CERT_FILE, else none.
+   */
+  const char *cert_file;
+  /**
+   * A PEM file of the private key of `cert_file`; NULL: POLYFLAKE_ZOOKEEPER_KEY_FILE, else none.
+   */
+  const char *key_file;
+  /**
+   * The user to authenticate as (ZooKeeper `digest`; the znodes polyflake creates are then writable by this user only), NUL-terminated UTF-8; NULL:
+   * POLYFLAKE_ZOOKEEPER_USERNAME, else none.
+   */
+  const char *username;
+  /**
+   * The password of `username`, NUL-terminated UTF-8; NULL: POLYFLAKE_ZOOKEEPER_PASSWORD, else
+   * none. Prefer the environment variable (or a file you read) to a literal in code.
+   */
+  const char *password;
+} polyflake_zookeeper_options;
 
 /**
  * Settings of a UUIDv7 or ULID generator: a Snowflake generator's, less the node id, layout
@@ -1074,7 +1168,7 @@ const char *polyflake_health_status_name(uint32_t status);
 
 /**
  * The stable snake_case name of a node source ("static", "env", "hostname", "ipv4", "file_lease",
- * "etcd") as a static NUL-terminated string (`source` is a `polyflake_node_source`); an unknown
+ * "etcd", "zookeeper") as a static NUL-terminated string (`source` is a `polyflake_node_source`); an unknown
  * number gives "unknown". Never NULL; do not free.
  */
 const char *polyflake_node_source_name(uint32_t source);
@@ -1085,6 +1179,13 @@ const char *polyflake_node_source_name(uint32_t source);
  * "unknown". Never NULL; do not free.
  */
 const char *polyflake_lease_phase_name(uint32_t phase);
+
+/**
+ * The stable name of a lease kind ("none", "file", "etcd", "zookeeper") as a static
+ * NUL-terminated string (`kind` is a `polyflake_lease_kind`); an unknown number gives "unknown".
+ * Never NULL; do not free.
+ */
+const char *polyflake_lease_kind_name(uint32_t kind);
 
 /**
  * The stable name of a clock source ("precise", "coarse") as a static NUL-terminated string
@@ -1179,6 +1280,14 @@ polyflake_result polyflake_file_lease_options_init(struct polyflake_file_lease_o
 polyflake_result polyflake_etcd_options_init(struct polyflake_etcd_options *out_options);
 
 /**
+ * Fill `*out_options` with the core's defaults: `ensemble` NULL (set it), prefix NULL
+ * ("/polyflake"), session timeout 10,000 ms, reserve 5,000 ms, POLYFLAKE_ALL_SLOTS, the
+ * hostname as identity, timeout 2,000 ms, max_guard_wait_ms 60,000, no TLS or credentials
+ * beyond the POLYFLAKE_ZOOKEEPER_* environment variables.
+ */
+polyflake_result polyflake_zookeeper_options_init(struct polyflake_zookeeper_options *out_options);
+
+/**
  * As `polyflake_generator_new`, the node id being a slot leased from a directory of slot files
  * (one host, no server; `config->node_id` is ignored). A test `clock` drives R and the guard.
  *
@@ -1212,6 +1321,24 @@ polyflake_result polyflake_generator_new_etcd(const struct polyflake_config *con
                                               const struct polyflake_etcd_options *options,
                                               const struct polyflake_clock *clock,
                                               struct polyflake_generator **out_generator);
+
+/**
+ * As `polyflake_generator_new_file_lease`, the slot leased from a ZooKeeper ensemble (3.5+).
+ *
+ * The slot is an ephemeral znode `{prefix}/slot/NNNN` created only if absent (it lives as long
+ * as this process's session, whose timeout is the lease's time to live); R is a persistent
+ * znode `{prefix}/hwm/NNNN` written by a multi-op that checks the slot znode and R's version.
+ * The ensemble unreachable: IDs continue up to R, then POLYFLAKE_RESULT_LEASE_EXPIRED until it
+ * is back; the session expired or the slot znode deleted: _LEASE_LOST for good. Blocks while
+ * it connects (about `connect_timeout_ms`). Errors as the etcd lease's (_LEASE_STORE: the
+ * ensemble unreachable, refusing the credentials or the TLS handshake, naming the cause;
+ * _INVALID_NODE_SOURCE: an empty ensemble, a prefix that is not an absolute path, options out
+ * of range).
+ */
+polyflake_result polyflake_generator_new_zookeeper(const struct polyflake_config *config,
+                                                   const struct polyflake_zookeeper_options *options,
+                                                   const struct polyflake_clock *clock,
+                                                   struct polyflake_generator **out_generator);
 
 /**
  * As `polyflake_generator_new`, the node id being the decimal integer in the environment

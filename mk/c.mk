@@ -4,9 +4,12 @@
 #   make test-c     header drift + compile checks, Rust unit tests, C and C++ programs against the
 #                   static and the shared library (layout and UUIDv7/ULID vectors, every scenario
 #                   file on both clock sources, bad input, threads, fork), the same under
-#                   valgrind, the snippets of docs/c.md, docs/go.md and the README
-#   make test-c-lease  node-id sources from C: file leases, static sources, bad options, a real
-#                   etcd (started and stopped by tests/c/with_etcd.sh), shared, static, valgrind
+#                   valgrind, test-c-lease, test-c-faults, the C/C++/Go participants at once
+#                   on a lease directory and on a real ZooKeeper (zk://...) and in uuidv7 mode,
+#                   the snippets of docs/c.md, docs/go.md and the README (beside a real ZooKeeper)
+#   make test-c-lease  node-id sources from C: file leases, static sources, bad options, TLS and
+#                   credential fields, a real etcd and a real ZooKeeper (started and stopped by
+#                   tests/c/with_etcd.sh and tests/stores/with_zookeeper.sh), shared, static, valgrind
 #   make test-c-faults the quiet faults of issue 11 from C: slot files and directories removed
 #                   under a live holder (two processes), fork faults, damaged records, poisoned
 #                   slots, one ID space per store; shared, static, valgrind
@@ -16,8 +19,9 @@
 #                   the cross-language uniqueness run's participants: target/polyglot/participant_{c,cpp}
 
 # protobuf-compiler: the core's etcd lease (etcd-client) needs protoc to build; etcd-server: the
-# real etcd the lease tests start.
-APT_PACKAGES += pkg-config valgrind libcjson-dev nlohmann-json3-dev protobuf-compiler etcd-server
+# real etcd the lease tests start; zookeeper and a JRE: the real ZooKeeper (tests/stores/with_zookeeper.sh).
+APT_PACKAGES += pkg-config valgrind libcjson-dev nlohmann-json3-dev protobuf-compiler etcd-server \
+	zookeeper default-jre-headless
 DEPS_TARGETS += deps-c
 BUILD_TARGETS += build-c build-polyglot-c build-polyglot-cpp
 TEST_TARGETS += test-c
@@ -116,9 +120,9 @@ test-c-lease: build-c
 	  $$(pkg-config --cflags --libs polyflake)
 	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_lease.c -o $(C_TESTDIR)/test_lease_static \
 	  $$(pkg-config --cflags --libs polyflake-static)
-	tests/c/with_etcd.sh bash -c 'for t in test_lease_shared test_lease_static; do \
-	  echo "--- $$t"; $(C_TESTDIR)/$$t "$$1" || exit 1; \
-	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(C_TESTDIR)/$$t "$$1" || exit 1; done' _
+	tests/stores/with_zookeeper.sh tests/c/with_etcd.sh bash -c 'for t in test_lease_shared test_lease_static; do \
+	  echo "--- $$t"; $(C_TESTDIR)/$$t "$$1" "$$2" || exit 1; \
+	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(C_TESTDIR)/$$t "$$1" "$$2" || exit 1; done' _
 
 # The quiet faults: each program re-runs itself as the child processes of the two-process tests.
 test-c-faults: build-c
@@ -152,6 +156,8 @@ build-polyglot-cpp: build-c
 test-c-polyglot: build-polyglot-c build-polyglot-cpp build-polyglot-go
 	$(call say,C and C++ and Go participants at once on one lease directory: distinct nodes and no duplicate; then their uuidv7 mode)
 	bash tests/c/polyglot_smoke.sh $(POLYGLOT_DIR)
+	$(call say,the same participants leasing from one real ZooKeeper (LEASE_DIR zk://ENSEMBLE/PREFIX))
+	tests/stores/with_zookeeper.sh bash tests/c/polyglot_smoke.sh $(POLYGLOT_DIR)
 
 test-c-valgrind: test-c-programs
 	$(call say,the same six programs under valgrind memcheck: zero errors and zero leaks)
@@ -164,7 +170,8 @@ test-c-valgrind: test-c-programs
 C_DOCS := $(ROOT)/docs/c.md $(ROOT)/docs/go.md $(ROOT)/README.md
 test-c-docs: build-c
 	$(call say,docs/c.md docs/go.md README.md: compile and run every C and C++ and Go snippet)
-	$(C_ENV) bash tests/c/readme_snippets.sh $(C_TESTDIR)/docs $(C_DOCS)
+	$(C_ENV) tests/stores/with_zookeeper.sh bash -c 'ZOOKEEPER_ENSEMBLE=$$POLYFLAKE_TEST_ZOOKEEPER \
+	  bash tests/c/readme_snippets.sh $(C_TESTDIR)/docs $(C_DOCS)' _
 
 test-c: check-header-c
 	$(call say,ffi-c unit tests)

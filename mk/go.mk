@@ -2,9 +2,13 @@
 # pkg-config), its tests and examples, the cross-language tests in tests/go that use it, and the
 # Go participant of the polyglot run. The C library and polyflake.pc come from mk/c.mk (build-c).
 #
-#   make test-go    go vet, and go test of go/ (unit tests, runnable examples) and of tests/go
-#                   (the layout and UUIDv7/ULID vectors, every scenario file on both clock
-#                   sources, bad node sources, NULL checks of the C ABI, 8 goroutines, file leases)
+#   make test-go    go vet, and go test of go/ (unit tests, runnable examples, the fuzz targets'
+#                   seeds and testdata/fuzz, then a short fuzzing run of each target) and of
+#                   tests/go (the layout and UUIDv7/ULID vectors, every scenario file on both clock
+#                   sources, bad node sources, NULL checks of the C ABI, 8 goroutines, file leases,
+#                   ZooKeeper leases against a real ZooKeeper from tests/stores/with_zookeeper.sh)
+#   make fuzz-go    each fuzz target of go/ for FUZZ_GO_TIME (default 60s); a failing input is
+#                   written to go/testdata/fuzz/<target>/ and stays a regression case
 #   make bench-go   NextID per call beside bwmarrin/snowflake (also part of make bench-c)
 #   make build-polyglot-go  the polyglot participant: target/polyglot/participant_go
 
@@ -12,7 +16,19 @@ DEPS_TARGETS += deps-go
 BUILD_TARGETS += build-polyglot-go
 TEST_TARGETS += test-go
 
-.PHONY: deps-go test-go bench-go build-polyglot-go
+.PHONY: deps-go test-go fuzz-go bench-go build-polyglot-go
+
+# The fuzz targets of go/fuzz_test.go (parsing: ID, UUID and ULID text, layout names,
+# decode/compose), each against a model of the text rules written in Go.
+GO_FUZZ_TARGETS := FuzzParseID FuzzParseUUID FuzzParseULID FuzzLayoutFromName FuzzDecodeCompose
+GO_FUZZ_SHORT ?= 4s
+FUZZ_GO_TIME ?= 60s
+# One fuzzing run per target (go test -fuzz takes one target at a time); one worker, as the
+# machine is shared.
+go_fuzz = cd go && for t in $(GO_FUZZ_TARGETS); do \
+	  echo "--- $$t for $(1)"; \
+	  $(C_ENV) go test -run '^$$' -fuzz "^$$t$$" -fuzztime $(1) -parallel 1 . 2>&1 | tail -n 4; \
+	  [ $${PIPESTATUS[0]} -eq 0 ] || exit 1; done
 
 # The module's own test programs use nothing outside the standard library; tests/go's benchmark
 # compares with github.com/bwmarrin/snowflake (from the Go module proxy).
@@ -32,8 +48,15 @@ test-go: build-c
 	@unformatted=$$(gofmt -l go tests/go tests/polyglot/go); \
 	  [ -z "$$unformatted" ] || { echo "gofmt -l: $$unformatted"; exit 1; }
 	cd go && $(C_ENV) go vet ./... && $(C_ENV) go test -count=1 -v ./... 2>&1 | tail -n 30; exit $${PIPESTATUS[0]}
+	$(call say,Go: a short fuzzing run of each parser ($(GO_FUZZ_SHORT) per target))
+	$(call go_fuzz,$(GO_FUZZ_SHORT))
 	$(call say,Go through the go/ module: vectors and scenarios on both clock sources and leases and goroutines)
-	cd tests/go && $(C_ENV) go vet ./... && $(C_ENV) go test -count=1 -v ./... 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
+	cd tests/go && $(C_ENV) go vet ./... && \
+	  ../stores/with_zookeeper.sh bash -c 'go test -count=1 -v ./... 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}'
+
+fuzz-go: build-c
+	$(call say,Go: each fuzz target for $(FUZZ_GO_TIME))
+	$(call go_fuzz,$(FUZZ_GO_TIME))
 
 # Interleaved rounds of every benchmark (tests/go/bench.py), medians and ratios to bwmarrin.
 GO_BENCH_ROUNDS ?= 7

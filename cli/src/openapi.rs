@@ -1,6 +1,6 @@
 //! The service's OpenAPI 3.1 description: the request and response shapes as `utoipa` schemas,
 //! and the finishing touches (the count cap, the ID pattern) applied to the document the
-//! `#[utoipa::path]` annotations on the handlers in [`crate::serve`] generate.
+//! `#[utoipa::path]` annotations on the handlers in `serve.rs` generate.
 //!
 //! The handlers write their JSON themselves; these types exist to describe it, and
 //! `schemathesis` (`make test-cli`) checks every answer of the running service against them.

@@ -1,7 +1,7 @@
 //! What the service reads from a request, as plain functions of the request's bytes: the
 //! Content-Type check, the JSON body (refusing a repeated key), `{"count": n}` for
 //! `POST /v1/ids`, `{"advance_ms": n}` / `{"offset_ms": n}` for the test clock, and the ID in
-//! `GET /v1/ids/{id}`. The handlers in [`crate::serve`] call these, and so do the fuzz targets,
+//! `GET /v1/ids/{id}`. The handlers in `serve.rs` call these, and so do the fuzz targets,
 //! so what is fuzzed is exactly what answers.
 //!
 //! Every refusal is an [`ApiError`]: a 4xx status, a stable code and a message.

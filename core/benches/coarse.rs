@@ -4,6 +4,10 @@
 //! Per-call figures on the layout 41/1/21 (2,097,152 IDs per ms, which a loop cannot spend, so
 //! the sequence never forces a precise read), as in `benches/generator.rs`; the peers run their
 //! own defaults (12 sequence bits): each call of theirs is what a user gets.
+//!
+//! Before the timings it prints the timestamp lag each source costs: IDs minted one every
+//! ~100 µs (a rate at which every call can take a fresh millisecond), each ID's timestamp
+//! compared with a precise reading taken right after the call returned.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use polyflake::{ClockSource, Generator, Layout, Mode, SystemClock};
@@ -73,5 +77,43 @@ fn per_call(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_call);
+/// Lag of an ID's timestamp behind the precise clock at its call, in ms: mean, p99 and max over
+/// `n` IDs spaced ~100 µs apart.
+fn lag(g: &Generator, n: usize) -> (f64, i64, i64) {
+    let mut lags: Vec<i64> = (0..n)
+        .map(|_| {
+            let id = g.next_id().unwrap();
+            let now = SystemClock::read_ms();
+            let t = g.decode(id).unwrap().timestamp_ms;
+            let until = std::time::Instant::now() + std::time::Duration::from_micros(100);
+            while std::time::Instant::now() < until {
+                std::hint::spin_loop();
+            }
+            now - t
+        })
+        .collect();
+    lags.sort_unstable();
+    let mean = lags.iter().sum::<i64>() as f64 / n as f64;
+    (mean, lags[n * 99 / 100], lags[n - 1])
+}
+
+fn timestamp_lag(_: &mut Criterion) {
+    let epoch = polyflake::DEFAULT_EPOCH_MS + 2;
+    for source in ClockSource::ALL {
+        let g = Generator::builder(0)
+            .layout(wide())
+            .epoch_ms(epoch)
+            .clock_source(source)
+            .build()
+            .unwrap();
+        let (mean, p99, max) = lag(&g, 20_000);
+        println!(
+            "timestamp lag, {} source (tick {} ns): mean {mean:.2} ms, p99 {p99} ms, max {max} ms",
+            source.name(),
+            g.health().clock_tick_ns
+        );
+    }
+}
+
+criterion_group!(benches, timestamp_lag, per_call);
 criterion_main!(benches);

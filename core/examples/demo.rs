@@ -61,7 +61,7 @@ fn main() {
     show(&g, batch[0]);
     show(&g, batch[99_999]);
 
-    println!("\nThe design text's literal, on a manual clock at 1737747358021:");
+    println!("\nThe reference literal, on a manual clock at 1737747358021:");
     let clock = ManualClock::new(1_737_747_358_021);
     let g = Generator::builder(37).clock(clock.clone()).build().unwrap();
     show(&g, g.next_id().unwrap());

@@ -733,7 +733,7 @@ impl Generator {
         // 12 bits of the millisecond (RFC 9562, 6.2 method 3), then a counter whose start in
         // each new tick is random (method 1): the state's 15 bits below the millisecond.
         let frac = (ns.rem_euclid(1_000_000) << 12) / 1_000_000;
-        let seed = (crate::timeid::random_u64() & 3) as i64;
+        let seed = (crate::random::random_u64() & 3) as i64;
         Ok((ms, (ms << self.seq_bits) | (frac << 3) | seed))
     }
 

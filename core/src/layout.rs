@@ -283,7 +283,7 @@ impl FromStr for Layout {
 /// The three fields of a decoded ID.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Decoded {
-    /// When the ID was made at the latest, in Unix milliseconds (the design text's `epoch_ms`).
+    /// When the ID was made at the latest, in Unix milliseconds.
     pub timestamp_ms: i64,
     /// The node that made it.
     pub node_id: u32,

@@ -15,7 +15,7 @@
 //! let id = g.next_id().unwrap();
 //! assert_eq!(g.decode(id).unwrap().node_id, 37);
 //!
-//! // On a clock a test controls, reproducing the design text's literal:
+//! // On a clock a test controls, reproducing a known ID (the literal every binding's tests check):
 //! let clock = ManualClock::new(1_737_747_358_021);
 //! let g = Generator::builder(37).clock(clock.clone()).build().unwrap();
 //! assert_eq!(g.next_id().unwrap(), 141264821508263936);
@@ -65,6 +65,7 @@ mod generator;
 mod layout;
 mod lease;
 mod metrics;
+mod random;
 mod registry;
 mod sync;
 mod timeid;
@@ -104,3 +105,13 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The Rust guide's snippets (`docs/rust.md`), compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/rust.md")]
+pub struct RustGuideDoctests;
+
+/// The node-id guide's snippets (`docs/node-ids.md`), compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/node-ids.md")]
+pub struct NodeIdGuideDoctests;

@@ -25,51 +25,15 @@ use crate::error::{Error, Result};
 use crate::fork;
 use crate::forklock::ForkLock;
 use crate::generator::{Builder, Generator, Health, Kind, Mode};
-use rand::rngs::{ChaCha12Rng, SysRng};
-use rand::{Rng, SeedableRng, TryRng};
+use crate::random::{os_seed, random_u64};
+use rand::rngs::ChaCha12Rng;
+use rand::{Rng, SeedableRng};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Bits below the millisecond in the engine's state word.
 const SUB_BITS: u32 = 15;
-
-/// 32 bytes from the operating system's CSPRNG (with a last-resort mix of time, pid and an
-/// address should the OS refuse: never a fixed seed).
-fn os_seed() -> [u8; 32] {
-    let mut seed = [0u8; 32];
-    if SysRng.try_fill_bytes(&mut seed).is_err() {
-        let t = crate::clock::SystemClock::read_ns() as u64;
-        let mix = t ^ (u64::from(std::process::id()) << 32) ^ (&seed as *const _ as u64);
-        for (i, chunk) in seed.chunks_mut(8).enumerate() {
-            chunk.copy_from_slice(&(mix.rotate_left(i as u32 * 13) ^ i as u64).to_le_bytes());
-        }
-    }
-    seed
-}
-
-thread_local! {
-    /// This thread's generator of random bits, and the fork generation it was seeded in.
-    static RNG: RefCell<Option<(u64, ChaCha12Rng)>> = const { RefCell::new(None) };
-}
-
-/// 64 random bits from this thread's ChaCha12 generator, reseeded from the OS after a fork (a
-/// child must not repeat its parent's random bits).
-pub(crate) fn random_u64() -> u64 {
-    let generation = fork::current_fork_generation();
-    RNG.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        match &mut *cell {
-            Some((g, rng)) if *g == generation => rng.next_u64(),
-            _ => {
-                let mut rng = ChaCha12Rng::from_seed(os_seed());
-                let v = rng.next_u64();
-                *cell = Some((generation, rng));
-                v
-            }
-        }
-    })
-}
 
 /// Settings for a [`Uuid7Generator`] or a [`UlidGenerator`]: the same as a Snowflake
 /// generator's, less the node id and the layout.

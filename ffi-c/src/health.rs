@@ -289,7 +289,7 @@ pub extern "C" fn polyflake_health_status_name(status: u32) -> *const c_char {
 }
 
 /// The stable snake_case name of a node source ("static", "env", "hostname", "ipv4", "file_lease",
-/// "etcd") as a static NUL-terminated string (`source` is a `polyflake_node_source`); an unknown
+/// "etcd", "zookeeper") as a static NUL-terminated string (`source` is a `polyflake_node_source`); an unknown
 /// number gives "unknown". Never NULL; do not free.
 #[no_mangle]
 pub extern "C" fn polyflake_node_source_name(source: u32) -> *const c_char {
@@ -306,6 +306,21 @@ pub extern "C" fn polyflake_lease_phase_name(phase: u32) -> *const c_char {
     static NAMES: NameTable = NameTable::new();
     let all = || LeasePhase::ALL.map(LeasePhase::name).to_vec();
     name_in(&NAMES, all, phase)
+}
+
+/// The stable name of a lease kind ("none", "file", "etcd", "zookeeper") as a static
+/// NUL-terminated string (`kind` is a `polyflake_lease_kind`); an unknown number gives "unknown".
+/// Never NULL; do not free.
+#[no_mangle]
+pub extern "C" fn polyflake_lease_kind_name(kind: u32) -> *const c_char {
+    static NAMES: NameTable = NameTable::new();
+    let all = || {
+        let leased = [LeaseKind::File, LeaseKind::Etcd, LeaseKind::ZooKeeper];
+        std::iter::once("none")
+            .chain(leased.map(LeaseKind::name))
+            .collect()
+    };
+    name_in(&NAMES, all, kind)
 }
 
 /// The stable name of a clock source ("precise", "coarse") as a static NUL-terminated string
@@ -394,10 +409,18 @@ mod tests {
             snake(polyflake_lease_kind::Zookeeper),
             LeaseKind::ZooKeeper.name()
         );
+        use polyflake_lease_kind as K;
+        for (c, want) in [(K::None, "none"), (K::File, "file"), (K::Etcd, "etcd")]
+            .into_iter()
+            .chain([(K::Zookeeper, LeaseKind::ZooKeeper.name())])
+        {
+            assert_eq!(name(polyflake_lease_kind_name(c as u32)), want);
+        }
         for unknown in [
             polyflake_health_status_name(99),
             polyflake_node_source_name(99),
             polyflake_lease_phase_name(99),
+            polyflake_lease_kind_name(99),
             polyflake_clock_source_name(99),
         ] {
             assert_eq!(name(unknown), "unknown");

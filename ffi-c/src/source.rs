@@ -1,5 +1,5 @@
 //! Node-id sources: a generator whose node id comes from an environment variable, a hostname's
-//! ordinal, an IPv4 address, a file lease or an etcd lease. Every rule (ranges, the /22
+//! ordinal, an IPv4 address, a file lease, an etcd lease or a ZooKeeper lease. Every rule (ranges, the /22
 //! arithmetic, slot counts, the restart guard) and every default is the core's; this module
 //! only turns C strings and plain option structs into a `NodeSource`.
 
@@ -7,9 +7,10 @@ use crate::boundary::{arg, c_str, c_utf8, c_utf8_opt, write_out};
 use crate::clock::polyflake_clock;
 use crate::generator::{new_generator, polyflake_config, polyflake_generator};
 use crate::result::polyflake_result;
-use polyflake_core::{EtcdLeaseOptions, FileLeaseOptions, NodeSource};
+use polyflake_core::{EtcdLeaseOptions, FileLeaseOptions, NodeSource, ZooKeeperLeaseOptions};
 use std::ffi::{c_char, OsStr};
 use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 
 /// The `slots` value of the lease options meaning every node id of the layout (the default).
 pub const POLYFLAKE_ALL_SLOTS: u32 = u32::MAX;
@@ -66,6 +67,100 @@ pub struct polyflake_etcd_options {
     pub connect_timeout_ms: u64,
     /// As in `polyflake_file_lease_options` (default 60,000).
     pub max_guard_wait_ms: u64,
+    /// A PEM file of the CA certificate(s) the servers' certificates must chain to (turns TLS
+    /// on); NULL (the default) means the core's fallback, POLYFLAKE_ETCD_CA_FILE, else none.
+    pub ca_file: *const c_char,
+    /// A PEM file of this client's certificate (with `key_file`), for servers that require one;
+    /// NULL: POLYFLAKE_ETCD_CERT_FILE, else none.
+    pub cert_file: *const c_char,
+    /// A PEM file of the private key of `cert_file`; NULL: POLYFLAKE_ETCD_KEY_FILE, else none.
+    pub key_file: *const c_char,
+    /// The user to authenticate as (etcd authentication), NUL-terminated UTF-8; NULL:
+    /// POLYFLAKE_ETCD_USERNAME, else none.
+    pub username: *const c_char,
+    /// The password of `username`, NUL-terminated UTF-8; NULL: POLYFLAKE_ETCD_PASSWORD, else
+    /// none. Prefer the environment variable (or a file you read) to a literal in code.
+    pub password: *const c_char,
+}
+
+/// Options of a ZooKeeper lease (`polyflake_generator_new_zookeeper`). Fill it with
+/// `polyflake_zookeeper_options_init` (the core's defaults), set `ensemble`, change what you
+/// need. The strings are only read during the call. Every number is judged by the core as
+/// written.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct polyflake_zookeeper_options {
+    /// The ensemble as ZooKeeper's connect string, NUL-terminated UTF-8: `"host:port"` or
+    /// `"host:port,host:port,..."` (spaces around commas ignored). Required (NULL:
+    /// POLYFLAKE_RESULT_NULL_PARAMETER; no server in it: POLYFLAKE_RESULT_INVALID_NODE_SOURCE).
+    pub ensemble: *const c_char,
+    /// The znode prefix, an absolute path (NUL-terminated UTF-8); NULL (the default) means the
+    /// core's "/polyflake". One prefix per ID space (epoch and layout).
+    pub prefix: *const c_char,
+    /// The session timeout asked of the ensemble, in ms (default 10,000): the lease's time to
+    /// live. The ensemble bounds it (by default 2 to 20 ticks of its tickTime).
+    pub session_timeout_ms: u64,
+    /// How far ahead of the clock R is kept, in ms (default 5,000).
+    pub reserve_ms: u64,
+    /// How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default) means every
+    /// node id.
+    pub slots: u32,
+    /// A stable identity, NUL-terminated UTF-8; NULL (the default) means this host's name.
+    pub identity: *const c_char,
+    /// The timeout of connecting and of each request, in ms (default 2,000).
+    pub connect_timeout_ms: u64,
+    /// As in `polyflake_file_lease_options` (default 60,000).
+    pub max_guard_wait_ms: u64,
+    /// A PEM file of the CA certificate(s) the servers' certificates must chain to (turns TLS
+    /// on); NULL (the default) means the core's fallback, POLYFLAKE_ZOOKEEPER_CA_FILE, else none.
+    pub ca_file: *const c_char,
+    /// A PEM file of this client's certificate (with `key_file`), for servers that require one;
+    /// NULL: POLYFLAKE_ZOOKEEPER_CERT_FILE, else none.
+    pub cert_file: *const c_char,
+    /// A PEM file of the private key of `cert_file`; NULL: POLYFLAKE_ZOOKEEPER_KEY_FILE, else none.
+    pub key_file: *const c_char,
+    /// The user to authenticate as (ZooKeeper `digest`; the znodes polyflake creates are then writable by this user only), NUL-terminated UTF-8; NULL:
+    /// POLYFLAKE_ZOOKEEPER_USERNAME, else none.
+    pub username: *const c_char,
+    /// The password of `username`, NUL-terminated UTF-8; NULL: POLYFLAKE_ZOOKEEPER_PASSWORD, else
+    /// none. Prefer the environment variable (or a file you read) to a literal in code.
+    pub password: *const c_char,
+}
+
+/// The TLS and credential fields of the etcd and ZooKeeper options, as the core takes them:
+/// NULL is `None` (the core then reads its environment variables).
+struct Credentials {
+    ca_file: Option<PathBuf>,
+    cert_file: Option<PathBuf>,
+    key_file: Option<PathBuf>,
+    username: Option<String>,
+    password: Option<String>,
+}
+
+impl Credentials {
+    fn read(
+        ca: *const c_char,
+        cert: *const c_char,
+        key: *const c_char,
+        username: *const c_char,
+        password: *const c_char,
+    ) -> Result<Credentials, polyflake_result> {
+        Ok(Credentials {
+            ca_file: path_opt(ca)?,
+            cert_file: path_opt(cert)?,
+            key_file: path_opt(key)?,
+            username: c_utf8_opt(username, "the user name")?,
+            password: c_utf8_opt(password, "the password")?,
+        })
+    }
+}
+
+/// An optional path (NULL: None). A path is bytes on Unix: taken as given, UTF-8 or not.
+fn path_opt(p: *const c_char) -> Result<Option<PathBuf>, polyflake_result> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(OsStr::from_bytes(c_str(p)?.to_bytes()).into()))
 }
 
 /// The C field's slot count as the core's `Option<u32>` (None: every node id).
@@ -110,6 +205,39 @@ pub extern "C" fn polyflake_etcd_options_init(
             identity: std::ptr::null(),
             connect_timeout_ms: d.connect_timeout_ms,
             max_guard_wait_ms: d.max_guard_wait_ms,
+            ca_file: std::ptr::null(),
+            cert_file: std::ptr::null(),
+            key_file: std::ptr::null(),
+            username: std::ptr::null(),
+            password: std::ptr::null(),
+        })
+    })
+}
+
+/// Fill `*out_options` with the core's defaults: `ensemble` NULL (set it), prefix NULL
+/// ("/polyflake"), session timeout 10,000 ms, reserve 5,000 ms, POLYFLAKE_ALL_SLOTS, the
+/// hostname as identity, timeout 2,000 ms, max_guard_wait_ms 60,000, no TLS or credentials
+/// beyond the POLYFLAKE_ZOOKEEPER_* environment variables.
+#[no_mangle]
+pub extern "C" fn polyflake_zookeeper_options_init(
+    out_options: *mut polyflake_zookeeper_options,
+) -> polyflake_result {
+    write_out(out_options, || {
+        let d = ZooKeeperLeaseOptions::new(Vec::new());
+        Ok(polyflake_zookeeper_options {
+            ensemble: std::ptr::null(),
+            prefix: std::ptr::null(),
+            session_timeout_ms: d.session_timeout_ms,
+            reserve_ms: d.reserve_ms,
+            slots: d.slots.unwrap_or(POLYFLAKE_ALL_SLOTS),
+            identity: std::ptr::null(),
+            connect_timeout_ms: d.connect_timeout_ms,
+            max_guard_wait_ms: d.max_guard_wait_ms,
+            ca_file: std::ptr::null(),
+            cert_file: std::ptr::null(),
+            key_file: std::ptr::null(),
+            username: std::ptr::null(),
+            password: std::ptr::null(),
         })
     })
 }
@@ -132,6 +260,7 @@ fn etcd_source(o: &polyflake_etcd_options) -> Result<NodeSource, polyflake_resul
         n => unsafe { std::slice::from_raw_parts(arg(o.endpoints)?, n) },
     };
     let defaults = EtcdLeaseOptions::new(Vec::new());
+    let c = Credentials::read(o.ca_file, o.cert_file, o.key_file, o.username, o.password)?;
     Ok(NodeSource::Etcd(EtcdLeaseOptions {
         endpoints: endpoints
             .iter()
@@ -144,9 +273,33 @@ fn etcd_source(o: &polyflake_etcd_options) -> Result<NodeSource, polyflake_resul
         identity: c_utf8_opt(o.identity, "the lease identity")?,
         connect_timeout_ms: o.connect_timeout_ms,
         max_guard_wait_ms: o.max_guard_wait_ms,
-        // TLS and credentials: the core's environment variables (POLYFLAKE_ETCD_*).
-        ..defaults
+        ca_file: c.ca_file,
+        cert_file: c.cert_file,
+        key_file: c.key_file,
+        username: c.username,
+        password: c.password,
     }))
+}
+
+fn zookeeper_source(o: &polyflake_zookeeper_options) -> Result<NodeSource, polyflake_result> {
+    let ensemble = c_utf8(o.ensemble, "the ZooKeeper ensemble")?;
+    let c = Credentials::read(o.ca_file, o.cert_file, o.key_file, o.username, o.password)?;
+    let mut z = ZooKeeperLeaseOptions::from_ensemble(&ensemble);
+    if let Some(prefix) = c_utf8_opt(o.prefix, "the ZooKeeper prefix")? {
+        z.prefix = prefix;
+    }
+    z.session_timeout_ms = o.session_timeout_ms;
+    z.reserve_ms = o.reserve_ms;
+    z.slots = slots_of(o.slots);
+    z.identity = c_utf8_opt(o.identity, "the lease identity")?;
+    z.connect_timeout_ms = o.connect_timeout_ms;
+    z.max_guard_wait_ms = o.max_guard_wait_ms;
+    z.ca_file = c.ca_file;
+    z.cert_file = c.cert_file;
+    z.key_file = c.key_file;
+    z.username = c.username;
+    z.password = c.password;
+    Ok(NodeSource::ZooKeeper(z))
 }
 
 /// As `polyflake_generator_new`, the node id being a slot leased from a directory of slot files
@@ -188,6 +341,29 @@ pub extern "C" fn polyflake_generator_new_etcd(
     out_generator: *mut *mut polyflake_generator,
 ) -> polyflake_result {
     new_generator(config, clock, out_generator, |_| etcd_source(arg(options)?))
+}
+
+/// As `polyflake_generator_new_file_lease`, the slot leased from a ZooKeeper ensemble (3.5+).
+///
+/// The slot is an ephemeral znode `{prefix}/slot/NNNN` created only if absent (it lives as long
+/// as this process's session, whose timeout is the lease's time to live); R is a persistent
+/// znode `{prefix}/hwm/NNNN` written by a multi-op that checks the slot znode and R's version.
+/// The ensemble unreachable: IDs continue up to R, then POLYFLAKE_RESULT_LEASE_EXPIRED until it
+/// is back; the session expired or the slot znode deleted: _LEASE_LOST for good. Blocks while
+/// it connects (about `connect_timeout_ms`). Errors as the etcd lease's (_LEASE_STORE: the
+/// ensemble unreachable, refusing the credentials or the TLS handshake, naming the cause;
+/// _INVALID_NODE_SOURCE: an empty ensemble, a prefix that is not an absolute path, options out
+/// of range).
+#[no_mangle]
+pub extern "C" fn polyflake_generator_new_zookeeper(
+    config: *const polyflake_config,
+    options: *const polyflake_zookeeper_options,
+    clock: *const polyflake_clock,
+    out_generator: *mut *mut polyflake_generator,
+) -> polyflake_result {
+    new_generator(config, clock, out_generator, |_| {
+        zookeeper_source(arg(options)?)
+    })
 }
 
 /// As `polyflake_generator_new`, the node id being the decimal integer in the environment
@@ -273,5 +449,45 @@ mod tests {
             panic!("not a file lease")
         };
         assert_eq!((fl.reserve_ms, fl.slots), (0, Some(0)));
+    }
+
+    #[test]
+    fn zookeeper_init_gives_the_core_defaults_and_credentials_pass_through() {
+        let mut z = crate::boundary::tests::init(polyflake_zookeeper_options_init);
+        z.ensemble = c"127.0.0.1:1, 127.0.0.1:2".as_ptr();
+        let NodeSource::ZooKeeper(o) = zookeeper_source(&z).unwrap() else {
+            panic!("not ZooKeeper")
+        };
+        assert_eq!(
+            o,
+            ZooKeeperLeaseOptions::from_ensemble("127.0.0.1:1,127.0.0.1:2")
+        );
+        z.prefix = c"ids".as_ptr();
+        z.ca_file = c"/ca.pem".as_ptr();
+        z.username = c"u".as_ptr();
+        z.password = c"p".as_ptr();
+        let NodeSource::ZooKeeper(o) = zookeeper_source(&z).unwrap() else {
+            panic!("not ZooKeeper")
+        };
+        assert_eq!(o.prefix, "ids"); // refused by the core, not rewritten here
+        assert_eq!(o.ca_file, Some(PathBuf::from("/ca.pem")));
+        assert_eq!(
+            (o.username.as_deref(), o.password.as_deref()),
+            (Some("u"), Some("p"))
+        );
+        assert_eq!((o.cert_file, o.key_file), (None, None));
+        z.ensemble = std::ptr::null();
+        assert_eq!(
+            zookeeper_source(&z).unwrap_err(),
+            polyflake_result::NullParameter
+        );
+        let mut e = crate::boundary::tests::init(polyflake_etcd_options_init);
+        e.key_file = c"/k.pem".as_ptr();
+        e.cert_file = c"/c.pem".as_ptr();
+        let NodeSource::Etcd(o) = etcd_source(&e).unwrap() else {
+            panic!("not etcd")
+        };
+        assert_eq!(o.key_file, Some(PathBuf::from("/k.pem")));
+        assert_eq!(o.cert_file, Some(PathBuf::from("/c.pem")));
     }
 }

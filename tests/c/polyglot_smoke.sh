@@ -7,17 +7,27 @@
 # big-endian bytes per UUID, version 7 and RFC 9562's variant, strictly increasing per language,
 # no duplicate across the union, the .json with "format": "uuidv7" and node_id null. Also the
 # error path: bad arguments and an unusable lease directory give exit 1 and one line on stderr.
-# Usage: polyglot_smoke.sh DIR_WITH_PARTICIPANTS
+# With a ZooKeeper ensemble as second argument (tests/stores/with_zookeeper.sh passes it), the
+# Snowflake rounds lease from it (LEASE_DIR zk://ENSEMBLE/PREFIX) instead of a lease directory,
+# and an unreachable ensemble joins the error path.
+# Usage: polyglot_smoke.sh DIR_WITH_PARTICIPANTS [ZOOKEEPER_ENSEMBLE]
 set -euo pipefail
 bin=$1
 work=$(mktemp -d /tmp/polyflake-polyglot-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 langs="c cpp go"
+lease=$work/leases
+bad_lease=/dev/null/x
+if [ $# -ge 2 ]; then
+  lease="zk://$2/polyflake-polyglot-smoke-$$"
+  bad_lease="zk://127.0.0.1:1/polyflake-unreachable"
+  echo "leasing from ZooKeeper: $lease"
+fi
 
 for round in 1 2; do
   pids=""
   for l in $langs; do
-    "$bin/participant_$l" "$work/leases" 0.5 "$work/$l.$round.bin" 2>"$work/$l.$round.err" &
+    "$bin/participant_$l" "$lease" 0.5 "$work/$l.$round.bin" 2>"$work/$l.$round.err" &
     pids="$pids $!"
   done
   for p in $pids; do wait "$p" || { cat "$work"/*.err >&2; echo "a participant failed" >&2; exit 1; }; done
@@ -87,7 +97,7 @@ print(f"uuidv7 participants: {len(seen)} UUIDs, no duplicate")
 PY
 
 for l in $langs; do
-  for args in "$work/leases" "$work/leases x $work/o" "$work/leases -1 $work/o" "/dev/null/x 0.1 $work/o" \
+  for args in "$work/leases" "$work/leases x $work/o" "$work/leases -1 $work/o" "$bad_lease 0.1 $work/o" \
       "$work/leases 0.1 $work/o uuid" "$work/leases 0.1 $work/o uuidv7 x"; do
     # shellcheck disable=SC2086
     if "$bin/participant_$l" $args >"$work/out" 2>"$work/err"; then
@@ -96,4 +106,4 @@ for l in $langs; do
   done
   echo "  $l error path: $(cat "$work/err")"
 done
-echo "polyglot participants (C, C++, Go): ok"
+echo "polyglot participants (C, C++, Go; leases: $lease): ok"

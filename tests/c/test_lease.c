@@ -2,10 +2,14 @@
  * The C test of polyflake's node-id sources through the C ABI: file leases in a temporary
  * directory (two holders get two slots, NO_FREE_SLOT, a freed slot taken again behind the
  * restart guard, the lease in the health snapshot), the static sources (env, hostname ordinal,
- * IPv4 subnet), bad options (NULL, out of range, not UTF-8), an unreachable etcd, and a real etcd.
+ * IPv4 subnet), bad options (NULL, out of range, not UTF-8), an unreachable etcd and ZooKeeper,
+ * the TLS and credential fields (and their environment fallback), a real etcd and a real
+ * ZooKeeper (two slots, NO_FREE_SLOT, a freed slot behind its guard, health naming the store),
+ * and ZooKeeper digest auth.
  *
- * Usage: test_lease ETCD_ENDPOINT   (a running etcd's client URL: tests/c/with_etcd.sh starts
- * one on 127.0.0.1 with free ports and a temporary data dir, and stops it afterwards)
+ * Usage: test_lease ZOOKEEPER_ENSEMBLE ETCD_ENDPOINT   (tests/stores/with_zookeeper.sh and
+ * tests/c/with_etcd.sh start both on 127.0.0.1 with free ports and temporary data, and stop
+ * them afterwards)
  * Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run again under valgrind.
  */
 #include "polyflake.h"
@@ -366,83 +370,243 @@ static void static_sources(void) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* A real etcd                                                                                */
+/* ZooKeeper and TLS/credential options: bad input needs no server                            */
 
-static void etcd_lease(const char *endpoint) {
+static void zookeeper_and_tls_options(void) {
   polyflake_config cfg;
+  polyflake_zookeeper_options z;
   polyflake_etcd_options e;
+  polyflake_generator *g = NULL;
+  const char *endpoint = "http://127.0.0.1:1";
+  const polyflake_result N = POLYFLAKE_RESULT_NULL_PARAMETER;
+  const polyflake_result S = POLYFLAKE_RESULT_INVALID_NODE_SOURCE;
+
+  polyflake_config_init(&cfg);
+  CHECK_RESULT(polyflake_zookeeper_options_init(NULL), N);
+  CHECK_RESULT(polyflake_zookeeper_options_init(&z), POLYFLAKE_RESULT_OK);
+  CHECK(z.ensemble == NULL && z.prefix == NULL && z.session_timeout_ms == 10000 &&
+            z.reserve_ms == 5000 && z.slots == POLYFLAKE_ALL_SLOTS && z.identity == NULL &&
+            z.connect_timeout_ms == 2000 && z.max_guard_wait_ms == 60000 && z.ca_file == NULL &&
+            z.cert_file == NULL && z.key_file == NULL && z.username == NULL && z.password == NULL,
+        "ZooKeeper defaults");
+  CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), N); /* ensemble NULL */
+  z.ensemble = "";
+  CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
+  CHECK(strstr(last_message(), "at least one server") != NULL, "message: %s", last_message());
+  z.ensemble = " , ";
+  CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
+  z.ensemble = "zk1"; /* no port */
+  CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
+  CHECK(strstr(last_message(), "host:port") != NULL, "message: %s", last_message());
+  z.ensemble = "127.0.0.1:1";
+  CHECK_RESULT(polyflake_generator_new_zookeeper(NULL, &z, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, NULL, NULL, &g), N);
+  CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, NULL), N);
+  z.prefix = "polyflake"; /* no leading slash */
+  CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
+  CHECK(strstr(last_message(), "must start with '/'") != NULL, "message: %s", last_message());
+  z.prefix = "/\xc3";
+  CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
+  CHECK(strstr(last_message(), "UTF-8") != NULL, "message: %s", last_message());
+  z.prefix = NULL;
+  z.session_timeout_ms = 0; /* refused, never the default */
+  CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
+  CHECK(strstr(last_message(), "session_timeout_ms") != NULL, "message: %s", last_message());
+  z.session_timeout_ms = 10000;
+  z.username = "ids"; /* a user without a password */
+  CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
+  CHECK(strstr(last_message(), "has no password") != NULL, "message: %s", last_message());
+  z.username = NULL;
+  z.ca_file = "/nonexistent/c-missing-ca.pem";
+  CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
+  CHECK(strstr(last_message(), "c-missing-ca.pem: cannot read it") != NULL, "message: %s",
+        last_message());
+  /* A NULL field is the core's environment variable: the same file named from there. */
+  z.ca_file = NULL;
+  setenv("POLYFLAKE_ZOOKEEPER_CA_FILE", "/nonexistent/c-env-ca.pem", 1);
+  CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
+  CHECK(strstr(last_message(), "c-env-ca.pem") != NULL, "message: %s", last_message());
+  unsetenv("POLYFLAKE_ZOOKEEPER_CA_FILE");
+  /* Nothing listens on port 1: the store error comes back within connect_timeout_ms. */
+  z.connect_timeout_ms = 500;
+  {
+    double start = now_ms();
+    CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), POLYFLAKE_RESULT_LEASE_STORE);
+    CHECK(now_ms() - start < 2500.0 * slack, "unreachable ZooKeeper took %.0f ms", now_ms() - start);
+    CHECK(strstr(last_message(), "cannot reach ZooKeeper") != NULL, "message: %s", last_message());
+  }
+
+  /* The etcd options' TLS and credential fields reach the core the same way. */
+  CHECK_RESULT(polyflake_etcd_options_init(&e), POLYFLAKE_RESULT_OK);
+  CHECK(e.ca_file == NULL && e.cert_file == NULL && e.key_file == NULL && e.username == NULL &&
+            e.password == NULL,
+        "etcd TLS defaults");
+  e.endpoints = &endpoint;
+  e.endpoint_count = 1;
+  e.ca_file = "/nonexistent/c-etcd-ca.pem";
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
+  CHECK(strstr(last_message(), "c-etcd-ca.pem") != NULL, "message: %s", last_message());
+  e.ca_file = NULL;
+  setenv("POLYFLAKE_ETCD_CERT_FILE", "/nonexistent/c-etcd-env-cert.pem", 1);
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
+  CHECK(strstr(last_message(), "key_file") != NULL, "message: %s", last_message());
+  unsetenv("POLYFLAKE_ETCD_CERT_FILE");
+  e.password = "c-secret-9"; /* a password without a user */
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
+  CHECK(strstr(last_message(), "user name") != NULL, "message: %s", last_message());
+  CHECK(strstr(last_message(), "c-secret-9") == NULL, "password in the message: %s", last_message());
+  e.password = NULL;
+  e.username = "\xff";
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
+  CHECK(strstr(last_message(), "UTF-8") != NULL, "message: %s", last_message());
+  CHECK(g == NULL, "out-param written on error");
+  printf("ZooKeeper and TLS options: ok\n");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* A real etcd and a real ZooKeeper: the same checks through either constructor                */
+
+typedef struct {
+  const char *name;     /* "etcd" or "ZooKeeper" */
+  const char *where;    /* the endpoint or the ensemble */
+  char prefix[64];
+  int zk;
+  polyflake_node_source source;
+  polyflake_lease_kind kind;
+  const char *username, *password; /* ZooKeeper digest auth (NULL: none) */
+} remote_store;
+
+static polyflake_result new_remote(const remote_store *st, const char *identity,
+                                   polyflake_generator **out) {
+  polyflake_config cfg;
+  uint64_t reserve = slack > 1.0 ? 5000 : 1000, timeout = (uint64_t)(3000 * slack);
+  polyflake_config_init(&cfg);
+  if (st->zk) {
+    polyflake_zookeeper_options z;
+    polyflake_zookeeper_options_init(&z);
+    z.ensemble = st->where;
+    z.prefix = st->prefix;
+    z.slots = 2;
+    z.reserve_ms = reserve;
+    z.connect_timeout_ms = timeout;
+    z.identity = identity;
+    z.username = st->username;
+    z.password = st->password;
+    return polyflake_generator_new_zookeeper(&cfg, &z, NULL, out);
+  } else {
+    polyflake_etcd_options e;
+    polyflake_etcd_options_init(&e);
+    e.endpoints = &st->where;
+    e.endpoint_count = 1;
+    e.prefix = st->prefix;
+    e.slots = 2;
+    e.reserve_ms = reserve;
+    e.connect_timeout_ms = timeout;
+    e.identity = identity;
+    return polyflake_generator_new_etcd(&cfg, &e, NULL, out);
+  }
+}
+
+static void remote_lease(remote_store *st) {
   polyflake_generator *a = NULL, *b = NULL, *c = NULL;
   polyflake_health_snapshot h;
   polyflake_decoded d;
   uint64_t id = 0;
-  char prefix[64];
   int refusals = 0, i;
 
-  snprintf(prefix, sizeof prefix, "/polyflake-c-test-%ld", (long)getpid());
-  polyflake_config_init(&cfg);
-  polyflake_etcd_options_init(&e);
-  e.endpoints = &endpoint;
-  e.endpoint_count = 1;
-  e.prefix = prefix;
-  e.slots = 2;
-  e.reserve_ms = slack > 1.0 ? 5000 : 1000;
-  e.connect_timeout_ms = (uint64_t)(3000 * slack);
-  e.identity = "c-etcd-a";
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &a), POLYFLAKE_RESULT_OK);
-  e.identity = "c-etcd-b";
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &b), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(new_remote(st, "c-lease-a", &a), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(new_remote(st, "c-lease-b", &b), POLYFLAKE_RESULT_OK);
   if (!a || !b) {
-    fprintf(stderr, "FATAL: no etcd lease at %s: %s\n", endpoint, last_message());
+    fprintf(stderr, "FATAL: no %s lease at %s: %s\n", st->name, st->where, last_message());
     exit(1);
   }
-  CHECK(node_of(a) != node_of(b) && node_of(a) < 2 && node_of(b) < 2, "two etcd slots");
+  CHECK(node_of(a) != node_of(b) && node_of(a) < 2 && node_of(b) < 2, "two %s slots", st->name);
   /* New slots: guarded for a full reserve first. */
-  CHECK_RESULT(polyflake_wait_ready(a, (uint64_t)(3 * e.reserve_ms)), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_wait_ready(a, (uint64_t)(15000 * slack)), POLYFLAKE_RESULT_OK);
   for (i = 0; i < 100; i++) CHECK_RESULT(polyflake_next_id(a, &id), POLYFLAKE_RESULT_OK);
   polyflake_generator_decode(a, id, &d);
-  CHECK(d.node_id == node_of(a), "ID carries the etcd slot");
+  CHECK(d.node_id == node_of(a), "ID carries the %s slot", st->name);
   CHECK_RESULT(polyflake_health(a, &h), POLYFLAKE_RESULT_OK);
-  CHECK(h.ok && h.source == POLYFLAKE_NODE_SOURCE_ETCD && h.lease_kind == POLYFLAKE_LEASE_KIND_ETCD,
-        "etcd health: %s", h.reason);
+  CHECK(h.ok && h.source == st->source && h.lease_kind == st->kind, "%s health: %s", st->name,
+        h.reason);
   CHECK(h.lease_slot == (uint32_t)node_of(a) && h.lease_high_water_ms >= d.timestamp_ms &&
             !h.lease_lost,
-        "etcd lease state");
-  CHECK(strstr(h.lease_store, endpoint) != NULL && strstr(h.lease_store, prefix) != NULL,
-        "etcd store: %s", h.lease_store);
+        "%s lease state", st->name);
+  CHECK(strstr(h.lease_store, st->where) != NULL && strstr(h.lease_store, st->prefix) != NULL,
+        "%s store: %s", st->name, h.lease_store);
 
-  e.identity = "c-etcd-c";
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &c), POLYFLAKE_RESULT_NO_FREE_SLOT);
+  CHECK_RESULT(new_remote(st, "c-lease-c", &c), POLYFLAKE_RESULT_NO_FREE_SLOT);
   CHECK(c == NULL, "out-param written on error");
   polyflake_generator_free(a);
-  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &c), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(new_remote(st, "c-lease-c", &c), POLYFLAKE_RESULT_OK);
   if (c) {
-    CHECK(node_of(c) == d.node_id, "freed etcd slot taken again");
+    CHECK(node_of(c) == d.node_id, "freed %s slot taken again", st->name);
     CHECK_RESULT(polyflake_health(c, &h), POLYFLAKE_RESULT_OK);
-    CHECK(h.lease_has_guard && h.lease_guard_until_ms >= d.timestamp_ms, "etcd guard %" PRId64,
-          h.lease_guard_until_ms);
+    CHECK(h.lease_has_guard && h.lease_guard_until_ms >= d.timestamp_ms, "%s guard %" PRId64,
+          st->name, h.lease_guard_until_ms);
     CHECK_RESULT(first_id(c, &id, &refusals), POLYFLAKE_RESULT_OK);
     {
       polyflake_decoded dc;
       polyflake_generator_decode(c, id, &dc);
-      CHECK(dc.timestamp_ms > h.lease_guard_until_ms, "after the etcd guard");
+      CHECK(dc.timestamp_ms > h.lease_guard_until_ms, "after the %s guard", st->name);
     }
   }
   polyflake_generator_free(b);
   polyflake_generator_free(c);
-  printf("etcd lease at %s: ok (%d restart-guard refusals waited out)\n", endpoint, refusals);
+  printf("%s lease at %s: ok (%d restart-guard refusals waited out)\n", st->name, st->where,
+         refusals);
+}
+
+/* ZooKeeper digest auth: the holder's znodes are its user's; another client without the
+ * credentials, or with a wrong password, gets a clear LEASE_STORE error. */
+static void zookeeper_auth(remote_store *st) {
+  polyflake_generator *a = NULL, *b = NULL;
+  uint64_t id;
+  snprintf(st->prefix, sizeof st->prefix, "/polyflake-c-acl-%ld", (long)getpid());
+  st->username = "c-ids";
+  st->password = "right-password";
+  CHECK_RESULT(new_remote(st, "c-acl-a", &a), POLYFLAKE_RESULT_OK);
+  if (a) {
+    CHECK_RESULT(polyflake_wait_ready(a, (uint64_t)(15000 * slack)), POLYFLAKE_RESULT_OK);
+    CHECK_RESULT(polyflake_next_id(a, &id), POLYFLAKE_RESULT_OK);
+  }
+  st->password = "c-bad-pw-7";
+  CHECK_RESULT(new_remote(st, "c-acl-b", &b), POLYFLAKE_RESULT_LEASE_STORE);
+  CHECK(strstr(last_message(), "not authorized") != NULL && strstr(last_message(), "c-bad-pw-7") == NULL,
+        "message: %s", last_message());
+  st->username = st->password = NULL;
+  CHECK_RESULT(new_remote(st, "c-acl-b", &b), POLYFLAKE_RESULT_LEASE_STORE);
+  CHECK(strstr(last_message(), "username and password") != NULL, "message: %s", last_message());
+  CHECK(b == NULL, "out-param written on error");
+  if (a) CHECK_RESULT(polyflake_next_id(a, &id), POLYFLAKE_RESULT_OK);
+  polyflake_generator_free(a);
+  printf("ZooKeeper digest auth at %s: ok\n", st->where);
 }
 
 int main(int argc, char **argv) {
   if (getenv("POLYFLAKE_UNDER_VALGRIND")) slack = 20.0;
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s ETCD_ENDPOINT\n", argv[0]);
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s ZOOKEEPER_ENSEMBLE ETCD_ENDPOINT\n", argv[0]);
     return 2;
   }
   printf("polyflake %s (C, node-id sources)\n", polyflake_version());
   file_leases();
   bad_options();
   static_sources();
-  etcd_lease(argv[1]);
+  zookeeper_and_tls_options();
+  {
+    remote_store zk = {"ZooKeeper", NULL, "", 1, POLYFLAKE_NODE_SOURCE_ZOOKEEPER,
+                       POLYFLAKE_LEASE_KIND_ZOOKEEPER, NULL, NULL};
+    remote_store etcd = {"etcd", NULL, "", 0, POLYFLAKE_NODE_SOURCE_ETCD, POLYFLAKE_LEASE_KIND_ETCD,
+                         NULL, NULL};
+    zk.where = argv[1];
+    etcd.where = argv[2];
+    snprintf(zk.prefix, sizeof zk.prefix, "/polyflake-c-test-%ld", (long)getpid());
+    snprintf(etcd.prefix, sizeof etcd.prefix, "/polyflake-c-test-%ld", (long)getpid());
+    remote_lease(&etcd);
+    remote_lease(&zk);
+    zookeeper_auth(&zk);
+  }
   printf("%d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }

@@ -5,7 +5,10 @@
  *
  * A strict generator (default layout and epoch) whose node id is a slot of the file lease on
  * LEASE_DIR (default slots, identity "c"), waiting out its restart guard with polyflake_wait_ready
- * (at most 15 s; a fresh directory's new slot is guarded for a full reserve); then single
+ * (at most 15 s; a fresh directory's new slot is guarded for a full reserve). When LEASE_DIR is
+ * zk://HOST:PORT[,HOST:PORT...]/PREFIX the slot is leased from that ZooKeeper ensemble under that
+ * znode prefix instead (polyflake_generator_new_zookeeper; no /PREFIX: the default "/polyflake").
+ * Then single
  * polyflake_next_id calls at full speed for SECONDS seconds
  * (the time checked every 1,024 IDs) into a growable buffer. Writes OUT_PATH (the IDs as raw
  * little-endian uint64, in issue order) and OUT_PATH.json (language, node_id, count, seconds,
@@ -122,9 +125,42 @@ static void run_uuidv7(double seconds, const char *out_path, const char *json_pa
   free(ids);
 }
 
-int main(int argc, char **argv) {
+/* The generator: a slot of the file lease on `where`, or of the ZooKeeper ensemble of a
+ * zk://ENSEMBLE/PREFIX address. */
+static polyflake_generator *lease_from(const char *where) {
   polyflake_config cfg;
-  polyflake_file_lease_options opts;
+  polyflake_generator *gen = NULL;
+  polyflake_result r;
+  polyflake_config_init(&cfg); /* strict, layout 41/10/12, the default epoch */
+  if (strncmp(where, "zk://", 5) == 0) {
+    polyflake_zookeeper_options zk;
+    char ensemble[4096];
+    const char *hosts = where + 5, *slash = strchr(hosts, '/');
+    size_t n = slash ? (size_t)(slash - hosts) : strlen(hosts);
+    if (n >= sizeof ensemble) {
+      fprintf(stderr, "participant_c: the ZooKeeper address is too long\n");
+      exit(1);
+    }
+    memcpy(ensemble, hosts, n);
+    ensemble[n] = 0;
+    polyflake_zookeeper_options_init(&zk);
+    zk.ensemble = ensemble;
+    zk.prefix = slash; /* NULL: the default prefix */
+    zk.identity = LANGUAGE;
+    if ((r = polyflake_generator_new_zookeeper(&cfg, &zk, NULL, &gen)) != POLYFLAKE_RESULT_OK)
+      fail("ZooKeeper lease", r);
+  } else {
+    polyflake_file_lease_options opts;
+    polyflake_file_lease_options_init(&opts);
+    opts.dir = where;
+    opts.identity = LANGUAGE;
+    if ((r = polyflake_generator_new_file_lease(&cfg, &opts, NULL, &gen)) != POLYFLAKE_RESULT_OK)
+      fail("file lease", r);
+  }
+  return gen;
+}
+
+int main(int argc, char **argv) {
   polyflake_generator *gen = NULL;
   polyflake_result r = POLYFLAKE_RESULT_OK;
   uint64_t *ids, id = 0;
@@ -155,14 +191,8 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  polyflake_config_init(&cfg); /* strict, layout 41/10/12, the default epoch */
-  polyflake_file_lease_options_init(&opts);
-  opts.dir = argv[1];
-  opts.identity = LANGUAGE;
-
-  /* Take a slot (system clock: NULL), wait out its restart guard, then the first ID. */
-  if ((r = polyflake_generator_new_file_lease(&cfg, &opts, NULL, &gen)) != POLYFLAKE_RESULT_OK)
-    fail("file lease", r);
+  /* Take a slot (system clock), wait out its restart guard, then the first ID. */
+  gen = lease_from(argv[1]);
   if ((r = polyflake_wait_ready(gen, GUARD_WAIT_MS)) != POLYFLAKE_RESULT_OK) fail("wait_ready", r);
   if ((r = polyflake_next_id(gen, &id)) != POLYFLAKE_RESULT_OK) fail("first ID", r);
 

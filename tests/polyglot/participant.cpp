@@ -5,7 +5,9 @@
 // A strict generator (default layout and epoch) whose node id is a slot of the file lease on
 // LEASE_DIR (default slots, identity "cpp"), waiting out its restart guard with
 // polyflake_wait_ready (at most 15 s; a fresh directory's new slot is guarded for a full
-// reserve); then single polyflake_next_id calls at full speed for SECONDS seconds
+// reserve). When LEASE_DIR is zk://HOST:PORT[,HOST:PORT...]/PREFIX the slot is leased from that
+// ZooKeeper ensemble under that znode prefix instead (no /PREFIX: the default "/polyflake").
+// Then single polyflake_next_id calls at full speed for SECONDS seconds
 // (the time checked every 1,024 IDs) into a std::vector<uint64_t>. Writes OUT_PATH (raw
 // little-endian uint64, in issue order) and OUT_PATH.json. Exit 0 on success; on any error one
 // line on stderr and exit 1.
@@ -129,16 +131,31 @@ int run(const std::string &dir, const std::string &seconds_text, const std::stri
 
   polyflake_config cfg;
   polyflake_config_init(&cfg);  // strict, layout 41/10/12, the default epoch
-  polyflake_file_lease_options opts;
-  polyflake_file_lease_options_init(&opts);
-  opts.dir = dir.c_str();
-  opts.identity = kLanguage;
 
   // Take a slot (system clock: nullptr), wait out its restart guard (at most 15 s; a fresh
   // directory's new slot is guarded for a full reserve), then the first ID.
   polyflake_generator *g = nullptr;
-  polyflake_result r = polyflake_generator_new_file_lease(&cfg, &opts, nullptr, &g);
-  if (r != POLYFLAKE_RESULT_OK) raise("file lease", r);
+  polyflake_result r;
+  if (dir.rfind("zk://", 0) == 0) {
+    const std::string rest = dir.substr(5);
+    const auto slash = rest.find('/');
+    const std::string ensemble = rest.substr(0, slash);
+    const std::string prefix = slash == std::string::npos ? std::string() : rest.substr(slash);
+    polyflake_zookeeper_options zk;
+    polyflake_zookeeper_options_init(&zk);
+    zk.ensemble = ensemble.c_str();
+    zk.prefix = prefix.empty() ? nullptr : prefix.c_str();  // nullptr: the default prefix
+    zk.identity = kLanguage;
+    r = polyflake_generator_new_zookeeper(&cfg, &zk, nullptr, &g);
+    if (r != POLYFLAKE_RESULT_OK) raise("ZooKeeper lease", r);
+  } else {
+    polyflake_file_lease_options opts;
+    polyflake_file_lease_options_init(&opts);
+    opts.dir = dir.c_str();
+    opts.identity = kLanguage;
+    r = polyflake_generator_new_file_lease(&cfg, &opts, nullptr, &g);
+    if (r != POLYFLAKE_RESULT_OK) raise("file lease", r);
+  }
   Generator gen(g);
   if ((r = polyflake_wait_ready(gen.get(), 15000)) != POLYFLAKE_RESULT_OK) raise("wait_ready", r);
   uint64_t id = 0;

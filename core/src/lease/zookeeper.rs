@@ -63,6 +63,27 @@ fn check_fork(store: &str) -> Result<()> {
     Ok(())
 }
 
+/// Runs zookeeper-client's spawned tasks on the current tokio runtime. The client spawns through
+/// `spawns-core`, whose tokio support registers itself at link time (`linkme`); a C program
+/// linking `libpolyflake.a` never references that registration, so the linker drops it and the
+/// client panics with "no spawner". Naming the spawner on every poll does not depend on the link.
+struct TokioSpawner;
+
+impl spawns_core::Spawn for TokioSpawner {
+    fn spawn(&self, task: spawns_core::Task) {
+        tokio::spawn(Box::into_pin(task.future));
+    }
+}
+
+/// `f` with `TokioSpawner` entered around each of its polls (on whichever thread polls it).
+fn with_spawner<F: Future>(f: F) -> impl Future<Output = F::Output> {
+    let mut f = Box::pin(f);
+    std::future::poll_fn(move |cx| {
+        let _scope = spawns_core::enter(&TokioSpawner);
+        f.as_mut().poll(cx)
+    })
+}
+
 /// A ZooKeeper call that failed or timed out.
 enum Fail {
     Zk(zk::Error),
@@ -231,7 +252,9 @@ pub(crate) fn acquire(
     let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
     let timeout = Duration::from_millis(o.connect_timeout_ms);
-    let taken = rt.block_on(take(o, &creds, &prefix, &store, common, timeout, &ctx))?;
+    let taken = rt.block_on(with_spawner(take(
+        o, &creds, &prefix, &store, common, timeout, &ctx,
+    )))?;
     let slot = taken.0.slot;
     start_session(
         rt,
@@ -241,7 +264,7 @@ pub(crate) fn acquire(
         taken,
         ctx,
         generation,
-        renew,
+        |held, ctx, stop| with_spawner(renew(held, ctx, stop)),
     )
 }
 
@@ -626,7 +649,7 @@ pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
     let rt = runtime(&store)?;
     let timeout = Duration::from_millis(o.connect_timeout_ms);
     let user = creds.username();
-    rt.block_on(async {
+    rt.block_on(with_spawner(async {
         let client = connect(o, &creds, &store, timeout).await?;
         let states = client.state_watcher();
         let space = match call(timeout, client.get_data(&format!("{prefix}/space"))).await {
@@ -649,5 +672,5 @@ pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
         );
         close(client, states).await;
         Ok(report)
-    })
+    }))
 }

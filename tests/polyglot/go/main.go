@@ -5,7 +5,9 @@
 //
 // A strict generator (default layout and epoch) whose node id is a slot of the file lease on
 // LEASE_DIR (default slots, identity "go"), waiting out its restart guard with WaitReady (at most
-// 15 s; a fresh directory's new slot is guarded for a full reserve); then single NextID calls at
+// 15 s; a fresh directory's new slot is guarded for a full reserve). When LEASE_DIR is
+// zk://HOST:PORT[,HOST:PORT...]/PREFIX the slot is leased from that ZooKeeper ensemble under that
+// znode prefix instead (no /PREFIX: the default "/polyflake"). Then single NextID calls at
 // full speed for SECONDS seconds (the time checked every 1,024 IDs) into a growable []int64.
 // Writes OUT_PATH (raw little-endian uint64, in issue order) and OUT_PATH.json. Exit 0 on
 // success; on any error one line on stderr and exit 1.
@@ -23,6 +25,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	polyflake "example.invalid/polyflake/go"
@@ -74,11 +77,26 @@ func writeOut[T any](outPath string, ids []T, size int, put func([]byte, T), sum
 	return os.WriteFile(outPath+".json", append(doc, '\n'), 0o644)
 }
 
+// leaseFrom is the node-id source of LEASE_DIR: a file lease, or a zk://ENSEMBLE/PREFIX lease.
+func leaseFrom(dir string) (polyflake.Option, string) {
+	rest, ok := strings.CutPrefix(dir, "zk://")
+	if !ok {
+		return polyflake.FileLease(dir, polyflake.Identity(language)), "file lease"
+	}
+	opts := []polyflake.ZooKeeperOption{polyflake.Identity(language)}
+	ensemble, prefix, hasPrefix := strings.Cut(rest, "/")
+	if hasPrefix {
+		opts = append(opts, polyflake.Prefix("/"+prefix))
+	}
+	return polyflake.ZooKeeper(ensemble, opts...), "ZooKeeper lease"
+}
+
 func runSnowflake(dir string, seconds float64, outPath string) error {
 	// Take a slot (system clock), wait out its restart guard, then mint.
-	g, err := polyflake.New(polyflake.FileLease(dir, polyflake.Identity(language)))
+	source, what := leaseFrom(dir)
+	g, err := polyflake.New(source)
 	if err != nil {
-		return fmt.Errorf("file lease: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer g.Close()
 	if err := g.WaitReady(15000); err != nil {
