@@ -25,6 +25,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+/** The version this header belongs to, e.g. "0.1.0" (`polyflake_version()` is the library's). */
+#define POLYFLAKE_VERSION "0.1.0"
 
 /**
  * `polyflake_config.max_forward_step_ms` value that turns the forward-step check off.
