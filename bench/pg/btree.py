@@ -134,34 +134,6 @@ class UuidV4Keys:
         return [f"{(bits(128) & clear) | ver:032x}" for _ in range(n)]
 
 
-class UuidV7:
-    """Time-ordered UUIDs (version 7, RFC 9562 section 5.7) for one node: 48-bit Unix ms, then
-    a 42-bit counter (12 bits of ``rand_a`` and the top 30 of ``rand_b``) that starts at a
-    random value below 2^41 each new millisecond and counts up within it (method 1 of section
-    6.2), then 32 random bits. A counter overflow, or a clock that goes back, borrows the next
-    millisecond, so one node's values strictly increase."""
-
-    COUNTER_BITS = 42
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-        self.last_ms = -1
-        self.counter = 0
-
-    def next(self, ms: int) -> int:
-        if ms > self.last_ms:
-            self.last_ms = ms
-            self.counter = self.rng.getrandbits(self.COUNTER_BITS - 1)
-        else:
-            self.counter += 1
-            if self.counter >= 1 << self.COUNTER_BITS:
-                self.last_ms += 1
-                self.counter = self.rng.getrandbits(self.COUNTER_BITS - 1)
-        rand_a = self.counter >> 30
-        rand_b = ((self.counter & ((1 << 30) - 1)) << 32) | self.rng.getrandbits(32)
-        return (self.last_ms << 80) | (0x7 << 76) | (rand_a << 64) | (0x2 << 62) | rand_b
-
-
 class FleetArrivals:
     """Rows from a fleet of application nodes, in the order they reach the database.
 
@@ -229,27 +201,32 @@ def polyflake_fleet(nodes: int, rate: float, jitter_ms: float, seed: int) -> Fle
 
 
 def uuidv7_fleet(nodes: int, rate: float, jitter_ms: float, seed: int) -> FleetArrivals:
-    """UUIDv7 keys from `nodes` RFC 9562 generators on the same simulated milliseconds."""
-    rng = random.Random(seed + 1)
-    gens = [UuidV7(rng) for _ in range(nodes)]
+    """UUIDv7 keys from `nodes` of polyflake's own strict UUIDv7 generators (RFC 9562), sharing
+    one simulated clock as the bigint fleet does."""
+    import polyflake
+    from polyflake.testing import ManualClock
+
+    clock = ManualClock(time.time_ns() // 1_000_000)
+    gens = [polyflake.Uuid7Generator(clock=clock) for _ in range(nodes)]
 
     def mint(node: int, ms: int, count: int) -> list[str]:
-        g = gens[node]
-        return [f"{g.next(ms):032x}" for _ in range(count)]
+        clock.set(ms)
+        raw = gens[node].next_ids(count)
+        return [raw[k:k + 16].hex() for k in range(0, len(raw), 16)]
 
     return FleetArrivals(mint, nodes, rate, jitter_ms, seed)
 
 
 def check_uuid_generators() -> None:
-    """The bit fields of both UUID generators, checked against RFC 9562 before any run."""
+    """The bit fields of both UUID key sources, checked against RFC 9562 before any run."""
     v4 = int(UuidV4Keys(1).batch(1)[0], 16)
     assert (v4 >> 76) & 0xF == 4 and (v4 >> 62) & 0x3 == 2, "UUIDv4 version/variant bits"
-    gen = UuidV7(random.Random(1))
-    now = time.time_ns() // 1_000_000
-    xs = [gen.next(now + i // 100) for i in range(10_000)]
+    fleet = uuidv7_fleet(2, 50_000, 2.0, 1)
+    first_ms = fleet.ms + 1
+    xs = [int(k, 16) for k in fleet.mint(0, first_ms, 100) + fleet.mint(0, first_ms + 1, 100)]
     assert all((x >> 76) & 0xF == 7 and (x >> 62) & 0x3 == 2 for x in xs), "UUIDv7 bits"
     assert all(a < b for a, b in zip(xs, xs[1:])), "UUIDv7 must strictly increase per node"
-    assert xs[0] >> 80 == now, "UUIDv7 timestamp"
+    assert xs[0] >> 80 == first_ms, "UUIDv7 timestamp"
 
 
 # --------------------------------------------------------------------------------------------
@@ -525,10 +502,9 @@ def report(results: dict, meta: dict, png_name: str) -> str:
         f"[0, {meta['fleet_jitter_ms']} ms) (network, scheduling, clock skew). Seeded.",
         f"- `bigint-bulk`: {BULK_WRITERS} generators minting at full speed on the system clock, "
         f"{CHUNK}-ID chunks arriving round-robin (parallel writers of a backfill).",
-        "- `uuidv7-fleet`: the same fleet and arrival process, each node with its own UUIDv7 "
-        "generator written here per RFC 9562, since polyflake's Python binding has no UUIDv7 "
-        "yet: 48-bit ms, a "
-        "42-bit per-millisecond counter (method 1), 32 random bits.",
+        "- `uuidv7-fleet`: the same fleet and arrival process, each node with its own polyflake "
+        "`Uuid7Generator` (RFC 9562: 48-bit ms, 12 bits of sub-ms time, a 3-bit counter, "
+        "59 random bits).",
         "- `uuidv4`: seeded random UUIDs, version and variant bits per RFC 9562.",
         "",
         "| key | index size | leaf pages | internal pages | levels | avg leaf density | "
