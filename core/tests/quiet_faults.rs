@@ -455,12 +455,13 @@ fn a_successor_in_the_same_millisecond_continues_after_its_predecessor() {
 
 #[test]
 fn health_tells_the_truth_at_the_windows_end() {
-    // A 1-bit timestamp: the window is the epoch's millisecond and the next one; 4 sequence
-    // bits give 16 IDs a millisecond.
+    // A 31-bit timestamp on a clock at the window's last millisecond; 4 sequence bits give 16
+    // IDs a millisecond (node and sequence fields are at most 32 bits, so the timestamp cannot
+    // be made tiny).
     let epoch = DEFAULT_EPOCH_MS;
-    let clock = ManualClock::new(epoch + 1);
+    let clock = ManualClock::new(epoch + (1 << 31) - 1);
     let g = Generator::builder(1)
-        .layout(Layout::new(1, 58, 4).unwrap())
+        .layout(Layout::new(31, 28, 4).unwrap())
         .mode(Mode::Monotonic)
         .clock(clock.clone())
         .epoch_ms(epoch)
