@@ -12,7 +12,7 @@ OUT_PATH (raw little-endian u64 IDs in issue order) and OUT_PATH.json
 (`{"language", "node_id", "count", "seconds", "first", "last"}`), exit 0.
 `PROGRAM LEASE_DIR SECONDS OUT_PATH uuidv7` mints UUIDv7s instead (issue 15: no lease, LEASE_DIR is
 ignored) and writes them as 16 bytes big-endian each, with `"format": "uuidv7"` and a null
-`node_id` in the summary (`first`/`last` as decimal 128-bit integers). `--format uuidv7` runs that:
+`node_id` in the summary (`first`/`last` as decimal 128-bit integers or UUID text). `--format uuidv7` runs that:
 the union must hold no duplicate, each participant's UUIDs must strictly increase, and every one
 must be a version-7, RFC 9562-variant UUID.
 
@@ -36,6 +36,7 @@ import secrets
 import subprocess
 import sys
 import tempfile
+import uuid
 import time
 from pathlib import Path
 
@@ -162,6 +163,19 @@ def check(results: dict[str, dict]) -> dict:
     }
 
 
+def uuid_value(text) -> int | None:
+    """A summary's `first`/`last` of the UUIDv7 run as a 128-bit integer: decimal digits, or UUID
+    text (hyphenated or 32 hex digits, any case). None for anything else."""
+    if not isinstance(text, str):
+        return None
+    if text.isdigit():
+        return int(text)
+    try:
+        return uuid.UUID(text).int
+    except ValueError:
+        return None
+
+
 def check_uuid(results: dict[str, dict]) -> dict:
     """The UUIDv7 run: version and variant bits, per-participant order, a union without duplicates."""
     problems = []
@@ -173,8 +187,10 @@ def check_uuid(results: dict[str, dict]) -> dict:
             problems.append(f"{lang}: {len(ids)} UUIDs in the file, summary says {s['count']}")
             continue
         hi, lo = ids[:, 0], ids[:, 1]
-        if str((int(hi[0]) << 64) | int(lo[0])) != s["first"]:
-            problems.append(f"{lang}: the first UUID differs from the summary")
+        first = (int(hi[0]) << 64) | int(lo[0])
+        last = (int(hi[-1]) << 64) | int(lo[-1])
+        if uuid_value(s.get("first")) != first or uuid_value(s.get("last")) != last:
+            problems.append(f"{lang}: the first or last UUID differs from the summary")
         if np.any((hi >> np.uint64(12)) & np.uint64(0xF) != 7) or np.any(lo >> np.uint64(62) != 2):
             problems.append(f"{lang}: a UUID is not version 7 with the RFC 9562 variant")
         step_up = (hi[1:] > hi[:-1]) | ((hi[1:] == hi[:-1]) & (lo[1:] > lo[:-1]))
