@@ -280,8 +280,11 @@ def main() -> int:
              "fds_earlier_max": int(arr[:-q, 2].max()),
              "fds_last_quarter_max": int(arr[-q:, 2].max())}
         verdicts[f"polyglot:{comm}"] = v
-        if len(arr) >= 4 and v["rss_mb_per_min"] > args.max_rss_slope:
-            problems.append(f"polyglot {comm}: peak RSS grows {v['rss_mb_per_min']} MB/min over rounds")
+        # Reported, not judged: each round is a new process, so nothing can leak from one round
+        # into the next through its memory, and its peak RSS is mostly the IDs it holds until it
+        # writes them out (8 or 16 bytes each), which follows how much CPU the round got. A short
+        # run on a busy machine showed +66 to +199 MB/min from exactly that. What rounds do share
+        # (the lease directory) is judged by the slot files and the descriptors.
         # A participant lives one round: its descriptors cannot pile up across rounds, and a
         # 1 s sample catches it at any point of its second (before or after it opened its lease
         # or output file). What could grow is what every round meets (the lease directory):
