@@ -184,9 +184,19 @@ class FleetArrivals:
         return out
 
 
+def move_to(clock, ms: int) -> None:
+    """Bring a fleet's shared ``ManualClock`` to `ms`: forward as time that passes (``elapse``,
+    so the core's forward-step check sees elapsed time, not a step), back as a step."""
+    delta = ms - clock.now_ms()
+    if delta > 0:
+        clock.elapse(delta)
+    elif delta < 0:
+        clock.set(ms)
+
+
 def polyflake_fleet(nodes: int, rate: float, jitter_ms: float, seed: int) -> FleetArrivals:
     """bigint keys from `nodes` strict polyflake generators (node ids 100..) sharing one
-    simulated clock (a ``ManualClock`` set to each millisecond before minting)."""
+    simulated clock (a ``ManualClock`` brought to each millisecond before minting)."""
     import polyflake
     from polyflake.testing import ManualClock
 
@@ -194,7 +204,7 @@ def polyflake_fleet(nodes: int, rate: float, jitter_ms: float, seed: int) -> Fle
     gens = [polyflake.Snowflake(node_id=100 + n, clock=clock) for n in range(nodes)]
 
     def mint(node: int, ms: int, count: int) -> list[str]:
-        clock.set(ms)
+        move_to(clock, ms)
         return list(map(str, gens[node].next_ids(count)))
 
     return FleetArrivals(mint, nodes, rate, jitter_ms, seed)
@@ -210,7 +220,7 @@ def uuidv7_fleet(nodes: int, rate: float, jitter_ms: float, seed: int) -> FleetA
     gens = [polyflake.Uuid7Generator(clock=clock) for _ in range(nodes)]
 
     def mint(node: int, ms: int, count: int) -> list[str]:
-        clock.set(ms)
+        move_to(clock, ms)
         raw = gens[node].next_ids(count)
         return [raw[k:k + 16].hex() for k in range(0, len(raw), 16)]
 
