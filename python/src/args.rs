@@ -134,3 +134,20 @@ pub(crate) fn fill_bytes<T: Copy + Default>(
     }
     Ok(())
 }
+
+/// Read-only properties of a class, `name: type = value;` each (with its doc comment), where
+/// `value` reads the instance as `$s`.
+macro_rules! getters {
+    ($class:ty, |$s:ident| $($(#[doc = $doc:literal])* $name:ident: $t:ty = $value:expr;)*) => {
+        #[pymethods]
+        impl $class {$(
+            $(#[doc = $doc])*
+            #[getter]
+            fn $name(&self) -> $t {
+                let $s = self;
+                $value
+            }
+        )*}
+    };
+}
+pub(crate) use getters;

@@ -1,37 +1,29 @@
-//! `Snowflake` and `MonotonicSnowflake`: ONE class implementation over one
-//! `polyflake::Generator`, held directly (no binding lock: `close()` is the core's, so a fork
-//! can leave nothing held). The mode comes from the class: `MonotonicSnowflake` is a subclass
-//! with no state of its own.
-//!
-//! The GIL is held only on the fast path: `try_next_id` either returns an ID at once or says the
-//! call would wait, and only then is the GIL released for `next_id`, so a strict wait (a small
-//! rewind, a spent millisecond) never stalls the other Python threads. Batches, health, waits,
-//! construction and close run with the GIL released.
+//! `Snowflake` and `MonotonicSnowflake` (a subclass that only sets the mode) over one
+//! `polyflake::Generator`, held directly: `close()` is the core's, so a fork leaves nothing held.
+//! The GIL is held only on the fast path (`try_next_id` issues at once or says the call would
+//! wait, and only then is it released); batches, health, waits, construction and close run
+//! with it released.
 
 use crate::aio;
-use crate::args::{bad_argument, exact_i64_arg, fill_bytes, float_arg, i64_arg, int_arg};
-use crate::errors::{discard_clock_error, to_py_err};
-use crate::health::{health, PyHealth};
+use crate::args::{bad_argument, exact_i64_arg, fill_bytes, float_arg, getters, i64_arg, int_arg};
+use crate::errors::to_py_err;
 use crate::layout::{layout_arg, PyLayout};
 use crate::settings::{apply, Settings};
 use crate::source;
 use polyflake::{
     batch_len, id_from_i128, ErrorKind, Generator, Layout, Mode, NodeSource, DEFAULT_EPOCH_MS,
 };
-use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyType};
 use std::time::{Duration, Instant};
 
 /// A strict generator: an issued timestamp never exceeds the wall clock.
 #[pyclass(frozen, subclass, module = "polyflake", name = "Snowflake")]
 pub(crate) struct Snowflake {
     gen: Generator,
-    /// True for an injected clock. `try_next_id` spends a clock reading when it declines, which
-    /// a scripted clock would notice (the retry would see the next scripted value, not the same
-    /// one), so generators on an injected clock go straight to `next_id` with the GIL released;
-    /// the system clock takes the GIL-held fast path.
+    /// True for an injected clock, which goes straight to `next_id` with the GIL released: a
+    /// declined `try_next_id` spends a reading, which a scripted clock would notice.
     injected: bool,
 }
 
@@ -40,15 +32,73 @@ pub(crate) struct Snowflake {
 #[pyclass(frozen, extends = Snowflake, module = "polyflake", name = "MonotonicSnowflake")]
 pub(crate) struct MonotonicSnowflake;
 
-impl Drop for Snowflake {
-    /// Close with the GIL released, as `close()` does: a lease's renewal thread may be reading
-    /// a Python clock, which needs the GIL to finish. At interpreter shutdown (no attaching)
-    /// the core's own drop closes it.
-    fn drop(&mut self) {
-        let gen = &self.gen;
-        Python::try_attach(|py| py.detach(|| gen.close()));
-    }
+/// The methods every generator class shares, on the core generator in its field `$core`: health,
+/// close (also by `with` and on drop, with the GIL released: a lease's renewal thread may be
+/// reading a Python clock), the mode and `anext_ids`.
+macro_rules! shared_methods {
+    ($class:ty, $core:ident) => {
+        #[pymethods]
+        impl $class {
+            /// A snapshot of the generator's state and counters (reads the clock once). In a
+            /// forked child, a lease-backed generator takes its fresh slot here if it has not yet.
+            fn health(&self, py: Python<'_>) -> PyResult<Py<$crate::health::PyHealth>> {
+                let h = py.detach(|| self.$core.health());
+                // A failing Python clock is reported in the snapshot, not raised.
+                $crate::errors::discard_clock_error();
+                $crate::health::health(py, h)
+            }
+
+            /// Close the generator: every later call raises `GeneratorClosed` (also a
+            /// ValueError). A lease-backed generator frees its slot at once (its high-water mark
+            /// stays in the store for the next holder). Closing twice is allowed.
+            fn close(&self, py: Python<'_>) {
+                py.detach(|| self.$core.close());
+            }
+
+            fn __enter__(slf: Py<Self>) -> Py<Self> {
+                slf
+            }
+
+            /// `with` closes the generator at the end of the block (exceptions propagate).
+            #[pyo3(signature = (*_exc))]
+            fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+                self.close(py);
+                false
+            }
+
+            /// `"strict"` or `"monotonic"`.
+            #[getter]
+            fn mode(&self) -> &'static str {
+                self.$core.mode().name()
+            }
+
+            /// `await g.anext_ids(count)`: `next_ids(count)` in a thread in strict mode (a
+            /// strict batch sleeps through each millisecond it fills); a monotonic batch never
+            /// waits and is made at once.
+            fn anext_ids<'py>(
+                slf: &Bound<'py, Self>,
+                count: &Bound<'py, PyAny>,
+            ) -> PyResult<Bound<'py, PyAny>> {
+                let (py, g) = (slf.py(), slf.get());
+                let now = (g.$core.mode() == polyflake::Mode::Monotonic)
+                    .then(|| g.next_ids(py, count).map(Bound::into_any));
+                let next_ids = pyo3::intern!(py, "next_ids");
+                $crate::aio::now_or_in_thread(slf.as_any(), now.transpose(), next_ids, &[count])
+            }
+        }
+
+        impl Drop for $class {
+            /// At interpreter shutdown (no attaching) the core's own drop closes it.
+            fn drop(&mut self) {
+                let core = &self.$core;
+                Python::try_attach(|py| py.detach(|| core.close()));
+            }
+        }
+    };
 }
+pub(crate) use shared_methods;
+
+shared_methods!(Snowflake, gen);
 
 /// The generator settings every constructor takes, applied to the core's builder (absent ones
 /// keep the core's defaults), then the generator; `what` names the call for a leftover setting.
@@ -74,6 +124,23 @@ fn build(
     Ok(Snowflake { gen, injected })
 }
 
+/// A generator on a fixed node id (what each class's constructor makes).
+fn with_node_id(
+    node_id: &Bound<'_, PyAny>,
+    settings: Option<&Bound<'_, PyDict>>,
+    what: &str,
+    mode: Mode,
+) -> PyResult<Snowflake> {
+    let source = NodeSource::Static(int_arg(node_id, "node_id")?);
+    build(
+        node_id.py(),
+        what,
+        source,
+        mode,
+        &Settings(settings.cloned()),
+    )
+}
+
 /// Make an instance of `cls` (`Snowflake` or `MonotonicSnowflake`, which gives the mode) from a
 /// node-id source and the keyword settings.
 fn make<'py>(
@@ -91,8 +158,13 @@ fn make<'py>(
     } else {
         Mode::Strict
     };
-    let base = build(py, &format!("{}.{what}", cls.name()?), source, mode, &s)?;
-    let init = PyClassInitializer::from(base);
+    let init = PyClassInitializer::from(build(
+        py,
+        &format!("{}.{what}", cls.name()?),
+        source,
+        mode,
+        &s,
+    )?);
     Ok(if monotonic {
         Py::new(py, init.add_subclass(MonotonicSnowflake))?.into_any()
     } else {
@@ -100,13 +172,65 @@ fn make<'py>(
     })
 }
 
-/// Decode an ID as `{"epoch_ms", "node_id", "sequence"}`.
+/// The `from_*` class methods, `name(argument: type, ...) => source;` each: the node-id source
+/// made from the arguments and the settings, on the class called.
+macro_rules! from_sources {
+    ($($(#[doc = $doc:literal])* $name:ident($($arg:ident: $t:ty $(= $default:tt)?),*) => $source:expr;)*) => {
+        #[pymethods]
+        impl Snowflake {$(
+            $(#[doc = $doc])*
+            #[classmethod]
+            #[pyo3(signature = ($($arg $(= $default)?,)* **settings))]
+            fn $name<'py>(
+                cls: &Bound<'py, PyType>,
+                $($arg: $t,)*
+                settings: Option<&Bound<'py, PyDict>>,
+            ) -> PyResult<Py<PyAny>> {
+                make(cls, stringify!($name), $source, settings)
+            }
+        )*}
+    };
+}
+
+from_sources! {
+    /// A generator whose node id is a slot leased from a directory of slot files (one host, no
+    /// server); settings `slots`, `identity`, `reserve_ms`, `max_guard_wait_ms` and the
+    /// generator's. A slot whose previous holder may have issued up to a time this clock has not
+    /// reached (a new slot included) issues nothing until it has (`LeaseNotReady`;
+    /// `wait_ready()` waits it out). `close()` (or the end of a `with` block) frees the slot.
+    from_file_lease(dir: &Bound<'_, PyAny>) => |s| source::file_lease(dir, s);
+    /// A generator whose node id is a slot leased from an etcd v3 cluster (`endpoints`: one URL
+    /// or several); settings `prefix`, `ttl_s`, `connect_timeout_ms`, the lease settings of
+    /// `from_file_lease`, TLS and authentication (`ca_file`, `cert_file`, `key_file`: paths;
+    /// `username`, `password`; each None or absent is read from `POLYFLAKE_ETCD_*` when set) and
+    /// the generator's. A lost lease stops the generator at once.
+    from_etcd(endpoints: &Bound<'_, PyAny>) => |s| source::etcd_lease(endpoints, s);
+    /// A generator whose node id is a slot leased from a ZooKeeper ensemble (`ensemble`:
+    /// `"host:port,host:port"` or a list of `"host:port"`); settings `prefix`,
+    /// `session_timeout_ms` (the lease's time to live), `connect_timeout_ms`, the lease settings
+    /// of `from_file_lease`, the TLS and authentication settings of `from_etcd` (`username` and
+    /// `password` for ZooKeeper's digest scheme) and the generator's. An expired session or a
+    /// deleted slot znode stops the generator at once.
+    from_zookeeper(ensemble: &Bound<'_, PyAny>) => |s| source::zookeeper_lease(ensemble, s);
+    /// A generator whose node id is the decimal integer in the environment variable `var`.
+    from_env(var: &Bound<'_, PyAny>) => |_| source::env(var);
+    /// A generator whose node id is the ordinal of a StatefulSet-style hostname (`ids-7` -> 7);
+    /// None reads this host's name.
+    from_hostname(hostname: Option<&Bound<'_, PyAny>> = None) => |_| source::hostname(hostname);
+    /// A generator whose node id is the host part of an IPv4 address in a subnet of
+    /// `prefix_len` bits; refused unless the host part fits the node field (a /22 or narrower
+    /// for 10 node bits).
+    from_ipv4(addr: &Bound<'_, PyAny>, prefix_len: &Bound<'_, PyAny>) =>
+        |_| source::ipv4(addr, prefix_len);
+}
+
+/// Decode an ID as `{"epoch_ms", "node_id", "sequence"}` (`epoch_ms`: the ID's Unix-ms
+/// timestamp, the design text's name).
 fn decoded(py: Python<'_>, id: i128, layout: Layout, epoch_ms: i64) -> PyResult<Py<PyDict>> {
     let d = id_from_i128(id)
         .and_then(|id| layout.decode(id, epoch_ms))
         .map_err(|e| to_py_err(py, e))?;
     let dict = PyDict::new(py);
-    // The design text's names: `epoch_ms` is the ID's Unix-ms timestamp.
     dict.set_item("epoch_ms", d.timestamp_ms)?;
     dict.set_item("node_id", d.node_id)?;
     dict.set_item("sequence", d.sequence)?;
@@ -120,117 +244,7 @@ impl Snowflake {
     #[new]
     #[pyo3(signature = (node_id, **settings))]
     fn new(node_id: &Bound<'_, PyAny>, settings: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let s = Settings(settings.cloned());
-        let source = NodeSource::Static(int_arg(node_id, "node_id")?);
-        build(node_id.py(), "Snowflake", source, Mode::Strict, &s)
-    }
-
-    /// A generator whose node id is a slot leased from a directory of slot files (one host, no
-    /// server); settings `slots`, `identity`, `reserve_ms`, `max_guard_wait_ms` and the
-    /// generator's. A slot whose previous holder may have issued up to a time this clock has not
-    /// reached (a new slot included) issues nothing until it has (`LeaseNotReady`;
-    /// `wait_ready()` waits it out). `close()` (or the end of a `with` block) frees the slot.
-    #[classmethod]
-    #[pyo3(signature = (dir, **settings))]
-    fn from_file_lease<'py>(
-        cls: &Bound<'py, PyType>,
-        dir: &Bound<'py, PyAny>,
-        settings: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        make(
-            cls,
-            "from_file_lease",
-            |s| source::file_lease(dir, s),
-            settings,
-        )
-    }
-
-    /// A generator whose node id is a slot leased from an etcd v3 cluster (`endpoints`: one URL
-    /// or several); settings `prefix`, `ttl_s`, `connect_timeout_ms`, the lease settings of
-    /// `from_file_lease`, TLS and authentication (`ca_file`, `cert_file`, `key_file`: paths;
-    /// `username`, `password`; each None or absent is read from `POLYFLAKE_ETCD_*` when set) and
-    /// the generator's. A lost lease stops the generator at once.
-    #[classmethod]
-    #[pyo3(signature = (endpoints, **settings))]
-    fn from_etcd<'py>(
-        cls: &Bound<'py, PyType>,
-        endpoints: &Bound<'py, PyAny>,
-        settings: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        make(
-            cls,
-            "from_etcd",
-            |s| source::etcd_lease(endpoints, s),
-            settings,
-        )
-    }
-
-    /// A generator whose node id is a slot leased from a ZooKeeper ensemble (`ensemble`:
-    /// `"host:port,host:port"` or a list of `"host:port"`); settings `prefix`,
-    /// `session_timeout_ms` (the lease's time to live), `connect_timeout_ms`, the lease settings
-    /// of `from_file_lease`, the TLS and authentication settings of `from_etcd` (`username` and
-    /// `password` for ZooKeeper's digest scheme) and the generator's. An expired session or a
-    /// deleted slot znode stops the generator at once.
-    #[classmethod]
-    #[pyo3(signature = (ensemble, **settings))]
-    fn from_zookeeper<'py>(
-        cls: &Bound<'py, PyType>,
-        ensemble: &Bound<'py, PyAny>,
-        settings: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        make(
-            cls,
-            "from_zookeeper",
-            |s| source::zookeeper_lease(ensemble, s),
-            settings,
-        )
-    }
-
-    /// A generator whose node id is the decimal integer in the environment variable `var`.
-    #[classmethod]
-    #[pyo3(signature = (var, **settings))]
-    fn from_env<'py>(
-        cls: &Bound<'py, PyType>,
-        var: &Bound<'py, PyAny>,
-        settings: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        make(cls, "from_env", |_| source::env(var), settings)
-    }
-
-    /// A generator whose node id is the ordinal of a StatefulSet-style hostname (`ids-7` -> 7);
-    /// None reads this host's name.
-    #[classmethod]
-    #[pyo3(signature = (hostname = None, **settings))]
-    fn from_hostname<'py>(
-        cls: &Bound<'py, PyType>,
-        hostname: Option<&Bound<'py, PyAny>>,
-        settings: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        make(
-            cls,
-            "from_hostname",
-            |_| source::hostname(hostname),
-            settings,
-        )
-    }
-
-    /// A generator whose node id is the host part of an IPv4 address in a subnet of
-    /// `prefix_len` bits; refused unless the host part fits the node field (a /22 or narrower
-    /// for 10 node bits).
-    #[classmethod]
-    #[pyo3(signature = (addr, prefix_len, **settings))]
-    fn from_ipv4<'py>(
-        cls: &Bound<'py, PyType>,
-        addr: &Bound<'py, PyAny>,
-        prefix_len: &Bound<'py, PyAny>,
-        settings: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        make(
-            cls,
-            "from_ipv4",
-            |_| source::ipv4(addr, prefix_len),
-            settings,
-        )
+        with_node_id(node_id, settings, "Snowflake", Mode::Strict)
     }
 
     /// Issue one ID.
@@ -266,23 +280,6 @@ impl Snowflake {
         )
     }
 
-    /// `await g.anext_ids(count)`: `next_ids(count)` off the event loop's thread in strict mode
-    /// (a strict batch sleeps through each millisecond it fills: 10**6 IDs take about 244 ms on
-    /// the default layout); a monotonic batch never waits and is made at once.
-    fn anext_ids<'py>(
-        slf: &Bound<'py, Self>,
-        count: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        let now = (slf.get().gen.mode() == Mode::Monotonic).then(|| slf.get().next_ids(py, count));
-        aio::now_or_in_thread(
-            slf.as_any(),
-            now.transpose(),
-            intern!(py, "next_ids"),
-            &[count],
-        )
-    }
-
     /// Issue `count` consecutive IDs as an `array.array('q')`, filled by the core with the GIL
     /// released and no Python object per ID.
     fn next_ids<'py>(
@@ -308,21 +305,8 @@ impl Snowflake {
 
     /// Decode with this generator's layout and epoch (what `g.decode(x)` calls).
     fn _decode(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<Py<PyDict>> {
-        decoded(
-            py,
-            int_arg(id, "id")?,
-            self.gen.layout(),
-            self.gen.epoch_ms(),
-        )
-    }
-
-    /// A snapshot of this generator's state and counters (reads the clock once). In a forked
-    /// child, a lease-backed generator takes its fresh slot here if it has not yet.
-    fn health(&self, py: Python<'_>) -> PyResult<Py<PyHealth>> {
-        let h = py.detach(|| self.gen.health());
-        // A failing Python clock is reported in the snapshot, not raised.
-        discard_clock_error();
-        health(py, h)
+        let (layout, epoch_ms) = (self.gen.layout(), self.gen.epoch_ms());
+        decoded(py, int_arg(id, "id")?, layout, epoch_ms)
     }
 
     /// Wait while the restart guard holds (a lease's previous holder may have issued up to a
@@ -334,13 +318,9 @@ impl Snowflake {
         let deadline = match timeout_ms {
             Some(t) => {
                 let ms = float_arg(t, "timeout_ms")?;
-                let bad = || {
-                    to_py_err(
-                        py,
-                        bad_argument("timeout_ms", format!("{ms} is not a finite number >= 0")),
-                    )
-                };
-                let d = Duration::try_from_secs_f64(ms / 1000.0).map_err(|_| bad())?;
+                let reason = format!("{ms} is not a finite number >= 0");
+                let d = Duration::try_from_secs_f64(ms / 1000.0)
+                    .map_err(|_| to_py_err(py, bad_argument("timeout_ms", reason)))?;
                 Instant::now().checked_add(d)
             }
             None => None,
@@ -358,84 +338,6 @@ impl Snowflake {
                 r => return r.map_err(|e| to_py_err(py, e)),
             }
         }
-    }
-
-    /// Close the generator: every later call raises `GeneratorClosed` (also a ValueError). A
-    /// lease-backed generator frees its slot at once (its high-water mark stays in the store for
-    /// the next holder); a fixed node id may be used by a new generator. Closing twice is allowed.
-    fn close(&self, py: Python<'_>) {
-        py.detach(|| self.gen.close());
-    }
-
-    /// True once `close()` has been called.
-    #[getter]
-    fn closed(&self) -> bool {
-        self.gen.is_closed()
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    /// `with` closes the generator at the end of the block (exceptions propagate).
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> bool {
-        self.close(py);
-        false
-    }
-
-    /// This generator's node id: the slot of a lease. In a process forked after the generator
-    /// was made, the child's fresh slot once its first call (or `health()`) has taken it.
-    #[getter]
-    fn node_id(&self) -> u32 {
-        self.gen.node_id()
-    }
-    /// Where the node id came from: `"static"`, `"env"`, `"hostname"`, `"ipv4"`,
-    /// `"file_lease"`, `"etcd"` or `"zookeeper"`.
-    #[getter]
-    fn node_source(&self) -> &'static str {
-        self.gen.node_source().name()
-    }
-    /// The epoch, Unix milliseconds.
-    #[getter]
-    fn epoch_ms(&self) -> i64 {
-        self.gen.epoch_ms()
-    }
-    /// The bit layout.
-    #[getter]
-    fn layout(&self) -> PyLayout {
-        PyLayout(self.gen.layout())
-    }
-    /// Strict mode's wait budget, milliseconds.
-    #[getter]
-    fn max_wait_ms(&self) -> f64 {
-        self.gen.max_wait_ms()
-    }
-    /// Monotonic mode's lead limit, milliseconds (None: unbounded).
-    #[getter]
-    fn max_lead_ms(&self) -> Option<i64> {
-        self.gen.max_lead_ms()
-    }
-    /// The bound on a forward step of the wall clock, milliseconds (None: the check is off).
-    #[getter]
-    fn max_forward_step_ms(&self) -> Option<u64> {
-        self.gen.max_forward_step_ms()
-    }
-    /// How long a stepped-ahead clock must hold before it is believed, milliseconds.
-    #[getter]
-    fn forward_confirm_ms(&self) -> u64 {
-        self.gen.forward_confirm_ms()
-    }
-    /// `"strict"` or `"monotonic"`.
-    #[getter]
-    fn mode(&self) -> &'static str {
-        self.gen.mode().name()
-    }
-    /// The clock reading in use: `"coarse"` only when it was asked for and the system's coarse
-    /// clock is fine enough (`health().clock_note` says why not).
-    #[getter]
-    fn clock_source(&self) -> &'static str {
-        self.gen.clock_source().name()
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
@@ -456,6 +358,32 @@ impl Snowflake {
         let (node, epoch, mode) = (g.node_id(), g.epoch_ms(), g.mode().name());
         Ok(format!("{name}(node_id={node}, epoch_ms={epoch}, layout={layout}, mode='{mode}'{source}{clock})"))
     }
+}
+
+getters! { Snowflake, |s|
+    /// True once `close()` has been called.
+    closed: bool = s.gen.is_closed();
+    /// This generator's node id: the slot of a lease. In a process forked after the generator
+    /// was made, the child's fresh slot once its first call (or `health()`) has taken it.
+    node_id: u32 = s.gen.node_id();
+    /// Where the node id came from: `"static"`, `"env"`, `"hostname"`, `"ipv4"`,
+    /// `"file_lease"`, `"etcd"` or `"zookeeper"`.
+    node_source: &'static str = s.gen.node_source().name();
+    /// The epoch, Unix milliseconds.
+    epoch_ms: i64 = s.gen.epoch_ms();
+    /// The bit layout.
+    layout: PyLayout = PyLayout(s.gen.layout());
+    /// Strict mode's wait budget, milliseconds.
+    max_wait_ms: f64 = s.gen.max_wait_ms();
+    /// Monotonic mode's lead limit, milliseconds (None: unbounded).
+    max_lead_ms: Option<i64> = s.gen.max_lead_ms();
+    /// The bound on a forward step of the wall clock, milliseconds (None: the check is off).
+    max_forward_step_ms: Option<u64> = s.gen.max_forward_step_ms();
+    /// How long a stepped-ahead clock must hold before it is believed, milliseconds.
+    forward_confirm_ms: u64 = s.gen.forward_confirm_ms();
+    /// The clock reading in use: `"coarse"` only when it was asked for and the system's coarse
+    /// clock is fine enough (`health().clock_note` says why not).
+    clock_source: &'static str = s.gen.clock_source().name();
 }
 
 impl Snowflake {
@@ -485,15 +413,7 @@ impl MonotonicSnowflake {
         node_id: &Bound<'_, PyAny>,
         settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let s = Settings(settings.cloned());
-        let source = NodeSource::Static(int_arg(node_id, "node_id")?);
-        let base = build(
-            node_id.py(),
-            "MonotonicSnowflake",
-            source,
-            Mode::Monotonic,
-            &s,
-        )?;
+        let base = with_node_id(node_id, settings, "MonotonicSnowflake", Mode::Monotonic)?;
         Ok(PyClassInitializer::from(base).add_subclass(MonotonicSnowflake))
     }
 
@@ -520,14 +440,8 @@ impl DecodeMethod {
     ) -> PyResult<Py<PyAny>> {
         static DECODE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
         if instance.is_none() {
-            let f = DECODE.get_or_try_init(py, || {
-                Ok::<_, PyErr>(
-                    py.import("polyflake._polyflake")?
-                        .getattr("decode")?
-                        .unbind(),
-                )
-            })?;
-            return Ok(f.clone_ref(py));
+            let decode = DECODE.import(py, "polyflake._polyflake", "decode")?;
+            return Ok(decode.clone().unbind());
         }
         Ok(instance.getattr("_decode")?.unbind())
     }
@@ -544,13 +458,8 @@ pub(crate) fn decode(
     layout: Option<&Bound<'_, PyAny>>,
     #[pyo3(from_py_with = epoch_arg)] epoch_ms: i64,
 ) -> PyResult<Py<PyDict>> {
-    let id = int_arg(id, "id")?;
-    decoded(
-        py,
-        id,
-        layout.map_or(Ok(Layout::DEFAULT), layout_arg)?,
-        epoch_ms,
-    )
+    let layout = layout.map_or(Ok(Layout::DEFAULT), layout_arg)?;
+    decoded(py, int_arg(id, "id")?, layout, epoch_ms)
 }
 
 /// The epoch a decoded timestamp counts from: it comes back out in the answer, so a value

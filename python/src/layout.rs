@@ -1,7 +1,7 @@
 //! `Layout`: how the 63 usable bits split into timestamp, node and sequence (the core's
 //! `polyflake::Layout`; its presets become class attributes in `lib.rs`).
 
-use crate::args::{int_arg, type_name};
+use crate::args::{getters, int_arg, type_name};
 use crate::errors::to_py_err;
 use polyflake::Layout;
 use pyo3::exceptions::PyTypeError;
@@ -52,52 +52,6 @@ impl PyLayout {
             .map_err(|e| to_py_err(py, e))
     }
 
-    /// Bits of elapsed milliseconds.
-    #[getter]
-    fn timestamp_bits(&self) -> u32 {
-        self.0.timestamp_bits()
-    }
-    /// Bits of node id.
-    #[getter]
-    fn node_bits(&self) -> u32 {
-        self.0.node_bits()
-    }
-    /// Bits of per-millisecond sequence.
-    #[getter]
-    fn sequence_bits(&self) -> u32 {
-        self.0.sequence_bits()
-    }
-    /// The largest node id.
-    #[getter]
-    fn max_node_id(&self) -> u64 {
-        self.0.max_node_id()
-    }
-    /// The largest sequence value.
-    #[getter]
-    fn max_sequence(&self) -> u64 {
-        self.0.max_sequence()
-    }
-    /// IDs one node can issue per millisecond.
-    #[getter]
-    fn ids_per_ms(&self) -> u64 {
-        self.0.ids_per_ms()
-    }
-    /// The largest elapsed milliseconds since the epoch.
-    #[getter]
-    fn max_elapsed_ms(&self) -> u64 {
-        self.0.max_elapsed_ms()
-    }
-    /// Years of milliseconds the timestamp field holds (Julian years).
-    #[getter]
-    fn years(&self) -> f64 {
-        self.0.years()
-    }
-    /// The preset name, or None for a custom layout.
-    #[getter]
-    fn name(&self) -> Option<&'static str> {
-        self.0.preset_name()
-    }
-
     pub(crate) fn __repr__(&self) -> String {
         let l = self.0;
         match l.preset_name() {
@@ -120,6 +74,27 @@ impl PyLayout {
         let fields = (l.timestamp_bits(), l.node_bits(), l.sequence_bits());
         (py.get_type::<PyLayout>().into_any().unbind(), fields)
     }
+}
+
+getters! { PyLayout, |l|
+    /// Bits of elapsed milliseconds.
+    timestamp_bits: u32 = l.0.timestamp_bits();
+    /// Bits of node id.
+    node_bits: u32 = l.0.node_bits();
+    /// Bits of per-millisecond sequence.
+    sequence_bits: u32 = l.0.sequence_bits();
+    /// The largest node id.
+    max_node_id: u64 = l.0.max_node_id();
+    /// The largest sequence value.
+    max_sequence: u64 = l.0.max_sequence();
+    /// IDs one node can issue per millisecond.
+    ids_per_ms: u64 = l.0.ids_per_ms();
+    /// The largest elapsed milliseconds since the epoch.
+    max_elapsed_ms: u64 = l.0.max_elapsed_ms();
+    /// Years of milliseconds the timestamp field holds (Julian years).
+    years: f64 = l.0.years();
+    /// The preset name, or None for a custom layout.
+    name: Option<&'static str> = l.0.preset_name();
 }
 
 /// The `layout=` setting: a `Layout`, a name (`"big_fleet"`, `"41/10/12"`), a

@@ -11,13 +11,12 @@
 use crate::aio;
 use crate::args::{fill_bytes, int_arg, str_arg, type_name};
 use crate::errors::to_py_err;
-use crate::health::{health, PyHealth};
 use crate::settings::{apply, Settings};
 use polyflake::{batch_len, Error, Health, Mode, TimeIdBuilder, UlidGenerator, Uuid7Generator};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyString, PyType};
 use pyo3::{ffi, intern};
 
 /// One of the core's 128-bit generators.
@@ -75,18 +74,24 @@ impl Engine {
         }
     }
 
-    /// One ID: with the GIL held when the core issues it without waiting, else with the GIL
-    /// released while it waits. A strict generator on a clock object goes straight to the
-    /// waiting call: a declined try spends a reading, which a scripted clock would notice.
-    fn issue(&self, py: Python<'_>, injected: bool) -> PyResult<u128> {
+    /// One ID in `form`: with the GIL held when the core issues it without waiting, else with
+    /// the GIL released while it waits. A strict generator on a clock object goes straight to
+    /// the waiting call: a declined try spends a reading, which a scripted clock would notice.
+    fn issue<'py>(
+        &self,
+        py: Python<'py>,
+        injected: bool,
+        form: Form,
+    ) -> PyResult<Bound<'py, PyAny>> {
         if !injected || self.mode() == Mode::Monotonic {
             match self.try_next() {
-                Ok(Some(u)) => return Ok(u),
+                Ok(Some(u)) => return self.to_py(py, u, form),
                 Ok(None) => {}
                 Err(e) => return Err(to_py_err(py, e)),
             }
         }
-        py.detach(|| self.next()).map_err(|e| to_py_err(py, e))
+        let u = py.detach(|| self.next()).map_err(|e| to_py_err(py, e))?;
+        self.to_py(py, u, form)
     }
 
     fn to_py<'py>(&self, py: Python<'py>, u: u128, form: Form) -> PyResult<Bound<'py, PyAny>> {
@@ -212,20 +217,17 @@ time_id_constructors! {
 impl TimeIdGenerator {
     /// One ID: a `uuid.UUID` (UUIDv7) or the 26-character text (ULID).
     fn next_id<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let u = self.engine.issue(py, self.injected)?;
-        self.engine.to_py(py, u, Form::Native)
+        self.engine.issue(py, self.injected, Form::Native)
     }
 
     /// One ID as its canonical text (UUID: 36 characters, lower case; ULID: 26, upper case).
     fn next_str<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let u = self.engine.issue(py, self.injected)?;
-        self.engine.to_py(py, u, Form::Text)
+        self.engine.issue(py, self.injected, Form::Text)
     }
 
     /// One ID as 16 bytes, big-endian (what a `uuid` column or `uuid.UUID(bytes=...)` takes).
     fn next_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let u = self.engine.issue(py, self.injected)?;
-        self.engine.to_py(py, u, Form::Bytes)
+        self.engine.issue(py, self.injected, Form::Bytes)
     }
 
     /// One ID if that needs no wait, else None (where `next_id()` would sleep).
@@ -261,53 +263,6 @@ impl TimeIdGenerator {
         )
     }
 
-    /// `await g.anext_ids(count)`: `next_ids(count)` off the event loop's thread in strict mode
-    /// (a strict batch sleeps through each millisecond it fills); a monotonic batch never
-    /// waits and is made at once.
-    fn anext_ids<'py>(
-        slf: &Bound<'py, Self>,
-        count: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        let now = (slf.get().engine.mode() == Mode::Monotonic)
-            .then(|| slf.get().next_ids(py, count).map(Bound::into_any));
-        aio::now_or_in_thread(
-            slf.as_any(),
-            now.transpose(),
-            intern!(py, "next_ids"),
-            &[count],
-        )
-    }
-
-    /// A snapshot of the generator's state and counters (node id 0: these formats have none).
-    fn health(&self, py: Python<'_>) -> PyResult<Py<PyHealth>> {
-        let h = py.detach(|| self.engine.health());
-        crate::errors::discard_clock_error();
-        health(py, h)
-    }
-
-    /// Stop issuing for good: every later call raises `GeneratorClosed`.
-    fn close(&self, py: Python<'_>) {
-        py.detach(|| self.engine.close());
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    /// `with` closes the generator at the end of the block (exceptions propagate).
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> bool {
-        self.close(py);
-        false
-    }
-
-    /// `"strict"` or `"monotonic"`.
-    #[getter]
-    fn mode(&self) -> &'static str {
-        self.engine.mode().name()
-    }
-
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let g = slf.get();
         let clock = if g.injected { ", clock=injected" } else { "" };
@@ -320,13 +275,7 @@ impl TimeIdGenerator {
     }
 }
 
-impl Drop for TimeIdGenerator {
-    /// Close with the GIL released, as `close()` does (a Python clock may be read meanwhile).
-    fn drop(&mut self) {
-        let engine = &self.engine;
-        Python::try_attach(|py| py.detach(|| engine.close()));
-    }
-}
+crate::generator::shared_methods!(TimeIdGenerator, engine);
 
 static UUID7: PyOnceLock<Engine> = PyOnceLock::new();
 static ULID: PyOnceLock<Engine> = PyOnceLock::new();
@@ -345,8 +294,7 @@ fn default_id<'py>(
         };
         e.map_err(|e| to_py_err(py, e))
     })?;
-    let u = engine.issue(py, false)?;
-    engine.to_py(py, u, form)
+    engine.issue(py, false, form)
 }
 
 /// The module's functions on the process-wide generators: `name: cell, form;` each, with its
