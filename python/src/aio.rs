@@ -1,18 +1,9 @@
-//! The awaitables behind the async forms (`anext_id()`, `anext_ids(n)`).
-//!
-//! The fast path (the core issued without waiting) should cost little more than the synchronous
-//! call, and a Python coroutine costs more than the ID itself (about 120 ns of frame and send on
-//! CPython 3.11, measured), so its awaitable is a small native type, `Ready`, holding the
-//! outcome: `await` takes it through the type's `am_send` slot with no frame and no exception
-//! (CPython >= 3.10; 3.9 gets it from `StopIteration`). PyO3 has no `am_send`, so the type is
-//! made here from a `PyType_Spec`. It is registered as a `collections.abc.Coroutine` (it has
-//! `send`, `throw` and `close`), so `asyncio.create_task` takes it. Its outcome is given once:
-//! awaiting it again raises RuntimeError, as a finished coroutine does, so one ID is never
-//! handed out twice. (The GIL orders every access: abi3 modules do not load on a free-threaded
-//! interpreter.)
-//!
-//! A call that would wait becomes `asyncio.to_thread(...)` of the blocking call, which releases
-//! the GIL while it sleeps: a coroutine, run when it is awaited.
+//! The awaitables of `anext_id()` and `anext_ids(n)`. An ID issued without waiting comes in
+//! `Ready`, a small native type (a Python coroutine costs more than the ID: about 120 ns) that
+//! `await` takes through its `am_send` slot with no frame and no exception (CPython >= 3.10;
+//! 3.9 gets it from `StopIteration`); PyO3 has no `am_send`, so the type is made from a
+//! `PyType_Spec`, and registered as a `collections.abc.Coroutine`. Its outcome is given once,
+//! so one ID is never handed out twice. A call that would wait becomes `asyncio.to_thread`.
 
 use crate::errors::to_py_err;
 use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration};
@@ -29,9 +20,11 @@ use std::ptr;
 struct Ready {
     ob_base: ffi::PyObject,
     /// The value, or the exception to raise when `failed`; null once taken.
-    outcome: *mut ffi::PyObject,
+    outcome: Obj,
     failed: bool,
 }
+
+type Obj = *mut ffi::PyObject;
 
 static READY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -57,9 +50,8 @@ pub(crate) fn ready<'py>(
     }
 }
 
-/// The async form of a call that first tried without waiting: `tried` is `Some` outcome (ready
-/// at once: the value, or its error) or `None` (the call would wait), and then
-/// `obj.method(*args)` runs in a thread.
+/// `tried` (the value or its error) ready at once, or where it is None (the call would wait),
+/// `obj.method(*args)` in a thread.
 pub(crate) fn now_or_in_thread<'py>(
     obj: &Bound<'py, PyAny>,
     tried: PyResult<Option<Bound<'py, PyAny>>>,
@@ -72,10 +64,8 @@ pub(crate) fn now_or_in_thread<'py>(
     }
 }
 
-/// `await g.anext_id()` of either generator type: `try_now` (the core's try without waiting;
-/// None where the call would wait) unless `skip_try`, `to_py` for its ID, then the ID (or its
-/// error) ready at once, or `obj.next_id()` in a thread. `skip_try` is for a strict generator on
-/// an injected clock, where a declined try would spend a scripted clock's reading.
+/// `await g.anext_id()`: the ID of `try_now` (unless `skip_try`: a declined try would spend a
+/// scripted clock's reading) ready at once, or `obj.next_id()` in a thread.
 pub(crate) fn anext_id<'py, T>(
     obj: &Bound<'py, PyAny>,
     skip_try: bool,
@@ -92,7 +82,7 @@ pub(crate) fn anext_id<'py, T>(
     now_or_in_thread(obj, tried, intern!(py, "next_id"), &[])
 }
 
-/// `asyncio.to_thread(f, *args)`: a coroutine that runs `f` in the loop's default executor.
+/// `asyncio.to_thread(f, *args)`.
 fn in_thread<'py>(
     f: Bound<'py, PyAny>,
     args: &[&Bound<'py, PyAny>],
@@ -100,20 +90,17 @@ fn in_thread<'py>(
     static TO_THREAD: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let py = f.py();
     let to_thread = TO_THREAD.import(py, "asyncio", "to_thread")?;
-    let mut all = vec![f];
-    all.extend(args.iter().map(|&a| a.clone()));
-    let all = PyTuple::new(py, all)?;
-    to_thread.call1(all)
+    let all: Vec<_> = std::iter::once(&f).chain(args.iter().copied()).collect();
+    to_thread.call1(PyTuple::new(py, all)?)
 }
 
 /// Take the outcome: the value (a new reference), or null with its exception raised.
-unsafe fn take(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    let r = obj.cast::<Ready>();
-    let v = std::mem::replace(&mut (*r).outcome, ptr::null_mut());
+unsafe fn take(obj: Obj) -> Obj {
+    let v = outcome(obj);
     if v.is_null() {
         let py = Python::assume_attached();
         PyRuntimeError::new_err("cannot reuse an already awaited polyflake awaitable").restore(py);
-    } else if (*r).failed {
+    } else if (*obj.cast::<Ready>()).failed {
         ffi::PyErr_SetObject(ffi::Py_TYPE(v).cast(), v);
         ffi::Py_DECREF(v);
         return ptr::null_mut();
@@ -122,21 +109,13 @@ unsafe fn take(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
 }
 
 /// `am_send`: the value returned as such (PYGEN_RETURN, 0), or PYGEN_ERROR (-1).
-unsafe extern "C" fn am_send(
-    obj: *mut ffi::PyObject,
-    _arg: *mut ffi::PyObject,
-    result: *mut *mut ffi::PyObject,
-) -> c_int {
+unsafe extern "C" fn am_send(obj: Obj, _arg: Obj, result: *mut Obj) -> c_int {
     *result = take(obj);
-    if (*result).is_null() {
-        -1
-    } else {
-        0
-    }
+    -c_int::from((*result).is_null())
 }
 
 /// `__next__` (and `send`): the value as `StopIteration(value)`, as an iterator gives it.
-unsafe extern "C" fn next(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
+unsafe extern "C" fn next(obj: Obj) -> Obj {
     let v = take(obj);
     if !v.is_null() {
         let py = Python::assume_attached();
@@ -146,25 +125,17 @@ unsafe extern "C" fn next(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
     ptr::null_mut()
 }
 
-unsafe extern "C" fn send(obj: *mut ffi::PyObject, _arg: *mut ffi::PyObject) -> *mut ffi::PyObject {
+unsafe extern "C" fn send(obj: Obj, _arg: Obj) -> Obj {
     next(obj)
 }
 
 /// `throw(exc)` or `throw(type[, value])`: as for a coroutine not yet started, the exception is
 /// raised at once and the outcome dropped (an ID not handed out is a gap, never a duplicate).
-unsafe extern "C" fn throw(
-    obj: *mut ffi::PyObject,
-    args: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    ffi::Py_XDECREF(std::mem::replace(
-        &mut (*obj.cast::<Ready>()).outcome,
-        ptr::null_mut(),
-    ));
+unsafe extern "C" fn throw(obj: Obj, args: Obj) -> Obj {
+    ffi::Py_XDECREF(outcome(obj));
     let py = Python::assume_attached();
     let args = Bound::from_borrowed_ptr(py, args);
-    let first = args
-        .get_item(0)
-        .unwrap_or_else(|_| py.None().into_bound(py));
+    let first = args.get_item(0).unwrap_or(py.None().into_bound(py));
     let err = if first.is_instance_of::<PyBaseException>() {
         PyErr::from_value(first)
     } else {
@@ -186,27 +157,25 @@ unsafe extern "C" fn throw(
     ptr::null_mut()
 }
 
-unsafe extern "C" fn close(
-    obj: *mut ffi::PyObject,
-    _arg: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    ffi::Py_XDECREF(std::mem::replace(
-        &mut (*obj.cast::<Ready>()).outcome,
-        ptr::null_mut(),
-    ));
-    let none = ffi::Py_None();
-    ffi::Py_INCREF(none);
-    none
+/// `close()`: the outcome dropped (a gap, never a duplicate).
+unsafe extern "C" fn close(obj: Obj, _arg: Obj) -> Obj {
+    ffi::Py_XDECREF(outcome(obj));
+    Python::assume_attached().None().into_ptr()
 }
 
-unsafe extern "C" fn await_(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
+/// Take the outcome out (null if it was taken).
+unsafe fn outcome(obj: Obj) -> Obj {
+    std::mem::replace(&mut (*obj.cast::<Ready>()).outcome, ptr::null_mut())
+}
+
+unsafe extern "C" fn await_(obj: Obj) -> Obj {
     ffi::Py_INCREF(obj);
     obj
 }
 
-unsafe extern "C" fn dealloc(obj: *mut ffi::PyObject) {
+unsafe extern "C" fn dealloc(obj: Obj) {
     let tp = ffi::Py_TYPE(obj);
-    ffi::Py_XDECREF((*obj.cast::<Ready>()).outcome);
+    ffi::Py_XDECREF(outcome(obj));
     let free: ffi::freefunc = std::mem::transmute(ffi::PyType_GetSlot(tp, ffi::Py_tp_free));
     free(obj.cast());
     // A heap type's instances hold a reference to it.

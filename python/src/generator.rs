@@ -1,10 +1,7 @@
 //! `Snowflake` and `MonotonicSnowflake` (a subclass that only sets the mode) over one
-//! `polyflake::Generator`, held directly: `close()` is the core's, so a fork leaves nothing held.
-//! The GIL is held only on the fast path (`try_next_id` issues at once or says the call would
-//! wait, and only then is it released); batches, health, waits, construction and close run
-//! with it released.
+//! `polyflake::Generator`. The GIL is held only on the fast path (`try_next_id` issues at once
+//! or says the call would wait); everything else runs with it released.
 
-use crate::aio;
 use crate::args::{bad_argument, exact_i64_arg, fill_bytes, float_arg, getters, i64_arg, int_arg};
 use crate::errors::to_py_err;
 use crate::layout::{layout_arg, PyLayout};
@@ -32,15 +29,14 @@ pub(crate) struct Snowflake {
 #[pyclass(frozen, extends = Snowflake, module = "polyflake", name = "MonotonicSnowflake")]
 pub(crate) struct MonotonicSnowflake;
 
-/// The methods every generator class shares, on the core generator in its field `$core`: health,
-/// close (also by `with` and on drop, with the GIL released: a lease's renewal thread may be
-/// reading a Python clock), the mode and `anext_ids`.
+/// The methods every generator class shares, on the core generator in field `$core` and the
+/// class's `try_now` and `id_to_py`. Close (also on drop) releases the GIL: a lease's renewal
+/// thread may be reading a Python clock.
 macro_rules! shared_methods {
     ($class:ty, $core:ident) => {
         #[pymethods]
         impl $class {
-            /// A snapshot of the generator's state and counters (reads the clock once). In a
-            /// forked child, a lease-backed generator takes its fresh slot here if it has not yet.
+            /// A snapshot of the generator's state and counters (reads the clock once).
             fn health(&self, py: Python<'_>) -> PyResult<Py<$crate::health::PyHealth>> {
                 let h = py.detach(|| self.$core.health());
                 // A failing Python clock is reported in the snapshot, not raised.
@@ -48,9 +44,8 @@ macro_rules! shared_methods {
                 $crate::health::health(py, h)
             }
 
-            /// Close the generator: every later call raises `GeneratorClosed` (also a
-            /// ValueError). A lease-backed generator frees its slot at once (its high-water mark
-            /// stays in the store for the next holder). Closing twice is allowed.
+            /// Close: every later call raises `GeneratorClosed` (a ValueError); a lease's slot is
+            /// freed at once. Closing twice is allowed.
             fn close(&self, py: Python<'_>) {
                 py.detach(|| self.$core.close());
             }
@@ -72,9 +67,21 @@ macro_rules! shared_methods {
                 self.$core.mode().name()
             }
 
-            /// `await g.anext_ids(count)`: `next_ids(count)` in a thread in strict mode (a
-            /// strict batch sleeps through each millisecond it fills); a monotonic batch never
-            /// waits and is made at once.
+            /// `await g.anext_id()`: an ID issued without waiting is ready at once; a call that
+            /// would wait runs `next_id()` in a thread, never blocking the event loop.
+            fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+                let (py, g) = (slf.py(), slf.get());
+                let skip_try = g.injected && g.$core.mode() == polyflake::Mode::Strict;
+                $crate::aio::anext_id(
+                    slf.as_any(),
+                    skip_try,
+                    || g.try_now(),
+                    |id| g.id_to_py(py, id),
+                )
+            }
+
+            /// `await g.anext_ids(count)`: `next_ids(count)` in a thread in strict mode (which
+            /// sleeps through each millisecond it fills); a monotonic batch is made at once.
             fn anext_ids<'py>(
                 slf: &Bound<'py, Self>,
                 count: &Bound<'py, PyAny>,
@@ -100,8 +107,8 @@ pub(crate) use shared_methods;
 
 shared_methods!(Snowflake, gen);
 
-/// The generator settings every constructor takes, applied to the core's builder (absent ones
-/// keep the core's defaults), then the generator; `what` names the call for a leftover setting.
+/// The generator from its node-id source and settings; `what` names the call for a leftover
+/// setting.
 fn build(
     py: Python<'_>,
     what: &str,
@@ -118,7 +125,6 @@ fn build(
     }
     let (b, _) = apply(b, mode, s)?;
     s.finish(what)?;
-    // Taking a lease does I/O (fsync, or store round trips up to the connect timeout).
     let gen = py.detach(|| b.build()).map_err(|e| to_py_err(py, e))?;
     let injected = gen.has_injected_clock();
     Ok(Snowflake { gen, injected })
@@ -131,18 +137,11 @@ fn with_node_id(
     what: &str,
     mode: Mode,
 ) -> PyResult<Snowflake> {
-    let source = NodeSource::Static(int_arg(node_id, "node_id")?);
-    build(
-        node_id.py(),
-        what,
-        source,
-        mode,
-        &Settings(settings.cloned()),
-    )
+    let (source, s) = (int_arg(node_id, "node_id")?, Settings(settings.cloned()));
+    build(node_id.py(), what, NodeSource::Static(source), mode, &s)
 }
 
-/// Make an instance of `cls` (`Snowflake` or `MonotonicSnowflake`, which gives the mode) from a
-/// node-id source and the keyword settings.
+/// An instance of `cls` (`Snowflake` or `MonotonicSnowflake`, which gives the mode).
 fn make<'py>(
     cls: &Bound<'py, PyType>,
     what: &str,
@@ -153,18 +152,9 @@ fn make<'py>(
     let s = Settings(settings.cloned());
     let source = source(&s)?;
     let monotonic = cls.is_subclass_of::<MonotonicSnowflake>()?;
-    let mode = if monotonic {
-        Mode::Monotonic
-    } else {
-        Mode::Strict
-    };
-    let init = PyClassInitializer::from(build(
-        py,
-        &format!("{}.{what}", cls.name()?),
-        source,
-        mode,
-        &s,
-    )?);
+    let mode = [Mode::Strict, Mode::Monotonic][usize::from(monotonic)];
+    let what = format!("{}.{what}", cls.name()?);
+    let init = PyClassInitializer::from(build(py, &what, source, mode, &s)?);
     Ok(if monotonic {
         Py::new(py, init.add_subclass(MonotonicSnowflake))?.into_any()
     } else {
@@ -172,8 +162,7 @@ fn make<'py>(
     })
 }
 
-/// The `from_*` class methods, `name(argument: type, ...) => source;` each: the node-id source
-/// made from the arguments and the settings, on the class called.
+/// The `from_*` class methods, `name(argument: type, ...) => node-id source;` each.
 macro_rules! from_sources {
     ($($(#[doc = $doc:literal])* $name:ident($($arg:ident: $t:ty $(= $default:tt)?),*) => $source:expr;)*) => {
         #[pymethods]
@@ -193,24 +182,19 @@ macro_rules! from_sources {
 }
 
 from_sources! {
-    /// A generator whose node id is a slot leased from a directory of slot files (one host, no
-    /// server); settings `slots`, `identity`, `reserve_ms`, `max_guard_wait_ms` and the
-    /// generator's. A slot whose previous holder may have issued up to a time this clock has not
-    /// reached (a new slot included) issues nothing until it has (`LeaseNotReady`;
-    /// `wait_ready()` waits it out). `close()` (or the end of a `with` block) frees the slot.
+    /// A generator on a slot leased from a directory of slot files (one host); settings `slots`,
+    /// `identity`, `reserve_ms`, `max_guard_wait_ms` and the generator's. Until the slot's
+    /// restart guard has passed it raises `LeaseNotReady` (`wait_ready()` waits); `close()`
+    /// frees the slot.
     from_file_lease(dir: &Bound<'_, PyAny>) => |s| source::file_lease(dir, s);
-    /// A generator whose node id is a slot leased from an etcd v3 cluster (`endpoints`: one URL
-    /// or several); settings `prefix`, `ttl_s`, `connect_timeout_ms`, the lease settings of
-    /// `from_file_lease`, TLS and authentication (`ca_file`, `cert_file`, `key_file`: paths;
-    /// `username`, `password`; each None or absent is read from `POLYFLAKE_ETCD_*` when set) and
-    /// the generator's. A lost lease stops the generator at once.
+    /// A generator on a slot leased from an etcd v3 cluster (one URL or several); settings
+    /// `prefix`, `ttl_s`, `connect_timeout_ms`, those of `from_file_lease`, `ca_file`,
+    /// `cert_file`, `key_file`, `username`, `password` (None: `POLYFLAKE_ETCD_*`). A lost lease
+    /// stops the generator at once.
     from_etcd(endpoints: &Bound<'_, PyAny>) => |s| source::etcd_lease(endpoints, s);
-    /// A generator whose node id is a slot leased from a ZooKeeper ensemble (`ensemble`:
-    /// `"host:port,host:port"` or a list of `"host:port"`); settings `prefix`,
-    /// `session_timeout_ms` (the lease's time to live), `connect_timeout_ms`, the lease settings
-    /// of `from_file_lease`, the TLS and authentication settings of `from_etcd` (`username` and
-    /// `password` for ZooKeeper's digest scheme) and the generator's. An expired session or a
-    /// deleted slot znode stops the generator at once.
+    /// A generator on a slot leased from a ZooKeeper ensemble (`"host:port,host:port"` or a
+    /// list); settings as `from_etcd` (`POLYFLAKE_ZOOKEEPER_*`), with `session_timeout_ms` (the
+    /// lease's time to live) for `ttl_s`. An expired session stops the generator at once.
     from_zookeeper(ensemble: &Bound<'_, PyAny>) => |s| source::zookeeper_lease(ensemble, s);
     /// A generator whose node id is the decimal integer in the environment variable `var`.
     from_env(var: &Bound<'_, PyAny>) => |_| source::env(var);
@@ -218,8 +202,7 @@ from_sources! {
     /// None reads this host's name.
     from_hostname(hostname: Option<&Bound<'_, PyAny>> = None) => |_| source::hostname(hostname);
     /// A generator whose node id is the host part of an IPv4 address in a subnet of
-    /// `prefix_len` bits; refused unless the host part fits the node field (a /22 or narrower
-    /// for 10 node bits).
+    /// `prefix_len` bits (which must fit the node field: a /22 or narrower for 10 node bits).
     from_ipv4(addr: &Bound<'_, PyAny>, prefix_len: &Bound<'_, PyAny>) =>
         |_| source::ipv4(addr, prefix_len);
 }
@@ -239,8 +222,8 @@ fn decoded(py: Python<'_>, id: i128, layout: Layout, epoch_ms: i64) -> PyResult<
 
 #[pymethods]
 impl Snowflake {
-    /// `Snowflake(node_id, *, epoch_ms, max_wait_ms, layout, clock, max_forward_step_ms,
-    /// forward_confirm_ms)`; defaults are the core's (see the stubs).
+    /// `Snowflake(node_id, *, epoch_ms, max_wait_ms, layout, clock, clock_source,
+    /// max_forward_step_ms, forward_confirm_ms)`; defaults are the core's.
     #[new]
     #[pyo3(signature = (node_id, **settings))]
     fn new(node_id: &Bound<'_, PyAny>, settings: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
@@ -260,28 +243,13 @@ impl Snowflake {
         }
     }
 
-    /// Issue one ID if that needs no wait; None where `next_id()` would sleep (a small rewind,
-    /// or a spent millisecond in strict mode). Refusals raise as in `next_id()`. On a
-    /// `ScriptedClock`, a declined call has spent a reading.
+    /// Issue one ID if that needs no wait; None where `next_id()` would sleep. Refusals raise
+    /// as in `next_id()`. On a `ScriptedClock`, a declined call has spent a reading.
     fn try_next_id(&self, py: Python<'_>) -> PyResult<Option<u64>> {
         try_next_id(&self.gen).map_err(|e| to_py_err(py, e))
     }
 
-    /// `await g.anext_id()`: `next_id()` that never blocks the running event loop. An ID the
-    /// core issues without waiting is ready at once (no thread, no Python frame); a call that
-    /// would wait runs `next_id()` in the loop's default executor, with the GIL released.
-    fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let (py, g) = (slf.py(), slf.get());
-        aio::anext_id(
-            slf.as_any(),
-            g.injected && g.gen.mode() == Mode::Strict,
-            || try_next_id(&g.gen),
-            |id| Ok(id.into_pyobject(py)?.into_any()),
-        )
-    }
-
-    /// Issue `count` consecutive IDs as an `array.array('q')`, filled by the core with the GIL
-    /// released and no Python object per ID.
+    /// Issue `count` consecutive IDs as an `array.array('q')` (filled with the GIL released).
     fn next_ids<'py>(
         &self,
         py: Python<'py>,
@@ -309,10 +277,8 @@ impl Snowflake {
         decoded(py, int_arg(id, "id")?, layout, epoch_ms)
     }
 
-    /// Wait while the restart guard holds (a lease's previous holder may have issued up to a
-    /// time this clock has not reached; a new slot waits a full reserve). `timeout_ms=None`
-    /// waits as long as the guard needs; at a deadline with the guard still holding, raises
-    /// `LeaseNotReady`. Returns at once without a lease. Ctrl-C interrupts the wait.
+    /// Wait while a lease's restart guard holds (`timeout_ms=None`: as long as it needs; at the
+    /// deadline, `LeaseNotReady`). Returns at once without a lease; Ctrl-C interrupts it.
     #[pyo3(signature = (timeout_ms = None))]
     fn wait_ready(&self, py: Python<'_>, timeout_ms: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let deadline = match timeout_ms {
@@ -363,8 +329,7 @@ impl Snowflake {
 getters! { Snowflake, |s|
     /// True once `close()` has been called.
     closed: bool = s.gen.is_closed();
-    /// This generator's node id: the slot of a lease. In a process forked after the generator
-    /// was made, the child's fresh slot once its first call (or `health()`) has taken it.
+    /// This generator's node id: a lease's slot (in a forked child, its fresh one once taken).
     node_id: u32 = s.gen.node_id();
     /// Where the node id came from: `"static"`, `"env"`, `"hostname"`, `"ipv4"`,
     /// `"file_lease"`, `"etcd"` or `"zookeeper"`.
@@ -381,12 +346,19 @@ getters! { Snowflake, |s|
     max_forward_step_ms: Option<u64> = s.gen.max_forward_step_ms();
     /// How long a stepped-ahead clock must hold before it is believed, milliseconds.
     forward_confirm_ms: u64 = s.gen.forward_confirm_ms();
-    /// The clock reading in use: `"coarse"` only when it was asked for and the system's coarse
-    /// clock is fine enough (`health().clock_note` says why not).
+    /// The clock reading in use: `"coarse"` only if asked for and fine enough (see `health()`).
     clock_source: &'static str = s.gen.clock_source().name();
 }
 
 impl Snowflake {
+    fn try_now(&self) -> polyflake::Result<Option<u64>> {
+        try_next_id(&self.gen)
+    }
+
+    fn id_to_py<'py>(&self, py: Python<'py>, id: u64) -> PyResult<Bound<'py, PyAny>> {
+        Ok(id.into_pyobject(py)?.into_any())
+    }
+
     #[cold]
     #[inline(never)]
     fn next_id_waiting(&self, py: Python<'_>) -> PyResult<u64> {
@@ -405,8 +377,7 @@ fn try_next_id(gen: &Generator) -> polyflake::Result<Option<u64>> {
 #[pymethods]
 impl MonotonicSnowflake {
     /// `MonotonicSnowflake(node_id, *, ..., max_lead_ms)`: the settings of `Snowflake` and
-    /// `max_lead_ms`. The `from_*` constructors of `Snowflake` make a `MonotonicSnowflake` when
-    /// called on this class.
+    /// `max_lead_ms`; `from_*` called on this class make a `MonotonicSnowflake`.
     #[new]
     #[pyo3(signature = (node_id, **settings))]
     fn new(
@@ -424,9 +395,8 @@ impl MonotonicSnowflake {
     }
 }
 
-/// The descriptor behind `Snowflake.decode`: on the class it is the module's `decode` (default
-/// layout and epoch, as in the design text's static method); on a generator it is bound to that
-/// generator's layout and epoch, so `g.decode(x)` can never silently use the wrong layout.
+/// The descriptor behind `Snowflake.decode`: on the class, the module's `decode`; on a generator,
+/// bound to its layout and epoch, so `g.decode(x)` never silently uses the wrong layout.
 #[pyclass(frozen, module = "polyflake")]
 pub(crate) struct DecodeMethod;
 
@@ -448,8 +418,7 @@ impl DecodeMethod {
 }
 
 /// Decode an ID: `{"epoch_ms", "node_id", "sequence"}` for a layout and epoch (default
-/// 41/10/12 and 2024-01-01). `epoch_ms` in the result is the ID's Unix-ms timestamp, an upper
-/// bound on when it was made.
+/// 41/10/12 and 2024-01-01); `epoch_ms` is the ID's Unix-ms timestamp.
 #[pyfunction]
 #[pyo3(signature = (id, /, *, layout = None, epoch_ms = DEFAULT_EPOCH_MS))]
 pub(crate) fn decode(
@@ -462,8 +431,7 @@ pub(crate) fn decode(
     decoded(py, int_arg(id, "id")?, layout, epoch_ms)
 }
 
-/// The epoch a decoded timestamp counts from: it comes back out in the answer, so a value
-/// outside 64 bits is refused rather than clamped (which would answer another timestamp).
+/// The epoch of `decode`: it comes back out in the answer, so it is refused outside 64 bits.
 fn epoch_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     exact_i64_arg(obj, "epoch_ms", "epoch_ms")
 }

@@ -5,6 +5,16 @@
 
 #![deny(missing_docs)]
 
+/// `m.add(NAME, NAME)` for each constant: its Rust name is its Python name.
+macro_rules! add_constants {
+    ($m:ident: $($c:ident),*) => { $($m.add(stringify!($c), $c)?;)* };
+}
+
+/// Add each `#[pyfunction]` to the module.
+macro_rules! add_functions {
+    ($m:ident: $($f:path),*) => { $($m.add_function(wrap_pyfunction!($f, $m)?)?;)* };
+}
+
 mod aio;
 mod args;
 mod clock;
@@ -20,7 +30,7 @@ use crate::args::{int_arg, str_arg};
 use crate::errors::to_py_err;
 use polyflake::{
     DEFAULT_EPOCH_MS, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS,
-    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS,
+    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS, MAX_BATCH, MAX_ID,
 };
 use pyo3::prelude::*;
 
@@ -49,9 +59,7 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<health::PyHealth>()?;
     m.add_class::<health::PyLeaseHealth>()?;
     m.add_class::<layout::PyLayout>()?;
-    m.add_function(wrap_pyfunction!(generator::decode, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_id, m)?)?;
-    m.add_function(wrap_pyfunction!(format_id, m)?)?;
+    add_functions! { m: generator::decode, parse_id, format_id }
     timeid::register(m)?;
     errors::register(m)?;
     m.add("HEALTH_METRICS", health::metric_table(py)?)?;
@@ -59,14 +67,8 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for (name, preset) in polyflake::Layout::PRESETS {
         layout.setattr(name.to_ascii_uppercase(), layout::PyLayout(preset))?;
     }
-    m.add("DEFAULT_EPOCH_MS", DEFAULT_EPOCH_MS)?;
-    m.add("DEFAULT_MAX_WAIT_MS", DEFAULT_MAX_WAIT_MS)?;
-    m.add("DEFAULT_RESERVE_MS", DEFAULT_RESERVE_MS)?;
-    m.add("DEFAULT_MAX_GUARD_WAIT_MS", DEFAULT_MAX_GUARD_WAIT_MS)?;
-    m.add("DEFAULT_MAX_FORWARD_STEP_MS", DEFAULT_MAX_FORWARD_STEP_MS)?;
-    m.add("DEFAULT_FORWARD_CONFIRM_MS", DEFAULT_FORWARD_CONFIRM_MS)?;
-    m.add("MAX_ID", polyflake::MAX_ID)?;
-    m.add("MAX_BATCH", polyflake::MAX_BATCH)?;
+    add_constants! { m: DEFAULT_EPOCH_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS,
+    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_FORWARD_STEP_MS, DEFAULT_FORWARD_CONFIRM_MS, MAX_ID, MAX_BATCH }
     m.add("CORE_VERSION", polyflake::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The test clocks belong to `polyflake.testing`: not in `__all__` (which `m.add` keeps, and

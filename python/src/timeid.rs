@@ -1,18 +1,13 @@
-//! UUIDv7 and ULID: `Uuid7Generator` and `UlidGenerator` over the core's 128-bit generators
-//! (one engine for both formats, with the Snowflake generator's rewind guard, forward-step check,
-//! health and close), the module's `uuid7()` and `ulid()` on process-wide strict generators made
-//! on first use, and the text helpers. A UUID comes out as a stdlib `uuid.UUID`, a ULID as its
-//! 26-character text; `*_bytes` give the 16 bytes (big-endian), `*_str` the text, and a batch
-//! is one `bytes` of 16 bytes per ID in issue order.
-//!
-//! These generators hold no node id, so nothing needs re-making after `fork()`: the core's
-//! generators go on in the child, with their random parts reseeded there.
+//! UUIDv7 and ULID: `Uuid7Generator` and `UlidGenerator` over the core's 128-bit generators,
+//! `uuid7()` and `ulid()` on process-wide strict generators made on first use, and the text
+//! helpers. A UUID comes out as a `uuid.UUID`, a ULID as its text; `*_bytes` give the 16
+//! big-endian bytes, `*_str` the text. No node id: nothing is re-made after `fork()`.
 
-use crate::aio;
 use crate::args::{fill_bytes, int_arg, str_arg, type_name};
 use crate::errors::to_py_err;
 use crate::settings::{apply, Settings};
-use polyflake::{batch_len, Error, Health, Mode, TimeIdBuilder, UlidGenerator, Uuid7Generator};
+use polyflake::{self as pf, batch_len, Error, Health, Mode, TimeIdBuilder};
+use polyflake::{UlidGenerator, Uuid7Generator};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -36,44 +31,30 @@ enum Form {
     Bytes,
 }
 
-impl Engine {
-    fn try_next(&self) -> polyflake::Result<Option<u128>> {
-        match self {
-            Engine::Uuid7(g) => g.try_next_uuid(),
-            Engine::Ulid(g) => g.try_next_ulid(),
-        }
-    }
-    fn next(&self) -> polyflake::Result<u128> {
-        match self {
-            Engine::Uuid7(g) => g.next_uuid(),
-            Engine::Ulid(g) => g.next_ulid(),
-        }
-    }
-    fn fill(&self, out: &mut [u128]) -> polyflake::Result<()> {
-        match self {
-            Engine::Uuid7(g) => g.next_uuids(out),
-            Engine::Ulid(g) => g.next_ulids(out),
-        }
-    }
-    fn health(&self) -> Health {
-        match self {
-            Engine::Uuid7(g) => g.health(),
-            Engine::Ulid(g) => g.health(),
-        }
-    }
-    fn close(&self) {
-        match self {
-            Engine::Uuid7(g) => g.close(),
-            Engine::Ulid(g) => g.close(),
-        }
-    }
-    fn mode(&self) -> Mode {
-        match self {
-            Engine::Uuid7(g) => g.mode(),
-            Engine::Ulid(g) => g.mode(),
-        }
-    }
+/// The engine's calls, `name(arguments) -> type = UUIDv7 method / ULID method;` each.
+macro_rules! dispatch {
+    ($($name:ident($($a:ident: $t:ty),*) -> $r:ty = $uuid:ident / $ulid:ident;)*) => {
+        impl Engine {$(
+            fn $name(&self, $($a: $t),*) -> $r {
+                match self {
+                    Engine::Uuid7(g) => g.$uuid($($a),*),
+                    Engine::Ulid(g) => g.$ulid($($a),*),
+                }
+            }
+        )*}
+    };
+}
 
+dispatch! {
+    try_next() -> polyflake::Result<Option<u128>> = try_next_uuid / try_next_ulid;
+    next() -> polyflake::Result<u128> = next_uuid / next_ulid;
+    fill(out: &mut [u128]) -> polyflake::Result<()> = next_uuids / next_ulids;
+    health() -> Health = health / health;
+    close() -> () = close / close;
+    mode() -> Mode = mode / mode;
+}
+
+impl Engine {
     /// One ID in `form`: with the GIL held when the core issues it without waiting, else with
     /// the GIL released while it waits. A strict generator on a clock object goes straight to
     /// the waiting call: a declined try spends a reading, which a scripted clock would notice.
@@ -232,9 +213,8 @@ impl TimeIdGenerator {
 
     /// One ID if that needs no wait, else None (where `next_id()` would sleep).
     fn try_next_id<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let u = self.engine.try_next().map_err(|e| to_py_err(py, e))?;
-        u.map(|u| self.engine.to_py(py, u, Form::Native))
-            .transpose()
+        let u = self.try_now().map_err(|e| to_py_err(py, e))?;
+        u.map(|u| self.id_to_py(py, u)).transpose()
     }
 
     /// `count` consecutive IDs as one `bytes` of 16 big-endian bytes each, filled by the core
@@ -251,18 +231,6 @@ impl TimeIdGenerator {
         })
     }
 
-    /// `await g.anext_id()`: `next_id()` that never blocks the running event loop: an ID the
-    /// core issues without waiting is ready at once; a wait runs in a thread.
-    fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let (py, g) = (slf.py(), slf.get());
-        aio::anext_id(
-            slf.as_any(),
-            g.injected && g.engine.mode() == Mode::Strict,
-            || g.engine.try_next(),
-            |u| g.engine.to_py(py, u, Form::Native),
-        )
-    }
-
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let g = slf.get();
         let clock = if g.injected { ", clock=injected" } else { "" };
@@ -276,6 +244,16 @@ impl TimeIdGenerator {
 }
 
 crate::generator::shared_methods!(TimeIdGenerator, engine);
+
+impl TimeIdGenerator {
+    fn try_now(&self) -> polyflake::Result<Option<u128>> {
+        self.engine.try_next()
+    }
+
+    fn id_to_py<'py>(&self, py: Python<'py>, u: u128) -> PyResult<Bound<'py, PyAny>> {
+        self.engine.to_py(py, u, Form::Native)
+    }
+}
 
 static UUID7: PyOnceLock<Engine> = PyOnceLock::new();
 static ULID: PyOnceLock<Engine> = PyOnceLock::new();
@@ -363,25 +341,23 @@ fn id128_arg(obj: &Bound<'_, PyAny>, parse: fn(&str) -> polyflake::Result<u128>)
 /// Parse a UUID's canonical text (36 characters with hyphens, any case) into a `uuid.UUID`.
 #[pyfunction]
 fn parse_uuid<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let u = polyflake::parse_uuid(&str_arg(text, "text")?).map_err(|e| to_py_err(py, e))?;
-    uuid_object(py, u)
+    uuid_object(
+        py,
+        pf::parse_uuid(&str_arg(text, "text")?).map_err(|e| to_py_err(py, e))?,
+    )
 }
 
 /// The canonical text of a UUID (a `uuid.UUID`, 16 bytes, an int, or text to check).
 #[pyfunction]
 fn format_uuid(id: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(polyflake::format_uuid(id128_arg(
-        id,
-        polyflake::parse_uuid,
-    )?))
+    Ok(pf::format_uuid(id128_arg(id, pf::parse_uuid)?))
 }
 
 /// The Unix ms of a UUIDv7 (a `uuid.UUID`, 16 bytes, an int or text); refused
 /// (`InvalidId`) unless its version is 7 and its variant RFC 9562's.
 #[pyfunction]
 fn uuid7_timestamp_ms(id: &Bound<'_, PyAny>) -> PyResult<i64> {
-    let u = id128_arg(id, polyflake::parse_uuid)?;
-    polyflake::uuid7_timestamp_ms(u).map_err(|e| to_py_err(id.py(), e))
+    pf::uuid7_timestamp_ms(id128_arg(id, pf::parse_uuid)?).map_err(|e| to_py_err(id.py(), e))
 }
 
 /// Parse a ULID's text (Crockford base32, any case, I and L read as 1, O as 0) into its 16
@@ -396,19 +372,13 @@ fn parse_ulid<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<
 /// case.
 #[pyfunction]
 fn format_ulid(id: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(polyflake::format_ulid(id128_arg(
-        id,
-        polyflake::parse_ulid,
-    )?))
+    Ok(pf::format_ulid(id128_arg(id, pf::parse_ulid)?))
 }
 
 /// The Unix ms of a ULID (16 bytes, an int or text).
 #[pyfunction]
 fn ulid_timestamp_ms(id: &Bound<'_, PyAny>) -> PyResult<i64> {
-    Ok(polyflake::ulid_timestamp_ms(id128_arg(
-        id,
-        polyflake::parse_ulid,
-    )?))
+    Ok(pf::ulid_timestamp_ms(id128_arg(id, pf::parse_ulid)?))
 }
 
 /// Add the classes and functions of this module.
@@ -417,16 +387,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyUlidGenerator>()?;
     // The shared base is not public (not in `__all__`), but reachable for the stubs.
     m.setattr("_TimeIdGenerator", m.py().get_type::<TimeIdGenerator>())?;
-    m.add_function(wrap_pyfunction!(uuid7, m)?)?;
-    m.add_function(wrap_pyfunction!(uuid7_str, m)?)?;
-    m.add_function(wrap_pyfunction!(uuid7_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(ulid, m)?)?;
-    m.add_function(wrap_pyfunction!(ulid_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_uuid, m)?)?;
-    m.add_function(wrap_pyfunction!(format_uuid, m)?)?;
-    m.add_function(wrap_pyfunction!(uuid7_timestamp_ms, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_ulid, m)?)?;
-    m.add_function(wrap_pyfunction!(format_ulid, m)?)?;
-    m.add_function(wrap_pyfunction!(ulid_timestamp_ms, m)?)?;
+    add_functions! { m: uuid7, uuid7_str, uuid7_bytes, ulid, ulid_bytes, parse_uuid, format_uuid,
+    uuid7_timestamp_ms, parse_ulid, format_ulid, ulid_timestamp_ms }
     Ok(())
 }
