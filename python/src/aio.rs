@@ -6,7 +6,7 @@
 //! so one ID is never handed out twice. A call that would wait becomes `asyncio.to_thread`.
 
 use crate::errors::to_py_err;
-use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration};
+use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration, PyTypeError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -136,22 +136,15 @@ unsafe extern "C" fn throw(obj: Obj, args: Obj) -> Obj {
     let py = Python::assume_attached();
     let args = Bound::from_borrowed_ptr(py, args);
     let first = args.get_item(0).unwrap_or(py.None().into_bound(py));
-    let err = if first.is_instance_of::<PyBaseException>() {
-        PyErr::from_value(first)
-    } else {
-        match first.cast::<PyType>() {
-            Ok(t) if t.is_subclass_of::<PyBaseException>().unwrap_or(false) => {
-                let value = args.get_item(1).ok().filter(|v| !v.is_none());
-                match value {
-                    Some(v) if v.is_instance(t).unwrap_or(false) => PyErr::from_value(v),
-                    Some(v) => PyErr::from_type(t.clone(), (v.unbind(),)),
-                    None => PyErr::from_type(t.clone(), ()),
-                }
-            }
-            _ => pyo3::exceptions::PyTypeError::new_err(
-                "throw() takes an exception or an exception class",
-            ),
-        }
+    let value = args.get_item(1).ok().filter(|v| !v.is_none());
+    let err = match first.cast::<PyType>() {
+        _ if first.is_instance_of::<PyBaseException>() => PyErr::from_value(first.clone()),
+        Ok(t) if t.is_subclass_of::<PyBaseException>().unwrap_or(false) => match value {
+            Some(v) if v.is_instance(t).unwrap_or(false) => PyErr::from_value(v),
+            Some(v) => PyErr::from_type(t.clone(), (v.unbind(),)),
+            None => PyErr::from_type(t.clone(), ()),
+        },
+        _ => PyTypeError::new_err("throw() takes an exception or an exception class"),
     };
     err.restore(py);
     ptr::null_mut()
@@ -201,18 +194,13 @@ fn make_type(py: Python<'_>) -> PyResult<Py<PyType>> {
         unsafe { std::mem::zeroed() },
     ]));
     let slot = |slot, pfunc: *mut c_void| ffi::PyType_Slot { slot, pfunc };
+    let doc = c"The outcome of a call that did not have to wait: awaiting it gives it, once.";
     let mut slots = vec![
         slot(ffi::Py_tp_dealloc, dealloc as *mut c_void),
         slot(ffi::Py_am_await, await_ as *mut c_void),
         slot(ffi::Py_tp_iternext, next as *mut c_void),
         slot(ffi::Py_tp_methods, methods.as_mut_ptr().cast()),
-        slot(
-            ffi::Py_tp_doc,
-            c"The outcome of a call that did not have to wait: awaiting it gives it, once."
-                .as_ptr()
-                .cast_mut()
-                .cast(),
-        ),
+        slot(ffi::Py_tp_doc, doc.as_ptr().cast_mut().cast()),
     ];
     if py.version_info() >= (3, 10) {
         slots.push(slot(ffi::Py_am_send, am_send as *mut c_void));

@@ -1,7 +1,5 @@
-//! Python arguments to Rust values, and the core's values back to Python. Only type conversion
-//! lives here: every range rule (node ids, counts, IDs, wait budgets, layouts, lease options) is
-//! the core's, reached by passing the value through unchanged (ints arrive as `i128`, wide
-//! enough for any value the core must judge).
+//! Python arguments to Rust values: type conversion only. Every range rule is the core's, which
+//! gets ints as `i128`, wide enough for any value it must judge.
 
 use crate::errors::to_py_err;
 use polyflake::Error;
@@ -20,10 +18,9 @@ fn wrong_type(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyErr {
     PyTypeError::new_err(format!("{what} must be {want}, not {}", type_name(obj)))
 }
 
-/// A Python int (or an object with `__index__`) as an `i128`. `bool` is refused although it is
-/// an int subclass: `Snowflake(True)` is a bug, not node 1. An int beyond 128 bits is out of
-/// every range the core knows, so it becomes the i128 bound of its sign, which the core refuses
-/// like any other out-of-range value.
+/// A Python int (or an object with `__index__`) as an `i128`; `bool` is refused (`Snowflake(True)`
+/// is a bug, not node 1). An int beyond 128 bits becomes the i128 bound of its sign, which the
+/// core refuses like any other out-of-range value.
 pub(crate) fn int_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i128> {
     let not_int = obj.is_instance_of::<PyBool>()
         || obj.is_instance_of::<PyFloat>()
@@ -38,16 +35,14 @@ pub(crate) fn int_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i128> {
     }
 }
 
-/// An int as an `i64` for the core: values past the i64 range become its bounds, which the
-/// core then judges (an epoch of 2**70 is in the future; a clock reading that far is outside
-/// every window). Only for values that are judged, never read back: see [`exact_i64_arg`].
+/// An int as an `i64` for the core to judge, values past the range becoming its bounds (only for
+/// values never read back: see [`exact_i64_arg`]).
 pub(crate) fn i64_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
     Ok(int_arg(obj, what)?.clamp(i64::MIN.into(), i64::MAX.into()) as i64)
 }
 
-/// An int that must fit an `i64` as it is, because it comes back out (a test clock's reading,
-/// the epoch a decoded timestamp counts from): a bound would answer a different number, so a
-/// value outside the range is the core's `InvalidArgument` (`name` says which argument).
+/// An int that must fit an `i64` as it is, because it comes back out (a test clock's reading):
+/// outside the range it is the core's `InvalidArgument` for argument `name`.
 pub(crate) fn exact_i64_arg(
     obj: &Bound<'_, PyAny>,
     what: &str,
@@ -66,8 +61,8 @@ pub(crate) fn exact_i64_arg(
     })
 }
 
-/// An int for an unsigned setting of the core. A value outside the Rust type cannot be handed
-/// to the core, so it is refused here as the core's `bad` error (the core judges the rest).
+/// An int for an unsigned setting of the core; one outside the Rust type is the core's `bad`
+/// error.
 pub(crate) fn unsigned_arg<T: TryFrom<i128>>(
     obj: &Bound<'_, PyAny>,
     what: &'static str,
@@ -106,10 +101,8 @@ pub(crate) fn opt_str_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResul
         .transpose()
 }
 
-/// Fill a byte buffer (a new `bytes`) with the core's values: `fill` writes them as `T`, then
-/// `order` puts each in the byte order Python reads (`u64::from` for an `array('q')` in native
-/// order, `u128::to_be` for 16 big-endian bytes per ID). `T` is a plain integer type: every
-/// bit pattern is valid and it has no padding.
+/// Fill a new `bytes` with the core's values: `fill` writes them as `T` (a plain integer type),
+/// then `order` puts each in the byte order Python reads (`u64::from`: native; `u128::to_be`).
 pub(crate) fn fill_bytes<T: Copy + Default>(
     buf: &mut [u8],
     fill: impl FnOnce(&mut [T]) -> polyflake::Result<()>,
@@ -135,8 +128,7 @@ pub(crate) fn fill_bytes<T: Copy + Default>(
     Ok(())
 }
 
-/// Read-only properties of a class, `name: type = value;` each (with its doc comment), where
-/// `value` reads the instance as `$s`.
+/// Read-only properties of a class, `name: type = value;` each, `value` reading the instance `$s`.
 macro_rules! getters {
     ($class:ty, |$s:ident| $($(#[doc = $doc:literal])* $name:ident: $t:ty = $value:expr;)*) => {
         #[pymethods]

@@ -1,11 +1,10 @@
-//! Where a generator's node id comes from: Python arguments to the core's `NodeSource` (file
-//! lease, etcd lease, ZooKeeper lease, environment variable, hostname ordinal, IPv4 address),
-//! with the lease's keyword settings. Only type conversion lives here: every range and every rule
-//! (slot counts, reserves, TTLs, prefix lengths, identities) is the core's.
+//! Where a generator's node id comes from: Python arguments and the lease's keyword settings to
+//! the core's `NodeSource`. Type conversion only: every range and rule is the core's.
 
 use crate::args::{i64_arg, int_arg, opt_str_arg, str_arg, type_name, unsigned_arg};
 use crate::errors::to_py_err;
 use crate::settings::Settings;
+use polyflake::LEASE_CREDENTIALS;
 use polyflake::{Error, EtcdLeaseOptions, FileLeaseOptions, NodeSource, ZooKeeperLeaseOptions};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -18,7 +17,7 @@ fn bad_source(name: &'static str, reason: String) -> Error {
     }
 }
 
-/// The options both lease kinds share, from the settings (the same field names in both).
+/// The settings every lease kind takes (the same field names in each kind's options).
 macro_rules! lease_settings {
     ($o:ident, $s:ident) => {
         if let Some(v) = $s.take("slots")? {
@@ -39,22 +38,29 @@ macro_rules! lease_settings {
     };
 }
 
-/// The TLS and authentication settings both remote stores share (the same field names in
-/// both). None, or absent, leaves the field to the core, which then reads its environment
-/// variable (`POLYFLAKE_ETCD_*`, `POLYFLAKE_ZOOKEEPER_*`).
-macro_rules! credential_settings {
+/// What both remote stores take besides: `prefix`, `connect_timeout_ms`, the lease settings,
+/// and the TLS and authentication settings (None or absent: the core reads its environment
+/// variable, `POLYFLAKE_ETCD_*` or `POLYFLAKE_ZOOKEEPER_*`).
+macro_rules! remote_settings {
     ($o:ident, $s:ident) => {
-        for (key, field) in [
-            ("ca_file", &mut $o.ca_file),
-            ("cert_file", &mut $o.cert_file),
-            ("key_file", &mut $o.key_file),
-        ] {
-            if let Some(v) = $s.take(key)? {
-                *field = (!v.is_none()).then(|| path_arg(&v, key)).transpose()?;
-            }
+        if let Some(v) = $s.take("prefix")? {
+            $o.prefix = str_arg(&v, "prefix")?;
         }
-        $o.username = opt_str_arg($s.take("username")?.as_ref(), "username")?;
-        $o.password = opt_str_arg($s.take("password")?.as_ref(), "password")?;
+        if let Some(v) = $s.take("connect_timeout_ms")? {
+            $o.connect_timeout_ms = unsigned_arg(&v, "connect_timeout_ms", bad_source)?;
+        }
+        lease_settings!($o, $s);
+        for key in LEASE_CREDENTIALS {
+            let Some(v) = $s.take(key)?.filter(|v| !v.is_none()) else {
+                continue;
+            };
+            let text = match key.ends_with("_file") {
+                true => path_arg(&v, key)?.into_os_string(),
+                false => str_arg(&v, key)?.into(),
+            };
+            $o.set_credential(key, Some(text))
+                .map_err(|e| to_py_err(v.py(), e))?;
+        }
     };
 }
 
@@ -103,17 +109,10 @@ pub(crate) fn etcd_lease(endpoints: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyRe
         "a str URL or an iterable of str URLs",
     )?;
     let mut o = EtcdLeaseOptions::new(urls);
-    if let Some(v) = s.take("prefix")? {
-        o.prefix = str_arg(&v, "prefix")?;
-    }
     if let Some(v) = s.take("ttl_s")? {
         o.ttl_s = i64_arg(&v, "ttl_s")?;
     }
-    if let Some(v) = s.take("connect_timeout_ms")? {
-        o.connect_timeout_ms = unsigned_arg(&v, "connect_timeout_ms", bad_source)?;
-    }
-    lease_settings!(o, s);
-    credential_settings!(o, s);
+    remote_settings!(o, s);
     Ok(NodeSource::Etcd(o))
 }
 
@@ -129,19 +128,10 @@ pub(crate) fn zookeeper_lease(
         let want = "a \"host:port,host:port\" str or an iterable of \"host:port\" strs";
         ZooKeeperLeaseOptions::new(str_list(ensemble, "ensemble", want)?)
     };
-    if let Some(v) = s.take("prefix")? {
-        o.prefix = str_arg(&v, "prefix")?;
+    if let Some(v) = s.take("session_timeout_ms")? {
+        o.session_timeout_ms = unsigned_arg(&v, "session_timeout_ms", bad_source)?;
     }
-    for (key, field) in [
-        ("session_timeout_ms", &mut o.session_timeout_ms),
-        ("connect_timeout_ms", &mut o.connect_timeout_ms),
-    ] {
-        if let Some(v) = s.take(key)? {
-            *field = unsigned_arg(&v, key, bad_source)?;
-        }
-    }
-    lease_settings!(o, s);
-    credential_settings!(o, s);
+    remote_settings!(o, s);
     Ok(NodeSource::ZooKeeper(o))
 }
 

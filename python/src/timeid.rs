@@ -103,10 +103,8 @@ fn std_uuid(py: Python<'_>) -> PyResult<&'static StdUuid> {
     })
 }
 
-/// A stdlib `uuid.UUID` of this value, made as `uuid.UUID` makes itself without `__init__`'s
-/// parsing: `object.__new__(UUID)`, then its two slots (`int`, and `is_safe` = unknown) set
-/// past `UUID.__setattr__`, which refuses every write. (CPython 3.14's `UUID._from_int` does
-/// the same in Python.)
+/// A `uuid.UUID` made as CPython 3.14's `UUID._from_int` does, without `__init__`'s parsing:
+/// `object.__new__(UUID)`, then its slots `int` and `is_safe` set past `UUID.__setattr__`.
 fn uuid_object(py: Python<'_>, u: u128) -> PyResult<Bound<'_, PyAny>> {
     let std = std_uuid(py)?;
     let int = u.into_pyobject(py)?;
@@ -127,8 +125,7 @@ fn uuid_object(py: Python<'_>, u: u128) -> PyResult<Bound<'_, PyAny>> {
     }
 }
 
-/// Base of `Uuid7Generator` and `UlidGenerator` (ONE implementation; the format comes from the
-/// class, as the mode does for `Snowflake` and `MonotonicSnowflake`).
+/// Base of `Uuid7Generator` and `UlidGenerator` (ONE implementation; the class gives the format).
 #[pyclass(frozen, subclass, module = "polyflake", name = "_TimeIdGenerator")]
 pub(crate) struct TimeIdGenerator {
     engine: Engine,
@@ -160,19 +157,15 @@ fn make(
     };
     let (b, injected) = apply(TimeIdBuilder::new(), mode, &s)?;
     s.finish(what)?;
-    let engine = if what == "UlidGenerator" {
-        b.build_ulid().map(Engine::Ulid)
-    } else {
-        b.build_uuid7().map(Engine::Uuid7)
+    let engine = match what {
+        "UlidGenerator" => b.build_ulid().map(Engine::Ulid),
+        _ => b.build_uuid7().map(Engine::Uuid7),
     };
     let engine = engine.map_err(|e| to_py_err(py, e))?;
-    Ok(PyClassInitializer::from(TimeIdGenerator {
-        engine,
-        injected,
-    }))
+    Ok(TimeIdGenerator { engine, injected }.into())
 }
 
-/// The constructor of each format's class, `Class: "PythonName";`: `make` with its settings.
+/// The constructor of each format's class, `Class: "PythonName";`.
 macro_rules! time_id_constructors {
     ($($class:ident: $name:literal;)*) => {$(
         #[pymethods]
@@ -275,8 +268,7 @@ fn default_id<'py>(
     engine.issue(py, false, form)
 }
 
-/// The module's functions on the process-wide generators: `name: cell, form;` each, with its
-/// doc comment.
+/// The module's functions on the process-wide generators, `name: cell, form;` each.
 macro_rules! default_id_functions {
     ($($(#[doc = $doc:literal])* $name:ident: $cell:ident, $form:ident;)*) => {$(
         $(#[doc = $doc])*
@@ -290,15 +282,13 @@ macro_rules! default_id_functions {
 default_id_functions! {
     /// A UUIDv7 as a stdlib `uuid.UUID`, from the process-wide strict generator.
     uuid7: UUID7, Native;
-    /// A UUIDv7 as its canonical text (36 characters, lower case), from the same generator as
-    /// `uuid7()`.
+    /// A UUIDv7 as its text (36 characters, lower case), from the generator of `uuid7()`.
     uuid7_str: UUID7, Text;
-    /// A UUIDv7 as 16 bytes, big-endian, from the same generator as `uuid7()`.
+    /// A UUIDv7 as 16 bytes, big-endian, from the generator of `uuid7()`.
     uuid7_bytes: UUID7, Bytes;
-    /// A ULID as its 26-character text (Crockford base32, upper case), from the process-wide
-    /// strict generator.
+    /// A ULID as its 26-character text, from the process-wide strict generator.
     ulid: ULID, Native;
-    /// A ULID as 16 bytes, big-endian, from the same generator as `ulid()`.
+    /// A ULID as 16 bytes, big-endian, from the generator of `ulid()`.
     ulid_bytes: ULID, Bytes;
 }
 
