@@ -2,10 +2,10 @@
 //! gets ints as `i128`, wide enough for any value it must judge.
 
 use crate::errors::to_py_err;
-use polyflake::Error;
+use polyflake::{batch_len, Error};
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyString};
+use pyo3::types::{PyBool, PyBytes, PyFloat, PyString};
 
 /// The name of an object's type, for error messages.
 pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
@@ -101,9 +101,23 @@ pub(crate) fn opt_str_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResul
         .transpose()
 }
 
-/// Fill a new `bytes` with the core's values: `fill` writes them as `T` (a plain integer type),
-/// then `order` puts each in the byte order Python reads (`u64::from`: native; `u128::to_be`).
-pub(crate) fn fill_bytes<T: Copy + Default>(
+/// `count` of the core's values in a new `bytes`, filled with the GIL released: `fill` writes
+/// them as `T` (a plain integer type), then `order` puts each in the byte order Python reads
+/// (`u64::from`: native; `u128::to_be`).
+pub(crate) fn batch_bytes<'py, T: Copy + Default + Send>(
+    count: &Bound<'py, PyAny>,
+    fill: impl FnOnce(&mut [T]) -> polyflake::Result<()> + Send,
+    order: fn(T) -> T,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let py = count.py();
+    let n = batch_len(int_arg(count, "count")?).map_err(|e| to_py_err(py, e))?;
+    PyBytes::new_with(py, n * std::mem::size_of::<T>(), |buf| {
+        py.detach(|| fill_bytes(buf, fill, order))
+            .map_err(|e| to_py_err(py, e))
+    })
+}
+
+fn fill_bytes<T: Copy + Default>(
     buf: &mut [u8],
     fill: impl FnOnce(&mut [T]) -> polyflake::Result<()>,
     order: fn(T) -> T,

@@ -1,6 +1,5 @@
-//! The core's errors as Python exceptions: `PolyflakeError` and one subclass per [`ErrorKind`]
-//! (its `name()`, `description()` and `code()`), whose extra built-in base is chosen by the ONE
-//! exhaustive match in [`builtin`], and whose attributes are the error's `fields()`.
+//! The core's errors as Python exceptions: `PolyflakeError` and one subclass per [`ErrorKind`],
+//! with a built-in base from [`builtin`] and the error's `fields()` as attributes.
 
 use crate::health::value_to_py;
 use polyflake::{Error, ErrorCategory, ErrorKind};
@@ -10,9 +9,8 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 use std::cell::RefCell;
 
-/// The built-in exception a kind also derives from, so `except ValueError` keeps working for
-/// configuration mistakes (and a closed generator, which raised ValueError before it had a kind
-/// of its own), `except OverflowError` for the window's end, `except RuntimeError` for the rest.
+/// The built-in exception a kind also derives from: ValueError for configuration mistakes (and a
+/// closed generator), OverflowError for the window's end, RuntimeError for the rest.
 fn builtin(py: Python<'_>, kind: ErrorKind) -> Bound<'_, PyType> {
     match (kind, kind.category()) {
         (ErrorKind::TimestampOverflow, _) => py.get_type::<PyOverflowError>(),
@@ -37,21 +35,14 @@ fn make_classes(py: Python<'_>) -> PyResult<Vec<Py<PyType>>> {
         let class = py.get_type::<PyType>().call1((name, bases, ns))?;
         Ok::<_, PyErr>(class.cast_into::<PyType>()?.unbind())
     };
-    let base = new_class(
-        "PolyflakeError",
-        PyTuple::new(py, [py.get_type::<PyException>()])?,
-        "Base class of every polyflake error. `code` is the core's stable error code.",
-        "",
-    )?;
+    let exception = PyTuple::new(py, [py.get_type::<PyException>()])?;
+    let doc = "Base class of every polyflake error. `code` is the core's stable error code.";
+    let base = new_class("PolyflakeError", exception, doc, "")?;
     let mut classes = vec![base.clone_ref(py)];
     for kind in ErrorKind::ALL {
         let bases = PyTuple::new(py, [base.bind(py).clone(), builtin(py, kind)])?;
-        classes.push(new_class(
-            kind.name(),
-            bases,
-            kind.description(),
-            kind.code(),
-        )?);
+        let class = new_class(kind.name(), bases, kind.description(), kind.code())?;
+        classes.push(class);
     }
     Ok(classes)
 }

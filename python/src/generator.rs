@@ -2,25 +2,23 @@
 //! `polyflake::Generator`. The GIL is held only on the fast path (`try_next_id` issues at once
 //! or says the call would wait); everything else runs with it released.
 
-use crate::args::{bad_argument, exact_i64_arg, fill_bytes, float_arg, getters, i64_arg, int_arg};
+use crate::args::{bad_argument, batch_bytes, exact_i64_arg, float_arg, getters, i64_arg, int_arg};
+use crate::args::{opt_str_arg, str_arg};
 use crate::errors::to_py_err;
 use crate::layout::{layout_arg, PyLayout};
 use crate::settings::{apply, Settings};
 use crate::source;
-use polyflake::{
-    batch_len, id_from_i128, ErrorKind, Generator, Layout, Mode, NodeSource, DEFAULT_EPOCH_MS,
-};
+use polyflake::{id_from_i128, ErrorKind, Generator, Layout, Mode, NodeSource, DEFAULT_EPOCH_MS};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyType};
+use pyo3::types::{PyDict, PyType};
 use std::time::{Duration, Instant};
 
 /// A strict generator: an issued timestamp never exceeds the wall clock.
 #[pyclass(frozen, subclass, module = "polyflake", name = "Snowflake")]
 pub(crate) struct Snowflake {
     gen: Generator,
-    /// True for an injected clock, which goes straight to `next_id` with the GIL released: a
-    /// declined `try_next_id` spends a reading, which a scripted clock would notice.
+    /// An injected clock: `next_id` skips the try, which would spend a scripted clock's reading.
     injected: bool,
 }
 
@@ -29,9 +27,8 @@ pub(crate) struct Snowflake {
 #[pyclass(frozen, extends = Snowflake, module = "polyflake", name = "MonotonicSnowflake")]
 pub(crate) struct MonotonicSnowflake;
 
-/// The methods every generator class shares, on the core generator in field `$core` and the
-/// class's `try_now` and `id_to_py`. Close (also on drop) releases the GIL: a lease's renewal
-/// thread may be reading a Python clock.
+/// The methods every generator class shares, on its core generator `$core`, `try_now` and
+/// `id_to_py`. Close (also on drop) releases the GIL, which a Python clock's reader may need.
 macro_rules! shared_methods {
     ($class:ty, $core:ident) => {
         #[pymethods]
@@ -107,38 +104,27 @@ pub(crate) use shared_methods;
 
 shared_methods!(Snowflake, gen);
 
-/// The generator from its node-id source and settings; `what` names the call for a leftover
-/// setting.
-fn build(
-    py: Python<'_>,
+/// The generator from its node-id source and settings; `what` names the call.
+fn build<'py>(
+    py: Python<'py>,
     what: &str,
-    source: NodeSource,
+    source: impl FnOnce(&Settings<'py>) -> PyResult<NodeSource>,
     mode: Mode,
-    s: &Settings<'_>,
+    settings: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Snowflake> {
-    let mut b = Generator::builder_from(source);
+    let s = Settings(settings.cloned());
+    let mut b = Generator::builder_from(source(&s)?);
     if let Some(v) = s.take("epoch_ms")? {
         b = b.epoch_ms(i64_arg(&v, "epoch_ms")?);
     }
     if let Some(v) = s.take("layout")? {
         b = b.layout(layout_arg(&v)?);
     }
-    let (b, _) = apply(b, mode, s)?;
+    let (b, _) = apply(b, mode, &s)?;
     s.finish(what)?;
     let gen = py.detach(|| b.build()).map_err(|e| to_py_err(py, e))?;
     let injected = gen.has_injected_clock();
     Ok(Snowflake { gen, injected })
-}
-
-/// A generator on a fixed node id (what each class's constructor makes).
-fn with_node_id(
-    node_id: &Bound<'_, PyAny>,
-    settings: Option<&Bound<'_, PyDict>>,
-    what: &str,
-    mode: Mode,
-) -> PyResult<Snowflake> {
-    let (source, s) = (int_arg(node_id, "node_id")?, Settings(settings.cloned()));
-    build(node_id.py(), what, NodeSource::Static(source), mode, &s)
 }
 
 /// An instance of `cls` (`Snowflake` or `MonotonicSnowflake`, which gives the mode).
@@ -149,12 +135,10 @@ fn make<'py>(
     settings: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
     let py = cls.py();
-    let s = Settings(settings.cloned());
-    let source = source(&s)?;
     let monotonic = cls.is_subclass_of::<MonotonicSnowflake>()?;
     let mode = [Mode::Strict, Mode::Monotonic][usize::from(monotonic)];
     let what = format!("{}.{what}", cls.name()?);
-    let init = PyClassInitializer::from(build(py, &what, source, mode, &s)?);
+    let init = PyClassInitializer::from(build(py, &what, source, mode, settings)?);
     Ok(if monotonic {
         Py::new(py, init.add_subclass(MonotonicSnowflake))?.into_any()
     } else {
@@ -182,33 +166,30 @@ macro_rules! from_sources {
 }
 
 from_sources! {
-    /// A generator on a slot leased from a directory of slot files (one host); settings `slots`,
-    /// `identity`, `reserve_ms`, `max_guard_wait_ms` and the generator's. Until the slot's
-    /// restart guard has passed it raises `LeaseNotReady` (`wait_ready()` waits); `close()`
-    /// frees the slot.
+    /// A generator on a slot leased from a directory (one host); settings `slots`, `identity`,
+    /// `reserve_ms`, `max_guard_wait_ms`. Until the slot's restart guard has passed it raises
+    /// `LeaseNotReady` (`wait_ready()` waits); `close()` frees the slot.
     from_file_lease(dir: &Bound<'_, PyAny>) => |s| source::file_lease(dir, s);
     /// A generator on a slot leased from an etcd v3 cluster (one URL or several); settings
     /// `prefix`, `ttl_s`, `connect_timeout_ms`, those of `from_file_lease`, `ca_file`,
-    /// `cert_file`, `key_file`, `username`, `password` (None: `POLYFLAKE_ETCD_*`). A lost lease
-    /// stops the generator at once.
+    /// `cert_file`, `key_file`, `username`, `password` (None: `POLYFLAKE_ETCD_*`).
     from_etcd(endpoints: &Bound<'_, PyAny>) => |s| source::etcd_lease(endpoints, s);
     /// A generator on a slot leased from a ZooKeeper ensemble (`"host:port,host:port"` or a
     /// list); settings as `from_etcd` (`POLYFLAKE_ZOOKEEPER_*`), with `session_timeout_ms` (the
     /// lease's time to live) for `ttl_s`. An expired session stops the generator at once.
     from_zookeeper(ensemble: &Bound<'_, PyAny>) => |s| source::zookeeper_lease(ensemble, s);
     /// A generator whose node id is the decimal integer in the environment variable `var`.
-    from_env(var: &Bound<'_, PyAny>) => |_| source::env(var);
-    /// A generator whose node id is the ordinal of a StatefulSet-style hostname (`ids-7` -> 7);
-    /// None reads this host's name.
-    from_hostname(hostname: Option<&Bound<'_, PyAny>> = None) => |_| source::hostname(hostname);
+    from_env(var: &Bound<'_, PyAny>) => |_| Ok(NodeSource::Env { var: str_arg(var, "var")? });
+    /// A generator whose node id is the ordinal of a hostname (`ids-7` -> 7; None: this host).
+    from_hostname(hostname: Option<&Bound<'_, PyAny>> = None) =>
+        |_| Ok(NodeSource::Hostname { hostname: opt_str_arg(hostname, "hostname")? });
     /// A generator whose node id is the host part of an IPv4 address in a subnet of
     /// `prefix_len` bits (which must fit the node field: a /22 or narrower for 10 node bits).
     from_ipv4(addr: &Bound<'_, PyAny>, prefix_len: &Bound<'_, PyAny>) =>
         |_| source::ipv4(addr, prefix_len);
 }
 
-/// Decode an ID as `{"epoch_ms", "node_id", "sequence"}` (`epoch_ms`: the ID's Unix-ms
-/// timestamp, the design text's name).
+/// An ID as `{"epoch_ms", "node_id", "sequence"}` (`epoch_ms`: its Unix-ms timestamp).
 fn decoded(py: Python<'_>, id: i128, layout: Layout, epoch_ms: i64) -> PyResult<Py<PyDict>> {
     let d = id_from_i128(id)
         .and_then(|id| layout.decode(id, epoch_ms))
@@ -227,7 +208,8 @@ impl Snowflake {
     #[new]
     #[pyo3(signature = (node_id, **settings))]
     fn new(node_id: &Bound<'_, PyAny>, settings: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        with_node_id(node_id, settings, "Snowflake", Mode::Strict)
+        let source = |_: &_| Ok(NodeSource::Static(int_arg(node_id, "node_id")?));
+        build(node_id.py(), "Snowflake", source, Mode::Strict, settings)
     }
 
     /// Issue one ID.
@@ -243,8 +225,8 @@ impl Snowflake {
         }
     }
 
-    /// Issue one ID if that needs no wait; None where `next_id()` would sleep. Refusals raise
-    /// as in `next_id()`. On a `ScriptedClock`, a declined call has spent a reading.
+    /// Issue one ID if that needs no wait; None where `next_id()` would sleep (on a
+    /// `ScriptedClock`, having spent a reading).
     fn try_next_id(&self, py: Python<'_>) -> PyResult<Option<u64>> {
         try_next_id(&self.gen).map_err(|e| to_py_err(py, e))
     }
@@ -255,23 +237,19 @@ impl Snowflake {
         py: Python<'py>,
         count: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let n = batch_len(int_arg(count, "count")?).map_err(|e| to_py_err(py, e))?;
-        let bytes = PyBytes::new_with(py, n * 8, |buf| {
-            py.detach(|| fill_bytes(buf, |ids| self.gen.next_ids(ids), u64::from))
-                .map_err(|e| to_py_err(py, e))
-        })?;
+        let bytes = batch_bytes(count, |ids| self.gen.next_ids(ids), u64::from)?;
         static ARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
         ARRAY.import(py, "array", "array")?.call1(("q", bytes))
     }
 
-    /// `Snowflake.decode(x)`: the default layout and epoch (keywords `layout=`, `epoch_ms=` pick
-    /// others); `g.decode(x)` on a generator: that generator's layout and epoch.
+    /// `Snowflake.decode(x)`: the default layout and epoch (or `layout=`, `epoch_ms=`);
+    /// `g.decode(x)`: that generator's.
     #[classattr]
     fn decode() -> DecodeMethod {
         DecodeMethod
     }
 
-    /// Decode with this generator's layout and epoch (what `g.decode(x)` calls).
+    /// What `g.decode(x)` calls.
     fn _decode(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<Py<PyDict>> {
         let (layout, epoch_ms) = (self.gen.layout(), self.gen.epoch_ms());
         decoded(py, int_arg(id, "id")?, layout, epoch_ms)
@@ -331,8 +309,7 @@ getters! { Snowflake, |s|
     closed: bool = s.gen.is_closed();
     /// This generator's node id: a lease's slot (in a forked child, its fresh one once taken).
     node_id: u32 = s.gen.node_id();
-    /// Where the node id came from: `"static"`, `"env"`, `"hostname"`, `"ipv4"`,
-    /// `"file_lease"`, `"etcd"` or `"zookeeper"`.
+    /// Where the node id came from: `"static"`, `"env"`, `"file_lease"`, `"etcd"`, ...
     node_source: &'static str = s.gen.node_source().name();
     /// The epoch, Unix milliseconds.
     epoch_ms: i64 = s.gen.epoch_ms();
@@ -377,26 +354,27 @@ fn try_next_id(gen: &Generator) -> polyflake::Result<Option<u64>> {
 #[pymethods]
 impl MonotonicSnowflake {
     /// `MonotonicSnowflake(node_id, *, ..., max_lead_ms)`: the settings of `Snowflake` and
-    /// `max_lead_ms`; `from_*` called on this class make a `MonotonicSnowflake`.
+    /// `max_lead_ms`.
     #[new]
     #[pyo3(signature = (node_id, **settings))]
     fn new(
         node_id: &Bound<'_, PyAny>,
         settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let base = with_node_id(node_id, settings, "MonotonicSnowflake", Mode::Monotonic)?;
+        let source = |_: &_| Ok(NodeSource::Static(int_arg(node_id, "node_id")?));
+        let (py, mode) = (node_id.py(), Mode::Monotonic);
+        let base = build(py, "MonotonicSnowflake", source, mode, settings)?;
         Ok(PyClassInitializer::from(base).add_subclass(MonotonicSnowflake))
     }
 
-    /// Issue one ID. The same call as `Snowflake.next_id`, defined again here so the receiver
-    /// check is an exact type match rather than a subtype walk on the hot path.
+    /// Issue one ID (defined again so the receiver check is an exact type match, not a walk).
     fn next_id(slf: &Bound<'_, Self>) -> PyResult<u64> {
         slf.as_super().get().next_id(slf.py())
     }
 }
 
-/// The descriptor behind `Snowflake.decode`: on the class, the module's `decode`; on a generator,
-/// bound to its layout and epoch, so `g.decode(x)` never silently uses the wrong layout.
+/// `Snowflake.decode`: on the class, the module's `decode`; on a generator, bound to its layout
+/// and epoch, so `g.decode(x)` never silently uses the wrong layout.
 #[pyclass(frozen, module = "polyflake")]
 pub(crate) struct DecodeMethod;
 

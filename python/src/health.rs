@@ -1,6 +1,5 @@
-//! `Health` and `LeaseHealth`: frozen snapshots whose attributes are the fields the core's
-//! snapshot walks (`Health::fields`, `LeaseHealth::fields`), so no field is listed here; and the
-//! core's named values as Python objects (errors' fields too).
+//! `Health` and `LeaseHealth`: snapshots whose attributes are the fields the core's snapshot
+//! walks (no field is listed here); and the core's named values as Python objects.
 
 use polyflake::{health_samples, Health, Value, HEALTH_METRICS};
 use pyo3::exceptions::PyAttributeError;
@@ -23,17 +22,14 @@ pub(crate) struct PyLeaseHealth;
 
 /// The `Health` of a core snapshot.
 pub(crate) fn health(py: Python<'_>, h: Health) -> PyResult<Py<PyHealth>> {
-    Py::new(
-        py,
-        PyClassInitializer::from(Snapshot(h.fields())).add_subclass(PyHealth(h)),
-    )
+    let init = PyClassInitializer::from(Snapshot(h.fields()));
+    Py::new(py, init.add_subclass(PyHealth(h)))
 }
 
 #[pymethods]
 impl PyHealth {
-    /// The snapshot as metric samples, `(name, label values, value)` for each metric of
-    /// `HEALTH_METRICS` it gives (the core's `health_samples`: the lease's metrics only with a
-    /// lease). A counter's name is without `_total`.
+    /// `(name, label values, value)` for each metric of `HEALTH_METRICS` the snapshot gives (the
+    /// lease's only with a lease); a counter's name is without `_total`.
     fn samples(&self) -> Vec<(&'static str, Vec<String>, f64)> {
         health_samples(&self.0)
             .into_iter()

@@ -1,5 +1,4 @@
-//! `Layout`: how the 63 usable bits split into timestamp, node and sequence (the core's
-//! `polyflake::Layout`; its presets become class attributes in `lib.rs`).
+//! `Layout`: the core's `polyflake::Layout` (its presets become class attributes in `lib.rs`).
 
 use crate::args::{getters, int_arg, type_name};
 use crate::errors::to_py_err;
@@ -18,13 +17,9 @@ pub(crate) struct PyLayout(pub(crate) Layout);
 /// Three bit counts as the core's layout. A negative count becomes 0 and a huge one
 /// `u32::MAX`, both of which the core refuses as an invalid layout.
 fn from_bits(py: Python<'_>, bits: [&Bound<'_, PyAny>; 3]) -> PyResult<Layout> {
-    let mut n = [0u32; 3];
-    for (i, (obj, what)) in bits
-        .iter()
-        .zip(["timestamp_bits", "node_bits", "sequence_bits"])
-        .enumerate()
-    {
-        n[i] = int_arg(obj, what)?.clamp(0, u32::MAX.into()) as u32;
+    let (names, mut n) = (["timestamp_bits", "node_bits", "sequence_bits"], [0u32; 3]);
+    for (i, obj) in bits.iter().enumerate() {
+        n[i] = int_arg(obj, names[i])?.clamp(0, u32::MAX.into()) as u32;
     }
     Layout::new(n[0], n[1], n[2]).map_err(|e| to_py_err(py, e))
 }
@@ -37,11 +32,8 @@ impl PyLayout {
         node_bits: &Bound<'_, PyAny>,
         sequence_bits: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
-        from_bits(
-            timestamp_bits.py(),
-            [timestamp_bits, node_bits, sequence_bits],
-        )
-        .map(PyLayout)
+        let bits = [timestamp_bits, node_bits, sequence_bits];
+        from_bits(timestamp_bits.py(), bits).map(PyLayout)
     }
 
     /// A preset by name (`default`, `long_lived`, `big_fleet`, `short`) or `"T/N/S"`.

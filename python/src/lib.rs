@@ -1,7 +1,5 @@
-//! `polyflake._polyflake`: the Python face of the polyflake core. Every rule about IDs lives in
-//! the core crate; this module converts Python values, calls the core, and maps its errors
-//! (see `errors.rs`) to Python exceptions. The public package is `polyflake` (pure Python,
-//! re-exporting this module), which also ships the type stubs.
+//! `polyflake._polyflake`: the Python face of the polyflake core, which holds every rule about IDs;
+//! this module converts Python values, calls the core and maps its errors (`errors.rs`).
 
 #![deny(missing_docs)]
 

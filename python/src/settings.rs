@@ -58,7 +58,7 @@ tunable! {
 }
 
 /// Apply the mode and the shared settings (`max_lead_ms` in monotonic mode only: elsewhere
-/// `finish` refuses it). Returns the builder and whether it reads a clock object.
+/// `finish` refuses it); also says whether the builder reads a clock object.
 pub(crate) fn apply<B: Tunable>(b: B, mode: Mode, s: &Settings<'_>) -> PyResult<(B, bool)> {
     let mut b = b.mode(mode);
     if let Some(v) = s.take("max_wait_ms")? {
@@ -77,36 +77,25 @@ pub(crate) fn apply<B: Tunable>(b: B, mode: Mode, s: &Settings<'_>) -> PyResult<
             b = b.max_lead_ms(lead.transpose()?);
         }
     }
-    with_clock(b, s.take("clock")?, s.take("clock_source")?)
-}
-
-/// `clock=` (a `polyflake.testing` clock, a callable, None, or a clock source of the system
-/// clock, `"precise"` or `"coarse"`) and `clock_source=` (the reading to take of a clock object).
-pub(crate) fn with_clock<B: Tunable>(
-    b: B,
-    clock: Option<Bound<'_, PyAny>>,
-    source: Option<Bound<'_, PyAny>>,
-) -> PyResult<(B, bool)> {
-    let (mut b, mut name) = (b, None);
-    let injected = match clock {
+    // `clock=`: a `polyflake.testing` clock, a callable, None, or a clock source of the system
+    // clock (`"precise"`, `"coarse"`); `clock_source=`: the reading to take of a clock object.
+    let (clock, mut name) = (s.take("clock")?, s.take("clock_source")?);
+    let injected = match clock.filter(|c| !c.is_none()) {
         Some(c) if c.is_instance_of::<PyString>() => {
+            if name.is_some() {
+                return Err(PyTypeError::new_err(
+                    "clock already names the clock source; clock_source goes with a clock object",
+                ));
+            }
             name = Some(c);
             false
         }
-        Some(c) if !c.is_none() => {
-            b = with_clock_object(b, &c)?;
+        Some(c) => {
+            b = b.shared_clock(clock_object(&c)?);
             true
         }
-        _ => false,
+        None => false,
     };
-    if let Some(s) = source {
-        if name.is_some() {
-            return Err(PyTypeError::new_err(
-                "clock already names the clock source; clock_source goes with a clock object",
-            ));
-        }
-        name = Some(s);
-    }
     if let Some(n) = name {
         let source = ClockSource::from_name(&str_arg(&n, "clock_source")?);
         b = b.clock_source(source.map_err(|e| to_py_err(n.py(), e))?);
@@ -114,13 +103,14 @@ pub(crate) fn with_clock<B: Tunable>(
     Ok((b, injected))
 }
 
-fn with_clock_object<B: Tunable>(b: B, clock: &Bound<'_, PyAny>) -> PyResult<B> {
+/// A clock object as the core's `Clock`.
+fn clock_object(clock: &Bound<'_, PyAny>) -> PyResult<Arc<dyn Clock>> {
     Ok(if let Ok(c) = clock.cast::<PyManualClock>() {
-        b.shared_clock(Arc::new(c.get().0.clone()))
+        Arc::new(c.get().0.clone())
     } else if let Ok(c) = clock.cast::<PyScriptedClock>() {
-        b.shared_clock(c.get().0.clone())
+        c.get().0.clone()
     } else if clock.is_callable() {
-        b.shared_clock(Arc::new(CallableClock(clock.clone().unbind())))
+        Arc::new(CallableClock(clock.clone().unbind()))
     } else {
         return Err(PyTypeError::new_err(format!(
             "clock must be a callable returning int milliseconds, a polyflake.testing clock, or \

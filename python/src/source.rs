@@ -38,9 +38,8 @@ macro_rules! lease_settings {
     };
 }
 
-/// What both remote stores take besides: `prefix`, `connect_timeout_ms`, the lease settings,
-/// and the TLS and authentication settings (None or absent: the core reads its environment
-/// variable, `POLYFLAKE_ETCD_*` or `POLYFLAKE_ZOOKEEPER_*`).
+/// What both remote stores take besides: `prefix`, `connect_timeout_ms`, the lease settings and
+/// the TLS and authentication ones (None or absent: the core reads its environment variable).
 macro_rules! remote_settings {
     ($o:ident, $s:ident) => {
         if let Some(v) = $s.take("prefix")? {
@@ -78,8 +77,7 @@ fn path_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> {
     obj.extract::<PathBuf>().map_err(|_| not_a_path())
 }
 
-/// A `str`, or an iterable of `str` (not a `bytes`), as a list; `want` describes it for a
-/// TypeError.
+/// A `str`, or an iterable of `str` (not a `bytes`), as a list; `want` describes it.
 fn str_list(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyResult<Vec<String>> {
     let wrong = || PyTypeError::new_err(format!("{what} must be {want}, not {}", type_name(obj)));
     if obj.is_instance_of::<PyString>() {
@@ -94,14 +92,14 @@ fn str_list(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyResult<Vec<Stri
         .collect()
 }
 
-/// `from_file_lease(dir, ...)`: `dir` is a `str` or an `os.PathLike` (what `open()` takes).
+/// `from_file_lease(dir, ...)`.
 pub(crate) fn file_lease(dir: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyResult<NodeSource> {
     let mut o = FileLeaseOptions::new(path_arg(dir, "dir")?);
     lease_settings!(o, s);
     Ok(NodeSource::FileLease(o))
 }
 
-/// `from_etcd(endpoints, ...)`: `endpoints` is one URL (`str`) or an iterable of them.
+/// `from_etcd(endpoints, ...)`: one URL or an iterable of them.
 pub(crate) fn etcd_lease(endpoints: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyResult<NodeSource> {
     let urls = str_list(
         endpoints,
@@ -116,8 +114,7 @@ pub(crate) fn etcd_lease(endpoints: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyRe
     Ok(NodeSource::Etcd(o))
 }
 
-/// `from_zookeeper(ensemble, ...)`: `ensemble` is a connect string (`"host:port,host:port"`,
-/// split by the core) or an iterable of `"host:port"` strings.
+/// `from_zookeeper(ensemble, ...)`: a connect string (split by the core) or an iterable.
 pub(crate) fn zookeeper_lease(
     ensemble: &Bound<'_, PyAny>,
     s: &Settings<'_>,
@@ -135,22 +132,7 @@ pub(crate) fn zookeeper_lease(
     Ok(NodeSource::ZooKeeper(o))
 }
 
-/// `from_env(var)`.
-pub(crate) fn env(var: &Bound<'_, PyAny>) -> PyResult<NodeSource> {
-    Ok(NodeSource::Env {
-        var: str_arg(var, "var")?,
-    })
-}
-
-/// `from_hostname(hostname=None)`.
-pub(crate) fn hostname(hostname: Option<&Bound<'_, PyAny>>) -> PyResult<NodeSource> {
-    Ok(NodeSource::Hostname {
-        hostname: opt_str_arg(hostname, "hostname")?,
-    })
-}
-
-/// `from_ipv4(addr, prefix_len)`: `addr` is a dotted-quad `str` or an `ipaddress.IPv4Address`;
-/// the core checks both (the same error and message in every binding).
+/// `from_ipv4(addr, prefix_len)`: `addr` is a `str` or an `ipaddress.IPv4Address`.
 pub(crate) fn ipv4(addr: &Bound<'_, PyAny>, prefix_len: &Bound<'_, PyAny>) -> PyResult<NodeSource> {
     let is_ipv4_object = addr
         .get_type()

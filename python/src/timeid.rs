@@ -1,12 +1,10 @@
-//! UUIDv7 and ULID: `Uuid7Generator` and `UlidGenerator` over the core's 128-bit generators,
-//! `uuid7()` and `ulid()` on process-wide strict generators made on first use, and the text
-//! helpers. A UUID comes out as a `uuid.UUID`, a ULID as its text; `*_bytes` give the 16
-//! big-endian bytes, `*_str` the text. No node id: nothing is re-made after `fork()`.
+//! UUIDv7 and ULID: `Uuid7Generator` and `UlidGenerator`, `uuid7()` and `ulid()` on
+//! process-wide strict generators made on first use, and the text helpers.
 
-use crate::args::{fill_bytes, int_arg, str_arg, type_name};
+use crate::args::{batch_bytes, int_arg, str_arg, type_name};
 use crate::errors::to_py_err;
 use crate::settings::{apply, Settings};
-use polyflake::{self as pf, batch_len, Error, Health, Mode, TimeIdBuilder};
+use polyflake::{self as pf, Error, Health, Mode, TimeIdBuilder};
 use polyflake::{UlidGenerator, Uuid7Generator};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -20,14 +18,11 @@ enum Engine {
     Ulid(UlidGenerator),
 }
 
-/// How an ID goes to Python.
+/// How an ID goes to Python: `uuid.UUID` for a UUID and text for a ULID, text, 16 bytes.
 #[derive(Clone, Copy)]
 enum Form {
-    /// A `uuid.UUID` for a UUID, the text for a ULID.
     Native,
-    /// The canonical text.
     Text,
-    /// 16 bytes, big-endian.
     Bytes,
 }
 
@@ -55,9 +50,8 @@ dispatch! {
 }
 
 impl Engine {
-    /// One ID in `form`: with the GIL held when the core issues it without waiting, else with
-    /// the GIL released while it waits. A strict generator on a clock object goes straight to
-    /// the waiting call: a declined try spends a reading, which a scripted clock would notice.
+    /// One ID in `form`, with the GIL released only if it waits (a strict generator on a clock
+    /// object skips the try, which would spend a scripted clock's reading).
     fn issue<'py>(
         &self,
         py: Python<'py>,
@@ -133,14 +127,12 @@ pub(crate) struct TimeIdGenerator {
     injected: bool,
 }
 
-/// A UUIDv7 generator (RFC 9562) with explicit settings: `mode` ("strict" or "monotonic"),
-/// `max_wait_ms`, `max_lead_ms` (monotonic), `clock`, `clock_source`, `max_forward_step_ms`,
-/// `forward_confirm_ms`. `next_id()` gives a `uuid.UUID`.
+/// A UUIDv7 generator (RFC 9562); settings `mode` ("strict" or "monotonic") and the clock
+/// settings of `Snowflake`. `next_id()` gives a `uuid.UUID`.
 #[pyclass(frozen, extends = TimeIdGenerator, module = "polyflake", name = "Uuid7Generator")]
 pub(crate) struct PyUuid7Generator;
 
-/// A ULID generator with explicit settings (those of `Uuid7Generator`). `next_id()` gives the
-/// 26-character text.
+/// A ULID generator (the settings of `Uuid7Generator`); `next_id()` gives its text.
 #[pyclass(frozen, extends = TimeIdGenerator, module = "polyflake", name = "UlidGenerator")]
 pub(crate) struct PyUlidGenerator;
 
@@ -199,7 +191,7 @@ impl TimeIdGenerator {
         self.engine.issue(py, self.injected, Form::Text)
     }
 
-    /// One ID as 16 bytes, big-endian (what a `uuid` column or `uuid.UUID(bytes=...)` takes).
+    /// One ID as 16 bytes, big-endian.
     fn next_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.engine.issue(py, self.injected, Form::Bytes)
     }
@@ -210,18 +202,13 @@ impl TimeIdGenerator {
         u.map(|u| self.id_to_py(py, u)).transpose()
     }
 
-    /// `count` consecutive IDs as one `bytes` of 16 big-endian bytes each, filled by the core
-    /// with the GIL released.
+    /// `count` consecutive IDs as one `bytes`, 16 big-endian bytes each.
     fn next_ids<'py>(
         &self,
-        py: Python<'py>,
+        _py: Python<'py>,
         count: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let n = batch_len(int_arg(count, "count")?).map_err(|e| to_py_err(py, e))?;
-        PyBytes::new_with(py, n * 16, |buf| {
-            py.detach(|| fill_bytes(buf, |out| self.engine.fill(out), u128::to_be))
-                .map_err(|e| to_py_err(py, e))
-        })
+        batch_bytes(count, |out| self.engine.fill(out), u128::to_be)
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
@@ -292,8 +279,7 @@ default_id_functions! {
     ulid_bytes: ULID, Bytes;
 }
 
-/// A 128-bit ID given as a `uuid.UUID`, 16 big-endian bytes, an int, or text (read by
-/// `parse`, the core's parser of the format).
+/// A 128-bit ID given as a `uuid.UUID`, 16 big-endian bytes, an int, or text (for `parse`).
 fn id128_arg(obj: &Bound<'_, PyAny>, parse: fn(&str) -> polyflake::Result<u128>) -> PyResult<u128> {
     let py = obj.py();
     let bad = |input: String, reason| to_py_err(py, Error::InvalidId { input, reason });
@@ -343,23 +329,20 @@ fn format_uuid(id: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(pf::format_uuid(id128_arg(id, pf::parse_uuid)?))
 }
 
-/// The Unix ms of a UUIDv7 (a `uuid.UUID`, 16 bytes, an int or text); refused
-/// (`InvalidId`) unless its version is 7 and its variant RFC 9562's.
+/// The Unix ms of a UUIDv7 (a `uuid.UUID`, 16 bytes, an int or text).
 #[pyfunction]
 fn uuid7_timestamp_ms(id: &Bound<'_, PyAny>) -> PyResult<i64> {
     pf::uuid7_timestamp_ms(id128_arg(id, pf::parse_uuid)?).map_err(|e| to_py_err(id.py(), e))
 }
 
-/// Parse a ULID's text (Crockford base32, any case, I and L read as 1, O as 0) into its 16
-/// bytes, big-endian.
+/// Parse a ULID's text (Crockford base32, any case) into its 16 bytes, big-endian.
 #[pyfunction]
 fn parse_ulid<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
     let u = polyflake::parse_ulid(&str_arg(text, "text")?).map_err(|e| to_py_err(py, e))?;
     Ok(PyBytes::new(py, &u.to_be_bytes()))
 }
 
-/// The canonical text of a ULID (16 bytes, an int, or text to check): 26 characters, upper
-/// case.
+/// The canonical text of a ULID (16 bytes, an int, or text to check).
 #[pyfunction]
 fn format_ulid(id: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(pf::format_ulid(id128_arg(id, pf::parse_ulid)?))
