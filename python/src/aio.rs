@@ -1,9 +1,6 @@
-//! The awaitables of `anext_id()` and `anext_ids(n)`. An ID issued without waiting comes in
-//! `Ready`, a small native type (a Python coroutine costs more than the ID: about 120 ns) that
-//! `await` takes through its `am_send` slot with no frame and no exception (CPython >= 3.10;
-//! 3.9 gets it from `StopIteration`); PyO3 has no `am_send`, so the type is made from a
-//! `PyType_Spec`, and registered as a `collections.abc.Coroutine`. Its outcome is given once,
-//! so one ID is never handed out twice. A call that would wait becomes `asyncio.to_thread`.
+//! The awaitables of `anext_id()` and `anext_ids(n)`: an outcome ready at once comes in `Ready`,
+//! a native type made from a `PyType_Spec` (PyO3 has no `am_send`, which awaits it with no frame
+//! and no exception; a coroutine costs more than the ID), given once; a wait, `asyncio.to_thread`.
 
 use crate::errors::to_py_err;
 use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration, PyTypeError};
@@ -15,7 +12,7 @@ use pyo3::types::{PyString, PyTuple, PyType};
 use std::ffi::{c_int, c_uint, c_void};
 use std::ptr;
 
-/// A `Ready` object: the Python object header, then the outcome.
+/// A `Ready` object.
 #[repr(C)]
 struct Ready {
     ob_base: ffi::PyObject,
@@ -60,7 +57,15 @@ pub(crate) fn now_or_in_thread<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     match tried.transpose() {
         Some(outcome) => ready(obj.py(), outcome),
-        None => in_thread(obj.getattr(method)?, args),
+        None => {
+            // `asyncio.to_thread(obj.method, *args)`
+            static TO_THREAD: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+            let (py, f) = (obj.py(), obj.getattr(method)?);
+            let all: Vec<_> = std::iter::once(&f).chain(args.iter().copied()).collect();
+            TO_THREAD
+                .import(py, "asyncio", "to_thread")?
+                .call1(PyTuple::new(py, all)?)
+        }
     }
 }
 
@@ -73,25 +78,11 @@ pub(crate) fn anext_id<'py, T>(
     to_py: impl FnOnce(T) -> PyResult<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = obj.py();
-    let tried = if skip_try {
-        Ok(None)
-    } else {
-        try_now().map_err(|e| to_py_err(py, e))
-    };
-    let tried = tried.and_then(|id| id.map(to_py).transpose());
+    let tried = (!skip_try).then(try_now).transpose().map(Option::flatten);
+    let tried = tried
+        .map_err(|e| to_py_err(py, e))
+        .and_then(|id| id.map(to_py).transpose());
     now_or_in_thread(obj, tried, intern!(py, "next_id"), &[])
-}
-
-/// `asyncio.to_thread(f, *args)`.
-fn in_thread<'py>(
-    f: Bound<'py, PyAny>,
-    args: &[&Bound<'py, PyAny>],
-) -> PyResult<Bound<'py, PyAny>> {
-    static TO_THREAD: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let py = f.py();
-    let to_thread = TO_THREAD.import(py, "asyncio", "to_thread")?;
-    let all: Vec<_> = std::iter::once(&f).chain(args.iter().copied()).collect();
-    to_thread.call1(PyTuple::new(py, all)?)
 }
 
 /// Take the outcome: the value (a new reference), or null with its exception raised.
@@ -108,13 +99,13 @@ unsafe fn take(obj: Obj) -> Obj {
     v
 }
 
-/// `am_send`: the value returned as such (PYGEN_RETURN, 0), or PYGEN_ERROR (-1).
+/// `am_send`: PYGEN_RETURN (0) with the value, or PYGEN_ERROR (-1).
 unsafe extern "C" fn am_send(obj: Obj, _arg: Obj, result: *mut Obj) -> c_int {
     *result = take(obj);
     -c_int::from((*result).is_null())
 }
 
-/// `__next__` (and `send`): the value as `StopIteration(value)`, as an iterator gives it.
+/// `__next__` (and `send`): the value as `StopIteration(value)`.
 unsafe extern "C" fn next(obj: Obj) -> Obj {
     let v = take(obj);
     if !v.is_null() {
@@ -129,8 +120,7 @@ unsafe extern "C" fn send(obj: Obj, _arg: Obj) -> Obj {
     next(obj)
 }
 
-/// `throw(exc)` or `throw(type[, value])`: as for a coroutine not yet started, the exception is
-/// raised at once and the outcome dropped (an ID not handed out is a gap, never a duplicate).
+/// `throw(exc)` or `throw(type[, value])`: raised at once, the outcome dropped (as `close()`).
 unsafe extern "C" fn throw(obj: Obj, args: Obj) -> Obj {
     ffi::Py_XDECREF(outcome(obj));
     let py = Python::assume_attached();

@@ -14,7 +14,8 @@ pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "?".into(), |n| n.to_string())
 }
 
-fn wrong_type(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyErr {
+/// `{what} must be {want}, not {type}`.
+pub(crate) fn wrong_type(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyErr {
     PyTypeError::new_err(format!("{what} must be {want}, not {}", type_name(obj)))
 }
 
@@ -51,13 +52,8 @@ pub(crate) fn exact_i64_arg(
     let v = int_arg(obj, what)?;
     i64::try_from(v).map_err(|_| {
         let shown = obj.repr().map_or_else(|_| v.to_string(), |r| r.to_string());
-        to_py_err(
-            obj.py(),
-            bad_argument(
-                name,
-                format!("{shown} is outside the 64-bit range [-2**63, 2**63 - 1]"),
-            ),
-        )
+        let reason = format!("{shown} is outside the 64-bit range [-2**63, 2**63 - 1]");
+        to_py_err(obj.py(), bad_argument(name, reason))
     })
 }
 
@@ -79,11 +75,11 @@ pub(crate) fn bad_argument(name: &'static str, reason: String) -> Error {
 
 /// A real number (int or float), refusing bool, str and None.
 pub(crate) fn float_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
+    let bad = || wrong_type(obj, what, "a number");
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyString>() || obj.is_none() {
-        return Err(wrong_type(obj, what, "a number"));
+        return Err(bad());
     }
-    obj.extract::<f64>()
-        .map_err(|_| wrong_type(obj, what, "a number"))
+    obj.extract::<f64>().map_err(|_| bad())
 }
 
 /// A `str` argument (no other type, not even bytes).
@@ -109,37 +105,32 @@ pub(crate) fn batch_bytes<'py, T: Copy + Default + Send>(
     fill: impl FnOnce(&mut [T]) -> polyflake::Result<()> + Send,
     order: fn(T) -> T,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let py = count.py();
+    let (py, size) = (count.py(), std::mem::size_of::<T>());
     let n = batch_len(int_arg(count, "count")?).map_err(|e| to_py_err(py, e))?;
-    PyBytes::new_with(py, n * std::mem::size_of::<T>(), |buf| {
-        py.detach(|| fill_bytes(buf, fill, order))
-            .map_err(|e| to_py_err(py, e))
+    let filled = |buf: &mut [u8]| {
+        // SAFETY: T is a plain integer type (above); align_to_mut only reinterprets the aligned
+        // middle of the buffer.
+        let (head, values, tail) = unsafe { buf.align_to_mut::<T>() };
+        if head.is_empty() && tail.is_empty() {
+            fill(values)?;
+            values.iter_mut().for_each(|v| *v = order(*v));
+            return Ok(());
+        }
+        // A misaligned buffer (not seen with CPython's bytes): fill aside, then copy.
+        let mut aside = vec![T::default(); buf.len() / size];
+        fill(&mut aside)?;
+        for (chunk, v) in buf.chunks_exact_mut(size).zip(aside) {
+            let v = order(v);
+            // SAFETY: `v` is a plain integer of `size` bytes.
+            chunk.copy_from_slice(unsafe {
+                std::slice::from_raw_parts((&v as *const T).cast(), size)
+            });
+        }
+        Ok(())
+    };
+    PyBytes::new_with(py, n * size, |buf| {
+        py.detach(|| filled(buf)).map_err(|e| to_py_err(py, e))
     })
-}
-
-fn fill_bytes<T: Copy + Default>(
-    buf: &mut [u8],
-    fill: impl FnOnce(&mut [T]) -> polyflake::Result<()>,
-    order: fn(T) -> T,
-) -> polyflake::Result<()> {
-    // SAFETY: T is a plain integer type (above); align_to_mut only reinterprets the aligned
-    // middle of the buffer.
-    let (head, values, tail) = unsafe { buf.align_to_mut::<T>() };
-    if head.is_empty() && tail.is_empty() {
-        fill(values)?;
-        values.iter_mut().for_each(|v| *v = order(*v));
-        return Ok(());
-    }
-    // A misaligned buffer (not seen with CPython's bytes): fill aside, then copy.
-    let size = std::mem::size_of::<T>();
-    let mut aside = vec![T::default(); buf.len() / size];
-    fill(&mut aside)?;
-    for (chunk, v) in buf.chunks_exact_mut(size).zip(aside) {
-        let v = order(v);
-        // SAFETY: `v` is a plain integer of `size` bytes.
-        chunk.copy_from_slice(unsafe { std::slice::from_raw_parts((&v as *const T).cast(), size) });
-    }
-    Ok(())
 }
 
 /// Read-only properties of a class, `name: type = value;` each, `value` reading the instance `$s`.

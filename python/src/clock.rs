@@ -20,8 +20,7 @@ impl PyManualClock {
         Ok(PyManualClock(polyflake::ManualClock::new(start_ms)))
     }
 
-    /// Step the wall reading to `ms` (backwards is a rewind, forwards a forward step); elapsed
-    /// time does not move.
+    /// Step the wall reading to `ms`; elapsed time does not move.
     fn set(&self, ms: &Bound<'_, PyAny>) -> PyResult<()> {
         self.0.set(exact_i64_arg(ms, "ms", "ms")?);
         Ok(())
@@ -64,8 +63,7 @@ impl PyManualClock {
     }
 }
 
-/// A clock that returns prepared readings in order, then ticks forward 1 ms per read (the core's
-/// `ScriptedClock`, the design text's `scripted_clock`).
+/// A clock that returns prepared readings in order, then ticks forward 1 ms per read.
 #[pyclass(frozen, module = "polyflake.testing", name = "ScriptedClock")]
 pub(crate) struct PyScriptedClock(pub(crate) Arc<polyflake::ScriptedClock>);
 

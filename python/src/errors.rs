@@ -60,9 +60,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 thread_local! {
-    /// The exception an injected Python clock raised on this thread, kept until the core's
-    /// `ClockFailed` error reaches Python so it can be chained as the cause. The core calls the
-    /// clock on the caller's thread, so a thread-local pairs them exactly.
+    /// The exception a Python clock raised on this thread, to chain to the core's `ClockFailed`
+    /// (the core calls the clock on the caller's thread).
     static CLOCK_ERROR: RefCell<Option<PyErr>> = const { RefCell::new(None) };
 }
 
@@ -76,8 +75,7 @@ pub(crate) fn discard_clock_error() {
     CLOCK_ERROR.with(|slot| slot.borrow_mut().take());
 }
 
-/// Convert a core error into its Python exception, with the error's fields as attributes and,
-/// for a failed Python clock, the exception the clock raised as `__cause__`.
+/// A core error as its Python exception (a failed Python clock's exception as `__cause__`).
 #[cold]
 pub(crate) fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
     let cause = CLOCK_ERROR.with(|slot| slot.borrow_mut().take());

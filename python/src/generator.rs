@@ -67,14 +67,9 @@ macro_rules! shared_methods {
             /// `await g.anext_id()`: an ID issued without waiting is ready at once; a call that
             /// would wait runs `next_id()` in a thread, never blocking the event loop.
             fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-                let (py, g) = (slf.py(), slf.get());
-                let skip_try = g.injected && g.$core.mode() == polyflake::Mode::Strict;
-                $crate::aio::anext_id(
-                    slf.as_any(),
-                    skip_try,
-                    || g.try_now(),
-                    |id| g.id_to_py(py, id),
-                )
+                let (py, g, this) = (slf.py(), slf.get(), slf.as_any());
+                let skip = g.injected && g.$core.mode() == polyflake::Mode::Strict;
+                $crate::aio::anext_id(this, skip, || g.try_now(), |id| g.id_to_py(py, id))
             }
 
             /// `await g.anext_ids(count)`: `next_ids(count)` in a thread in strict mode (which
@@ -293,11 +288,7 @@ impl Snowflake {
             "static" => String::new(),
             source => format!(", node_source='{source}'"),
         };
-        let clock = if g.has_injected_clock() {
-            ", clock=injected"
-        } else {
-            ""
-        };
+        let clock = ["", ", clock=injected"][usize::from(g.has_injected_clock())];
         let layout = PyLayout(g.layout()).__repr__();
         let (node, epoch, mode) = (g.node_id(), g.epoch_ms(), g.mode().name());
         Ok(format!("{name}(node_id={node}, epoch_ms={epoch}, layout={layout}, mode='{mode}'{source}{clock})"))

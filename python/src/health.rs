@@ -1,7 +1,7 @@
 //! `Health` and `LeaseHealth`: snapshots whose attributes are the fields the core's snapshot
 //! walks (no field is listed here); and the core's named values as Python objects.
 
-use polyflake::{health_samples, Health, Value, HEALTH_METRICS};
+use polyflake::{health_samples, Health, Metric, Value, HEALTH_METRICS};
 use pyo3::exceptions::PyAttributeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -11,8 +11,7 @@ use pyo3::IntoPyObjectExt;
 #[pyclass(frozen, subclass, module = "polyflake")]
 pub(crate) struct Snapshot(Vec<(&'static str, Value)>);
 
-/// A snapshot from `health()`: ok or not and why, the clocks, the counters, and `lease` (a
-/// `LeaseHealth`, or None when the node id is not leased).
+/// A snapshot from `health()`: ok or not and why, the clocks, the counters, and `lease`.
 #[pyclass(frozen, extends = Snapshot, module = "polyflake", name = "Health")]
 pub(crate) struct PyHealth(Health);
 
@@ -40,11 +39,14 @@ impl PyHealth {
 
 /// The core's metric table, `HEALTH_METRICS`, as a tuple of `(name, kind, help, label names)`.
 pub(crate) fn metric_table(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
-    let rows = HEALTH_METRICS
-        .iter()
-        .map(|m| (m.name, m.kind.name(), m.help, PyTuple::new(py, m.labels)))
-        .map(|(n, k, h, l)| Ok::<_, PyErr>((n, k, h, l?)));
-    PyTuple::new(py, rows.collect::<PyResult<Vec<_>>>()?)
+    let row = |m: &Metric| Ok((m.name, m.kind.name(), m.help, PyTuple::new(py, m.labels)?));
+    PyTuple::new(
+        py,
+        HEALTH_METRICS
+            .iter()
+            .map(row)
+            .collect::<PyResult<Vec<_>>>()?,
+    )
 }
 
 fn lease_health(py: Python<'_>, fields: &Fields) -> PyResult<Py<PyAny>> {
@@ -81,8 +83,7 @@ impl Snapshot {
 /// The core's named values (an error's or a health snapshot's fields).
 pub(crate) type Fields = [(&'static str, Value)];
 
-/// One of the core's named values (an error's or a health snapshot's field) as a Python
-/// object; a nested record becomes what `nested` makes of its fields.
+/// One of the core's named values as a Python object; a nested record, `nested` of its fields.
 pub(crate) fn value_to_py(
     py: Python<'_>,
     value: &Value,

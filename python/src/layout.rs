@@ -7,15 +7,13 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
-/// A bit layout. Presets: `Layout.DEFAULT` (41/10/12), `Layout.LONG_LIVED` (42/8/13),
-/// `Layout.BIG_FLEET` (41/12/10), `Layout.SHORT` (39/12/12); any other split with
+/// A bit layout: a preset (`Layout.DEFAULT`, 41/10/12, `LONG_LIVED`, `BIG_FLEET`, `SHORT`),
 /// `Layout(timestamp_bits, node_bits, sequence_bits)` or `Layout.from_name("40/11/12")`.
 #[pyclass(frozen, eq, hash, module = "polyflake", name = "Layout")]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct PyLayout(pub(crate) Layout);
 
-/// Three bit counts as the core's layout. A negative count becomes 0 and a huge one
-/// `u32::MAX`, both of which the core refuses as an invalid layout.
+/// Three bit counts as the core's layout (out of `u32`, clamped: the core refuses both ends).
 fn from_bits(py: Python<'_>, bits: [&Bound<'_, PyAny>; 3]) -> PyResult<Layout> {
     let (names, mut n) = (["timestamp_bits", "node_bits", "sequence_bits"], [0u32; 3]);
     for (i, obj) in bits.iter().enumerate() {
@@ -89,8 +87,7 @@ getters! { PyLayout, |l|
     name: Option<&'static str> = l.0.preset_name();
 }
 
-/// The `layout=` setting: a `Layout`, a name (`"big_fleet"`, `"41/10/12"`), a
-/// `(timestamp_bits, node_bits, sequence_bits)` tuple or list, or None for the default.
+/// The `layout=` setting: a `Layout`, a name, a tuple or list of three, or None (the default).
 pub(crate) fn layout_arg(obj: &Bound<'_, PyAny>) -> PyResult<Layout> {
     let py = obj.py();
     if obj.is_none() {

@@ -47,8 +47,7 @@ fn format_id(py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<String> {
         .map_err(|e| to_py_err(py, e))
 }
 
-/// The native module. `gil_used = false`: every class is frozen and `Sync`, so it is also safe
-/// on a free-threaded interpreter.
+/// The native module (`gil_used = false`: every class is frozen and `Sync`).
 #[pymodule(gil_used = false)]
 fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -69,8 +68,7 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_FORWARD_STEP_MS, DEFAULT_FORWARD_CONFIRM_MS, MAX_ID, MAX_BATCH }
     m.add("CORE_VERSION", polyflake::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    // The test clocks belong to `polyflake.testing`: not in `__all__` (which `m.add` keeps, and
-    // which `polyflake/__init__.py` re-exports).
+    // The test clocks belong to `polyflake.testing`: not in `__all__`, which `m.add` keeps.
     m.setattr("ManualClock", py.get_type::<clock::PyManualClock>())?;
     m.setattr("ScriptedClock", py.get_type::<clock::PyScriptedClock>())?;
     Ok(())

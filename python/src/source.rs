@@ -1,12 +1,11 @@
 //! Where a generator's node id comes from: Python arguments and the lease's keyword settings to
 //! the core's `NodeSource`. Type conversion only: every range and rule is the core's.
 
-use crate::args::{i64_arg, int_arg, opt_str_arg, str_arg, type_name, unsigned_arg};
+use crate::args::{i64_arg, int_arg, opt_str_arg, str_arg, unsigned_arg, wrong_type};
 use crate::errors::to_py_err;
 use crate::settings::Settings;
 use polyflake::LEASE_CREDENTIALS;
 use polyflake::{Error, EtcdLeaseOptions, FileLeaseOptions, NodeSource, ZooKeeperLeaseOptions};
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use std::path::PathBuf;
@@ -38,8 +37,8 @@ macro_rules! lease_settings {
     };
 }
 
-/// What both remote stores take besides: `prefix`, `connect_timeout_ms`, the lease settings and
-/// the TLS and authentication ones (None or absent: the core reads its environment variable).
+/// What both remote stores take: `prefix`, `connect_timeout_ms`, the lease settings and the TLS
+/// and authentication ones (None or absent: the core reads its environment variable).
 macro_rules! remote_settings {
     ($o:ident, $s:ident) => {
         if let Some(v) = $s.take("prefix")? {
@@ -65,21 +64,16 @@ macro_rules! remote_settings {
 
 /// A file system path: a `str` or an `os.PathLike` (what `open()` takes; `bytes` is refused).
 fn path_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> {
-    let not_a_path = || {
-        PyTypeError::new_err(format!(
-            "{what} must be a str or an os.PathLike, not {}",
-            type_name(obj)
-        ))
-    };
-    if obj.is_instance_of::<PyBytes>() {
-        return Err(not_a_path());
-    }
-    obj.extract::<PathBuf>().map_err(|_| not_a_path())
+    let path = obj
+        .extract::<PathBuf>()
+        .ok()
+        .filter(|_| !obj.is_instance_of::<PyBytes>());
+    path.ok_or_else(|| wrong_type(obj, what, "a str or an os.PathLike"))
 }
 
 /// A `str`, or an iterable of `str` (not a `bytes`), as a list; `want` describes it.
 fn str_list(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyResult<Vec<String>> {
-    let wrong = || PyTypeError::new_err(format!("{what} must be {want}, not {}", type_name(obj)));
+    let wrong = || wrong_type(obj, what, want);
     if obj.is_instance_of::<PyString>() {
         return Ok(vec![str_arg(obj, what)?]);
     }

@@ -1,12 +1,11 @@
 //! UUIDv7 and ULID: `Uuid7Generator` and `UlidGenerator`, `uuid7()` and `ulid()` on
 //! process-wide strict generators made on first use, and the text helpers.
 
-use crate::args::{batch_bytes, int_arg, str_arg, type_name};
+use crate::args::{batch_bytes, int_arg, str_arg, wrong_type};
 use crate::errors::to_py_err;
 use crate::settings::{apply, Settings};
 use polyflake::{self as pf, Error, Health, Mode, TimeIdBuilder};
 use polyflake::{UlidGenerator, Uuid7Generator};
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyString, PyType};
@@ -215,10 +214,9 @@ impl TimeIdGenerator {
         let g = slf.get();
         let clock = if g.injected { ", clock=injected" } else { "" };
         let source = g.engine.health().clock_source.name();
+        let (name, mode) = (slf.get_type().name()?, g.engine.mode().name());
         Ok(format!(
-            "{}(mode='{}', clock_source='{source}'{clock})",
-            slf.get_type().name()?,
-            g.engine.mode().name()
+            "{name}(mode='{mode}', clock_source='{source}'{clock})"
         ))
     }
 }
@@ -287,31 +285,22 @@ fn id128_arg(obj: &Bound<'_, PyAny>, parse: fn(&str) -> polyflake::Result<u128>)
         return parse(&text.to_cow()?).map_err(|e| to_py_err(py, e));
     }
     if let Ok(b) = obj.cast::<PyBytes>() {
-        let raw = <[u8; 16]>::try_from(b.as_bytes()).map_err(|_| {
-            bad(
-                format!("{} bytes", b.len().unwrap_or(0)),
-                "a 128-bit ID is 16 bytes",
-            )
-        })?;
+        let len = format!("{} bytes", b.len().unwrap_or(0));
+        let raw = b
+            .as_bytes()
+            .try_into()
+            .map_err(|_| bad(len, "a 128-bit ID is 16 bytes"))?;
         return Ok(u128::from_be_bytes(raw));
     }
     if obj.is_instance(std_uuid(py)?.class.bind(py))? {
         return obj.getattr(intern!(py, "int"))?.extract();
     }
-    let i = int_arg(obj, "id").map_err(|_| {
-        PyTypeError::new_err(format!(
-            "id must be a uuid.UUID, 16 bytes, an int or a str, not {}",
-            type_name(obj)
-        ))
-    })?;
+    let want = "a uuid.UUID, 16 bytes, an int or a str";
+    let i = int_arg(obj, "id").map_err(|_| wrong_type(obj, "id", want))?;
     // int_arg saturates at the i128 range, which the u128 range check below refuses too.
     let wide = obj.extract::<u128>().ok().filter(|_| i >= 0);
-    wide.ok_or_else(|| {
-        bad(
-            obj.str().map_or_else(|_| "?".into(), |s| s.to_string()),
-            "a 128-bit ID is an int from 0 to 2**128 - 1",
-        )
-    })
+    let shown = || obj.str().map_or_else(|_| "?".into(), |s| s.to_string());
+    wide.ok_or_else(|| bad(shown(), "a 128-bit ID is an int from 0 to 2**128 - 1"))
 }
 
 /// Parse a UUID's canonical text (36 characters with hyphens, any case) into a `uuid.UUID`.
