@@ -47,8 +47,7 @@ pub(crate) fn ready<'py>(
     }
 }
 
-/// `tried` (the value or its error) ready at once, or where it is None (the call would wait),
-/// `obj.method(*args)` in a thread.
+/// `tried` (a value or its error) ready at once, or if None, `obj.method(*args)` in a thread.
 pub(crate) fn now_or_in_thread<'py>(
     obj: &Bound<'py, PyAny>,
     tried: PyResult<Option<Bound<'py, PyAny>>>,
@@ -69,8 +68,7 @@ pub(crate) fn now_or_in_thread<'py>(
     }
 }
 
-/// `await g.anext_id()`: the ID of `try_now` (unless `skip_try`: a declined try would spend a
-/// scripted clock's reading) ready at once, or `obj.next_id()` in a thread.
+/// `await g.anext_id()`: `try_now`'s ID (unless `skip_try`) now, or `obj.next_id()` in a thread.
 pub(crate) fn anext_id<'py, T>(
     obj: &Bound<'py, PyAny>,
     skip_try: bool,

@@ -1,5 +1,4 @@
-//! Python arguments to Rust values: type conversion only. Every range rule is the core's, which
-//! gets ints as `i128`, wide enough for any value it must judge.
+//! Python arguments to Rust values: type conversion only (every range rule is the core's).
 
 use crate::errors::to_py_err;
 use polyflake::{batch_len, Error};
@@ -19,9 +18,8 @@ pub(crate) fn wrong_type(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyEr
     PyTypeError::new_err(format!("{what} must be {want}, not {}", type_name(obj)))
 }
 
-/// A Python int (or an object with `__index__`) as an `i128`; `bool` is refused (`Snowflake(True)`
-/// is a bug, not node 1). An int beyond 128 bits becomes the i128 bound of its sign, which the
-/// core refuses like any other out-of-range value.
+/// A Python int (or `__index__`) as an `i128`; `bool` is refused (`Snowflake(True)` is a bug). An
+/// int beyond 128 bits becomes the bound of its sign, which the core refuses as out of range.
 pub(crate) fn int_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i128> {
     let not_int = obj.is_instance_of::<PyBool>()
         || obj.is_instance_of::<PyFloat>()
@@ -36,14 +34,12 @@ pub(crate) fn int_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i128> {
     }
 }
 
-/// An int as an `i64` for the core to judge, values past the range becoming its bounds (only for
-/// values never read back: see [`exact_i64_arg`]).
+/// An int as an `i64` for the core to judge, clamped to the range (never for values read back).
 pub(crate) fn i64_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
     Ok(int_arg(obj, what)?.clamp(i64::MIN.into(), i64::MAX.into()) as i64)
 }
 
-/// An int that must fit an `i64` as it is, because it comes back out (a test clock's reading):
-/// outside the range it is the core's `InvalidArgument` for argument `name`.
+/// An int that must fit an `i64` as it is (it comes back out), else `InvalidArgument` (`name`).
 pub(crate) fn exact_i64_arg(
     obj: &Bound<'_, PyAny>,
     what: &str,
@@ -57,8 +53,7 @@ pub(crate) fn exact_i64_arg(
     })
 }
 
-/// An int for an unsigned setting of the core; one outside the Rust type is the core's `bad`
-/// error.
+/// An int for an unsigned setting of the core (outside the Rust type: the core's `bad` error).
 pub(crate) fn unsigned_arg<T: TryFrom<i128>>(
     obj: &Bound<'_, PyAny>,
     what: &'static str,
@@ -97,9 +92,8 @@ pub(crate) fn opt_str_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResul
         .transpose()
 }
 
-/// `count` of the core's values in a new `bytes`, filled with the GIL released: `fill` writes
-/// them as `T` (a plain integer type), then `order` puts each in the byte order Python reads
-/// (`u64::from`: native; `u128::to_be`).
+/// `count` of the core's values in a new `bytes`, written by `fill` as `T` (a plain integer type)
+/// with the GIL released, each put by `order` in the byte order Python reads.
 pub(crate) fn batch_bytes<'py, T: Copy + Default + Send>(
     count: &Bound<'py, PyAny>,
     fill: impl FnOnce(&mut [T]) -> polyflake::Result<()> + Send,

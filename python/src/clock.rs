@@ -99,8 +99,7 @@ impl PyScriptedClock {
     }
 }
 
-/// A Python callable as the core's `Clock`: the core may call it with the GIL released, so each
-/// read attaches to the interpreter.
+/// A Python callable as the core's `Clock`; each read attaches (the GIL may have been released).
 pub(crate) struct CallableClock(pub(crate) Py<PyAny>);
 
 impl Clock for CallableClock {

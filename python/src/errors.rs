@@ -1,5 +1,4 @@
-//! The core's errors as Python exceptions: `PolyflakeError` and one subclass per [`ErrorKind`],
-//! with a built-in base from [`builtin`] and the error's `fields()` as attributes.
+//! The core's errors as Python exceptions: `PolyflakeError` and one subclass per [`ErrorKind`].
 
 use crate::health::value_to_py;
 use polyflake::{Error, ErrorCategory, ErrorKind};

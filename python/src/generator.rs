@@ -143,7 +143,8 @@ fn make<'py>(
 
 /// The `from_*` class methods, `name(argument: type, ...) => node-id source;` each.
 macro_rules! from_sources {
-    ($($(#[doc = $doc:literal])* $name:ident($($arg:ident: $t:ty $(= $default:tt)?),*) => $source:expr;)*) => {
+    ($($(#[doc = $doc:literal])* $name:ident($($arg:ident: $t:ty $(= $default:tt)?),*) =>
+        $source:expr;)*) => {
         #[pymethods]
         impl Snowflake {$(
             $(#[doc = $doc])*

@@ -1,5 +1,4 @@
-//! `Health` and `LeaseHealth`: snapshots whose attributes are the fields the core's snapshot
-//! walks (no field is listed here); and the core's named values as Python objects.
+//! `Health` and `LeaseHealth`, whose attributes are the fields the core's snapshot walks.
 
 use polyflake::{health_samples, Health, Metric, Value, HEALTH_METRICS};
 use pyo3::exceptions::PyAttributeError;
@@ -57,12 +56,12 @@ fn lease_health(py: Python<'_>, fields: &Fields) -> PyResult<Py<PyAny>> {
 #[pymethods]
 impl Snapshot {
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        match self.0.iter().find(|(n, _)| *n == name) {
-            Some((_, value)) => value_to_py(py, value, &|f| lease_health(py, f)),
-            None => Err(PyAttributeError::new_err(format!(
+        let Some((_, value)) = self.0.iter().find(|(n, _)| *n == name) else {
+            return Err(PyAttributeError::new_err(format!(
                 "no health field {name:?}"
-            ))),
-        }
+            )));
+        };
+        value_to_py(py, value, &|f| lease_health(py, f))
     }
 
     /// Every field as a dict (what a `/health` endpoint would serialise).
@@ -71,12 +70,10 @@ impl Snapshot {
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        let mut text = format!("{}(", slf.get_type().name()?);
-        for (i, (name, _)) in slf.get().0.iter().enumerate() {
-            let value = slf.getattr(*name)?.repr()?;
-            text += &format!("{}{name}={value}", if i > 0 { ", " } else { "" });
-        }
-        Ok(text + ")")
+        let field = |name: &str| Ok(format!("{name}={}", slf.getattr(name)?.repr()?));
+        let fields = slf.get().0.iter().map(|(name, _)| field(name));
+        let fields = fields.collect::<PyResult<Vec<_>>>()?.join(", ");
+        Ok(format!("{}({fields})", slf.get_type().name()?))
     }
 }
 

@@ -64,8 +64,8 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for (name, preset) in polyflake::Layout::PRESETS {
         layout.setattr(name.to_ascii_uppercase(), layout::PyLayout(preset))?;
     }
-    add_constants! { m: DEFAULT_EPOCH_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS,
-    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_FORWARD_STEP_MS, DEFAULT_FORWARD_CONFIRM_MS, MAX_ID, MAX_BATCH }
+    add_constants! { m: DEFAULT_EPOCH_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS, MAX_BATCH,
+    MAX_ID, DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_FORWARD_STEP_MS, DEFAULT_FORWARD_CONFIRM_MS }
     m.add("CORE_VERSION", polyflake::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The test clocks belong to `polyflake.testing`: not in `__all__`, which `m.add` keeps.

@@ -1,5 +1,4 @@
-//! The keyword settings of every constructor, and those the core's two builders share (`Builder`,
-//! `TimeIdBuilder`), applied by one function to either. An absent setting keeps the core's default.
+//! Constructors' keyword settings, and those both of the core's builders take, applied by one fn.
 
 use crate::args::{bad_argument, float_arg, i64_arg, str_arg, type_name, unsigned_arg};
 use crate::clock::{CallableClock, PyManualClock, PyScriptedClock};
@@ -24,6 +23,19 @@ impl<'py> Settings<'py> {
         Ok(value)
     }
 
+    /// Set `field` to the setting `key` made by `conv`, if given.
+    pub(crate) fn set<T>(
+        &self,
+        key: &'static str,
+        field: &mut T,
+        conv: impl FnOnce(&Bound<'py, PyAny>, &'static str) -> PyResult<T>,
+    ) -> PyResult<()> {
+        if let Some(v) = self.take(key)? {
+            *field = conv(&v, key)?;
+        }
+        Ok(())
+    }
+
     /// Refuse what no `take` asked for.
     pub(crate) fn finish(&self, what: &str) -> PyResult<()> {
         match self.0.as_ref().and_then(|d| d.keys().iter().next()) {
@@ -36,8 +48,7 @@ impl<'py> Settings<'py> {
     }
 }
 
-/// `Tunable`: the settings both of the core's builders take, `name(type);` each, each the
-/// builder's own method.
+/// `Tunable`: the settings both core builders take, `name(type);` each (the builder's method).
 macro_rules! tunable {
     ($($name:ident($t:ty);)*) => {
         pub(crate) trait Tunable: Sized {

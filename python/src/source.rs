@@ -10,30 +10,22 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use std::path::PathBuf;
 
-fn bad_source(name: &'static str, reason: String) -> Error {
-    Error::InvalidNodeSource {
+/// An unsigned lease setting (out of the Rust type: `InvalidNodeSource`).
+fn unsigned<T: TryFrom<i128>>(v: &Bound<'_, PyAny>, key: &'static str) -> PyResult<T> {
+    let bad = |name, reason| Error::InvalidNodeSource {
         reason: format!("{name} = {reason}"),
-    }
+    };
+    unsigned_arg(v, key, bad)
 }
 
 /// The settings every lease kind takes (the same field names in each kind's options).
 macro_rules! lease_settings {
     ($o:ident, $s:ident) => {
-        if let Some(v) = $s.take("slots")? {
-            $o.slots = (!v.is_none())
-                .then(|| unsigned_arg(&v, "slots", bad_source))
-                .transpose()?;
-        }
+        let slots = |v: &Bound<'_, PyAny>, k| (!v.is_none()).then(|| unsigned(v, k)).transpose();
+        $s.set("slots", &mut $o.slots, slots)?;
         $o.identity = opt_str_arg($s.take("identity")?.as_ref(), "identity")?;
-        let ms = [
-            ("reserve_ms", &mut $o.reserve_ms),
-            ("max_guard_wait_ms", &mut $o.max_guard_wait_ms),
-        ];
-        for (key, field) in ms {
-            if let Some(v) = $s.take(key)? {
-                *field = unsigned_arg(&v, key, bad_source)?;
-            }
-        }
+        $s.set("reserve_ms", &mut $o.reserve_ms, unsigned)?;
+        $s.set("max_guard_wait_ms", &mut $o.max_guard_wait_ms, unsigned)?;
     };
 }
 
@@ -41,34 +33,28 @@ macro_rules! lease_settings {
 /// and authentication ones (None or absent: the core reads its environment variable).
 macro_rules! remote_settings {
     ($o:ident, $s:ident) => {
-        if let Some(v) = $s.take("prefix")? {
-            $o.prefix = str_arg(&v, "prefix")?;
-        }
-        if let Some(v) = $s.take("connect_timeout_ms")? {
-            $o.connect_timeout_ms = unsigned_arg(&v, "connect_timeout_ms", bad_source)?;
-        }
+        $s.set("prefix", &mut $o.prefix, |v, k| str_arg(v, k))?;
+        $s.set("connect_timeout_ms", &mut $o.connect_timeout_ms, unsigned)?;
         lease_settings!($o, $s);
         for key in LEASE_CREDENTIALS {
-            let Some(v) = $s.take(key)?.filter(|v| !v.is_none()) else {
-                continue;
-            };
-            let text = match key.ends_with("_file") {
-                true => path_arg(&v, key)?.into_os_string(),
-                false => str_arg(&v, key)?.into(),
-            };
-            $o.set_credential(key, Some(text))
-                .map_err(|e| to_py_err(v.py(), e))?;
+            if let Some(v) = $s.take(key)?.filter(|v| !v.is_none()) {
+                let text = match key.ends_with("_file") {
+                    true => path_arg(&v, key)?.into_os_string(),
+                    false => str_arg(&v, key)?.into(),
+                };
+                let set = $o.set_credential(key, Some(text));
+                set.map_err(|e| to_py_err(v.py(), e))?;
+            }
         }
     };
 }
 
 /// A file system path: a `str` or an `os.PathLike` (what `open()` takes; `bytes` is refused).
 fn path_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> {
-    let path = obj
-        .extract::<PathBuf>()
-        .ok()
-        .filter(|_| !obj.is_instance_of::<PyBytes>());
-    path.ok_or_else(|| wrong_type(obj, what, "a str or an os.PathLike"))
+    match obj.extract::<PathBuf>() {
+        Ok(path) if !obj.is_instance_of::<PyBytes>() => Ok(path),
+        _ => Err(wrong_type(obj, what, "a str or an os.PathLike")),
+    }
 }
 
 /// A `str`, or an iterable of `str` (not a `bytes`), as a list; `want` describes it.
@@ -101,9 +87,7 @@ pub(crate) fn etcd_lease(endpoints: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyRe
         "a str URL or an iterable of str URLs",
     )?;
     let mut o = EtcdLeaseOptions::new(urls);
-    if let Some(v) = s.take("ttl_s")? {
-        o.ttl_s = i64_arg(&v, "ttl_s")?;
-    }
+    s.set("ttl_s", &mut o.ttl_s, |v, k| i64_arg(v, k))?;
     remote_settings!(o, s);
     Ok(NodeSource::Etcd(o))
 }
@@ -119,9 +103,7 @@ pub(crate) fn zookeeper_lease(
         let want = "a \"host:port,host:port\" str or an iterable of \"host:port\" strs";
         ZooKeeperLeaseOptions::new(str_list(ensemble, "ensemble", want)?)
     };
-    if let Some(v) = s.take("session_timeout_ms")? {
-        o.session_timeout_ms = unsigned_arg(&v, "session_timeout_ms", bad_source)?;
-    }
+    s.set("session_timeout_ms", &mut o.session_timeout_ms, unsigned)?;
     remote_settings!(o, s);
     Ok(NodeSource::ZooKeeper(o))
 }

@@ -126,15 +126,6 @@ pub(crate) struct TimeIdGenerator {
     injected: bool,
 }
 
-/// A UUIDv7 generator (RFC 9562); settings `mode` ("strict" or "monotonic") and the clock
-/// settings of `Snowflake`. `next_id()` gives a `uuid.UUID`.
-#[pyclass(frozen, extends = TimeIdGenerator, module = "polyflake", name = "Uuid7Generator")]
-pub(crate) struct PyUuid7Generator;
-
-/// A ULID generator (the settings of `Uuid7Generator`); `next_id()` gives its text.
-#[pyclass(frozen, extends = TimeIdGenerator, module = "polyflake", name = "UlidGenerator")]
-pub(crate) struct PyUlidGenerator;
-
 /// The generator `what` asks for, from its keyword settings.
 fn make(
     py: Python<'_>,
@@ -156,9 +147,13 @@ fn make(
     Ok(TimeIdGenerator { engine, injected }.into())
 }
 
-/// The constructor of each format's class, `Class: "PythonName";`.
-macro_rules! time_id_constructors {
-    ($($class:ident: $name:literal;)*) => {$(
+/// Each format's class, `Class: "PythonName";`: a `TimeIdGenerator` with its constructor.
+macro_rules! time_id_classes {
+    ($($(#[doc = $doc:literal])* $class:ident: $name:tt;)*) => {$(
+        $(#[doc = $doc])*
+        #[pyclass(frozen, extends = TimeIdGenerator, module = "polyflake", name = $name)]
+        pub(crate) struct $class;
+
         #[pymethods]
         impl $class {
             #[new]
@@ -173,8 +168,11 @@ macro_rules! time_id_constructors {
     )*};
 }
 
-time_id_constructors! {
+time_id_classes! {
+    /// A UUIDv7 generator (RFC 9562); settings `mode` ("strict" or "monotonic") and the clock
+    /// settings of `Snowflake`. `next_id()` gives a `uuid.UUID`.
     PyUuid7Generator: "Uuid7Generator";
+    /// A ULID generator (the settings of `Uuid7Generator`); `next_id()` gives its text.
     PyUlidGenerator: "UlidGenerator";
 }
 
@@ -306,10 +304,8 @@ fn id128_arg(obj: &Bound<'_, PyAny>, parse: fn(&str) -> polyflake::Result<u128>)
 /// Parse a UUID's canonical text (36 characters with hyphens, any case) into a `uuid.UUID`.
 #[pyfunction]
 fn parse_uuid<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    uuid_object(
-        py,
-        pf::parse_uuid(&str_arg(text, "text")?).map_err(|e| to_py_err(py, e))?,
-    )
+    let u = pf::parse_uuid(&str_arg(text, "text")?).map_err(|e| to_py_err(py, e))?;
+    uuid_object(py, u)
 }
 
 /// The canonical text of a UUID (a `uuid.UUID`, 16 bytes, an int, or text to check).
@@ -327,7 +323,7 @@ fn uuid7_timestamp_ms(id: &Bound<'_, PyAny>) -> PyResult<i64> {
 /// Parse a ULID's text (Crockford base32, any case) into its 16 bytes, big-endian.
 #[pyfunction]
 fn parse_ulid<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    let u = polyflake::parse_ulid(&str_arg(text, "text")?).map_err(|e| to_py_err(py, e))?;
+    let u = pf::parse_ulid(&str_arg(text, "text")?).map_err(|e| to_py_err(py, e))?;
     Ok(PyBytes::new(py, &u.to_be_bytes()))
 }
 
