@@ -150,8 +150,7 @@ unsafe fn outcome(obj: Obj) -> Obj {
 }
 
 unsafe extern "C" fn await_(obj: Obj) -> Obj {
-    ffi::Py_INCREF(obj);
-    obj
+    ffi::compat::Py_NewRef(obj)
 }
 
 unsafe extern "C" fn dealloc(obj: Obj) {

@@ -106,14 +106,13 @@ impl Clock for CallableClock {
     fn now_ms(&self) -> Result<i64, ClockError> {
         Python::attach(|py| {
             let reading = self.0.bind(py).call0();
-            reading
-                .and_then(|v| i64_arg(&v, "the clock's reading"))
-                .map_err(|err| {
-                    let reason = format!("the clock callable raised {err}");
-                    // Keep the exception itself: it becomes the __cause__ of ClockFailed.
-                    stash_clock_error(err);
-                    ClockError(reason)
-                })
+            let ms = reading.and_then(|v| i64_arg(&v, "the clock's reading"));
+            ms.map_err(|err| {
+                let reason = format!("the clock callable raised {err}");
+                // Keep the exception itself: it becomes the __cause__ of ClockFailed.
+                stash_clock_error(err);
+                ClockError(reason)
+            })
         })
     }
 }

@@ -49,23 +49,17 @@ dispatch! {
 }
 
 impl Engine {
-    /// One ID in `form`, with the GIL released only if it waits (a strict generator on a clock
-    /// object skips the try, which would spend a scripted clock's reading).
-    fn issue<'py>(
-        &self,
-        py: Python<'py>,
-        injected: bool,
-        form: Form,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        if !injected || self.mode() == Mode::Monotonic {
+    /// One ID, with the GIL released only if it waits (a strict generator on a clock object
+    /// skips the try, which would spend a scripted clock's reading).
+    fn issue_u128(&self, py: Python<'_>, clocked: bool) -> PyResult<u128> {
+        if !clocked || self.mode() == Mode::Monotonic {
             match self.try_next() {
-                Ok(Some(u)) => return self.to_py(py, u, form),
+                Ok(Some(u)) => return Ok(u),
                 Ok(None) => {}
                 Err(e) => return Err(to_py_err(py, e)),
             }
         }
-        let u = py.detach(|| self.next()).map_err(|e| to_py_err(py, e))?;
-        self.to_py(py, u, form)
+        py.detach(|| self.next()).map_err(|e| to_py_err(py, e))
     }
 
     fn to_py<'py>(&self, py: Python<'py>, u: u128, form: Form) -> PyResult<Bound<'py, PyAny>> {
@@ -180,17 +174,17 @@ time_id_classes! {
 impl TimeIdGenerator {
     /// One ID: a `uuid.UUID` (UUIDv7) or the 26-character text (ULID).
     fn next_id<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.engine.issue(py, self.injected, Form::Native)
+        self.issue(py, Form::Native)
     }
 
     /// One ID as its canonical text (UUID: 36 characters, lower case; ULID: 26, upper case).
     fn next_str<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.engine.issue(py, self.injected, Form::Text)
+        self.issue(py, Form::Text)
     }
 
     /// One ID as 16 bytes, big-endian.
     fn next_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.engine.issue(py, self.injected, Form::Bytes)
+        self.issue(py, Form::Bytes)
     }
 
     /// One ID if that needs no wait, else None (where `next_id()` would sleep).
@@ -222,6 +216,11 @@ impl TimeIdGenerator {
 crate::generator::shared_methods!(TimeIdGenerator, engine);
 
 impl TimeIdGenerator {
+    fn issue<'py>(&self, py: Python<'py>, form: Form) -> PyResult<Bound<'py, PyAny>> {
+        let u = self.engine.issue_u128(py, self.injected)?;
+        self.engine.to_py(py, u, form)
+    }
+
     fn try_now(&self) -> polyflake::Result<Option<u128>> {
         self.engine.try_next()
     }
@@ -248,7 +247,8 @@ fn default_id<'py>(
         };
         e.map_err(|e| to_py_err(py, e))
     })?;
-    engine.issue(py, false, form)
+    let u = engine.issue_u128(py, false)?;
+    engine.to_py(py, u, form)
 }
 
 /// The module's functions on the process-wide generators, `name: cell, form;` each.
