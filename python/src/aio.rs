@@ -1,21 +1,9 @@
-//! The awaitables behind the async forms (`anext_id()`, `anext_ids(n)`).
-//!
-//! The fast path (the core issued without waiting) should cost little more than the synchronous
-//! call, and a Python coroutine costs more than the ID itself (about 120 ns of frame and send on
-//! CPython 3.11, measured), so its awaitable is a small native type, `Ready`, holding the
-//! outcome: `await` takes it through the type's `am_send` slot with no frame and no exception
-//! (CPython >= 3.10; 3.9 gets it from `StopIteration`). PyO3 has no `am_send`, so the type is
-//! made here from a `PyType_Spec`. It is registered as a `collections.abc.Coroutine` (it has
-//! `send`, `throw` and `close`), so `asyncio.create_task` takes it. Its outcome is given once:
-//! awaiting it again raises RuntimeError, as a finished coroutine does, so one ID is never
-//! handed out twice. (The GIL orders every access: abi3 modules do not load on a free-threaded
-//! interpreter.)
-//!
-//! A call that would wait becomes `asyncio.to_thread(...)` of the blocking call, which releases
-//! the GIL while it sleeps: a coroutine, run when it is awaited.
+//! The awaitables of `anext_id()` and `anext_ids(n)`: an outcome ready at once comes in `Ready`,
+//! a native type made from a `PyType_Spec` (PyO3 has no `am_send`, which awaits it with no frame
+//! and no exception; a coroutine costs more than the ID), given once; a wait, `asyncio.to_thread`.
 
 use crate::errors::to_py_err;
-use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration};
+use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration, PyTypeError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -24,14 +12,16 @@ use pyo3::types::{PyString, PyTuple, PyType};
 use std::ffi::{c_int, c_uint, c_void};
 use std::ptr;
 
-/// A `Ready` object: the Python object header, then the outcome.
+/// A `Ready` object.
 #[repr(C)]
 struct Ready {
     ob_base: ffi::PyObject,
     /// The value, or the exception to raise when `failed`; null once taken.
-    outcome: *mut ffi::PyObject,
+    outcome: Obj,
     failed: bool,
 }
+
+type Obj = *mut ffi::PyObject;
 
 static READY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -57,9 +47,7 @@ pub(crate) fn ready<'py>(
     }
 }
 
-/// The async form of a call that first tried without waiting: `tried` is `Some` outcome (ready
-/// at once: the value, or its error) or `None` (the call would wait), and then
-/// `obj.method(*args)` runs in a thread.
+/// `tried` (a value or its error) ready at once, or if None, `obj.method(*args)` in a thread.
 pub(crate) fn now_or_in_thread<'py>(
     obj: &Bound<'py, PyAny>,
     tried: PyResult<Option<Bound<'py, PyAny>>>,
@@ -68,14 +56,19 @@ pub(crate) fn now_or_in_thread<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     match tried.transpose() {
         Some(outcome) => ready(obj.py(), outcome),
-        None => in_thread(obj.getattr(method)?, args),
+        None => {
+            // `asyncio.to_thread(obj.method, *args)`
+            static TO_THREAD: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+            let (py, f) = (obj.py(), obj.getattr(method)?);
+            let all: Vec<_> = std::iter::once(&f).chain(args.iter().copied()).collect();
+            TO_THREAD
+                .import(py, "asyncio", "to_thread")?
+                .call1(PyTuple::new(py, all)?)
+        }
     }
 }
 
-/// `await g.anext_id()` of either generator type: `try_now` (the core's try without waiting;
-/// None where the call would wait) unless `skip_try`, `to_py` for its ID, then the ID (or its
-/// error) ready at once, or `obj.next_id()` in a thread. `skip_try` is for a strict generator on
-/// an injected clock, where a declined try would spend a scripted clock's reading.
+/// `await g.anext_id()`: `try_now`'s ID (unless `skip_try`) now, or `obj.next_id()` in a thread.
 pub(crate) fn anext_id<'py, T>(
     obj: &Bound<'py, PyAny>,
     skip_try: bool,
@@ -83,37 +76,20 @@ pub(crate) fn anext_id<'py, T>(
     to_py: impl FnOnce(T) -> PyResult<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = obj.py();
-    let tried = if skip_try {
-        Ok(None)
-    } else {
-        try_now().map_err(|e| to_py_err(py, e))
-    };
-    let tried = tried.and_then(|id| id.map(to_py).transpose());
+    let tried = (!skip_try).then(try_now).transpose().map(Option::flatten);
+    let tried = tried
+        .map_err(|e| to_py_err(py, e))
+        .and_then(|id| id.map(to_py).transpose());
     now_or_in_thread(obj, tried, intern!(py, "next_id"), &[])
 }
 
-/// `asyncio.to_thread(f, *args)`: a coroutine that runs `f` in the loop's default executor.
-fn in_thread<'py>(
-    f: Bound<'py, PyAny>,
-    args: &[&Bound<'py, PyAny>],
-) -> PyResult<Bound<'py, PyAny>> {
-    static TO_THREAD: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let py = f.py();
-    let to_thread = TO_THREAD.import(py, "asyncio", "to_thread")?;
-    let mut all = vec![f];
-    all.extend(args.iter().map(|&a| a.clone()));
-    let all = PyTuple::new(py, all)?;
-    to_thread.call1(all)
-}
-
 /// Take the outcome: the value (a new reference), or null with its exception raised.
-unsafe fn take(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    let r = obj.cast::<Ready>();
-    let v = std::mem::replace(&mut (*r).outcome, ptr::null_mut());
+unsafe fn take(obj: Obj) -> Obj {
+    let v = outcome(obj);
     if v.is_null() {
         let py = Python::assume_attached();
         PyRuntimeError::new_err("cannot reuse an already awaited polyflake awaitable").restore(py);
-    } else if (*r).failed {
+    } else if (*obj.cast::<Ready>()).failed {
         ffi::PyErr_SetObject(ffi::Py_TYPE(v).cast(), v);
         ffi::Py_DECREF(v);
         return ptr::null_mut();
@@ -121,22 +97,14 @@ unsafe fn take(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
     v
 }
 
-/// `am_send`: the value returned as such (PYGEN_RETURN, 0), or PYGEN_ERROR (-1).
-unsafe extern "C" fn am_send(
-    obj: *mut ffi::PyObject,
-    _arg: *mut ffi::PyObject,
-    result: *mut *mut ffi::PyObject,
-) -> c_int {
+/// `am_send`: PYGEN_RETURN (0) with the value, or PYGEN_ERROR (-1).
+unsafe extern "C" fn am_send(obj: Obj, _arg: Obj, result: *mut Obj) -> c_int {
     *result = take(obj);
-    if (*result).is_null() {
-        -1
-    } else {
-        0
-    }
+    -c_int::from((*result).is_null())
 }
 
-/// `__next__` (and `send`): the value as `StopIteration(value)`, as an iterator gives it.
-unsafe extern "C" fn next(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
+/// `__next__` (and `send`): the value as `StopIteration(value)`.
+unsafe extern "C" fn next(obj: Obj) -> Obj {
     let v = take(obj);
     if !v.is_null() {
         let py = Python::assume_attached();
@@ -146,67 +114,48 @@ unsafe extern "C" fn next(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
     ptr::null_mut()
 }
 
-unsafe extern "C" fn send(obj: *mut ffi::PyObject, _arg: *mut ffi::PyObject) -> *mut ffi::PyObject {
+unsafe extern "C" fn send(obj: Obj, _arg: Obj) -> Obj {
     next(obj)
 }
 
-/// `throw(exc)` or `throw(type[, value])`: as for a coroutine not yet started, the exception is
-/// raised at once and the outcome dropped (an ID not handed out is a gap, never a duplicate).
-unsafe extern "C" fn throw(
-    obj: *mut ffi::PyObject,
-    args: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    ffi::Py_XDECREF(std::mem::replace(
-        &mut (*obj.cast::<Ready>()).outcome,
-        ptr::null_mut(),
-    ));
+/// `throw(exc)` or `throw(type[, value])`: raised at once, the outcome dropped (as `close()`).
+unsafe extern "C" fn throw(obj: Obj, args: Obj) -> Obj {
+    ffi::Py_XDECREF(outcome(obj));
     let py = Python::assume_attached();
     let args = Bound::from_borrowed_ptr(py, args);
-    let first = args
-        .get_item(0)
-        .unwrap_or_else(|_| py.None().into_bound(py));
-    let err = if first.is_instance_of::<PyBaseException>() {
-        PyErr::from_value(first)
-    } else {
-        match first.cast::<PyType>() {
-            Ok(t) if t.is_subclass_of::<PyBaseException>().unwrap_or(false) => {
-                let value = args.get_item(1).ok().filter(|v| !v.is_none());
-                match value {
-                    Some(v) if v.is_instance(t).unwrap_or(false) => PyErr::from_value(v),
-                    Some(v) => PyErr::from_type(t.clone(), (v.unbind(),)),
-                    None => PyErr::from_type(t.clone(), ()),
-                }
-            }
-            _ => pyo3::exceptions::PyTypeError::new_err(
-                "throw() takes an exception or an exception class",
-            ),
-        }
+    let first = args.get_item(0).unwrap_or(py.None().into_bound(py));
+    let value = args.get_item(1).ok().filter(|v| !v.is_none());
+    let err = match first.cast::<PyType>() {
+        _ if first.is_instance_of::<PyBaseException>() => PyErr::from_value(first.clone()),
+        Ok(t) if t.is_subclass_of::<PyBaseException>().unwrap_or(false) => match value {
+            Some(v) if v.is_instance(t).unwrap_or(false) => PyErr::from_value(v),
+            Some(v) => PyErr::from_type(t.clone(), (v.unbind(),)),
+            None => PyErr::from_type(t.clone(), ()),
+        },
+        _ => PyTypeError::new_err("throw() takes an exception or an exception class"),
     };
     err.restore(py);
     ptr::null_mut()
 }
 
-unsafe extern "C" fn close(
-    obj: *mut ffi::PyObject,
-    _arg: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    ffi::Py_XDECREF(std::mem::replace(
-        &mut (*obj.cast::<Ready>()).outcome,
-        ptr::null_mut(),
-    ));
-    let none = ffi::Py_None();
-    ffi::Py_INCREF(none);
-    none
+/// `close()`: the outcome dropped (a gap, never a duplicate).
+unsafe extern "C" fn close(obj: Obj, _arg: Obj) -> Obj {
+    ffi::Py_XDECREF(outcome(obj));
+    Python::assume_attached().None().into_ptr()
 }
 
-unsafe extern "C" fn await_(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    ffi::Py_INCREF(obj);
-    obj
+/// Take the outcome out (null if it was taken).
+unsafe fn outcome(obj: Obj) -> Obj {
+    std::mem::replace(&mut (*obj.cast::<Ready>()).outcome, ptr::null_mut())
 }
 
-unsafe extern "C" fn dealloc(obj: *mut ffi::PyObject) {
+unsafe extern "C" fn await_(obj: Obj) -> Obj {
+    ffi::compat::Py_NewRef(obj)
+}
+
+unsafe extern "C" fn dealloc(obj: Obj) {
     let tp = ffi::Py_TYPE(obj);
-    ffi::Py_XDECREF((*obj.cast::<Ready>()).outcome);
+    ffi::Py_XDECREF(outcome(obj));
     let free: ffi::freefunc = std::mem::transmute(ffi::PyType_GetSlot(tp, ffi::Py_tp_free));
     free(obj.cast());
     // A heap type's instances hold a reference to it.
@@ -232,18 +181,13 @@ fn make_type(py: Python<'_>) -> PyResult<Py<PyType>> {
         unsafe { std::mem::zeroed() },
     ]));
     let slot = |slot, pfunc: *mut c_void| ffi::PyType_Slot { slot, pfunc };
+    let doc = c"The outcome of a call that did not have to wait: awaiting it gives it, once.";
     let mut slots = vec![
         slot(ffi::Py_tp_dealloc, dealloc as *mut c_void),
         slot(ffi::Py_am_await, await_ as *mut c_void),
         slot(ffi::Py_tp_iternext, next as *mut c_void),
         slot(ffi::Py_tp_methods, methods.as_mut_ptr().cast()),
-        slot(
-            ffi::Py_tp_doc,
-            c"The outcome of a call that did not have to wait: awaiting it gives it, once."
-                .as_ptr()
-                .cast_mut()
-                .cast(),
-        ),
+        slot(ffi::Py_tp_doc, doc.as_ptr().cast_mut().cast()),
     ];
     if py.version_info() >= (3, 10) {
         slots.push(slot(ffi::Py_am_send, am_send as *mut c_void));

@@ -1,13 +1,10 @@
-//! Python arguments to Rust values, and the core's values back to Python. Only type conversion
-//! lives here: every range rule (node ids, counts, IDs, wait budgets, layouts, lease options) is
-//! the core's, reached by passing the value through unchanged (ints arrive as `i128`, wide
-//! enough for any value the core must judge).
+//! Python arguments to Rust values: type conversion only (every range rule is the core's).
 
 use crate::errors::to_py_err;
-use polyflake::Error;
+use polyflake::{batch_len, Error};
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyString};
+use pyo3::types::{PyBool, PyBytes, PyFloat, PyString};
 
 /// The name of an object's type, for error messages.
 pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
@@ -16,14 +13,13 @@ pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "?".into(), |n| n.to_string())
 }
 
-fn wrong_type(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyErr {
+/// `{what} must be {want}, not {type}`.
+pub(crate) fn wrong_type(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyErr {
     PyTypeError::new_err(format!("{what} must be {want}, not {}", type_name(obj)))
 }
 
-/// A Python int (or an object with `__index__`) as an `i128`. `bool` is refused although it is
-/// an int subclass: `Snowflake(True)` is a bug, not node 1. An int beyond 128 bits is out of
-/// every range the core knows, so it becomes the i128 bound of its sign, which the core refuses
-/// like any other out-of-range value.
+/// A Python int (or `__index__`) as an `i128`; `bool` is refused (`Snowflake(True)` is a bug). An
+/// int beyond 128 bits becomes the bound of its sign, which the core refuses as out of range.
 pub(crate) fn int_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i128> {
     let not_int = obj.is_instance_of::<PyBool>()
         || obj.is_instance_of::<PyFloat>()
@@ -38,16 +34,12 @@ pub(crate) fn int_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i128> {
     }
 }
 
-/// An int as an `i64` for the core: values past the i64 range become its bounds, which the
-/// core then judges (an epoch of 2**70 is in the future; a clock reading that far is outside
-/// every window). Only for values that are judged, never read back: see [`exact_i64_arg`].
+/// An int as an `i64` for the core to judge, clamped to the range (never for values read back).
 pub(crate) fn i64_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
     Ok(int_arg(obj, what)?.clamp(i64::MIN.into(), i64::MAX.into()) as i64)
 }
 
-/// An int that must fit an `i64` as it is, because it comes back out (a test clock's reading,
-/// the epoch a decoded timestamp counts from): a bound would answer a different number, so a
-/// value outside the range is the core's `InvalidArgument` (`name` says which argument).
+/// An int that must fit an `i64` as it is (it comes back out), else `InvalidArgument` (`name`).
 pub(crate) fn exact_i64_arg(
     obj: &Bound<'_, PyAny>,
     what: &str,
@@ -56,18 +48,12 @@ pub(crate) fn exact_i64_arg(
     let v = int_arg(obj, what)?;
     i64::try_from(v).map_err(|_| {
         let shown = obj.repr().map_or_else(|_| v.to_string(), |r| r.to_string());
-        to_py_err(
-            obj.py(),
-            bad_argument(
-                name,
-                format!("{shown} is outside the 64-bit range [-2**63, 2**63 - 1]"),
-            ),
-        )
+        let reason = format!("{shown} is outside the 64-bit range [-2**63, 2**63 - 1]");
+        to_py_err(obj.py(), bad_argument(name, reason))
     })
 }
 
-/// An int for an unsigned setting of the core. A value outside the Rust type cannot be handed
-/// to the core, so it is refused here as the core's `bad` error (the core judges the rest).
+/// An int for an unsigned setting of the core (outside the Rust type: the core's `bad` error).
 pub(crate) fn unsigned_arg<T: TryFrom<i128>>(
     obj: &Bound<'_, PyAny>,
     what: &'static str,
@@ -84,11 +70,11 @@ pub(crate) fn bad_argument(name: &'static str, reason: String) -> Error {
 
 /// A real number (int or float), refusing bool, str and None.
 pub(crate) fn float_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
+    let bad = || wrong_type(obj, what, "a number");
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyString>() || obj.is_none() {
-        return Err(wrong_type(obj, what, "a number"));
+        return Err(bad());
     }
-    obj.extract::<f64>()
-        .map_err(|_| wrong_type(obj, what, "a number"))
+    obj.extract::<f64>().map_err(|_| bad())
 }
 
 /// A `str` argument (no other type, not even bytes).
@@ -106,31 +92,53 @@ pub(crate) fn opt_str_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResul
         .transpose()
 }
 
-/// Fill a byte buffer (a new `bytes`) with the core's values: `fill` writes them as `T`, then
-/// `order` puts each in the byte order Python reads (`u64::from` for an `array('q')` in native
-/// order, `u128::to_be` for 16 big-endian bytes per ID). `T` is a plain integer type: every
-/// bit pattern is valid and it has no padding.
-pub(crate) fn fill_bytes<T: Copy + Default>(
-    buf: &mut [u8],
-    fill: impl FnOnce(&mut [T]) -> polyflake::Result<()>,
+/// `count` of the core's values in a new `bytes`, written by `fill` as `T` (a plain integer type)
+/// with the GIL released, each put by `order` in the byte order Python reads.
+pub(crate) fn batch_bytes<'py, T: Copy + Default + Send>(
+    count: &Bound<'py, PyAny>,
+    fill: impl FnOnce(&mut [T]) -> polyflake::Result<()> + Send,
     order: fn(T) -> T,
-) -> polyflake::Result<()> {
-    // SAFETY: T is a plain integer type (above); align_to_mut only reinterprets the aligned
-    // middle of the buffer.
-    let (head, values, tail) = unsafe { buf.align_to_mut::<T>() };
-    if head.is_empty() && tail.is_empty() {
-        fill(values)?;
-        values.iter_mut().for_each(|v| *v = order(*v));
-        return Ok(());
-    }
-    // A misaligned buffer (not seen with CPython's bytes): fill aside, then copy.
-    let size = std::mem::size_of::<T>();
-    let mut aside = vec![T::default(); buf.len() / size];
-    fill(&mut aside)?;
-    for (chunk, v) in buf.chunks_exact_mut(size).zip(aside) {
-        let v = order(v);
-        // SAFETY: `v` is a plain integer of `size` bytes.
-        chunk.copy_from_slice(unsafe { std::slice::from_raw_parts((&v as *const T).cast(), size) });
-    }
-    Ok(())
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (py, size) = (count.py(), std::mem::size_of::<T>());
+    let n = batch_len(int_arg(count, "count")?).map_err(|e| to_py_err(py, e))?;
+    let filled = |buf: &mut [u8]| {
+        // SAFETY: T is a plain integer type (above); align_to_mut only reinterprets the aligned
+        // middle of the buffer.
+        let (head, values, tail) = unsafe { buf.align_to_mut::<T>() };
+        if head.is_empty() && tail.is_empty() {
+            fill(values)?;
+            values.iter_mut().for_each(|v| *v = order(*v));
+            return Ok(());
+        }
+        // A misaligned buffer (not seen with CPython's bytes): fill aside, then copy.
+        let mut aside = vec![T::default(); buf.len() / size];
+        fill(&mut aside)?;
+        for (chunk, v) in buf.chunks_exact_mut(size).zip(aside) {
+            let v = order(v);
+            // SAFETY: `v` is a plain integer of `size` bytes.
+            chunk.copy_from_slice(unsafe {
+                std::slice::from_raw_parts((&v as *const T).cast(), size)
+            });
+        }
+        Ok(())
+    };
+    PyBytes::new_with(py, n * size, |buf| {
+        py.detach(|| filled(buf)).map_err(|e| to_py_err(py, e))
+    })
 }
+
+/// Read-only properties of a class, `name: type = value;` each, `value` reading the instance `$s`.
+macro_rules! getters {
+    ($class:ty, |$s:ident| $($(#[doc = $doc:literal])* $name:ident: $t:ty = $value:expr;)*) => {
+        #[pymethods]
+        impl $class {$(
+            $(#[doc = $doc])*
+            #[getter]
+            fn $name(&self) -> $t {
+                let $s = self;
+                $value
+            }
+        )*}
+    };
+}
+pub(crate) use getters;

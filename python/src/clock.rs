@@ -1,6 +1,5 @@
 //! Clocks a generator can read instead of the system clock: the core's `ManualClock` and
-//! `ScriptedClock` (exposed in `polyflake.testing`), and any Python callable returning int
-//! milliseconds (`clock=lambda: 1737747358021`, as in the design text).
+//! `ScriptedClock` (in `polyflake.testing`), and any Python callable returning int milliseconds.
 
 use crate::args::{bad_argument, exact_i64_arg, i64_arg, unsigned_arg};
 use crate::errors::{stash_clock_error, to_py_err};
@@ -17,33 +16,25 @@ pub(crate) struct PyManualClock(pub(crate) polyflake::ManualClock);
 impl PyManualClock {
     #[new]
     fn new(start_ms: &Bound<'_, PyAny>) -> PyResult<Self> {
-        Ok(PyManualClock(polyflake::ManualClock::new(exact_i64_arg(
-            start_ms, "start_ms", "start_ms",
-        )?)))
+        let start_ms = exact_i64_arg(start_ms, "start_ms", "start_ms")?;
+        Ok(PyManualClock(polyflake::ManualClock::new(start_ms)))
     }
 
-    /// Step the wall reading to `ms` (backwards is a rewind, forwards a forward step); elapsed
-    /// time does not move.
+    /// Step the wall reading to `ms`; elapsed time does not move.
     fn set(&self, ms: &Bound<'_, PyAny>) -> PyResult<()> {
         self.0.set(exact_i64_arg(ms, "ms", "ms")?);
         Ok(())
     }
 
-    /// Step the wall reading by `delta_ms` (negative moves it back); elapsed time does not
-    /// move: use `elapse` for time passing. A step past the 64-bit range is refused
-    /// (`InvalidArgument`) and leaves the reading as it was.
+    /// Step the wall reading by `delta_ms` (negative moves it back; `elapse` is time passing).
+    /// A step past the 64-bit range is refused (`InvalidArgument`).
     fn advance(&self, py: Python<'_>, delta_ms: &Bound<'_, PyAny>) -> PyResult<()> {
         let delta = exact_i64_arg(delta_ms, "delta_ms", "delta_ms")?;
         // Callers hold the GIL, so no other Python call moves the clock in between.
         let now = self.0.get();
         if now.checked_add(delta).is_none() {
-            return Err(to_py_err(
-                py,
-                bad_argument(
-                    "delta_ms",
-                    format!("{now} + {delta} is outside the 64-bit range"),
-                ),
-            ));
+            let reason = format!("{now} + {delta} is outside the 64-bit range");
+            return Err(to_py_err(py, bad_argument("delta_ms", reason)));
         }
         self.0.advance(delta);
         Ok(())
@@ -60,9 +51,8 @@ impl PyManualClock {
         self.0.get()
     }
 
-    /// Model a tick-based coarse reading (the core's `ManualClock::set_tick_ms`): the coarse
-    /// reading is the wall reading rounded down to a multiple of `tick_ms` (default 1: coarse =
-    /// precise). Set it before making a generator on the clock with `clock_source="coarse"`.
+    /// The coarse reading: the wall reading rounded down to a multiple of `tick_ms` (default 1).
+    /// Set it before making a generator on the clock with `clock_source="coarse"`.
     fn set_tick_ms(&self, tick_ms: &Bound<'_, PyAny>) -> PyResult<()> {
         self.0.set_tick_ms(i64_arg(tick_ms, "tick_ms")?);
         Ok(())
@@ -73,8 +63,7 @@ impl PyManualClock {
     }
 }
 
-/// A clock that returns prepared readings in order, then ticks forward 1 ms per read (the core's
-/// `ScriptedClock`, the design text's `scripted_clock`).
+/// A clock that returns prepared readings in order, then ticks forward 1 ms per read.
 #[pyclass(frozen, module = "polyflake.testing", name = "ScriptedClock")]
 pub(crate) struct PyScriptedClock(pub(crate) Arc<polyflake::ScriptedClock>);
 
@@ -89,9 +78,8 @@ impl PyScriptedClock {
             .map_err(not_iterable)?
             .map(|v| exact_i64_arg(&v?, "a ScriptedClock value", "values"))
             .collect::<PyResult<_>>()?;
-        Ok(PyScriptedClock(Arc::new(polyflake::ScriptedClock::new(
-            readings,
-        ))))
+        let clock = polyflake::ScriptedClock::new(readings);
+        Ok(PyScriptedClock(Arc::new(clock)))
     }
 
     /// How many readings have been taken so far.
@@ -111,23 +99,20 @@ impl PyScriptedClock {
     }
 }
 
-/// A Python callable as the core's `Clock`. The core may call it with the GIL released (while a
-/// strict call waits, or from a lease's renewal thread), so each read attaches to the
-/// interpreter.
+/// A Python callable as the core's `Clock`; each read attaches (the GIL may have been released).
 pub(crate) struct CallableClock(pub(crate) Py<PyAny>);
 
 impl Clock for CallableClock {
     fn now_ms(&self) -> Result<i64, ClockError> {
         Python::attach(|py| {
             let reading = self.0.bind(py).call0();
-            reading
-                .and_then(|v| i64_arg(&v, "the clock's reading"))
-                .map_err(|err| {
-                    let reason = format!("the clock callable raised {err}");
-                    // Keep the exception itself: it becomes the __cause__ of ClockFailed.
-                    stash_clock_error(err);
-                    ClockError(reason)
-                })
+            let ms = reading.and_then(|v| i64_arg(&v, "the clock's reading"));
+            ms.map_err(|err| {
+                let reason = format!("the clock callable raised {err}");
+                // Keep the exception itself: it becomes the __cause__ of ClockFailed.
+                stash_clock_error(err);
+                ClockError(reason)
+            })
         })
     }
 }

@@ -1,6 +1,4 @@
-//! The core's errors as Python exceptions: `PolyflakeError` and one subclass per [`ErrorKind`]
-//! (its `name()`, `description()` and `code()`), whose extra built-in base is chosen by the ONE
-//! exhaustive match in [`builtin`], and whose attributes are the error's `fields()`.
+//! The core's errors as Python exceptions: `PolyflakeError` and one subclass per [`ErrorKind`].
 
 use crate::health::value_to_py;
 use polyflake::{Error, ErrorCategory, ErrorKind};
@@ -10,9 +8,8 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 use std::cell::RefCell;
 
-/// The built-in exception a kind also derives from, so `except ValueError` keeps working for
-/// configuration mistakes (and a closed generator, which raised ValueError before it had a kind
-/// of its own), `except OverflowError` for the window's end, `except RuntimeError` for the rest.
+/// The built-in exception a kind also derives from: ValueError for configuration mistakes (and a
+/// closed generator), OverflowError for the window's end, RuntimeError for the rest.
 fn builtin(py: Python<'_>, kind: ErrorKind) -> Bound<'_, PyType> {
     match (kind, kind.category()) {
         (ErrorKind::TimestampOverflow, _) => py.get_type::<PyOverflowError>(),
@@ -37,21 +34,14 @@ fn make_classes(py: Python<'_>) -> PyResult<Vec<Py<PyType>>> {
         let class = py.get_type::<PyType>().call1((name, bases, ns))?;
         Ok::<_, PyErr>(class.cast_into::<PyType>()?.unbind())
     };
-    let base = new_class(
-        "PolyflakeError",
-        PyTuple::new(py, [py.get_type::<PyException>()])?,
-        "Base class of every polyflake error. `code` is the core's stable error code.",
-        "",
-    )?;
+    let exception = PyTuple::new(py, [py.get_type::<PyException>()])?;
+    let doc = "Base class of every polyflake error. `code` is the core's stable error code.";
+    let base = new_class("PolyflakeError", exception, doc, "")?;
     let mut classes = vec![base.clone_ref(py)];
     for kind in ErrorKind::ALL {
         let bases = PyTuple::new(py, [base.bind(py).clone(), builtin(py, kind)])?;
-        classes.push(new_class(
-            kind.name(),
-            bases,
-            kind.description(),
-            kind.code(),
-        )?);
+        let class = new_class(kind.name(), bases, kind.description(), kind.code())?;
+        classes.push(class);
     }
     Ok(classes)
 }
@@ -69,9 +59,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 thread_local! {
-    /// The exception an injected Python clock raised on this thread, kept until the core's
-    /// `ClockFailed` error reaches Python so it can be chained as the cause. The core calls the
-    /// clock on the caller's thread, so a thread-local pairs them exactly.
+    /// The exception a Python clock raised on this thread, to chain to the core's `ClockFailed`
+    /// (the core calls the clock on the caller's thread).
     static CLOCK_ERROR: RefCell<Option<PyErr>> = const { RefCell::new(None) };
 }
 
@@ -85,8 +74,7 @@ pub(crate) fn discard_clock_error() {
     CLOCK_ERROR.with(|slot| slot.borrow_mut().take());
 }
 
-/// Convert a core error into its Python exception, with the error's fields as attributes and,
-/// for a failed Python clock, the exception the clock raised as `__cause__`.
+/// A core error as its Python exception (a failed Python clock's exception as `__cause__`).
 #[cold]
 pub(crate) fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
     let cause = CLOCK_ERROR.with(|slot| slot.borrow_mut().take());

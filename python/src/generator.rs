@@ -1,37 +1,24 @@
-//! `Snowflake` and `MonotonicSnowflake`: ONE class implementation over one
-//! `polyflake::Generator`, held directly (no binding lock: `close()` is the core's, so a fork
-//! can leave nothing held). The mode comes from the class: `MonotonicSnowflake` is a subclass
-//! with no state of its own.
-//!
-//! The GIL is held only on the fast path: `try_next_id` either returns an ID at once or says the
-//! call would wait, and only then is the GIL released for `next_id`, so a strict wait (a small
-//! rewind, a spent millisecond) never stalls the other Python threads. Batches, health, waits,
-//! construction and close run with the GIL released.
+//! `Snowflake` and `MonotonicSnowflake` (a subclass that only sets the mode) over one
+//! `polyflake::Generator`. The GIL is held only on the fast path (`try_next_id` issues at once
+//! or says the call would wait); everything else runs with it released.
 
-use crate::aio;
-use crate::args::{bad_argument, exact_i64_arg, fill_bytes, float_arg, i64_arg, int_arg};
-use crate::errors::{discard_clock_error, to_py_err};
-use crate::health::{health, PyHealth};
+use crate::args::{bad_argument, batch_bytes, exact_i64_arg, float_arg, getters, i64_arg, int_arg};
+use crate::args::{opt_str_arg, str_arg};
+use crate::errors::to_py_err;
 use crate::layout::{layout_arg, PyLayout};
 use crate::settings::{apply, Settings};
 use crate::source;
-use polyflake::{
-    batch_len, id_from_i128, ErrorKind, Generator, Layout, Mode, NodeSource, DEFAULT_EPOCH_MS,
-};
-use pyo3::intern;
+use polyflake::{id_from_i128, ErrorKind, Generator, Layout, Mode, NodeSource, DEFAULT_EPOCH_MS};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyTuple, PyType};
+use pyo3::types::{PyDict, PyType};
 use std::time::{Duration, Instant};
 
 /// A strict generator: an issued timestamp never exceeds the wall clock.
 #[pyclass(frozen, subclass, module = "polyflake", name = "Snowflake")]
 pub(crate) struct Snowflake {
     gen: Generator,
-    /// True for an injected clock. `try_next_id` spends a clock reading when it declines, which
-    /// a scripted clock would notice (the retry would see the next scripted value, not the same
-    /// one), so generators on an injected clock go straight to `next_id` with the GIL released;
-    /// the system clock takes the GIL-held fast path.
+    /// An injected clock: `next_id` skips the try, which would spend a scripted clock's reading.
     injected: bool,
 }
 
@@ -40,42 +27,102 @@ pub(crate) struct Snowflake {
 #[pyclass(frozen, extends = Snowflake, module = "polyflake", name = "MonotonicSnowflake")]
 pub(crate) struct MonotonicSnowflake;
 
-impl Drop for Snowflake {
-    /// Close with the GIL released, as `close()` does: a lease's renewal thread may be reading
-    /// a Python clock, which needs the GIL to finish. At interpreter shutdown (no attaching)
-    /// the core's own drop closes it.
-    fn drop(&mut self) {
-        let gen = &self.gen;
-        Python::try_attach(|py| py.detach(|| gen.close()));
-    }
-}
+/// The methods every generator class shares, on its core generator `$core`, `try_now` and
+/// `id_to_py`. Close (also on drop) releases the GIL, which a Python clock's reader may need.
+macro_rules! shared_methods {
+    ($class:ty, $core:ident) => {
+        #[pymethods]
+        impl $class {
+            /// A snapshot of the generator's state and counters (reads the clock once).
+            fn health(&self, py: Python<'_>) -> PyResult<Py<$crate::health::PyHealth>> {
+                let h = py.detach(|| self.$core.health());
+                // A failing Python clock is reported in the snapshot, not raised.
+                $crate::errors::discard_clock_error();
+                $crate::health::health(py, h)
+            }
 
-/// The generator settings every constructor takes, applied to the core's builder (absent ones
-/// keep the core's defaults), then the generator; `what` names the call for a leftover setting.
-fn build(
-    py: Python<'_>,
+            /// Close: every later call raises `GeneratorClosed` (a ValueError); a lease's slot is
+            /// freed at once. Closing twice is allowed.
+            fn close(&self, py: Python<'_>) {
+                py.detach(|| self.$core.close());
+            }
+
+            fn __enter__(slf: Py<Self>) -> Py<Self> {
+                slf
+            }
+
+            /// `with` closes the generator at the end of the block (exceptions propagate).
+            #[pyo3(signature = (*_exc))]
+            fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+                self.close(py);
+                false
+            }
+
+            /// `"strict"` or `"monotonic"`.
+            #[getter]
+            fn mode(&self) -> &'static str {
+                self.$core.mode().name()
+            }
+
+            /// `await g.anext_id()`: an ID issued without waiting is ready at once; a call that
+            /// would wait runs `next_id()` in a thread, never blocking the event loop.
+            fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+                let (py, g, this) = (slf.py(), slf.get(), slf.as_any());
+                let skip = g.injected && g.$core.mode() == polyflake::Mode::Strict;
+                $crate::aio::anext_id(this, skip, || g.try_now(), |id| g.id_to_py(py, id))
+            }
+
+            /// `await g.anext_ids(count)`: `next_ids(count)` in a thread in strict mode (which
+            /// sleeps through each millisecond it fills); a monotonic batch is made at once.
+            fn anext_ids<'py>(
+                slf: &Bound<'py, Self>,
+                count: &Bound<'py, PyAny>,
+            ) -> PyResult<Bound<'py, PyAny>> {
+                let (py, g) = (slf.py(), slf.get());
+                let now = (g.$core.mode() == polyflake::Mode::Monotonic)
+                    .then(|| g.next_ids(py, count).map(Bound::into_any));
+                let next_ids = pyo3::intern!(py, "next_ids");
+                $crate::aio::now_or_in_thread(slf.as_any(), now.transpose(), next_ids, &[count])
+            }
+        }
+
+        impl Drop for $class {
+            /// At interpreter shutdown (no attaching) the core's own drop closes it.
+            fn drop(&mut self) {
+                let core = &self.$core;
+                Python::try_attach(|py| py.detach(|| core.close()));
+            }
+        }
+    };
+}
+pub(crate) use shared_methods;
+
+shared_methods!(Snowflake, gen);
+
+/// The generator from its node-id source and settings; `what` names the call.
+fn build<'py>(
+    py: Python<'py>,
     what: &str,
-    source: NodeSource,
+    source: impl FnOnce(&Settings<'py>) -> PyResult<NodeSource>,
     mode: Mode,
-    s: &Settings<'_>,
+    settings: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Snowflake> {
-    let mut b = Generator::builder_from(source);
+    let s = Settings(settings.cloned());
+    let mut b = Generator::builder_from(source(&s)?);
     if let Some(v) = s.take("epoch_ms")? {
         b = b.epoch_ms(i64_arg(&v, "epoch_ms")?);
     }
     if let Some(v) = s.take("layout")? {
         b = b.layout(layout_arg(&v)?);
     }
-    let (b, _) = apply(b, mode, s)?;
+    let (b, _) = apply(b, mode, &s)?;
     s.finish(what)?;
-    // Taking a lease does I/O (fsync, or store round trips up to the connect timeout).
     let gen = py.detach(|| b.build()).map_err(|e| to_py_err(py, e))?;
     let injected = gen.has_injected_clock();
     Ok(Snowflake { gen, injected })
 }
 
-/// Make an instance of `cls` (`Snowflake` or `MonotonicSnowflake`, which gives the mode) from a
-/// node-id source and the keyword settings.
+/// An instance of `cls` (`Snowflake` or `MonotonicSnowflake`, which gives the mode).
 fn make<'py>(
     cls: &Bound<'py, PyType>,
     what: &str,
@@ -83,16 +130,10 @@ fn make<'py>(
     settings: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
     let py = cls.py();
-    let s = Settings(settings.cloned());
-    let source = source(&s)?;
     let monotonic = cls.is_subclass_of::<MonotonicSnowflake>()?;
-    let mode = if monotonic {
-        Mode::Monotonic
-    } else {
-        Mode::Strict
-    };
-    let base = build(py, &format!("{}.{what}", cls.name()?), source, mode, &s)?;
-    let init = PyClassInitializer::from(base);
+    let mode = [Mode::Strict, Mode::Monotonic][usize::from(monotonic)];
+    let what = format!("{}.{what}", cls.name()?);
+    let init = PyClassInitializer::from(build(py, &what, source, mode, settings)?);
     Ok(if monotonic {
         Py::new(py, init.add_subclass(MonotonicSnowflake))?.into_any()
     } else {
@@ -100,13 +141,56 @@ fn make<'py>(
     })
 }
 
-/// Decode an ID as `{"epoch_ms", "node_id", "sequence"}`.
+/// The `from_*` class methods, `name(argument: type, ...) => node-id source;` each.
+macro_rules! from_sources {
+    ($($(#[doc = $doc:literal])* $name:ident($($arg:ident: $t:ty $(= $default:tt)?),*) =>
+        $source:expr;)*) => {
+        #[pymethods]
+        impl Snowflake {$(
+            $(#[doc = $doc])*
+            #[classmethod]
+            #[pyo3(signature = ($($arg $(= $default)?,)* **settings))]
+            fn $name<'py>(
+                cls: &Bound<'py, PyType>,
+                $($arg: $t,)*
+                settings: Option<&Bound<'py, PyDict>>,
+            ) -> PyResult<Py<PyAny>> {
+                make(cls, stringify!($name), $source, settings)
+            }
+        )*}
+    };
+}
+
+from_sources! {
+    /// A generator on a slot leased from a directory (one host); settings `slots`, `identity`,
+    /// `reserve_ms`, `max_guard_wait_ms`. Until the slot's restart guard has passed it raises
+    /// `LeaseNotReady` (`wait_ready()` waits); `close()` frees the slot.
+    from_file_lease(dir: &Bound<'_, PyAny>) => |s| source::file_lease(dir, s);
+    /// A generator on a slot leased from an etcd v3 cluster (one URL or several); settings
+    /// `prefix`, `ttl_s`, `connect_timeout_ms`, those of `from_file_lease`, `ca_file`,
+    /// `cert_file`, `key_file`, `username`, `password` (None: `POLYFLAKE_ETCD_*`).
+    from_etcd(endpoints: &Bound<'_, PyAny>) => |s| source::etcd_lease(endpoints, s);
+    /// A generator on a slot leased from a ZooKeeper ensemble (`"host:port,host:port"` or a
+    /// list); settings as `from_etcd` (`POLYFLAKE_ZOOKEEPER_*`), with `session_timeout_ms` (the
+    /// lease's time to live) for `ttl_s`. An expired session stops the generator at once.
+    from_zookeeper(ensemble: &Bound<'_, PyAny>) => |s| source::zookeeper_lease(ensemble, s);
+    /// A generator whose node id is the decimal integer in the environment variable `var`.
+    from_env(var: &Bound<'_, PyAny>) => |_| Ok(NodeSource::Env { var: str_arg(var, "var")? });
+    /// A generator whose node id is the ordinal of a hostname (`ids-7` -> 7; None: this host).
+    from_hostname(hostname: Option<&Bound<'_, PyAny>> = None) =>
+        |_| Ok(NodeSource::Hostname { hostname: opt_str_arg(hostname, "hostname")? });
+    /// A generator whose node id is the host part of an IPv4 address in a subnet of
+    /// `prefix_len` bits (which must fit the node field: a /22 or narrower for 10 node bits).
+    from_ipv4(addr: &Bound<'_, PyAny>, prefix_len: &Bound<'_, PyAny>) =>
+        |_| source::ipv4(addr, prefix_len);
+}
+
+/// An ID as `{"epoch_ms", "node_id", "sequence"}` (`epoch_ms`: its Unix-ms timestamp).
 fn decoded(py: Python<'_>, id: i128, layout: Layout, epoch_ms: i64) -> PyResult<Py<PyDict>> {
     let d = id_from_i128(id)
         .and_then(|id| layout.decode(id, epoch_ms))
         .map_err(|e| to_py_err(py, e))?;
     let dict = PyDict::new(py);
-    // The design text's names: `epoch_ms` is the ID's Unix-ms timestamp.
     dict.set_item("epoch_ms", d.timestamp_ms)?;
     dict.set_item("node_id", d.node_id)?;
     dict.set_item("sequence", d.sequence)?;
@@ -115,122 +199,13 @@ fn decoded(py: Python<'_>, id: i128, layout: Layout, epoch_ms: i64) -> PyResult<
 
 #[pymethods]
 impl Snowflake {
-    /// `Snowflake(node_id, *, epoch_ms, max_wait_ms, layout, clock, max_forward_step_ms,
-    /// forward_confirm_ms)`; defaults are the core's (see the stubs).
+    /// `Snowflake(node_id, *, epoch_ms, max_wait_ms, layout, clock, clock_source,
+    /// max_forward_step_ms, forward_confirm_ms)`; defaults are the core's.
     #[new]
     #[pyo3(signature = (node_id, **settings))]
     fn new(node_id: &Bound<'_, PyAny>, settings: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let s = Settings(settings.cloned());
-        let source = NodeSource::Static(int_arg(node_id, "node_id")?);
-        build(node_id.py(), "Snowflake", source, Mode::Strict, &s)
-    }
-
-    /// A generator whose node id is a slot leased from a directory of slot files (one host, no
-    /// server); settings `slots`, `identity`, `reserve_ms`, `max_guard_wait_ms` and the
-    /// generator's. A slot whose previous holder may have issued up to a time this clock has not
-    /// reached (a new slot included) issues nothing until it has (`LeaseNotReady`;
-    /// `wait_ready()` waits it out). `close()` (or the end of a `with` block) frees the slot.
-    #[classmethod]
-    #[pyo3(signature = (dir, **settings))]
-    fn from_file_lease<'py>(
-        cls: &Bound<'py, PyType>,
-        dir: &Bound<'py, PyAny>,
-        settings: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        make(
-            cls,
-            "from_file_lease",
-            |s| source::file_lease(dir, s),
-            settings,
-        )
-    }
-
-    /// A generator whose node id is a slot leased from an etcd v3 cluster (`endpoints`: one URL
-    /// or several); settings `prefix`, `ttl_s`, `connect_timeout_ms`, the lease settings of
-    /// `from_file_lease`, TLS and authentication (`ca_file`, `cert_file`, `key_file`: paths;
-    /// `username`, `password`; each None or absent is read from `POLYFLAKE_ETCD_*` when set) and
-    /// the generator's. A lost lease stops the generator at once.
-    #[classmethod]
-    #[pyo3(signature = (endpoints, **settings))]
-    fn from_etcd<'py>(
-        cls: &Bound<'py, PyType>,
-        endpoints: &Bound<'py, PyAny>,
-        settings: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        make(
-            cls,
-            "from_etcd",
-            |s| source::etcd_lease(endpoints, s),
-            settings,
-        )
-    }
-
-    /// A generator whose node id is a slot leased from a ZooKeeper ensemble (`ensemble`:
-    /// `"host:port,host:port"` or a list of `"host:port"`); settings `prefix`,
-    /// `session_timeout_ms` (the lease's time to live), `connect_timeout_ms`, the lease settings
-    /// of `from_file_lease`, the TLS and authentication settings of `from_etcd` (`username` and
-    /// `password` for ZooKeeper's digest scheme) and the generator's. An expired session or a
-    /// deleted slot znode stops the generator at once.
-    #[classmethod]
-    #[pyo3(signature = (ensemble, **settings))]
-    fn from_zookeeper<'py>(
-        cls: &Bound<'py, PyType>,
-        ensemble: &Bound<'py, PyAny>,
-        settings: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        make(
-            cls,
-            "from_zookeeper",
-            |s| source::zookeeper_lease(ensemble, s),
-            settings,
-        )
-    }
-
-    /// A generator whose node id is the decimal integer in the environment variable `var`.
-    #[classmethod]
-    #[pyo3(signature = (var, **settings))]
-    fn from_env<'py>(
-        cls: &Bound<'py, PyType>,
-        var: &Bound<'py, PyAny>,
-        settings: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        make(cls, "from_env", |_| source::env(var), settings)
-    }
-
-    /// A generator whose node id is the ordinal of a StatefulSet-style hostname (`ids-7` -> 7);
-    /// None reads this host's name.
-    #[classmethod]
-    #[pyo3(signature = (hostname = None, **settings))]
-    fn from_hostname<'py>(
-        cls: &Bound<'py, PyType>,
-        hostname: Option<&Bound<'py, PyAny>>,
-        settings: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        make(
-            cls,
-            "from_hostname",
-            |_| source::hostname(hostname),
-            settings,
-        )
-    }
-
-    /// A generator whose node id is the host part of an IPv4 address in a subnet of
-    /// `prefix_len` bits; refused unless the host part fits the node field (a /22 or narrower
-    /// for 10 node bits).
-    #[classmethod]
-    #[pyo3(signature = (addr, prefix_len, **settings))]
-    fn from_ipv4<'py>(
-        cls: &Bound<'py, PyType>,
-        addr: &Bound<'py, PyAny>,
-        prefix_len: &Bound<'py, PyAny>,
-        settings: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        make(
-            cls,
-            "from_ipv4",
-            |_| source::ipv4(addr, prefix_len),
-            settings,
-        )
+        let source = |_: &_| Ok(NodeSource::Static(int_arg(node_id, "node_id")?));
+        build(node_id.py(), "Snowflake", source, Mode::Strict, settings)
     }
 
     /// Issue one ID.
@@ -246,101 +221,46 @@ impl Snowflake {
         }
     }
 
-    /// Issue one ID if that needs no wait; None where `next_id()` would sleep (a small rewind,
-    /// or a spent millisecond in strict mode). Refusals raise as in `next_id()`. On a
-    /// `ScriptedClock`, a declined call has spent a reading.
+    /// Issue one ID if that needs no wait; None where `next_id()` would sleep (on a
+    /// `ScriptedClock`, having spent a reading).
     fn try_next_id(&self, py: Python<'_>) -> PyResult<Option<u64>> {
         try_next_id(&self.gen).map_err(|e| to_py_err(py, e))
     }
 
-    /// `await g.anext_id()`: `next_id()` that never blocks the running event loop. An ID the
-    /// core issues without waiting is ready at once (no thread, no Python frame); a call that
-    /// would wait runs `next_id()` in the loop's default executor, with the GIL released.
-    fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let (py, g) = (slf.py(), slf.get());
-        aio::anext_id(
-            slf.as_any(),
-            g.injected && g.gen.mode() == Mode::Strict,
-            || try_next_id(&g.gen),
-            |id| Ok(id.into_pyobject(py)?.into_any()),
-        )
-    }
-
-    /// `await g.anext_ids(count)`: `next_ids(count)` off the event loop's thread in strict mode
-    /// (a strict batch sleeps through each millisecond it fills: 10**6 IDs take about 244 ms on
-    /// the default layout); a monotonic batch never waits and is made at once.
-    fn anext_ids<'py>(
-        slf: &Bound<'py, Self>,
-        count: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        let now = (slf.get().gen.mode() == Mode::Monotonic).then(|| slf.get().next_ids(py, count));
-        aio::now_or_in_thread(
-            slf.as_any(),
-            now.transpose(),
-            intern!(py, "next_ids"),
-            &[count],
-        )
-    }
-
-    /// Issue `count` consecutive IDs as an `array.array('q')`, filled by the core with the GIL
-    /// released and no Python object per ID.
+    /// Issue `count` consecutive IDs as an `array.array('q')` (filled with the GIL released).
     fn next_ids<'py>(
         &self,
         py: Python<'py>,
         count: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let n = batch_len(int_arg(count, "count")?).map_err(|e| to_py_err(py, e))?;
-        let bytes = PyBytes::new_with(py, n * 8, |buf| {
-            py.detach(|| fill_bytes(buf, |ids| self.gen.next_ids(ids), u64::from))
-                .map_err(|e| to_py_err(py, e))
-        })?;
+        let bytes = batch_bytes(count, |ids| self.gen.next_ids(ids), u64::from)?;
         static ARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
         ARRAY.import(py, "array", "array")?.call1(("q", bytes))
     }
 
-    /// `Snowflake.decode(x)`: the default layout and epoch (keywords `layout=`, `epoch_ms=` pick
-    /// others); `g.decode(x)` on a generator: that generator's layout and epoch.
+    /// `Snowflake.decode(x)`: the default layout and epoch (or `layout=`, `epoch_ms=`);
+    /// `g.decode(x)`: that generator's.
     #[classattr]
     fn decode() -> DecodeMethod {
         DecodeMethod
     }
 
-    /// Decode with this generator's layout and epoch (what `g.decode(x)` calls).
+    /// What `g.decode(x)` calls.
     fn _decode(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<Py<PyDict>> {
-        decoded(
-            py,
-            int_arg(id, "id")?,
-            self.gen.layout(),
-            self.gen.epoch_ms(),
-        )
+        let (layout, epoch_ms) = (self.gen.layout(), self.gen.epoch_ms());
+        decoded(py, int_arg(id, "id")?, layout, epoch_ms)
     }
 
-    /// A snapshot of this generator's state and counters (reads the clock once). In a forked
-    /// child, a lease-backed generator takes its fresh slot here if it has not yet.
-    fn health(&self, py: Python<'_>) -> PyResult<Py<PyHealth>> {
-        let h = py.detach(|| self.gen.health());
-        // A failing Python clock is reported in the snapshot, not raised.
-        discard_clock_error();
-        health(py, h)
-    }
-
-    /// Wait while the restart guard holds (a lease's previous holder may have issued up to a
-    /// time this clock has not reached; a new slot waits a full reserve). `timeout_ms=None`
-    /// waits as long as the guard needs; at a deadline with the guard still holding, raises
-    /// `LeaseNotReady`. Returns at once without a lease. Ctrl-C interrupts the wait.
+    /// Wait while a lease's restart guard holds (`timeout_ms=None`: as long as it needs; at the
+    /// deadline, `LeaseNotReady`). Returns at once without a lease; Ctrl-C interrupts it.
     #[pyo3(signature = (timeout_ms = None))]
     fn wait_ready(&self, py: Python<'_>, timeout_ms: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let deadline = match timeout_ms {
             Some(t) => {
                 let ms = float_arg(t, "timeout_ms")?;
-                let bad = || {
-                    to_py_err(
-                        py,
-                        bad_argument("timeout_ms", format!("{ms} is not a finite number >= 0")),
-                    )
-                };
-                let d = Duration::try_from_secs_f64(ms / 1000.0).map_err(|_| bad())?;
+                let reason = format!("{ms} is not a finite number >= 0");
+                let d = Duration::try_from_secs_f64(ms / 1000.0)
+                    .map_err(|_| to_py_err(py, bad_argument("timeout_ms", reason)))?;
                 Instant::now().checked_add(d)
             }
             None => None,
@@ -360,84 +280,6 @@ impl Snowflake {
         }
     }
 
-    /// Close the generator: every later call raises `GeneratorClosed` (also a ValueError). A
-    /// lease-backed generator frees its slot at once (its high-water mark stays in the store for
-    /// the next holder); a fixed node id may be used by a new generator. Closing twice is allowed.
-    fn close(&self, py: Python<'_>) {
-        py.detach(|| self.gen.close());
-    }
-
-    /// True once `close()` has been called.
-    #[getter]
-    fn closed(&self) -> bool {
-        self.gen.is_closed()
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    /// `with` closes the generator at the end of the block (exceptions propagate).
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> bool {
-        self.close(py);
-        false
-    }
-
-    /// This generator's node id: the slot of a lease. In a process forked after the generator
-    /// was made, the child's fresh slot once its first call (or `health()`) has taken it.
-    #[getter]
-    fn node_id(&self) -> u32 {
-        self.gen.node_id()
-    }
-    /// Where the node id came from: `"static"`, `"env"`, `"hostname"`, `"ipv4"`,
-    /// `"file_lease"`, `"etcd"` or `"zookeeper"`.
-    #[getter]
-    fn node_source(&self) -> &'static str {
-        self.gen.node_source().name()
-    }
-    /// The epoch, Unix milliseconds.
-    #[getter]
-    fn epoch_ms(&self) -> i64 {
-        self.gen.epoch_ms()
-    }
-    /// The bit layout.
-    #[getter]
-    fn layout(&self) -> PyLayout {
-        PyLayout(self.gen.layout())
-    }
-    /// Strict mode's wait budget, milliseconds.
-    #[getter]
-    fn max_wait_ms(&self) -> f64 {
-        self.gen.max_wait_ms()
-    }
-    /// Monotonic mode's lead limit, milliseconds (None: unbounded).
-    #[getter]
-    fn max_lead_ms(&self) -> Option<i64> {
-        self.gen.max_lead_ms()
-    }
-    /// The bound on a forward step of the wall clock, milliseconds (None: the check is off).
-    #[getter]
-    fn max_forward_step_ms(&self) -> Option<u64> {
-        self.gen.max_forward_step_ms()
-    }
-    /// How long a stepped-ahead clock must hold before it is believed, milliseconds.
-    #[getter]
-    fn forward_confirm_ms(&self) -> u64 {
-        self.gen.forward_confirm_ms()
-    }
-    /// `"strict"` or `"monotonic"`.
-    #[getter]
-    fn mode(&self) -> &'static str {
-        self.gen.mode().name()
-    }
-    /// The clock reading in use: `"coarse"` only when it was asked for and the system's coarse
-    /// clock is fine enough (`health().clock_note` says why not).
-    #[getter]
-    fn clock_source(&self) -> &'static str {
-        self.gen.clock_source().name()
-    }
-
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let (name, g) = (slf.get_type().name()?, &slf.get().gen);
         if g.is_closed() {
@@ -447,18 +289,45 @@ impl Snowflake {
             "static" => String::new(),
             source => format!(", node_source='{source}'"),
         };
-        let clock = if g.has_injected_clock() {
-            ", clock=injected"
-        } else {
-            ""
-        };
+        let clock = ["", ", clock=injected"][usize::from(g.has_injected_clock())];
         let layout = PyLayout(g.layout()).__repr__();
         let (node, epoch, mode) = (g.node_id(), g.epoch_ms(), g.mode().name());
         Ok(format!("{name}(node_id={node}, epoch_ms={epoch}, layout={layout}, mode='{mode}'{source}{clock})"))
     }
 }
 
+getters! { Snowflake, |s|
+    /// True once `close()` has been called.
+    closed: bool = s.gen.is_closed();
+    /// This generator's node id: a lease's slot (in a forked child, its fresh one once taken).
+    node_id: u32 = s.gen.node_id();
+    /// Where the node id came from: `"static"`, `"env"`, `"file_lease"`, `"etcd"`, ...
+    node_source: &'static str = s.gen.node_source().name();
+    /// The epoch, Unix milliseconds.
+    epoch_ms: i64 = s.gen.epoch_ms();
+    /// The bit layout.
+    layout: PyLayout = PyLayout(s.gen.layout());
+    /// Strict mode's wait budget, milliseconds.
+    max_wait_ms: f64 = s.gen.max_wait_ms();
+    /// Monotonic mode's lead limit, milliseconds (None: unbounded).
+    max_lead_ms: Option<i64> = s.gen.max_lead_ms();
+    /// The bound on a forward step of the wall clock, milliseconds (None: the check is off).
+    max_forward_step_ms: Option<u64> = s.gen.max_forward_step_ms();
+    /// How long a stepped-ahead clock must hold before it is believed, milliseconds.
+    forward_confirm_ms: u64 = s.gen.forward_confirm_ms();
+    /// The clock reading in use: `"coarse"` only if asked for and fine enough (see `health()`).
+    clock_source: &'static str = s.gen.clock_source().name();
+}
+
 impl Snowflake {
+    fn try_now(&self) -> polyflake::Result<Option<u64>> {
+        try_next_id(&self.gen)
+    }
+
+    fn id_to_py<'py>(&self, py: Python<'py>, id: u64) -> PyResult<Bound<'py, PyAny>> {
+        Ok(id.into_pyobject(py)?.into_any())
+    }
+
     #[cold]
     #[inline(never)]
     fn next_id_waiting(&self, py: Python<'_>) -> PyResult<u64> {
@@ -477,36 +346,27 @@ fn try_next_id(gen: &Generator) -> polyflake::Result<Option<u64>> {
 #[pymethods]
 impl MonotonicSnowflake {
     /// `MonotonicSnowflake(node_id, *, ..., max_lead_ms)`: the settings of `Snowflake` and
-    /// `max_lead_ms`. The `from_*` constructors of `Snowflake` make a `MonotonicSnowflake` when
-    /// called on this class.
+    /// `max_lead_ms`.
     #[new]
     #[pyo3(signature = (node_id, **settings))]
     fn new(
         node_id: &Bound<'_, PyAny>,
         settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let s = Settings(settings.cloned());
-        let source = NodeSource::Static(int_arg(node_id, "node_id")?);
-        let base = build(
-            node_id.py(),
-            "MonotonicSnowflake",
-            source,
-            Mode::Monotonic,
-            &s,
-        )?;
+        let source = |_: &_| Ok(NodeSource::Static(int_arg(node_id, "node_id")?));
+        let (py, mode) = (node_id.py(), Mode::Monotonic);
+        let base = build(py, "MonotonicSnowflake", source, mode, settings)?;
         Ok(PyClassInitializer::from(base).add_subclass(MonotonicSnowflake))
     }
 
-    /// Issue one ID. The same call as `Snowflake.next_id`, defined again here so the receiver
-    /// check is an exact type match rather than a subtype walk on the hot path.
+    /// Issue one ID (defined again so the receiver check is an exact type match, not a walk).
     fn next_id(slf: &Bound<'_, Self>) -> PyResult<u64> {
         slf.as_super().get().next_id(slf.py())
     }
 }
 
-/// The descriptor behind `Snowflake.decode`: on the class it is the module's `decode` (default
-/// layout and epoch, as in the design text's static method); on a generator it is bound to that
-/// generator's layout and epoch, so `g.decode(x)` can never silently use the wrong layout.
+/// `Snowflake.decode`: on the class, the module's `decode`; on a generator, bound to its layout
+/// and epoch, so `g.decode(x)` never silently uses the wrong layout.
 #[pyclass(frozen, module = "polyflake")]
 pub(crate) struct DecodeMethod;
 
@@ -520,22 +380,15 @@ impl DecodeMethod {
     ) -> PyResult<Py<PyAny>> {
         static DECODE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
         if instance.is_none() {
-            let f = DECODE.get_or_try_init(py, || {
-                Ok::<_, PyErr>(
-                    py.import("polyflake._polyflake")?
-                        .getattr("decode")?
-                        .unbind(),
-                )
-            })?;
-            return Ok(f.clone_ref(py));
+            let decode = DECODE.import(py, "polyflake._polyflake", "decode")?;
+            return Ok(decode.clone().unbind());
         }
         Ok(instance.getattr("_decode")?.unbind())
     }
 }
 
 /// Decode an ID: `{"epoch_ms", "node_id", "sequence"}` for a layout and epoch (default
-/// 41/10/12 and 2024-01-01). `epoch_ms` in the result is the ID's Unix-ms timestamp, an upper
-/// bound on when it was made.
+/// 41/10/12 and 2024-01-01); `epoch_ms` is the ID's Unix-ms timestamp.
 #[pyfunction]
 #[pyo3(signature = (id, /, *, layout = None, epoch_ms = DEFAULT_EPOCH_MS))]
 pub(crate) fn decode(
@@ -544,17 +397,11 @@ pub(crate) fn decode(
     layout: Option<&Bound<'_, PyAny>>,
     #[pyo3(from_py_with = epoch_arg)] epoch_ms: i64,
 ) -> PyResult<Py<PyDict>> {
-    let id = int_arg(id, "id")?;
-    decoded(
-        py,
-        id,
-        layout.map_or(Ok(Layout::DEFAULT), layout_arg)?,
-        epoch_ms,
-    )
+    let layout = layout.map_or(Ok(Layout::DEFAULT), layout_arg)?;
+    decoded(py, int_arg(id, "id")?, layout, epoch_ms)
 }
 
-/// The epoch a decoded timestamp counts from: it comes back out in the answer, so a value
-/// outside 64 bits is refused rather than clamped (which would answer another timestamp).
+/// The epoch of `decode`: it comes back out in the answer, so it is refused outside 64 bits.
 fn epoch_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     exact_i64_arg(obj, "epoch_ms", "epoch_ms")
 }

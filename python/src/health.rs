@@ -1,8 +1,6 @@
-//! `Health` and `LeaseHealth`: frozen snapshots whose attributes are the fields the core's
-//! snapshot walks (`Health::fields`, `LeaseHealth::fields`), so no field is listed here; and the
-//! core's named values as Python objects (errors' fields too).
+//! `Health` and `LeaseHealth`, whose attributes are the fields the core's snapshot walks.
 
-use polyflake::{health_samples, Health, Value, HEALTH_METRICS};
+use polyflake::{health_samples, Health, Metric, Value, HEALTH_METRICS};
 use pyo3::exceptions::PyAttributeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -12,8 +10,7 @@ use pyo3::IntoPyObjectExt;
 #[pyclass(frozen, subclass, module = "polyflake")]
 pub(crate) struct Snapshot(Vec<(&'static str, Value)>);
 
-/// A snapshot from `health()`: ok or not and why, the clocks, the counters, and `lease` (a
-/// `LeaseHealth`, or None when the node id is not leased).
+/// A snapshot from `health()`: ok or not and why, the clocks, the counters, and `lease`.
 #[pyclass(frozen, extends = Snapshot, module = "polyflake", name = "Health")]
 pub(crate) struct PyHealth(Health);
 
@@ -23,17 +20,14 @@ pub(crate) struct PyLeaseHealth;
 
 /// The `Health` of a core snapshot.
 pub(crate) fn health(py: Python<'_>, h: Health) -> PyResult<Py<PyHealth>> {
-    Py::new(
-        py,
-        PyClassInitializer::from(Snapshot(h.fields())).add_subclass(PyHealth(h)),
-    )
+    let init = PyClassInitializer::from(Snapshot(h.fields()));
+    Py::new(py, init.add_subclass(PyHealth(h)))
 }
 
 #[pymethods]
 impl PyHealth {
-    /// The snapshot as metric samples, `(name, label values, value)` for each metric of
-    /// `HEALTH_METRICS` it gives (the core's `health_samples`: the lease's metrics only with a
-    /// lease). A counter's name is without `_total`.
+    /// `(name, label values, value)` for each metric of `HEALTH_METRICS` the snapshot gives (the
+    /// lease's only with a lease); a counter's name is without `_total`.
     fn samples(&self) -> Vec<(&'static str, Vec<String>, f64)> {
         health_samples(&self.0)
             .into_iter()
@@ -44,11 +38,14 @@ impl PyHealth {
 
 /// The core's metric table, `HEALTH_METRICS`, as a tuple of `(name, kind, help, label names)`.
 pub(crate) fn metric_table(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
-    let rows = HEALTH_METRICS
-        .iter()
-        .map(|m| (m.name, m.kind.name(), m.help, PyTuple::new(py, m.labels)))
-        .map(|(n, k, h, l)| Ok::<_, PyErr>((n, k, h, l?)));
-    PyTuple::new(py, rows.collect::<PyResult<Vec<_>>>()?)
+    let row = |m: &Metric| Ok((m.name, m.kind.name(), m.help, PyTuple::new(py, m.labels)?));
+    PyTuple::new(
+        py,
+        HEALTH_METRICS
+            .iter()
+            .map(row)
+            .collect::<PyResult<Vec<_>>>()?,
+    )
 }
 
 fn lease_health(py: Python<'_>, fields: &Fields) -> PyResult<Py<PyAny>> {
@@ -59,12 +56,12 @@ fn lease_health(py: Python<'_>, fields: &Fields) -> PyResult<Py<PyAny>> {
 #[pymethods]
 impl Snapshot {
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        match self.0.iter().find(|(n, _)| *n == name) {
-            Some((_, value)) => value_to_py(py, value, &|f| lease_health(py, f)),
-            None => Err(PyAttributeError::new_err(format!(
+        let Some((_, value)) = self.0.iter().find(|(n, _)| *n == name) else {
+            return Err(PyAttributeError::new_err(format!(
                 "no health field {name:?}"
-            ))),
-        }
+            )));
+        };
+        value_to_py(py, value, &|f| lease_health(py, f))
     }
 
     /// Every field as a dict (what a `/health` endpoint would serialise).
@@ -73,20 +70,17 @@ impl Snapshot {
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        let mut text = format!("{}(", slf.get_type().name()?);
-        for (i, (name, _)) in slf.get().0.iter().enumerate() {
-            let value = slf.getattr(*name)?.repr()?;
-            text += &format!("{}{name}={value}", if i > 0 { ", " } else { "" });
-        }
-        Ok(text + ")")
+        let field = |name: &str| Ok(format!("{name}={}", slf.getattr(name)?.repr()?));
+        let fields = slf.get().0.iter().map(|(name, _)| field(name));
+        let fields = fields.collect::<PyResult<Vec<_>>>()?.join(", ");
+        Ok(format!("{}({fields})", slf.get_type().name()?))
     }
 }
 
 /// The core's named values (an error's or a health snapshot's fields).
 pub(crate) type Fields = [(&'static str, Value)];
 
-/// One of the core's named values (an error's or a health snapshot's field) as a Python
-/// object; a nested record becomes what `nested` makes of its fields.
+/// One of the core's named values as a Python object; a nested record, `nested` of its fields.
 pub(crate) fn value_to_py(
     py: Python<'_>,
     value: &Value,

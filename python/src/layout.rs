@@ -1,30 +1,23 @@
-//! `Layout`: how the 63 usable bits split into timestamp, node and sequence (the core's
-//! `polyflake::Layout`; its presets become class attributes in `lib.rs`).
+//! `Layout`: the core's `polyflake::Layout` (its presets become class attributes in `lib.rs`).
 
-use crate::args::{int_arg, type_name};
+use crate::args::{getters, int_arg, type_name};
 use crate::errors::to_py_err;
 use polyflake::Layout;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
-/// A bit layout. Presets: `Layout.DEFAULT` (41/10/12), `Layout.LONG_LIVED` (42/8/13),
-/// `Layout.BIG_FLEET` (41/12/10), `Layout.SHORT` (39/12/12); any other split with
+/// A bit layout: a preset (`Layout.DEFAULT`, 41/10/12, `LONG_LIVED`, `BIG_FLEET`, `SHORT`),
 /// `Layout(timestamp_bits, node_bits, sequence_bits)` or `Layout.from_name("40/11/12")`.
 #[pyclass(frozen, eq, hash, module = "polyflake", name = "Layout")]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct PyLayout(pub(crate) Layout);
 
-/// Three bit counts as the core's layout. A negative count becomes 0 and a huge one
-/// `u32::MAX`, both of which the core refuses as an invalid layout.
+/// Three bit counts as the core's layout (out of `u32`, clamped: the core refuses both ends).
 fn from_bits(py: Python<'_>, bits: [&Bound<'_, PyAny>; 3]) -> PyResult<Layout> {
-    let mut n = [0u32; 3];
-    for (i, (obj, what)) in bits
-        .iter()
-        .zip(["timestamp_bits", "node_bits", "sequence_bits"])
-        .enumerate()
-    {
-        n[i] = int_arg(obj, what)?.clamp(0, u32::MAX.into()) as u32;
+    let (names, mut n) = (["timestamp_bits", "node_bits", "sequence_bits"], [0u32; 3]);
+    for (i, obj) in bits.iter().enumerate() {
+        n[i] = int_arg(obj, names[i])?.clamp(0, u32::MAX.into()) as u32;
     }
     Layout::new(n[0], n[1], n[2]).map_err(|e| to_py_err(py, e))
 }
@@ -37,11 +30,8 @@ impl PyLayout {
         node_bits: &Bound<'_, PyAny>,
         sequence_bits: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
-        from_bits(
-            timestamp_bits.py(),
-            [timestamp_bits, node_bits, sequence_bits],
-        )
-        .map(PyLayout)
+        let bits = [timestamp_bits, node_bits, sequence_bits];
+        from_bits(timestamp_bits.py(), bits).map(PyLayout)
     }
 
     /// A preset by name (`default`, `long_lived`, `big_fleet`, `short`) or `"T/N/S"`.
@@ -50,52 +40,6 @@ impl PyLayout {
         Layout::from_name(name)
             .map(PyLayout)
             .map_err(|e| to_py_err(py, e))
-    }
-
-    /// Bits of elapsed milliseconds.
-    #[getter]
-    fn timestamp_bits(&self) -> u32 {
-        self.0.timestamp_bits()
-    }
-    /// Bits of node id.
-    #[getter]
-    fn node_bits(&self) -> u32 {
-        self.0.node_bits()
-    }
-    /// Bits of per-millisecond sequence.
-    #[getter]
-    fn sequence_bits(&self) -> u32 {
-        self.0.sequence_bits()
-    }
-    /// The largest node id.
-    #[getter]
-    fn max_node_id(&self) -> u64 {
-        self.0.max_node_id()
-    }
-    /// The largest sequence value.
-    #[getter]
-    fn max_sequence(&self) -> u64 {
-        self.0.max_sequence()
-    }
-    /// IDs one node can issue per millisecond.
-    #[getter]
-    fn ids_per_ms(&self) -> u64 {
-        self.0.ids_per_ms()
-    }
-    /// The largest elapsed milliseconds since the epoch.
-    #[getter]
-    fn max_elapsed_ms(&self) -> u64 {
-        self.0.max_elapsed_ms()
-    }
-    /// Years of milliseconds the timestamp field holds (Julian years).
-    #[getter]
-    fn years(&self) -> f64 {
-        self.0.years()
-    }
-    /// The preset name, or None for a custom layout.
-    #[getter]
-    fn name(&self) -> Option<&'static str> {
-        self.0.preset_name()
     }
 
     pub(crate) fn __repr__(&self) -> String {
@@ -122,8 +66,28 @@ impl PyLayout {
     }
 }
 
-/// The `layout=` setting: a `Layout`, a name (`"big_fleet"`, `"41/10/12"`), a
-/// `(timestamp_bits, node_bits, sequence_bits)` tuple or list, or None for the default.
+getters! { PyLayout, |l|
+    /// Bits of elapsed milliseconds.
+    timestamp_bits: u32 = l.0.timestamp_bits();
+    /// Bits of node id.
+    node_bits: u32 = l.0.node_bits();
+    /// Bits of per-millisecond sequence.
+    sequence_bits: u32 = l.0.sequence_bits();
+    /// The largest node id.
+    max_node_id: u64 = l.0.max_node_id();
+    /// The largest sequence value.
+    max_sequence: u64 = l.0.max_sequence();
+    /// IDs one node can issue per millisecond.
+    ids_per_ms: u64 = l.0.ids_per_ms();
+    /// The largest elapsed milliseconds since the epoch.
+    max_elapsed_ms: u64 = l.0.max_elapsed_ms();
+    /// Years of milliseconds the timestamp field holds (Julian years).
+    years: f64 = l.0.years();
+    /// The preset name, or None for a custom layout.
+    name: Option<&'static str> = l.0.preset_name();
+}
+
+/// The `layout=` setting: a `Layout`, a name, a tuple or list of three, or None (the default).
 pub(crate) fn layout_arg(obj: &Bound<'_, PyAny>) -> PyResult<Layout> {
     let py = obj.py();
     if obj.is_none() {

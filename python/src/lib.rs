@@ -1,9 +1,17 @@
-//! `polyflake._polyflake`: the Python face of the polyflake core. Every rule about IDs lives in
-//! the core crate; this module converts Python values, calls the core, and maps its errors
-//! (see `errors.rs`) to Python exceptions. The public package is `polyflake` (pure Python,
-//! re-exporting this module), which also ships the type stubs.
+//! `polyflake._polyflake`: the Python face of the polyflake core, which holds every rule about IDs;
+//! this module converts Python values, calls the core and maps its errors (`errors.rs`).
 
 #![deny(missing_docs)]
+
+/// `m.add(NAME, NAME)` for each constant: its Rust name is its Python name.
+macro_rules! add_constants {
+    ($m:ident: $($c:ident),*) => { $($m.add(stringify!($c), $c)?;)* };
+}
+
+/// Add each `#[pyfunction]` to the module.
+macro_rules! add_functions {
+    ($m:ident: $($f:path),*) => { $($m.add_function(wrap_pyfunction!($f, $m)?)?;)* };
+}
 
 mod aio;
 mod args;
@@ -20,7 +28,7 @@ use crate::args::{int_arg, str_arg};
 use crate::errors::to_py_err;
 use polyflake::{
     DEFAULT_EPOCH_MS, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS,
-    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS,
+    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS, MAX_BATCH, MAX_ID,
 };
 use pyo3::prelude::*;
 
@@ -39,8 +47,7 @@ fn format_id(py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<String> {
         .map_err(|e| to_py_err(py, e))
 }
 
-/// The native module. `gil_used = false`: every class is frozen and `Sync`, so it is also safe
-/// on a free-threaded interpreter.
+/// The native module (`gil_used = false`: every class is frozen and `Sync`).
 #[pymodule(gil_used = false)]
 fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -49,9 +56,7 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<health::PyHealth>()?;
     m.add_class::<health::PyLeaseHealth>()?;
     m.add_class::<layout::PyLayout>()?;
-    m.add_function(wrap_pyfunction!(generator::decode, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_id, m)?)?;
-    m.add_function(wrap_pyfunction!(format_id, m)?)?;
+    add_functions! { m: generator::decode, parse_id, format_id }
     timeid::register(m)?;
     errors::register(m)?;
     m.add("HEALTH_METRICS", health::metric_table(py)?)?;
@@ -59,18 +64,11 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for (name, preset) in polyflake::Layout::PRESETS {
         layout.setattr(name.to_ascii_uppercase(), layout::PyLayout(preset))?;
     }
-    m.add("DEFAULT_EPOCH_MS", DEFAULT_EPOCH_MS)?;
-    m.add("DEFAULT_MAX_WAIT_MS", DEFAULT_MAX_WAIT_MS)?;
-    m.add("DEFAULT_RESERVE_MS", DEFAULT_RESERVE_MS)?;
-    m.add("DEFAULT_MAX_GUARD_WAIT_MS", DEFAULT_MAX_GUARD_WAIT_MS)?;
-    m.add("DEFAULT_MAX_FORWARD_STEP_MS", DEFAULT_MAX_FORWARD_STEP_MS)?;
-    m.add("DEFAULT_FORWARD_CONFIRM_MS", DEFAULT_FORWARD_CONFIRM_MS)?;
-    m.add("MAX_ID", polyflake::MAX_ID)?;
-    m.add("MAX_BATCH", polyflake::MAX_BATCH)?;
+    add_constants! { m: DEFAULT_EPOCH_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS, MAX_BATCH,
+    MAX_ID, DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_FORWARD_STEP_MS, DEFAULT_FORWARD_CONFIRM_MS }
     m.add("CORE_VERSION", polyflake::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    // The test clocks belong to `polyflake.testing`: not in `__all__` (which `m.add` keeps, and
-    // which `polyflake/__init__.py` re-exports).
+    // The test clocks belong to `polyflake.testing`: not in `__all__`, which `m.add` keeps.
     m.setattr("ManualClock", py.get_type::<clock::PyManualClock>())?;
     m.setattr("ScriptedClock", py.get_type::<clock::PyScriptedClock>())?;
     Ok(())

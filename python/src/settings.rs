@@ -1,7 +1,4 @@
-//! The keyword settings of every constructor (`**settings`), and the generator settings the
-//! core's two builders share (`Builder` for Snowflake IDs, `TimeIdBuilder` for UUIDv7 and ULID),
-//! applied by one function to either. A setting that is absent is never set, so its default is
-//! the core's.
+//! Constructors' keyword settings, and those both of the core's builders take, applied by one fn.
 
 use crate::args::{bad_argument, float_arg, i64_arg, str_arg, type_name, unsigned_arg};
 use crate::clock::{CallableClock, PyManualClock, PyScriptedClock};
@@ -12,8 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use std::sync::Arc;
 
-/// The keyword settings of a constructor (`**settings`), taken out by name; one left over is a
-/// TypeError, as for any unexpected keyword argument. Absent settings keep the core's defaults.
+/// The keyword settings of a constructor, taken out by name; one left over is a TypeError.
 pub(crate) struct Settings<'py>(pub(crate) Option<Bound<'py, PyDict>>);
 
 impl<'py> Settings<'py> {
@@ -25,6 +21,19 @@ impl<'py> Settings<'py> {
             d.del_item(key)?;
         }
         Ok(value)
+    }
+
+    /// Set `field` to the setting `key` made by `conv`, if given.
+    pub(crate) fn set<T>(
+        &self,
+        key: &'static str,
+        field: &mut T,
+        conv: impl FnOnce(&Bound<'py, PyAny>, &'static str) -> PyResult<T>,
+    ) -> PyResult<()> {
+        if let Some(v) = self.take(key)? {
+            *field = conv(&v, key)?;
+        }
+        Ok(())
     }
 
     /// Refuse what no `take` asked for.
@@ -39,38 +48,28 @@ impl<'py> Settings<'py> {
     }
 }
 
-/// The settings both of the core's builders take, each the builder's own method.
-pub(crate) trait Tunable: Sized {
-    fn mode(self, mode: Mode) -> Self;
-    fn max_wait_ms(self, ms: f64) -> Self;
-    fn max_lead_ms(self, ms: Option<i64>) -> Self;
-    fn max_forward_step_ms(self, ms: Option<u64>) -> Self;
-    fn forward_confirm_ms(self, ms: u64) -> Self;
-    fn clock_source(self, source: ClockSource) -> Self;
-    fn clock<C: Clock + 'static>(self, clock: C) -> Self;
-    fn shared_clock(self, clock: Arc<dyn Clock>) -> Self;
-}
-
+/// `Tunable`: the settings both core builders take, `name(type);` each (the builder's method).
 macro_rules! tunable {
-    ($($t:ty),*) => {$(
-        impl Tunable for $t {
-            fn mode(self, mode: Mode) -> Self { <$t>::mode(self, mode) }
-            fn max_wait_ms(self, ms: f64) -> Self { <$t>::max_wait_ms(self, ms) }
-            fn max_lead_ms(self, ms: Option<i64>) -> Self { <$t>::max_lead_ms(self, ms) }
-            fn max_forward_step_ms(self, ms: Option<u64>) -> Self { <$t>::max_forward_step_ms(self, ms) }
-            fn forward_confirm_ms(self, ms: u64) -> Self { <$t>::forward_confirm_ms(self, ms) }
-            fn clock_source(self, source: ClockSource) -> Self { <$t>::clock_source(self, source) }
-            fn clock<C: Clock + 'static>(self, clock: C) -> Self { <$t>::clock(self, clock) }
-            fn shared_clock(self, clock: Arc<dyn Clock>) -> Self { <$t>::shared_clock(self, clock) }
+    ($($name:ident($t:ty);)*) => {
+        pub(crate) trait Tunable: Sized {
+            $(fn $name(self, value: $t) -> Self;)*
         }
-    )*};
+        impl Tunable for Builder {
+            $(fn $name(self, value: $t) -> Self { Builder::$name(self, value) })*
+        }
+        impl Tunable for TimeIdBuilder {
+            $(fn $name(self, value: $t) -> Self { TimeIdBuilder::$name(self, value) })*
+        }
+    };
 }
-tunable!(Builder, TimeIdBuilder);
 
-/// Apply the mode and the shared settings: `max_wait_ms`, `max_forward_step_ms`,
-/// `forward_confirm_ms`, `clock`, `clock_source`, and `max_lead_ms` in monotonic mode (elsewhere
-/// it stays behind for `finish` to refuse). Returns the builder and whether it reads a clock
-/// object (a test clock or a callable) rather than the system clock.
+tunable! {
+    mode(Mode); max_wait_ms(f64); max_lead_ms(Option<i64>); max_forward_step_ms(Option<u64>);
+    forward_confirm_ms(u64); clock_source(ClockSource); shared_clock(Arc<dyn Clock>);
+}
+
+/// Apply the mode and the shared settings (`max_lead_ms` in monotonic mode only: elsewhere
+/// `finish` refuses it); also says whether the builder reads a clock object.
 pub(crate) fn apply<B: Tunable>(b: B, mode: Mode, s: &Settings<'_>) -> PyResult<(B, bool)> {
     let mut b = b.mode(mode);
     if let Some(v) = s.take("max_wait_ms")? {
@@ -89,38 +88,25 @@ pub(crate) fn apply<B: Tunable>(b: B, mode: Mode, s: &Settings<'_>) -> PyResult<
             b = b.max_lead_ms(lead.transpose()?);
         }
     }
-    with_clock(b, s.take("clock")?, s.take("clock_source")?)
-}
-
-/// The `clock=` and `clock_source=` settings. `clock` is a `polyflake.testing` clock, a callable,
-/// None (the system clock) or the name of a clock source of the system clock (`"precise"`,
-/// `"coarse"`: the core's `ClockSource::from_name` judges it); `clock_source` names the reading
-/// to take of a clock object. Returns the builder and whether it reads a clock object.
-pub(crate) fn with_clock<B: Tunable>(
-    b: B,
-    clock: Option<Bound<'_, PyAny>>,
-    source: Option<Bound<'_, PyAny>>,
-) -> PyResult<(B, bool)> {
-    let (mut b, mut name) = (b, None);
-    let injected = match clock {
+    // `clock=`: a `polyflake.testing` clock, a callable, None, or a clock source of the system
+    // clock (`"precise"`, `"coarse"`); `clock_source=`: the reading to take of a clock object.
+    let (clock, mut name) = (s.take("clock")?, s.take("clock_source")?);
+    let injected = match clock.filter(|c| !c.is_none()) {
         Some(c) if c.is_instance_of::<PyString>() => {
+            if name.is_some() {
+                return Err(PyTypeError::new_err(
+                    "clock already names the clock source; clock_source goes with a clock object",
+                ));
+            }
             name = Some(c);
             false
         }
-        Some(c) if !c.is_none() => {
-            b = with_clock_object(b, &c)?;
+        Some(c) => {
+            b = b.shared_clock(clock_object(&c)?);
             true
         }
-        _ => false,
+        None => false,
     };
-    if let Some(s) = source {
-        if name.is_some() {
-            return Err(PyTypeError::new_err(
-                "clock already names the clock source; clock_source goes with a clock object",
-            ));
-        }
-        name = Some(s);
-    }
     if let Some(n) = name {
         let source = ClockSource::from_name(&str_arg(&n, "clock_source")?);
         b = b.clock_source(source.map_err(|e| to_py_err(n.py(), e))?);
@@ -128,13 +114,14 @@ pub(crate) fn with_clock<B: Tunable>(
     Ok((b, injected))
 }
 
-fn with_clock_object<B: Tunable>(b: B, clock: &Bound<'_, PyAny>) -> PyResult<B> {
+/// A clock object as the core's `Clock`.
+fn clock_object(clock: &Bound<'_, PyAny>) -> PyResult<Arc<dyn Clock>> {
     Ok(if let Ok(c) = clock.cast::<PyManualClock>() {
-        b.clock(c.get().0.clone())
+        Arc::new(c.get().0.clone())
     } else if let Ok(c) = clock.cast::<PyScriptedClock>() {
-        b.shared_clock(c.get().0.clone())
+        c.get().0.clone()
     } else if clock.is_callable() {
-        b.clock(CallableClock(clock.clone().unbind()))
+        Arc::new(CallableClock(clock.clone().unbind()))
     } else {
         return Err(PyTypeError::new_err(format!(
             "clock must be a callable returning int milliseconds, a polyflake.testing clock, or \

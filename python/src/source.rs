@@ -1,81 +1,65 @@
-//! Where a generator's node id comes from: Python arguments to the core's `NodeSource` (file
-//! lease, etcd lease, ZooKeeper lease, environment variable, hostname ordinal, IPv4 address),
-//! with the lease's keyword settings. Only type conversion lives here: every range and every rule
-//! (slot counts, reserves, TTLs, prefix lengths, identities) is the core's.
+//! Where a generator's node id comes from: Python arguments and the lease's keyword settings to
+//! the core's `NodeSource`. Type conversion only: every range and rule is the core's.
 
-use crate::args::{i64_arg, int_arg, opt_str_arg, str_arg, type_name, unsigned_arg};
+use crate::args::{i64_arg, int_arg, opt_str_arg, str_arg, unsigned_arg, wrong_type};
 use crate::errors::to_py_err;
 use crate::settings::Settings;
+use polyflake::LEASE_CREDENTIALS;
 use polyflake::{Error, EtcdLeaseOptions, FileLeaseOptions, NodeSource, ZooKeeperLeaseOptions};
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use std::path::PathBuf;
 
-fn bad_source(name: &'static str, reason: String) -> Error {
-    Error::InvalidNodeSource {
+/// An unsigned lease setting (out of the Rust type: `InvalidNodeSource`).
+fn unsigned<T: TryFrom<i128>>(v: &Bound<'_, PyAny>, key: &'static str) -> PyResult<T> {
+    let bad = |name, reason| Error::InvalidNodeSource {
         reason: format!("{name} = {reason}"),
-    }
+    };
+    unsigned_arg(v, key, bad)
 }
 
-/// The options both lease kinds share, from the settings (the same field names in both).
+/// The settings every lease kind takes (the same field names in each kind's options).
 macro_rules! lease_settings {
     ($o:ident, $s:ident) => {
-        if let Some(v) = $s.take("slots")? {
-            $o.slots = (!v.is_none())
-                .then(|| unsigned_arg(&v, "slots", bad_source))
-                .transpose()?;
-        }
+        let slots = |v: &Bound<'_, PyAny>, k| (!v.is_none()).then(|| unsigned(v, k)).transpose();
+        $s.set("slots", &mut $o.slots, slots)?;
         $o.identity = opt_str_arg($s.take("identity")?.as_ref(), "identity")?;
-        let ms = [
-            ("reserve_ms", &mut $o.reserve_ms),
-            ("max_guard_wait_ms", &mut $o.max_guard_wait_ms),
-        ];
-        for (key, field) in ms {
-            if let Some(v) = $s.take(key)? {
-                *field = unsigned_arg(&v, key, bad_source)?;
-            }
-        }
+        $s.set("reserve_ms", &mut $o.reserve_ms, unsigned)?;
+        $s.set("max_guard_wait_ms", &mut $o.max_guard_wait_ms, unsigned)?;
     };
 }
 
-/// The TLS and authentication settings both remote stores share (the same field names in
-/// both). None, or absent, leaves the field to the core, which then reads its environment
-/// variable (`POLYFLAKE_ETCD_*`, `POLYFLAKE_ZOOKEEPER_*`).
-macro_rules! credential_settings {
+/// What both remote stores take: `prefix`, `connect_timeout_ms`, the lease settings and the TLS
+/// and authentication ones (None or absent: the core reads its environment variable).
+macro_rules! remote_settings {
     ($o:ident, $s:ident) => {
-        for (key, field) in [
-            ("ca_file", &mut $o.ca_file),
-            ("cert_file", &mut $o.cert_file),
-            ("key_file", &mut $o.key_file),
-        ] {
-            if let Some(v) = $s.take(key)? {
-                *field = (!v.is_none()).then(|| path_arg(&v, key)).transpose()?;
+        $s.set("prefix", &mut $o.prefix, |v, k| str_arg(v, k))?;
+        $s.set("connect_timeout_ms", &mut $o.connect_timeout_ms, unsigned)?;
+        lease_settings!($o, $s);
+        for key in LEASE_CREDENTIALS {
+            if let Some(v) = $s.take(key)?.filter(|v| !v.is_none()) {
+                let text = match key.ends_with("_file") {
+                    true => path_arg(&v, key)?.into_os_string(),
+                    false => str_arg(&v, key)?.into(),
+                };
+                let set = $o.set_credential(key, Some(text));
+                set.map_err(|e| to_py_err(v.py(), e))?;
             }
         }
-        $o.username = opt_str_arg($s.take("username")?.as_ref(), "username")?;
-        $o.password = opt_str_arg($s.take("password")?.as_ref(), "password")?;
     };
 }
 
 /// A file system path: a `str` or an `os.PathLike` (what `open()` takes; `bytes` is refused).
 fn path_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> {
-    let not_a_path = || {
-        PyTypeError::new_err(format!(
-            "{what} must be a str or an os.PathLike, not {}",
-            type_name(obj)
-        ))
-    };
-    if obj.is_instance_of::<PyBytes>() {
-        return Err(not_a_path());
+    match obj.extract::<PathBuf>() {
+        Ok(path) if !obj.is_instance_of::<PyBytes>() => Ok(path),
+        _ => Err(wrong_type(obj, what, "a str or an os.PathLike")),
     }
-    obj.extract::<PathBuf>().map_err(|_| not_a_path())
 }
 
-/// A `str`, or an iterable of `str` (not a `bytes`), as a list; `want` describes it for a
-/// TypeError.
+/// A `str`, or an iterable of `str` (not a `bytes`), as a list; `want` describes it.
 fn str_list(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyResult<Vec<String>> {
-    let wrong = || PyTypeError::new_err(format!("{what} must be {want}, not {}", type_name(obj)));
+    let wrong = || wrong_type(obj, what, want);
     if obj.is_instance_of::<PyString>() {
         return Ok(vec![str_arg(obj, what)?]);
     }
@@ -88,14 +72,14 @@ fn str_list(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyResult<Vec<Stri
         .collect()
 }
 
-/// `from_file_lease(dir, ...)`: `dir` is a `str` or an `os.PathLike` (what `open()` takes).
+/// `from_file_lease(dir, ...)`.
 pub(crate) fn file_lease(dir: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyResult<NodeSource> {
     let mut o = FileLeaseOptions::new(path_arg(dir, "dir")?);
     lease_settings!(o, s);
     Ok(NodeSource::FileLease(o))
 }
 
-/// `from_etcd(endpoints, ...)`: `endpoints` is one URL (`str`) or an iterable of them.
+/// `from_etcd(endpoints, ...)`: one URL or an iterable of them.
 pub(crate) fn etcd_lease(endpoints: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyResult<NodeSource> {
     let urls = str_list(
         endpoints,
@@ -103,22 +87,12 @@ pub(crate) fn etcd_lease(endpoints: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyRe
         "a str URL or an iterable of str URLs",
     )?;
     let mut o = EtcdLeaseOptions::new(urls);
-    if let Some(v) = s.take("prefix")? {
-        o.prefix = str_arg(&v, "prefix")?;
-    }
-    if let Some(v) = s.take("ttl_s")? {
-        o.ttl_s = i64_arg(&v, "ttl_s")?;
-    }
-    if let Some(v) = s.take("connect_timeout_ms")? {
-        o.connect_timeout_ms = unsigned_arg(&v, "connect_timeout_ms", bad_source)?;
-    }
-    lease_settings!(o, s);
-    credential_settings!(o, s);
+    s.set("ttl_s", &mut o.ttl_s, |v, k| i64_arg(v, k))?;
+    remote_settings!(o, s);
     Ok(NodeSource::Etcd(o))
 }
 
-/// `from_zookeeper(ensemble, ...)`: `ensemble` is a connect string (`"host:port,host:port"`,
-/// split by the core) or an iterable of `"host:port"` strings.
+/// `from_zookeeper(ensemble, ...)`: a connect string (split by the core) or an iterable.
 pub(crate) fn zookeeper_lease(
     ensemble: &Bound<'_, PyAny>,
     s: &Settings<'_>,
@@ -129,38 +103,12 @@ pub(crate) fn zookeeper_lease(
         let want = "a \"host:port,host:port\" str or an iterable of \"host:port\" strs";
         ZooKeeperLeaseOptions::new(str_list(ensemble, "ensemble", want)?)
     };
-    if let Some(v) = s.take("prefix")? {
-        o.prefix = str_arg(&v, "prefix")?;
-    }
-    for (key, field) in [
-        ("session_timeout_ms", &mut o.session_timeout_ms),
-        ("connect_timeout_ms", &mut o.connect_timeout_ms),
-    ] {
-        if let Some(v) = s.take(key)? {
-            *field = unsigned_arg(&v, key, bad_source)?;
-        }
-    }
-    lease_settings!(o, s);
-    credential_settings!(o, s);
+    s.set("session_timeout_ms", &mut o.session_timeout_ms, unsigned)?;
+    remote_settings!(o, s);
     Ok(NodeSource::ZooKeeper(o))
 }
 
-/// `from_env(var)`.
-pub(crate) fn env(var: &Bound<'_, PyAny>) -> PyResult<NodeSource> {
-    Ok(NodeSource::Env {
-        var: str_arg(var, "var")?,
-    })
-}
-
-/// `from_hostname(hostname=None)`.
-pub(crate) fn hostname(hostname: Option<&Bound<'_, PyAny>>) -> PyResult<NodeSource> {
-    Ok(NodeSource::Hostname {
-        hostname: opt_str_arg(hostname, "hostname")?,
-    })
-}
-
-/// `from_ipv4(addr, prefix_len)`: `addr` is a dotted-quad `str` or an `ipaddress.IPv4Address`;
-/// the core checks both (the same error and message in every binding).
+/// `from_ipv4(addr, prefix_len)`: `addr` is a `str` or an `ipaddress.IPv4Address`.
 pub(crate) fn ipv4(addr: &Bound<'_, PyAny>, prefix_len: &Bound<'_, PyAny>) -> PyResult<NodeSource> {
     let is_ipv4_object = addr
         .get_type()

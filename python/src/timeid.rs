@@ -1,23 +1,14 @@
-//! UUIDv7 and ULID: `Uuid7Generator` and `UlidGenerator` over the core's 128-bit generators
-//! (one engine for both formats, with the Snowflake generator's rewind guard, forward-step check,
-//! health and close), the module's `uuid7()` and `ulid()` on process-wide strict generators made
-//! on first use, and the text helpers. A UUID comes out as a stdlib `uuid.UUID`, a ULID as its
-//! 26-character text; `*_bytes` give the 16 bytes (big-endian), `*_str` the text, and a batch
-//! is one `bytes` of 16 bytes per ID in issue order.
-//!
-//! These generators hold no node id, so nothing needs re-making after `fork()`: the core's
-//! generators go on in the child, with their random parts reseeded there.
+//! UUIDv7 and ULID: `Uuid7Generator` and `UlidGenerator`, `uuid7()` and `ulid()` on
+//! process-wide strict generators made on first use, and the text helpers.
 
-use crate::aio;
-use crate::args::{fill_bytes, int_arg, str_arg, type_name};
+use crate::args::{batch_bytes, int_arg, str_arg, wrong_type};
 use crate::errors::to_py_err;
-use crate::health::{health, PyHealth};
 use crate::settings::{apply, Settings};
-use polyflake::{batch_len, Error, Health, Mode, TimeIdBuilder, UlidGenerator, Uuid7Generator};
-use pyo3::exceptions::PyTypeError;
+use polyflake::{self as pf, Error, Health, Mode, TimeIdBuilder};
+use polyflake::{UlidGenerator, Uuid7Generator};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyString, PyType};
 use pyo3::{ffi, intern};
 
 /// One of the core's 128-bit generators.
@@ -26,60 +17,42 @@ enum Engine {
     Ulid(UlidGenerator),
 }
 
-/// How an ID goes to Python.
+/// How an ID goes to Python: `uuid.UUID` for a UUID and text for a ULID, text, 16 bytes.
 #[derive(Clone, Copy)]
 enum Form {
-    /// A `uuid.UUID` for a UUID, the text for a ULID.
     Native,
-    /// The canonical text.
     Text,
-    /// 16 bytes, big-endian.
     Bytes,
 }
 
-impl Engine {
-    fn try_next(&self) -> polyflake::Result<Option<u128>> {
-        match self {
-            Engine::Uuid7(g) => g.try_next_uuid(),
-            Engine::Ulid(g) => g.try_next_ulid(),
-        }
-    }
-    fn next(&self) -> polyflake::Result<u128> {
-        match self {
-            Engine::Uuid7(g) => g.next_uuid(),
-            Engine::Ulid(g) => g.next_ulid(),
-        }
-    }
-    fn fill(&self, out: &mut [u128]) -> polyflake::Result<()> {
-        match self {
-            Engine::Uuid7(g) => g.next_uuids(out),
-            Engine::Ulid(g) => g.next_ulids(out),
-        }
-    }
-    fn health(&self) -> Health {
-        match self {
-            Engine::Uuid7(g) => g.health(),
-            Engine::Ulid(g) => g.health(),
-        }
-    }
-    fn close(&self) {
-        match self {
-            Engine::Uuid7(g) => g.close(),
-            Engine::Ulid(g) => g.close(),
-        }
-    }
-    fn mode(&self) -> Mode {
-        match self {
-            Engine::Uuid7(g) => g.mode(),
-            Engine::Ulid(g) => g.mode(),
-        }
-    }
+/// The engine's calls, `name(arguments) -> type = UUIDv7 method / ULID method;` each.
+macro_rules! dispatch {
+    ($($name:ident($($a:ident: $t:ty),*) -> $r:ty = $uuid:ident / $ulid:ident;)*) => {
+        impl Engine {$(
+            fn $name(&self, $($a: $t),*) -> $r {
+                match self {
+                    Engine::Uuid7(g) => g.$uuid($($a),*),
+                    Engine::Ulid(g) => g.$ulid($($a),*),
+                }
+            }
+        )*}
+    };
+}
 
-    /// One ID: with the GIL held when the core issues it without waiting, else with the GIL
-    /// released while it waits. A strict generator on a clock object goes straight to the
-    /// waiting call: a declined try spends a reading, which a scripted clock would notice.
-    fn issue(&self, py: Python<'_>, injected: bool) -> PyResult<u128> {
-        if !injected || self.mode() == Mode::Monotonic {
+dispatch! {
+    try_next() -> polyflake::Result<Option<u128>> = try_next_uuid / try_next_ulid;
+    next() -> polyflake::Result<u128> = next_uuid / next_ulid;
+    fill(out: &mut [u128]) -> polyflake::Result<()> = next_uuids / next_ulids;
+    health() -> Health = health / health;
+    close() -> () = close / close;
+    mode() -> Mode = mode / mode;
+}
+
+impl Engine {
+    /// One ID, with the GIL released only if it waits (a strict generator on a clock object
+    /// skips the try, which would spend a scripted clock's reading).
+    fn issue_u128(&self, py: Python<'_>, clocked: bool) -> PyResult<u128> {
+        if !clocked || self.mode() == Mode::Monotonic {
             match self.try_next() {
                 Ok(Some(u)) => return Ok(u),
                 Ok(None) => {}
@@ -117,10 +90,8 @@ fn std_uuid(py: Python<'_>) -> PyResult<&'static StdUuid> {
     })
 }
 
-/// A stdlib `uuid.UUID` of this value, made as `uuid.UUID` makes itself without `__init__`'s
-/// parsing: `object.__new__(UUID)`, then its two slots (`int`, and `is_safe` = unknown) set
-/// past `UUID.__setattr__`, which refuses every write. (CPython 3.14's `UUID._from_int` does
-/// the same in Python.)
+/// A `uuid.UUID` made as CPython 3.14's `UUID._from_int` does, without `__init__`'s parsing:
+/// `object.__new__(UUID)`, then its slots `int` and `is_safe` set past `UUID.__setattr__`.
 fn uuid_object(py: Python<'_>, u: u128) -> PyResult<Bound<'_, PyAny>> {
     let std = std_uuid(py)?;
     let int = u.into_pyobject(py)?;
@@ -141,25 +112,13 @@ fn uuid_object(py: Python<'_>, u: u128) -> PyResult<Bound<'_, PyAny>> {
     }
 }
 
-/// Base of `Uuid7Generator` and `UlidGenerator` (ONE implementation; the format comes from the
-/// class, as the mode does for `Snowflake` and `MonotonicSnowflake`).
+/// Base of `Uuid7Generator` and `UlidGenerator` (ONE implementation; the class gives the format).
 #[pyclass(frozen, subclass, module = "polyflake", name = "_TimeIdGenerator")]
 pub(crate) struct TimeIdGenerator {
     engine: Engine,
     /// True for a clock object (see `Engine::issue`).
     injected: bool,
 }
-
-/// A UUIDv7 generator (RFC 9562) with explicit settings: `mode` ("strict" or "monotonic"),
-/// `max_wait_ms`, `max_lead_ms` (monotonic), `clock`, `clock_source`, `max_forward_step_ms`,
-/// `forward_confirm_ms`. `next_id()` gives a `uuid.UUID`.
-#[pyclass(frozen, extends = TimeIdGenerator, module = "polyflake", name = "Uuid7Generator")]
-pub(crate) struct PyUuid7Generator;
-
-/// A ULID generator with explicit settings (those of `Uuid7Generator`). `next_id()` gives the
-/// 26-character text.
-#[pyclass(frozen, extends = TimeIdGenerator, module = "polyflake", name = "UlidGenerator")]
-pub(crate) struct PyUlidGenerator;
 
 /// The generator `what` asks for, from its keyword settings.
 fn make(
@@ -174,21 +133,21 @@ fn make(
     };
     let (b, injected) = apply(TimeIdBuilder::new(), mode, &s)?;
     s.finish(what)?;
-    let engine = if what == "UlidGenerator" {
-        b.build_ulid().map(Engine::Ulid)
-    } else {
-        b.build_uuid7().map(Engine::Uuid7)
+    let engine = match what {
+        "UlidGenerator" => b.build_ulid().map(Engine::Ulid),
+        _ => b.build_uuid7().map(Engine::Uuid7),
     };
     let engine = engine.map_err(|e| to_py_err(py, e))?;
-    Ok(PyClassInitializer::from(TimeIdGenerator {
-        engine,
-        injected,
-    }))
+    Ok(TimeIdGenerator { engine, injected }.into())
 }
 
-/// The constructor of each format's class, `Class: "PythonName";`: `make` with its settings.
-macro_rules! time_id_constructors {
-    ($($class:ident: $name:literal;)*) => {$(
+/// Each format's class, `Class: "PythonName";`: a `TimeIdGenerator` with its constructor.
+macro_rules! time_id_classes {
+    ($($(#[doc = $doc:literal])* $class:ident: $name:tt;)*) => {$(
+        $(#[doc = $doc])*
+        #[pyclass(frozen, extends = TimeIdGenerator, module = "polyflake", name = $name)]
+        pub(crate) struct $class;
+
         #[pymethods]
         impl $class {
             #[new]
@@ -203,8 +162,11 @@ macro_rules! time_id_constructors {
     )*};
 }
 
-time_id_constructors! {
+time_id_classes! {
+    /// A UUIDv7 generator (RFC 9562); settings `mode` ("strict" or "monotonic") and the clock
+    /// settings of `Snowflake`. `next_id()` gives a `uuid.UUID`.
     PyUuid7Generator: "Uuid7Generator";
+    /// A ULID generator (the settings of `Uuid7Generator`); `next_id()` gives its text.
     PyUlidGenerator: "UlidGenerator";
 }
 
@@ -212,119 +174,59 @@ time_id_constructors! {
 impl TimeIdGenerator {
     /// One ID: a `uuid.UUID` (UUIDv7) or the 26-character text (ULID).
     fn next_id<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let u = self.engine.issue(py, self.injected)?;
-        self.engine.to_py(py, u, Form::Native)
+        self.issue(py, Form::Native)
     }
 
     /// One ID as its canonical text (UUID: 36 characters, lower case; ULID: 26, upper case).
     fn next_str<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let u = self.engine.issue(py, self.injected)?;
-        self.engine.to_py(py, u, Form::Text)
+        self.issue(py, Form::Text)
     }
 
-    /// One ID as 16 bytes, big-endian (what a `uuid` column or `uuid.UUID(bytes=...)` takes).
+    /// One ID as 16 bytes, big-endian.
     fn next_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let u = self.engine.issue(py, self.injected)?;
-        self.engine.to_py(py, u, Form::Bytes)
+        self.issue(py, Form::Bytes)
     }
 
     /// One ID if that needs no wait, else None (where `next_id()` would sleep).
     fn try_next_id<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let u = self.engine.try_next().map_err(|e| to_py_err(py, e))?;
-        u.map(|u| self.engine.to_py(py, u, Form::Native))
-            .transpose()
+        let u = self.try_now().map_err(|e| to_py_err(py, e))?;
+        u.map(|u| self.id_to_py(py, u)).transpose()
     }
 
-    /// `count` consecutive IDs as one `bytes` of 16 big-endian bytes each, filled by the core
-    /// with the GIL released.
+    /// `count` consecutive IDs as one `bytes`, 16 big-endian bytes each.
     fn next_ids<'py>(
         &self,
-        py: Python<'py>,
+        _py: Python<'py>,
         count: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let n = batch_len(int_arg(count, "count")?).map_err(|e| to_py_err(py, e))?;
-        PyBytes::new_with(py, n * 16, |buf| {
-            py.detach(|| fill_bytes(buf, |out| self.engine.fill(out), u128::to_be))
-                .map_err(|e| to_py_err(py, e))
-        })
-    }
-
-    /// `await g.anext_id()`: `next_id()` that never blocks the running event loop: an ID the
-    /// core issues without waiting is ready at once; a wait runs in a thread.
-    fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let (py, g) = (slf.py(), slf.get());
-        aio::anext_id(
-            slf.as_any(),
-            g.injected && g.engine.mode() == Mode::Strict,
-            || g.engine.try_next(),
-            |u| g.engine.to_py(py, u, Form::Native),
-        )
-    }
-
-    /// `await g.anext_ids(count)`: `next_ids(count)` off the event loop's thread in strict mode
-    /// (a strict batch sleeps through each millisecond it fills); a monotonic batch never
-    /// waits and is made at once.
-    fn anext_ids<'py>(
-        slf: &Bound<'py, Self>,
-        count: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        let now = (slf.get().engine.mode() == Mode::Monotonic)
-            .then(|| slf.get().next_ids(py, count).map(Bound::into_any));
-        aio::now_or_in_thread(
-            slf.as_any(),
-            now.transpose(),
-            intern!(py, "next_ids"),
-            &[count],
-        )
-    }
-
-    /// A snapshot of the generator's state and counters (node id 0: these formats have none).
-    fn health(&self, py: Python<'_>) -> PyResult<Py<PyHealth>> {
-        let h = py.detach(|| self.engine.health());
-        crate::errors::discard_clock_error();
-        health(py, h)
-    }
-
-    /// Stop issuing for good: every later call raises `GeneratorClosed`.
-    fn close(&self, py: Python<'_>) {
-        py.detach(|| self.engine.close());
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    /// `with` closes the generator at the end of the block (exceptions propagate).
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> bool {
-        self.close(py);
-        false
-    }
-
-    /// `"strict"` or `"monotonic"`.
-    #[getter]
-    fn mode(&self) -> &'static str {
-        self.engine.mode().name()
+        batch_bytes(count, |out| self.engine.fill(out), u128::to_be)
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let g = slf.get();
         let clock = if g.injected { ", clock=injected" } else { "" };
         let source = g.engine.health().clock_source.name();
+        let (name, mode) = (slf.get_type().name()?, g.engine.mode().name());
         Ok(format!(
-            "{}(mode='{}', clock_source='{source}'{clock})",
-            slf.get_type().name()?,
-            g.engine.mode().name()
+            "{name}(mode='{mode}', clock_source='{source}'{clock})"
         ))
     }
 }
 
-impl Drop for TimeIdGenerator {
-    /// Close with the GIL released, as `close()` does (a Python clock may be read meanwhile).
-    fn drop(&mut self) {
-        let engine = &self.engine;
-        Python::try_attach(|py| py.detach(|| engine.close()));
+crate::generator::shared_methods!(TimeIdGenerator, engine);
+
+impl TimeIdGenerator {
+    fn issue<'py>(&self, py: Python<'py>, form: Form) -> PyResult<Bound<'py, PyAny>> {
+        let u = self.engine.issue_u128(py, self.injected)?;
+        self.engine.to_py(py, u, form)
+    }
+
+    fn try_now(&self) -> polyflake::Result<Option<u128>> {
+        self.engine.try_next()
+    }
+
+    fn id_to_py<'py>(&self, py: Python<'py>, u: u128) -> PyResult<Bound<'py, PyAny>> {
+        self.engine.to_py(py, u, Form::Native)
     }
 }
 
@@ -345,12 +247,11 @@ fn default_id<'py>(
         };
         e.map_err(|e| to_py_err(py, e))
     })?;
-    let u = engine.issue(py, false)?;
+    let u = engine.issue_u128(py, false)?;
     engine.to_py(py, u, form)
 }
 
-/// The module's functions on the process-wide generators: `name: cell, form;` each, with its
-/// doc comment.
+/// The module's functions on the process-wide generators, `name: cell, form;` each.
 macro_rules! default_id_functions {
     ($($(#[doc = $doc:literal])* $name:ident: $cell:ident, $form:ident;)*) => {$(
         $(#[doc = $doc])*
@@ -364,20 +265,17 @@ macro_rules! default_id_functions {
 default_id_functions! {
     /// A UUIDv7 as a stdlib `uuid.UUID`, from the process-wide strict generator.
     uuid7: UUID7, Native;
-    /// A UUIDv7 as its canonical text (36 characters, lower case), from the same generator as
-    /// `uuid7()`.
+    /// A UUIDv7 as its text (36 characters, lower case), from the generator of `uuid7()`.
     uuid7_str: UUID7, Text;
-    /// A UUIDv7 as 16 bytes, big-endian, from the same generator as `uuid7()`.
+    /// A UUIDv7 as 16 bytes, big-endian, from the generator of `uuid7()`.
     uuid7_bytes: UUID7, Bytes;
-    /// A ULID as its 26-character text (Crockford base32, upper case), from the process-wide
-    /// strict generator.
+    /// A ULID as its 26-character text, from the process-wide strict generator.
     ulid: ULID, Native;
-    /// A ULID as 16 bytes, big-endian, from the same generator as `ulid()`.
+    /// A ULID as 16 bytes, big-endian, from the generator of `ulid()`.
     ulid_bytes: ULID, Bytes;
 }
 
-/// A 128-bit ID given as a `uuid.UUID`, 16 big-endian bytes, an int, or text (read by
-/// `parse`, the core's parser of the format).
+/// A 128-bit ID given as a `uuid.UUID`, 16 big-endian bytes, an int, or text (for `parse`).
 fn id128_arg(obj: &Bound<'_, PyAny>, parse: fn(&str) -> polyflake::Result<u128>) -> PyResult<u128> {
     let py = obj.py();
     let bad = |input: String, reason| to_py_err(py, Error::InvalidId { input, reason });
@@ -385,82 +283,60 @@ fn id128_arg(obj: &Bound<'_, PyAny>, parse: fn(&str) -> polyflake::Result<u128>)
         return parse(&text.to_cow()?).map_err(|e| to_py_err(py, e));
     }
     if let Ok(b) = obj.cast::<PyBytes>() {
-        let raw = <[u8; 16]>::try_from(b.as_bytes()).map_err(|_| {
-            bad(
-                format!("{} bytes", b.len().unwrap_or(0)),
-                "a 128-bit ID is 16 bytes",
-            )
-        })?;
+        let len = format!("{} bytes", b.len().unwrap_or(0));
+        let raw = b
+            .as_bytes()
+            .try_into()
+            .map_err(|_| bad(len, "a 128-bit ID is 16 bytes"))?;
         return Ok(u128::from_be_bytes(raw));
     }
     if obj.is_instance(std_uuid(py)?.class.bind(py))? {
         return obj.getattr(intern!(py, "int"))?.extract();
     }
-    let i = int_arg(obj, "id").map_err(|_| {
-        PyTypeError::new_err(format!(
-            "id must be a uuid.UUID, 16 bytes, an int or a str, not {}",
-            type_name(obj)
-        ))
-    })?;
+    let want = "a uuid.UUID, 16 bytes, an int or a str";
+    let i = int_arg(obj, "id").map_err(|_| wrong_type(obj, "id", want))?;
     // int_arg saturates at the i128 range, which the u128 range check below refuses too.
     let wide = obj.extract::<u128>().ok().filter(|_| i >= 0);
-    wide.ok_or_else(|| {
-        bad(
-            obj.str().map_or_else(|_| "?".into(), |s| s.to_string()),
-            "a 128-bit ID is an int from 0 to 2**128 - 1",
-        )
-    })
+    let shown = || obj.str().map_or_else(|_| "?".into(), |s| s.to_string());
+    wide.ok_or_else(|| bad(shown(), "a 128-bit ID is an int from 0 to 2**128 - 1"))
 }
 
 /// Parse a UUID's canonical text (36 characters with hyphens, any case) into a `uuid.UUID`.
 #[pyfunction]
 fn parse_uuid<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let u = polyflake::parse_uuid(&str_arg(text, "text")?).map_err(|e| to_py_err(py, e))?;
+    let u = pf::parse_uuid(&str_arg(text, "text")?).map_err(|e| to_py_err(py, e))?;
     uuid_object(py, u)
 }
 
 /// The canonical text of a UUID (a `uuid.UUID`, 16 bytes, an int, or text to check).
 #[pyfunction]
 fn format_uuid(id: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(polyflake::format_uuid(id128_arg(
-        id,
-        polyflake::parse_uuid,
-    )?))
+    Ok(pf::format_uuid(id128_arg(id, pf::parse_uuid)?))
 }
 
-/// The Unix ms of a UUIDv7 (a `uuid.UUID`, 16 bytes, an int or text); refused
-/// (`InvalidId`) unless its version is 7 and its variant RFC 9562's.
+/// The Unix ms of a UUIDv7 (a `uuid.UUID`, 16 bytes, an int or text).
 #[pyfunction]
 fn uuid7_timestamp_ms(id: &Bound<'_, PyAny>) -> PyResult<i64> {
-    let u = id128_arg(id, polyflake::parse_uuid)?;
-    polyflake::uuid7_timestamp_ms(u).map_err(|e| to_py_err(id.py(), e))
+    pf::uuid7_timestamp_ms(id128_arg(id, pf::parse_uuid)?).map_err(|e| to_py_err(id.py(), e))
 }
 
-/// Parse a ULID's text (Crockford base32, any case, I and L read as 1, O as 0) into its 16
-/// bytes, big-endian.
+/// Parse a ULID's text (Crockford base32, any case) into its 16 bytes, big-endian.
 #[pyfunction]
 fn parse_ulid<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    let u = polyflake::parse_ulid(&str_arg(text, "text")?).map_err(|e| to_py_err(py, e))?;
+    let u = pf::parse_ulid(&str_arg(text, "text")?).map_err(|e| to_py_err(py, e))?;
     Ok(PyBytes::new(py, &u.to_be_bytes()))
 }
 
-/// The canonical text of a ULID (16 bytes, an int, or text to check): 26 characters, upper
-/// case.
+/// The canonical text of a ULID (16 bytes, an int, or text to check).
 #[pyfunction]
 fn format_ulid(id: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(polyflake::format_ulid(id128_arg(
-        id,
-        polyflake::parse_ulid,
-    )?))
+    Ok(pf::format_ulid(id128_arg(id, pf::parse_ulid)?))
 }
 
 /// The Unix ms of a ULID (16 bytes, an int or text).
 #[pyfunction]
 fn ulid_timestamp_ms(id: &Bound<'_, PyAny>) -> PyResult<i64> {
-    Ok(polyflake::ulid_timestamp_ms(id128_arg(
-        id,
-        polyflake::parse_ulid,
-    )?))
+    Ok(pf::ulid_timestamp_ms(id128_arg(id, pf::parse_ulid)?))
 }
 
 /// Add the classes and functions of this module.
@@ -469,16 +345,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyUlidGenerator>()?;
     // The shared base is not public (not in `__all__`), but reachable for the stubs.
     m.setattr("_TimeIdGenerator", m.py().get_type::<TimeIdGenerator>())?;
-    m.add_function(wrap_pyfunction!(uuid7, m)?)?;
-    m.add_function(wrap_pyfunction!(uuid7_str, m)?)?;
-    m.add_function(wrap_pyfunction!(uuid7_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(ulid, m)?)?;
-    m.add_function(wrap_pyfunction!(ulid_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_uuid, m)?)?;
-    m.add_function(wrap_pyfunction!(format_uuid, m)?)?;
-    m.add_function(wrap_pyfunction!(uuid7_timestamp_ms, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_ulid, m)?)?;
-    m.add_function(wrap_pyfunction!(format_ulid, m)?)?;
-    m.add_function(wrap_pyfunction!(ulid_timestamp_ms, m)?)?;
+    add_functions! { m: uuid7, uuid7_str, uuid7_bytes, ulid, ulid_bytes, parse_uuid, format_uuid,
+    uuid7_timestamp_ms, parse_ulid, format_ulid, ulid_timestamp_ms }
     Ok(())
 }

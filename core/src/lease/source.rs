@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use std::ffi::OsString;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
@@ -25,6 +26,51 @@ pub const DEFAULT_ZOOKEEPER_TIMEOUT_MS: u64 = 2_000;
 /// longer than this (its previous holder issued that far in the future, after a clock stepped
 /// ahead) is taken only when no other slot is free (60 s).
 pub const DEFAULT_MAX_GUARD_WAIT_MS: u64 = 60_000;
+
+/// The names of the TLS and authentication fields of both remote stores' options
+/// ([`EtcdLeaseOptions`], [`ZooKeeperLeaseOptions`]), for their `set_credential`: three PEM file
+/// paths, then the user name and its password.
+///
+/// ```
+/// use polyflake::{EtcdLeaseOptions, LEASE_CREDENTIALS};
+/// let mut o = EtcdLeaseOptions::default();
+/// for name in LEASE_CREDENTIALS {
+///     o.set_credential(name, Some(format!("{name}.x").into())).unwrap();
+/// }
+/// assert_eq!(o.key_file.as_deref(), Some(std::path::Path::new("key_file.x")));
+/// assert_eq!(o.password.as_deref(), Some("password.x"));
+/// assert!(o.set_credential("token", None).is_err());
+/// ```
+pub const LEASE_CREDENTIALS: [&str; 5] =
+    ["ca_file", "cert_file", "key_file", "username", "password"];
+
+/// `set_credential` of both remote stores' options (the same field names in both).
+macro_rules! set_credential {
+    () => {
+        /// Set the TLS or authentication field `name` (one of [`LEASE_CREDENTIALS`]; a path for
+        /// the `*_file` ones); `None` leaves it to its environment variable. Another name, or a
+        /// user name or password that is not UTF-8, is [`Error::InvalidArgument`].
+        pub fn set_credential(&mut self, name: &str, value: Option<OsString>) -> Result<()> {
+            let bad = |reason: String| Error::InvalidArgument {
+                name: "credential",
+                reason,
+            };
+            let text = |v: OsString| {
+                v.into_string()
+                    .map_err(|_| bad(format!("{name} is not UTF-8 text")))
+            };
+            match name {
+                "ca_file" => self.ca_file = value.map(PathBuf::from),
+                "cert_file" => self.cert_file = value.map(PathBuf::from),
+                "key_file" => self.key_file = value.map(PathBuf::from),
+                "username" => self.username = value.map(text).transpose()?,
+                "password" => self.password = value.map(text).transpose()?,
+                _ => return Err(bad(format!("{name:?} is not one of {LEASE_CREDENTIALS:?}"))),
+            }
+            Ok(())
+        }
+    };
+}
 
 /// Where a generator's node id comes from. [`crate::Generator::builder`]`(n)` is
 /// `Generator::builder_from(NodeSource::Static(n))`.
@@ -404,6 +450,8 @@ impl std::fmt::Debug for EtcdLeaseOptions {
 }
 
 impl EtcdLeaseOptions {
+    set_credential!();
+
     /// The TLS and authentication fields, as the store clients read them.
     pub(crate) fn credentials(&self) -> CredentialOptions<'_> {
         CredentialOptions {
@@ -517,6 +565,8 @@ impl std::fmt::Debug for ZooKeeperLeaseOptions {
 }
 
 impl ZooKeeperLeaseOptions {
+    set_credential!();
+
     /// Options with these servers (`host:port` each) and every other field at its default.
     pub fn new(ensemble: Vec<String>) -> ZooKeeperLeaseOptions {
         ZooKeeperLeaseOptions {
