@@ -357,31 +357,24 @@ export declare class MonotonicSnowflake {
    */
   constructor(options: SnowflakeOptions & SourceOptions & LeadOptions)
   /**
-   * A generator whose node id is a slot leased from a directory of slot files (one
-   * host, no server): `flock` holds the slot while this process lives, the slot's
-   * high-water mark R is kept ahead of the clock in the background, and calls throw
-   * `LEASE_NOT_READY` until the clock passes what the slot's previous holder may have
-   * issued up to (a new slot: one reserve; see `waitReady`). Throws `NO_FREE_SLOT`
-   * when every slot is held, `ID_SPACE_MISMATCH` when the directory belongs to
-   * another epoch or layout. A deleted slot file or directory loses the lease
-   * (`LEASE_LOST`). `close()` frees the slot early.
+   * A generator on a slot leased from a directory of slot files (one host): `flock`
+   * holds the slot while this process lives; calls throw `LEASE_NOT_READY` until the
+   * clock passes what the slot's previous holder may have issued (see `waitReady`).
+   * Throws `NO_FREE_SLOT` when every slot is held, `ID_SPACE_MISMATCH` for another
+   * epoch or layout; a deleted slot file loses the lease (`LEASE_LOST`).
    */
   static fromFileLease(options: FileLeaseOptions & SourceOptions & LeadOptions): MonotonicSnowflake
   /**
-   * A generator whose node id is a slot leased from an etcd v3 cluster (a fleet): the
-   * slot key is attached to an etcd lease kept alive in the background; a lost lease
-   * stops it at once (`LEASE_LOST`), an unreachable store lets it issue only up to R
-   * (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
-   * `connectTimeoutMs` per request).
+   * A generator on a slot leased from an etcd v3 cluster: a lost lease stops it at once
+   * (`LEASE_LOST`), an unreachable store lets it issue only up to its high-water mark
+   * (`LEASE_EXPIRED`). Connecting blocks (up to `connectTimeoutMs` per request).
    */
   static fromEtcd(options: EtcdOptions & SourceOptions & LeadOptions): MonotonicSnowflake
   /**
-   * A generator whose node id is a slot leased from a ZooKeeper ensemble (3.5 or
-   * later): the slot is an ephemeral znode `{prefix}/slot/NNNN` of this client's
-   * session, R a persistent znode `{prefix}/hwm/NNNN`; an expired session or a deleted
-   * slot znode stops it at once (`LEASE_LOST`), a lost connection lets it issue only
-   * up to R (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
-   * `connectTimeoutMs`).
+   * A generator on a slot leased from a ZooKeeper ensemble (3.5 or later): an expired
+   * session or a deleted slot znode stops it at once (`LEASE_LOST`), a lost connection
+   * lets it issue only up to its high-water mark (`LEASE_EXPIRED`). Connecting blocks
+   * (up to `connectTimeoutMs`).
    */
   static fromZooKeeper(options: ZooKeeperOptions & SourceOptions & LeadOptions): MonotonicSnowflake
   /** A generator whose node id is the decimal integer in an environment variable. */
@@ -442,20 +435,17 @@ export declare class MonotonicSnowflake {
    */
   healthSamples(): Array<HealthSample>
   /**
-   * Block the calling thread until the restart guard has passed (a leased slot's
-   * previous holder may have issued up to a time this clock has not reached; a new
-   * slot waits one reserve), at most `timeoutMs` (default
-   * `DEFAULT_MAX_GUARD_WAIT_MS`). Returns at once when nothing needs waiting for;
-   * throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
-   * once. Blocking is meant (an async form is for later): call it at startup.
+   * Block the calling thread until the restart guard has passed, at most `timeoutMs`
+   * (default `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
+   * Throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
+   * once. Meant for startup.
    */
   waitReady(timeoutMs?: number | bigint): void
   /**
-   * Give the generator up now: a leased slot is freed at once (its high-water mark
-   * stays, lowered to the last millisecond really issued, so a successor waits only
-   * past that). Every later call but `decode`, `health` and the getters throws
-   * `GENERATOR_CLOSED`. Closing twice is fine. Without `close()` the slot is freed
-   * when the generator is garbage collected or the process exits.
+   * Give the generator up now: a leased slot is freed at once (a successor waits only
+   * past the last millisecond really issued). Every later call but `decode`, `health`
+   * and the getters throws `GENERATOR_CLOSED`; closing twice is fine. Without it the
+   * slot is freed when the generator is collected or the process exits.
    */
   close(): void
   /** True once `close()` was called. */
@@ -501,31 +491,24 @@ export declare class Snowflake {
    */
   constructor(options: SnowflakeOptions & SourceOptions)
   /**
-   * A generator whose node id is a slot leased from a directory of slot files (one
-   * host, no server): `flock` holds the slot while this process lives, the slot's
-   * high-water mark R is kept ahead of the clock in the background, and calls throw
-   * `LEASE_NOT_READY` until the clock passes what the slot's previous holder may have
-   * issued up to (a new slot: one reserve; see `waitReady`). Throws `NO_FREE_SLOT`
-   * when every slot is held, `ID_SPACE_MISMATCH` when the directory belongs to
-   * another epoch or layout. A deleted slot file or directory loses the lease
-   * (`LEASE_LOST`). `close()` frees the slot early.
+   * A generator on a slot leased from a directory of slot files (one host): `flock`
+   * holds the slot while this process lives; calls throw `LEASE_NOT_READY` until the
+   * clock passes what the slot's previous holder may have issued (see `waitReady`).
+   * Throws `NO_FREE_SLOT` when every slot is held, `ID_SPACE_MISMATCH` for another
+   * epoch or layout; a deleted slot file loses the lease (`LEASE_LOST`).
    */
   static fromFileLease(options: FileLeaseOptions & SourceOptions): Snowflake
   /**
-   * A generator whose node id is a slot leased from an etcd v3 cluster (a fleet): the
-   * slot key is attached to an etcd lease kept alive in the background; a lost lease
-   * stops it at once (`LEASE_LOST`), an unreachable store lets it issue only up to R
-   * (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
-   * `connectTimeoutMs` per request).
+   * A generator on a slot leased from an etcd v3 cluster: a lost lease stops it at once
+   * (`LEASE_LOST`), an unreachable store lets it issue only up to its high-water mark
+   * (`LEASE_EXPIRED`). Connecting blocks (up to `connectTimeoutMs` per request).
    */
   static fromEtcd(options: EtcdOptions & SourceOptions): Snowflake
   /**
-   * A generator whose node id is a slot leased from a ZooKeeper ensemble (3.5 or
-   * later): the slot is an ephemeral znode `{prefix}/slot/NNNN` of this client's
-   * session, R a persistent znode `{prefix}/hwm/NNNN`; an expired session or a deleted
-   * slot znode stops it at once (`LEASE_LOST`), a lost connection lets it issue only
-   * up to R (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
-   * `connectTimeoutMs`).
+   * A generator on a slot leased from a ZooKeeper ensemble (3.5 or later): an expired
+   * session or a deleted slot znode stops it at once (`LEASE_LOST`), a lost connection
+   * lets it issue only up to its high-water mark (`LEASE_EXPIRED`). Connecting blocks
+   * (up to `connectTimeoutMs`).
    */
   static fromZooKeeper(options: ZooKeeperOptions & SourceOptions): Snowflake
   /** A generator whose node id is the decimal integer in an environment variable. */
@@ -586,20 +569,17 @@ export declare class Snowflake {
    */
   healthSamples(): Array<HealthSample>
   /**
-   * Block the calling thread until the restart guard has passed (a leased slot's
-   * previous holder may have issued up to a time this clock has not reached; a new
-   * slot waits one reserve), at most `timeoutMs` (default
-   * `DEFAULT_MAX_GUARD_WAIT_MS`). Returns at once when nothing needs waiting for;
-   * throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
-   * once. Blocking is meant (an async form is for later): call it at startup.
+   * Block the calling thread until the restart guard has passed, at most `timeoutMs`
+   * (default `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
+   * Throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
+   * once. Meant for startup.
    */
   waitReady(timeoutMs?: number | bigint): void
   /**
-   * Give the generator up now: a leased slot is freed at once (its high-water mark
-   * stays, lowered to the last millisecond really issued, so a successor waits only
-   * past that). Every later call but `decode`, `health` and the getters throws
-   * `GENERATOR_CLOSED`. Closing twice is fine. Without `close()` the slot is freed
-   * when the generator is garbage collected or the process exits.
+   * Give the generator up now: a leased slot is freed at once (a successor waits only
+   * past the last millisecond really issued). Every later call but `decode`, `health`
+   * and the getters throws `GENERATOR_CLOSED`; closing twice is fine. Without it the
+   * slot is freed when the generator is collected or the process exits.
    */
   close(): void
   /** True once `close()` was called. */

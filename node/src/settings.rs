@@ -61,8 +61,20 @@ macro_rules! apply {
 }
 pub(crate) use apply;
 
-/// Refuse any key of `options` that is not in `allowed` (`what` names the call).
+/// Refuse `options` unless it is an object (`what` names the call).
+pub(crate) fn object(options: Val, what: &str) -> FResult<()> {
+    if options.is_object()? {
+        return Ok(());
+    }
+    let got = options.describe();
+    Err(Fail::Type(format!(
+        "{what} takes an options object, got {got}"
+    )))
+}
+
+/// Refuse `options` unless it is an object whose keys are all in `allowed`.
 pub(crate) fn only_keys(options: Val, what: &str, allowed: &[&str]) -> FResult<()> {
+    object(options, what)?;
     match options
         .keys()?
         .into_iter()
@@ -73,6 +85,14 @@ pub(crate) fn only_keys(options: Val, what: &str, allowed: &[&str]) -> FResult<(
             allowed.join(", ")
         ))),
         None => Ok(()),
+    }
+}
+
+/// An integer, or `None` for `null` (no bound).
+fn or_null<T: TryFrom<i128>>(v: Val, name: &str) -> FResult<Option<T>> {
+    match v.ty()? {
+        Ty::Null => Ok(None),
+        _ => narrow(v, name).map(Some),
     }
 }
 
@@ -94,30 +114,28 @@ pub(crate) fn keys(mode: Mode) -> Vec<&'static str> {
 /// Read the shared settings of `options`, whose keys were checked against [`keys`] (a leased
 /// generator takes no clock function: its background thread reads the clock too).
 pub(crate) fn read(env: Env, options: Val, leased: bool) -> FResult<Settings> {
-    let mut s = Settings::default();
-    if let Some(v) = options.get_opt("maxWaitMs")? {
-        s.max_wait_ms = Some(f64_arg(v, "maxWaitMs")?);
-    }
-    // null: no bound (the default).
-    if let Some(v) = options.get_opt("maxLeadMs")? {
-        if v.ty()? != Ty::Null {
-            s.max_lead_ms = Some(narrow(v, "maxLeadMs")?);
-        }
-    }
-    if let Some(v) = options.get_opt("maxForwardStepMs")? {
-        let off = v.ty()? == Ty::Null;
-        s.max_forward_step_ms = Some(if off {
-            None
-        } else {
-            Some(narrow(v, "maxForwardStepMs")?)
-        });
-    }
-    if let Some(v) = options.get_opt("forwardConfirmMs")? {
-        s.forward_confirm_ms = Some(narrow(v, "forwardConfirmMs")?);
-    }
-    if let Some(v) = options.get_opt("clockSource")? {
-        s.clock_source = Some(source(v, "clockSource")?);
-    }
+    let (mut s, o) = (Settings::default(), options);
+    o.read(
+        "maxWaitMs",
+        |v, k| f64_arg(v, k).map(Some),
+        &mut s.max_wait_ms,
+    )?;
+    o.read("maxLeadMs", or_null, &mut s.max_lead_ms)?;
+    o.read(
+        "maxForwardStepMs",
+        |v, k| or_null(v, k).map(Some),
+        &mut s.max_forward_step_ms,
+    )?;
+    o.read(
+        "forwardConfirmMs",
+        |v, k| narrow(v, k).map(Some),
+        &mut s.forward_confirm_ms,
+    )?;
+    o.read(
+        "clockSource",
+        |v, k| source(v, k).map(Some),
+        &mut s.clock_source,
+    )?;
     let Some(v) = options.get_opt("clock")? else {
         return Ok(s);
     };
