@@ -321,6 +321,8 @@ export declare class Layout {
 export declare class ManualClock {
   /** A clock reading `startMs` (Unix milliseconds, a safe-integer Number or a bigint). */
   constructor(startMs: number | bigint)
+  /** The current reading in Unix milliseconds. */
+  now(): number
   /**
    * STEP the wall reading to `ms` (backwards is a rewind, forwards a forward step); elapsed
    * time does not move (use `elapse` for time passing).
@@ -340,8 +342,6 @@ export declare class ManualClock {
    * before making a generator on the clock.
    */
   setTickMs(tickMs: number | bigint): void
-  /** The current reading in Unix milliseconds. */
-  now(): number
 }
 
 /**
@@ -351,6 +351,32 @@ export declare class ManualClock {
  * made. `maxLeadMs` bounds how far ahead it may run.
  */
 export declare class MonotonicSnowflake {
+  /**
+   * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+   */
+  nextId(): bigint
+  /**
+   * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
+   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+   */
+  tryNextId(): bigint | null
+  /**
+   * One ID as a Promise that never blocks the event loop: settled at once when no
+   * wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
+   * A refusal rejects with the error `nextId()` would throw.
+   */
+  nextIdAsync(): Promise<bigint>
+  /**
+   * A snapshot of this generator's state, counters and lease if any (reads the clock
+   * once; status `'closed'` after `close()`; `nodeId` 0 where there is none).
+   */
+  health(): Health
+  /**
+   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
+   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+   */
+  healthSamples(): Array<HealthSample>
   /**
    * A generator with a given node id. Throws a `RangeError` with a `code` for bad
    * settings.
@@ -390,22 +416,6 @@ export declare class MonotonicSnowflake {
    * and the host part fits the node field (a /22 or narrower with 10 node bits).
    */
   static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions & LeadOptions): MonotonicSnowflake
-  /**
-   * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
-   */
-  nextId(): bigint
-  /**
-   * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
-   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
-   */
-  tryNextId(): bigint | null
-  /**
-   * One ID as a Promise that never blocks the event loop: settled at once when no
-   * wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
-   * A refusal rejects with the error `nextId()` would throw.
-   */
-  nextIdAsync(): Promise<bigint>
   /** One ID as a decimal string (for JSON). */
   nextIdString(): string
   /**
@@ -424,16 +434,6 @@ export declare class MonotonicSnowflake {
   decode(id: bigint | string): DecodedId
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
   static decode(id: bigint | string): DecodedId
-  /**
-   * A snapshot of this generator's state, counters and lease (reads the clock once;
-   * status `'closed'` after `close()`).
-   */
-  health(): Health
-  /**
-   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
-   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
-   */
-  healthSamples(): Array<HealthSample>
   /**
    * Block the calling thread until the restart guard has passed, at most `timeoutMs`
    * (default `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
@@ -486,6 +486,32 @@ export declare class ScriptedClock {
  */
 export declare class Snowflake {
   /**
+   * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+   */
+  nextId(): bigint
+  /**
+   * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
+   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+   */
+  tryNextId(): bigint | null
+  /**
+   * One ID as a Promise that never blocks the event loop: settled at once when no
+   * wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
+   * A refusal rejects with the error `nextId()` would throw.
+   */
+  nextIdAsync(): Promise<bigint>
+  /**
+   * A snapshot of this generator's state, counters and lease if any (reads the clock
+   * once; status `'closed'` after `close()`; `nodeId` 0 where there is none).
+   */
+  health(): Health
+  /**
+   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
+   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+   */
+  healthSamples(): Array<HealthSample>
+  /**
    * A generator with a given node id. Throws a `RangeError` with a `code` for bad
    * settings.
    */
@@ -524,22 +550,6 @@ export declare class Snowflake {
    * and the host part fits the node field (a /22 or narrower with 10 node bits).
    */
   static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions): Snowflake
-  /**
-   * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
-   */
-  nextId(): bigint
-  /**
-   * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
-   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
-   */
-  tryNextId(): bigint | null
-  /**
-   * One ID as a Promise that never blocks the event loop: settled at once when no
-   * wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
-   * A refusal rejects with the error `nextId()` would throw.
-   */
-  nextIdAsync(): Promise<bigint>
   /** One ID as a decimal string (for JSON). */
   nextIdString(): string
   /**
@@ -558,16 +568,6 @@ export declare class Snowflake {
   decode(id: bigint | string): DecodedId
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
   static decode(id: bigint | string): DecodedId
-  /**
-   * A snapshot of this generator's state, counters and lease (reads the clock once;
-   * status `'closed'` after `close()`).
-   */
-  health(): Health
-  /**
-   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
-   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
-   */
-  healthSamples(): Array<HealthSample>
   /**
    * Block the calling thread until the restart guard has passed, at most `timeoutMs`
    * (default `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
@@ -608,26 +608,39 @@ export declare class Snowflake {
  */
 export declare class UlidGenerator {
   /**
+   * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+   */
+  nextId(): string
+  /**
+   * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
+   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+   */
+  tryNextId(): string | null
+  /**
+   * One ID as a Promise that never blocks the event loop: settled at once when no
+   * wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
+   * A refusal rejects with the error `nextId()` would throw.
+   */
+  nextIdAsync(): Promise<string>
+  /**
+   * A snapshot of this generator's state, counters and lease if any (reads the clock
+   * once; status `'closed'` after `close()`; `nodeId` 0 where there is none).
+   */
+  health(): Health
+  /**
+   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
+   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+   */
+  healthSamples(): Array<HealthSample>
+  /**
    * A generator with explicit settings (all optional): `mode` (`'strict'`, the
    * default, or `'monotonic'`), `maxWaitMs`, `maxLeadMs` (monotonic),
    * `maxForwardStepMs`, `forwardConfirmMs`, `clock`, `clockSource`.
    */
   constructor(options?: TimeIdOptions)
-  /**
-   * One ID as its text. Strict mode may block the thread: at most
-   * `max(maxWaitMs, 1)` ms on a spent millisecond (32,768 IDs), at most `maxWaitMs`
-   * on a small rewind (see `nextIdAsync`).
-   */
-  nextId(): string
   /** One ID as 16 bytes, big-endian (the byte order a database's `uuid` sorts by). */
   nextIdBuffer(): Buffer
-  /** One ID if that needs no wait; `null` where `nextId()` would sleep. */
-  tryNextId(): string | null
-  /**
-   * One ID as a Promise that never blocks the event loop: settled at once when no
-   * wait is needed, otherwise the wait runs on the libuv thread pool.
-   */
-  nextIdAsync(): Promise<string>
   /**
    * `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
    * issues none). Strict mode blocks through every millisecond it fills.
@@ -641,13 +654,6 @@ export declare class UlidGenerator {
    * once; one that must wait is filled on the libuv thread pool.
    */
   nextIdsAsync(count: number | bigint): Promise<Buffer>
-  /**
-   * A snapshot of the generator's state and counters (reads the clock once; status
-   * `'closed'` after `close()`; `nodeId` is 0: these formats have none).
-   */
-  health(): Health
-  /** The health snapshot as metric samples (see `healthMetrics()`). */
-  healthSamples(): Array<HealthSample>
   /** Stop issuing for good: later calls throw `GENERATOR_CLOSED`. */
   close(): void
   /** `'strict'` or `'monotonic'`. */
@@ -662,26 +668,39 @@ export declare class UlidGenerator {
  */
 export declare class Uuid7Generator {
   /**
+   * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+   */
+  nextId(): string
+  /**
+   * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
+   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+   */
+  tryNextId(): string | null
+  /**
+   * One ID as a Promise that never blocks the event loop: settled at once when no
+   * wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
+   * A refusal rejects with the error `nextId()` would throw.
+   */
+  nextIdAsync(): Promise<string>
+  /**
+   * A snapshot of this generator's state, counters and lease if any (reads the clock
+   * once; status `'closed'` after `close()`; `nodeId` 0 where there is none).
+   */
+  health(): Health
+  /**
+   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
+   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+   */
+  healthSamples(): Array<HealthSample>
+  /**
    * A generator with explicit settings (all optional): `mode` (`'strict'`, the
    * default, or `'monotonic'`), `maxWaitMs`, `maxLeadMs` (monotonic),
    * `maxForwardStepMs`, `forwardConfirmMs`, `clock`, `clockSource`.
    */
   constructor(options?: TimeIdOptions)
-  /**
-   * One ID as its text. Strict mode may block the thread: at most
-   * `max(maxWaitMs, 1)` ms on a spent millisecond (32,768 IDs), at most `maxWaitMs`
-   * on a small rewind (see `nextIdAsync`).
-   */
-  nextId(): string
   /** One ID as 16 bytes, big-endian (the byte order a database's `uuid` sorts by). */
   nextIdBuffer(): Buffer
-  /** One ID if that needs no wait; `null` where `nextId()` would sleep. */
-  tryNextId(): string | null
-  /**
-   * One ID as a Promise that never blocks the event loop: settled at once when no
-   * wait is needed, otherwise the wait runs on the libuv thread pool.
-   */
-  nextIdAsync(): Promise<string>
   /**
    * `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
    * issues none). Strict mode blocks through every millisecond it fills.
@@ -695,13 +714,6 @@ export declare class Uuid7Generator {
    * once; one that must wait is filled on the libuv thread pool.
    */
   nextIdsAsync(count: number | bigint): Promise<Buffer>
-  /**
-   * A snapshot of the generator's state and counters (reads the clock once; status
-   * `'closed'` after `close()`; `nodeId` is 0: these formats have none).
-   */
-  health(): Health
-  /** The health snapshot as metric samples (see `healthMetrics()`). */
-  healthSamples(): Array<HealthSample>
   /** Stop issuing for good: later calls throw `GENERATOR_CLOSED`. */
   close(): void
   /** `'strict'` or `'monotonic'`. */

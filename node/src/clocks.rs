@@ -10,9 +10,6 @@ use std::ptr;
 use std::sync::Arc;
 use std::thread::{self, ThreadId};
 
-/// A method of the core's manual clock that moves it.
-type Step<T> = fn(&polyflake::ManualClock, T);
-
 /// A clock that only moves when told to (for tests and simulations). Pass it as the `clock`
 /// option; keep the object to move the time the generator reads.
 #[napi]
@@ -33,50 +30,44 @@ impl ManualClock {
         })
     }
 
-    /// STEP the wall reading to `ms` (backwards is a rewind, forwards a forward step); elapsed
-    /// time does not move (use `elapse` for time passing).
-    #[napi(ts_args_type = "ms: number | bigint")]
-    pub fn set(&self, env: Env, ms: Unknown<'_>) -> Result<()> {
-        self.with(env, ms, "ms", polyflake::ManualClock::set)
-    }
-
-    /// STEP the wall reading by `deltaMs` (negative moves it back); elapsed time does not move.
-    #[napi(ts_args_type = "deltaMs: number | bigint")]
-    pub fn advance(&self, env: Env, delta_ms: Unknown<'_>) -> Result<()> {
-        self.with(env, delta_ms, "deltaMs", polyflake::ManualClock::advance)
-    }
-
-    /// Let `ms` (>= 0) milliseconds pass: the wall reading and elapsed time (the boot clock,
-    /// which counts a suspend) both move, so it is never mistaken for a forward step.
-    #[napi(ts_args_type = "ms: number | bigint")]
-    pub fn elapse(&self, env: Env, ms: Unknown<'_>) -> Result<()> {
-        self.with(env, ms, "ms", polyflake::ManualClock::elapse)
-    }
-
-    /// Model a tick-based coarse reading (for tests of `clockSource: 'coarse'`): from now on the
-    /// coarse reading is the wall reading rounded down to a multiple of `tickMs`, lagging it by
-    /// up to `tickMs - 1`, as `CLOCK_REALTIME_COARSE` does (default 1: coarse = precise). Set it
-    /// before making a generator on the clock.
-    #[napi(ts_args_type = "tickMs: number | bigint")]
-    pub fn set_tick_ms(&self, env: Env, tick_ms: Unknown<'_>) -> Result<()> {
-        self.with(env, tick_ms, "tickMs", polyflake::ManualClock::set_tick_ms)
-    }
-
     /// The current reading in Unix milliseconds.
     #[napi]
     pub fn now(&self) -> i64 {
         self.inner.get()
     }
+}
 
-    /// Call `f` on the clock with the integer argument `v` (`name` names it in messages).
-    fn with<T>(&self, env: Env, v: Unknown<'_>, name: &str, f: Step<T>) -> Result<()>
-    where
-        T: TryFrom<i128>,
-    {
-        guard(env.raw(), || {
-            narrow(Val::of(env, &v), name).map(|x| f(&self.inner, x))
-        })
-    }
+/// The methods that move a manual clock, each calling the core's method of the same name with
+/// its one integer argument (named by the first literal; the second is its TypeScript).
+macro_rules! clock_steps {
+    ($($(#[doc = $doc:tt])* $name:ident($arg:literal, $ts:literal);)*) => {
+        #[napi]
+        impl ManualClock {
+            $(
+                $(#[doc = $doc])*
+                #[napi(ts_args_type = $ts)]
+                pub fn $name(&self, env: Env, v: Unknown<'_>) -> Result<()> {
+                    guard(env.raw(), || narrow(Val::of(env, &v), $arg).map(|x| self.inner.$name(x)))
+                }
+            )*
+        }
+    };
+}
+
+clock_steps! {
+    #[doc = " STEP the wall reading to `ms` (backwards is a rewind, forwards a forward step); elapsed"]
+    #[doc = " time does not move (use `elapse` for time passing)."]
+    set("ms", "ms: number | bigint");
+    #[doc = " STEP the wall reading by `deltaMs` (negative moves it back); elapsed time does not move."]
+    advance("deltaMs", "deltaMs: number | bigint");
+    #[doc = " Let `ms` (>= 0) milliseconds pass: the wall reading and elapsed time (the boot clock,"]
+    #[doc = " which counts a suspend) both move, so it is never mistaken for a forward step."]
+    elapse("ms", "ms: number | bigint");
+    #[doc = " Model a tick-based coarse reading (for tests of `clockSource: 'coarse'`): from now on the"]
+    #[doc = " coarse reading is the wall reading rounded down to a multiple of `tickMs`, lagging it by"]
+    #[doc = " up to `tickMs - 1`, as `CLOCK_REALTIME_COARSE` does (default 1: coarse = precise). Set it"]
+    #[doc = " before making a generator on the clock."]
+    set_tick_ms("tickMs", "tickMs: number | bigint");
 }
 
 /// A clock that returns prepared readings in order, then ticks forward 1 ms per read: for making

@@ -9,7 +9,7 @@ use crate::errors::{guard, js_value, Result};
 use crate::fast::{self, install, method, Cell, Raw, Shared};
 use crate::js::{count_arg, string_arg, Fail, Ty, Val};
 use crate::metrics::samples;
-use crate::pool::{self, bodies, next_id, next_id_async, try_next_id, Issue};
+use crate::pool::{self, bodies, issue_methods, Issue};
 use crate::settings::{self, apply, only_keys, FResult};
 use napi::bindgen_prelude::{Env, Object, This, Unknown};
 use napi::{sys, JsValue};
@@ -90,16 +90,6 @@ fn make<F: Format>(env: Env, options: Val) -> FResult<Cell<F>> {
     })
 }
 
-/// IDs as one Buffer, 16 bytes big-endian each.
-fn bytes(env: sys::napi_env, ids: &[u128]) -> FResult<Val> {
-    Val::buffer(env, ids.len() * 16, |out| {
-        for (chunk, id) in out.chunks_exact_mut(16).zip(ids) {
-            chunk.copy_from_slice(&id.to_be_bytes());
-        }
-        Ok(())
-    })
-}
-
 /// An ID argument: its text, or 16 bytes big-endian in a Uint8Array (a Buffer).
 fn id_arg<F: Format>(v: Val) -> FResult<u128> {
     if v.ty()? == Ty::String {
@@ -121,7 +111,7 @@ fn id_arg<F: Format>(v: Val) -> FResult<u128> {
 }
 
 fn next_id_buffer<F: Format>(env: sys::napi_env, c: &Shared<F>) -> Raw {
-    Ok(bytes(env, &[c.g.next()?])?.raw)
+    Ok(Val::bytes_of(env, &[c.g.next()?])?.raw)
 }
 
 /// A batch of `count` from `c`, into `out`'s shape.
@@ -148,13 +138,13 @@ fn ids_async<F: Format>(env: sys::napi_env, c: &Shared<F>, count: Val) -> FResul
     let fast = || {
         let mut ids = vec![0u128; n];
         let done = c.g.try_fill(&mut ids)?;
-        done.then(|| bytes(env, &ids)).transpose()
+        done.then(|| Val::bytes_of(env, &ids)).transpose()
     };
     let work = move |g: &F| {
         let mut ids = vec![0u128; n];
         g.fill(&mut ids).map(|()| ids)
     };
-    let out = |env, ids: Vec<u128>| bytes(env, &ids);
+    let out = |env, ids: Vec<u128>| Val::bytes_of(env, &ids);
     pool::promise(env, c, fast, work, out)
 }
 
@@ -166,6 +156,8 @@ macro_rules! format_class {
         pub struct $name {
             cell: Shared<$core>,
         }
+
+        issue_methods!($name, "string", "string | null", "Promise<string>");
 
         #[napi]
         impl $name {
@@ -182,38 +174,17 @@ macro_rules! format_class {
                 })
             }
 
-            /// One ID as its text. Strict mode may block the thread: at most
-            /// `max(maxWaitMs, 1)` ms on a spent millisecond (32,768 IDs), at most `maxWaitMs`
-            /// on a small rewind (see `nextIdAsync`).
-            #[napi(ts_return_type = "string")]
-            pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, next_id)
-            }
-
             /// One ID as 16 bytes, big-endian (the byte order a database's `uuid` sorts by).
             #[napi(ts_return_type = "Buffer")]
             pub fn next_id_buffer<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
                 method(env, &self.cell, next_id_buffer)
             }
 
-            /// One ID if that needs no wait; `null` where `nextId()` would sleep.
-            #[napi(ts_return_type = "string | null")]
-            pub fn try_next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, try_next_id)
-            }
-
-            /// One ID as a Promise that never blocks the event loop: settled at once when no
-            /// wait is needed, otherwise the wait runs on the libuv thread pool.
-            #[napi(ts_return_type = "Promise<string>")]
-            pub fn next_id_async<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, next_id_async)
-            }
-
             /// `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
             /// issues none). Strict mode blocks through every millisecond it fills.
             #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Buffer")]
             pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
-                js_value(env, |raw| batch(raw, &self.cell, Val::of(*env, &count), bytes))
+                js_value(env, |raw| batch(raw, &self.cell, Val::of(*env, &count), Val::bytes_of))
             }
 
             /// `count` increasing IDs as an array of strings.
@@ -228,19 +199,6 @@ macro_rules! format_class {
             #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Promise<Buffer>")]
             pub fn next_ids_async<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
                 js_value(env, |raw| ids_async(raw, &self.cell, Val::of(*env, &count)))
-            }
-
-            /// A snapshot of the generator's state and counters (reads the clock once; status
-            /// `'closed'` after `close()`; `nodeId` is 0: these formats have none).
-            #[napi(ts_return_type = "Health")]
-            pub fn health<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                js_value(env, |raw| Val::record(raw, &self.cell.g.health().fields()))
-            }
-
-            /// The health snapshot as metric samples (see `healthMetrics()`).
-            #[napi(ts_return_type = "Array<HealthSample>")]
-            pub fn health_samples<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                js_value(env, |raw| samples(raw, &self.cell.g.health()))
             }
 
             /// Stop issuing for good: later calls throw `GENERATOR_CLOSED`.
@@ -292,25 +250,6 @@ fn next_shared<F: Format>(env: sys::napi_env) -> Raw {
     Ok(F::js(env, g.next()?)?.raw)
 }
 
-/// [`next_shared`] as a napi-rs function's value.
-fn shared<F: Format>(env: Env) -> Result<Unknown<'static>> {
-    let raw = env.raw();
-    guard(raw, || Ok(Val::new(raw, next_shared::<F>(raw)?).unknown()))
-}
-
-/// One UUIDv7 as text, from a process-wide strict generator made on first use (shared by
-/// every worker thread). For explicit settings, Buffers or batches use a `Uuid7Generator`.
-#[napi(ts_return_type = "string")]
-pub fn uuid7(env: Env) -> Result<Unknown<'static>> {
-    shared::<polyflake::Uuid7Generator>(env)
-}
-
-/// One ULID as text, from a process-wide strict generator made on first use.
-#[napi(ts_return_type = "string")]
-pub fn ulid(env: Env) -> Result<Unknown<'static>> {
-    shared::<polyflake::UlidGenerator>(env)
-}
-
 unsafe extern "C" fn shared_callback<F: Format>(
     env: sys::napi_env,
     _info: sys::napi_callback_info,
@@ -338,57 +277,65 @@ pub fn bind_module_functions(env: Env, exports: Object<'_>) -> Result<()> {
     })
 }
 
-/// A UUID's text (36 characters, hex digits in any case) as 16 bytes, big-endian.
-#[napi(ts_args_type = "text: string", ts_return_type = "Buffer")]
-pub fn parse_uuid(env: Env, text: Unknown<'_>) -> Result<Unknown<'static>> {
-    parse::<polyflake::Uuid7Generator>(env, text)
+/// The module functions of one format, each with its docs: one ID of the process-wide
+/// generator (the napi-rs form, replaced at load by `bind_module_functions`), text to bytes,
+/// canonical text, and the timestamp.
+macro_rules! format_functions {
+    ($core:ty, $(#[doc = $d1:tt])* $next:ident, $(#[doc = $d2:tt])* $parse:ident,
+     $(#[doc = $d3:tt])* $format:ident, $(#[doc = $d4:tt])* $ts:ident) => {
+        $(#[doc = $d1])*
+        #[napi(ts_return_type = "string")]
+        pub fn $next(env: Env) -> Result<Unknown<'static>> {
+            let raw = env.raw();
+            guard(raw, || Ok(Val::new(raw, next_shared::<$core>(raw)?).unknown()))
+        }
+
+        $(#[doc = $d2])*
+        #[napi(ts_args_type = "text: string", ts_return_type = "Buffer")]
+        pub fn $parse(env: Env, text: Unknown<'_>) -> Result<Unknown<'static>> {
+            let raw = env.raw();
+            guard(raw, || {
+                let id = <$core>::parse(&string_arg(Val::of(env, &text), "text")?)?;
+                Ok(Val::bytes_of(raw, &[id])?.unknown())
+            })
+        }
+
+        $(#[doc = $d3])*
+        #[napi(ts_args_type = "id: Uint8Array | string")]
+        pub fn $format(env: Env, id: Unknown<'_>) -> Result<String> {
+            guard(env.raw(), || Ok(<$core>::text(id_arg::<$core>(Val::of(env, &id))?)))
+        }
+
+        $(#[doc = $d4])*
+        #[napi(ts_args_type = "id: string | Uint8Array")]
+        pub fn $ts(env: Env, id: Unknown<'_>) -> Result<f64> {
+            // 48 bits: exact as a Number.
+            guard(env.raw(), || Ok(<$core>::timestamp_ms(id_arg::<$core>(Val::of(env, &id))?)? as f64))
+        }
+    };
 }
 
-/// A ULID's text (26 characters of Crockford base32, any case) as 16 bytes, big-endian.
-#[napi(ts_args_type = "text: string", ts_return_type = "Buffer")]
-pub fn parse_ulid(env: Env, text: Unknown<'_>) -> Result<Unknown<'static>> {
-    parse::<polyflake::UlidGenerator>(env, text)
+format_functions! {
+    polyflake::Uuid7Generator,
+    #[doc = " One UUIDv7 as text, from a process-wide strict generator made on first use (shared by"]
+    #[doc = " every worker thread). For explicit settings, Buffers or batches use a `Uuid7Generator`."]
+    uuid7,
+    #[doc = " A UUID's text (36 characters, hex digits in any case) as 16 bytes, big-endian."]
+    parse_uuid,
+    #[doc = " A UUID (16 bytes, or text in any case) as its canonical text: lower-case, hyphenated."]
+    format_uuid,
+    #[doc = " The Unix ms of a UUID version 7 (text or 16 bytes); `INVALID_ID` unless it is version 7."]
+    uuid7_timestamp_ms
 }
 
-fn parse<F: Format>(env: Env, text: Unknown<'_>) -> Result<Unknown<'static>> {
-    let raw = env.raw();
-    guard(raw, || {
-        let id = F::parse(&string_arg(Val::of(env, &text), "text")?)?;
-        Ok(bytes(raw, &[id])?.unknown())
-    })
-}
-
-/// A UUID (16 bytes, or text in any case) as its canonical text: lower-case, hyphenated.
-#[napi(ts_args_type = "id: Uint8Array | string")]
-pub fn format_uuid(env: Env, id: Unknown<'_>) -> Result<String> {
-    format::<polyflake::Uuid7Generator>(env, id)
-}
-
-/// A ULID (16 bytes, or text in any case) as its canonical text: upper-case Crockford base32.
-#[napi(ts_args_type = "id: Uint8Array | string")]
-pub fn format_ulid(env: Env, id: Unknown<'_>) -> Result<String> {
-    format::<polyflake::UlidGenerator>(env, id)
-}
-
-fn format<F: Format>(env: Env, id: Unknown<'_>) -> Result<String> {
-    guard(env.raw(), || Ok(F::text(id_arg::<F>(Val::of(env, &id))?)))
-}
-
-/// The Unix ms of a UUID version 7 (text or 16 bytes); `INVALID_ID` unless it is version 7.
-#[napi(ts_args_type = "id: string | Uint8Array")]
-pub fn uuid7_timestamp_ms(env: Env, id: Unknown<'_>) -> Result<f64> {
-    timestamp::<polyflake::Uuid7Generator>(env, id)
-}
-
-/// The Unix ms of a ULID (text or 16 bytes).
-#[napi(ts_args_type = "id: string | Uint8Array")]
-pub fn ulid_timestamp_ms(env: Env, id: Unknown<'_>) -> Result<f64> {
-    timestamp::<polyflake::UlidGenerator>(env, id)
-}
-
-fn timestamp<F: Format>(env: Env, id: Unknown<'_>) -> Result<f64> {
-    // 48 bits: exact as a Number.
-    guard(env.raw(), || {
-        Ok(F::timestamp_ms(id_arg::<F>(Val::of(env, &id))?)? as f64)
-    })
+format_functions! {
+    polyflake::UlidGenerator,
+    #[doc = " One ULID as text, from a process-wide strict generator made on first use."]
+    ulid,
+    #[doc = " A ULID's text (26 characters of Crockford base32, any case) as 16 bytes, big-endian."]
+    parse_ulid,
+    #[doc = " A ULID (16 bytes, or text in any case) as its canonical text: upper-case Crockford base32."]
+    format_ulid,
+    #[doc = " The Unix ms of a ULID (text or 16 bytes)."]
+    ulid_timestamp_ms
 }

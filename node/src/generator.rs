@@ -7,7 +7,7 @@ use crate::fast::{install, method, Cell, Shared};
 use crate::js::{count_arg, id_arg, int_arg, narrow, string_arg, Fail, Ty, Val};
 use crate::layout::{layout_arg, Layout};
 use crate::metrics::samples;
-use crate::pool::{self, bodies, next_id, next_id_async, try_next_id, Issue};
+use crate::pool::{self, bodies, issue_methods, Issue};
 use crate::settings::{self, apply, only_keys, FResult};
 use napi::bindgen_prelude::{ClassInstance, Env, JavaScriptClassExt, This, Unknown};
 use napi::{sys, JsValue};
@@ -295,6 +295,8 @@ macro_rules! generator_class {
             cell: Flake,
         }
 
+        issue_methods!($name, "bigint", "bigint | null", "Promise<bigint>");
+
         #[napi]
         impl $name {
             /// A generator with a given node id. Throws a `RangeError` with a `code` for bad
@@ -383,28 +385,6 @@ macro_rules! generator_class {
                 })
             }
 
-            /// One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-            /// spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
-            #[napi(ts_return_type = "bigint")]
-            pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, next_id)
-            }
-
-            /// One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
-            /// millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
-            #[napi(ts_return_type = "bigint | null")]
-            pub fn try_next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, try_next_id)
-            }
-
-            /// One ID as a Promise that never blocks the event loop: settled at once when no
-            /// wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
-            /// A refusal rejects with the error `nextId()` would throw.
-            #[napi(ts_return_type = "Promise<bigint>")]
-            pub fn next_id_async<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, next_id_async)
-            }
-
             /// One ID as a decimal string (for JSON).
             #[napi]
             pub fn next_id_string(&self, env: Env) -> Result<String> {
@@ -440,20 +420,6 @@ macro_rules! generator_class {
             #[napi(js_name = "decode", ts_args_type = "id: bigint | string")]
             pub fn decode_default(env: Env, id: Unknown<'_>) -> Result<DecodedId> {
                 guard(env.raw(), || decoded(polyflake::decode(id_arg(Val::of(env, &id))?)?))
-            }
-
-            /// A snapshot of this generator's state, counters and lease (reads the clock once;
-            /// status `'closed'` after `close()`).
-            #[napi(ts_return_type = "Health")]
-            pub fn health<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                js_value(env, |raw| Val::record(raw, &self.cell.g.health().fields()))
-            }
-
-            /// The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
-            /// and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
-            #[napi(ts_return_type = "Array<HealthSample>")]
-            pub fn health_samples<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                js_value(env, |raw| samples(raw, &self.cell.g.health()))
             }
 
             /// Block the calling thread until the restart guard has passed, at most `timeoutMs`
@@ -526,31 +492,24 @@ macro_rules! generator_class {
     };
 }
 
-generator_class!(
+generator_class! {
     #[doc = " Strict mode: an issued timestamp never exceeds the wall clock. A rewind up to `maxWaitMs`"]
     #[doc = " (default 5) is waited out, a larger one throws `CLOCK_MOVED_BACKWARDS`; a spent"]
     #[doc = " millisecond sleeps to the next one; a forward clock step is not issued from"]
     #[doc = " (`CLOCK_JUMPED_AHEAD`). IDs are bigints; use `nextIdString()` or `idsToStrings()` for JSON."]
-    Snowflake,
-    Mode::Strict,
-    ret = "Snowflake",
-    new = "options: SnowflakeOptions & SourceOptions",
-    file = "options: FileLeaseOptions & SourceOptions",
-    etcd = "options: EtcdOptions & SourceOptions",
-    zk = "options: ZooKeeperOptions & SourceOptions",
-    env = "variable: string, options?: SourceOptions",
+    Snowflake, Mode::Strict, ret = "Snowflake", new = "options: SnowflakeOptions & SourceOptions",
+    file = "options: FileLeaseOptions & SourceOptions", etcd = "options: EtcdOptions & SourceOptions",
+    zk = "options: ZooKeeperOptions & SourceOptions", env = "variable: string, options?: SourceOptions",
     host = "hostname?: string | null, options?: SourceOptions",
     ipv4 = "address: string, prefixLen: number | bigint, options?: SourceOptions"
-);
+}
 
-generator_class!(
+generator_class! {
     #[doc = " Monotonic mode: never waits, never duplicates. The wall clock only floors a logical clock"]
     #[doc = " that borrows from the next millisecond on a rewind or a burst (and stays on trusted time"]
     #[doc = " through a forward step), so a decoded timestamp is an upper bound on when the ID was"]
     #[doc = " made. `maxLeadMs` bounds how far ahead it may run."]
-    MonotonicSnowflake,
-    Mode::Monotonic,
-    ret = "MonotonicSnowflake",
+    MonotonicSnowflake, Mode::Monotonic, ret = "MonotonicSnowflake",
     new = "options: SnowflakeOptions & SourceOptions & LeadOptions",
     file = "options: FileLeaseOptions & SourceOptions & LeadOptions",
     etcd = "options: EtcdOptions & SourceOptions & LeadOptions",
@@ -558,4 +517,4 @@ generator_class!(
     env = "variable: string, options?: SourceOptions & LeadOptions",
     host = "hostname?: string | null, options?: SourceOptions & LeadOptions",
     ipv4 = "address: string, prefixLen: number | bigint, options?: SourceOptions & LeadOptions"
-);
+}

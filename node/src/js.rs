@@ -439,15 +439,16 @@ impl Val {
         )
     }
 
-    /// A new Buffer of `n` bytes that `fill` writes in place.
-    pub fn buffer(
-        env: sys::napi_env,
-        n: usize,
-        fill: impl FnOnce(&mut [u8]) -> Result<(), Fail>,
-    ) -> Result<Val, Fail> {
-        let mut data: *mut c_void = ptr::null_mut();
+    /// 128-bit IDs as one new Buffer, 16 bytes big-endian each.
+    pub fn bytes_of(env: sys::napi_env, ids: &[u128]) -> Result<Val, Fail> {
+        let (mut data, n) = (ptr::null_mut(), ids.len() * 16);
         let buffer = napi_make!(env, "allocate a Buffer", napi_create_buffer(n, &mut data))?;
-        filled(data, n, fill).map(|()| buffer)
+        filled(data, n, |out: &mut [u8]| {
+            let chunks = out.chunks_exact_mut(16).zip(ids);
+            chunks.for_each(|(chunk, id)| chunk.copy_from_slice(&id.to_be_bytes()));
+            Ok(())
+        })
+        .map(|()| buffer)
     }
 
     /// As napi-rs's `Unknown` (to return from a `#[napi]` function).
