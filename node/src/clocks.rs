@@ -129,7 +129,7 @@ impl JsFnClock {
     pub(crate) fn new(f: Val) -> std::result::Result<JsFnClock, Fail> {
         let mut func = ptr::null_mut();
         let what = "keep a reference to the clock function";
-        napi_call!(what, napi_create_reference(f.env, f.raw, 1, &mut func))?;
+        napi_call!(what => napi_create_reference(f.env, f.raw, 1, &mut func))?;
         let thread = thread::current().id();
         Ok(JsFnClock {
             env: f.env,
@@ -142,14 +142,10 @@ impl JsFnClock {
     /// see the type's docs; the reference is strong, so the function is alive).
     fn read(&self) -> std::result::Result<i64, Fail> {
         let env = self.env;
-        let f = napi_make!(
-            env,
-            "read the clock function",
-            napi_get_reference_value(self.func)
-        )?;
+        let f = napi_make!(env, "read the clock function" => napi_get_reference_value(self.func))?;
         let recv = Val::undefined(env)?;
         let (what, none) = ("call the clock function", ptr::null());
-        let out = napi_make!(env, what, napi_call_function(recv.raw, f.raw, 0, none));
+        let out = napi_make!(env, what => napi_call_function(recv.raw, f.raw, 0, none));
         let v = out.map_err(|fail| match take_exception(env) {
             Some(exc) => Fail::Type(format!("the clock function threw: {}", exc.to_text())),
             None => fail,

@@ -70,9 +70,9 @@ fn build(
     let (code, message) = (Val::text(env, code)?, Val::text(env, message)?);
     let (code, message, what) = (code.raw, message.raw, "create an error");
     let err = match class {
-        Class::Error => napi_make!(env, what, napi_create_error(code, message)),
-        Class::Range => napi_make!(env, what, napi_create_range_error(code, message)),
-        Class::Type => napi_make!(env, what, napi_create_type_error(code, message)),
+        Class::Error => napi_make!(env, what => napi_create_error(code, message)),
+        Class::Range => napi_make!(env, what => napi_create_range_error(code, message)),
+        Class::Type => napi_make!(env, what => napi_create_type_error(code, message)),
     }?;
     if let Some(e) = core {
         let fields = e.fields();
@@ -107,10 +107,10 @@ pub fn throw_fail(env: sys::napi_env, fail: Fail) {
         return;
     }
     let thrown =
-        error_value(env, &fail).and_then(|err| napi_call!("throw", napi_throw(env, err.raw)));
+        error_value(env, &fail).and_then(|err| napi_call!("throw" => napi_throw(env, err.raw)));
     if thrown.is_err() && !pending_exception(env) {
         let text = c"polyflake: could not build the error object".as_ptr();
-        let _ = napi_call!("throw", napi_throw_error(env, ptr::null(), text));
+        let _ = napi_call!("throw" => napi_throw_error(env, ptr::null(), text));
     }
 }
 

@@ -98,11 +98,8 @@ pub(crate) fn function(
     data: *mut c_void,
 ) -> Result<sys::napi_value, Fail> {
     let len = usize::MAX as isize; // NUL-terminated
-    let f = napi_make!(
-        env,
-        "create a function",
-        napi_create_function(name.as_ptr(), len, callback, data)
-    );
+    let name = name.as_ptr();
+    let f = napi_make!(env, "create a function" => napi_create_function(name, len, callback, data));
     f.map(|f| f.raw)
 }
 
@@ -126,11 +123,8 @@ pub(crate) fn install<G: 'static>(
             let (hint, none) = (ptr::null_mut(), ptr::null_mut());
             // From here on the function's finalizer owns `data`.
             let what = "attach a bound function's finalizer";
-            napi_call!(
-                what,
-                napi_add_finalizer(env, f, data, Some(release::<G>), hint, none)
-            )
-            .map(|()| f)
+            napi_call!(what => napi_add_finalizer(env, f, data, Some(release::<G>), hint, none))
+                .map(|()| f)
         });
         match owned {
             Ok(f) => descriptors.push(own(name, f)),
@@ -152,10 +146,7 @@ fn define(
     descriptors: &[sys::napi_property_descriptor],
 ) -> Result<(), Fail> {
     let (n, all) = (descriptors.len(), descriptors.as_ptr());
-    napi_call!(
-        "define the bound functions",
-        napi_define_properties(env, this, n, all)
-    )
+    napi_call!("define the bound functions" => napi_define_properties(env, this, n, all))
 }
 
 /// Run a bound function's body as a prototype method (the same body, through napi-rs).
@@ -185,17 +176,9 @@ fn settle_in_js(env: sys::napi_env, this: sys::napi_value) -> Result<(), Fail> {
     let object = Val::new(env, this);
     let (try_next, native) = (object.get("tryNextId")?, object.get("nextIdAsync")?);
     let source = Val::text(env, SETTLE_IN_JS)?;
-    let factory = napi_make!(
-        env,
-        "compile the async fast path",
-        napi_run_script(source.raw)
-    )?;
+    let factory = napi_make!(env, "compile the async fast path" => napi_run_script(source.raw))?;
     let (args, recv) = ([try_next.raw, native.raw], Val::undefined(env)?.raw);
     let what = "make the async fast path";
-    let wrapped = napi_make!(
-        env,
-        what,
-        napi_call_function(recv, factory.raw, 2, args.as_ptr())
-    )?;
+    let wrapped = napi_make!(env, what => napi_call_function(recv, factory.raw, 2, args.as_ptr()))?;
     define(env, this, &[own(c"nextIdAsync", wrapped.raw)])
 }

@@ -99,12 +99,8 @@ fn fixed(
 /// The options both lease kinds share, read into the core's options `$l` (same field names).
 macro_rules! lease_common {
     ($o:expr, $l:expr) => {
-        $o.read("slots", |v, k| narrow(v, k).map(Some), &mut $l.slots)?;
-        $o.read(
-            "identity",
-            |v, k| string_arg(v, k).map(Some),
-            &mut $l.identity,
-        )?;
+        $o.read_some("slots", narrow, &mut $l.slots)?;
+        $o.read_some("identity", string_arg, &mut $l.identity)?;
         $o.read("reserveMs", narrow, &mut $l.reserve_ms)?;
         $o.read("maxGuardWaitMs", narrow, &mut $l.max_guard_wait_ms)?;
     };

@@ -68,16 +68,16 @@ pub fn check(status: sys::napi_status, what: &str) -> Result<(), Fail> {
 /// values of that call, NUL-terminated names, and pointers to live locals of the right type; a
 /// call that needs more says so where it is made.
 macro_rules! napi_call {
-    ($what:expr, $f:ident($($arg:expr),* $(,)?)) => {
+    ($what:expr => $f:ident($($arg:expr),* $(,)?)) => {
         $crate::js::check(unsafe { napi::sys::$f($($arg),*) }, $what)
     };
 }
 
 /// The value one Node-API call makes through its last argument (see [`napi_call!`]).
 macro_rules! napi_make {
-    ($env:expr, $what:expr, $f:ident($($arg:expr),* $(,)?)) => {{
+    ($env:expr, $what:expr => $f:ident($($arg:expr),* $(,)?)) => {{
         let (env, mut out) = ($env, std::ptr::null_mut());
-        napi_call!($what, $f(env, $($arg,)* &mut out)).map(|()| $crate::js::Val::new(env, out))
+        napi_call!($what => $f(env, $($arg,)* &mut out)).map(|()| $crate::js::Val::new(env, out))
     }};
 }
 pub(crate) use {napi_call, napi_make};
@@ -98,18 +98,12 @@ pub use napi::ValueType as Ty;
 /// True while a JS exception is on its way.
 pub fn pending_exception(env: sys::napi_env) -> bool {
     let mut pending = false;
-    napi_call!("", napi_is_exception_pending(env, &mut pending)).is_ok() && pending
+    napi_call!("" => napi_is_exception_pending(env, &mut pending)).is_ok() && pending
 }
 
 /// The pending JS exception, taken (so cleared), if there is one.
 pub fn take_exception(env: sys::napi_env) -> Option<Val> {
-    let take = || {
-        napi_make!(
-            env,
-            "take the exception",
-            napi_get_and_clear_last_exception()
-        )
-    };
+    let take = || napi_make!(env, "take the exception" => napi_get_and_clear_last_exception());
     pending_exception(env).then(|| take().ok())?
 }
 
@@ -132,18 +126,18 @@ impl Val {
 
     /// `undefined`.
     pub fn undefined(env: sys::napi_env) -> Result<Val, Fail> {
-        napi_make!(env, "undefined", napi_get_undefined())
+        napi_make!(env, "undefined" => napi_get_undefined())
     }
 
     /// `null`.
     pub fn null(env: sys::napi_env) -> Result<Val, Fail> {
-        napi_make!(env, "null", napi_get_null())
+        napi_make!(env, "null" => napi_get_null())
     }
 
     /// `typeof` this value.
     pub fn ty(self) -> Result<Ty, Fail> {
         let mut t = 0;
-        napi_call!("typeof", napi_typeof(self.env, self.raw, &mut t)).map(|()| Ty::from(t))
+        napi_call!("typeof" => napi_typeof(self.env, self.raw, &mut t)).map(|()| Ty::from(t))
     }
 
     /// True for `undefined`.
@@ -159,17 +153,13 @@ impl Val {
     /// True for a JS array.
     pub fn is_array(self) -> Result<bool, Fail> {
         let mut yes = false;
-        napi_call!("Array.isArray", napi_is_array(self.env, self.raw, &mut yes)).map(|()| yes)
+        napi_call!("Array.isArray" => napi_is_array(self.env, self.raw, &mut yes)).map(|()| yes)
     }
 
     /// The Number's value (the caller checked the type).
     pub fn f64(self) -> Result<f64, Fail> {
         let mut v = 0.0;
-        napi_call!(
-            "read a Number",
-            napi_get_value_double(self.env, self.raw, &mut v)
-        )
-        .map(|()| v)
+        napi_call!("read a Number" => napi_get_value_double(self.env, self.raw, &mut v)).map(|()| v)
     }
 
     /// The bigint's exact value, or `None` when it does not fit an i128.
@@ -224,7 +214,7 @@ impl Val {
 
     /// `String(value)`, best effort (for a thrown value).
     pub fn to_text(self) -> String {
-        let s = napi_make!(self.env, "String()", napi_coerce_to_string(self.raw));
+        let s = napi_make!(self.env, "String()" => napi_coerce_to_string(self.raw));
         s.and_then(|s| s.string()).unwrap_or_else(|_| {
             take_exception(self.env);
             self.describe()
@@ -234,11 +224,7 @@ impl Val {
     /// The named property (`undefined` when absent).
     pub fn get(self, name: &str) -> Result<Val, Fail> {
         let key = cstring(name)?;
-        napi_make!(
-            self.env,
-            "read a property",
-            napi_get_named_property(self.raw, key.as_ptr())
-        )
+        napi_make!(self.env, "read a property" => napi_get_named_property(self.raw, key.as_ptr()))
     }
 
     /// The named property, `None` when it is `undefined`.
@@ -255,13 +241,19 @@ impl Val {
         Ok(())
     }
 
+    /// As [`Val::read`], into an `Option`: `Some` of the value when it is present.
+    pub fn read_some<T>(self, name: &str, conv: Conv<T>, to: &mut Option<T>) -> Result<(), Fail> {
+        if let Some(v) = self.get_opt(name)? {
+            *to = Some(conv(v, name)?);
+        }
+        Ok(())
+    }
+
     /// Set a property.
     pub fn set(self, name: &str, v: Val) -> Result<(), Fail> {
         let key = cstring(name)?;
-        napi_call!(
-            "set a property",
-            napi_set_named_property(self.env, self.raw, key.as_ptr(), v.raw)
-        )
+        let (env, key) = (self.env, key.as_ptr());
+        napi_call!("set a property" => napi_set_named_property(env, self.raw, key, v.raw))
     }
 
     /// Set one property per field (a `Null` field is left out).
@@ -280,23 +272,18 @@ impl Val {
     /// The elements of an array.
     pub fn elements(self) -> Result<Vec<Val>, Fail> {
         let mut n = 0;
-        napi_call!(
-            "array length",
-            napi_get_array_length(self.env, self.raw, &mut n)
-        )?;
-        let at = |i| napi_make!(self.env, "read an element", napi_get_element(self.raw, i));
+        napi_call!("array length" => napi_get_array_length(self.env, self.raw, &mut n))?;
+        let at = |i| napi_make!(self.env, "read an element" => napi_get_element(self.raw, i));
         (0..n).map(at).collect()
     }
 
     /// The own enumerable string keys of an object.
     pub fn keys(self) -> Result<Vec<String>, Fail> {
-        use sys::{KeyCollectionMode as Mode, KeyConversion as Conv, KeyFilter as Filter};
+        use sys::{KeyCollectionMode as Mode, KeyConversion as Keys, KeyFilter as Filter};
         let (own, only) = (Mode::own_only, Filter::enumerable | Filter::skip_symbols);
-        let names = napi_make!(
-            self.env,
-            "list an object's keys",
-            napi_get_all_property_names(self.raw, own, only, Conv::numbers_to_strings)
-        )?;
+        let (what, conv) = ("list an object's keys", Keys::numbers_to_strings);
+        let names =
+            napi_make!(self.env, what => napi_get_all_property_names(self.raw, own, only, conv))?;
         names.elements()?.into_iter().map(|k| k.string()).collect()
     }
 
@@ -310,20 +297,15 @@ impl Val {
     /// it).
     pub fn bytes<'a>(self) -> Result<Option<&'a [u8]>, Fail> {
         let mut is = false;
-        napi_call!(
-            "is a typed array",
-            napi_is_typedarray(self.env, self.raw, &mut is)
-        )?;
+        napi_call!("is a typed array" => napi_is_typedarray(self.env, self.raw, &mut is))?;
         if !is {
             return Ok(None);
         }
         let (mut ty, mut len, mut data, mut offset) = (0, 0usize, ptr::null_mut(), 0usize);
         let none = ptr::null_mut();
         let info = (&mut ty, &mut len, &mut data, none, &mut offset);
-        napi_call!(
-            "read a typed array",
-            napi_get_typedarray_info(self.env, self.raw, info.0, info.1, info.2, info.3, info.4)
-        )?;
+        let (what, (a, b, c, d, e)) = ("read a typed array", info);
+        napi_call!(what => napi_get_typedarray_info(self.env, self.raw, a, b, c, d, e))?;
         Ok(match (ty, len) {
             (sys::TypedarrayType::uint8_array, 0) => Some(&[]),
             // SAFETY: `data` points at `len` bytes of the array (already offset), alive while
@@ -338,20 +320,14 @@ impl Val {
 
     /// A string value.
     pub fn text(env: sys::napi_env, s: &str) -> Result<Val, Fail> {
-        napi_make!(
-            env,
-            "create a string",
-            napi_create_string_utf8(s.as_ptr().cast(), s.len() as isize)
-        )
+        let (text, len) = (s.as_ptr().cast(), s.len() as isize);
+        napi_make!(env, "create a string" => napi_create_string_utf8(text, len))
     }
 
     /// A string of ASCII text (a UUID's or ULID's), made without UTF-8 decoding.
     pub fn ascii(env: sys::napi_env, text: &[u8]) -> Result<Val, Fail> {
-        napi_make!(
-            env,
-            "create a string",
-            napi_create_string_latin1(text.as_ptr().cast(), text.len() as isize)
-        )
+        let (text, len) = (text.as_ptr().cast(), text.len() as isize);
+        napi_make!(env, "create a string" => napi_create_string_latin1(text, len))
     }
 
     /// An integer: a Number when a Number holds it exactly, a bigint otherwise.
@@ -361,26 +337,23 @@ impl Val {
         }
         let m = x.unsigned_abs();
         let words = [m as u64, (m >> 64) as u64];
-        napi_make!(
-            env,
-            "create a bigint",
-            napi_create_bigint_words(i32::from(x < 0), 2, words.as_ptr())
-        )
+        let (sign, words) = (i32::from(x < 0), words.as_ptr());
+        napi_make!(env, "create a bigint" => napi_create_bigint_words(sign, 2, words))
     }
 
     /// A Number.
     pub fn number(env: sys::napi_env, x: f64) -> Result<Val, Fail> {
-        napi_make!(env, "create a Number", napi_create_double(x))
+        napi_make!(env, "create a Number" => napi_create_double(x))
     }
 
     /// An ID as a bigint.
     pub fn id(env: sys::napi_env, id: u64) -> Result<Val, Fail> {
-        napi_make!(env, "create a bigint", napi_create_bigint_uint64(id))
+        napi_make!(env, "create a bigint" => napi_create_bigint_uint64(id))
     }
 
     /// A plain object `{}`.
     pub fn object(env: sys::napi_env) -> Result<Val, Fail> {
-        napi_make!(env, "create an object", napi_create_object())
+        napi_make!(env, "create an object" => napi_create_object())
     }
 
     /// One of the core's values (`None` for `Null`: the property is left out).
@@ -388,7 +361,7 @@ impl Val {
         Ok(Some(match v {
             Value::Int(i) => Val::int(env, *i)?,
             Value::Float(f) => Val::number(env, *f)?,
-            Value::Bool(b) => napi_make!(env, "create a boolean", napi_get_boolean(*b))?,
+            Value::Bool(b) => napi_make!(env, "create a boolean" => napi_get_boolean(*b))?,
             Value::Text(t) => Val::text(env, t)?,
             Value::Null => return Ok(None),
             Value::Fields(fields) => Val::record(env, fields)?,
@@ -407,16 +380,10 @@ impl Val {
         env: sys::napi_env,
         items: impl ExactSizeIterator<Item = Result<Val, Fail>>,
     ) -> Result<Val, Fail> {
-        let array = napi_make!(
-            env,
-            "create an array",
-            napi_create_array_with_length(items.len())
-        )?;
+        let n = items.len();
+        let array = napi_make!(env, "create an array" => napi_create_array_with_length(n))?;
         for (i, item) in items.enumerate() {
-            napi_call!(
-                "set an element",
-                napi_set_element(env, array.raw, i as u32, item?.raw)
-            )?;
+            napi_call!("set an element" => napi_set_element(env, array.raw, i as u32, item?.raw))?;
         }
         Ok(array)
     }
@@ -429,20 +396,16 @@ impl Val {
     ) -> Result<Val, Fail> {
         let mut data: *mut c_void = ptr::null_mut();
         let what = "allocate an ArrayBuffer for the IDs";
-        let buffer = napi_make!(env, what, napi_create_arraybuffer(n * 8, &mut data))?;
+        let buffer = napi_make!(env, what => napi_create_arraybuffer(n * 8, &mut data))?;
         filled(data, n, fill)?;
         let ty = sys::TypedarrayType::bigint64_array;
-        napi_make!(
-            env,
-            "create the BigInt64Array",
-            napi_create_typedarray(ty, n, buffer.raw, 0)
-        )
+        napi_make!(env, "create the BigInt64Array" => napi_create_typedarray(ty, n, buffer.raw, 0))
     }
 
     /// 128-bit IDs as one new Buffer, 16 bytes big-endian each.
     pub fn bytes_of(env: sys::napi_env, ids: &[u128]) -> Result<Val, Fail> {
         let (mut data, n) = (ptr::null_mut(), ids.len() * 16);
-        let buffer = napi_make!(env, "allocate a Buffer", napi_create_buffer(n, &mut data))?;
+        let buffer = napi_make!(env, "allocate a Buffer" => napi_create_buffer(n, &mut data))?;
         filled(data, n, |out: &mut [u8]| {
             let chunks = out.chunks_exact_mut(16).zip(ids);
             chunks.for_each(|(chunk, id)| chunk.copy_from_slice(&id.to_be_bytes()));

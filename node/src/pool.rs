@@ -106,19 +106,13 @@ pub(crate) use issue_methods;
 /// A Promise already settled with `value` (rejected with the JS error of a failure).
 pub(crate) fn settled(env: sys::napi_env, value: Result<Val, Fail>) -> Result<Val, Fail> {
     let mut deferred = ptr::null_mut();
-    let promise = napi_make!(env, "create a promise", napi_create_promise(&mut deferred))?;
+    let promise = napi_make!(env, "create a promise" => napi_create_promise(&mut deferred))?;
     // The deferred just made, settled once.
     match value {
-        Ok(v) => napi_call!(
-            "settle a promise",
-            napi_resolve_deferred(env, deferred, v.raw)
-        ),
+        Ok(v) => napi_call!("settle a promise" => napi_resolve_deferred(env, deferred, v.raw)),
         Err(fail) => {
             let err = error_value(env, &fail)?;
-            napi_call!(
-                "settle a promise",
-                napi_reject_deferred(env, deferred, err.raw)
-            )
+            napi_call!("settle a promise" => napi_reject_deferred(env, deferred, err.raw))
         }
     }?;
     Ok(promise)

@@ -115,27 +115,11 @@ pub(crate) fn keys(mode: Mode) -> Vec<&'static str> {
 /// generator takes no clock function: its background thread reads the clock too).
 pub(crate) fn read(env: Env, options: Val, leased: bool) -> FResult<Settings> {
     let (mut s, o) = (Settings::default(), options);
-    o.read(
-        "maxWaitMs",
-        |v, k| f64_arg(v, k).map(Some),
-        &mut s.max_wait_ms,
-    )?;
+    o.read_some("maxWaitMs", f64_arg, &mut s.max_wait_ms)?;
     o.read("maxLeadMs", or_null, &mut s.max_lead_ms)?;
-    o.read(
-        "maxForwardStepMs",
-        |v, k| or_null(v, k).map(Some),
-        &mut s.max_forward_step_ms,
-    )?;
-    o.read(
-        "forwardConfirmMs",
-        |v, k| narrow(v, k).map(Some),
-        &mut s.forward_confirm_ms,
-    )?;
-    o.read(
-        "clockSource",
-        |v, k| source(v, k).map(Some),
-        &mut s.clock_source,
-    )?;
+    o.read_some("maxForwardStepMs", or_null, &mut s.max_forward_step_ms)?;
+    o.read_some("forwardConfirmMs", narrow, &mut s.forward_confirm_ms)?;
+    o.read_some("clockSource", source, &mut s.clock_source)?;
     let Some(v) = options.get_opt("clock")? else {
         return Ok(s);
     };
