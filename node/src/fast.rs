@@ -8,11 +8,12 @@
 //! `const f = gen.nextId` stays valid (after `close()` the core refuses). The prototype methods
 //! napi-rs generates (what index.d.ts documents) run the same bodies.
 
-use crate::errors::{self, guard};
-use crate::js::{check, napi_call, napi_make, Fail, Val};
+use crate::errors::{self, panic_fail, throw_fail};
+use crate::js::{napi_call, napi_make, Fail, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::sys;
 use std::ffi::{c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
@@ -43,31 +44,38 @@ struct Bound<G> {
 
 unsafe extern "C" fn call<G>(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let mut data: *mut c_void = ptr::null_mut();
-    // SAFETY: `env` and `info` are this callback's; argc may be NULL (arguments are ignored).
-    let status = unsafe {
-        let (argc, argv, this) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
-        sys::napi_get_cb_info(env, info, argc, argv, this, &mut data)
-    };
-    run(env, || {
-        check(status, "read the callback's data")?;
-        if data.is_null() {
-            return Err(Fail::Type("no generator bound".into()));
-        }
-        // SAFETY: `data` is the `Bound<G>` given to `napi_create_function` in `install`; the
-        // function's finalizer frees it only when the function itself is collected, so it is
-        // alive while the function runs (on the JS thread that owns it).
-        let bound = unsafe { &*(data as *const Bound<G>) };
-        (bound.body)(env, &bound.cell)
-    })
+    let (argc, argv, this) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    let what = "read the callback's data"; // argc may be NULL: the arguments are ignored
+    let got = napi_call!(what => napi_get_cb_info(env, info, argc, argv, this, &mut data));
+    if got.is_err() || data.is_null() {
+        throw_fail(
+            env,
+            got.err()
+                .unwrap_or_else(|| Fail::Type("no generator bound".into())),
+        );
+        return ptr::null_mut();
+    }
+    // SAFETY: `data` is the `Bound<G>` given to `napi_create_function` in `install`; the
+    // function's finalizer frees it only when the function itself is collected, so it is alive
+    // while the function runs (on the JS thread that owns it).
+    let bound = unsafe { &*(data as *const Bound<G>) };
+    run(env, || (bound.body)(env, &bound.cell))
 }
 
 /// The end of a raw Node-API callback: `f`'s value, or its failure (or panic) thrown into `env`
 /// and NULL returned, as Node-API expects of a callback that threw.
-pub(crate) fn run(
-    env: sys::napi_env,
-    f: impl FnOnce() -> Result<sys::napi_value, Fail>,
-) -> sys::napi_value {
-    guard(env, f).unwrap_or(ptr::null_mut())
+pub(crate) fn run(env: sys::napi_env, f: impl FnOnce() -> Raw) -> sys::napi_value {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(value)) => value,
+        Ok(Err(fail)) => {
+            throw_fail(env, fail);
+            ptr::null_mut()
+        }
+        Err(panic) => {
+            throw_fail(env, panic_fail(panic));
+            ptr::null_mut()
+        }
+    }
 }
 
 unsafe extern "C" fn release<G>(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
@@ -135,18 +143,19 @@ pub(crate) fn install<G: 'static>(
             }
         }
     }
-    define(env, this, &descriptors)?;
+    define(env, this, &descriptors, "define the bound functions")?;
     settle_in_js(env, this)
 }
 
-/// Define `descriptors` on the object `this`.
+/// Define `descriptors` on the object `this` (`what` names them in the error).
 fn define(
     env: sys::napi_env,
     this: sys::napi_value,
     descriptors: &[sys::napi_property_descriptor],
+    what: &str,
 ) -> Result<(), Fail> {
     let (n, all) = (descriptors.len(), descriptors.as_ptr());
-    napi_call!("define the bound functions" => napi_define_properties(env, this, n, all))
+    napi_call!(what => napi_define_properties(env, this, n, all))
 }
 
 /// Run a bound function's body as a prototype method (the same body, through napi-rs).
@@ -180,5 +189,6 @@ fn settle_in_js(env: sys::napi_env, this: sys::napi_value) -> Result<(), Fail> {
     let (args, recv) = ([try_next.raw, native.raw], Val::undefined(env)?.raw);
     let what = "make the async fast path";
     let wrapped = napi_make!(env, what => napi_call_function(recv, factory.raw, 2, args.as_ptr()))?;
-    define(env, this, &[own(c"nextIdAsync", wrapped.raw)])
+    let what = "define the async fast path";
+    define(env, this, &[own(c"nextIdAsync", wrapped.raw)], what)
 }

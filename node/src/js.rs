@@ -397,7 +397,12 @@ impl Val {
         let mut data: *mut c_void = ptr::null_mut();
         let what = "allocate an ArrayBuffer for the IDs";
         let buffer = napi_make!(env, what => napi_create_arraybuffer(n * 8, &mut data))?;
-        filled(data, n, fill)?;
+        filled(
+            data,
+            n,
+            "the ArrayBuffer's memory is not 8-byte aligned",
+            fill,
+        )?;
         let ty = sys::TypedarrayType::bigint64_array;
         napi_make!(env, "create the BigInt64Array" => napi_create_typedarray(ty, n, buffer.raw, 0))
     }
@@ -406,7 +411,7 @@ impl Val {
     pub fn bytes_of(env: sys::napi_env, ids: &[u128]) -> Result<Val, Fail> {
         let (mut data, n) = (ptr::null_mut(), ids.len() * 16);
         let buffer = napi_make!(env, "allocate a Buffer" => napi_create_buffer(n, &mut data))?;
-        filled(data, n, |out: &mut [u8]| {
+        filled(data, n, "the Buffer has no memory", |out: &mut [u8]| {
             let chunks = out.chunks_exact_mut(16).zip(ids);
             chunks.for_each(|(chunk, id)| chunk.copy_from_slice(&id.to_be_bytes()));
             Ok(())
@@ -421,19 +426,19 @@ impl Val {
     }
 }
 
-/// Let `fill` write `n` elements at `data`, the memory of a buffer the current call just made.
+/// Let `fill` write `n` elements at `data`, the memory of a buffer the current call just made
+/// (`bad` says what is wrong if that memory is missing or not aligned).
 fn filled<T>(
     data: *mut c_void,
     n: usize,
+    bad: &str,
     fill: impl FnOnce(&mut [T]) -> Result<(), Fail>,
 ) -> Result<(), Fail> {
     if n == 0 {
         return Ok(());
     }
     if data.is_null() || !(data as usize).is_multiple_of(std::mem::align_of::<T>()) {
-        return Err(Fail::Range(
-            "the buffer's memory is missing or not aligned".into(),
-        ));
+        return Err(Fail::Range(bad.into()));
     }
     // SAFETY: `data` points at `n` writable, aligned elements of a buffer the current handle
     // scope keeps alive; nothing else sees it yet.
