@@ -112,8 +112,7 @@ pub(crate) fn function(
 }
 
 /// Give the JS object `this` own, non-enumerable functions bound to `cell`: `(name, body)`, then
-/// the JS `nextIdAsync` of [`SETTLE_IN_JS`] (every generator binds `tryNextId` and
-/// `nextIdAsync`).
+/// the JS `nextIdAsync` of [`SETTLE_IN_JS`] over the bound `tryNextId` and `nextIdAsync`.
 pub(crate) fn install<G: 'static>(
     env: sys::napi_env,
     this: sys::napi_value,
@@ -167,11 +166,9 @@ pub(crate) fn method<'env, G>(
     errors::js_value(env, |raw| Ok(Val::new(raw, body(raw, cell)?)))
 }
 
-/// The async fast path in JavaScript: `nextIdAsync` calls the bound `tryNextId` and settles with
-/// V8's own `Promise.resolve` when it issued (a Node-API promise costs about as much as the whole
-/// ID), or `Promise.reject` when it refused; only where it would wait (`null`) does it call the
-/// native `nextIdAsync`, which hands the wait to the libuv pool. The closure holds the two bound
-/// functions, not the object.
+/// The async fast path in JavaScript: V8's own `Promise.resolve`/`reject` of the bound
+/// `tryNextId` (a Node-API promise costs about as much as the whole ID); only where it would wait
+/// (`null`) the native `nextIdAsync`, which waits on the libuv pool.
 const SETTLE_IN_JS: &str = "(function (tryNextId, waitOnPool) {
   return function nextIdAsync() {
     let id

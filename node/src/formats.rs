@@ -277,9 +277,8 @@ pub fn bind_module_functions(env: Env, exports: Object<'_>) -> Result<()> {
     })
 }
 
-/// The module functions of one format, each with its docs: one ID of the process-wide
-/// generator (the napi-rs form, replaced at load by `bind_module_functions`), text to bytes,
-/// canonical text, and the timestamp.
+/// The module functions of one format, each with its docs: one ID (the napi-rs form, replaced at
+/// load by `bind_module_functions`), text to bytes, canonical text, and the timestamp.
 macro_rules! format_functions {
     ($core:ty, $(#[doc = $d1:tt])* $next:ident, $(#[doc = $d2:tt])* $parse:ident,
      $(#[doc = $d3:tt])* $format:ident, $(#[doc = $d4:tt])* $ts:ident) => {

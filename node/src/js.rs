@@ -4,7 +4,10 @@
 //! ID, node id, batch size or epoch is decided by the core. Going out, an integer is a Number
 //! when a Number holds it exactly and a bigint otherwise.
 
-use napi::bindgen_prelude::{BigInt, BigInt64ArraySlice, Env, FromNapiValue, Unknown};
+use napi::bindgen_prelude::{
+    BigInt, BigInt64ArraySlice, ClassInstance, Env, FromNapiValue, JavaScriptClassExt,
+    MaybeTypeTag, Unknown,
+};
 use napi::{sys, JsValue};
 use polyflake::Value;
 use std::ffi::{c_void, CString};
@@ -417,6 +420,20 @@ impl Val {
             Ok(())
         })
         .map(|()| buffer)
+    }
+
+    /// This value as an instance of the napi class `C`, if it is one.
+    pub fn instance<'a, C>(self, env: &Env) -> Result<Option<ClassInstance<'a, C>>, Fail>
+    where
+        C: JavaScriptClassExt + MaybeTypeTag + 'a,
+    {
+        if !C::instance_of(env, &self.unknown())? {
+            return Ok(None);
+        }
+        // SAFETY: checked to be a `C` just above.
+        Ok(Some(unsafe {
+            ClassInstance::<C>::from_napi_value(self.env, self.raw)
+        }?))
     }
 
     /// As napi-rs's `Unknown` (to return from a `#[napi]` function).

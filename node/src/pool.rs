@@ -55,10 +55,8 @@ pub(crate) fn bodies<G: Issue>() -> [(&'static CStr, Body<G>); 3] {
     ]
 }
 
-/// The methods every generator class has, in a second `#[napi] impl` block of `$name` (napi-rs
-/// merges them into the class): the prototype forms of the bound functions, `health` and
-/// `healthSamples`. The literals are the TypeScript types of an ID, an ID or null, and a Promise
-/// of one.
+/// The methods every generator class has, as a second `#[napi] impl` block of `$name` (napi-rs
+/// merges it into the class); the literals are the TypeScript of an ID, `| null`, a Promise.
 macro_rules! issue_methods {
     ($name:ident, $id:literal, $maybe:literal, $promise:literal) => {
         #[napi]

@@ -5,7 +5,7 @@
 
 use crate::clocks::{JsFnClock, ManualClock, ScriptedClock};
 use crate::js::{f64_arg, narrow, string_arg, Fail, Ty, Val};
-use napi::bindgen_prelude::{ClassInstance, Env, FromNapiValue, JavaScriptClassExt, Unknown};
+use napi::bindgen_prelude::Env;
 use polyflake::{Clock, ClockSource, Mode};
 use std::sync::Arc;
 
@@ -123,8 +123,6 @@ pub(crate) fn read(env: Env, options: Val, leased: bool) -> FResult<Settings> {
     let Some(v) = options.get_opt("clock")? else {
         return Ok(s);
     };
-    // SAFETY: a value of the current call.
-    let unknown = unsafe { Unknown::from_raw_unchecked(v.env, v.raw) };
     match v.ty()? {
         Ty::String if s.clock_source.is_some() => {
             return Err(Fail::Type(
@@ -141,17 +139,15 @@ pub(crate) fn read(env: Env, options: Val, leased: bool) -> FResult<Settings> {
             s.clock = Some(Arc::new(JsFnClock::new(v)?));
             s.js_clock = true;
         }
-        Ty::Object if ManualClock::instance_of(&env, &unknown)? => {
-            // SAFETY: checked to be a `ManualClock` just above.
-            let c = unsafe { ClassInstance::<ManualClock>::from_napi_value(v.env, v.raw) }?;
-            s.clock = Some(Arc::new(c.inner.clone()));
-        }
-        Ty::Object if ScriptedClock::instance_of(&env, &unknown)? => {
-            // SAFETY: checked to be a `ScriptedClock` just above.
-            let c = unsafe { ClassInstance::<ScriptedClock>::from_napi_value(v.env, v.raw) }?;
-            s.clock = Some(c.inner.clone());
-        }
         _ => {
+            if let Some(c) = v.instance::<ManualClock>(&env)? {
+                s.clock = Some(Arc::new(c.inner.clone()));
+                return Ok(s);
+            }
+            if let Some(c) = v.instance::<ScriptedClock>(&env)? {
+                s.clock = Some(c.inner.clone());
+                return Ok(s);
+            }
             return Err(Fail::Type(format!(
                 "clock must be 'precise', 'coarse', a ManualClock, a ScriptedClock or a function returning Unix ms, got {}",
                 v.describe()
