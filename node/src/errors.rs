@@ -125,20 +125,26 @@ pub fn panic_fail(panic: Box<dyn std::any::Any + Send>) -> Fail {
     )
 }
 
-/// Run one binding call: convert its failure (or a panic) into a thrown JS error. The returned
+/// `f`'s value, or `None` once its failure (or panic) is thrown into `env`: a panic never
+/// unwinds into Node.
+#[inline]
+pub fn caught<T>(
+    env: sys::napi_env,
+    f: impl FnOnce() -> std::result::Result<T, Fail>,
+) -> Option<T> {
+    let fail = match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(value)) => return Some(value),
+        Ok(Err(fail)) => fail,
+        Err(panic) => panic_fail(panic),
+    };
+    throw_fail(env, fail);
+    None
+}
+
+/// Run one binding call: its failure (or a panic) becomes a thrown JS error, and the returned
 /// `Err` tells napi-rs that an exception is already pending, so it throws nothing more.
 pub fn guard<T>(env: sys::napi_env, f: impl FnOnce() -> std::result::Result<T, Fail>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(fail)) => {
-            throw_fail(env, fail);
-            Err(pending())
-        }
-        Err(panic) => {
-            throw_fail(env, panic_fail(panic));
-            Err(pending())
-        }
-    }
+    caught(env, f).ok_or_else(pending)
 }
 
 /// [`guard`] for a call that makes a JS value.

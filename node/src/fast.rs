@@ -8,12 +8,11 @@
 //! `const f = gen.nextId` stays valid (after `close()` the core refuses). The prototype methods
 //! napi-rs generates (what index.d.ts documents) run the same bodies.
 
-use crate::errors::{self, panic_fail, throw_fail};
+use crate::errors::{self, throw_fail};
 use crate::js::{napi_call, napi_make, Fail, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::sys;
 use std::ffi::{c_void, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
@@ -65,17 +64,7 @@ unsafe extern "C" fn call<G>(env: sys::napi_env, info: sys::napi_callback_info) 
 /// The end of a raw Node-API callback: `f`'s value, or its failure (or panic) thrown into `env`
 /// and NULL returned, as Node-API expects of a callback that threw.
 pub(crate) fn run(env: sys::napi_env, f: impl FnOnce() -> Raw) -> sys::napi_value {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(value)) => value,
-        Ok(Err(fail)) => {
-            throw_fail(env, fail);
-            ptr::null_mut()
-        }
-        Err(panic) => {
-            throw_fail(env, panic_fail(panic));
-            ptr::null_mut()
-        }
-    }
+    errors::caught(env, f).unwrap_or(ptr::null_mut())
 }
 
 unsafe extern "C" fn release<G>(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
