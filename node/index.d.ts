@@ -321,6 +321,8 @@ export declare class Layout {
 export declare class ManualClock {
   /** A clock reading `startMs` (Unix milliseconds, a safe-integer Number or a bigint). */
   constructor(startMs: number | bigint)
+  /** The current reading in Unix milliseconds. */
+  now(): number
   /**
    * STEP the wall reading to `ms` (backwards is a rewind, forwards a forward step); elapsed
    * time does not move (use `elapse` for time passing).
@@ -340,8 +342,6 @@ export declare class ManualClock {
    * before making a generator on the clock.
    */
   setTickMs(tickMs: number | bigint): void
-  /** The current reading in Unix milliseconds. */
-  now(): number
 }
 
 /**
@@ -351,52 +351,6 @@ export declare class ManualClock {
  * made. `maxLeadMs` bounds how far ahead it may run.
  */
 export declare class MonotonicSnowflake {
-  /**
-   * A generator with a given node id. Throws a `RangeError` with a `code` for bad
-   * settings.
-   */
-  constructor(options: SnowflakeOptions & SourceOptions & LeadOptions)
-  /**
-   * A generator whose node id is a slot leased from a directory of slot files (one
-   * host, no server): `flock` holds the slot while this process lives, the slot's
-   * high-water mark R is kept ahead of the clock in the background, and calls throw
-   * `LEASE_NOT_READY` until the clock passes what the slot's previous holder may have
-   * issued up to (a new slot: one reserve; see `waitReady`). Throws `NO_FREE_SLOT`
-   * when every slot is held, `ID_SPACE_MISMATCH` when the directory belongs to
-   * another epoch or layout. A deleted slot file or directory loses the lease
-   * (`LEASE_LOST`). `close()` frees the slot early.
-   */
-  static fromFileLease(options: FileLeaseOptions & SourceOptions & LeadOptions): MonotonicSnowflake
-  /**
-   * A generator whose node id is a slot leased from an etcd v3 cluster (a fleet): the
-   * slot key is attached to an etcd lease kept alive in the background; a lost lease
-   * stops it at once (`LEASE_LOST`), an unreachable store lets it issue only up to R
-   * (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
-   * `connectTimeoutMs` per request).
-   */
-  static fromEtcd(options: EtcdOptions & SourceOptions & LeadOptions): MonotonicSnowflake
-  /**
-   * A generator whose node id is a slot leased from a ZooKeeper ensemble (3.5 or
-   * later): the slot is an ephemeral znode `{prefix}/slot/NNNN` of this client's
-   * session, R a persistent znode `{prefix}/hwm/NNNN`; an expired session or a deleted
-   * slot znode stops it at once (`LEASE_LOST`), a lost connection lets it issue only
-   * up to R (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
-   * `connectTimeoutMs`).
-   */
-  static fromZooKeeper(options: ZooKeeperOptions & SourceOptions & LeadOptions): MonotonicSnowflake
-  /** A generator whose node id is the decimal integer in an environment variable. */
-  static fromEnv(variable: string, options?: SourceOptions & LeadOptions): MonotonicSnowflake
-  /**
-   * A generator whose node id is the ordinal of a StatefulSet-style hostname
-   * (`ids-7` -> 7); this host's name when `hostname` is omitted or null.
-   */
-  static fromHostname(hostname?: string | null, options?: SourceOptions & LeadOptions): MonotonicSnowflake
-  /**
-   * A generator whose node id is the host part of an IPv4 address in a subnet of
-   * `prefixLen` bits; refused (`INVALID_NODE_SOURCE`) unless the prefix is 0 to 32
-   * and the host part fits the node field (a /22 or narrower with 10 node bits).
-   */
-  static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions & LeadOptions): MonotonicSnowflake
   /**
    * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
    * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
@@ -413,6 +367,55 @@ export declare class MonotonicSnowflake {
    * A refusal rejects with the error `nextId()` would throw.
    */
   nextIdAsync(): Promise<bigint>
+  /**
+   * A snapshot of this generator's state, counters and lease if any (reads the clock
+   * once; status `'closed'` after `close()`; `nodeId` 0 where there is none).
+   */
+  health(): Health
+  /**
+   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
+   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+   */
+  healthSamples(): Array<HealthSample>
+  /**
+   * A generator with a given node id. Throws a `RangeError` with a `code` for bad
+   * settings.
+   */
+  constructor(options: SnowflakeOptions & SourceOptions & LeadOptions)
+  /**
+   * A generator on a slot leased from a directory of slot files (one host): `flock`
+   * holds the slot while this process lives; calls throw `LEASE_NOT_READY` until the
+   * clock passes what the slot's previous holder may have issued (see `waitReady`).
+   * Throws `NO_FREE_SLOT` when every slot is held, `ID_SPACE_MISMATCH` for another
+   * epoch or layout; a deleted slot file loses the lease (`LEASE_LOST`).
+   */
+  static fromFileLease(options: FileLeaseOptions & SourceOptions & LeadOptions): MonotonicSnowflake
+  /**
+   * A generator on a slot leased from an etcd v3 cluster: a lost lease stops it at once
+   * (`LEASE_LOST`), an unreachable store lets it issue only up to its high-water mark
+   * (`LEASE_EXPIRED`). Connecting blocks (up to `connectTimeoutMs` per request).
+   */
+  static fromEtcd(options: EtcdOptions & SourceOptions & LeadOptions): MonotonicSnowflake
+  /**
+   * A generator on a slot leased from a ZooKeeper ensemble (3.5 or later): an expired
+   * session or a deleted slot znode stops it at once (`LEASE_LOST`), a lost connection
+   * lets it issue only up to its high-water mark (`LEASE_EXPIRED`). Connecting blocks
+   * (up to `connectTimeoutMs`).
+   */
+  static fromZooKeeper(options: ZooKeeperOptions & SourceOptions & LeadOptions): MonotonicSnowflake
+  /** A generator whose node id is the decimal integer in an environment variable. */
+  static fromEnv(variable: string, options?: SourceOptions & LeadOptions): MonotonicSnowflake
+  /**
+   * A generator whose node id is the ordinal of a StatefulSet-style hostname
+   * (`ids-7` -> 7); this host's name when `hostname` is omitted or null.
+   */
+  static fromHostname(hostname?: string | null, options?: SourceOptions & LeadOptions): MonotonicSnowflake
+  /**
+   * A generator whose node id is the host part of an IPv4 address in a subnet of
+   * `prefixLen` bits; refused (`INVALID_NODE_SOURCE`) unless the prefix is 0 to 32
+   * and the host part fits the node field (a /22 or narrower with 10 node bits).
+   */
+  static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions & LeadOptions): MonotonicSnowflake
   /** One ID as a decimal string (for JSON). */
   nextIdString(): string
   /**
@@ -432,30 +435,17 @@ export declare class MonotonicSnowflake {
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
   static decode(id: bigint | string): DecodedId
   /**
-   * A snapshot of this generator's state, counters and lease (reads the clock once;
-   * status `'closed'` after `close()`).
-   */
-  health(): Health
-  /**
-   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
-   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
-   */
-  healthSamples(): Array<HealthSample>
-  /**
-   * Block the calling thread until the restart guard has passed (a leased slot's
-   * previous holder may have issued up to a time this clock has not reached; a new
-   * slot waits one reserve), at most `timeoutMs` (default
-   * `DEFAULT_MAX_GUARD_WAIT_MS`). Returns at once when nothing needs waiting for;
-   * throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
-   * once. Blocking is meant (an async form is for later): call it at startup.
+   * Block the calling thread until the restart guard has passed, at most `timeoutMs`
+   * (default `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
+   * Throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
+   * once. Meant for startup.
    */
   waitReady(timeoutMs?: number | bigint): void
   /**
-   * Give the generator up now: a leased slot is freed at once (its high-water mark
-   * stays, lowered to the last millisecond really issued, so a successor waits only
-   * past that). Every later call but `decode`, `health` and the getters throws
-   * `GENERATOR_CLOSED`. Closing twice is fine. Without `close()` the slot is freed
-   * when the generator is garbage collected or the process exits.
+   * Give the generator up now: a leased slot is freed at once (a successor waits only
+   * past the last millisecond really issued). Every later call but `decode`, `health`
+   * and the getters throws `GENERATOR_CLOSED`; closing twice is fine. Without it the
+   * slot is freed when the generator is collected or the process exits.
    */
   close(): void
   /** True once `close()` was called. */
@@ -496,52 +486,6 @@ export declare class ScriptedClock {
  */
 export declare class Snowflake {
   /**
-   * A generator with a given node id. Throws a `RangeError` with a `code` for bad
-   * settings.
-   */
-  constructor(options: SnowflakeOptions & SourceOptions)
-  /**
-   * A generator whose node id is a slot leased from a directory of slot files (one
-   * host, no server): `flock` holds the slot while this process lives, the slot's
-   * high-water mark R is kept ahead of the clock in the background, and calls throw
-   * `LEASE_NOT_READY` until the clock passes what the slot's previous holder may have
-   * issued up to (a new slot: one reserve; see `waitReady`). Throws `NO_FREE_SLOT`
-   * when every slot is held, `ID_SPACE_MISMATCH` when the directory belongs to
-   * another epoch or layout. A deleted slot file or directory loses the lease
-   * (`LEASE_LOST`). `close()` frees the slot early.
-   */
-  static fromFileLease(options: FileLeaseOptions & SourceOptions): Snowflake
-  /**
-   * A generator whose node id is a slot leased from an etcd v3 cluster (a fleet): the
-   * slot key is attached to an etcd lease kept alive in the background; a lost lease
-   * stops it at once (`LEASE_LOST`), an unreachable store lets it issue only up to R
-   * (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
-   * `connectTimeoutMs` per request).
-   */
-  static fromEtcd(options: EtcdOptions & SourceOptions): Snowflake
-  /**
-   * A generator whose node id is a slot leased from a ZooKeeper ensemble (3.5 or
-   * later): the slot is an ephemeral znode `{prefix}/slot/NNNN` of this client's
-   * session, R a persistent znode `{prefix}/hwm/NNNN`; an expired session or a deleted
-   * slot znode stops it at once (`LEASE_LOST`), a lost connection lets it issue only
-   * up to R (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
-   * `connectTimeoutMs`).
-   */
-  static fromZooKeeper(options: ZooKeeperOptions & SourceOptions): Snowflake
-  /** A generator whose node id is the decimal integer in an environment variable. */
-  static fromEnv(variable: string, options?: SourceOptions): Snowflake
-  /**
-   * A generator whose node id is the ordinal of a StatefulSet-style hostname
-   * (`ids-7` -> 7); this host's name when `hostname` is omitted or null.
-   */
-  static fromHostname(hostname?: string | null, options?: SourceOptions): Snowflake
-  /**
-   * A generator whose node id is the host part of an IPv4 address in a subnet of
-   * `prefixLen` bits; refused (`INVALID_NODE_SOURCE`) unless the prefix is 0 to 32
-   * and the host part fits the node field (a /22 or narrower with 10 node bits).
-   */
-  static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions): Snowflake
-  /**
    * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
    * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
    */
@@ -557,6 +501,55 @@ export declare class Snowflake {
    * A refusal rejects with the error `nextId()` would throw.
    */
   nextIdAsync(): Promise<bigint>
+  /**
+   * A snapshot of this generator's state, counters and lease if any (reads the clock
+   * once; status `'closed'` after `close()`; `nodeId` 0 where there is none).
+   */
+  health(): Health
+  /**
+   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
+   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+   */
+  healthSamples(): Array<HealthSample>
+  /**
+   * A generator with a given node id. Throws a `RangeError` with a `code` for bad
+   * settings.
+   */
+  constructor(options: SnowflakeOptions & SourceOptions)
+  /**
+   * A generator on a slot leased from a directory of slot files (one host): `flock`
+   * holds the slot while this process lives; calls throw `LEASE_NOT_READY` until the
+   * clock passes what the slot's previous holder may have issued (see `waitReady`).
+   * Throws `NO_FREE_SLOT` when every slot is held, `ID_SPACE_MISMATCH` for another
+   * epoch or layout; a deleted slot file loses the lease (`LEASE_LOST`).
+   */
+  static fromFileLease(options: FileLeaseOptions & SourceOptions): Snowflake
+  /**
+   * A generator on a slot leased from an etcd v3 cluster: a lost lease stops it at once
+   * (`LEASE_LOST`), an unreachable store lets it issue only up to its high-water mark
+   * (`LEASE_EXPIRED`). Connecting blocks (up to `connectTimeoutMs` per request).
+   */
+  static fromEtcd(options: EtcdOptions & SourceOptions): Snowflake
+  /**
+   * A generator on a slot leased from a ZooKeeper ensemble (3.5 or later): an expired
+   * session or a deleted slot znode stops it at once (`LEASE_LOST`), a lost connection
+   * lets it issue only up to its high-water mark (`LEASE_EXPIRED`). Connecting blocks
+   * (up to `connectTimeoutMs`).
+   */
+  static fromZooKeeper(options: ZooKeeperOptions & SourceOptions): Snowflake
+  /** A generator whose node id is the decimal integer in an environment variable. */
+  static fromEnv(variable: string, options?: SourceOptions): Snowflake
+  /**
+   * A generator whose node id is the ordinal of a StatefulSet-style hostname
+   * (`ids-7` -> 7); this host's name when `hostname` is omitted or null.
+   */
+  static fromHostname(hostname?: string | null, options?: SourceOptions): Snowflake
+  /**
+   * A generator whose node id is the host part of an IPv4 address in a subnet of
+   * `prefixLen` bits; refused (`INVALID_NODE_SOURCE`) unless the prefix is 0 to 32
+   * and the host part fits the node field (a /22 or narrower with 10 node bits).
+   */
+  static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions): Snowflake
   /** One ID as a decimal string (for JSON). */
   nextIdString(): string
   /**
@@ -576,30 +569,17 @@ export declare class Snowflake {
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
   static decode(id: bigint | string): DecodedId
   /**
-   * A snapshot of this generator's state, counters and lease (reads the clock once;
-   * status `'closed'` after `close()`).
-   */
-  health(): Health
-  /**
-   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
-   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
-   */
-  healthSamples(): Array<HealthSample>
-  /**
-   * Block the calling thread until the restart guard has passed (a leased slot's
-   * previous holder may have issued up to a time this clock has not reached; a new
-   * slot waits one reserve), at most `timeoutMs` (default
-   * `DEFAULT_MAX_GUARD_WAIT_MS`). Returns at once when nothing needs waiting for;
-   * throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
-   * once. Blocking is meant (an async form is for later): call it at startup.
+   * Block the calling thread until the restart guard has passed, at most `timeoutMs`
+   * (default `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
+   * Throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
+   * once. Meant for startup.
    */
   waitReady(timeoutMs?: number | bigint): void
   /**
-   * Give the generator up now: a leased slot is freed at once (its high-water mark
-   * stays, lowered to the last millisecond really issued, so a successor waits only
-   * past that). Every later call but `decode`, `health` and the getters throws
-   * `GENERATOR_CLOSED`. Closing twice is fine. Without `close()` the slot is freed
-   * when the generator is garbage collected or the process exits.
+   * Give the generator up now: a leased slot is freed at once (a successor waits only
+   * past the last millisecond really issued). Every later call but `decode`, `health`
+   * and the getters throws `GENERATOR_CLOSED`; closing twice is fine. Without it the
+   * slot is freed when the generator is collected or the process exits.
    */
   close(): void
   /** True once `close()` was called. */
@@ -628,26 +608,39 @@ export declare class Snowflake {
  */
 export declare class UlidGenerator {
   /**
+   * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+   */
+  nextId(): string
+  /**
+   * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
+   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+   */
+  tryNextId(): string | null
+  /**
+   * One ID as a Promise that never blocks the event loop: settled at once when no
+   * wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
+   * A refusal rejects with the error `nextId()` would throw.
+   */
+  nextIdAsync(): Promise<string>
+  /**
+   * A snapshot of this generator's state, counters and lease if any (reads the clock
+   * once; status `'closed'` after `close()`; `nodeId` 0 where there is none).
+   */
+  health(): Health
+  /**
+   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
+   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+   */
+  healthSamples(): Array<HealthSample>
+  /**
    * A generator with explicit settings (all optional): `mode` (`'strict'`, the
    * default, or `'monotonic'`), `maxWaitMs`, `maxLeadMs` (monotonic),
    * `maxForwardStepMs`, `forwardConfirmMs`, `clock`, `clockSource`.
    */
   constructor(options?: TimeIdOptions)
-  /**
-   * One ID as its text. Strict mode may block the thread: at most
-   * `max(maxWaitMs, 1)` ms on a spent millisecond (32,768 IDs), at most `maxWaitMs`
-   * on a small rewind (see `nextIdAsync`).
-   */
-  nextId(): string
   /** One ID as 16 bytes, big-endian (the byte order a database's `uuid` sorts by). */
   nextIdBuffer(): Buffer
-  /** One ID if that needs no wait; `null` where `nextId()` would sleep. */
-  tryNextId(): string | null
-  /**
-   * One ID as a Promise that never blocks the event loop: settled at once when no
-   * wait is needed, otherwise the wait runs on the libuv thread pool.
-   */
-  nextIdAsync(): Promise<string>
   /**
    * `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
    * issues none). Strict mode blocks through every millisecond it fills.
@@ -661,13 +654,6 @@ export declare class UlidGenerator {
    * once; one that must wait is filled on the libuv thread pool.
    */
   nextIdsAsync(count: number | bigint): Promise<Buffer>
-  /**
-   * A snapshot of the generator's state and counters (reads the clock once; status
-   * `'closed'` after `close()`; `nodeId` is 0: these formats have none).
-   */
-  health(): Health
-  /** The health snapshot as metric samples (see `healthMetrics()`). */
-  healthSamples(): Array<HealthSample>
   /** Stop issuing for good: later calls throw `GENERATOR_CLOSED`. */
   close(): void
   /** `'strict'` or `'monotonic'`. */
@@ -682,26 +668,39 @@ export declare class UlidGenerator {
  */
 export declare class Uuid7Generator {
   /**
+   * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+   */
+  nextId(): string
+  /**
+   * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
+   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+   */
+  tryNextId(): string | null
+  /**
+   * One ID as a Promise that never blocks the event loop: settled at once when no
+   * wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
+   * A refusal rejects with the error `nextId()` would throw.
+   */
+  nextIdAsync(): Promise<string>
+  /**
+   * A snapshot of this generator's state, counters and lease if any (reads the clock
+   * once; status `'closed'` after `close()`; `nodeId` 0 where there is none).
+   */
+  health(): Health
+  /**
+   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
+   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+   */
+  healthSamples(): Array<HealthSample>
+  /**
    * A generator with explicit settings (all optional): `mode` (`'strict'`, the
    * default, or `'monotonic'`), `maxWaitMs`, `maxLeadMs` (monotonic),
    * `maxForwardStepMs`, `forwardConfirmMs`, `clock`, `clockSource`.
    */
   constructor(options?: TimeIdOptions)
-  /**
-   * One ID as its text. Strict mode may block the thread: at most
-   * `max(maxWaitMs, 1)` ms on a spent millisecond (32,768 IDs), at most `maxWaitMs`
-   * on a small rewind (see `nextIdAsync`).
-   */
-  nextId(): string
   /** One ID as 16 bytes, big-endian (the byte order a database's `uuid` sorts by). */
   nextIdBuffer(): Buffer
-  /** One ID if that needs no wait; `null` where `nextId()` would sleep. */
-  tryNextId(): string | null
-  /**
-   * One ID as a Promise that never blocks the event loop: settled at once when no
-   * wait is needed, otherwise the wait runs on the libuv thread pool.
-   */
-  nextIdAsync(): Promise<string>
   /**
    * `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
    * issues none). Strict mode blocks through every millisecond it fills.
@@ -715,13 +714,6 @@ export declare class Uuid7Generator {
    * once; one that must wait is filled on the libuv thread pool.
    */
   nextIdsAsync(count: number | bigint): Promise<Buffer>
-  /**
-   * A snapshot of the generator's state and counters (reads the clock once; status
-   * `'closed'` after `close()`; `nodeId` is 0: these formats have none).
-   */
-  health(): Health
-  /** The health snapshot as metric samples (see `healthMetrics()`). */
-  healthSamples(): Array<HealthSample>
   /** Stop issuing for good: later calls throw `GENERATOR_CLOSED`. */
   close(): void
   /** `'strict'` or `'monotonic'`. */

@@ -2,7 +2,7 @@
 //! [`polyflake::ScriptedClock`], and a clock that calls a JS function.
 
 use crate::errors::{guard, Result};
-use crate::js::{check, make, narrow, take_exception, Fail, Ty, Val};
+use crate::js::{napi_call, napi_make, narrow, take_exception, Fail, Ty, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::sys;
 use polyflake::{Clock, ClockError};
@@ -30,47 +30,44 @@ impl ManualClock {
         })
     }
 
-    /// STEP the wall reading to `ms` (backwards is a rewind, forwards a forward step); elapsed
-    /// time does not move (use `elapse` for time passing).
-    #[napi(ts_args_type = "ms: number | bigint")]
-    pub fn set(&self, env: Env, ms: Unknown<'_>) -> Result<()> {
-        guard(env.raw(), || {
-            narrow(Val::of(env, &ms), "ms").map(|ms| self.inner.set(ms))
-        })
-    }
-
-    /// STEP the wall reading by `deltaMs` (negative moves it back); elapsed time does not move.
-    #[napi(ts_args_type = "deltaMs: number | bigint")]
-    pub fn advance(&self, env: Env, delta_ms: Unknown<'_>) -> Result<()> {
-        let delta = |env| narrow(Val::of(env, &delta_ms), "deltaMs");
-        guard(env.raw(), || delta(env).map(|ms| self.inner.advance(ms)))
-    }
-
-    /// Let `ms` (>= 0) milliseconds pass: the wall reading and elapsed time (the boot clock,
-    /// which counts a suspend) both move, so it is never mistaken for a forward step.
-    #[napi(ts_args_type = "ms: number | bigint")]
-    pub fn elapse(&self, env: Env, ms: Unknown<'_>) -> Result<()> {
-        guard(env.raw(), || {
-            narrow(Val::of(env, &ms), "ms").map(|ms| self.inner.elapse(ms))
-        })
-    }
-
-    /// Model a tick-based coarse reading (for tests of `clockSource: 'coarse'`): from now on the
-    /// coarse reading is the wall reading rounded down to a multiple of `tickMs`, lagging it by
-    /// up to `tickMs - 1`, as `CLOCK_REALTIME_COARSE` does (default 1: coarse = precise). Set it
-    /// before making a generator on the clock.
-    #[napi(ts_args_type = "tickMs: number | bigint")]
-    pub fn set_tick_ms(&self, env: Env, tick_ms: Unknown<'_>) -> Result<()> {
-        guard(env.raw(), || {
-            narrow(Val::of(env, &tick_ms), "tickMs").map(|ms| self.inner.set_tick_ms(ms))
-        })
-    }
-
     /// The current reading in Unix milliseconds.
     #[napi]
     pub fn now(&self) -> i64 {
         self.inner.get()
     }
+}
+
+/// The methods that move a manual clock, each calling the core's method of the same name with
+/// its one integer argument (named by the first literal; the second is its TypeScript).
+macro_rules! clock_steps {
+    ($($(#[doc = $doc:tt])* $name:ident($arg:literal, $ts:literal);)*) => {
+        #[napi]
+        impl ManualClock {
+            $(
+                $(#[doc = $doc])*
+                #[napi(ts_args_type = $ts)]
+                pub fn $name(&self, env: Env, v: Unknown<'_>) -> Result<()> {
+                    guard(env.raw(), || narrow(Val::of(env, &v), $arg).map(|x| self.inner.$name(x)))
+                }
+            )*
+        }
+    };
+}
+
+clock_steps! {
+    #[doc = " STEP the wall reading to `ms` (backwards is a rewind, forwards a forward step); elapsed"]
+    #[doc = " time does not move (use `elapse` for time passing)."]
+    set("ms", "ms: number | bigint");
+    #[doc = " STEP the wall reading by `deltaMs` (negative moves it back); elapsed time does not move."]
+    advance("deltaMs", "deltaMs: number | bigint");
+    #[doc = " Let `ms` (>= 0) milliseconds pass: the wall reading and elapsed time (the boot clock,"]
+    #[doc = " which counts a suspend) both move, so it is never mistaken for a forward step."]
+    elapse("ms", "ms: number | bigint");
+    #[doc = " Model a tick-based coarse reading (for tests of `clockSource: 'coarse'`): from now on the"]
+    #[doc = " coarse reading is the wall reading rounded down to a multiple of `tickMs`, lagging it by"]
+    #[doc = " up to `tickMs - 1`, as `CLOCK_REALTIME_COARSE` does (default 1: coarse = precise). Set it"]
+    #[doc = " before making a generator on the clock."]
+    set_tick_ms("tickMs", "tickMs: number | bigint");
 }
 
 /// A clock that returns prepared readings in order, then ticks forward 1 ms per read: for making
@@ -131,9 +128,8 @@ impl JsFnClock {
     /// Hold a reference to the function `f`.
     pub(crate) fn new(f: Val) -> std::result::Result<JsFnClock, Fail> {
         let mut func = ptr::null_mut();
-        // SAFETY: env and value come from the current callback.
-        let status = unsafe { sys::napi_create_reference(f.env, f.raw, 1, &mut func) };
-        check(status, "keep a reference to the clock function")?;
+        let what = "keep a reference to the clock function";
+        napi_call!(what => napi_create_reference(f.env, f.raw, 1, &mut func))?;
         let thread = thread::current().id();
         Ok(JsFnClock {
             env: f.env,
@@ -146,14 +142,10 @@ impl JsFnClock {
     /// see the type's docs; the reference is strong, so the function is alive).
     fn read(&self) -> std::result::Result<i64, Fail> {
         let env = self.env;
-        // SAFETY (both): as said above.
-        let f = make(env, "read the clock function", |e, o| unsafe {
-            sys::napi_get_reference_value(e, self.func, o)
-        })?;
+        let f = napi_make!(env, "read the clock function" => napi_get_reference_value(self.func))?;
         let recv = Val::undefined(env)?;
-        let out = make(env, "call the clock function", |e, o| unsafe {
-            sys::napi_call_function(e, recv.raw, f.raw, 0, ptr::null(), o)
-        });
+        let (what, none) = ("call the clock function", ptr::null());
+        let out = napi_make!(env, what => napi_call_function(recv.raw, f.raw, 0, none));
         let v = out.map_err(|fail| match take_exception(env) {
             Some(exc) => Fail::Type(format!("the clock function threw: {}", exc.to_text())),
             None => fail,

@@ -5,7 +5,8 @@
 //! unsafe integer) are `TypeError`/`RangeError` with Node's usual codes; a panic is caught here
 //! and never unwinds into Node.
 
-use crate::js::{camel, check, pending_exception, take_exception, Fail, Val};
+use crate::js::{camel, napi_call, napi_make, pending_exception, take_exception, Fail, Val};
+use napi::bindgen_prelude::{Env, Unknown};
 use napi::sys;
 use polyflake::{ErrorCategory, ErrorKind};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -51,11 +52,10 @@ fn key(kind: ErrorKind, field: &str) -> String {
     }
     let k = kind.name();
     format!(
-        "{}{}{}{}",
+        "{}{}{}",
         k[..1].to_lowercase(),
         &k[1..],
-        f[..1].to_uppercase(),
-        &f[1..]
+        camel(&format!("_{f}"))
     )
 }
 
@@ -68,17 +68,12 @@ fn build(
     core: Option<&polyflake::Error>,
 ) -> std::result::Result<Val, Fail> {
     let (code, message) = (Val::text(env, code)?, Val::text(env, message)?);
-    let mut err = ptr::null_mut();
-    // SAFETY: the env of the current call and two strings of it.
-    let status = unsafe {
-        match class {
-            Class::Error => sys::napi_create_error(env, code.raw, message.raw, &mut err),
-            Class::Range => sys::napi_create_range_error(env, code.raw, message.raw, &mut err),
-            Class::Type => sys::napi_create_type_error(env, code.raw, message.raw, &mut err),
-        }
-    };
-    check(status, "create an error")?;
-    let err = Val::new(env, err);
+    let (code, message, what) = (code.raw, message.raw, "create an error");
+    let err = match class {
+        Class::Error => napi_make!(env, what => napi_create_error(code, message)),
+        Class::Range => napi_make!(env, what => napi_create_range_error(code, message)),
+        Class::Type => napi_make!(env, what => napi_create_type_error(code, message)),
+    }?;
     if let Some(e) = core {
         let fields = e.fields();
         err.set_fields(fields.iter().map(|(k, v)| (key(e.kind(), k), v)))?;
@@ -111,14 +106,11 @@ pub fn throw_fail(env: sys::napi_env, fail: Fail) {
     if matches!(fail, Fail::Napi(_)) && pending_exception(env) {
         return;
     }
-    let thrown = error_value(env, &fail).and_then(|err| {
-        // SAFETY: the env of the current call and an error of it.
-        check(unsafe { sys::napi_throw(env, err.raw) }, "throw")
-    });
+    let thrown =
+        error_value(env, &fail).and_then(|err| napi_call!("throw" => napi_throw(env, err.raw)));
     if thrown.is_err() && !pending_exception(env) {
-        let text = c"polyflake: could not build the error object";
-        // SAFETY: as above; a NUL-terminated message.
-        unsafe { sys::napi_throw_error(env, ptr::null(), text.as_ptr()) };
+        let text = c"polyflake: could not build the error object".as_ptr();
+        let _ = napi_call!("throw" => napi_throw_error(env, ptr::null(), text));
     }
 }
 
@@ -133,20 +125,35 @@ pub fn panic_fail(panic: Box<dyn std::any::Any + Send>) -> Fail {
     )
 }
 
-/// Run one binding call: convert its failure (or a panic) into a thrown JS error. The returned
+/// `f`'s value, or `None` once its failure (or panic) is thrown into `env`: a panic never
+/// unwinds into Node.
+#[inline]
+pub fn caught<T>(
+    env: sys::napi_env,
+    f: impl FnOnce() -> std::result::Result<T, Fail>,
+) -> Option<T> {
+    let fail = match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(value)) => return Some(value),
+        Ok(Err(fail)) => fail,
+        Err(panic) => panic_fail(panic),
+    };
+    throw_fail(env, fail);
+    None
+}
+
+/// Run one binding call: its failure (or a panic) becomes a thrown JS error, and the returned
 /// `Err` tells napi-rs that an exception is already pending, so it throws nothing more.
 pub fn guard<T>(env: sys::napi_env, f: impl FnOnce() -> std::result::Result<T, Fail>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(fail)) => {
-            throw_fail(env, fail);
-            Err(pending())
-        }
-        Err(panic) => {
-            throw_fail(env, panic_fail(panic));
-            Err(pending())
-        }
-    }
+    caught(env, f).ok_or_else(pending)
+}
+
+/// [`guard`] for a call that makes a JS value.
+pub fn js_value<'env>(
+    env: &'env Env,
+    f: impl FnOnce(sys::napi_env) -> std::result::Result<Val, Fail>,
+) -> Result<Unknown<'env>> {
+    let raw = env.raw();
+    guard(raw, || Ok(f(raw)?.unknown()))
 }
 
 /// The error napi-rs recognises as "an exception is already pending: throw nothing".

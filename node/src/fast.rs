@@ -1,22 +1,18 @@
-//! The hot paths, and the home of the generator cell: plain Node-API functions bound to one
-//! generator (`nextId`, `tryNextId`, `nextIdAsync`, and the 128-bit formats' `nextIdBuffer`).
+//! The hot path, and the home of the generator cell: plain Node-API functions bound to one
+//! generator (`nextId`, `tryNextId`, `nextIdAsync`, the formats' `nextIdBuffer`).
 //!
-//! napi-rs's class methods unwrap `this` and track native borrows on every call (358 ns a call
-//! measured, against 55 ns for this path: the whole ID costs less than the unwrapping). Each
-//! generator instance therefore also gets own, non-enumerable functions made with
-//! `napi_create_function`, whose data pointer holds the generator's [`Shared`] cell and the
-//! function's body: no `this` to unwrap or spoof. A function keeps its cell until the function
-//! itself is garbage collected, so `const f = gen.nextId` stays valid after `gen` is gone; after
-//! `close()` the core refuses with `GENERATOR_CLOSED`. Every check (closed, forked, the restart
-//! guard, a lost lease) happens inside the core. The prototype methods napi-rs generates stay
-//! (they are what index.d.ts documents, and what `Snowflake.prototype.nextId.call(gen)` reaches)
-//! and run the same bodies.
+//! napi-rs's class methods unwrap `this` and track borrows on every call (358 ns a call
+//! measured, against 55 ns for this path). Each instance therefore also gets own,
+//! non-enumerable functions whose data pointer holds its [`Shared`] cell and the body: no `this`
+//! to unwrap or spoof. A function keeps its cell until it is itself collected, so
+//! `const f = gen.nextId` stays valid (after `close()` the core refuses). The prototype methods
+//! napi-rs generates (what index.d.ts documents) run the same bodies.
 
-use crate::errors::{panic_fail, throw_fail};
-use crate::js::{check, Fail, Val};
+use crate::errors::{self, throw_fail};
+use crate::js::{napi_call, napi_make, Fail, Val};
+use napi::bindgen_prelude::{Env, Unknown};
 use napi::sys;
 use std::ffi::{c_void, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
@@ -33,8 +29,11 @@ pub(crate) struct Cell<G> {
 /// The core's `close(&self)` ends it, so no binding state wraps it.
 pub(crate) type Shared<G> = Arc<Cell<G>>;
 
+/// What a raw Node-API callback's body returns: a JS value or the failure to throw.
+pub(crate) type Raw = Result<sys::napi_value, Fail>;
+
 /// The body of a bound function: the JS value it returns, from the generator alone.
-pub(crate) type Body<G> = fn(sys::napi_env, &Shared<G>) -> Result<sys::napi_value, Fail>;
+pub(crate) type Body<G> = fn(sys::napi_env, &Shared<G>) -> Raw;
 
 /// What a bound function's data pointer owns.
 struct Bound<G> {
@@ -44,16 +43,14 @@ struct Bound<G> {
 
 unsafe extern "C" fn call<G>(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let mut data: *mut c_void = ptr::null_mut();
-    // SAFETY: `env` and `info` are this callback's; argc may be NULL (arguments are ignored).
-    let status = unsafe {
-        let (argc, argv, this) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
-        sys::napi_get_cb_info(env, info, argc, argv, this, &mut data)
-    };
-    if status != sys::Status::napi_ok || data.is_null() {
-        let fail = check(status, "read the callback's data").err();
+    let (argc, argv, this) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    let what = "read the callback's data"; // argc may be NULL: the arguments are ignored
+    let got = napi_call!(what => napi_get_cb_info(env, info, argc, argv, this, &mut data));
+    if got.is_err() || data.is_null() {
         throw_fail(
             env,
-            fail.unwrap_or_else(|| Fail::Type("no generator bound".into())),
+            got.err()
+                .unwrap_or_else(|| Fail::Type("no generator bound".into())),
         );
         return ptr::null_mut();
     }
@@ -66,21 +63,8 @@ unsafe extern "C" fn call<G>(env: sys::napi_env, info: sys::napi_callback_info) 
 
 /// The end of a raw Node-API callback: `f`'s value, or its failure (or panic) thrown into `env`
 /// and NULL returned, as Node-API expects of a callback that threw.
-pub(crate) fn run(
-    env: sys::napi_env,
-    f: impl FnOnce() -> Result<sys::napi_value, Fail>,
-) -> sys::napi_value {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(value)) => value,
-        Ok(Err(fail)) => {
-            throw_fail(env, fail);
-            ptr::null_mut()
-        }
-        Err(panic) => {
-            throw_fail(env, panic_fail(panic));
-            ptr::null_mut()
-        }
-    }
+pub(crate) fn run(env: sys::napi_env, f: impl FnOnce() -> Raw) -> sys::napi_value {
+    errors::caught(env, f).unwrap_or(ptr::null_mut())
 }
 
 unsafe extern "C" fn release<G>(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
@@ -89,7 +73,35 @@ unsafe extern "C" fn release<G>(_env: sys::napi_env, data: *mut c_void, _hint: *
     drop(unsafe { Box::from_raw(data as *mut Bound<G>) });
 }
 
-/// Give the JS object `this` own, non-enumerable functions bound to `cell`: `(name, body)`.
+/// A property descriptor of a plain value: writable and configurable, not enumerable.
+fn own(name: &CStr, value: sys::napi_value) -> sys::napi_property_descriptor {
+    sys::napi_property_descriptor {
+        utf8name: name.as_ptr(),
+        name: ptr::null_mut(),
+        method: None,
+        getter: None,
+        setter: None,
+        value,
+        attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
+        data: ptr::null_mut(),
+    }
+}
+
+/// A plain Node-API function `name` calling `callback` with `data`.
+pub(crate) fn function(
+    env: sys::napi_env,
+    name: &CStr,
+    callback: sys::napi_callback,
+    data: *mut c_void,
+) -> Result<sys::napi_value, Fail> {
+    let len = usize::MAX as isize; // NUL-terminated
+    let name = name.as_ptr();
+    let f = napi_make!(env, "create a function" => napi_create_function(name, len, callback, data));
+    f.map(|f| f.raw)
+}
+
+/// Give the JS object `this` own, non-enumerable functions bound to `cell`: `(name, body)`, then
+/// the JS `nextIdAsync` of [`SETTLE_IN_JS`] over the bound `tryNextId` and `nextIdAsync`.
 pub(crate) fn install<G: 'static>(
     env: sys::napi_env,
     this: sys::napi_value,
@@ -98,65 +110,54 @@ pub(crate) fn install<G: 'static>(
 ) -> Result<(), Fail> {
     let mut descriptors = Vec::with_capacity(functions.len());
     for &(name, body) in functions {
-        let data = Box::into_raw(Box::new(Bound {
+        let bound = Box::new(Bound {
             cell: Arc::clone(cell),
             body,
-        })) as *mut c_void;
-        let mut f = ptr::null_mut();
-        // SAFETY: the env of the current call; `name` is NUL-terminated.
-        let made = check(
-            unsafe {
-                let name = name.as_ptr();
-                sys::napi_create_function(
-                    env,
-                    name,
-                    usize::MAX as isize,
-                    Some(call::<G>),
-                    data,
-                    &mut f,
-                )
-            },
-            "create a bound function",
-        );
-        // SAFETY: as above; from here on the finalizer owns `data`.
-        let owned = made.and_then(|()| {
+        });
+        let data = Box::into_raw(bound) as *mut c_void;
+        let owned = function(env, name, Some(call::<G>), data).and_then(|f| {
             let (hint, none) = (ptr::null_mut(), ptr::null_mut());
-            let status =
-                unsafe { sys::napi_add_finalizer(env, f, data, Some(release::<G>), hint, none) };
-            check(status, "attach a bound function's finalizer")
+            // From here on the function's finalizer owns `data`.
+            let what = "attach a bound function's finalizer";
+            napi_call!(what => napi_add_finalizer(env, f, data, Some(release::<G>), hint, none))
+                .map(|()| f)
         });
-        if let Err(fail) = owned {
-            // SAFETY: no finalizer took `data`: release it here, once.
-            drop(unsafe { Box::from_raw(data as *mut Bound<G>) });
-            return Err(fail);
+        match owned {
+            Ok(f) => descriptors.push(own(name, f)),
+            Err(fail) => {
+                // SAFETY: no finalizer took `data`: release it here, once.
+                drop(unsafe { Box::from_raw(data as *mut Bound<G>) });
+                return Err(fail);
+            }
         }
-        descriptors.push(sys::napi_property_descriptor {
-            utf8name: name.as_ptr(),
-            name: ptr::null_mut(),
-            method: None,
-            getter: None,
-            setter: None,
-            value: f,
-            attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
-            data: ptr::null_mut(),
-        });
     }
-    // SAFETY: the env and object of the current call; valid descriptors.
-    let status =
-        unsafe { sys::napi_define_properties(env, this, descriptors.len(), descriptors.as_ptr()) };
-    check(status, "define the bound functions")?;
-    let names: Vec<&CStr> = functions.iter().map(|(name, _)| *name).collect();
-    if names.contains(&c"tryNextId") && names.contains(&c"nextIdAsync") {
-        settle_in_js(env, this)?;
-    }
-    Ok(())
+    define(env, this, &descriptors, "define the bound functions")?;
+    settle_in_js(env, this)
 }
 
-/// The async fast path in JavaScript: `nextIdAsync` calls the bound `tryNextId` and settles with
-/// V8's own `Promise.resolve` when it issued (a Node-API promise costs about as much as the whole
-/// ID), or `Promise.reject` when it refused; only where it would wait (`null`) does it call the
-/// native `nextIdAsync`, which hands the wait to the libuv pool. The closure holds the two bound
-/// functions, not the object.
+/// Define `descriptors` on the object `this` (`what` names them in the error).
+fn define(
+    env: sys::napi_env,
+    this: sys::napi_value,
+    descriptors: &[sys::napi_property_descriptor],
+    what: &str,
+) -> Result<(), Fail> {
+    let (n, all) = (descriptors.len(), descriptors.as_ptr());
+    napi_call!(what => napi_define_properties(env, this, n, all))
+}
+
+/// Run a bound function's body as a prototype method (the same body, through napi-rs).
+pub(crate) fn method<'env, G>(
+    env: &'env Env,
+    cell: &Shared<G>,
+    body: Body<G>,
+) -> errors::Result<Unknown<'env>> {
+    errors::js_value(env, |raw| Ok(Val::new(raw, body(raw, cell)?)))
+}
+
+/// The async fast path in JavaScript: V8's own `Promise.resolve`/`reject` of the bound
+/// `tryNextId` (a Node-API promise costs about as much as the whole ID); only where it would wait
+/// (`null`) the native `nextIdAsync`, which waits on the libuv pool.
 const SETTLE_IN_JS: &str = "(function (tryNextId, waitOnPool) {
   return function nextIdAsync() {
     let id
@@ -170,27 +171,10 @@ fn settle_in_js(env: sys::napi_env, this: sys::napi_value) -> Result<(), Fail> {
     let object = Val::new(env, this);
     let (try_next, native) = (object.get("tryNextId")?, object.get("nextIdAsync")?);
     let source = Val::text(env, SETTLE_IN_JS)?;
-    let mut factory = ptr::null_mut();
-    // SAFETY: the env of the current call and a string of it.
-    let status = unsafe { sys::napi_run_script(env, source.raw, &mut factory) };
-    check(status, "compile the async fast path")?;
-    let (args, mut wrapped) = ([try_next.raw, native.raw], ptr::null_mut());
-    let recv = Val::undefined(env)?.raw;
-    // SAFETY: as above; `factory` is the function the script evaluates to, called with 2 args.
-    let status =
-        unsafe { sys::napi_call_function(env, recv, factory, 2, args.as_ptr(), &mut wrapped) };
-    check(status, "make the async fast path")?;
-    let descriptor = sys::napi_property_descriptor {
-        utf8name: c"nextIdAsync".as_ptr(),
-        name: ptr::null_mut(),
-        method: None,
-        getter: None,
-        setter: None,
-        value: wrapped,
-        attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
-        data: ptr::null_mut(),
-    };
-    // SAFETY: the env and object of the current call; one valid descriptor.
-    let status = unsafe { sys::napi_define_properties(env, this, 1, &descriptor) };
-    check(status, "define the async fast path")
+    let factory = napi_make!(env, "compile the async fast path" => napi_run_script(source.raw))?;
+    let (args, recv) = ([try_next.raw, native.raw], Val::undefined(env)?.raw);
+    let what = "make the async fast path";
+    let wrapped = napi_make!(env, what => napi_call_function(recv, factory.raw, 2, args.as_ptr()))?;
+    let what = "define the async fast path";
+    define(env, this, &[own(c"nextIdAsync", wrapped.raw)], what)
 }

@@ -5,11 +5,11 @@
 //! 16 bytes big-endian in a `Buffer` on request; batches are one `Buffer` of 16 bytes per ID, or
 //! an array of strings. Every rule (layout, counters, randomness, text) is the core's.
 
-use crate::errors::{guard, Result};
-use crate::fast::{self, install, Body, Cell, Shared};
-use crate::js::{check, count_arg, string_arg, Fail, Ty, Val};
+use crate::errors::{guard, js_value, Result};
+use crate::fast::{self, install, method, Cell, Raw, Shared};
+use crate::js::{count_arg, string_arg, Fail, Ty, Val};
 use crate::metrics::samples;
-use crate::pool;
+use crate::pool::{self, bodies, issue_methods, Issue};
 use crate::settings::{self, apply, only_keys, FResult};
 use napi::bindgen_prelude::{Env, Object, This, Unknown};
 use napi::{sys, JsValue};
@@ -18,14 +18,12 @@ use std::ffi::CStr;
 use std::ptr;
 use std::sync::{Arc, OnceLock};
 
-/// The core's UUIDv7 and ULID generators and text functions under one set of names (their
-/// `health`, `close` and `mode` already share names).
-pub(crate) trait Format: Send + Sync + Sized + 'static {
+/// The rest of the core's UUIDv7 and ULID generators and text functions under one set of names
+/// (their `health`, `close` and `mode` already share names).
+pub(crate) trait Format: Issue<Id = u128> {
     /// The JS class, for messages.
     const CLASS: &'static str;
     fn build(b: TimeIdBuilder) -> polyflake::Result<Self>;
-    fn next(&self) -> polyflake::Result<u128>;
-    fn try_next(&self) -> polyflake::Result<Option<u128>>;
     fn fill(&self, out: &mut [u128]) -> polyflake::Result<()>;
     fn try_fill(&self, out: &mut [u128]) -> polyflake::Result<bool>;
     fn text(id: u128) -> String;
@@ -35,67 +33,35 @@ pub(crate) trait Format: Send + Sync + Sized + 'static {
     fn global() -> &'static OnceLock<Self>;
 }
 
-impl Format for polyflake::Uuid7Generator {
-    const CLASS: &'static str = "Uuid7Generator";
-    fn build(b: TimeIdBuilder) -> polyflake::Result<Self> {
-        b.build_uuid7()
-    }
-    fn next(&self) -> polyflake::Result<u128> {
-        self.next_uuid()
-    }
-    fn try_next(&self) -> polyflake::Result<Option<u128>> {
-        self.try_next_uuid()
-    }
-    fn fill(&self, out: &mut [u128]) -> polyflake::Result<()> {
-        self.next_uuids(out)
-    }
-    fn try_fill(&self, out: &mut [u128]) -> polyflake::Result<bool> {
-        self.try_next_uuids(out)
-    }
-    fn text(id: u128) -> String {
-        polyflake::format_uuid(id)
-    }
-    fn parse(text: &str) -> polyflake::Result<u128> {
-        polyflake::parse_uuid(text)
-    }
-    fn timestamp_ms(id: u128) -> polyflake::Result<i64> {
-        polyflake::uuid7_timestamp_ms(id)
-    }
-    fn global() -> &'static OnceLock<Self> {
-        &UUID7
-    }
+/// [`Issue`] and [`Format`] for one core generator: its methods' and functions' names.
+#[rustfmt::skip]
+macro_rules! format_impl {
+    ($core:ident, $build:ident, $next:ident, $try_next:ident, $fill:ident, $try_fill:ident,
+     $text:ident, $parse:ident, $ts:expr, $global:ident) => {
+        impl Issue for polyflake::$core {
+            type Id = u128;
+            fn next(&self) -> polyflake::Result<u128> { self.$next() }
+            fn try_next(&self) -> polyflake::Result<Option<u128>> { self.$try_next() }
+            fn js(env: sys::napi_env, id: u128) -> FResult<Val> { Val::ascii(env, Self::text(id).as_bytes()) }
+        }
+
+        impl Format for polyflake::$core {
+            const CLASS: &'static str = stringify!($core);
+            fn build(b: TimeIdBuilder) -> polyflake::Result<Self> { b.$build() }
+            fn fill(&self, out: &mut [u128]) -> polyflake::Result<()> { self.$fill(out) }
+            fn try_fill(&self, out: &mut [u128]) -> polyflake::Result<bool> { self.$try_fill(out) }
+            fn text(id: u128) -> String { polyflake::$text(id) }
+            fn parse(text: &str) -> polyflake::Result<u128> { polyflake::$parse(text) }
+            fn timestamp_ms(id: u128) -> polyflake::Result<i64> { $ts(id) }
+            fn global() -> &'static OnceLock<Self> { &$global }
+        }
+    };
 }
 
-impl Format for polyflake::UlidGenerator {
-    const CLASS: &'static str = "UlidGenerator";
-    fn build(b: TimeIdBuilder) -> polyflake::Result<Self> {
-        b.build_ulid()
-    }
-    fn next(&self) -> polyflake::Result<u128> {
-        self.next_ulid()
-    }
-    fn try_next(&self) -> polyflake::Result<Option<u128>> {
-        self.try_next_ulid()
-    }
-    fn fill(&self, out: &mut [u128]) -> polyflake::Result<()> {
-        self.next_ulids(out)
-    }
-    fn try_fill(&self, out: &mut [u128]) -> polyflake::Result<bool> {
-        self.try_next_ulids(out)
-    }
-    fn text(id: u128) -> String {
-        polyflake::format_ulid(id)
-    }
-    fn parse(text: &str) -> polyflake::Result<u128> {
-        polyflake::parse_ulid(text)
-    }
-    fn timestamp_ms(id: u128) -> polyflake::Result<i64> {
-        Ok(polyflake::ulid_timestamp_ms(id))
-    }
-    fn global() -> &'static OnceLock<Self> {
-        &ULID
-    }
-}
+format_impl! { Uuid7Generator, build_uuid7, next_uuid, try_next_uuid, next_uuids, try_next_uuids,
+format_uuid, parse_uuid, polyflake::uuid7_timestamp_ms, UUID7 }
+format_impl! { UlidGenerator, build_ulid, next_ulid, try_next_ulid, next_ulids, try_next_ulids,
+format_ulid, parse_ulid, |id| Ok(polyflake::ulid_timestamp_ms(id)), ULID }
 
 /// `new Uuid7Generator(options?)` / `new UlidGenerator(options?)`: `mode` (`'strict'` or
 /// `'monotonic'`) and the shared settings; no node id, layout or epoch.
@@ -104,12 +70,7 @@ fn make<F: Format>(env: Env, options: Val) -> FResult<Cell<F>> {
     let mut js_clock = false;
     if !options.is_undefined()? {
         let what = format!("new {}", F::CLASS);
-        if !options.is_object()? {
-            return Err(Fail::Type(format!(
-                "{what} takes an options object, got {}",
-                options.describe()
-            )));
-        }
+        settings::object(options, &what)?;
         let mode = match options.get_opt("mode")? {
             Some(v) => Some(Mode::from_name(&string_arg(v, "mode")?)?),
             None => None,
@@ -126,21 +87,6 @@ fn make<F: Format>(env: Env, options: Val) -> FResult<Cell<F>> {
     Ok(Cell {
         g: F::build(b)?,
         js_clock,
-    })
-}
-
-/// An ID as its text.
-fn text<F: Format>(env: sys::napi_env, id: u128) -> FResult<Val> {
-    Val::ascii(env, F::text(id).as_bytes())
-}
-
-/// IDs as one Buffer, 16 bytes big-endian each.
-fn bytes(env: sys::napi_env, ids: &[u128]) -> FResult<Val> {
-    Val::buffer(env, ids.len() * 16, |out| {
-        for (chunk, id) in out.chunks_exact_mut(16).zip(ids) {
-            chunk.copy_from_slice(&id.to_be_bytes());
-        }
-        Ok(())
     })
 }
 
@@ -164,35 +110,8 @@ fn id_arg<F: Format>(v: Val) -> FResult<u128> {
     }
 }
 
-fn next_id<F: Format>(env: sys::napi_env, c: &Shared<F>) -> FResult<sys::napi_value> {
-    Ok(text::<F>(env, c.g.next()?)?.raw)
-}
-
-fn next_id_buffer<F: Format>(env: sys::napi_env, c: &Shared<F>) -> FResult<sys::napi_value> {
-    Ok(bytes(env, &[c.g.next()?])?.raw)
-}
-
-fn try_next_id<F: Format>(env: sys::napi_env, c: &Shared<F>) -> FResult<sys::napi_value> {
-    Ok(match c.g.try_next()? {
-        Some(id) => text::<F>(env, id)?,
-        None => Val::null(env)?,
-    }
-    .raw)
-}
-
-fn next_id_async<F: Format>(env: sys::napi_env, c: &Shared<F>) -> FResult<sys::napi_value> {
-    let fast = || c.g.try_next()?.map(|id| text::<F>(env, id)).transpose();
-    Ok(pool::promise(env, c, fast, F::next, text::<F>)?.raw)
-}
-
-/// The functions each instance gets bound to its generator (see `fast.rs`).
-fn bound<F: Format>() -> [(&'static CStr, Body<F>); 4] {
-    [
-        (c"nextId", next_id::<F>),
-        (c"nextIdBuffer", next_id_buffer::<F>),
-        (c"tryNextId", try_next_id::<F>),
-        (c"nextIdAsync", next_id_async::<F>),
-    ]
+fn next_id_buffer<F: Format>(env: sys::napi_env, c: &Shared<F>) -> Raw {
+    Ok(Val::bytes_of(env, &[c.g.next()?])?.raw)
 }
 
 /// A batch of `count` from `c`, into `out`'s shape.
@@ -209,7 +128,7 @@ fn batch<F: Format>(
 
 /// IDs as an array of strings.
 fn texts<F: Format>(env: sys::napi_env, ids: &[u128]) -> FResult<Val> {
-    Val::array(env, ids.iter().map(|id| text::<F>(env, *id)))
+    Val::array(env, ids.iter().map(|id| F::js(env, *id)))
 }
 
 /// `nextIdsAsync(count)`: filled at once with the core's all-or-nothing `try_*` batch, or on the
@@ -219,13 +138,13 @@ fn ids_async<F: Format>(env: sys::napi_env, c: &Shared<F>, count: Val) -> FResul
     let fast = || {
         let mut ids = vec![0u128; n];
         let done = c.g.try_fill(&mut ids)?;
-        done.then(|| bytes(env, &ids)).transpose()
+        done.then(|| Val::bytes_of(env, &ids)).transpose()
     };
     let work = move |g: &F| {
         let mut ids = vec![0u128; n];
         g.fill(&mut ids).map(|()| ids)
     };
-    let out = |env, ids: Vec<u128>| bytes(env, &ids);
+    let out = |env, ids: Vec<u128>| Val::bytes_of(env, &ids);
     pool::promise(env, c, fast, work, out)
 }
 
@@ -238,6 +157,8 @@ macro_rules! format_class {
             cell: Shared<$core>,
         }
 
+        issue_methods!($name, "string", "string | null", "Promise<string>");
+
         #[napi]
         impl $name {
             /// A generator with explicit settings (all optional): `mode` (`'strict'`, the
@@ -247,62 +168,29 @@ macro_rules! format_class {
             pub fn new(env: Env, this: This<'_>, options: Option<Unknown<'_>>) -> Result<Self> {
                 guard(env.raw(), || {
                     let cell = Arc::new(make::<$core>(env, Val::opt(env, &options)?)?);
-                    install(env.raw(), this.object.raw(), &cell, &bound::<$core>())?;
+                    let [a, b, c] = bodies::<$core>();
+                    install(env.raw(), this.object.raw(), &cell, &[a, b, c, (c"nextIdBuffer", next_id_buffer)])?;
                     Ok($name { cell })
                 })
-            }
-
-            /// Run a bound function's body as this method.
-            fn bound<'env>(&self, env: &'env Env, body: Body<$core>) -> Result<Unknown<'env>> {
-                let raw = env.raw();
-                guard(raw, || Ok(Val::new(raw, body(raw, &self.cell)?).unknown()))
-            }
-
-            /// One ID as its text. Strict mode may block the thread: at most
-            /// `max(maxWaitMs, 1)` ms on a spent millisecond (32,768 IDs), at most `maxWaitMs`
-            /// on a small rewind (see `nextIdAsync`).
-            #[napi(ts_return_type = "string")]
-            pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                self.bound(env, next_id::<$core>)
             }
 
             /// One ID as 16 bytes, big-endian (the byte order a database's `uuid` sorts by).
             #[napi(ts_return_type = "Buffer")]
             pub fn next_id_buffer<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                self.bound(env, next_id_buffer::<$core>)
-            }
-
-            /// One ID if that needs no wait; `null` where `nextId()` would sleep.
-            #[napi(ts_return_type = "string | null")]
-            pub fn try_next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                self.bound(env, try_next_id::<$core>)
-            }
-
-            /// One ID as a Promise that never blocks the event loop: settled at once when no
-            /// wait is needed, otherwise the wait runs on the libuv thread pool.
-            #[napi(ts_return_type = "Promise<string>")]
-            pub fn next_id_async<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                self.bound(env, next_id_async::<$core>)
+                method(env, &self.cell, next_id_buffer)
             }
 
             /// `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
             /// issues none). Strict mode blocks through every millisecond it fills.
             #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Buffer")]
             pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
-                let raw = env.raw();
-                guard(raw, || Ok(batch(raw, &self.cell, Val::of(*env, &count), bytes)?.unknown()))
+                js_value(env, |raw| batch(raw, &self.cell, Val::of(*env, &count), Val::bytes_of))
             }
 
             /// `count` increasing IDs as an array of strings.
             #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Array<string>")]
-            pub fn next_id_strings<'env>(
-                &self,
-                env: &'env Env,
-                count: Unknown<'_>,
-            ) -> Result<Unknown<'env>> {
-                let raw = env.raw();
-                let texts = texts::<$core>;
-                guard(raw, || Ok(batch(raw, &self.cell, Val::of(*env, &count), texts)?.unknown()))
+            pub fn next_id_strings<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
+                js_value(env, |raw| batch(raw, &self.cell, Val::of(*env, &count), texts::<$core>))
             }
 
             /// `nextIds(count)` as a Promise that never blocks the event loop: a batch that fits
@@ -310,23 +198,7 @@ macro_rules! format_class {
             /// once; one that must wait is filled on the libuv thread pool.
             #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Promise<Buffer>")]
             pub fn next_ids_async<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
-                let raw = env.raw();
-                guard(raw, || Ok(ids_async(raw, &self.cell, Val::of(*env, &count))?.unknown()))
-            }
-
-            /// A snapshot of the generator's state and counters (reads the clock once; status
-            /// `'closed'` after `close()`; `nodeId` is 0: these formats have none).
-            #[napi(ts_return_type = "Health")]
-            pub fn health<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                let raw = env.raw();
-                guard(raw, || Ok(Val::record(raw, &self.cell.g.health().fields())?.unknown()))
-            }
-
-            /// The health snapshot as metric samples (see `healthMetrics()`).
-            #[napi(ts_return_type = "Array<HealthSample>")]
-            pub fn health_samples<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                let raw = env.raw();
-                guard(raw, || Ok(samples(raw, &self.cell.g.health())?.unknown()))
+                js_value(env, |raw| ids_async(raw, &self.cell, Val::of(*env, &count)))
             }
 
             /// Stop issuing for good: later calls throw `GENERATOR_CLOSED`.
@@ -365,39 +237,17 @@ format_class!(
 static UUID7: OnceLock<polyflake::Uuid7Generator> = OnceLock::new();
 static ULID: OnceLock<polyflake::UlidGenerator> = OnceLock::new();
 
-fn shared<F: Format>(cell: &'static OnceLock<F>) -> polyflake::Result<&'static F> {
-    if let Some(g) = cell.get() {
-        return Ok(g);
-    }
-    // Two threads may both build one; the first stored serves every call.
-    let made = F::build(TimeIdBuilder::new())?;
-    Ok(cell.get_or_init(|| made))
-}
-
-/// One UUIDv7 as text, from a process-wide strict generator made on first use (shared by
-/// every worker thread). For explicit settings, Buffers or batches use a `Uuid7Generator`.
-// At module load a plain Node-API function with the same body replaces this one (and `ulid`):
-// see `bind_module_functions`.
-#[napi(ts_return_type = "string")]
-pub fn uuid7(env: Env) -> Result<Unknown<'static>> {
-    let raw = env.raw();
-    guard(raw, || {
-        Ok(Val::new(raw, next_shared::<polyflake::Uuid7Generator>(raw)?).unknown())
-    })
-}
-
-/// One ULID as text, from a process-wide strict generator made on first use.
-#[napi(ts_return_type = "string")]
-pub fn ulid(env: Env) -> Result<Unknown<'static>> {
-    let raw = env.raw();
-    guard(raw, || {
-        Ok(Val::new(raw, next_shared::<polyflake::UlidGenerator>(raw)?).unknown())
-    })
-}
-
-/// The body of `uuid7()` / `ulid()`.
-fn next_shared<F: Format>(env: sys::napi_env) -> FResult<sys::napi_value> {
-    Ok(text::<F>(env, shared(F::global())?.next()?)?.raw)
+/// The body of `uuid7()` / `ulid()`: an ID of `F`'s process-wide generator (two threads may
+/// both build one; the first stored serves every call).
+fn next_shared<F: Format>(env: sys::napi_env) -> Raw {
+    let g = match F::global().get() {
+        Some(g) => g,
+        None => {
+            let made = F::build(TimeIdBuilder::new())?;
+            F::global().get_or_init(|| made)
+        }
+    };
+    Ok(F::js(env, g.next()?)?.raw)
 }
 
 unsafe extern "C" fn shared_callback<F: Format>(
@@ -420,81 +270,71 @@ pub fn bind_module_functions(env: Env, exports: Object<'_>) -> Result<()> {
             (c"ulid", Some(shared_callback::<polyflake::UlidGenerator>)),
         ];
         for (name, callback) in functions {
-            let mut f = ptr::null_mut();
-            // SAFETY: the env of the module's registration; `name` is NUL-terminated.
-            let status = unsafe {
-                let len = usize::MAX as isize;
-                sys::napi_create_function(
-                    raw,
-                    name.as_ptr(),
-                    len,
-                    callback,
-                    ptr::null_mut(),
-                    &mut f,
-                )
-            };
-            check(status, "create a module function")?;
+            let f = fast::function(raw, name, callback, ptr::null_mut())?;
             exports.set(name.to_str().unwrap_or_default(), Val::new(raw, f))?;
         }
         Ok(())
     })
 }
 
-/// A UUID's text (36 characters, hex digits in any case) as 16 bytes, big-endian.
-#[napi(ts_args_type = "text: string", ts_return_type = "Buffer")]
-pub fn parse_uuid(env: Env, text: Unknown<'_>) -> Result<Unknown<'static>> {
-    parse::<polyflake::Uuid7Generator>(env, text)
+/// The module functions of one format, each with its docs: one ID (the napi-rs form, replaced at
+/// load by `bind_module_functions`), text to bytes, canonical text, and the timestamp.
+macro_rules! format_functions {
+    ($core:ty, $(#[doc = $d1:tt])* $next:ident, $(#[doc = $d2:tt])* $parse:ident,
+     $(#[doc = $d3:tt])* $format:ident, $(#[doc = $d4:tt])* $ts:ident) => {
+        $(#[doc = $d1])*
+        #[napi(ts_return_type = "string")]
+        pub fn $next(env: Env) -> Result<Unknown<'static>> {
+            let raw = env.raw();
+            guard(raw, || Ok(Val::new(raw, next_shared::<$core>(raw)?).unknown()))
+        }
+
+        $(#[doc = $d2])*
+        #[napi(ts_args_type = "text: string", ts_return_type = "Buffer")]
+        pub fn $parse(env: Env, text: Unknown<'_>) -> Result<Unknown<'static>> {
+            let raw = env.raw();
+            guard(raw, || {
+                let id = <$core>::parse(&string_arg(Val::of(env, &text), "text")?)?;
+                Ok(Val::bytes_of(raw, &[id])?.unknown())
+            })
+        }
+
+        $(#[doc = $d3])*
+        #[napi(ts_args_type = "id: Uint8Array | string")]
+        pub fn $format(env: Env, id: Unknown<'_>) -> Result<String> {
+            guard(env.raw(), || Ok(<$core>::text(id_arg::<$core>(Val::of(env, &id))?)))
+        }
+
+        $(#[doc = $d4])*
+        #[napi(ts_args_type = "id: string | Uint8Array")]
+        pub fn $ts(env: Env, id: Unknown<'_>) -> Result<f64> {
+            // 48 bits: exact as a Number.
+            guard(env.raw(), || Ok(<$core>::timestamp_ms(id_arg::<$core>(Val::of(env, &id))?)? as f64))
+        }
+    };
 }
 
-/// A ULID's text (26 characters of Crockford base32, any case) as 16 bytes, big-endian.
-#[napi(ts_args_type = "text: string", ts_return_type = "Buffer")]
-pub fn parse_ulid(env: Env, text: Unknown<'_>) -> Result<Unknown<'static>> {
-    parse::<polyflake::UlidGenerator>(env, text)
+format_functions! {
+    polyflake::Uuid7Generator,
+    #[doc = " One UUIDv7 as text, from a process-wide strict generator made on first use (shared by"]
+    #[doc = " every worker thread). For explicit settings, Buffers or batches use a `Uuid7Generator`."]
+    uuid7,
+    #[doc = " A UUID's text (36 characters, hex digits in any case) as 16 bytes, big-endian."]
+    parse_uuid,
+    #[doc = " A UUID (16 bytes, or text in any case) as its canonical text: lower-case, hyphenated."]
+    format_uuid,
+    #[doc = " The Unix ms of a UUID version 7 (text or 16 bytes); `INVALID_ID` unless it is version 7."]
+    uuid7_timestamp_ms
 }
 
-fn parse<F: Format>(env: Env, text: Unknown<'_>) -> Result<Unknown<'static>> {
-    let raw = env.raw();
-    guard(raw, || {
-        let id = F::parse(&string_arg(Val::of(env, &text), "text")?)?;
-        Ok(bytes(raw, &[id])?.unknown())
-    })
-}
-
-/// A UUID (16 bytes, or text in any case) as its canonical text: lower-case, hyphenated.
-#[napi(ts_args_type = "id: Uint8Array | string")]
-pub fn format_uuid(env: Env, id: Unknown<'_>) -> Result<String> {
-    guard(env.raw(), || {
-        Ok(polyflake::format_uuid(id_arg::<polyflake::Uuid7Generator>(
-            Val::of(env, &id),
-        )?))
-    })
-}
-
-/// A ULID (16 bytes, or text in any case) as its canonical text: upper-case Crockford base32.
-#[napi(ts_args_type = "id: Uint8Array | string")]
-pub fn format_ulid(env: Env, id: Unknown<'_>) -> Result<String> {
-    guard(env.raw(), || {
-        Ok(polyflake::format_ulid(id_arg::<polyflake::UlidGenerator>(
-            Val::of(env, &id),
-        )?))
-    })
-}
-
-/// The Unix ms of a UUID version 7 (text or 16 bytes); `INVALID_ID` unless it is version 7.
-#[napi(ts_args_type = "id: string | Uint8Array")]
-pub fn uuid7_timestamp_ms(env: Env, id: Unknown<'_>) -> Result<f64> {
-    timestamp::<polyflake::Uuid7Generator>(env, id)
-}
-
-/// The Unix ms of a ULID (text or 16 bytes).
-#[napi(ts_args_type = "id: string | Uint8Array")]
-pub fn ulid_timestamp_ms(env: Env, id: Unknown<'_>) -> Result<f64> {
-    timestamp::<polyflake::UlidGenerator>(env, id)
-}
-
-fn timestamp<F: Format>(env: Env, id: Unknown<'_>) -> Result<f64> {
-    guard(env.raw(), || {
-        // 48 bits: exact as a Number.
-        Ok(F::timestamp_ms(id_arg::<F>(Val::of(env, &id))?)? as f64)
-    })
+format_functions! {
+    polyflake::UlidGenerator,
+    #[doc = " One ULID as text, from a process-wide strict generator made on first use."]
+    ulid,
+    #[doc = " A ULID's text (26 characters of Crockford base32, any case) as 16 bytes, big-endian."]
+    parse_ulid,
+    #[doc = " A ULID (16 bytes, or text in any case) as its canonical text: upper-case Crockford base32."]
+    format_ulid,
+    #[doc = " The Unix ms of a ULID (text or 16 bytes)."]
+    ulid_timestamp_ms
 }

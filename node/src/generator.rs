@@ -1,16 +1,13 @@
-//! `Snowflake` and `MonotonicSnowflake`: ONE class implementation (the `generator_class!` macro
-//! below), declared twice because JavaScript names the mode by the class. Each instance wraps one
-//! core [`polyflake::Generator`]; every method converts types and calls the core. A generator's
-//! node id is given (`new Snowflake({ nodeId })`) or comes from one of the core's [`NodeSource`]s
-//! (`fromFileLease`, `fromEtcd`, `fromZooKeeper`, `fromEnv`, `fromHostname`, `fromIpv4`); which node id, and
-//! whether the lease allows issuing, is the core's business. Every default is the core's.
+//! `Snowflake` and `MonotonicSnowflake`: ONE class implementation (`generator_class!`), declared
+//! twice because JavaScript names the mode by the class. Each instance wraps one core
+//! [`polyflake::Generator`] on a given node id or one of the core's [`NodeSource`]s.
 
-use crate::errors::{guard, Result};
-use crate::fast::{install, Body, Cell, Shared};
+use crate::errors::{guard, js_value, Result};
+use crate::fast::{install, method, Cell, Shared};
 use crate::js::{count_arg, id_arg, int_arg, narrow, string_arg, Fail, Ty, Val};
 use crate::layout::{layout_arg, Layout};
 use crate::metrics::samples;
-use crate::pool;
+use crate::pool::{self, bodies, issue_methods, Issue};
 use crate::settings::{self, apply, only_keys, FResult};
 use napi::bindgen_prelude::{ClassInstance, Env, JavaScriptClassExt, This, Unknown};
 use napi::{sys, JsValue};
@@ -30,10 +27,9 @@ pub struct DecodedId {
     pub sequence: u32,
 }
 
-/// Make a core generator: `what` names the call in messages (`Snowflake.fromFileLease`);
-/// `options` must be an object (or may be `undefined` when `optional`) whose keys are `own`,
-/// `epochMs`, `layout` and the settings of `settings::keys(mode)`; `source` reads the node
-/// source.
+/// Make a core generator: `what` names the call in messages; `options` (`undefined` allowed
+/// when `optional`) takes the keys `own`, `epochMs`, `layout` and `settings::keys(mode)`;
+/// `source` reads the node source.
 fn make(
     env: Env,
     what: &str,
@@ -45,15 +41,8 @@ fn make(
 ) -> FResult<Cell<Generator>> {
     let present = !(optional && options.is_undefined()?);
     if present {
-        if !options.is_object()? {
-            return Err(Fail::Type(format!(
-                "{what} takes an options object, got {}",
-                options.describe()
-            )));
-        }
         let this: &[&str] = &["epochMs", "layout"];
-        let allowed: Vec<&str> = [own, this, &settings::keys(mode)].concat();
-        only_keys(options, what, &allowed)?;
+        only_keys(options, what, &[own, this, &settings::keys(mode)].concat())?;
     }
     let source = source(options)?;
     let leased = source.kind().is_lease();
@@ -76,6 +65,7 @@ fn make(
     })
 }
 
+/// The JS class of `mode`, for messages.
 fn class_name(mode: Mode) -> &'static str {
     match mode {
         Mode::Strict => "Snowflake",
@@ -94,8 +84,7 @@ fn from_options(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> 
     })
 }
 
-/// A generator on a node source that needs no options of its own (`fromEnv`, `fromHostname`,
-/// `fromIpv4`): `options` may be `undefined`.
+/// A generator on a node source that takes no options of its own (`options` may be `undefined`).
 fn fixed(
     env: Env,
     name: &str,
@@ -110,18 +99,10 @@ fn fixed(
 /// The options both lease kinds share, read into the core's options `$l` (same field names).
 macro_rules! lease_common {
     ($o:expr, $l:expr) => {
-        if let Some(v) = $o.get_opt("slots")? {
-            $l.slots = Some(narrow(v, "slots")?);
-        }
-        if let Some(v) = $o.get_opt("identity")? {
-            $l.identity = Some(string_arg(v, "identity")?);
-        }
-        if let Some(v) = $o.get_opt("reserveMs")? {
-            $l.reserve_ms = narrow(v, "reserveMs")?;
-        }
-        if let Some(v) = $o.get_opt("maxGuardWaitMs")? {
-            $l.max_guard_wait_ms = narrow(v, "maxGuardWaitMs")?;
-        }
+        $o.read_some("slots", narrow, &mut $l.slots)?;
+        $o.read_some("identity", string_arg, &mut $l.identity)?;
+        $o.read("reserveMs", narrow, &mut $l.reserve_ms)?;
+        $o.read("maxGuardWaitMs", narrow, &mut $l.max_guard_wait_ms)?;
     };
 }
 
@@ -166,16 +147,11 @@ macro_rules! store_auth {
     };
 }
 
-/// What both remote stores read besides their own options: `prefix`, `connectTimeoutMs`, the
-/// lease options every lease shares and the TLS/auth options (same field names in the core).
+/// What both remote stores read besides their own options (same field names in the core).
 macro_rules! store_common {
     ($o:expr, $l:expr) => {
-        if let Some(v) = $o.get_opt("prefix")? {
-            $l.prefix = string_arg(v, "prefix")?;
-        }
-        if let Some(v) = $o.get_opt("connectTimeoutMs")? {
-            $l.connect_timeout_ms = narrow(v, "connectTimeoutMs")?;
-        }
+        $o.read("prefix", string_arg, &mut $l.prefix)?;
+        $o.read("connectTimeoutMs", narrow, &mut $l.connect_timeout_ms)?;
         lease_common!($o, $l);
         store_auth!($o, $l);
     };
@@ -220,9 +196,7 @@ fn etcd(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
             return Err(Fail::Type(format!("{what}: endpoints is required")));
         };
         let mut e = polyflake::EtcdLeaseOptions::new(servers(v, "endpoints")?);
-        if let Some(v) = o.get_opt("ttlS")? {
-            e.ttl_s = narrow(v, "ttlS")?;
-        }
+        o.read("ttlS", narrow, &mut e.ttl_s)?;
         store_common!(o, e);
         Ok(NodeSource::Etcd(e))
     })
@@ -242,16 +216,14 @@ fn zookeeper(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
             }
             Some(v) => polyflake::ZooKeeperLeaseOptions::new(servers(v, "ensemble")?),
         };
-        if let Some(v) = o.get_opt("sessionTimeoutMs")? {
-            z.session_timeout_ms = narrow(v, "sessionTimeoutMs")?;
-        }
+        o.read("sessionTimeoutMs", narrow, &mut z.session_timeout_ms)?;
         store_common!(o, z);
         Ok(NodeSource::ZooKeeper(z))
     })
 }
 
-/// A decoded ID for JS. Timestamps past 2^53 (only reachable with a far-future custom epoch)
-/// would round as a Number, so they are refused instead.
+/// A decoded ID for JS; a timestamp past 2^53 (a far-future custom epoch) would round as a
+/// Number, so it is refused.
 fn decoded(d: Decoded) -> FResult<DecodedId> {
     if d.timestamp_ms.unsigned_abs() > (1 << 53) - 1 {
         return Err(Fail::Range(format!(
@@ -268,29 +240,18 @@ fn decoded(d: Decoded) -> FResult<DecodedId> {
 
 type Flake = Shared<Generator>;
 
-fn next_id(env: sys::napi_env, c: &Flake) -> FResult<sys::napi_value> {
-    Ok(Val::id(env, c.g.next_id()?)?.raw)
-}
-
-fn try_next_id(env: sys::napi_env, c: &Flake) -> FResult<sys::napi_value> {
-    Ok(match c.g.try_next_id()? {
-        Some(id) => Val::id(env, id)?,
-        None => Val::null(env)?,
+impl Issue for Generator {
+    type Id = u64;
+    fn next(&self) -> polyflake::Result<u64> {
+        self.next_id()
     }
-    .raw)
+    fn try_next(&self) -> polyflake::Result<Option<u64>> {
+        self.try_next_id()
+    }
+    fn js(env: sys::napi_env, id: u64) -> FResult<Val> {
+        Val::id(env, id)
+    }
 }
-
-fn next_id_async(env: sys::napi_env, c: &Flake) -> FResult<sys::napi_value> {
-    let fast = || c.g.try_next_id()?.map(|id| Val::id(env, id)).transpose();
-    Ok(pool::promise(env, c, fast, Generator::next_id, Val::id)?.raw)
-}
-
-/// The functions each instance gets bound to its generator (see `fast.rs`).
-const BOUND: [(&std::ffi::CStr, Body<Generator>); 3] = [
-    (c"nextId", next_id),
-    (c"tryNextId", try_next_id),
-    (c"nextIdAsync", next_id_async),
-];
 
 /// A BigInt64Array of the IDs `ids`.
 fn id_array(env: sys::napi_env, ids: Vec<u64>) -> FResult<Val> {
@@ -300,8 +261,8 @@ fn id_array(env: sys::napi_env, ids: Vec<u64>) -> FResult<Val> {
     })
 }
 
-/// `nextIdsAsync(count)`: filled at once (straight into the BigInt64Array) with the core's
-/// all-or-nothing `try_next_ids`, or on the pool when it must wait.
+/// `nextIdsAsync(count)`: filled at once by the core's all-or-nothing `try_next_ids`, or on the
+/// pool when it must wait.
 fn ids_async(env: sys::napi_env, c: &Flake, count: Val) -> FResult<Val> {
     let n = count_arg(count)?;
     let fast = || {
@@ -319,9 +280,8 @@ fn ids_async(env: sys::napi_env, c: &Flake, count: Val) -> FResult<Val> {
     pool::promise(env, c, fast, work, id_array)
 }
 
-/// Both classes, from one implementation: `$mode` is the class's mode, the string literals are
-/// the TypeScript signatures of its constructor and factories (which differ only by
-/// `LeadOptions`).
+/// Both classes, from one implementation: `$mode` is the class's mode, the string literals the
+/// TypeScript signatures of its constructor and factories.
 macro_rules! generator_class {
     ($(#[doc = $doc:tt])* $name:ident, $mode:expr, ret = $ret:tt, new = $new:tt, file = $file:tt,
      etcd = $etcd:tt, zk = $zk:tt, env = $env:tt, host = $host:tt, ipv4 = $ipv4:tt) => {
@@ -331,6 +291,8 @@ macro_rules! generator_class {
             cell: Flake,
         }
 
+        issue_methods!($name, "bigint", "bigint | null", "Promise<bigint>");
+
         #[napi]
         impl $name {
             /// A generator with a given node id. Throws a `RangeError` with a `code` for bad
@@ -339,12 +301,12 @@ macro_rules! generator_class {
             pub fn new(env: Env, this: This<'_>, options: Unknown<'_>) -> Result<Self> {
                 guard(env.raw(), || {
                     let cell = Arc::new(from_options(env, Val::of(env, &options), $mode)?);
-                    install(env.raw(), this.object.raw(), &cell, &BOUND)?;
+                    install(env.raw(), this.object.raw(), &cell, &bodies())?;
                     Ok($name { cell })
                 })
             }
 
-            /// Wrap a core generator as a new JS instance with its own bound functions.
+            /// Wrap the generator `make` gives as a new JS instance with its own bound functions.
             fn instance<'env>(
                 env: &'env Env,
                 make: impl FnOnce() -> FResult<Cell<Generator>>,
@@ -352,84 +314,58 @@ macro_rules! generator_class {
                 guard(env.raw(), || {
                     let cell = Arc::new(make()?);
                     let made = $name { cell: cell.clone() }.into_instance(env)?;
-                    install(env.raw(), made.value, &cell, &BOUND)?;
+                    install(env.raw(), made.value, &cell, &bodies())?;
                     Ok(made)
                 })
             }
 
-            /// A generator whose node id is a slot leased from a directory of slot files (one
-            /// host, no server): `flock` holds the slot while this process lives, the slot's
-            /// high-water mark R is kept ahead of the clock in the background, and calls throw
-            /// `LEASE_NOT_READY` until the clock passes what the slot's previous holder may have
-            /// issued up to (a new slot: one reserve; see `waitReady`). Throws `NO_FREE_SLOT`
-            /// when every slot is held, `ID_SPACE_MISMATCH` when the directory belongs to
-            /// another epoch or layout. A deleted slot file or directory loses the lease
-            /// (`LEASE_LOST`). `close()` frees the slot early.
+            /// A generator on a slot leased from a directory of slot files (one host): `flock`
+            /// holds the slot while this process lives; calls throw `LEASE_NOT_READY` until the
+            /// clock passes what the slot's previous holder may have issued (see `waitReady`).
+            /// Throws `NO_FREE_SLOT` when every slot is held, `ID_SPACE_MISMATCH` for another
+            /// epoch or layout; a deleted slot file loses the lease (`LEASE_LOST`).
             #[napi(ts_args_type = $file, ts_return_type = $ret)]
-            pub fn from_file_lease<'env>(
-                env: &'env Env,
-                options: Unknown<'_>,
-            ) -> Result<ClassInstance<'env, Self>> {
+            pub fn from_file_lease<'env>(env: &'env Env, options: Unknown<'_>) -> Result<ClassInstance<'env, Self>> {
                 Self::instance(env, || file_lease(*env, Val::of(*env, &options), $mode))
             }
 
-            /// A generator whose node id is a slot leased from an etcd v3 cluster (a fleet): the
-            /// slot key is attached to an etcd lease kept alive in the background; a lost lease
-            /// stops it at once (`LEASE_LOST`), an unreachable store lets it issue only up to R
-            /// (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
-            /// `connectTimeoutMs` per request).
+            /// A generator on a slot leased from an etcd v3 cluster: a lost lease stops it at once
+            /// (`LEASE_LOST`), an unreachable store lets it issue only up to its high-water mark
+            /// (`LEASE_EXPIRED`). Connecting blocks (up to `connectTimeoutMs` per request).
             #[napi(ts_args_type = $etcd, ts_return_type = $ret)]
-            pub fn from_etcd<'env>(
-                env: &'env Env,
-                options: Unknown<'_>,
-            ) -> Result<ClassInstance<'env, Self>> {
+            pub fn from_etcd<'env>(env: &'env Env, options: Unknown<'_>) -> Result<ClassInstance<'env, Self>> {
                 Self::instance(env, || etcd(*env, Val::of(*env, &options), $mode))
             }
 
-            /// A generator whose node id is a slot leased from a ZooKeeper ensemble (3.5 or
-            /// later): the slot is an ephemeral znode `{prefix}/slot/NNNN` of this client's
-            /// session, R a persistent znode `{prefix}/hwm/NNNN`; an expired session or a deleted
-            /// slot znode stops it at once (`LEASE_LOST`), a lost connection lets it issue only
-            /// up to R (`LEASE_EXPIRED`). Connecting blocks the calling thread (up to
-            /// `connectTimeoutMs`).
+            /// A generator on a slot leased from a ZooKeeper ensemble (3.5 or later): an expired
+            /// session or a deleted slot znode stops it at once (`LEASE_LOST`), a lost connection
+            /// lets it issue only up to its high-water mark (`LEASE_EXPIRED`). Connecting blocks
+            /// (up to `connectTimeoutMs`).
             #[napi(js_name = "fromZooKeeper", ts_args_type = $zk, ts_return_type = $ret)]
-            pub fn from_zookeeper<'env>(
-                env: &'env Env,
-                options: Unknown<'_>,
-            ) -> Result<ClassInstance<'env, Self>> {
+            pub fn from_zookeeper<'env>(env: &'env Env, options: Unknown<'_>) -> Result<ClassInstance<'env, Self>> {
                 Self::instance(env, || zookeeper(*env, Val::of(*env, &options), $mode))
             }
 
             /// A generator whose node id is the decimal integer in an environment variable.
             #[napi(ts_args_type = $env, ts_return_type = $ret)]
-            pub fn from_env<'env>(
-                env: &'env Env,
-                variable: Unknown<'_>,
-                options: Option<Unknown<'_>>,
-            ) -> Result<ClassInstance<'env, Self>> {
+            pub fn from_env<'env>(env: &'env Env, variable: Unknown<'_>, options: Option<Unknown<'_>>) -> Result<ClassInstance<'env, Self>> {
                 Self::instance(env, || {
                     let var = string_arg(Val::of(*env, &variable), "the variable's name")?;
-                    let source = NodeSource::Env { var };
-                    fixed(*env, "fromEnv", $mode, Val::opt(*env, &options)?, source)
+                    fixed(*env, "fromEnv", $mode, Val::opt(*env, &options)?, NodeSource::Env { var })
                 })
             }
 
             /// A generator whose node id is the ordinal of a StatefulSet-style hostname
             /// (`ids-7` -> 7); this host's name when `hostname` is omitted or null.
             #[napi(ts_args_type = $host, ts_return_type = $ret)]
-            pub fn from_hostname<'env>(
-                env: &'env Env,
-                hostname: Option<Unknown<'_>>,
-                options: Option<Unknown<'_>>,
-            ) -> Result<ClassInstance<'env, Self>> {
+            pub fn from_hostname<'env>(env: &'env Env, hostname: Option<Unknown<'_>>, options: Option<Unknown<'_>>) -> Result<ClassInstance<'env, Self>> {
                 Self::instance(env, || {
                     let host = Val::opt(*env, &hostname)?;
                     let hostname = match host.ty()? {
                         Ty::Undefined | Ty::Null => None,
                         _ => Some(string_arg(host, "hostname")?),
                     };
-                    let source = NodeSource::Hostname { hostname };
-                    fixed(*env, "fromHostname", $mode, Val::opt(*env, &options)?, source)
+                    fixed(*env, "fromHostname", $mode, Val::opt(*env, &options)?, NodeSource::Hostname { hostname })
                 })
             }
 
@@ -437,46 +373,12 @@ macro_rules! generator_class {
             /// `prefixLen` bits; refused (`INVALID_NODE_SOURCE`) unless the prefix is 0 to 32
             /// and the host part fits the node field (a /22 or narrower with 10 node bits).
             #[napi(ts_args_type = $ipv4, ts_return_type = $ret)]
-            pub fn from_ipv4<'env>(
-                env: &'env Env,
-                address: Unknown<'_>,
-                prefix_len: Unknown<'_>,
-                options: Option<Unknown<'_>>,
-            ) -> Result<ClassInstance<'env, Self>> {
+            pub fn from_ipv4<'env>(env: &'env Env, address: Unknown<'_>, prefix_len: Unknown<'_>, options: Option<Unknown<'_>>) -> Result<ClassInstance<'env, Self>> {
                 Self::instance(env, || {
                     let addr = string_arg(Val::of(*env, &address), "the IPv4 address")?;
-                    let prefix_len = int_arg(Val::of(*env, &prefix_len), "prefixLen")?;
-                    let source = NodeSource::ipv4(&addr, prefix_len)?;
+                    let source = NodeSource::ipv4(&addr, int_arg(Val::of(*env, &prefix_len), "prefixLen")?)?;
                     fixed(*env, "fromIpv4", $mode, Val::opt(*env, &options)?, source)
                 })
-            }
-
-            /// One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-            /// spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
-            #[napi(ts_return_type = "bigint")]
-            pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                self.bound(env, next_id)
-            }
-
-            /// One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
-            /// millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
-            #[napi(ts_return_type = "bigint | null")]
-            pub fn try_next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                self.bound(env, try_next_id)
-            }
-
-            /// One ID as a Promise that never blocks the event loop: settled at once when no
-            /// wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
-            /// A refusal rejects with the error `nextId()` would throw.
-            #[napi(ts_return_type = "Promise<bigint>")]
-            pub fn next_id_async<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                self.bound(env, next_id_async)
-            }
-
-            /// Run a bound function's body as this method.
-            fn bound<'env>(&self, env: &'env Env, body: Body<Generator>) -> Result<Unknown<'env>> {
-                let raw = env.raw();
-                guard(raw, || Ok(Val::new(raw, body(raw, &self.cell)?).unknown()))
             }
 
             /// One ID as a decimal string (for JSON).
@@ -489,15 +391,10 @@ macro_rules! generator_class {
             /// call issues none). Strict mode blocks through every millisecond it fills
             /// (10**6 IDs on the default layout: about 244 ms; see `nextIdsAsync`).
             #[napi(ts_args_type = "count: number | bigint", ts_return_type = "BigInt64Array")]
-            pub fn next_ids<'env>(
-                &self,
-                env: &'env Env,
-                count: Unknown<'_>,
-            ) -> Result<Unknown<'env>> {
-                guard(env.raw(), || {
+            pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
+                js_value(env, |raw| {
                     let n = count_arg(Val::of(*env, &count))?;
-                    let ids = Val::id_array(env.raw(), n, |out| Ok(self.cell.g.next_ids(out)?))?;
-                    Ok(ids.unknown())
+                    Val::id_array(raw, n, |out| Ok(self.cell.g.next_ids(out)?))
                 })
             }
 
@@ -506,48 +403,25 @@ macro_rules! generator_class {
             /// batch) is filled at once; one that must wait is filled on the libuv thread pool.
             #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Promise<BigInt64Array>")]
             pub fn next_ids_async<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
-                let raw = env.raw();
-                guard(raw, || Ok(ids_async(raw, &self.cell, Val::of(*env, &count))?.unknown()))
+                js_value(env, |raw| ids_async(raw, &self.cell, Val::of(*env, &count)))
             }
 
             /// Decode an ID (bigint or decimal string) with this generator's layout and epoch.
             #[napi(js_name = "decode", ts_args_type = "id: bigint | string")]
             pub fn decode_id(&self, env: Env, id: Unknown<'_>) -> Result<DecodedId> {
-                guard(env.raw(), || {
-                    decoded(self.cell.g.decode(id_arg(Val::of(env, &id))?)?)
-                })
+                guard(env.raw(), || decoded(self.cell.g.decode(id_arg(Val::of(env, &id))?)?))
             }
 
             /// Decode an ID (bigint or decimal string) with the default layout and epoch.
             #[napi(js_name = "decode", ts_args_type = "id: bigint | string")]
             pub fn decode_default(env: Env, id: Unknown<'_>) -> Result<DecodedId> {
-                guard(env.raw(), || {
-                    decoded(polyflake::decode(id_arg(Val::of(env, &id))?)?)
-                })
+                guard(env.raw(), || decoded(polyflake::decode(id_arg(Val::of(env, &id))?)?))
             }
 
-            /// A snapshot of this generator's state, counters and lease (reads the clock once;
-            /// status `'closed'` after `close()`).
-            #[napi(ts_return_type = "Health")]
-            pub fn health<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                guard(env.raw(), || {
-                    Ok(Val::record(env.raw(), &self.cell.g.health().fields())?.unknown())
-                })
-            }
-
-            /// The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
-            /// and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
-            #[napi(ts_return_type = "Array<HealthSample>")]
-            pub fn health_samples<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                guard(env.raw(), || Ok(samples(env.raw(), &self.cell.g.health())?.unknown()))
-            }
-
-            /// Block the calling thread until the restart guard has passed (a leased slot's
-            /// previous holder may have issued up to a time this clock has not reached; a new
-            /// slot waits one reserve), at most `timeoutMs` (default
-            /// `DEFAULT_MAX_GUARD_WAIT_MS`). Returns at once when nothing needs waiting for;
-            /// throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
-            /// once. Blocking is meant (an async form is for later): call it at startup.
+            /// Block the calling thread until the restart guard has passed, at most `timeoutMs`
+            /// (default `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
+            /// Throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
+            /// once. Meant for startup.
             #[napi(ts_args_type = "timeoutMs?: number | bigint")]
             pub fn wait_ready(&self, env: Env, timeout_ms: Option<Unknown<'_>>) -> Result<()> {
                 guard(env.raw(), || {
@@ -559,11 +433,10 @@ macro_rules! generator_class {
                 })
             }
 
-            /// Give the generator up now: a leased slot is freed at once (its high-water mark
-            /// stays, lowered to the last millisecond really issued, so a successor waits only
-            /// past that). Every later call but `decode`, `health` and the getters throws
-            /// `GENERATOR_CLOSED`. Closing twice is fine. Without `close()` the slot is freed
-            /// when the generator is garbage collected or the process exits.
+            /// Give the generator up now: a leased slot is freed at once (a successor waits only
+            /// past the last millisecond really issued). Every later call but `decode`, `health`
+            /// and the getters throws `GENERATOR_CLOSED`; closing twice is fine. Without it the
+            /// slot is freed when the generator is collected or the process exits.
             #[napi]
             pub fn close(&self) {
                 self.cell.g.close()
@@ -609,39 +482,30 @@ macro_rules! generator_class {
             /// This generator's layout.
             #[napi(getter)]
             pub fn layout(&self) -> Layout {
-                Layout {
-                    inner: self.cell.g.layout(),
-                }
+                Layout { inner: self.cell.g.layout() }
             }
         }
     };
 }
 
-generator_class!(
+generator_class! {
     #[doc = " Strict mode: an issued timestamp never exceeds the wall clock. A rewind up to `maxWaitMs`"]
     #[doc = " (default 5) is waited out, a larger one throws `CLOCK_MOVED_BACKWARDS`; a spent"]
     #[doc = " millisecond sleeps to the next one; a forward clock step is not issued from"]
     #[doc = " (`CLOCK_JUMPED_AHEAD`). IDs are bigints; use `nextIdString()` or `idsToStrings()` for JSON."]
-    Snowflake,
-    Mode::Strict,
-    ret = "Snowflake",
-    new = "options: SnowflakeOptions & SourceOptions",
-    file = "options: FileLeaseOptions & SourceOptions",
-    etcd = "options: EtcdOptions & SourceOptions",
-    zk = "options: ZooKeeperOptions & SourceOptions",
-    env = "variable: string, options?: SourceOptions",
+    Snowflake, Mode::Strict, ret = "Snowflake", new = "options: SnowflakeOptions & SourceOptions",
+    file = "options: FileLeaseOptions & SourceOptions", etcd = "options: EtcdOptions & SourceOptions",
+    zk = "options: ZooKeeperOptions & SourceOptions", env = "variable: string, options?: SourceOptions",
     host = "hostname?: string | null, options?: SourceOptions",
     ipv4 = "address: string, prefixLen: number | bigint, options?: SourceOptions"
-);
+}
 
-generator_class!(
+generator_class! {
     #[doc = " Monotonic mode: never waits, never duplicates. The wall clock only floors a logical clock"]
     #[doc = " that borrows from the next millisecond on a rewind or a burst (and stays on trusted time"]
     #[doc = " through a forward step), so a decoded timestamp is an upper bound on when the ID was"]
     #[doc = " made. `maxLeadMs` bounds how far ahead it may run."]
-    MonotonicSnowflake,
-    Mode::Monotonic,
-    ret = "MonotonicSnowflake",
+    MonotonicSnowflake, Mode::Monotonic, ret = "MonotonicSnowflake",
     new = "options: SnowflakeOptions & SourceOptions & LeadOptions",
     file = "options: FileLeaseOptions & SourceOptions & LeadOptions",
     etcd = "options: EtcdOptions & SourceOptions & LeadOptions",
@@ -649,4 +513,4 @@ generator_class!(
     env = "variable: string, options?: SourceOptions & LeadOptions",
     host = "hostname?: string | null, options?: SourceOptions & LeadOptions",
     ipv4 = "address: string, prefixLen: number | bigint, options?: SourceOptions & LeadOptions"
-);
+}

@@ -4,7 +4,10 @@
 //! ID, node id, batch size or epoch is decided by the core. Going out, an integer is a Number
 //! when a Number holds it exactly and a bigint otherwise.
 
-use napi::bindgen_prelude::{BigInt, BigInt64ArraySlice, Env, FromNapiValue, Unknown};
+use napi::bindgen_prelude::{
+    BigInt, BigInt64ArraySlice, ClassInstance, Env, FromNapiValue, JavaScriptClassExt,
+    MaybeTypeTag, Unknown,
+};
 use napi::{sys, JsValue};
 use polyflake::Value;
 use std::ffi::{c_void, CString};
@@ -62,6 +65,29 @@ pub fn check(status: sys::napi_status, what: &str) -> Result<(), Fail> {
     }
 }
 
+/// One Node-API call `$f(args)`, its status checked (`$what` names it in the error).
+///
+/// SAFETY, for every use: the arguments are the env of the current callback (on its own thread),
+/// values of that call, NUL-terminated names, and pointers to live locals of the right type; a
+/// call that needs more says so where it is made.
+macro_rules! napi_call {
+    ($what:expr => $f:ident($($arg:expr),* $(,)?)) => {
+        $crate::js::check(unsafe { napi::sys::$f($($arg),*) }, $what)
+    };
+}
+
+/// The value one Node-API call makes through its last argument (see [`napi_call!`]).
+macro_rules! napi_make {
+    ($env:expr, $what:expr => $f:ident($($arg:expr),* $(,)?)) => {{
+        let (env, mut out) = ($env, std::ptr::null_mut());
+        napi_call!($what => $f(env, $($arg,)* &mut out)).map(|()| $crate::js::Val::new(env, out))
+    }};
+}
+pub(crate) use {napi_call, napi_make};
+
+/// A conversion of a named value (`int_arg`, `narrow`, `string_arg`, ...).
+pub type Conv<T> = fn(Val, &str) -> Result<T, Fail>;
+
 /// A JS value in the env of the current call.
 #[derive(Clone, Copy)]
 pub struct Val {
@@ -75,27 +101,13 @@ pub use napi::ValueType as Ty;
 /// True while a JS exception is on its way.
 pub fn pending_exception(env: sys::napi_env) -> bool {
     let mut pending = false;
-    // SAFETY: `env` is the env of the callback we are running in.
-    unsafe { sys::napi_is_exception_pending(env, &mut pending) };
-    pending
+    napi_call!("" => napi_is_exception_pending(env, &mut pending)).is_ok() && pending
 }
 
 /// The pending JS exception, taken (so cleared), if there is one.
 pub fn take_exception(env: sys::napi_env) -> Option<Val> {
-    // SAFETY: as above.
-    let take = |e, o| unsafe { sys::napi_get_and_clear_last_exception(e, o) };
-    pending_exception(env).then(|| make(env, "take the exception", take).ok())?
-}
-
-/// Make a value with one Node-API call `f(env, &mut out)`.
-pub fn make(
-    env: sys::napi_env,
-    what: &str,
-    f: impl FnOnce(sys::napi_env, *mut sys::napi_value) -> sys::napi_status,
-) -> Result<Val, Fail> {
-    let mut out = ptr::null_mut();
-    check(f(env, &mut out), what)?;
-    Ok(Val { env, raw: out })
+    let take = || napi_make!(env, "take the exception" => napi_get_and_clear_last_exception());
+    pending_exception(env).then(|| take().ok())?
 }
 
 impl Val {
@@ -117,21 +129,18 @@ impl Val {
 
     /// `undefined`.
     pub fn undefined(env: sys::napi_env) -> Result<Val, Fail> {
-        // SAFETY: the env of the current call.
-        make(env, "undefined", |e, o| unsafe {
-            sys::napi_get_undefined(e, o)
-        })
+        napi_make!(env, "undefined" => napi_get_undefined())
+    }
+
+    /// `null`.
+    pub fn null(env: sys::napi_env) -> Result<Val, Fail> {
+        napi_make!(env, "null" => napi_get_null())
     }
 
     /// `typeof` this value.
     pub fn ty(self) -> Result<Ty, Fail> {
         let mut t = 0;
-        // SAFETY: env and value come from the current callback.
-        check(
-            unsafe { sys::napi_typeof(self.env, self.raw, &mut t) },
-            "typeof",
-        )?;
-        Ok(Ty::from(t))
+        napi_call!("typeof" => napi_typeof(self.env, self.raw, &mut t)).map(|()| Ty::from(t))
     }
 
     /// True for `undefined`.
@@ -144,13 +153,16 @@ impl Val {
         Ok(self.ty()? == Ty::Object && !self.is_array()?)
     }
 
+    /// True for a JS array.
+    pub fn is_array(self) -> Result<bool, Fail> {
+        let mut yes = false;
+        napi_call!("Array.isArray" => napi_is_array(self.env, self.raw, &mut yes)).map(|()| yes)
+    }
+
     /// The Number's value (the caller checked the type).
     pub fn f64(self) -> Result<f64, Fail> {
         let mut v = 0.0;
-        // SAFETY: env and value come from the current callback.
-        let status = unsafe { sys::napi_get_value_double(self.env, self.raw, &mut v) };
-        check(status, "read a Number")?;
-        Ok(v)
+        napi_call!("read a Number" => napi_get_value_double(self.env, self.raw, &mut v)).map(|()| v)
     }
 
     /// The bigint's exact value, or `None` when it does not fit an i128.
@@ -205,10 +217,7 @@ impl Val {
 
     /// `String(value)`, best effort (for a thrown value).
     pub fn to_text(self) -> String {
-        // SAFETY: env and value come from the current callback.
-        let s = make(self.env, "String()", |e, o| unsafe {
-            sys::napi_coerce_to_string(e, self.raw, o)
-        });
+        let s = napi_make!(self.env, "String()" => napi_coerce_to_string(self.raw));
         s.and_then(|s| s.string()).unwrap_or_else(|_| {
             take_exception(self.env);
             self.describe()
@@ -218,10 +227,7 @@ impl Val {
     /// The named property (`undefined` when absent).
     pub fn get(self, name: &str) -> Result<Val, Fail> {
         let key = cstring(name)?;
-        // SAFETY: env and object come from the current callback; `key` is NUL-terminated.
-        make(self.env, "read a property", |e, o| unsafe {
-            sys::napi_get_named_property(e, self.raw, key.as_ptr(), o)
-        })
+        napi_make!(self.env, "read a property" => napi_get_named_property(self.raw, key.as_ptr()))
     }
 
     /// The named property, `None` when it is `undefined`.
@@ -230,127 +236,27 @@ impl Val {
         Ok(if v.is_undefined()? { None } else { Some(v) })
     }
 
-    /// The element at `index` of an array.
-    pub fn index(self, index: u32) -> Result<Val, Fail> {
-        // SAFETY: env and array come from the current callback.
-        make(self.env, "read an element", |e, o| unsafe {
-            sys::napi_get_element(e, self.raw, index, o)
-        })
-    }
-
-    /// True for a JS array.
-    pub fn is_array(self) -> Result<bool, Fail> {
-        let mut yes = false;
-        // SAFETY: env and value come from the current callback.
-        check(
-            unsafe { sys::napi_is_array(self.env, self.raw, &mut yes) },
-            "Array.isArray",
-        )?;
-        Ok(yes)
-    }
-
-    /// The elements of an array.
-    pub fn elements(self) -> Result<Vec<Val>, Fail> {
-        let mut n = 0;
-        // SAFETY: env and array come from the current callback.
-        check(
-            unsafe { sys::napi_get_array_length(self.env, self.raw, &mut n) },
-            "array length",
-        )?;
-        (0..n).map(|i| self.index(i)).collect()
-    }
-
-    /// The own enumerable string keys of an object.
-    pub fn keys(self) -> Result<Vec<String>, Fail> {
-        // SAFETY: env and object come from the current callback.
-        let names = make(self.env, "list an object's keys", |e, o| unsafe {
-            sys::napi_get_all_property_names(
-                e,
-                self.raw,
-                sys::KeyCollectionMode::own_only,
-                sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
-                sys::KeyConversion::numbers_to_strings,
-                o,
-            )
-        })?;
-        names.elements()?.into_iter().map(|k| k.string()).collect()
-    }
-
-    /// If this is a BigInt64Array, its elements (valid while the current call holds it).
-    pub fn bigint64_array<'a>(self) -> Option<BigInt64ArraySlice<'a>> {
-        // SAFETY: env and value come from the current callback; any other value is refused.
-        unsafe { BigInt64ArraySlice::from_napi_value(self.env, self.raw) }.ok()
-    }
-
-    /// A string value.
-    pub fn text(env: sys::napi_env, s: &str) -> Result<Val, Fail> {
-        // SAFETY: the env of the current call; `s` is valid UTF-8 of the given length.
-        make(env, "create a string", |e, o| unsafe {
-            sys::napi_create_string_utf8(e, s.as_ptr().cast(), s.len() as isize, o)
-        })
-    }
-
-    /// An integer: a Number when a Number holds it exactly, a bigint otherwise.
-    pub fn int(env: sys::napi_env, x: i128) -> Result<Val, Fail> {
-        if x.unsigned_abs() <= MAX_SAFE as u128 {
-            // SAFETY: the env of the current call.
-            return make(env, "create a Number", |e, o| unsafe {
-                sys::napi_create_double(e, x as f64, o)
-            });
+    /// Set `*to` from the named property through `conv` (given the name), when it is present.
+    pub fn read<T>(self, name: &str, conv: Conv<T>, to: &mut T) -> Result<(), Fail> {
+        if let Some(v) = self.get_opt(name)? {
+            *to = conv(v, name)?;
         }
-        let m = x.unsigned_abs();
-        let words = [m as u64, (m >> 64) as u64];
-        // SAFETY: as above; `words` holds the two words given.
-        make(env, "create a bigint", |e, o| unsafe {
-            sys::napi_create_bigint_words(e, i32::from(x < 0), 2, words.as_ptr(), o)
-        })
+        Ok(())
     }
 
-    /// A Number.
-    pub fn number(env: sys::napi_env, x: f64) -> Result<Val, Fail> {
-        // SAFETY: the env of the current call.
-        make(env, "create a Number", |e, o| unsafe {
-            sys::napi_create_double(e, x, o)
-        })
-    }
-
-    /// A plain object `{}`.
-    pub fn object(env: sys::napi_env) -> Result<Val, Fail> {
-        // SAFETY: the env of the current call.
-        make(env, "create an object", |e, o| unsafe {
-            sys::napi_create_object(e, o)
-        })
-    }
-
-    /// One of the core's values (`None` for `Null`: the property is left out).
-    pub fn value(env: sys::napi_env, v: &Value) -> Result<Option<Val>, Fail> {
-        Ok(Some(match v {
-            Value::Int(i) => Val::int(env, *i)?,
-            Value::Float(f) => Val::number(env, *f)?,
-            // SAFETY: the env of the current call.
-            Value::Bool(b) => make(env, "create a boolean", |e, o| unsafe {
-                sys::napi_get_boolean(e, *b, o)
-            })?,
-            Value::Text(t) => Val::text(env, t)?,
-            Value::Null => return Ok(None),
-            Value::Fields(fields) => Val::record(env, fields)?,
-        }))
-    }
-
-    /// An object of the core's named fields (a health snapshot), with camelCase keys.
-    pub fn record(env: sys::napi_env, fields: &[(&str, Value)]) -> Result<Val, Fail> {
-        let obj = Val::object(env)?;
-        obj.set_fields(fields.iter().map(|(k, v)| (camel(k), v)))?;
-        Ok(obj)
+    /// As [`Val::read`], into an `Option`: `Some` of the value when it is present.
+    pub fn read_some<T>(self, name: &str, conv: Conv<T>, to: &mut Option<T>) -> Result<(), Fail> {
+        if let Some(v) = self.get_opt(name)? {
+            *to = Some(conv(v, name)?);
+        }
+        Ok(())
     }
 
     /// Set a property.
     pub fn set(self, name: &str, v: Val) -> Result<(), Fail> {
         let key = cstring(name)?;
-        // SAFETY: env and object come from the current call; `key` is NUL-terminated.
-        let status =
-            unsafe { sys::napi_set_named_property(self.env, self.raw, key.as_ptr(), v.raw) };
-        check(status, "set a property")
+        let (env, key) = (self.env, key.as_ptr());
+        napi_call!("set a property" => napi_set_named_property(env, self.raw, key, v.raw))
     }
 
     /// Set one property per field (a `Null` field is left out).
@@ -366,117 +272,110 @@ impl Val {
         Ok(())
     }
 
-    /// A new BigInt64Array of `n` IDs that `fill` writes in place (no per-ID allocation).
-    pub fn id_array(
-        env: sys::napi_env,
-        n: usize,
-        fill: impl FnOnce(&mut [u64]) -> Result<(), Fail>,
-    ) -> Result<Val, Fail> {
-        let mut data: *mut c_void = ptr::null_mut();
-        // SAFETY: the env of the current call; the buffer holds n * 8 bytes (n <= 2^24).
-        let buffer = make(env, "allocate an ArrayBuffer for the IDs", |e, o| unsafe {
-            sys::napi_create_arraybuffer(e, n * 8, &mut data, o)
-        })?;
-        if n > 0 {
-            if data.is_null() || !(data as usize).is_multiple_of(std::mem::align_of::<u64>()) {
-                return Err(Fail::Range(
-                    "the ArrayBuffer's memory is not 8-byte aligned".into(),
-                ));
-            }
-            // SAFETY: `data` points at n * 8 writable, aligned bytes owned by `buffer`, which
-            // the current handle scope keeps alive; nothing else sees it yet.
-            fill(unsafe { std::slice::from_raw_parts_mut(data as *mut u64, n) })?;
-        }
-        // SAFETY: as above; the view covers the whole buffer.
-        make(env, "create the BigInt64Array", |e, o| unsafe {
-            sys::napi_create_typedarray(e, sys::TypedarrayType::bigint64_array, n, buffer.raw, 0, o)
-        })
+    /// The elements of an array.
+    pub fn elements(self) -> Result<Vec<Val>, Fail> {
+        let mut n = 0;
+        napi_call!("array length" => napi_get_array_length(self.env, self.raw, &mut n))?;
+        let at = |i| napi_make!(self.env, "read an element" => napi_get_element(self.raw, i));
+        (0..n).map(at).collect()
     }
 
-    /// An ID as a bigint.
-    pub fn id(env: sys::napi_env, id: u64) -> Result<Val, Fail> {
-        // SAFETY: the env of the current call.
-        make(env, "create a bigint", |e, o| unsafe {
-            sys::napi_create_bigint_uint64(e, id, o)
-        })
+    /// The own enumerable string keys of an object.
+    pub fn keys(self) -> Result<Vec<String>, Fail> {
+        use sys::{KeyCollectionMode as Mode, KeyConversion as Keys, KeyFilter as Filter};
+        let (own, only) = (Mode::own_only, Filter::enumerable | Filter::skip_symbols);
+        let (what, conv) = ("list an object's keys", Keys::numbers_to_strings);
+        let names =
+            napi_make!(self.env, what => napi_get_all_property_names(self.raw, own, only, conv))?;
+        names.elements()?.into_iter().map(|k| k.string()).collect()
     }
 
-    /// `null`.
-    pub fn null(env: sys::napi_env) -> Result<Val, Fail> {
-        // SAFETY: the env of the current call.
-        make(env, "null", |e, o| unsafe { sys::napi_get_null(e, o) })
-    }
-
-    /// A string of ASCII text (a UUID's or ULID's), made without UTF-8 decoding.
-    pub fn ascii(env: sys::napi_env, text: &[u8]) -> Result<Val, Fail> {
-        // SAFETY: the env of the current call; `text` holds the given length.
-        make(env, "create a string", |e, o| unsafe {
-            sys::napi_create_string_latin1(e, text.as_ptr().cast(), text.len() as isize, o)
-        })
-    }
-
-    /// A new Buffer of `n` bytes that `fill` writes in place.
-    pub fn buffer(
-        env: sys::napi_env,
-        n: usize,
-        fill: impl FnOnce(&mut [u8]) -> Result<(), Fail>,
-    ) -> Result<Val, Fail> {
-        let mut data: *mut c_void = ptr::null_mut();
-        // SAFETY: the env of the current call.
-        let buffer = make(env, "allocate a Buffer", |e, o| unsafe {
-            sys::napi_create_buffer(e, n, &mut data, o)
-        })?;
-        if n > 0 {
-            if data.is_null() {
-                return Err(Fail::Range("the Buffer has no memory".into()));
-            }
-            // SAFETY: `data` points at n writable bytes owned by `buffer`, which the current
-            // handle scope keeps alive; nothing else sees it yet.
-            fill(unsafe { std::slice::from_raw_parts_mut(data as *mut u8, n) })?;
-        }
-        Ok(buffer)
+    /// If this is a BigInt64Array, its elements (valid while the current call holds it).
+    pub fn bigint64_array<'a>(self) -> Option<BigInt64ArraySlice<'a>> {
+        // SAFETY: env and value come from the current callback; any other value is refused.
+        unsafe { BigInt64ArraySlice::from_napi_value(self.env, self.raw) }.ok()
     }
 
     /// If this is a Uint8Array (a Buffer is one), its bytes (valid while the current call holds
     /// it).
     pub fn bytes<'a>(self) -> Result<Option<&'a [u8]>, Fail> {
         let mut is = false;
-        // SAFETY: env and value come from the current callback.
-        check(
-            unsafe { sys::napi_is_typedarray(self.env, self.raw, &mut is) },
-            "is a typed array",
-        )?;
+        napi_call!("is a typed array" => napi_is_typedarray(self.env, self.raw, &mut is))?;
         if !is {
             return Ok(None);
         }
-        let (mut ty, mut len, mut data) = (0, 0usize, ptr::null_mut());
-        let (none, mut offset) = (ptr::null_mut(), 0usize);
-        // SAFETY: as above; the value is a typed array.
-        check(
-            unsafe {
-                sys::napi_get_typedarray_info(
-                    self.env,
-                    self.raw,
-                    &mut ty,
-                    &mut len,
-                    &mut data,
-                    none,
-                    &mut offset,
-                )
-            },
-            "read a typed array",
-        )?;
-        if ty != sys::TypedarrayType::uint8_array {
-            return Ok(None);
+        let (mut ty, mut len, mut data, mut offset) = (0, 0usize, ptr::null_mut(), 0usize);
+        let none = ptr::null_mut();
+        let info = (&mut ty, &mut len, &mut data, none, &mut offset);
+        let (what, (a, b, c, d, e)) = ("read a typed array", info);
+        napi_call!(what => napi_get_typedarray_info(self.env, self.raw, a, b, c, d, e))?;
+        Ok(match (ty, len) {
+            (sys::TypedarrayType::uint8_array, 0) => Some(&[]),
+            // SAFETY: `data` points at `len` bytes of the array (already offset), alive while
+            // the current call holds the array.
+            (sys::TypedarrayType::uint8_array, _) if !data.is_null() => {
+                Some(unsafe { std::slice::from_raw_parts(data as *const u8, len) })
+            }
+            (sys::TypedarrayType::uint8_array, _) => Some(&[]),
+            _ => None,
+        })
+    }
+
+    /// A string value.
+    pub fn text(env: sys::napi_env, s: &str) -> Result<Val, Fail> {
+        let (text, len) = (s.as_ptr().cast(), s.len() as isize);
+        napi_make!(env, "create a string" => napi_create_string_utf8(text, len))
+    }
+
+    /// A string of ASCII text (a UUID's or ULID's), made without UTF-8 decoding.
+    pub fn ascii(env: sys::napi_env, text: &[u8]) -> Result<Val, Fail> {
+        let (text, len) = (text.as_ptr().cast(), text.len() as isize);
+        napi_make!(env, "create a string" => napi_create_string_latin1(text, len))
+    }
+
+    /// An integer: a Number when a Number holds it exactly, a bigint otherwise.
+    pub fn int(env: sys::napi_env, x: i128) -> Result<Val, Fail> {
+        if x.unsigned_abs() <= MAX_SAFE as u128 {
+            return Val::number(env, x as f64);
         }
-        if len == 0 || data.is_null() {
-            return Ok(Some(&[]));
-        }
-        // SAFETY: `data` points at `len` bytes of the array (already offset), alive while the
-        // current call holds the array.
-        Ok(Some(unsafe {
-            std::slice::from_raw_parts(data as *const u8, len)
+        let m = x.unsigned_abs();
+        let words = [m as u64, (m >> 64) as u64];
+        let (sign, words) = (i32::from(x < 0), words.as_ptr());
+        napi_make!(env, "create a bigint" => napi_create_bigint_words(sign, 2, words))
+    }
+
+    /// A Number.
+    pub fn number(env: sys::napi_env, x: f64) -> Result<Val, Fail> {
+        napi_make!(env, "create a Number" => napi_create_double(x))
+    }
+
+    /// An ID as a bigint.
+    pub fn id(env: sys::napi_env, id: u64) -> Result<Val, Fail> {
+        napi_make!(env, "create a bigint" => napi_create_bigint_uint64(id))
+    }
+
+    /// A plain object `{}`.
+    pub fn object(env: sys::napi_env) -> Result<Val, Fail> {
+        napi_make!(env, "create an object" => napi_create_object())
+    }
+
+    /// One of the core's values (`None` for `Null`: the property is left out).
+    pub fn value(env: sys::napi_env, v: &Value) -> Result<Option<Val>, Fail> {
+        Ok(Some(match v {
+            Value::Int(i) => Val::int(env, *i)?,
+            Value::Float(f) => Val::number(env, *f)?,
+            Value::Bool(b) => napi_make!(env, "create a boolean" => napi_get_boolean(*b))?,
+            Value::Text(t) => Val::text(env, t)?,
+            Value::Null => return Ok(None),
+            Value::Fields(fields) => Val::record(env, fields)?,
         }))
+    }
+
+    /// An object of the core's named fields (a health snapshot), with camelCase keys.
+    pub fn record(env: sys::napi_env, fields: &[(&str, Value)]) -> Result<Val, Fail> {
+        let obj = Val::object(env)?;
+        obj.set_fields(fields.iter().map(|(k, v)| (camel(k), v)))?;
+        Ok(obj)
     }
 
     /// A JS array of `items`.
@@ -484,17 +383,57 @@ impl Val {
         env: sys::napi_env,
         items: impl ExactSizeIterator<Item = Result<Val, Fail>>,
     ) -> Result<Val, Fail> {
-        // SAFETY: the env of the current call.
-        let array = make(env, "create an array", |e, o| unsafe {
-            sys::napi_create_array_with_length(e, items.len(), o)
-        })?;
+        let n = items.len();
+        let array = napi_make!(env, "create an array" => napi_create_array_with_length(n))?;
         for (i, item) in items.enumerate() {
-            let item = item?;
-            // SAFETY: as above; an array and a value of the current call.
-            let status = unsafe { sys::napi_set_element(env, array.raw, i as u32, item.raw) };
-            check(status, "set an element")?;
+            napi_call!("set an element" => napi_set_element(env, array.raw, i as u32, item?.raw))?;
         }
         Ok(array)
+    }
+
+    /// A new BigInt64Array of `n` IDs that `fill` writes in place (no per-ID allocation).
+    pub fn id_array(
+        env: sys::napi_env,
+        n: usize,
+        fill: impl FnOnce(&mut [u64]) -> Result<(), Fail>,
+    ) -> Result<Val, Fail> {
+        let mut data: *mut c_void = ptr::null_mut();
+        let what = "allocate an ArrayBuffer for the IDs";
+        let buffer = napi_make!(env, what => napi_create_arraybuffer(n * 8, &mut data))?;
+        filled(
+            data,
+            n,
+            "the ArrayBuffer's memory is not 8-byte aligned",
+            fill,
+        )?;
+        let ty = sys::TypedarrayType::bigint64_array;
+        napi_make!(env, "create the BigInt64Array" => napi_create_typedarray(ty, n, buffer.raw, 0))
+    }
+
+    /// 128-bit IDs as one new Buffer, 16 bytes big-endian each.
+    pub fn bytes_of(env: sys::napi_env, ids: &[u128]) -> Result<Val, Fail> {
+        let (mut data, n) = (ptr::null_mut(), ids.len() * 16);
+        let buffer = napi_make!(env, "allocate a Buffer" => napi_create_buffer(n, &mut data))?;
+        filled(data, n, "the Buffer has no memory", |out: &mut [u8]| {
+            let chunks = out.chunks_exact_mut(16).zip(ids);
+            chunks.for_each(|(chunk, id)| chunk.copy_from_slice(&id.to_be_bytes()));
+            Ok(())
+        })
+        .map(|()| buffer)
+    }
+
+    /// This value as an instance of the napi class `C`, if it is one.
+    pub fn instance<'a, C>(self, env: &Env) -> Result<Option<ClassInstance<'a, C>>, Fail>
+    where
+        C: JavaScriptClassExt + MaybeTypeTag + 'a,
+    {
+        if !C::instance_of(env, &self.unknown())? {
+            return Ok(None);
+        }
+        // SAFETY: checked to be a `C` just above.
+        Ok(Some(unsafe {
+            ClassInstance::<C>::from_napi_value(self.env, self.raw)
+        }?))
     }
 
     /// As napi-rs's `Unknown` (to return from a `#[napi]` function).
@@ -502,6 +441,25 @@ impl Val {
         // SAFETY: a value of the current call.
         unsafe { Unknown::from_raw_unchecked(self.env, self.raw) }
     }
+}
+
+/// Let `fill` write `n` elements at `data`, the memory of a buffer the current call just made
+/// (`bad` says what is wrong if that memory is missing or not aligned).
+fn filled<T>(
+    data: *mut c_void,
+    n: usize,
+    bad: &str,
+    fill: impl FnOnce(&mut [T]) -> Result<(), Fail>,
+) -> Result<(), Fail> {
+    if n == 0 {
+        return Ok(());
+    }
+    if data.is_null() || !(data as usize).is_multiple_of(std::mem::align_of::<T>()) {
+        return Err(Fail::Range(bad.into()));
+    }
+    // SAFETY: `data` points at `n` writable, aligned elements of a buffer the current handle
+    // scope keeps alive; nothing else sees it yet.
+    fill(unsafe { std::slice::from_raw_parts_mut(data as *mut T, n) })
 }
 
 fn cstring(name: &str) -> Result<CString, Fail> {

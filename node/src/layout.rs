@@ -127,15 +127,7 @@ pub(crate) fn layout_arg(env: Env, v: Val) -> std::result::Result<polyflake::Lay
     match v.ty()? {
         Ty::String => Ok(polyflake::Layout::from_name(&v.string()?)?),
         Ty::Object => {
-            // SAFETY: the value is an object of the current call.
-            let unknown = unsafe { Unknown::from_raw_unchecked(v.env, v.raw) };
-            if <Layout as napi::bindgen_prelude::JavaScriptClassExt>::instance_of(&env, &unknown)? {
-                // SAFETY: checked to be a `Layout` instance just above.
-                let layout = unsafe {
-                    <napi::bindgen_prelude::ClassInstance<Layout> as napi::bindgen_prelude::FromNapiValue>::from_napi_value(
-                        v.env, v.raw,
-                    )
-                }?;
+            if let Some(layout) = v.instance::<Layout>(&env)? {
                 return Ok(layout.inner);
             }
             let keys = v.keys()?;

@@ -1,21 +1,13 @@
 //! # polyflake for Node
 //!
-//! The napi-rs binding of the polyflake core: `Snowflake`, `MonotonicSnowflake`, the 128-bit
-//! formats (`Uuid7Generator`, `UlidGenerator`, `uuid7()`, `ulid()`), the layouts, the test clocks,
-//! the ID helpers and the core's metrics table. It converts types and calls the core, nothing
-//! more: every rule about IDs (ranges, layout checks, parsing, text, batch limits, waits, leases,
-//! defaults, metric names) lives in `core/`.
+//! The napi-rs binding of the polyflake core. It converts types and calls the core, nothing
+//! more: every rule about IDs lives in `core/`. IDs cross as `bigint` (never a Number, which
+//! rounds above 2^53) or decimal strings; UUIDs and ULIDs as text or 16 bytes.
 //!
-//! IDs cross into JavaScript as `bigint` (never a Number, which rounds above 2^53) and come back
-//! as `bigint` or decimal strings; UUIDs and ULIDs as their text or 16 bytes. Errors carry the
-//! core's stable `code` and the error's data. The async forms settle at once when the core needs
-//! no wait and wait on the libuv thread pool otherwise.
-//!
-//! Modules, each using only those listed before it: `js` (the value layer and `Fail`),
-//! `errors` (throwing), `fast` (the generator cell and the bound functions), `pool` (promises
-//! and the waits on the pool), `clocks`, `settings` (the options every generator shares),
-//! `layout`, `metrics`, `generator` (the two Snowflake classes from one implementation),
-//! `formats` (the two 128-bit classes from one implementation).
+//! Modules, each using only those listed before it: `js` (the value layer and `Fail`), `errors`
+//! (throwing), `fast` (the generator cell and the bound functions), `pool` (issuing, sync and
+//! async), `clocks`, `settings`, `layout`, `metrics`, `generator` (the two Snowflake classes),
+//! `formats` (the two 128-bit classes).
 
 #![deny(missing_docs)]
 

@@ -1,34 +1,119 @@
-//! The async forms (`nextIdAsync`, `nextIdsAsync`): a Promise that is settled at once, on the JS
-//! thread, when the core's `try_*` call issues without a wait (the common case: no thread hop),
-//! and otherwise by the core's blocking call run on the libuv thread pool (a napi-rs
-//! `AsyncTask`), where it may sleep without stopping the event loop. A generator on a JS clock
-//! function is the exception: only its own thread may call that function, so its waits run
-//! there (and block, as the synchronous forms do).
+//! Issuing one ID, the same for every generator ([`Issue`]): the bodies of the bound functions
+//! `nextId`, `tryNextId` and `nextIdAsync`, and the async forms. A Promise is settled at once, on
+//! the JS thread, when the core's `try_*` call issues without a wait (no thread hop), and
+//! otherwise by the core's blocking call on the libuv thread pool (a napi-rs `AsyncTask`). A
+//! generator on a JS clock function waits on its own thread instead (only it may call the
+//! function), blocking as the synchronous forms do.
 
 use crate::errors::{error_value, panic_fail};
-use crate::fast::Shared;
-use crate::js::{check, Fail, Val};
+use crate::fast::{Body, Raw, Shared};
+use crate::js::{napi_call, napi_make, Fail, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::{sys, JsValue, ScopedTask};
+use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-/// A Promise already settled with `value` (rejected with the JS error of a failure).
-pub(crate) fn settled(env: sys::napi_env, value: Result<Val, Fail>) -> Result<Val, Fail> {
-    let (mut deferred, mut promise) = (ptr::null_mut(), ptr::null_mut());
-    // SAFETY: the env of the current call.
-    let status = unsafe { sys::napi_create_promise(env, &mut deferred, &mut promise) };
-    check(status, "create a promise")?;
-    // SAFETY (both): the deferred just made, settled once.
-    let status = match value {
-        Ok(v) => unsafe { sys::napi_resolve_deferred(env, deferred, v.raw) },
-        Err(fail) => {
-            let err = error_value(env, &fail)?;
-            unsafe { sys::napi_reject_deferred(env, deferred, err.raw) }
+/// A core generator as the bound functions see it: the Snowflake one and the 128-bit ones.
+pub(crate) trait Issue: Send + Sync + Sized + 'static {
+    /// Its ID (`u64` or `u128`).
+    type Id: Send + 'static;
+    /// One ID, waiting where the core waits.
+    fn next(&self) -> polyflake::Result<Self::Id>;
+    /// One ID, or `None` where that needs a wait.
+    fn try_next(&self) -> polyflake::Result<Option<Self::Id>>;
+    /// An ID as its JS value.
+    fn js(env: sys::napi_env, id: Self::Id) -> Result<Val, Fail>;
+}
+
+/// `nextId()`.
+pub(crate) fn next_id<G: Issue>(env: sys::napi_env, c: &Shared<G>) -> Raw {
+    Ok(G::js(env, c.g.next()?)?.raw)
+}
+
+/// `tryNextId()`: `null` where `nextId()` would wait.
+pub(crate) fn try_next_id<G: Issue>(env: sys::napi_env, c: &Shared<G>) -> Raw {
+    Ok(match c.g.try_next()? {
+        Some(id) => G::js(env, id)?,
+        None => Val::null(env)?,
+    }
+    .raw)
+}
+
+/// `nextIdAsync()` (see `fast.rs`: the JS wrapper calls it only where `tryNextId()` is `null`).
+pub(crate) fn next_id_async<G: Issue>(env: sys::napi_env, c: &Shared<G>) -> Raw {
+    let fast = || c.g.try_next()?.map(|id| G::js(env, id)).transpose();
+    Ok(promise(env, c, fast, G::next, G::js)?.raw)
+}
+
+/// The functions every generator instance gets bound to it (see `fast.rs`).
+pub(crate) fn bodies<G: Issue>() -> [(&'static CStr, Body<G>); 3] {
+    [
+        (c"nextId", next_id::<G>),
+        (c"tryNextId", try_next_id::<G>),
+        (c"nextIdAsync", next_id_async::<G>),
+    ]
+}
+
+/// The methods every generator class has, as a second `#[napi] impl` block of `$name` (napi-rs
+/// merges it into the class); the literals are the TypeScript of an ID, `| null`, a Promise.
+macro_rules! issue_methods {
+    ($name:ident, $id:literal, $maybe:literal, $promise:literal) => {
+        #[napi]
+        impl $name {
+            /// One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
+            /// spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+            #[napi(ts_return_type = $id)]
+            pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                method(env, &self.cell, pool::next_id)
+            }
+
+            /// One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
+            /// millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+            #[napi(ts_return_type = $maybe)]
+            pub fn try_next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                method(env, &self.cell, pool::try_next_id)
+            }
+
+            /// One ID as a Promise that never blocks the event loop: settled at once when no
+            /// wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
+            /// A refusal rejects with the error `nextId()` would throw.
+            #[napi(ts_return_type = $promise)]
+            pub fn next_id_async<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                method(env, &self.cell, pool::next_id_async)
+            }
+
+            /// A snapshot of this generator's state, counters and lease if any (reads the clock
+            /// once; status `'closed'` after `close()`; `nodeId` 0 where there is none).
+            #[napi(ts_return_type = "Health")]
+            pub fn health<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                js_value(env, |raw| Val::record(raw, &self.cell.g.health().fields()))
+            }
+
+            /// The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
+            /// and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+            #[napi(ts_return_type = "Array<HealthSample>")]
+            pub fn health_samples<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                js_value(env, |raw| samples(raw, &self.cell.g.health()))
+            }
         }
     };
-    check(status, "settle a promise")?;
-    Ok(Val::new(env, promise))
+}
+pub(crate) use issue_methods;
+
+/// A Promise already settled with `value` (rejected with the JS error of a failure).
+pub(crate) fn settled(env: sys::napi_env, value: Result<Val, Fail>) -> Result<Val, Fail> {
+    let mut deferred = ptr::null_mut();
+    let promise = napi_make!(env, "create a promise" => napi_create_promise(&mut deferred))?;
+    // The deferred just made, settled once.
+    match value {
+        Ok(v) => napi_call!("settle a promise" => napi_resolve_deferred(env, deferred, v.raw)),
+        Err(fail) => {
+            let err = error_value(env, &fail)?;
+            napi_call!("settle a promise" => napi_reject_deferred(env, deferred, err.raw))
+        }
+    }?;
+    Ok(promise)
 }
 
 /// A blocking core call for the pool, and how its value becomes a JS value there after.

@@ -5,7 +5,7 @@
 
 use crate::clocks::{JsFnClock, ManualClock, ScriptedClock};
 use crate::js::{f64_arg, narrow, string_arg, Fail, Ty, Val};
-use napi::bindgen_prelude::{ClassInstance, Env, FromNapiValue, JavaScriptClassExt, Unknown};
+use napi::bindgen_prelude::Env;
 use polyflake::{Clock, ClockSource, Mode};
 use std::sync::Arc;
 
@@ -61,8 +61,20 @@ macro_rules! apply {
 }
 pub(crate) use apply;
 
-/// Refuse any key of `options` that is not in `allowed` (`what` names the call).
+/// Refuse `options` unless it is an object (`what` names the call).
+pub(crate) fn object(options: Val, what: &str) -> FResult<()> {
+    if options.is_object()? {
+        return Ok(());
+    }
+    let got = options.describe();
+    Err(Fail::Type(format!(
+        "{what} takes an options object, got {got}"
+    )))
+}
+
+/// Refuse `options` unless it is an object whose keys are all in `allowed`.
 pub(crate) fn only_keys(options: Val, what: &str, allowed: &[&str]) -> FResult<()> {
+    object(options, what)?;
     match options
         .keys()?
         .into_iter()
@@ -73,6 +85,14 @@ pub(crate) fn only_keys(options: Val, what: &str, allowed: &[&str]) -> FResult<(
             allowed.join(", ")
         ))),
         None => Ok(()),
+    }
+}
+
+/// An integer, or `None` for `null` (no bound).
+fn or_null<T: TryFrom<i128>>(v: Val, name: &str) -> FResult<Option<T>> {
+    match v.ty()? {
+        Ty::Null => Ok(None),
+        _ => narrow(v, name).map(Some),
     }
 }
 
@@ -94,35 +114,15 @@ pub(crate) fn keys(mode: Mode) -> Vec<&'static str> {
 /// Read the shared settings of `options`, whose keys were checked against [`keys`] (a leased
 /// generator takes no clock function: its background thread reads the clock too).
 pub(crate) fn read(env: Env, options: Val, leased: bool) -> FResult<Settings> {
-    let mut s = Settings::default();
-    if let Some(v) = options.get_opt("maxWaitMs")? {
-        s.max_wait_ms = Some(f64_arg(v, "maxWaitMs")?);
-    }
-    // null: no bound (the default).
-    if let Some(v) = options.get_opt("maxLeadMs")? {
-        if v.ty()? != Ty::Null {
-            s.max_lead_ms = Some(narrow(v, "maxLeadMs")?);
-        }
-    }
-    if let Some(v) = options.get_opt("maxForwardStepMs")? {
-        let off = v.ty()? == Ty::Null;
-        s.max_forward_step_ms = Some(if off {
-            None
-        } else {
-            Some(narrow(v, "maxForwardStepMs")?)
-        });
-    }
-    if let Some(v) = options.get_opt("forwardConfirmMs")? {
-        s.forward_confirm_ms = Some(narrow(v, "forwardConfirmMs")?);
-    }
-    if let Some(v) = options.get_opt("clockSource")? {
-        s.clock_source = Some(source(v, "clockSource")?);
-    }
+    let (mut s, o) = (Settings::default(), options);
+    o.read_some("maxWaitMs", f64_arg, &mut s.max_wait_ms)?;
+    o.read("maxLeadMs", or_null, &mut s.max_lead_ms)?;
+    o.read_some("maxForwardStepMs", or_null, &mut s.max_forward_step_ms)?;
+    o.read_some("forwardConfirmMs", narrow, &mut s.forward_confirm_ms)?;
+    o.read_some("clockSource", source, &mut s.clock_source)?;
     let Some(v) = options.get_opt("clock")? else {
         return Ok(s);
     };
-    // SAFETY: a value of the current call.
-    let unknown = unsafe { Unknown::from_raw_unchecked(v.env, v.raw) };
     match v.ty()? {
         Ty::String if s.clock_source.is_some() => {
             return Err(Fail::Type(
@@ -139,17 +139,15 @@ pub(crate) fn read(env: Env, options: Val, leased: bool) -> FResult<Settings> {
             s.clock = Some(Arc::new(JsFnClock::new(v)?));
             s.js_clock = true;
         }
-        Ty::Object if ManualClock::instance_of(&env, &unknown)? => {
-            // SAFETY: checked to be a `ManualClock` just above.
-            let c = unsafe { ClassInstance::<ManualClock>::from_napi_value(v.env, v.raw) }?;
-            s.clock = Some(Arc::new(c.inner.clone()));
-        }
-        Ty::Object if ScriptedClock::instance_of(&env, &unknown)? => {
-            // SAFETY: checked to be a `ScriptedClock` just above.
-            let c = unsafe { ClassInstance::<ScriptedClock>::from_napi_value(v.env, v.raw) }?;
-            s.clock = Some(c.inner.clone());
-        }
         _ => {
+            if let Some(c) = v.instance::<ManualClock>(&env)? {
+                s.clock = Some(Arc::new(c.inner.clone()));
+                return Ok(s);
+            }
+            if let Some(c) = v.instance::<ScriptedClock>(&env)? {
+                s.clock = Some(c.inner.clone());
+                return Ok(s);
+            }
             return Err(Fail::Type(format!(
                 "clock must be 'precise', 'coarse', a ManualClock, a ScriptedClock or a function returning Unix ms, got {}",
                 v.describe()
