@@ -764,14 +764,12 @@ typedef struct polyflake_layout_info {
  */
 typedef struct polyflake_file_lease_options {
   /**
-   * The lease directory, a NUL-terminated path (created if missing). Every process that
-   * shares node ids uses the same one, on a local file system. Required (NULL:
-   * POLYFLAKE_RESULT_NULL_PARAMETER).
+   * The lease directory, a NUL-terminated path (created if missing), shared by every process
+   * that shares node ids, on a local file system. Required.
    */
   const char *dir;
   /**
-   * How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default) means every
-   * node id of the layout.
+   * How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default): every node id.
    */
   uint32_t slots;
   /**
@@ -792,14 +790,45 @@ typedef struct polyflake_file_lease_options {
 } polyflake_file_lease_options;
 
 /**
+ * TLS and authentication of a remote lease store (the `credentials` of the etcd and ZooKeeper
+ * options), NUL-terminated strings. A NULL field (the default) is read from the store's
+ * environment variable, POLYFLAKE_ETCD_<FIELD> or POLYFLAKE_ZOOKEEPER_<FIELD> (such as
+ * POLYFLAKE_ETCD_CA_FILE), when that is set; else it is not used.
+ */
+typedef struct polyflake_store_credentials {
+  /**
+   * A PEM file of the CA certificate(s) the servers' certificates must chain to (turns TLS on).
+   */
+  const char *ca_file;
+  /**
+   * A PEM file of this client's certificate (with `key_file`), for servers that require one.
+   */
+  const char *cert_file;
+  /**
+   * A PEM file of the private key of `cert_file`.
+   */
+  const char *key_file;
+  /**
+   * The user to authenticate as, UTF-8 (etcd authentication; ZooKeeper `digest`, and the
+   * znodes polyflake creates are then writable by this user only).
+   */
+  const char *username;
+  /**
+   * The password of `username`, UTF-8. Prefer the environment variable (or a file you read)
+   * to a literal in code.
+   */
+  const char *password;
+} polyflake_store_credentials;
+
+/**
  * Options of an etcd lease (`polyflake_generator_new_etcd`). Fill it with
- * `polyflake_etcd_options_init` (the core's defaults), set the endpoints, change what you need.
- * The strings are only read during the call. Every number is judged by the core as written.
+ * `polyflake_etcd_options_init` (the core's defaults), set the endpoints, change what you need;
+ * the rest as `polyflake_file_lease_options`.
  */
 typedef struct polyflake_etcd_options {
   /**
-   * The cluster's client URLs (NUL-terminated UTF-8, such as "http://127.0.0.1:2379"):
-   * an array of `endpoint_count` strings. NULL (with a nonzero count) or a NULL entry:
+   * The cluster's client URLs (NUL-terminated UTF-8, such as "http://127.0.0.1:2379"): an
+   * array of `endpoint_count` strings. NULL (with a nonzero count) or a NULL entry:
    * POLYFLAKE_RESULT_NULL_PARAMETER.
    */
   const char *const *endpoints;
@@ -821,12 +850,11 @@ typedef struct polyflake_etcd_options {
    */
   uint64_t reserve_ms;
   /**
-   * How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default) means every
-   * node id.
+   * As in `polyflake_file_lease_options`.
    */
   uint32_t slots;
   /**
-   * A stable identity, NUL-terminated UTF-8; NULL (the default) means this host's name.
+   * As in `polyflake_file_lease_options`.
    */
   const char *identity;
   /**
@@ -838,42 +866,21 @@ typedef struct polyflake_etcd_options {
    */
   uint64_t max_guard_wait_ms;
   /**
-   * A PEM file of the CA certificate(s) the servers' certificates must chain to (turns TLS
-   * on); NULL (the default) means the core's fallback, POLYFLAKE_ETCD_CA_FILE, else none.
+   * TLS and authentication (default: all NULL, the environment's).
    */
-  const char *ca_file;
-  /**
-   * A PEM file of this client's certificate (with `key_file`), for servers that require one;
-   * NULL: POLYFLAKE_ETCD_CERT_FILE, else none.
-   */
-  const char *cert_file;
-  /**
-   * A PEM file of the private key of `cert_file`; NULL: POLYFLAKE_ETCD_KEY_FILE, else none.
-   */
-  const char *key_file;
-  /**
-   * The user to authenticate as (etcd authentication), NUL-terminated UTF-8; NULL:
-   * POLYFLAKE_ETCD_USERNAME, else none.
-   */
-  const char *username;
-  /**
-   * The password of `username`, NUL-terminated UTF-8; NULL: POLYFLAKE_ETCD_PASSWORD, else
-   * none. Prefer the environment variable (or a file you read) to a literal in code.
-   */
-  const char *password;
+  struct polyflake_store_credentials credentials;
 } polyflake_etcd_options;
 
 /**
  * Options of a ZooKeeper lease (`polyflake_generator_new_zookeeper`). Fill it with
  * `polyflake_zookeeper_options_init` (the core's defaults), set `ensemble`, change what you
- * need. The strings are only read during the call. Every number is judged by the core as
- * written.
+ * need; the rest as `polyflake_etcd_options`.
  */
 typedef struct polyflake_zookeeper_options {
   /**
    * The ensemble as ZooKeeper's connect string, NUL-terminated UTF-8: `"host:port"` or
-   * `"host:port,host:port,..."` (spaces around commas ignored). Required (NULL:
-   * POLYFLAKE_RESULT_NULL_PARAMETER; no server in it: POLYFLAKE_RESULT_INVALID_NODE_SOURCE).
+   * `"host:port,host:port,..."` (spaces around commas ignored). Required (no server in it:
+   * POLYFLAKE_RESULT_INVALID_NODE_SOURCE).
    */
   const char *ensemble;
   /**
@@ -891,12 +898,11 @@ typedef struct polyflake_zookeeper_options {
    */
   uint64_t reserve_ms;
   /**
-   * How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default) means every
-   * node id.
+   * As in `polyflake_file_lease_options`.
    */
   uint32_t slots;
   /**
-   * A stable identity, NUL-terminated UTF-8; NULL (the default) means this host's name.
+   * As in `polyflake_file_lease_options`.
    */
   const char *identity;
   /**
@@ -908,29 +914,9 @@ typedef struct polyflake_zookeeper_options {
    */
   uint64_t max_guard_wait_ms;
   /**
-   * A PEM file of the CA certificate(s) the servers' certificates must chain to (turns TLS
-   * on); NULL (the default) means the core's fallback, POLYFLAKE_ZOOKEEPER_CA_FILE, else none.
+   * TLS and authentication (default: all NULL, the environment's).
    */
-  const char *ca_file;
-  /**
-   * A PEM file of this client's certificate (with `key_file`), for servers that require one;
-   * NULL: POLYFLAKE_ZOOKEEPER_CERT_FILE, else none.
-   */
-  const char *cert_file;
-  /**
-   * A PEM file of the private key of `cert_file`; NULL: POLYFLAKE_ZOOKEEPER_KEY_FILE, else none.
-   */
-  const char *key_file;
-  /**
-   * The user to authenticate as (ZooKeeper `digest`; the znodes polyflake creates are then writable by this user only), NUL-terminated UTF-8; NULL:
-   * POLYFLAKE_ZOOKEEPER_USERNAME, else none.
-   */
-  const char *username;
-  /**
-   * The password of `username`, NUL-terminated UTF-8; NULL: POLYFLAKE_ZOOKEEPER_PASSWORD, else
-   * none. Prefer the environment variable (or a file you read) to a literal in code.
-   */
-  const char *password;
+  struct polyflake_store_credentials credentials;
 } polyflake_zookeeper_options;
 
 /**
@@ -1275,15 +1261,14 @@ polyflake_result polyflake_file_lease_options_init(struct polyflake_file_lease_o
 /**
  * Fill `*out_options` with the core's defaults: no endpoints (set them), prefix NULL
  * ("/polyflake"), TTL 10 s, reserve 5,000 ms, POLYFLAKE_ALL_SLOTS, the hostname as identity,
- * timeout 2,000 ms, max_guard_wait_ms 60,000.
+ * timeout 2,000 ms, max_guard_wait_ms 60,000, credentials NULL.
  */
 polyflake_result polyflake_etcd_options_init(struct polyflake_etcd_options *out_options);
 
 /**
  * Fill `*out_options` with the core's defaults: `ensemble` NULL (set it), prefix NULL
  * ("/polyflake"), session timeout 10,000 ms, reserve 5,000 ms, POLYFLAKE_ALL_SLOTS, the
- * hostname as identity, timeout 2,000 ms, max_guard_wait_ms 60,000, no TLS or credentials
- * beyond the POLYFLAKE_ZOOKEEPER_* environment variables.
+ * hostname as identity, timeout 2,000 ms, max_guard_wait_ms 60,000, credentials NULL.
  */
 polyflake_result polyflake_zookeeper_options_init(struct polyflake_zookeeper_options *out_options);
 
