@@ -10,7 +10,7 @@ use polyflake_core::{
 };
 use std::time::Duration;
 
-/// How a generator treats the wall clock (the `mode` field of `polyflake_config`).
+/// How a generator treats the wall clock (`polyflake_config.mode`), in the core's order.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum polyflake_mode {
@@ -22,12 +22,8 @@ pub enum polyflake_mode {
     Monotonic = 1,
 }
 
-/// The core's modes in the order of `polyflake_mode`'s codes.
-pub(crate) const MODES: [Mode; 2] = [Mode::Strict, Mode::Monotonic];
-
-/// Which clock reading a generator takes per ID (the `clock_source` field of `polyflake_config`
-/// and `polyflake_timeid_config`, and of `polyflake_health_snapshot`), in the core's order
-/// (`ClockSource::ALL`); named by `polyflake_clock_source_name`.
+/// Which clock reading a generator takes per ID (`polyflake_config.clock_source`), in the core's
+/// order; named by `polyflake_clock_source_name`.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum polyflake_clock_source {
@@ -45,8 +41,8 @@ pub enum polyflake_clock_source {
 pub const POLYFLAKE_FORWARD_STEP_OFF: u64 = u64::MAX;
 
 /// Settings for a generator. Fill it with `polyflake_config_init` (the core's defaults), then
-/// change what you need. Every field is checked by the core when the generator is made, never
-/// later: a value you wrote is the value the core judges (0 is never "the default").
+/// change what you need. The core checks every field as written when the generator is made
+/// (0 is never "the default").
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct polyflake_config {
@@ -57,34 +53,30 @@ pub struct polyflake_config {
     /// This generator's node id: 0 to 2^node_bits - 1 (default 0). Only
     /// `polyflake_generator_new` reads it; the other sources give the node id.
     pub node_id: i64,
-    /// A `polyflake_mode` value (default POLYFLAKE_MODE_STRICT). Any other number:
-    /// POLYFLAKE_RESULT_INVALID_ARGUMENT.
+    /// A `polyflake_mode` value (default POLYFLAKE_MODE_STRICT).
     pub mode: u32,
     /// Strict mode's wait budget in milliseconds (default 5.0): a rewind up to this size is
     /// waited out, a larger one refused; a spent sequence waits at most max(this, 1) ms.
     pub max_wait_ms: f64,
-    /// Nonzero: `max_lead_ms` applies. Zero (the default): monotonic mode may run ahead of the
-    /// wall clock without bound.
+    /// Nonzero: `max_lead_ms` applies. Zero (the default): no lead limit.
     pub has_max_lead: u32,
-    /// Monotonic mode's limit on running ahead of the wall clock, in milliseconds (only read
-    /// when `has_max_lead` is nonzero; must then be >= 0).
+    /// Monotonic mode's limit on running ahead of the wall clock, in ms (>= 0).
     pub max_lead_ms: i64,
     /// How far the wall clock may read ahead of the time elapsed since it was last trusted
-    /// before it is a forward STEP, in ms (default 60,000; 1 to a year):
-    /// strict mode refuses to issue from a step (POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD), monotonic
-    /// mode keeps issuing from the trusted time. POLYFLAKE_FORWARD_STEP_OFF turns the check off.
+    /// before it is a forward STEP, in ms (default 60,000; 1 to a year): strict mode refuses to
+    /// issue from a step (POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD), monotonic mode keeps issuing
+    /// from the trusted time. POLYFLAKE_FORWARD_STEP_OFF turns the check off.
     pub max_forward_step_ms: u64,
     /// How long a stepped-ahead clock must hold its new offset before it is believed as a
     /// correction, in ms of elapsed time (default 300,000).
     pub forward_confirm_ms: u64,
-    /// A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE). Any other
-    /// number: POLYFLAKE_RESULT_INVALID_ARGUMENT.
+    /// A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE).
     pub clock_source: u32,
 }
 
-/// Fill `*out_config` with the core's defaults (read from a generator the core makes with
-/// them): layout 41/10/12, the default epoch, node 0, strict mode, max_wait_ms 5.0, no lead
-/// limit, max_forward_step_ms 60,000, forward_confirm_ms 300,000, the precise clock source.
+/// Fill `*out_config` with the core's defaults: layout 41/10/12, the default epoch, node 0,
+/// strict mode, max_wait_ms 5.0, no lead limit, max_forward_step_ms 60,000, forward_confirm_ms
+/// 300,000, the precise clock source.
 #[no_mangle]
 pub extern "C" fn polyflake_config_init(out_config: *mut polyflake_config) -> polyflake_result {
     write_out(out_config, default_config)
@@ -98,11 +90,12 @@ pub(crate) fn default_config() -> Result<polyflake_config, polyflake_result> {
 
 /// A generator's settings as the core holds them.
 fn config_of(g: &Generator) -> polyflake_config {
+    let code = |i: Option<usize>| i.unwrap_or(0) as u32;
     polyflake_config {
         layout: g.layout().into(),
         epoch_ms: g.epoch_ms(),
         node_id: i64::from(g.node_id()),
-        mode: code_in(g.mode(), &MODES),
+        mode: code(Mode::ALL.iter().position(|m| *m == g.mode())),
         max_wait_ms: g.max_wait_ms(),
         has_max_lead: u32::from(g.max_lead_ms().is_some()),
         max_lead_ms: g.max_lead_ms().unwrap_or(0),
@@ -110,43 +103,23 @@ fn config_of(g: &Generator) -> polyflake_config {
             .max_forward_step_ms()
             .unwrap_or(POLYFLAKE_FORWARD_STEP_OFF),
         forward_confirm_ms: g.forward_confirm_ms(),
-        clock_source: code_in(g.clock_source(), &ClockSource::ALL),
+        clock_source: code(ClockSource::ALL.iter().position(|s| *s == g.clock_source())),
     }
 }
 
-/// The position of `value` in the core's list `all`: its C code.
-fn code_in<T: PartialEq>(value: T, all: &[T]) -> u32 {
-    all.iter().position(|v| *v == value).unwrap_or(0) as u32
-}
-
 /// The entry of the core's list `all` at C code `code`, or the core's INVALID_ARGUMENT naming
-/// the field and its values.
-fn pick<T: Copy>(
-    all: &[T],
+/// the field `polyflake_{name}` and its codes, such as "(0 strict, 1 monotonic)".
+pub(crate) fn pick<T: Copy, const N: usize>(
+    all: [T; N],
+    name_of: fn(T) -> &'static str,
     code: u32,
     name: &'static str,
-    values: &str,
 ) -> Result<T, polyflake_result> {
     all.get(code as usize).copied().ok_or_else(|| {
-        Error::InvalidArgument {
-            name,
-            reason: format!("{code} is not a polyflake_{name} ({values})"),
-        }
-        .into()
+        let codes: Vec<_> = (0..N).map(|i| format!("{i} {}", name_of(all[i]))).collect();
+        let reason = format!("{code} is not a polyflake_{name} ({})", codes.join(", "));
+        Error::InvalidArgument { name, reason }.into()
     })
-}
-
-pub(crate) fn mode_of(code: u32) -> Result<Mode, polyflake_result> {
-    pick(&MODES, code, "mode", "0 strict, 1 monotonic")
-}
-
-pub(crate) fn clock_source_of(code: u32) -> Result<ClockSource, polyflake_result> {
-    pick(
-        &ClockSource::ALL,
-        code,
-        "clock_source",
-        "0 precise, 1 coarse",
-    )
 }
 
 /// Apply the settings every generator shares (mode, wait budget, lead limit, forward-step
@@ -157,13 +130,15 @@ macro_rules! shared_settings {
     ($builder:expr, $cfg:expr, $clock:expr) => {{
         let cfg = $cfg;
         let step = cfg.max_forward_step_ms;
+        use polyflake_core::{ClockSource as C, Mode as M};
+        use $crate::generator::pick;
         let b = $builder
-            .mode($crate::generator::mode_of(cfg.mode)?)
+            .mode(pick(M::ALL, M::name, cfg.mode, "mode")?)
             .max_wait_ms(cfg.max_wait_ms)
             .max_lead_ms((cfg.has_max_lead != 0).then_some(cfg.max_lead_ms))
             .max_forward_step_ms((step != $crate::POLYFLAKE_FORWARD_STEP_OFF).then_some(step))
             .forward_confirm_ms(cfg.forward_confirm_ms)
-            .clock_source($crate::generator::clock_source_of(cfg.clock_source)?);
+            .clock_source(pick(C::ALL, C::name, cfg.clock_source, "clock_source")?);
         match $clock.is_null() {
             true => b,
             false => b.shared_clock($crate::boundary::arg($clock)?.shared.clone()),
@@ -336,10 +311,8 @@ mod tests {
         assert_eq!(cfg.max_forward_step_ms, DEFAULT_MAX_FORWARD_STEP_MS);
         assert_eq!(cfg.forward_confirm_ms, DEFAULT_FORWARD_CONFIRM_MS);
         assert_eq!(cfg.clock_source, polyflake_clock_source::Precise as u32);
-        assert_eq!(
-            code_in(Mode::Monotonic, &MODES),
-            polyflake_mode::Monotonic as u32
-        );
+        let monotonic = Mode::ALL.iter().position(|m| *m == Mode::Monotonic);
+        assert_eq!(monotonic, Some(polyflake_mode::Monotonic as usize));
         cfg.node_id = 905;
         let mut g = std::ptr::null_mut();
         let clock = std::ptr::null();
@@ -355,5 +328,22 @@ mod tests {
         );
         assert_eq!(back, cfg, "what the core holds is what init gave");
         polyflake_generator_free(g);
+    }
+
+    #[test]
+    fn a_code_out_of_range_names_the_field_and_its_codes() {
+        let e = pick(Mode::ALL, Mode::name, 2, "mode").unwrap_err();
+        assert_eq!(e, polyflake_result::InvalidArgument);
+        let msg = crate::result::last_error();
+        assert!(
+            msg.contains("2 is not a polyflake_mode (0 strict, 1 monotonic)"),
+            "{msg}"
+        );
+        pick(ClockSource::ALL, ClockSource::name, 7, "clock_source").unwrap_err();
+        let msg = crate::result::last_error();
+        assert!(
+            msg.contains("7 is not a polyflake_clock_source (0 precise, 1 coarse)"),
+            "{msg}"
+        );
     }
 }

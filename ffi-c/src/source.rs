@@ -245,18 +245,16 @@ fn zookeeper_source(o: &polyflake_zookeeper_options) -> Result<NodeSource, polyf
     Ok(NodeSource::ZooKeeper(z))
 }
 /// As `polyflake_generator_new`, the node id being a slot leased from a directory of slot files
-/// (one host, no server; `config->node_id` is ignored). A test `clock` drives R and the guard.
+/// (one host, no server; `config->node_id` is ignored; a test `clock` drives R and the guard).
 ///
 /// The slot this identity held before is tried first, then free slots whose guard has passed.
 /// A background thread keeps a high-water mark R in the slot file ahead of the clock; a new
 /// holder issues nothing until its clock passes the R it found (a slot without a complete
-/// record, a NEW one included, is guarded for a full reserve): `polyflake_wait_ready` waits
-/// that out (meanwhile: POLYFLAKE_RESULT_LEASE_NOT_READY). A slot file deleted or replaced loses
-/// the lease (_LEASE_LOST). Closing or freeing the generator frees the slot.
-///
-/// More errors: POLYFLAKE_RESULT_INVALID_NODE_SOURCE (options out of range, a bad identity),
-/// _NO_FREE_SLOT, _ID_SPACE_MISMATCH (the directory belongs to another epoch or layout),
-/// _LEASE_STORE (the directory cannot be created or written).
+/// record is guarded for a full reserve): `polyflake_wait_ready` waits that out (meanwhile:
+/// POLYFLAKE_RESULT_LEASE_NOT_READY). A slot file deleted or replaced loses the lease
+/// (_LEASE_LOST). Closing or freeing the generator frees the slot. More errors:
+/// _INVALID_NODE_SOURCE (options out of range, a bad identity), _NO_FREE_SLOT,
+/// _ID_SPACE_MISMATCH (another epoch or layout), _LEASE_STORE (the directory cannot be written).
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new_file_lease(
     config: *const polyflake_config,
@@ -267,14 +265,12 @@ pub extern "C" fn polyflake_generator_new_file_lease(
     new_generator(config, clock, out_generator, |_| file_source(arg(options)?))
 }
 
-/// As `polyflake_generator_new_file_lease`, the slot leased from an etcd v3 cluster (a fleet).
-///
-/// The slot key is created only if absent, attached to an etcd lease kept alive in the
-/// background; R is a separate key moved ahead of the clock by a transaction that proves the
-/// slot is still owned. etcd unreachable: IDs continue up to R, then
-/// POLYFLAKE_RESULT_LEASE_EXPIRED until it is back; the etcd lease lost or revoked:
-/// _LEASE_LOST for good. Blocks while it connects (about `connect_timeout_ms` per request).
-/// Errors as the file lease's (_LEASE_STORE: etcd unreachable or failing).
+/// As `polyflake_generator_new_file_lease`, the slot leased from an etcd v3 cluster: a key
+/// attached to an etcd lease kept alive in the background, R a key moved ahead by a transaction
+/// that proves the slot is still owned. etcd unreachable: IDs continue up to R, then
+/// POLYFLAKE_RESULT_LEASE_EXPIRED until it is back; the etcd lease lost: _LEASE_LOST for good.
+/// Blocks while it connects (about `connect_timeout_ms` per request). _LEASE_STORE: etcd
+/// unreachable or failing.
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new_etcd(
     config: *const polyflake_config,
@@ -285,17 +281,12 @@ pub extern "C" fn polyflake_generator_new_etcd(
     new_generator(config, clock, out_generator, |_| etcd_source(arg(options)?))
 }
 
-/// As `polyflake_generator_new_file_lease`, the slot leased from a ZooKeeper ensemble (3.5+).
-///
-/// The slot is an ephemeral znode `{prefix}/slot/NNNN` created only if absent (it lives as long
-/// as this process's session, whose timeout is the lease's time to live); R is a persistent
-/// znode `{prefix}/hwm/NNNN` written by a multi-op that checks the slot znode and R's version.
-/// The ensemble unreachable: IDs continue up to R, then POLYFLAKE_RESULT_LEASE_EXPIRED until it
-/// is back; the session expired or the slot znode deleted: _LEASE_LOST for good. Blocks while
-/// it connects (about `connect_timeout_ms`). Errors as the etcd lease's (_LEASE_STORE: the
-/// ensemble unreachable, refusing the credentials or the TLS handshake, naming the cause;
-/// _INVALID_NODE_SOURCE: an empty ensemble, a prefix that is not an absolute path, options out
-/// of range).
+/// As `polyflake_generator_new_etcd`, the slot leased from a ZooKeeper ensemble (3.5+): an
+/// ephemeral znode `{prefix}/slot/NNNN` that lives as long as this process's session, R a
+/// persistent znode `{prefix}/hwm/NNNN` written by a multi-op that checks both. The session
+/// expired or the slot znode deleted: _LEASE_LOST for good. _LEASE_STORE names the cause
+/// (unreachable, credentials or TLS refused); _INVALID_NODE_SOURCE: an empty ensemble, a prefix
+/// that is not an absolute path, options out of range.
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new_zookeeper(
     config: *const polyflake_config,
@@ -324,9 +315,8 @@ pub extern "C" fn polyflake_generator_new_from_env(
     })
 }
 
-/// As `polyflake_generator_new`, the node id being the ordinal at the end of a
-/// StatefulSet-style `hostname` (`ids-7.ids.default.svc` gives 7; NUL-terminated UTF-8, NULL:
-/// this host's name). More errors: POLYFLAKE_RESULT_INVALID_NODE_SOURCE (no ordinal).
+/// As `polyflake_generator_new_from_env`, the node id being the ordinal at the end of a
+/// StatefulSet-style `hostname` (`ids-7.ids.default.svc` gives 7; NULL: this host's name).
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new_from_hostname(
     config: *const polyflake_config,
@@ -340,11 +330,10 @@ pub extern "C" fn polyflake_generator_new_from_hostname(
     })
 }
 
-/// As `polyflake_generator_new`, the node id being the low `32 - prefix_len` bits of the IPv4
-/// address `addr` (dotted text such as "10.1.7.9"). More errors:
-/// POLYFLAKE_RESULT_INVALID_NODE_SOURCE unless `addr` is an address, `prefix_len` 0 to 32 (as
-/// given, never wrapped) and the host bits fit the node field (a /22 or narrower for 10 node
-/// bits): every generator of the fleet must live in the one stated subnet.
+/// As `polyflake_generator_new_from_env`, the node id being the low `32 - prefix_len` bits of
+/// the IPv4 address `addr` ("10.1.7.9"). POLYFLAKE_RESULT_INVALID_NODE_SOURCE unless `addr` is
+/// an address, `prefix_len` 0 to 32 (never wrapped) and the host bits fit the node field (a /22
+/// or narrower for 10 node bits): every generator of the fleet lives in the one stated subnet.
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new_from_ipv4(
     config: *const polyflake_config,
