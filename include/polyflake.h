@@ -74,13 +74,10 @@
 #define POLYFLAKE_ULID_TEXT_LEN 27
 
 /**
- * What every fallible `polyflake_*` function returns. `POLYFLAKE_RESULT_OK` (0) is success;
- * every other value is an error. Codes are stable and never reused: 1 to 99 are the core's
- * error kinds (named and described by the core), 100 and up faults of the C boundary itself.
- *
- * `polyflake_result_name()` gives the stable code name (the scenario files' error names, e.g.
- * "CLOCK_MOVED_BACKWARDS"), `polyflake_result_message()` a static English sentence, and
- * `polyflake_last_error_message()` the full message of this thread's last error, with its numbers.
+ * What every fallible `polyflake_*` function returns: `POLYFLAKE_RESULT_OK` (0) or an error.
+ * Codes are stable and never reused: 1 to 99 the core's error kinds, 100 and up faults of the
+ * C boundary. Named by `polyflake_result_name()`, described by `polyflake_result_message()`;
+ * `polyflake_last_error_message()` gives this thread's last error with its numbers.
  */
 enum polyflake_result
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -141,7 +138,7 @@ enum polyflake_result
   POLYFLAKE_RESULT_CLOCK_FAILED = 12,
   /**
    * A node-id source could not give a node id (env var unset, hostname without ordinal, IPv4
-   * prefix out of range or too short for the node field, lease options out of range).
+   * subnet too wide, lease options out of range, ...).
    */
   POLYFLAKE_RESULT_INVALID_NODE_SOURCE = 13,
   /**
@@ -157,8 +154,7 @@ enum polyflake_result
    */
   POLYFLAKE_RESULT_LEASE_EXPIRED = 16,
   /**
-   * The lease was lost (etcd lease revoked or expired, slot file deleted or replaced): the
-   * generator has stopped for good.
+   * The lease was lost (store lease revoked or expired, slot deleted): stopped for good.
    */
   POLYFLAKE_RESULT_LEASE_LOST = 17,
   /**
@@ -436,12 +432,10 @@ typedef uint32_t polyflake_clock_source;
 #endif // __cplusplus
 
 /**
- * A clock a test or simulation controls: an opaque handle, made by `polyflake_manual_clock_new`
- * (it moves only when told to) or `polyflake_scripted_clock_new` (prepared readings in order).
- * Pass it to any `polyflake_generator_new*` function; NULL there means the system clock.
- * Generators on it share its readings and keep their own reference, so it may be freed
- * (`polyflake_clock_free`) before them. Generators on a test clock are exempt from the
- * one-generator-per-node-id rule.
+ * A clock a test or simulation controls: an opaque handle, manual (it moves only when told to)
+ * or scripted (prepared readings in order), for any generator constructor (NULL there: the
+ * system clock). Generators keep their own reference (free it before them if you like) and are
+ * exempt from the one-generator-per-node-id rule.
  */
 typedef struct polyflake_clock polyflake_clock;
 
@@ -955,43 +949,36 @@ const char *polyflake_version(void);
 
 /**
  * The stable name of a result code as a static NUL-terminated string: "OK",
- * "CLOCK_MOVED_BACKWARDS", "NULL_PARAMETER", ... (for core errors, the core's code, which every
- * binding uses). An unknown number gives "unknown polyflake_result". Never NULL; do not free.
+ * "CLOCK_MOVED_BACKWARDS", ... (for core errors the core's code); an unknown number gives
+ * "unknown polyflake_result". Never NULL; do not free.
  */
 const char *polyflake_result_name(uint32_t result);
 
 /**
- * A static English sentence describing a result code (`result` is a `polyflake_result`; for core
- * errors, the core's description). An unknown number gives "unknown polyflake_result". Never NULL;
- * do not free. For the message of a particular error with its numbers, see
+ * A static English sentence describing a result code (for core errors the core's description);
+ * as `polyflake_result_name`. The message of one error, with its numbers:
  * `polyflake_last_error_message`.
  */
 const char *polyflake_result_message(uint32_t result);
 
 /**
- * Copy the full message of the last core error on the calling thread (the core's text, for
- * example "node id 1024 is out of range: it must be in [0, 1023]") into
- * `buf` as a NUL-terminated string, and its length without the NUL into `*out_len`. The
- * message is "" when no error happened yet on this thread. Results that are not core errors
- * (NULL_PARAMETER, BUFFER_TOO_SMALL, PANIC) do not change it.
- *
- * `len` too small for the message and its NUL: POLYFLAKE_RESULT_BUFFER_TOO_SMALL, nothing written
- * (a 1024-byte buffer always suffices for polyflake's messages).
+ * Copy the message of this thread's last core error ("node id 1024 is out of range: it must be
+ * in [0, 1023]"; "" if none yet; NULL_PARAMETER, BUFFER_TOO_SMALL and PANIC do not change it)
+ * with a NUL into `buf`, and its length into `*out_len`. `len` too small:
+ * POLYFLAKE_RESULT_BUFFER_TOO_SMALL, nothing written (1024 bytes always suffice).
  */
 polyflake_result polyflake_last_error_message(char *buf, size_t len, size_t *out_len);
 
 /**
- * Make a manual clock reading `start_ms` (Unix milliseconds; its elapsed-time reading starts at 0)
- * and store the new handle in `*out_clock`. Ownership: the caller frees it with
- * `polyflake_clock_free`.
+ * Make a manual clock reading `start_ms` (Unix ms; its elapsed-time reading starts at 0) into
+ * `*out_clock`; the caller frees it with `polyflake_clock_free`.
  */
 polyflake_result polyflake_manual_clock_new(int64_t start_ms, struct polyflake_clock **out_clock);
 
 /**
- * Make a scripted clock that returns `values[0..n]` in order, then the last value plus 1, 2, ...
- * (one millisecond per read; with n == 0 it reads 1, 2, 3, ...; each read is also one millisecond
- * of elapsed time), and store the new handle in `*out_clock`. The values are copied. Ownership:
- * the caller frees it with `polyflake_clock_free`. `values` may be NULL only when `n` is 0.
+ * Make a scripted clock reading `values[0..n]` (copied; NULL only when n is 0) in order, then
+ * the last value plus 1, 2, ... (with n == 0: 1, 2, 3, ...; each read is also one ms of elapsed
+ * time), into `*out_clock`; the caller frees it with `polyflake_clock_free`.
  */
 polyflake_result polyflake_scripted_clock_new(const int64_t *values,
                                               size_t n,
@@ -1004,25 +991,21 @@ polyflake_result polyflake_scripted_clock_new(const int64_t *values,
 polyflake_result polyflake_manual_clock_set(const struct polyflake_clock *clock, int64_t ms);
 
 /**
- * STEP the wall reading by `delta_ms` (negative moves it back; elapsed time does not move:
- * that is `polyflake_manual_clock_elapse`). Errors as `polyflake_manual_clock_set`.
+ * STEP the wall reading by `delta_ms` (negative: back); as `polyflake_manual_clock_set`.
  */
 polyflake_result polyflake_manual_clock_advance(const struct polyflake_clock *clock,
                                                 int64_t delta_ms);
 
 /**
- * Let `ms` milliseconds pass: the wall reading and the elapsed-time (boot clock) reading both
- * move forward by it, so it is never mistaken for a forward step. Errors as
- * `polyflake_manual_clock_set`.
+ * Let `ms` milliseconds pass: the wall and the elapsed-time readings both move (never taken
+ * for a forward step). Errors as `polyflake_manual_clock_set`.
  */
 polyflake_result polyflake_manual_clock_elapse(const struct polyflake_clock *clock, uint64_t ms);
 
 /**
- * Model a tick-based coarse reading (what POLYFLAKE_CLOCK_SOURCE_COARSE reads): from now on the
- * clock's coarse reading is its wall reading rounded down to a multiple of `tick_ms` (1 by
- * default: coarse = precise; below 1 is taken as 1). Set it before making a generator on the
- * clock: a generator decides when it is made whether the clock has a coarse reading of its own.
- * Errors as `polyflake_manual_clock_set`.
+ * Give the clock a coarse reading (what POLYFLAKE_CLOCK_SOURCE_COARSE reads): its wall reading
+ * rounded down to a multiple of `tick_ms` (default 1, coarse = precise; below 1 is 1). Set it
+ * before making generators on the clock. Errors as `polyflake_manual_clock_set`.
  */
 polyflake_result polyflake_manual_clock_set_tick_ms(const struct polyflake_clock *clock,
                                                     int64_t tick_ms);
@@ -1033,8 +1016,8 @@ polyflake_result polyflake_manual_clock_set_tick_ms(const struct polyflake_clock
 polyflake_result polyflake_manual_clock_get(const struct polyflake_clock *clock, int64_t *out_ms);
 
 /**
- * Free a clock handle. NULL is accepted and does nothing. Generators made with it keep
- * working. Do not use the handle afterwards, nor free it while another thread still uses it.
+ * Free a clock handle (NULL does nothing); generators made with it keep working. Do not use
+ * the handle afterwards, nor free it while another thread still uses it.
  */
 void polyflake_clock_free(struct polyflake_clock *clock);
 
@@ -1046,65 +1029,53 @@ void polyflake_clock_free(struct polyflake_clock *clock);
 polyflake_result polyflake_config_init(struct polyflake_config *out_config);
 
 /**
- * Make a generator whose node id is `config->node_id` and store the new handle in
- * `*out_generator`. `clock`: a test clock (`polyflake_manual_clock_new`,
- * `polyflake_scripted_clock_new`), or NULL for the system clock.
- *
- * Ownership: the caller owns the handle and frees it with `polyflake_generator_free`. Errors
- * (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
- * _INVALID_ARGUMENT, and POLYFLAKE_RESULT_NODE_ID_IN_USE when a live generator in this process
- * (not on a test clock) already has the same node id, epoch and layout (share that one).
+ * Make a generator whose node id is `config->node_id` into `*out_generator` (`clock`: a test
+ * clock, or NULL for the system clock); the caller frees it with `polyflake_generator_free`.
+ * Errors (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
+ * _INVALID_ARGUMENT, _NODE_ID_IN_USE (a live generator in this process, not on a test clock,
+ * has the same node id, epoch and layout: share that one).
  */
 polyflake_result polyflake_generator_new(const struct polyflake_config *config,
                                          const struct polyflake_clock *clock,
                                          struct polyflake_generator **out_generator);
 
 /**
- * Close the generator: it issues nothing more (every later call fails with
- * POLYFLAKE_RESULT_GENERATOR_CLOSED, health says "closed"), its node id is free for a new
- * generator in this process, and a lease frees its slot leaving R at the last millisecond it
- * issued from. Closing twice is fine. The handle stays valid until `polyflake_generator_free`
- * (which closes too). Thread-safe: a call in flight on another thread either issues before the
- * close or fails.
+ * Close the generator: every later call fails with POLYFLAKE_RESULT_GENERATOR_CLOSED (health
+ * says "closed"), its node id is free again in this process, and a lease frees its slot (R
+ * stays at the last millisecond issued from). Closing twice is fine; the handle stays valid
+ * until `_free`. A call in flight on another thread either issues before the close or fails.
  */
 polyflake_result polyflake_generator_close(const struct polyflake_generator *generator);
 
 /**
- * Free a generator (closing it first if it is not closed). NULL is accepted and does nothing.
- * Do not use the handle afterwards, and do not free it while another thread still uses it.
+ * Free a generator, closing it first (NULL does nothing). Do not use the handle afterwards, nor
+ * free it while another thread still uses it.
  */
 void polyflake_generator_free(struct polyflake_generator *generator);
 
 /**
- * Wait, up to `timeout_ms`, while a lease's restart guard holds (a slot's previous holder, or a
- * holder nobody can see any more, may have issued up to a time this clock has not reached).
- * Returns POLYFLAKE_RESULT_OK at once when nothing needs waiting for (always, without a lease);
- * POLYFLAKE_RESULT_LEASE_NOT_READY if the guard still holds at the deadline; _GENERATOR_CLOSED,
- * _LEASE_LOST or _USED_AFTER_FORK at once. Call it after taking a slot, before the first ID.
+ * Wait, up to `timeout_ms`, while a lease's restart guard holds; call it after taking a slot,
+ * before the first ID. POLYFLAKE_RESULT_OK at once when nothing needs waiting for (always
+ * without a lease); _LEASE_NOT_READY if the guard still holds at the deadline;
+ * _GENERATOR_CLOSED, _LEASE_LOST or _USED_AFTER_FORK at once.
  */
 polyflake_result polyflake_wait_ready(const struct polyflake_generator *generator,
                                       uint64_t timeout_ms);
 
 /**
- * Issue one ID into `*out_id`.
- *
- * Strict mode may wait (at most max_wait_ms for a rewind, max(max_wait_ms, 1) ms for a spent
- * sequence) and refuses with POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS past that, and with
- * _CLOCK_JUMPED_AHEAD from a forward step. Monotonic mode never waits; it refuses with
- * POLYFLAKE_RESULT_LEAD_LIMIT_EXCEEDED past max_lead_ms. Other errors:
- * POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED, _GENERATOR_CLOSED and the
- * lease's _LEASE_NOT_READY, _LEASE_EXPIRED, _LEASE_LOST. `*out_id` is written only on success.
+ * Issue one ID into `*out_id`. Strict mode may wait (max_wait_ms for a rewind, max(max_wait_ms,
+ * 1) ms for a spent sequence), then refuses with POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS, and
+ * with _CLOCK_JUMPED_AHEAD from a forward step; monotonic mode never waits and refuses with
+ * _LEAD_LIMIT_EXCEEDED past max_lead_ms. Also _TIMESTAMP_OVERFLOW, _USED_AFTER_FORK,
+ * _CLOCK_FAILED, _GENERATOR_CLOSED, and a lease's _LEASE_NOT_READY, _EXPIRED, _LOST.
  */
 polyflake_result polyflake_next_id(const struct polyflake_generator *generator, uint64_t *out_id);
 
 /**
- * Fill `buf[0..n]` with `n` consecutive, increasing IDs (0 <= n <= POLYFLAKE_MAX_BATCH).
- *
- * Monotonic mode reserves the whole batch with one atomic step. Strict mode fills the current
- * millisecond and waits into the next ones (100,000 IDs take about 25 ms with the default layout).
- * On any error `buf` is left untouched (the core's guarantee). Errors: as `polyflake_next_id`, and
- * POLYFLAKE_RESULT_INVALID_ARGUMENT for n over the cap. NULL `buf`, even with n = 0:
- * POLYFLAKE_RESULT_NULL_PARAMETER.
+ * Fill `buf[0..n]` with `n` increasing IDs (0 <= n <= POLYFLAKE_MAX_BATCH; monotonic mode
+ * reserves them in one atomic step, strict mode waits into the next milliseconds), `buf`
+ * untouched on any error. Errors as `polyflake_next_id`, and POLYFLAKE_RESULT_INVALID_ARGUMENT
+ * for n over the cap; NULL `buf`, even with n = 0: _NULL_PARAMETER.
  */
 polyflake_result polyflake_next_ids(const struct polyflake_generator *generator,
                                     uint64_t *buf,
@@ -1119,7 +1090,7 @@ polyflake_result polyflake_generator_decode(const struct polyflake_generator *ge
                                             struct polyflake_decoded *out_decoded);
 
 /**
- * Store this generator's settings in `*out_config` (as the core holds them; `node_id` is the node
+ * Store this generator's settings, as the core holds them, in `*out_config` (`node_id`: the node
  * id it holds, whatever its source).
  */
 polyflake_result polyflake_generator_config(const struct polyflake_generator *generator,

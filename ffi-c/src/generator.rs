@@ -6,7 +6,8 @@ use crate::clock::polyflake_clock;
 use crate::id::{polyflake_decoded, polyflake_layout};
 use crate::result::polyflake_result;
 use polyflake_core::{
-    batch_len, ClockSource, Error, Generator, ManualClock, Mode, NodeSource, DEFAULT_EPOCH_MS,
+    batch_len, ClockSource, Error, Generator, Health, ManualClock, Mode, NodeSource,
+    DEFAULT_EPOCH_MS,
 };
 use std::time::Duration;
 
@@ -122,10 +123,9 @@ pub(crate) fn pick<T: Copy, const N: usize>(
     })
 }
 
-/// Apply the settings every generator shares (mode, wait budget, lead limit, forward-step
-/// check, clock source, and the optional clock: NULL is the system clock) from a C config to a
-/// core builder. `Builder` and `TimeIdBuilder` have the same setters, so one macro serves the
-/// Snowflake config and the UUIDv7/ULID one; it returns early with the core's error.
+/// Apply the settings every generator shares, and the optional clock (NULL: the system clock),
+/// from a C config to a core `Builder` or `TimeIdBuilder` (the same setters); returns early
+/// with the core's error.
 macro_rules! shared_settings {
     ($builder:expr, $cfg:expr, $clock:expr) => {{
         let cfg = $cfg;
@@ -154,6 +154,36 @@ pub struct polyflake_generator {
     pub(crate) inner: Generator,
 }
 
+/// What every generator handle (Snowflake, UUIDv7, ULID) offers the shared entry points.
+pub(crate) trait Handle {
+    fn health(&self) -> Health;
+    fn close(&self);
+}
+
+/// `Handle` for handles whose `inner` is a core generator.
+macro_rules! handle {
+    ($($t:ty),*) => {$(
+        impl $crate::generator::Handle for $t {
+            fn health(&self) -> polyflake_core::Health {
+                self.inner.health()
+            }
+            fn close(&self) {
+                self.inner.close()
+            }
+        }
+    )*};
+}
+pub(crate) use handle;
+handle!(polyflake_generator);
+
+/// The body of every `_close`.
+pub(crate) fn close_of<G: Handle>(generator: *const G) -> polyflake_result {
+    boundary(|| {
+        arg(generator)?.close();
+        Ok(())
+    })
+}
+
 /// The ONE constructor behind every `polyflake_generator_new*`: NULL `out_generator` is refused
 /// first, then `config`; `source` turns the function's own arguments into the core's node-id
 /// source; `clock` NULL is the system clock. Every check is the core's.
@@ -174,14 +204,11 @@ pub(crate) fn new_generator(
     })
 }
 
-/// Make a generator whose node id is `config->node_id` and store the new handle in
-/// `*out_generator`. `clock`: a test clock (`polyflake_manual_clock_new`,
-/// `polyflake_scripted_clock_new`), or NULL for the system clock.
-///
-/// Ownership: the caller owns the handle and frees it with `polyflake_generator_free`. Errors
-/// (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
-/// _INVALID_ARGUMENT, and POLYFLAKE_RESULT_NODE_ID_IN_USE when a live generator in this process
-/// (not on a test clock) already has the same node id, epoch and layout (share that one).
+/// Make a generator whose node id is `config->node_id` into `*out_generator` (`clock`: a test
+/// clock, or NULL for the system clock); the caller frees it with `polyflake_generator_free`.
+/// Errors (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
+/// _INVALID_ARGUMENT, _NODE_ID_IN_USE (a live generator in this process, not on a test clock,
+/// has the same node id, epoch and layout: share that one).
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new(
     config: *const polyflake_config,
@@ -193,34 +220,28 @@ pub extern "C" fn polyflake_generator_new(
     })
 }
 
-/// Close the generator: it issues nothing more (every later call fails with
-/// POLYFLAKE_RESULT_GENERATOR_CLOSED, health says "closed"), its node id is free for a new
-/// generator in this process, and a lease frees its slot leaving R at the last millisecond it
-/// issued from. Closing twice is fine. The handle stays valid until `polyflake_generator_free`
-/// (which closes too). Thread-safe: a call in flight on another thread either issues before the
-/// close or fails.
+/// Close the generator: every later call fails with POLYFLAKE_RESULT_GENERATOR_CLOSED (health
+/// says "closed"), its node id is free again in this process, and a lease frees its slot (R
+/// stays at the last millisecond issued from). Closing twice is fine; the handle stays valid
+/// until `_free`. A call in flight on another thread either issues before the close or fails.
 #[no_mangle]
 pub extern "C" fn polyflake_generator_close(
     generator: *const polyflake_generator,
 ) -> polyflake_result {
-    boundary(|| {
-        arg(generator)?.inner.close();
-        Ok(())
-    })
+    close_of(generator)
 }
 
-/// Free a generator (closing it first if it is not closed). NULL is accepted and does nothing.
-/// Do not use the handle afterwards, and do not free it while another thread still uses it.
+/// Free a generator, closing it first (NULL does nothing). Do not use the handle afterwards, nor
+/// free it while another thread still uses it.
 #[no_mangle]
 pub extern "C" fn polyflake_generator_free(generator: *mut polyflake_generator) {
     free_handle(generator)
 }
 
-/// Wait, up to `timeout_ms`, while a lease's restart guard holds (a slot's previous holder, or a
-/// holder nobody can see any more, may have issued up to a time this clock has not reached).
-/// Returns POLYFLAKE_RESULT_OK at once when nothing needs waiting for (always, without a lease);
-/// POLYFLAKE_RESULT_LEASE_NOT_READY if the guard still holds at the deadline; _GENERATOR_CLOSED,
-/// _LEASE_LOST or _USED_AFTER_FORK at once. Call it after taking a slot, before the first ID.
+/// Wait, up to `timeout_ms`, while a lease's restart guard holds; call it after taking a slot,
+/// before the first ID. POLYFLAKE_RESULT_OK at once when nothing needs waiting for (always
+/// without a lease); _LEASE_NOT_READY if the guard still holds at the deadline;
+/// _GENERATOR_CLOSED, _LEASE_LOST or _USED_AFTER_FORK at once.
 #[no_mangle]
 pub extern "C" fn polyflake_wait_ready(
     generator: *const polyflake_generator,
@@ -232,14 +253,11 @@ pub extern "C" fn polyflake_wait_ready(
     })
 }
 
-/// Issue one ID into `*out_id`.
-///
-/// Strict mode may wait (at most max_wait_ms for a rewind, max(max_wait_ms, 1) ms for a spent
-/// sequence) and refuses with POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS past that, and with
-/// _CLOCK_JUMPED_AHEAD from a forward step. Monotonic mode never waits; it refuses with
-/// POLYFLAKE_RESULT_LEAD_LIMIT_EXCEEDED past max_lead_ms. Other errors:
-/// POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED, _GENERATOR_CLOSED and the
-/// lease's _LEASE_NOT_READY, _LEASE_EXPIRED, _LEASE_LOST. `*out_id` is written only on success.
+/// Issue one ID into `*out_id`. Strict mode may wait (max_wait_ms for a rewind, max(max_wait_ms,
+/// 1) ms for a spent sequence), then refuses with POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS, and
+/// with _CLOCK_JUMPED_AHEAD from a forward step; monotonic mode never waits and refuses with
+/// _LEAD_LIMIT_EXCEEDED past max_lead_ms. Also _TIMESTAMP_OVERFLOW, _USED_AFTER_FORK,
+/// _CLOCK_FAILED, _GENERATOR_CLOSED, and a lease's _LEASE_NOT_READY, _EXPIRED, _LOST.
 #[no_mangle]
 pub extern "C" fn polyflake_next_id(
     generator: *const polyflake_generator,
@@ -248,13 +266,10 @@ pub extern "C" fn polyflake_next_id(
     write_out(out_id, || Ok(arg(generator)?.inner.next_id()?))
 }
 
-/// Fill `buf[0..n]` with `n` consecutive, increasing IDs (0 <= n <= POLYFLAKE_MAX_BATCH).
-///
-/// Monotonic mode reserves the whole batch with one atomic step. Strict mode fills the current
-/// millisecond and waits into the next ones (100,000 IDs take about 25 ms with the default layout).
-/// On any error `buf` is left untouched (the core's guarantee). Errors: as `polyflake_next_id`, and
-/// POLYFLAKE_RESULT_INVALID_ARGUMENT for n over the cap. NULL `buf`, even with n = 0:
-/// POLYFLAKE_RESULT_NULL_PARAMETER.
+/// Fill `buf[0..n]` with `n` increasing IDs (0 <= n <= POLYFLAKE_MAX_BATCH; monotonic mode
+/// reserves them in one atomic step, strict mode waits into the next milliseconds), `buf`
+/// untouched on any error. Errors as `polyflake_next_id`, and POLYFLAKE_RESULT_INVALID_ARGUMENT
+/// for n over the cap; NULL `buf`, even with n = 0: _NULL_PARAMETER.
 #[no_mangle]
 pub extern "C" fn polyflake_next_ids(
     generator: *const polyflake_generator,
@@ -282,7 +297,7 @@ pub extern "C" fn polyflake_generator_decode(
     write_out(out_decoded, || Ok(arg(generator)?.inner.decode(id)?.into()))
 }
 
-/// Store this generator's settings in `*out_config` (as the core holds them; `node_id` is the node
+/// Store this generator's settings, as the core holds them, in `*out_config` (`node_id`: the node
 /// id it holds, whatever its source).
 #[no_mangle]
 pub extern "C" fn polyflake_generator_config(

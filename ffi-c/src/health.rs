@@ -2,7 +2,7 @@
 //! of statuses, sources, lease kinds and phases and clock sources from the core's own lists.
 
 use crate::boundary::{arg, boundary_value, fill_char_array, write_out};
-use crate::generator::polyflake_generator;
+use crate::generator::{polyflake_generator, Handle};
 use crate::result::{polyflake_result, static_name, NameTable};
 use polyflake_core::{
     ClockSource, Health, HealthStatus, LeaseKind, LeasePhase, Mode, NodeSourceKind, Value,
@@ -253,9 +253,15 @@ pub extern "C" fn polyflake_health(
     generator: *const polyflake_generator,
     out_health: *mut polyflake_health_snapshot,
 ) -> polyflake_result {
-    write_out(out_health, || {
-        Ok(snapshot_of(&arg(generator)?.inner.health()))
-    })
+    health_of(generator, out_health)
+}
+
+/// The body of every `_health`.
+pub(crate) fn health_of<G: Handle>(
+    generator: *const G,
+    out_health: *mut polyflake_health_snapshot,
+) -> polyflake_result {
+    write_out(out_health, || Ok(snapshot_of(&arg(generator)?.health())))
 }
 
 /// The `index`th of a core list's `names` as a static NUL-terminated string, or "unknown"

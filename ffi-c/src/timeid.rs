@@ -7,12 +7,12 @@ use crate::boundary::{
     arg, boundary, c_str, free_handle, new_handle, out, write_c_string, write_out,
 };
 use crate::clock::polyflake_clock;
-use crate::generator::{default_config, shared_settings};
-use crate::health::{polyflake_health_snapshot, snapshot_of};
+use crate::generator::{close_of, default_config, handle, shared_settings};
+use crate::health::{health_of, polyflake_health_snapshot};
 use crate::result::polyflake_result;
 use polyflake_core::{
     batch_len, format_ulid, format_uuid, parse_ulid, parse_uuid, ulid_timestamp_ms,
-    uuid7_timestamp_ms, Health, Result, TimeIdBuilder, UlidGenerator, Uuid7Generator,
+    uuid7_timestamp_ms, Result, TimeIdBuilder, UlidGenerator, Uuid7Generator,
 };
 use std::ffi::c_char;
 
@@ -79,36 +79,7 @@ pub struct polyflake_ulid_generator {
     inner: UlidGenerator,
 }
 
-/// What the two handles have in common: the core's calls, under one name each.
-trait TimeIds {
-    fn next(&self) -> Result<u128>;
-    fn fill(&self, out: &mut [u128]) -> Result<()>;
-    fn health(&self) -> Health;
-    fn close(&self);
-}
-
-macro_rules! time_ids {
-    ($($handle:ident: $next:ident $fill:ident;)*) => {$(
-        impl TimeIds for $handle {
-            fn next(&self) -> Result<u128> {
-                self.inner.$next()
-            }
-            fn fill(&self, out: &mut [u128]) -> Result<()> {
-                self.inner.$fill(out)
-            }
-            fn health(&self) -> Health {
-                self.inner.health()
-            }
-            fn close(&self) {
-                self.inner.close()
-            }
-        }
-    )*};
-}
-time_ids! {
-    polyflake_uuid7_generator: next_uuid next_uuids;
-    polyflake_ulid_generator: next_ulid next_ulids;
-}
+handle!(polyflake_uuid7_generator, polyflake_ulid_generator);
 
 /// Make a handle: NULL out-param first, then the config, then the core's build.
 fn new_timeid<G>(
@@ -123,41 +94,36 @@ fn new_timeid<G>(
     })
 }
 
-/// One ID into the 16 bytes at `out_id`.
-fn next_one<G: TimeIds>(generator: *const G, out_id: *mut u8) -> polyflake_result {
+/// One ID from `next` into the 16 bytes at `out_id`.
+fn next_one<G>(
+    generator: *const G,
+    out_id: *mut u8,
+    next: fn(&G) -> Result<u128>,
+) -> polyflake_result {
     write_out(out_id.cast::<[u8; 16]>(), || {
-        Ok(arg(generator)?.next()?.to_be_bytes())
+        Ok(next(arg(generator)?)?.to_be_bytes())
     })
 }
 
-/// `n` IDs into the `16 * n` bytes at `buf`, untouched on any error (the core fills a scratch
+/// `n` IDs from `fill` into the `16 * n` bytes at `buf`, untouched on any error (the core fills a scratch
 /// array of u128 first: the caller's bytes need not be aligned for one).
-fn next_many<G: TimeIds>(generator: *const G, buf: *mut u8, n: usize) -> polyflake_result {
+fn next_many<G>(
+    generator: *const G,
+    buf: *mut u8,
+    n: usize,
+    fill: fn(&G, &mut [u128]) -> Result<()>,
+) -> polyflake_result {
     boundary(|| {
         let g = arg(generator)?;
         let buf = out(buf.cast::<[u8; 16]>())?;
         let mut ids = vec![0u128; batch_len(n as i128)?];
-        g.fill(&mut ids)?;
+        fill(g, &mut ids)?;
         // SAFETY: non-NULL, and the caller promises 16 * n writable bytes there ([u8; 16] has
         // alignment 1); n is at most POLYFLAKE_MAX_BATCH, so 16 * n does not overflow.
         let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_ptr(), ids.len()) };
         for (d, id) in dst.iter_mut().zip(ids) {
             *d = id.to_be_bytes();
         }
-        Ok(())
-    })
-}
-
-fn health_of<G: TimeIds>(
-    generator: *const G,
-    out_health: *mut polyflake_health_snapshot,
-) -> polyflake_result {
-    write_out(out_health, || Ok(snapshot_of(&arg(generator)?.health())))
-}
-
-fn close_of<G: TimeIds>(generator: *const G) -> polyflake_result {
-    boundary(|| {
-        arg(generator)?.close();
         Ok(())
     })
 }
@@ -186,7 +152,7 @@ pub extern "C" fn polyflake_next_uuid7(
     generator: *const polyflake_uuid7_generator,
     out_uuid: *mut u8,
 ) -> polyflake_result {
-    next_one(generator, out_uuid)
+    next_one(generator, out_uuid, |g| g.inner.next_uuid())
 }
 
 /// Fill `buf` (16 * n bytes) with `n` increasing UUIDv7s; as `polyflake_next_ids` (untouched on
@@ -197,7 +163,7 @@ pub extern "C" fn polyflake_next_uuid7s(
     buf: *mut u8,
     n: usize,
 ) -> polyflake_result {
-    next_many(generator, buf, n)
+    next_many(generator, buf, n, |g, ids| g.inner.next_uuids(ids))
 }
 
 /// Take a health snapshot of the generator into `*out_health` (node_id 0, source "static").
@@ -243,7 +209,7 @@ pub extern "C" fn polyflake_next_ulid(
     generator: *const polyflake_ulid_generator,
     out_ulid: *mut u8,
 ) -> polyflake_result {
-    next_one(generator, out_ulid)
+    next_one(generator, out_ulid, |g| g.inner.next_ulid())
 }
 
 /// Fill `buf` (16 * n bytes) with `n` increasing ULIDs; as `polyflake_next_uuid7s`.
@@ -253,7 +219,7 @@ pub extern "C" fn polyflake_next_ulids(
     buf: *mut u8,
     n: usize,
 ) -> polyflake_result {
-    next_many(generator, buf, n)
+    next_many(generator, buf, n, |g, ids| g.inner.next_ulids(ids))
 }
 
 /// Take a health snapshot of the generator; as `polyflake_uuid7_health`.
