@@ -253,11 +253,12 @@ pub extern "C" fn polyflake_wait_ready(
     })
 }
 
-/// Issue one ID into `*out_id`. Strict mode may wait (max_wait_ms for a rewind, max(max_wait_ms,
-/// 1) ms for a spent sequence), then refuses with POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS, and
-/// with _CLOCK_JUMPED_AHEAD from a forward step; monotonic mode never waits and refuses with
-/// _LEAD_LIMIT_EXCEEDED past max_lead_ms. Also _TIMESTAMP_OVERFLOW, _USED_AFTER_FORK,
-/// _CLOCK_FAILED, _GENERATOR_CLOSED, and a lease's _LEASE_NOT_READY, _EXPIRED, _LOST.
+/// Issue one ID into `*out_id`. Strict mode may wait (a rewind up to max_wait_ms, a spent
+/// sequence up to the larger of max_wait_ms and 1 ms), then refuses with
+/// POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS, and with _CLOCK_JUMPED_AHEAD from a forward step;
+/// monotonic mode never waits and refuses with _LEAD_LIMIT_EXCEEDED past max_lead_ms. Also
+/// _TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED, _GENERATOR_CLOSED, and a lease's
+/// _LEASE_NOT_READY, _LEASE_EXPIRED, _LEASE_LOST.
 #[no_mangle]
 pub extern "C" fn polyflake_next_id(
     generator: *const polyflake_generator,

@@ -184,8 +184,9 @@ pub extern "C" fn polyflake_file_lease_options_init(
     out_options: *mut polyflake_file_lease_options,
 ) -> polyflake_result {
     write_out(out_options, || {
-        let d = FileLeaseOptions::new("");
-        Ok(with_defaults!(polyflake_file_lease_options, d = d, dir: null()))
+        let o = with_defaults!(polyflake_file_lease_options, d = FileLeaseOptions::new(""),
+            dir: null());
+        Ok(o)
     })
 }
 
