@@ -33,6 +33,24 @@ static int checks = 0;
           polyflake_result_name(want));                                                 \
   } while (0)
 
+/* The worker_t and worker() of a thread test: PER_THREAD IDs from the handle g into out[], each
+ * from ISSUE(g, out, i) and after the one before (AFTER(out, i)); failures count in errors. */
+#define DEFINE_WORKER(handle_t, id_t, ISSUE, AFTER)                     \
+  typedef struct {                                                    \
+    const handle_t *g;                                                \
+    id_t *out;                                                        \
+    int errors;                                                       \
+  } worker_t;                                                         \
+  static void *worker(void *arg) {                                    \
+    worker_t *w = arg;                                                \
+    int i;                                                            \
+    for (i = 0; i < PER_THREAD; i++) {                                \
+      if (ISSUE(w->g, w->out, i) != POLYFLAKE_RESULT_OK) w->errors++; \
+      else if (i > 0 && !(AFTER(w->out, i))) w->errors++;             \
+    }                                                                 \
+    return NULL;                                                      \
+  }
+
 /* Run THREADS workers on w[0..THREADS): w[i] gets the handle `gen`, its PER_THREAD IDs at
  * all + i * PER_THREAD and no errors; join them and check that none counted an error (needs
  * <pthread.h>, THREADS and PER_THREAD). */

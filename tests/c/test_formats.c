@@ -363,21 +363,9 @@ static void bad_input(void) {
 #define THREADS 8
 #define PER_THREAD 20000
 
-typedef struct {
-  const polyflake_uuid7_generator *g;
-  id128 *out;
-  int errors;
-} worker_t;
-
-static void *worker(void *arg) {
-  worker_t *w = arg;
-  int i;
-  for (i = 0; i < PER_THREAD; i++) {
-    if (polyflake_next_uuid7(w->g, w->out[i]) != POLYFLAKE_RESULT_OK) w->errors++;
-    else if (i > 0 && memcmp(w->out[i], w->out[i - 1], sizeof w->out[i]) <= 0) w->errors++;
-  }
-  return NULL;
-}
+#define NEXT_UUID7(g, out, i) polyflake_next_uuid7(g, (out)[i])
+#define UUID_AFTER(out, i) (memcmp((out)[i], (out)[(i)-1], sizeof(out)[i]) > 0)
+DEFINE_WORKER(polyflake_uuid7_generator, id128, NEXT_UUID7, UUID_AFTER)
 
 static int cmp_id(const void *a, const void *b) { return memcmp(a, b, sizeof(id128)); }
 

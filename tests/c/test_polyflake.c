@@ -1436,21 +1436,9 @@ static void coarse_source(void) {
 #define THREADS 8
 #define PER_THREAD 20000
 
-typedef struct {
-  const polyflake_generator *g;
-  uint64_t *out;
-  int errors;
-} worker_t;
-
-static void *worker(void *arg) {
-  worker_t *w = arg;
-  int i;
-  for (i = 0; i < PER_THREAD; i++) {
-    if (polyflake_next_id(w->g, &w->out[i]) != POLYFLAKE_RESULT_OK) w->errors++;
-    else if (i > 0 && w->out[i] <= w->out[i - 1]) w->errors++;
-  }
-  return NULL;
-}
+#define NEXT_ID(g, out, i) polyflake_next_id(g, &(out)[i])
+#define ID_AFTER(out, i) ((out)[i] > (out)[(i)-1])
+DEFINE_WORKER(polyflake_generator, uint64_t, NEXT_ID, ID_AFTER)
 
 static void threads(void) {
   polyflake_config cfg;
