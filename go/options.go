@@ -375,22 +375,24 @@ func (o *leaseOptions) identityC(s *cStrings) (*C.char, error) {
 	return s.optional(o.identity, "the lease identity")
 }
 
-// remoteC is the C prefix and the TLS and credential strings of a remote store's lease, in the
-// order of the C structs' fields (nil: unset).
-func (o *leaseOptions) remoteC(s *cStrings) (c [6]*C.char, err error) {
+// remoteC writes the C prefix and the TLS and credential strings of a remote store's lease into
+// the C options' fields (nil: unset).
+func (o *leaseOptions) remoteC(s *cStrings, prefix **C.char, c *C.polyflake_store_credentials) (err error) {
 	fields := [6]struct {
+		dst  **C.char
 		v    *string
 		what string
 	}{
-		{o.prefix, "the prefix"}, {o.caFile, "the CA file"}, {o.certFile, "the certificate file"},
-		{o.keyFile, "the key file"}, {o.username, "the user name"}, {o.password, "the password"},
+		{prefix, o.prefix, "the prefix"}, {&c.ca_file, o.caFile, "the CA file"},
+		{&c.cert_file, o.certFile, "the certificate file"}, {&c.key_file, o.keyFile, "the key file"},
+		{&c.username, o.username, "the user name"}, {&c.password, o.password, "the password"},
 	}
-	for i, f := range fields {
-		if c[i], err = s.optional(f.v, f.what); err != nil {
-			return c, err
+	for _, f := range fields {
+		if *f.dst, err = s.optional(f.v, f.what); err != nil {
+			return err
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // FileLease leases the node id from a directory of slot files (one host, no server; the kernel
@@ -434,12 +436,9 @@ func Etcd(endpoints []string, opts ...EtcdOption) Option {
 		if o.etcd.identity, err = o.identityC(&strs); err != nil {
 			return err
 		}
-		r, err := o.remoteC(&strs)
-		if err != nil {
+		if err = o.remoteC(&strs, &o.etcd.prefix, &o.etcd.credentials); err != nil {
 			return err
 		}
-		o.etcd.prefix, o.etcd.ca_file, o.etcd.cert_file = r[0], r[1], r[2]
-		o.etcd.key_file, o.etcd.username, o.etcd.password = r[3], r[4], r[5]
 		// The array of endpoint pointers lives in C memory: the options passed to C may hold no
 		// Go pointer.
 		list := C.malloc(C.size_t(len(endpoints)+1) * C.size_t(unsafe.Sizeof(uintptr(0))))
@@ -479,12 +478,9 @@ func ZooKeeper(ensemble string, opts ...ZooKeeperOption) Option {
 		if o.zk.identity, err = o.identityC(&strs); err != nil {
 			return err
 		}
-		r, err := o.remoteC(&strs)
-		if err != nil {
+		if err = o.remoteC(&strs, &o.zk.prefix, &o.zk.credentials); err != nil {
 			return err
 		}
-		o.zk.prefix, o.zk.ca_file, o.zk.cert_file = r[0], r[1], r[2]
-		o.zk.key_file, o.zk.username, o.zk.password = r[3], r[4], r[5]
 		return check(C.pf_generator_new_zookeeper(cfg, &o.zk, k, out))
 	})
 }

@@ -74,13 +74,10 @@
 #define POLYFLAKE_ULID_TEXT_LEN 27
 
 /**
- * What every fallible `polyflake_*` function returns. `POLYFLAKE_RESULT_OK` (0) is success;
- * every other value is an error. Codes are stable and never reused: 1 to 99 are the core's
- * error kinds (named and described by the core), 100 and up faults of the C boundary itself.
- *
- * `polyflake_result_name()` gives the stable code name (the scenario files' error names, e.g.
- * "CLOCK_MOVED_BACKWARDS"), `polyflake_result_message()` a static English sentence, and
- * `polyflake_last_error_message()` the full message of this thread's last error, with its numbers.
+ * What every fallible `polyflake_*` function returns: `POLYFLAKE_RESULT_OK` (0) or an error.
+ * Codes are stable and never reused: 1 to 99 the core's error kinds, 100 and up faults of the
+ * C boundary. Named by `polyflake_result_name()`, described by `polyflake_result_message()`;
+ * `polyflake_last_error_message()` gives this thread's last error with its numbers.
  */
 enum polyflake_result
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -141,7 +138,7 @@ enum polyflake_result
   POLYFLAKE_RESULT_CLOCK_FAILED = 12,
   /**
    * A node-id source could not give a node id (env var unset, hostname without ordinal, IPv4
-   * prefix out of range or too short for the node field, lease options out of range).
+   * subnet too wide, lease options out of range, ...).
    */
   POLYFLAKE_RESULT_INVALID_NODE_SOURCE = 13,
   /**
@@ -157,8 +154,7 @@ enum polyflake_result
    */
   POLYFLAKE_RESULT_LEASE_EXPIRED = 16,
   /**
-   * The lease was lost (etcd lease revoked or expired, slot file deleted or replaced): the
-   * generator has stopped for good.
+   * The lease was lost (store lease revoked or expired, slot deleted): stopped for good.
    */
   POLYFLAKE_RESULT_LEASE_LOST = 17,
   /**
@@ -199,7 +195,7 @@ typedef uint32_t polyflake_result;
 #endif // __cplusplus
 
 /**
- * How a generator treats the wall clock (the `mode` field of `polyflake_config`).
+ * How a generator treats the wall clock (`polyflake_config.mode`), in the core's order.
  */
 enum polyflake_mode
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -226,8 +222,8 @@ typedef uint32_t polyflake_mode;
 #endif // __cplusplus
 
 /**
- * Why a generator is or is not healthy (the `status` of `polyflake_health_snapshot`); the
- * codes follow the core's list of statuses, named by `polyflake_health_status_name`.
+ * Why a generator is or is not healthy (`polyflake_health_snapshot.status`), in the core's
+ * order; named by `polyflake_health_status_name`.
  */
 enum polyflake_health_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -275,8 +271,7 @@ enum polyflake_health_status
    */
   POLYFLAKE_HEALTH_STATUS_LEASE_LOST = 9,
   /**
-   * Strict mode: the wall clock stepped ahead of elapsed time past max_forward_step_ms
-   * (`clock_ahead_ms` says how far).
+   * Strict mode: the wall clock stepped ahead past max_forward_step_ms (`clock_ahead_ms`).
    */
   POLYFLAKE_HEALTH_STATUS_CLOCK_AHEAD = 10,
   /**
@@ -293,8 +288,8 @@ typedef uint32_t polyflake_health_status;
 #endif // __cplusplus
 
 /**
- * Where a generator's node id came from (the `source` of `polyflake_health_snapshot`), in the
- * core's order; named by `polyflake_node_source_name`.
+ * Where a generator's node id came from (`polyflake_health_snapshot.source`), in the core's
+ * order; named by `polyflake_node_source_name`.
  */
 enum polyflake_node_source
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -326,7 +321,7 @@ enum polyflake_node_source
    */
   POLYFLAKE_NODE_SOURCE_ETCD = 5,
   /**
-   * A slot of a ZooKeeper lease.
+   * A slot of a ZooKeeper lease (`polyflake_generator_new_zookeeper`).
    */
   POLYFLAKE_NODE_SOURCE_ZOOKEEPER = 6,
 };
@@ -339,7 +334,8 @@ typedef uint32_t polyflake_node_source;
 #endif // __cplusplus
 
 /**
- * Which store a generator's lease lives in (the `lease_kind` of `polyflake_health_snapshot`).
+ * Which store a generator's lease lives in (`polyflake_health_snapshot.lease_kind`); named by
+ * `polyflake_lease_kind_name`.
  */
 enum polyflake_lease_kind
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -372,8 +368,8 @@ typedef uint32_t polyflake_lease_kind;
 #endif // __cplusplus
 
 /**
- * Where a lease stands in one word (the `lease_phase` of `polyflake_health_snapshot`), in the
- * core's order; named by `polyflake_lease_phase_name`.
+ * Where a lease stands (`polyflake_health_snapshot.lease_phase`), in the core's order; named by
+ * `polyflake_lease_phase_name`.
  */
 enum polyflake_lease_phase
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -406,9 +402,8 @@ typedef uint32_t polyflake_lease_phase;
 #endif // __cplusplus
 
 /**
- * Which clock reading a generator takes per ID (the `clock_source` field of `polyflake_config`
- * and `polyflake_timeid_config`, and of `polyflake_health_snapshot`), in the core's order
- * (`ClockSource::ALL`); named by `polyflake_clock_source_name`.
+ * Which clock reading a generator takes per ID (`polyflake_config.clock_source`), in the core's
+ * order; named by `polyflake_clock_source_name`.
  */
 enum polyflake_clock_source
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -437,12 +432,10 @@ typedef uint32_t polyflake_clock_source;
 #endif // __cplusplus
 
 /**
- * A clock a test or simulation controls: an opaque handle, made by `polyflake_manual_clock_new`
- * (it moves only when told to) or `polyflake_scripted_clock_new` (prepared readings in order).
- * Pass it to any `polyflake_generator_new*` function; NULL there means the system clock.
- * Generators on it share its readings and keep their own reference, so it may be freed
- * (`polyflake_clock_free`) before them. Generators on a test clock are exempt from the
- * one-generator-per-node-id rule.
+ * A clock a test or simulation controls: an opaque handle, manual (it moves only when told to)
+ * or scripted (prepared readings in order), for any generator constructor (NULL there: the
+ * system clock). Generators keep their own reference (free it before them if you like) and are
+ * exempt from the one-generator-per-node-id rule.
  */
 typedef struct polyflake_clock polyflake_clock;
 
@@ -455,24 +448,21 @@ typedef struct polyflake_generator polyflake_generator;
 
 /**
  * A generator of ULIDs (48 bits of Unix ms, then 80 bits that increase by one within a
- * millisecond: the ULID spec's monotonic variant): an opaque handle, thread-safe, as
- * `polyflake_uuid7_generator` otherwise.
+ * millisecond: the spec's monotonic variant); as `polyflake_uuid7_generator` otherwise.
  */
 typedef struct polyflake_ulid_generator polyflake_ulid_generator;
 
 /**
  * A generator of UUIDs version 7 (RFC 9562): an opaque handle, thread-safe (share it). Its
- * UUIDs strictly increase (as 16 big-endian bytes) and carry the Snowflake generator's rewind
- * guard; no node id is needed, so any number of them may live in a process, and one made
- * before fork() goes on issuing in the child (its random bits are the child's own).
+ * UUIDs strictly increase and carry the Snowflake generator's rewind guard; it needs no node
+ * id, and one made before fork() goes on issuing in the child.
  */
 typedef struct polyflake_uuid7_generator polyflake_uuid7_generator;
 
 /**
- * How the 63 usable bits of an ID are split. Valid layouts have every field at least 1 bit and
- * add up to 63; functions that take a layout refuse anything else with
- * POLYFLAKE_RESULT_INVALID_LAYOUT. Get the presets from `polyflake_layout_default()` and
- * friends, or by name from `polyflake_layout_from_name`.
+ * How the 63 usable bits of an ID are split: every field at least 1 bit, 63 in all (else
+ * POLYFLAKE_RESULT_INVALID_LAYOUT). Presets from `polyflake_layout_default()` and friends, or
+ * by name from `polyflake_layout_from_name`.
  */
 typedef struct polyflake_layout {
   /**
@@ -491,8 +481,8 @@ typedef struct polyflake_layout {
 
 /**
  * Settings for a generator. Fill it with `polyflake_config_init` (the core's defaults), then
- * change what you need. Every field is checked by the core when the generator is made, never
- * later: a value you wrote is the value the core judges (0 is never "the default").
+ * change what you need. The core checks every field as written when the generator is made
+ * (0 is never "the default").
  */
 typedef struct polyflake_config {
   /**
@@ -509,8 +499,7 @@ typedef struct polyflake_config {
    */
   int64_t node_id;
   /**
-   * A `polyflake_mode` value (default POLYFLAKE_MODE_STRICT). Any other number:
-   * POLYFLAKE_RESULT_INVALID_ARGUMENT.
+   * A `polyflake_mode` value (default POLYFLAKE_MODE_STRICT).
    */
   uint32_t mode;
   /**
@@ -519,20 +508,18 @@ typedef struct polyflake_config {
    */
   double max_wait_ms;
   /**
-   * Nonzero: `max_lead_ms` applies. Zero (the default): monotonic mode may run ahead of the
-   * wall clock without bound.
+   * Nonzero: `max_lead_ms` applies. Zero (the default): no lead limit.
    */
   uint32_t has_max_lead;
   /**
-   * Monotonic mode's limit on running ahead of the wall clock, in milliseconds (only read
-   * when `has_max_lead` is nonzero; must then be >= 0).
+   * Monotonic mode's limit on running ahead of the wall clock, in ms (>= 0).
    */
   int64_t max_lead_ms;
   /**
    * How far the wall clock may read ahead of the time elapsed since it was last trusted
-   * before it is a forward STEP, in ms (default 60,000; 1 to a year):
-   * strict mode refuses to issue from a step (POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD), monotonic
-   * mode keeps issuing from the trusted time. POLYFLAKE_FORWARD_STEP_OFF turns the check off.
+   * before it is a forward STEP, in ms (default 60,000; 1 to a year): strict mode refuses to
+   * issue from a step (POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD), monotonic mode keeps issuing
+   * from the trusted time. POLYFLAKE_FORWARD_STEP_OFF turns the check off.
    */
   uint64_t max_forward_step_ms;
   /**
@@ -541,8 +528,7 @@ typedef struct polyflake_config {
    */
   uint64_t forward_confirm_ms;
   /**
-   * A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE). Any other
-   * number: POLYFLAKE_RESULT_INVALID_ARGUMENT.
+   * A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE).
    */
   uint32_t clock_source;
 } polyflake_config;
@@ -552,8 +538,8 @@ typedef struct polyflake_config {
  */
 typedef struct polyflake_decoded {
   /**
-   * When the ID was made at the latest, Unix milliseconds (a monotonic generator may run
-   * ahead of the wall clock, never behind it, so this is an upper bound).
+   * When the ID was made at the latest, Unix ms (a monotonic generator may run ahead of the
+   * wall clock, never behind it).
    */
   int64_t timestamp_ms;
   /**
@@ -567,8 +553,9 @@ typedef struct polyflake_decoded {
 } polyflake_decoded;
 
 /**
- * A snapshot of a generator's state and counters (`polyflake_health`). Plain data: copy it,
- * keep it, no free. Text fields are NUL-terminated UTF-8, cut at a character boundary if longer.
+ * A snapshot of a generator's state and counters (`polyflake_health`; the fields are the core's
+ * `Health`, flattened). Plain data: copy it, keep it, no free. Text fields are NUL-terminated
+ * UTF-8, cut at a character boundary if longer.
  */
 typedef struct polyflake_health_snapshot {
   /**
@@ -640,11 +627,11 @@ typedef struct polyflake_health_snapshot {
    */
   uint64_t lead_refused;
   /**
-   * Lease renewals (0 unless the node id comes from a lease).
+   * Lease renewals (0 without a lease).
    */
   uint64_t lease_renewals;
   /**
-   * Failed lease renewals (0 unless the node id comes from a lease).
+   * Failed lease renewals (0 without a lease).
    */
   uint64_t lease_failures;
   /**
@@ -661,8 +648,7 @@ typedef struct polyflake_health_snapshot {
    */
   uint32_t clock_source;
   /**
-   * The resolution of the system clock in use, from clock_getres, in ns (the coarse
-   * clock's tick, or the precise clock's); 0 for an injected clock.
+   * The resolution of the system clock in use (clock_getres), in ns; 0 for an injected clock.
    */
   uint64_t clock_tick_ns;
   /**
@@ -670,12 +656,11 @@ typedef struct polyflake_health_snapshot {
    */
   char clock_note[POLYFLAKE_HEALTH_TEXT_LEN];
   /**
-   * The lease's store: a `polyflake_lease_kind` value; POLYFLAKE_LEASE_KIND_NONE when the
-   * node id is not leased (then every other `lease_` field below is zero or empty).
+   * The lease's store: a `polyflake_lease_kind` value (POLYFLAKE_LEASE_KIND_NONE: no lease).
    */
   uint32_t lease_kind;
   /**
-   * The directory, or the etcd endpoints and key prefix.
+   * The directory, or the endpoints (ensemble) and key prefix.
    */
   char lease_store[POLYFLAKE_HEALTH_TEXT_LEN];
   /**
@@ -683,8 +668,7 @@ typedef struct polyflake_health_snapshot {
    */
   uint32_t lease_slot;
   /**
-   * The high-water mark R (Unix ms): no ID carries a later timestamp until the store has
-   * extended it.
+   * The high-water mark R (Unix ms): no ID carries a later timestamp until the store extends it.
    */
   int64_t lease_high_water_ms;
   /**
@@ -692,8 +676,8 @@ typedef struct polyflake_health_snapshot {
    */
   bool lease_has_guard;
   /**
-   * What the slot's previous holder may have reached (its R, or a full reserve past a
-   * missing or damaged record): nothing is issued until the clock passes it.
+   * What the slot's previous holder may have reached: nothing is issued until the clock
+   * passes it.
    */
   int64_t lease_guard_until_ms;
   /**
@@ -705,8 +689,7 @@ typedef struct polyflake_health_snapshot {
    */
   uint64_t lease_guard_remaining_ms;
   /**
-   * Why the guard is long (the slot was taken although its guard exceeded
-   * max_guard_wait_ms, because no other slot was free); empty otherwise.
+   * Why the guard is long (taken past max_guard_wait_ms, no other slot free); else empty.
    */
   char lease_guard_note[POLYFLAKE_HEALTH_TEXT_LEN];
   /**
@@ -764,14 +747,12 @@ typedef struct polyflake_layout_info {
  */
 typedef struct polyflake_file_lease_options {
   /**
-   * The lease directory, a NUL-terminated path (created if missing). Every process that
-   * shares node ids uses the same one, on a local file system. Required (NULL:
-   * POLYFLAKE_RESULT_NULL_PARAMETER).
+   * The lease directory, a NUL-terminated path (created if missing), shared by every process
+   * that shares node ids, on a local file system. Required.
    */
   const char *dir;
   /**
-   * How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default) means every
-   * node id of the layout.
+   * How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default): every node id.
    */
   uint32_t slots;
   /**
@@ -792,14 +773,45 @@ typedef struct polyflake_file_lease_options {
 } polyflake_file_lease_options;
 
 /**
+ * TLS and authentication of a remote lease store (the `credentials` of the etcd and ZooKeeper
+ * options), NUL-terminated strings. A NULL field (the default) is read from the store's
+ * environment variable, POLYFLAKE_ETCD_<FIELD> or POLYFLAKE_ZOOKEEPER_<FIELD> (such as
+ * POLYFLAKE_ETCD_CA_FILE), when that is set; else it is not used.
+ */
+typedef struct polyflake_store_credentials {
+  /**
+   * A PEM file of the CA certificate(s) the servers' certificates must chain to (turns TLS on).
+   */
+  const char *ca_file;
+  /**
+   * A PEM file of this client's certificate (with `key_file`), for servers that require one.
+   */
+  const char *cert_file;
+  /**
+   * A PEM file of the private key of `cert_file`.
+   */
+  const char *key_file;
+  /**
+   * The user to authenticate as, UTF-8 (etcd authentication; ZooKeeper `digest`, and the
+   * znodes polyflake creates are then writable by this user only).
+   */
+  const char *username;
+  /**
+   * The password of `username`, UTF-8. Prefer the environment variable (or a file you read)
+   * to a literal in code.
+   */
+  const char *password;
+} polyflake_store_credentials;
+
+/**
  * Options of an etcd lease (`polyflake_generator_new_etcd`). Fill it with
- * `polyflake_etcd_options_init` (the core's defaults), set the endpoints, change what you need.
- * The strings are only read during the call. Every number is judged by the core as written.
+ * `polyflake_etcd_options_init` (the core's defaults), set the endpoints, change what you need;
+ * the rest as `polyflake_file_lease_options`.
  */
 typedef struct polyflake_etcd_options {
   /**
-   * The cluster's client URLs (NUL-terminated UTF-8, such as "http://127.0.0.1:2379"):
-   * an array of `endpoint_count` strings. NULL (with a nonzero count) or a NULL entry:
+   * The cluster's client URLs (NUL-terminated UTF-8, such as "http://127.0.0.1:2379"): an
+   * array of `endpoint_count` strings. NULL (with a nonzero count) or a NULL entry:
    * POLYFLAKE_RESULT_NULL_PARAMETER.
    */
   const char *const *endpoints;
@@ -821,12 +833,11 @@ typedef struct polyflake_etcd_options {
    */
   uint64_t reserve_ms;
   /**
-   * How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default) means every
-   * node id.
+   * As in `polyflake_file_lease_options`.
    */
   uint32_t slots;
   /**
-   * A stable identity, NUL-terminated UTF-8; NULL (the default) means this host's name.
+   * As in `polyflake_file_lease_options`.
    */
   const char *identity;
   /**
@@ -838,42 +849,21 @@ typedef struct polyflake_etcd_options {
    */
   uint64_t max_guard_wait_ms;
   /**
-   * A PEM file of the CA certificate(s) the servers' certificates must chain to (turns TLS
-   * on); NULL (the default) means the core's fallback, POLYFLAKE_ETCD_CA_FILE, else none.
+   * TLS and authentication (default: all NULL, the environment's).
    */
-  const char *ca_file;
-  /**
-   * A PEM file of this client's certificate (with `key_file`), for servers that require one;
-   * NULL: POLYFLAKE_ETCD_CERT_FILE, else none.
-   */
-  const char *cert_file;
-  /**
-   * A PEM file of the private key of `cert_file`; NULL: POLYFLAKE_ETCD_KEY_FILE, else none.
-   */
-  const char *key_file;
-  /**
-   * The user to authenticate as (etcd authentication), NUL-terminated UTF-8; NULL:
-   * POLYFLAKE_ETCD_USERNAME, else none.
-   */
-  const char *username;
-  /**
-   * The password of `username`, NUL-terminated UTF-8; NULL: POLYFLAKE_ETCD_PASSWORD, else
-   * none. Prefer the environment variable (or a file you read) to a literal in code.
-   */
-  const char *password;
+  struct polyflake_store_credentials credentials;
 } polyflake_etcd_options;
 
 /**
  * Options of a ZooKeeper lease (`polyflake_generator_new_zookeeper`). Fill it with
  * `polyflake_zookeeper_options_init` (the core's defaults), set `ensemble`, change what you
- * need. The strings are only read during the call. Every number is judged by the core as
- * written.
+ * need; the rest as `polyflake_etcd_options`.
  */
 typedef struct polyflake_zookeeper_options {
   /**
    * The ensemble as ZooKeeper's connect string, NUL-terminated UTF-8: `"host:port"` or
-   * `"host:port,host:port,..."` (spaces around commas ignored). Required (NULL:
-   * POLYFLAKE_RESULT_NULL_PARAMETER; no server in it: POLYFLAKE_RESULT_INVALID_NODE_SOURCE).
+   * `"host:port,host:port,..."` (spaces around commas ignored). Required (no server in it:
+   * POLYFLAKE_RESULT_INVALID_NODE_SOURCE).
    */
   const char *ensemble;
   /**
@@ -891,12 +881,11 @@ typedef struct polyflake_zookeeper_options {
    */
   uint64_t reserve_ms;
   /**
-   * How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default) means every
-   * node id.
+   * As in `polyflake_file_lease_options`.
    */
   uint32_t slots;
   /**
-   * A stable identity, NUL-terminated UTF-8; NULL (the default) means this host's name.
+   * As in `polyflake_file_lease_options`.
    */
   const char *identity;
   /**
@@ -908,42 +897,19 @@ typedef struct polyflake_zookeeper_options {
    */
   uint64_t max_guard_wait_ms;
   /**
-   * A PEM file of the CA certificate(s) the servers' certificates must chain to (turns TLS
-   * on); NULL (the default) means the core's fallback, POLYFLAKE_ZOOKEEPER_CA_FILE, else none.
+   * TLS and authentication (default: all NULL, the environment's).
    */
-  const char *ca_file;
-  /**
-   * A PEM file of this client's certificate (with `key_file`), for servers that require one;
-   * NULL: POLYFLAKE_ZOOKEEPER_CERT_FILE, else none.
-   */
-  const char *cert_file;
-  /**
-   * A PEM file of the private key of `cert_file`; NULL: POLYFLAKE_ZOOKEEPER_KEY_FILE, else none.
-   */
-  const char *key_file;
-  /**
-   * The user to authenticate as (ZooKeeper `digest`; the znodes polyflake creates are then writable by this user only), NUL-terminated UTF-8; NULL:
-   * POLYFLAKE_ZOOKEEPER_USERNAME, else none.
-   */
-  const char *username;
-  /**
-   * The password of `username`, NUL-terminated UTF-8; NULL: POLYFLAKE_ZOOKEEPER_PASSWORD, else
-   * none. Prefer the environment variable (or a file you read) to a literal in code.
-   */
-  const char *password;
+  struct polyflake_store_credentials credentials;
 } polyflake_zookeeper_options;
 
 /**
- * Settings of a UUIDv7 or ULID generator: a Snowflake generator's, less the node id, layout
- * and epoch (these formats have none). Fill it with `polyflake_timeid_config_init` (the core's
- * defaults), then change what you need; every field means what it means in `polyflake_config`
- * and is judged by the core as written.
+ * Settings of a UUIDv7 or ULID generator: those of `polyflake_config` less the node id, layout
+ * and epoch, each meaning what it means there. Fill it with `polyflake_timeid_config_init`.
  */
 typedef struct polyflake_timeid_config {
   /**
-   * A `polyflake_mode` value (default POLYFLAKE_MODE_STRICT): strict never issues a timestamp
-   * above the wall clock (waits out a small rewind, refuses a larger one, waits for the next
-   * millisecond after 32,768 IDs in one); monotonic never waits and borrows ahead.
+   * A `polyflake_mode` value (default POLYFLAKE_MODE_STRICT; strict waits for the next
+   * millisecond after 32,768 IDs in one).
    */
   uint32_t mode;
   /**
@@ -983,43 +949,36 @@ const char *polyflake_version(void);
 
 /**
  * The stable name of a result code as a static NUL-terminated string: "OK",
- * "CLOCK_MOVED_BACKWARDS", "NULL_PARAMETER", ... (for core errors, the core's code, which every
- * binding uses). An unknown number gives "unknown polyflake_result". Never NULL; do not free.
+ * "CLOCK_MOVED_BACKWARDS", ... (for core errors the core's code); an unknown number gives
+ * "unknown polyflake_result". Never NULL; do not free.
  */
 const char *polyflake_result_name(uint32_t result);
 
 /**
- * A static English sentence describing a result code (`result` is a `polyflake_result`; for core
- * errors, the core's description). An unknown number gives "unknown polyflake_result". Never NULL;
- * do not free. For the message of a particular error with its numbers, see
+ * A static English sentence describing a result code (for core errors the core's description);
+ * as `polyflake_result_name`. The message of one error, with its numbers:
  * `polyflake_last_error_message`.
  */
 const char *polyflake_result_message(uint32_t result);
 
 /**
- * Copy the full message of the last core error on the calling thread (the core's text, for
- * example "node id 1024 is out of range: it must be in [0, 1023]") into
- * `buf` as a NUL-terminated string, and its length without the NUL into `*out_len`. The
- * message is "" when no error happened yet on this thread. Results that are not core errors
- * (NULL_PARAMETER, BUFFER_TOO_SMALL, PANIC) do not change it.
- *
- * `len` too small for the message and its NUL: POLYFLAKE_RESULT_BUFFER_TOO_SMALL, nothing written
- * (a 1024-byte buffer always suffices for polyflake's messages).
+ * Copy the message of this thread's last core error ("node id 1024 is out of range: it must be
+ * in [0, 1023]"; "" if none yet; NULL_PARAMETER, BUFFER_TOO_SMALL and PANIC do not change it)
+ * with a NUL into `buf`, and its length into `*out_len`. `len` too small:
+ * POLYFLAKE_RESULT_BUFFER_TOO_SMALL, nothing written (1024 bytes always suffice).
  */
 polyflake_result polyflake_last_error_message(char *buf, size_t len, size_t *out_len);
 
 /**
- * Make a manual clock reading `start_ms` (Unix milliseconds; its elapsed-time reading starts at 0)
- * and store the new handle in `*out_clock`. Ownership: the caller frees it with
- * `polyflake_clock_free`.
+ * Make a manual clock reading `start_ms` (Unix ms; its elapsed-time reading starts at 0) into
+ * `*out_clock`; the caller frees it with `polyflake_clock_free`.
  */
 polyflake_result polyflake_manual_clock_new(int64_t start_ms, struct polyflake_clock **out_clock);
 
 /**
- * Make a scripted clock that returns `values[0..n]` in order, then the last value plus 1, 2, ...
- * (one millisecond per read; with n == 0 it reads 1, 2, 3, ...; each read is also one millisecond
- * of elapsed time), and store the new handle in `*out_clock`. The values are copied. Ownership:
- * the caller frees it with `polyflake_clock_free`. `values` may be NULL only when `n` is 0.
+ * Make a scripted clock reading `values[0..n]` (copied; NULL only when n is 0) in order, then
+ * the last value plus 1, 2, ... (with n == 0: 1, 2, 3, ...; each read is also one ms of elapsed
+ * time), into `*out_clock`; the caller frees it with `polyflake_clock_free`.
  */
 polyflake_result polyflake_scripted_clock_new(const int64_t *values,
                                               size_t n,
@@ -1032,25 +991,21 @@ polyflake_result polyflake_scripted_clock_new(const int64_t *values,
 polyflake_result polyflake_manual_clock_set(const struct polyflake_clock *clock, int64_t ms);
 
 /**
- * STEP the wall reading by `delta_ms` (negative moves it back; elapsed time does not move:
- * that is `polyflake_manual_clock_elapse`). Errors as `polyflake_manual_clock_set`.
+ * STEP the wall reading by `delta_ms` (negative: back); as `polyflake_manual_clock_set`.
  */
 polyflake_result polyflake_manual_clock_advance(const struct polyflake_clock *clock,
                                                 int64_t delta_ms);
 
 /**
- * Let `ms` milliseconds pass: the wall reading and the elapsed-time (boot clock) reading both
- * move forward by it, so it is never mistaken for a forward step. Errors as
- * `polyflake_manual_clock_set`.
+ * Let `ms` milliseconds pass: the wall and the elapsed-time readings both move (never taken
+ * for a forward step). Errors as `polyflake_manual_clock_set`.
  */
 polyflake_result polyflake_manual_clock_elapse(const struct polyflake_clock *clock, uint64_t ms);
 
 /**
- * Model a tick-based coarse reading (what POLYFLAKE_CLOCK_SOURCE_COARSE reads): from now on the
- * clock's coarse reading is its wall reading rounded down to a multiple of `tick_ms` (1 by
- * default: coarse = precise; below 1 is taken as 1). Set it before making a generator on the
- * clock: a generator decides when it is made whether the clock has a coarse reading of its own.
- * Errors as `polyflake_manual_clock_set`.
+ * Give the clock a coarse reading (what POLYFLAKE_CLOCK_SOURCE_COARSE reads): its wall reading
+ * rounded down to a multiple of `tick_ms` (default 1, coarse = precise; below 1 is 1). Set it
+ * before making generators on the clock. Errors as `polyflake_manual_clock_set`.
  */
 polyflake_result polyflake_manual_clock_set_tick_ms(const struct polyflake_clock *clock,
                                                     int64_t tick_ms);
@@ -1061,78 +1016,67 @@ polyflake_result polyflake_manual_clock_set_tick_ms(const struct polyflake_clock
 polyflake_result polyflake_manual_clock_get(const struct polyflake_clock *clock, int64_t *out_ms);
 
 /**
- * Free a clock handle. NULL is accepted and does nothing. Generators made with it keep
- * working. Do not use the handle afterwards, nor free it while another thread still uses it.
+ * Free a clock handle (NULL does nothing); generators made with it keep working. Do not use
+ * the handle afterwards, nor free it while another thread still uses it.
  */
 void polyflake_clock_free(struct polyflake_clock *clock);
 
 /**
- * Fill `*out_config` with the core's defaults (read from a generator the core makes with
- * them): layout 41/10/12, the default epoch, node 0, strict mode, max_wait_ms 5.0, no lead
- * limit, max_forward_step_ms 60,000, forward_confirm_ms 300,000, the precise clock source.
+ * Fill `*out_config` with the core's defaults: layout 41/10/12, the default epoch, node 0,
+ * strict mode, max_wait_ms 5.0, no lead limit, max_forward_step_ms 60,000, forward_confirm_ms
+ * 300,000, the precise clock source.
  */
 polyflake_result polyflake_config_init(struct polyflake_config *out_config);
 
 /**
- * Make a generator whose node id is `config->node_id` and store the new handle in
- * `*out_generator`. `clock`: a test clock (`polyflake_manual_clock_new`,
- * `polyflake_scripted_clock_new`), or NULL for the system clock.
- *
- * Ownership: the caller owns the handle and frees it with `polyflake_generator_free`. Errors
- * (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
- * _INVALID_ARGUMENT, and POLYFLAKE_RESULT_NODE_ID_IN_USE when a live generator in this process
- * (not on a test clock) already has the same node id, epoch and layout (share that one).
+ * Make a generator whose node id is `config->node_id` into `*out_generator` (`clock`: a test
+ * clock, or NULL for the system clock); the caller frees it with `polyflake_generator_free`.
+ * Errors (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
+ * _INVALID_ARGUMENT, _NODE_ID_IN_USE (a live generator in this process, not on a test clock,
+ * has the same node id, epoch and layout: share that one).
  */
 polyflake_result polyflake_generator_new(const struct polyflake_config *config,
                                          const struct polyflake_clock *clock,
                                          struct polyflake_generator **out_generator);
 
 /**
- * Close the generator: it issues nothing more (every later call fails with
- * POLYFLAKE_RESULT_GENERATOR_CLOSED, health says "closed"), its node id is free for a new
- * generator in this process, and a lease frees its slot leaving R at the last millisecond it
- * issued from. Closing twice is fine. The handle stays valid until `polyflake_generator_free`
- * (which closes too). Thread-safe: a call in flight on another thread either issues before the
- * close or fails.
+ * Close the generator: every later call fails with POLYFLAKE_RESULT_GENERATOR_CLOSED (health
+ * says "closed"), its node id is free again in this process, and a lease frees its slot (R
+ * stays at the last millisecond issued from). Closing twice is fine; the handle stays valid
+ * until `_free`. A call in flight on another thread either issues before the close or fails.
  */
 polyflake_result polyflake_generator_close(const struct polyflake_generator *generator);
 
 /**
- * Free a generator (closing it first if it is not closed). NULL is accepted and does nothing.
- * Do not use the handle afterwards, and do not free it while another thread still uses it.
+ * Free a generator, closing it first (NULL does nothing). Do not use the handle afterwards, nor
+ * free it while another thread still uses it.
  */
 void polyflake_generator_free(struct polyflake_generator *generator);
 
 /**
- * Wait, up to `timeout_ms`, while a lease's restart guard holds (a slot's previous holder, or a
- * holder nobody can see any more, may have issued up to a time this clock has not reached).
- * Returns POLYFLAKE_RESULT_OK at once when nothing needs waiting for (always, without a lease);
- * POLYFLAKE_RESULT_LEASE_NOT_READY if the guard still holds at the deadline; _GENERATOR_CLOSED,
- * _LEASE_LOST or _USED_AFTER_FORK at once. Call it after taking a slot, before the first ID.
+ * Wait, up to `timeout_ms`, while a lease's restart guard holds; call it after taking a slot,
+ * before the first ID. POLYFLAKE_RESULT_OK at once when nothing needs waiting for (always
+ * without a lease); _LEASE_NOT_READY if the guard still holds at the deadline;
+ * _GENERATOR_CLOSED, _LEASE_LOST or _USED_AFTER_FORK at once.
  */
 polyflake_result polyflake_wait_ready(const struct polyflake_generator *generator,
                                       uint64_t timeout_ms);
 
 /**
- * Issue one ID into `*out_id`.
- *
- * Strict mode may wait (at most max_wait_ms for a rewind, max(max_wait_ms, 1) ms for a spent
- * sequence) and refuses with POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS past that, and with
- * _CLOCK_JUMPED_AHEAD from a forward step. Monotonic mode never waits; it refuses with
- * POLYFLAKE_RESULT_LEAD_LIMIT_EXCEEDED past max_lead_ms. Other errors:
- * POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED, _GENERATOR_CLOSED and the
- * lease's _LEASE_NOT_READY, _LEASE_EXPIRED, _LEASE_LOST. `*out_id` is written only on success.
+ * Issue one ID into `*out_id`. Strict mode may wait (a rewind up to max_wait_ms, a spent
+ * sequence up to the larger of max_wait_ms and 1 ms), then refuses with
+ * POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS, and with _CLOCK_JUMPED_AHEAD from a forward step;
+ * monotonic mode never waits and refuses with _LEAD_LIMIT_EXCEEDED past max_lead_ms. Also
+ * _TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED, _GENERATOR_CLOSED, and a lease's
+ * _LEASE_NOT_READY, _LEASE_EXPIRED, _LEASE_LOST.
  */
 polyflake_result polyflake_next_id(const struct polyflake_generator *generator, uint64_t *out_id);
 
 /**
- * Fill `buf[0..n]` with `n` consecutive, increasing IDs (0 <= n <= POLYFLAKE_MAX_BATCH).
- *
- * Monotonic mode reserves the whole batch with one atomic step. Strict mode fills the current
- * millisecond and waits into the next ones (100,000 IDs take about 25 ms with the default layout).
- * On any error `buf` is left untouched (the core's guarantee). Errors: as `polyflake_next_id`, and
- * POLYFLAKE_RESULT_INVALID_ARGUMENT for n over the cap. NULL `buf`, even with n = 0:
- * POLYFLAKE_RESULT_NULL_PARAMETER.
+ * Fill `buf[0..n]` with `n` increasing IDs (0 <= n <= POLYFLAKE_MAX_BATCH; monotonic mode
+ * reserves them in one atomic step, strict mode waits into the next milliseconds), `buf`
+ * untouched on any error. Errors as `polyflake_next_id`, and POLYFLAKE_RESULT_INVALID_ARGUMENT
+ * for n over the cap; NULL `buf`, even with n = 0: _NULL_PARAMETER.
  */
 polyflake_result polyflake_next_ids(const struct polyflake_generator *generator,
                                     uint64_t *buf,
@@ -1147,7 +1091,7 @@ polyflake_result polyflake_generator_decode(const struct polyflake_generator *ge
                                             struct polyflake_decoded *out_decoded);
 
 /**
- * Store this generator's settings in `*out_config` (as the core holds them; `node_id` is the node
+ * Store this generator's settings, as the core holds them, in `*out_config` (`node_id`: the node
  * id it holds, whatever its source).
  */
 polyflake_result polyflake_generator_config(const struct polyflake_generator *generator,
@@ -1160,37 +1104,31 @@ polyflake_result polyflake_health(const struct polyflake_generator *generator,
                                   struct polyflake_health_snapshot *out_health);
 
 /**
- * The stable snake_case name of a health status ("ok", "clock_behind", "clock_ahead", "closed",
- * ...) as a static NUL-terminated string (`status` is a `polyflake_health_status`); an unknown
- * number gives "unknown". Never NULL; do not free.
+ * The stable snake_case name of a health status ("ok", "clock_behind", "closed", ...) as a
+ * static NUL-terminated string; an unknown number gives "unknown". Never NULL; do not free.
  */
 const char *polyflake_health_status_name(uint32_t status);
 
 /**
- * The stable snake_case name of a node source ("static", "env", "hostname", "ipv4", "file_lease",
- * "etcd", "zookeeper") as a static NUL-terminated string (`source` is a `polyflake_node_source`); an unknown
- * number gives "unknown". Never NULL; do not free.
+ * The name of a node source ("static", "env", "hostname", "ipv4", "file_lease", "etcd",
+ * "zookeeper"); as `polyflake_health_status_name`.
  */
 const char *polyflake_node_source_name(uint32_t source);
 
 /**
- * The stable snake_case name of a lease phase ("held", "restart_guard", "expired", "lost") as a
- * static NUL-terminated string (`phase` is a `polyflake_lease_phase`); an unknown number gives
- * "unknown". Never NULL; do not free.
+ * The name of a lease phase ("held", "restart_guard", "expired", "lost"); as
+ * `polyflake_health_status_name`.
  */
 const char *polyflake_lease_phase_name(uint32_t phase);
 
 /**
- * The stable name of a lease kind ("none", "file", "etcd", "zookeeper") as a static
- * NUL-terminated string (`kind` is a `polyflake_lease_kind`); an unknown number gives "unknown".
- * Never NULL; do not free.
+ * The name of a lease kind ("none", "file", "etcd", "zookeeper"); as
+ * `polyflake_health_status_name`.
  */
 const char *polyflake_lease_kind_name(uint32_t kind);
 
 /**
- * The stable name of a clock source ("precise", "coarse") as a static NUL-terminated string
- * (`source` is a `polyflake_clock_source`); an unknown number gives "unknown". Never NULL; do not
- * free.
+ * The name of a clock source ("precise", "coarse"); as `polyflake_health_status_name`.
  */
 const char *polyflake_clock_source_name(uint32_t source);
 
@@ -1215,24 +1153,21 @@ struct polyflake_layout polyflake_layout_big_fleet(void);
 struct polyflake_layout polyflake_layout_short(void);
 
 /**
- * Look up a layout by name: a preset ("default", "long_lived", "big_fleet", "short") or
- * "T/N/S" such as "41/10/12", and store it in `*out_layout`.
- *
- * `name` is a NUL-terminated string (bytes that are not UTF-8 never match). Errors:
- * POLYFLAKE_RESULT_UNKNOWN_LAYOUT, POLYFLAKE_RESULT_INVALID_LAYOUT.
+ * Look up a layout by name, a preset ("default", "long_lived", "big_fleet", "short") or "T/N/S"
+ * such as "41/10/12" (NUL-terminated; bytes that are not UTF-8 never match), into
+ * `*out_layout`. Errors: POLYFLAKE_RESULT_UNKNOWN_LAYOUT, _INVALID_LAYOUT.
  */
 polyflake_result polyflake_layout_from_name(const char *name, struct polyflake_layout *out_layout);
 
 /**
- * Check `layout` and store what it holds (max node id, max sequence, window, years) in
- * `*out_info`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT.
+ * Check `layout` and store what it holds in `*out_info`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT.
  */
 polyflake_result polyflake_layout_describe(struct polyflake_layout layout,
                                            struct polyflake_layout_info *out_info);
 
 /**
- * Split `id` into its Unix-ms timestamp, node id and sequence for `layout` and `epoch_ms`, into
- * `*out_decoded`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT; _INVALID_ID for `id` >= 2^63.
+ * Split `id` for `layout` and `epoch_ms` into `*out_decoded`. Errors:
+ * POLYFLAKE_RESULT_INVALID_LAYOUT; _INVALID_ID for `id` >= 2^63.
  */
 polyflake_result polyflake_decode(struct polyflake_layout layout,
                                   int64_t epoch_ms,
@@ -1240,10 +1175,9 @@ polyflake_result polyflake_decode(struct polyflake_layout layout,
                                   struct polyflake_decoded *out_decoded);
 
 /**
- * Pack a Unix-ms timestamp, node id and sequence into an ID for `layout` and `epoch_ms`, into
- * `*out_id` (the inverse of `polyflake_decode`; every field is checked). Errors:
- * POLYFLAKE_RESULT_INVALID_LAYOUT, POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW (outside the window),
- * POLYFLAKE_RESULT_INVALID_NODE_ID, POLYFLAKE_RESULT_INVALID_ARGUMENT (sequence too large).
+ * Pack a Unix-ms timestamp, node id and sequence into `*out_id` for `layout` and `epoch_ms`
+ * (the inverse of `polyflake_decode`). Errors: POLYFLAKE_RESULT_INVALID_LAYOUT,
+ * _TIMESTAMP_OVERFLOW (outside the window), _INVALID_NODE_ID, _INVALID_ARGUMENT (sequence).
  */
 polyflake_result polyflake_compose(struct polyflake_layout layout,
                                    int64_t epoch_ms,
@@ -1253,16 +1187,15 @@ polyflake_result polyflake_compose(struct polyflake_layout layout,
                                    uint64_t *out_id);
 
 /**
- * Parse a decimal ID (ASCII digits only: no sign, no spaces, no "0x"; below 2^63) from the
- * NUL-terminated string `text` into `*out_id`. Errors: POLYFLAKE_RESULT_INVALID_ID.
+ * Parse a decimal ID (ASCII digits only: no sign, spaces or "0x"; below 2^63) from the
+ * NUL-terminated `text` into `*out_id`. Errors: POLYFLAKE_RESULT_INVALID_ID.
  */
 polyflake_result polyflake_parse_id(const char *text, uint64_t *out_id);
 
 /**
- * Write `id` as decimal text with a NUL into `buf` (`len` bytes; POLYFLAKE_ID_TEXT_LEN always
- * suffices) and the number of digits into `*out_len`. Errors: POLYFLAKE_RESULT_INVALID_ID for
- * `id` >= 2^63; POLYFLAKE_RESULT_BUFFER_TOO_SMALL when the digits and the NUL do not fit
- * (nothing written).
+ * Write `id` as decimal text with a NUL into `buf` (`len` bytes; POLYFLAKE_ID_TEXT_LEN
+ * suffices), and the number of digits into `*out_len`. Errors: POLYFLAKE_RESULT_INVALID_ID
+ * (`id` >= 2^63), _BUFFER_TOO_SMALL (nothing written).
  */
 polyflake_result polyflake_format_id(uint64_t id, char *buf, size_t len, size_t *out_len);
 
@@ -1275,32 +1208,29 @@ polyflake_result polyflake_file_lease_options_init(struct polyflake_file_lease_o
 /**
  * Fill `*out_options` with the core's defaults: no endpoints (set them), prefix NULL
  * ("/polyflake"), TTL 10 s, reserve 5,000 ms, POLYFLAKE_ALL_SLOTS, the hostname as identity,
- * timeout 2,000 ms, max_guard_wait_ms 60,000.
+ * timeout 2,000 ms, max_guard_wait_ms 60,000, credentials NULL.
  */
 polyflake_result polyflake_etcd_options_init(struct polyflake_etcd_options *out_options);
 
 /**
  * Fill `*out_options` with the core's defaults: `ensemble` NULL (set it), prefix NULL
  * ("/polyflake"), session timeout 10,000 ms, reserve 5,000 ms, POLYFLAKE_ALL_SLOTS, the
- * hostname as identity, timeout 2,000 ms, max_guard_wait_ms 60,000, no TLS or credentials
- * beyond the POLYFLAKE_ZOOKEEPER_* environment variables.
+ * hostname as identity, timeout 2,000 ms, max_guard_wait_ms 60,000, credentials NULL.
  */
 polyflake_result polyflake_zookeeper_options_init(struct polyflake_zookeeper_options *out_options);
 
 /**
  * As `polyflake_generator_new`, the node id being a slot leased from a directory of slot files
- * (one host, no server; `config->node_id` is ignored). A test `clock` drives R and the guard.
+ * (one host, no server; `config->node_id` is ignored; a test `clock` drives R and the guard).
  *
  * The slot this identity held before is tried first, then free slots whose guard has passed.
  * A background thread keeps a high-water mark R in the slot file ahead of the clock; a new
  * holder issues nothing until its clock passes the R it found (a slot without a complete
- * record, a NEW one included, is guarded for a full reserve): `polyflake_wait_ready` waits
- * that out (meanwhile: POLYFLAKE_RESULT_LEASE_NOT_READY). A slot file deleted or replaced loses
- * the lease (_LEASE_LOST). Closing or freeing the generator frees the slot.
- *
- * More errors: POLYFLAKE_RESULT_INVALID_NODE_SOURCE (options out of range, a bad identity),
- * _NO_FREE_SLOT, _ID_SPACE_MISMATCH (the directory belongs to another epoch or layout),
- * _LEASE_STORE (the directory cannot be created or written).
+ * record is guarded for a full reserve): `polyflake_wait_ready` waits that out (meanwhile:
+ * POLYFLAKE_RESULT_LEASE_NOT_READY). A slot file deleted or replaced loses the lease
+ * (_LEASE_LOST). Closing or freeing the generator frees the slot. More errors:
+ * _INVALID_NODE_SOURCE (options out of range, a bad identity), _NO_FREE_SLOT,
+ * _ID_SPACE_MISMATCH (another epoch or layout), _LEASE_STORE (the directory cannot be written).
  */
 polyflake_result polyflake_generator_new_file_lease(const struct polyflake_config *config,
                                                     const struct polyflake_file_lease_options *options,
@@ -1308,14 +1238,12 @@ polyflake_result polyflake_generator_new_file_lease(const struct polyflake_confi
                                                     struct polyflake_generator **out_generator);
 
 /**
- * As `polyflake_generator_new_file_lease`, the slot leased from an etcd v3 cluster (a fleet).
- *
- * The slot key is created only if absent, attached to an etcd lease kept alive in the
- * background; R is a separate key moved ahead of the clock by a transaction that proves the
- * slot is still owned. etcd unreachable: IDs continue up to R, then
- * POLYFLAKE_RESULT_LEASE_EXPIRED until it is back; the etcd lease lost or revoked:
- * _LEASE_LOST for good. Blocks while it connects (about `connect_timeout_ms` per request).
- * Errors as the file lease's (_LEASE_STORE: etcd unreachable or failing).
+ * As `polyflake_generator_new_file_lease`, the slot leased from an etcd v3 cluster: a key
+ * attached to an etcd lease kept alive in the background, R a key moved ahead by a transaction
+ * that proves the slot is still owned. etcd unreachable: IDs continue up to R, then
+ * POLYFLAKE_RESULT_LEASE_EXPIRED until it is back; the etcd lease lost: _LEASE_LOST for good.
+ * Blocks while it connects (about `connect_timeout_ms` per request). _LEASE_STORE: etcd
+ * unreachable or failing.
  */
 polyflake_result polyflake_generator_new_etcd(const struct polyflake_config *config,
                                               const struct polyflake_etcd_options *options,
@@ -1323,17 +1251,12 @@ polyflake_result polyflake_generator_new_etcd(const struct polyflake_config *con
                                               struct polyflake_generator **out_generator);
 
 /**
- * As `polyflake_generator_new_file_lease`, the slot leased from a ZooKeeper ensemble (3.5+).
- *
- * The slot is an ephemeral znode `{prefix}/slot/NNNN` created only if absent (it lives as long
- * as this process's session, whose timeout is the lease's time to live); R is a persistent
- * znode `{prefix}/hwm/NNNN` written by a multi-op that checks the slot znode and R's version.
- * The ensemble unreachable: IDs continue up to R, then POLYFLAKE_RESULT_LEASE_EXPIRED until it
- * is back; the session expired or the slot znode deleted: _LEASE_LOST for good. Blocks while
- * it connects (about `connect_timeout_ms`). Errors as the etcd lease's (_LEASE_STORE: the
- * ensemble unreachable, refusing the credentials or the TLS handshake, naming the cause;
- * _INVALID_NODE_SOURCE: an empty ensemble, a prefix that is not an absolute path, options out
- * of range).
+ * As `polyflake_generator_new_etcd`, the slot leased from a ZooKeeper ensemble (3.5+): an
+ * ephemeral znode `{prefix}/slot/NNNN` that lives as long as this process's session, R a
+ * persistent znode `{prefix}/hwm/NNNN` written by a multi-op that checks both. The session
+ * expired or the slot znode deleted: _LEASE_LOST for good. _LEASE_STORE names the cause
+ * (unreachable, credentials or TLS refused); _INVALID_NODE_SOURCE: an empty ensemble, a prefix
+ * that is not an absolute path, options out of range.
  */
 polyflake_result polyflake_generator_new_zookeeper(const struct polyflake_config *config,
                                                    const struct polyflake_zookeeper_options *options,
@@ -1351,9 +1274,8 @@ polyflake_result polyflake_generator_new_from_env(const struct polyflake_config 
                                                   struct polyflake_generator **out_generator);
 
 /**
- * As `polyflake_generator_new`, the node id being the ordinal at the end of a
- * StatefulSet-style `hostname` (`ids-7.ids.default.svc` gives 7; NUL-terminated UTF-8, NULL:
- * this host's name). More errors: POLYFLAKE_RESULT_INVALID_NODE_SOURCE (no ordinal).
+ * As `polyflake_generator_new_from_env`, the node id being the ordinal at the end of a
+ * StatefulSet-style `hostname` (`ids-7.ids.default.svc` gives 7; NULL: this host's name).
  */
 polyflake_result polyflake_generator_new_from_hostname(const struct polyflake_config *config,
                                                        const char *hostname,
@@ -1361,11 +1283,10 @@ polyflake_result polyflake_generator_new_from_hostname(const struct polyflake_co
                                                        struct polyflake_generator **out_generator);
 
 /**
- * As `polyflake_generator_new`, the node id being the low `32 - prefix_len` bits of the IPv4
- * address `addr` (dotted text such as "10.1.7.9"). More errors:
- * POLYFLAKE_RESULT_INVALID_NODE_SOURCE unless `addr` is an address, `prefix_len` 0 to 32 (as
- * given, never wrapped) and the host bits fit the node field (a /22 or narrower for 10 node
- * bits): every generator of the fleet must live in the one stated subnet.
+ * As `polyflake_generator_new_from_env`, the node id being the low `32 - prefix_len` bits of
+ * the IPv4 address `addr` ("10.1.7.9"). POLYFLAKE_RESULT_INVALID_NODE_SOURCE unless `addr` is
+ * an address, `prefix_len` 0 to 32 (never wrapped) and the host bits fit the node field (a /22
+ * or narrower for 10 node bits): every generator of the fleet lives in the one stated subnet.
  */
 polyflake_result polyflake_generator_new_from_ipv4(const struct polyflake_config *config,
                                                    const char *addr,
@@ -1374,72 +1295,60 @@ polyflake_result polyflake_generator_new_from_ipv4(const struct polyflake_config
                                                    struct polyflake_generator **out_generator);
 
 /**
- * Fill `*out_config` with the core's defaults (the same as `polyflake_config_init`'s: strict,
- * max_wait_ms 5.0, no lead limit, max_forward_step_ms 60,000, forward_confirm_ms 300,000, the
- * precise clock source).
+ * Fill `*out_config` with the core's defaults (those of `polyflake_config_init`).
  */
 polyflake_result polyflake_timeid_config_init(struct polyflake_timeid_config *out_config);
 
 /**
- * Make a UUIDv7 generator with `config` and store the new handle in `*out_generator`.
- * `clock`: a test clock, or NULL for the system clock. Ownership: the caller frees it with
- * `polyflake_uuid7_generator_free`. Errors (nothing written): POLYFLAKE_RESULT_INVALID_ARGUMENT
- * (a setting out of range, a mode or clock source that is not one).
+ * Make a UUIDv7 generator with `config` into `*out_generator` (`clock`: a test clock, or NULL
+ * for the system clock); the caller frees it with `polyflake_uuid7_generator_free`. Errors
+ * (nothing written): POLYFLAKE_RESULT_INVALID_ARGUMENT (a setting out of range).
  */
 polyflake_result polyflake_uuid7_generator_new(const struct polyflake_timeid_config *config,
                                                const struct polyflake_clock *clock,
                                                struct polyflake_uuid7_generator **out_generator);
 
 /**
- * Issue one UUIDv7 into the 16 bytes at `out_uuid` (big-endian; written only on success).
- * Strict mode may wait (a small rewind, or 32,768 UUIDs spent in one millisecond) and refuses
- * with POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS or _CLOCK_JUMPED_AHEAD; monotonic mode never
- * waits and refuses with _LEAD_LIMIT_EXCEEDED past max_lead_ms. Also _CLOCK_FAILED,
- * _TIMESTAMP_OVERFLOW (a clock past the year 10889), _GENERATOR_CLOSED.
+ * Issue one UUIDv7 into the 16 bytes at `out_uuid` (written only on success). Errors as
+ * `polyflake_next_id` (strict mode waits, also after 32,768 UUIDs in one millisecond), and
+ * _TIMESTAMP_OVERFLOW past the year 10889.
  */
 polyflake_result polyflake_next_uuid7(const struct polyflake_uuid7_generator *generator,
                                       uint8_t *out_uuid);
 
 /**
- * Fill `buf` (16 * n bytes) with `n` increasing UUIDv7s, each 16 bytes big-endian
- * (0 <= n <= POLYFLAKE_MAX_BATCH). On any error `buf` is left untouched. Errors: as
- * `polyflake_next_uuid7`, and POLYFLAKE_RESULT_INVALID_ARGUMENT for n over the cap. NULL `buf`,
- * even with n = 0: POLYFLAKE_RESULT_NULL_PARAMETER.
+ * Fill `buf` (16 * n bytes) with `n` increasing UUIDv7s; as `polyflake_next_ids` (untouched on
+ * any error; NULL `buf`, even with n = 0: POLYFLAKE_RESULT_NULL_PARAMETER).
  */
 polyflake_result polyflake_next_uuid7s(const struct polyflake_uuid7_generator *generator,
                                        uint8_t *buf,
                                        size_t n);
 
 /**
- * Take a health snapshot of the generator (node_id 0, source "static"; the clock, counters and
- * status as for a Snowflake generator) into `*out_health`.
+ * Take a health snapshot of the generator into `*out_health` (node_id 0, source "static").
  */
 polyflake_result polyflake_uuid7_health(const struct polyflake_uuid7_generator *generator,
                                         struct polyflake_health_snapshot *out_health);
 
 /**
- * Close the generator: every later call fails with POLYFLAKE_RESULT_GENERATOR_CLOSED (health
- * says "closed"). Closing twice is fine; the handle stays valid until `_free`.
+ * Close the generator; as `polyflake_generator_close`.
  */
 polyflake_result polyflake_uuid7_generator_close(const struct polyflake_uuid7_generator *generator);
 
 /**
- * Free a UUIDv7 generator. NULL is accepted and does nothing. Do not use the handle afterwards,
- * nor free it while another thread still uses it.
+ * Free a UUIDv7 generator (NULL does nothing); as `polyflake_generator_free`.
  */
 void polyflake_uuid7_generator_free(struct polyflake_uuid7_generator *generator);
 
 /**
- * Make a ULID generator; as `polyflake_uuid7_generator_new`, freed with
- * `polyflake_ulid_generator_free`.
+ * Make a ULID generator; as `polyflake_uuid7_generator_new`.
  */
 polyflake_result polyflake_ulid_generator_new(const struct polyflake_timeid_config *config,
                                               const struct polyflake_clock *clock,
                                               struct polyflake_ulid_generator **out_generator);
 
 /**
- * Issue one ULID into the 16 bytes at `out_ulid` (big-endian; written only on success). Errors
- * as `polyflake_next_uuid7`.
+ * Issue one ULID into the 16 bytes at `out_ulid`; as `polyflake_next_uuid7`.
  */
 polyflake_result polyflake_next_ulid(const struct polyflake_ulid_generator *generator,
                                      uint8_t *out_ulid);
@@ -1458,48 +1367,43 @@ polyflake_result polyflake_ulid_health(const struct polyflake_ulid_generator *ge
                                        struct polyflake_health_snapshot *out_health);
 
 /**
- * Close the generator; as `polyflake_uuid7_generator_close`.
+ * Close the generator; as `polyflake_generator_close`.
  */
 polyflake_result polyflake_ulid_generator_close(const struct polyflake_ulid_generator *generator);
 
 /**
- * Free a ULID generator. NULL is accepted and does nothing.
+ * Free a ULID generator (NULL does nothing); as `polyflake_generator_free`.
  */
 void polyflake_ulid_generator_free(struct polyflake_ulid_generator *generator);
 
 /**
- * Write the UUID at `uuid` (16 bytes) as its canonical text, 36 lower-case characters
- * ("017f22e2-79b0-7cc3-98c4-dc0c0c07398f"), with a NUL into `buf` (`len` bytes;
- * POLYFLAKE_UUID_TEXT_LEN suffices). Any UUID can be written, of any version. Errors:
+ * Write the UUID at `uuid` (16 bytes, any version) as its canonical text, 36 lower-case
+ * characters, with a NUL into `buf` (`len` bytes; POLYFLAKE_UUID_TEXT_LEN suffices). Errors:
  * POLYFLAKE_RESULT_BUFFER_TOO_SMALL (nothing written).
  */
 polyflake_result polyflake_format_uuid(const uint8_t *uuid, char *buf, size_t len);
 
 /**
- * Parse a UUID's text (36 characters, hyphens after 8, 12, 16 and 20 hex digits, any case;
- * NUL-terminated) into the 16 bytes at `out_uuid`. Errors: POLYFLAKE_RESULT_INVALID_ID (with
- * the core's reason in `polyflake_last_error_message`).
+ * Parse a UUID's text (36 characters, hyphens after 8, 12, 16 and 20 hex digits, any case)
+ * into the 16 bytes at `out_uuid`. Errors: POLYFLAKE_RESULT_INVALID_ID.
  */
 polyflake_result polyflake_parse_uuid(const char *text, uint8_t *out_uuid);
 
 /**
- * Store the Unix-ms timestamp of the UUID version 7 at `uuid` (its first 48 bits) in
- * `*out_ms`. Errors: POLYFLAKE_RESULT_INVALID_ID unless its version is 7 and its variant RFC
- * 9562's.
+ * Store the Unix-ms timestamp of the UUIDv7 at `uuid` (its first 48 bits) in `*out_ms`.
+ * Errors: POLYFLAKE_RESULT_INVALID_ID unless it is version 7 with RFC 9562's variant.
  */
 polyflake_result polyflake_uuid7_timestamp_ms(const uint8_t *uuid, int64_t *out_ms);
 
 /**
- * Write the ULID at `ulid` (16 bytes) as its text, 26 upper-case characters of Crockford's
- * base32, with a NUL into `buf` (`len` bytes; POLYFLAKE_ULID_TEXT_LEN suffices). Errors:
- * POLYFLAKE_RESULT_BUFFER_TOO_SMALL (nothing written).
+ * Write the ULID at `ulid` as its text, 26 upper-case characters of Crockford's base32; as
+ * `polyflake_format_uuid` (POLYFLAKE_ULID_TEXT_LEN suffices).
  */
 polyflake_result polyflake_format_ulid(const uint8_t *ulid, char *buf, size_t len);
 
 /**
  * Parse a ULID's text (26 characters of Crockford's base32, any case, I and L read as 1 and O
- * as 0; the first at most 7; NUL-terminated) into the 16 bytes at `out_ulid`. Errors:
- * POLYFLAKE_RESULT_INVALID_ID.
+ * as 0; the first at most 7) into the 16 bytes at `out_ulid`. Errors: _INVALID_ID.
  */
 polyflake_result polyflake_parse_ulid(const char *text, uint8_t *out_ulid);
 

@@ -6,20 +6,17 @@ use crate::result::polyflake_result;
 use polyflake_core::{Clock, Error, ManualClock, ScriptedClock};
 use std::sync::Arc;
 
-/// A clock a test or simulation controls: an opaque handle, made by `polyflake_manual_clock_new`
-/// (it moves only when told to) or `polyflake_scripted_clock_new` (prepared readings in order).
-/// Pass it to any `polyflake_generator_new*` function; NULL there means the system clock.
-/// Generators on it share its readings and keep their own reference, so it may be freed
-/// (`polyflake_clock_free`) before them. Generators on a test clock are exempt from the
-/// one-generator-per-node-id rule.
+/// A clock a test or simulation controls: an opaque handle, manual (it moves only when told to)
+/// or scripted (prepared readings in order), for any generator constructor (NULL there: the
+/// system clock). Generators keep their own reference (free it before them if you like) and are
+/// exempt from the one-generator-per-node-id rule.
 pub struct polyflake_clock {
     pub(crate) shared: Arc<dyn Clock>,
     manual: Option<ManualClock>,
 }
 
-/// Make a manual clock reading `start_ms` (Unix milliseconds; its elapsed-time reading starts at 0)
-/// and store the new handle in `*out_clock`. Ownership: the caller frees it with
-/// `polyflake_clock_free`.
+/// Make a manual clock reading `start_ms` (Unix ms; its elapsed-time reading starts at 0) into
+/// `*out_clock`; the caller frees it with `polyflake_clock_free`.
 #[no_mangle]
 pub extern "C" fn polyflake_manual_clock_new(
     start_ms: i64,
@@ -35,10 +32,9 @@ pub extern "C" fn polyflake_manual_clock_new(
     })
 }
 
-/// Make a scripted clock that returns `values[0..n]` in order, then the last value plus 1, 2, ...
-/// (one millisecond per read; with n == 0 it reads 1, 2, 3, ...; each read is also one millisecond
-/// of elapsed time), and store the new handle in `*out_clock`. The values are copied. Ownership:
-/// the caller frees it with `polyflake_clock_free`. `values` may be NULL only when `n` is 0.
+/// Make a scripted clock reading `values[0..n]` (copied; NULL only when n is 0) in order, then
+/// the last value plus 1, 2, ... (with n == 0: 1, 2, 3, ...; each read is also one ms of elapsed
+/// time), into `*out_clock`; the caller frees it with `polyflake_clock_free`.
 #[no_mangle]
 pub extern "C" fn polyflake_scripted_clock_new(
     values: *const i64,
@@ -87,8 +83,7 @@ pub extern "C" fn polyflake_manual_clock_set(
     with_manual(clock, |c| c.set(ms))
 }
 
-/// STEP the wall reading by `delta_ms` (negative moves it back; elapsed time does not move:
-/// that is `polyflake_manual_clock_elapse`). Errors as `polyflake_manual_clock_set`.
+/// STEP the wall reading by `delta_ms` (negative: back); as `polyflake_manual_clock_set`.
 #[no_mangle]
 pub extern "C" fn polyflake_manual_clock_advance(
     clock: *const polyflake_clock,
@@ -97,9 +92,8 @@ pub extern "C" fn polyflake_manual_clock_advance(
     with_manual(clock, |c| c.advance(delta_ms))
 }
 
-/// Let `ms` milliseconds pass: the wall reading and the elapsed-time (boot clock) reading both
-/// move forward by it, so it is never mistaken for a forward step. Errors as
-/// `polyflake_manual_clock_set`.
+/// Let `ms` milliseconds pass: the wall and the elapsed-time readings both move (never taken
+/// for a forward step). Errors as `polyflake_manual_clock_set`.
 #[no_mangle]
 pub extern "C" fn polyflake_manual_clock_elapse(
     clock: *const polyflake_clock,
@@ -108,11 +102,9 @@ pub extern "C" fn polyflake_manual_clock_elapse(
     with_manual(clock, |c| c.elapse(ms))
 }
 
-/// Model a tick-based coarse reading (what POLYFLAKE_CLOCK_SOURCE_COARSE reads): from now on the
-/// clock's coarse reading is its wall reading rounded down to a multiple of `tick_ms` (1 by
-/// default: coarse = precise; below 1 is taken as 1). Set it before making a generator on the
-/// clock: a generator decides when it is made whether the clock has a coarse reading of its own.
-/// Errors as `polyflake_manual_clock_set`.
+/// Give the clock a coarse reading (what POLYFLAKE_CLOCK_SOURCE_COARSE reads): its wall reading
+/// rounded down to a multiple of `tick_ms` (default 1, coarse = precise; below 1 is 1). Set it
+/// before making generators on the clock. Errors as `polyflake_manual_clock_set`.
 #[no_mangle]
 pub extern "C" fn polyflake_manual_clock_set_tick_ms(
     clock: *const polyflake_clock,
@@ -130,8 +122,8 @@ pub extern "C" fn polyflake_manual_clock_get(
     write_out(out_ms, || Ok(manual(clock)?.get()))
 }
 
-/// Free a clock handle. NULL is accepted and does nothing. Generators made with it keep
-/// working. Do not use the handle afterwards, nor free it while another thread still uses it.
+/// Free a clock handle (NULL does nothing); generators made with it keep working. Do not use
+/// the handle afterwards, nor free it while another thread still uses it.
 #[no_mangle]
 pub extern "C" fn polyflake_clock_free(clock: *mut polyflake_clock) {
     free_handle(clock)

@@ -6,11 +6,12 @@ use crate::clock::polyflake_clock;
 use crate::id::{polyflake_decoded, polyflake_layout};
 use crate::result::polyflake_result;
 use polyflake_core::{
-    batch_len, ClockSource, Error, Generator, ManualClock, Mode, NodeSource, DEFAULT_EPOCH_MS,
+    batch_len, ClockSource, Error, Generator, Health, ManualClock, Mode, NodeSource,
+    DEFAULT_EPOCH_MS,
 };
 use std::time::Duration;
 
-/// How a generator treats the wall clock (the `mode` field of `polyflake_config`).
+/// How a generator treats the wall clock (`polyflake_config.mode`), in the core's order.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum polyflake_mode {
@@ -22,12 +23,8 @@ pub enum polyflake_mode {
     Monotonic = 1,
 }
 
-/// The core's modes in the order of `polyflake_mode`'s codes.
-pub(crate) const MODES: [Mode; 2] = [Mode::Strict, Mode::Monotonic];
-
-/// Which clock reading a generator takes per ID (the `clock_source` field of `polyflake_config`
-/// and `polyflake_timeid_config`, and of `polyflake_health_snapshot`), in the core's order
-/// (`ClockSource::ALL`); named by `polyflake_clock_source_name`.
+/// Which clock reading a generator takes per ID (`polyflake_config.clock_source`), in the core's
+/// order; named by `polyflake_clock_source_name`.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum polyflake_clock_source {
@@ -45,8 +42,8 @@ pub enum polyflake_clock_source {
 pub const POLYFLAKE_FORWARD_STEP_OFF: u64 = u64::MAX;
 
 /// Settings for a generator. Fill it with `polyflake_config_init` (the core's defaults), then
-/// change what you need. Every field is checked by the core when the generator is made, never
-/// later: a value you wrote is the value the core judges (0 is never "the default").
+/// change what you need. The core checks every field as written when the generator is made
+/// (0 is never "the default").
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct polyflake_config {
@@ -57,34 +54,30 @@ pub struct polyflake_config {
     /// This generator's node id: 0 to 2^node_bits - 1 (default 0). Only
     /// `polyflake_generator_new` reads it; the other sources give the node id.
     pub node_id: i64,
-    /// A `polyflake_mode` value (default POLYFLAKE_MODE_STRICT). Any other number:
-    /// POLYFLAKE_RESULT_INVALID_ARGUMENT.
+    /// A `polyflake_mode` value (default POLYFLAKE_MODE_STRICT).
     pub mode: u32,
     /// Strict mode's wait budget in milliseconds (default 5.0): a rewind up to this size is
     /// waited out, a larger one refused; a spent sequence waits at most max(this, 1) ms.
     pub max_wait_ms: f64,
-    /// Nonzero: `max_lead_ms` applies. Zero (the default): monotonic mode may run ahead of the
-    /// wall clock without bound.
+    /// Nonzero: `max_lead_ms` applies. Zero (the default): no lead limit.
     pub has_max_lead: u32,
-    /// Monotonic mode's limit on running ahead of the wall clock, in milliseconds (only read
-    /// when `has_max_lead` is nonzero; must then be >= 0).
+    /// Monotonic mode's limit on running ahead of the wall clock, in ms (>= 0).
     pub max_lead_ms: i64,
     /// How far the wall clock may read ahead of the time elapsed since it was last trusted
-    /// before it is a forward STEP, in ms (default 60,000; 1 to a year):
-    /// strict mode refuses to issue from a step (POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD), monotonic
-    /// mode keeps issuing from the trusted time. POLYFLAKE_FORWARD_STEP_OFF turns the check off.
+    /// before it is a forward STEP, in ms (default 60,000; 1 to a year): strict mode refuses to
+    /// issue from a step (POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD), monotonic mode keeps issuing
+    /// from the trusted time. POLYFLAKE_FORWARD_STEP_OFF turns the check off.
     pub max_forward_step_ms: u64,
     /// How long a stepped-ahead clock must hold its new offset before it is believed as a
     /// correction, in ms of elapsed time (default 300,000).
     pub forward_confirm_ms: u64,
-    /// A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE). Any other
-    /// number: POLYFLAKE_RESULT_INVALID_ARGUMENT.
+    /// A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE).
     pub clock_source: u32,
 }
 
-/// Fill `*out_config` with the core's defaults (read from a generator the core makes with
-/// them): layout 41/10/12, the default epoch, node 0, strict mode, max_wait_ms 5.0, no lead
-/// limit, max_forward_step_ms 60,000, forward_confirm_ms 300,000, the precise clock source.
+/// Fill `*out_config` with the core's defaults: layout 41/10/12, the default epoch, node 0,
+/// strict mode, max_wait_ms 5.0, no lead limit, max_forward_step_ms 60,000, forward_confirm_ms
+/// 300,000, the precise clock source.
 #[no_mangle]
 pub extern "C" fn polyflake_config_init(out_config: *mut polyflake_config) -> polyflake_result {
     write_out(out_config, default_config)
@@ -98,11 +91,12 @@ pub(crate) fn default_config() -> Result<polyflake_config, polyflake_result> {
 
 /// A generator's settings as the core holds them.
 fn config_of(g: &Generator) -> polyflake_config {
+    let code = |i: Option<usize>| i.unwrap_or(0) as u32;
     polyflake_config {
         layout: g.layout().into(),
         epoch_ms: g.epoch_ms(),
         node_id: i64::from(g.node_id()),
-        mode: code_in(g.mode(), &MODES),
+        mode: code(Mode::ALL.iter().position(|m| *m == g.mode())),
         max_wait_ms: g.max_wait_ms(),
         has_max_lead: u32::from(g.max_lead_ms().is_some()),
         max_lead_ms: g.max_lead_ms().unwrap_or(0),
@@ -110,60 +104,41 @@ fn config_of(g: &Generator) -> polyflake_config {
             .max_forward_step_ms()
             .unwrap_or(POLYFLAKE_FORWARD_STEP_OFF),
         forward_confirm_ms: g.forward_confirm_ms(),
-        clock_source: code_in(g.clock_source(), &ClockSource::ALL),
+        clock_source: code(ClockSource::ALL.iter().position(|s| *s == g.clock_source())),
     }
 }
 
-/// The position of `value` in the core's list `all`: its C code.
-fn code_in<T: PartialEq>(value: T, all: &[T]) -> u32 {
-    all.iter().position(|v| *v == value).unwrap_or(0) as u32
-}
-
 /// The entry of the core's list `all` at C code `code`, or the core's INVALID_ARGUMENT naming
-/// the field and its values.
-fn pick<T: Copy>(
-    all: &[T],
+/// the field `polyflake_{name}` and its codes, such as "(0 strict, 1 monotonic)".
+pub(crate) fn pick<T: Copy, const N: usize>(
+    all: [T; N],
+    name_of: fn(T) -> &'static str,
     code: u32,
     name: &'static str,
-    values: &str,
 ) -> Result<T, polyflake_result> {
     all.get(code as usize).copied().ok_or_else(|| {
-        Error::InvalidArgument {
-            name,
-            reason: format!("{code} is not a polyflake_{name} ({values})"),
-        }
-        .into()
+        let codes: Vec<_> = (0..N).map(|i| format!("{i} {}", name_of(all[i]))).collect();
+        let reason = format!("{code} is not a polyflake_{name} ({})", codes.join(", "));
+        Error::InvalidArgument { name, reason }.into()
     })
 }
 
-pub(crate) fn mode_of(code: u32) -> Result<Mode, polyflake_result> {
-    pick(&MODES, code, "mode", "0 strict, 1 monotonic")
-}
-
-pub(crate) fn clock_source_of(code: u32) -> Result<ClockSource, polyflake_result> {
-    pick(
-        &ClockSource::ALL,
-        code,
-        "clock_source",
-        "0 precise, 1 coarse",
-    )
-}
-
-/// Apply the settings every generator shares (mode, wait budget, lead limit, forward-step
-/// check, clock source, and the optional clock: NULL is the system clock) from a C config to a
-/// core builder. `Builder` and `TimeIdBuilder` have the same setters, so one macro serves the
-/// Snowflake config and the UUIDv7/ULID one; it returns early with the core's error.
+/// Apply the settings every generator shares, and the optional clock (NULL: the system clock),
+/// from a C config to a core `Builder` or `TimeIdBuilder` (the same setters); returns early
+/// with the core's error.
 macro_rules! shared_settings {
     ($builder:expr, $cfg:expr, $clock:expr) => {{
         let cfg = $cfg;
         let step = cfg.max_forward_step_ms;
+        use polyflake_core::{ClockSource as C, Mode as M};
+        use $crate::generator::pick;
         let b = $builder
-            .mode($crate::generator::mode_of(cfg.mode)?)
+            .mode(pick(M::ALL, M::name, cfg.mode, "mode")?)
             .max_wait_ms(cfg.max_wait_ms)
             .max_lead_ms((cfg.has_max_lead != 0).then_some(cfg.max_lead_ms))
             .max_forward_step_ms((step != $crate::POLYFLAKE_FORWARD_STEP_OFF).then_some(step))
             .forward_confirm_ms(cfg.forward_confirm_ms)
-            .clock_source($crate::generator::clock_source_of(cfg.clock_source)?);
+            .clock_source(pick(C::ALL, C::name, cfg.clock_source, "clock_source")?);
         match $clock.is_null() {
             true => b,
             false => b.shared_clock($crate::boundary::arg($clock)?.shared.clone()),
@@ -177,6 +152,36 @@ pub(crate) use shared_settings;
 /// is a clock read and a compare-and-swap, no lock).
 pub struct polyflake_generator {
     pub(crate) inner: Generator,
+}
+
+/// What every generator handle (Snowflake, UUIDv7, ULID) offers the shared entry points.
+pub(crate) trait Handle {
+    fn health(&self) -> Health;
+    fn close(&self);
+}
+
+/// `Handle` for handles whose `inner` is a core generator.
+macro_rules! handle {
+    ($($t:ty),*) => {$(
+        impl $crate::generator::Handle for $t {
+            fn health(&self) -> polyflake_core::Health {
+                self.inner.health()
+            }
+            fn close(&self) {
+                self.inner.close()
+            }
+        }
+    )*};
+}
+pub(crate) use handle;
+handle!(polyflake_generator);
+
+/// The body of every `_close`.
+pub(crate) fn close_of<G: Handle>(generator: *const G) -> polyflake_result {
+    boundary(|| {
+        arg(generator)?.close();
+        Ok(())
+    })
 }
 
 /// The ONE constructor behind every `polyflake_generator_new*`: NULL `out_generator` is refused
@@ -199,14 +204,11 @@ pub(crate) fn new_generator(
     })
 }
 
-/// Make a generator whose node id is `config->node_id` and store the new handle in
-/// `*out_generator`. `clock`: a test clock (`polyflake_manual_clock_new`,
-/// `polyflake_scripted_clock_new`), or NULL for the system clock.
-///
-/// Ownership: the caller owns the handle and frees it with `polyflake_generator_free`. Errors
-/// (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
-/// _INVALID_ARGUMENT, and POLYFLAKE_RESULT_NODE_ID_IN_USE when a live generator in this process
-/// (not on a test clock) already has the same node id, epoch and layout (share that one).
+/// Make a generator whose node id is `config->node_id` into `*out_generator` (`clock`: a test
+/// clock, or NULL for the system clock); the caller frees it with `polyflake_generator_free`.
+/// Errors (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
+/// _INVALID_ARGUMENT, _NODE_ID_IN_USE (a live generator in this process, not on a test clock,
+/// has the same node id, epoch and layout: share that one).
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new(
     config: *const polyflake_config,
@@ -218,34 +220,28 @@ pub extern "C" fn polyflake_generator_new(
     })
 }
 
-/// Close the generator: it issues nothing more (every later call fails with
-/// POLYFLAKE_RESULT_GENERATOR_CLOSED, health says "closed"), its node id is free for a new
-/// generator in this process, and a lease frees its slot leaving R at the last millisecond it
-/// issued from. Closing twice is fine. The handle stays valid until `polyflake_generator_free`
-/// (which closes too). Thread-safe: a call in flight on another thread either issues before the
-/// close or fails.
+/// Close the generator: every later call fails with POLYFLAKE_RESULT_GENERATOR_CLOSED (health
+/// says "closed"), its node id is free again in this process, and a lease frees its slot (R
+/// stays at the last millisecond issued from). Closing twice is fine; the handle stays valid
+/// until `_free`. A call in flight on another thread either issues before the close or fails.
 #[no_mangle]
 pub extern "C" fn polyflake_generator_close(
     generator: *const polyflake_generator,
 ) -> polyflake_result {
-    boundary(|| {
-        arg(generator)?.inner.close();
-        Ok(())
-    })
+    close_of(generator)
 }
 
-/// Free a generator (closing it first if it is not closed). NULL is accepted and does nothing.
-/// Do not use the handle afterwards, and do not free it while another thread still uses it.
+/// Free a generator, closing it first (NULL does nothing). Do not use the handle afterwards, nor
+/// free it while another thread still uses it.
 #[no_mangle]
 pub extern "C" fn polyflake_generator_free(generator: *mut polyflake_generator) {
     free_handle(generator)
 }
 
-/// Wait, up to `timeout_ms`, while a lease's restart guard holds (a slot's previous holder, or a
-/// holder nobody can see any more, may have issued up to a time this clock has not reached).
-/// Returns POLYFLAKE_RESULT_OK at once when nothing needs waiting for (always, without a lease);
-/// POLYFLAKE_RESULT_LEASE_NOT_READY if the guard still holds at the deadline; _GENERATOR_CLOSED,
-/// _LEASE_LOST or _USED_AFTER_FORK at once. Call it after taking a slot, before the first ID.
+/// Wait, up to `timeout_ms`, while a lease's restart guard holds; call it after taking a slot,
+/// before the first ID. POLYFLAKE_RESULT_OK at once when nothing needs waiting for (always
+/// without a lease); _LEASE_NOT_READY if the guard still holds at the deadline;
+/// _GENERATOR_CLOSED, _LEASE_LOST or _USED_AFTER_FORK at once.
 #[no_mangle]
 pub extern "C" fn polyflake_wait_ready(
     generator: *const polyflake_generator,
@@ -257,14 +253,12 @@ pub extern "C" fn polyflake_wait_ready(
     })
 }
 
-/// Issue one ID into `*out_id`.
-///
-/// Strict mode may wait (at most max_wait_ms for a rewind, max(max_wait_ms, 1) ms for a spent
-/// sequence) and refuses with POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS past that, and with
-/// _CLOCK_JUMPED_AHEAD from a forward step. Monotonic mode never waits; it refuses with
-/// POLYFLAKE_RESULT_LEAD_LIMIT_EXCEEDED past max_lead_ms. Other errors:
-/// POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED, _GENERATOR_CLOSED and the
-/// lease's _LEASE_NOT_READY, _LEASE_EXPIRED, _LEASE_LOST. `*out_id` is written only on success.
+/// Issue one ID into `*out_id`. Strict mode may wait (a rewind up to max_wait_ms, a spent
+/// sequence up to the larger of max_wait_ms and 1 ms), then refuses with
+/// POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS, and with _CLOCK_JUMPED_AHEAD from a forward step;
+/// monotonic mode never waits and refuses with _LEAD_LIMIT_EXCEEDED past max_lead_ms. Also
+/// _TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED, _GENERATOR_CLOSED, and a lease's
+/// _LEASE_NOT_READY, _LEASE_EXPIRED, _LEASE_LOST.
 #[no_mangle]
 pub extern "C" fn polyflake_next_id(
     generator: *const polyflake_generator,
@@ -273,13 +267,10 @@ pub extern "C" fn polyflake_next_id(
     write_out(out_id, || Ok(arg(generator)?.inner.next_id()?))
 }
 
-/// Fill `buf[0..n]` with `n` consecutive, increasing IDs (0 <= n <= POLYFLAKE_MAX_BATCH).
-///
-/// Monotonic mode reserves the whole batch with one atomic step. Strict mode fills the current
-/// millisecond and waits into the next ones (100,000 IDs take about 25 ms with the default layout).
-/// On any error `buf` is left untouched (the core's guarantee). Errors: as `polyflake_next_id`, and
-/// POLYFLAKE_RESULT_INVALID_ARGUMENT for n over the cap. NULL `buf`, even with n = 0:
-/// POLYFLAKE_RESULT_NULL_PARAMETER.
+/// Fill `buf[0..n]` with `n` increasing IDs (0 <= n <= POLYFLAKE_MAX_BATCH; monotonic mode
+/// reserves them in one atomic step, strict mode waits into the next milliseconds), `buf`
+/// untouched on any error. Errors as `polyflake_next_id`, and POLYFLAKE_RESULT_INVALID_ARGUMENT
+/// for n over the cap; NULL `buf`, even with n = 0: _NULL_PARAMETER.
 #[no_mangle]
 pub extern "C" fn polyflake_next_ids(
     generator: *const polyflake_generator,
@@ -307,7 +298,7 @@ pub extern "C" fn polyflake_generator_decode(
     write_out(out_decoded, || Ok(arg(generator)?.inner.decode(id)?.into()))
 }
 
-/// Store this generator's settings in `*out_config` (as the core holds them; `node_id` is the node
+/// Store this generator's settings, as the core holds them, in `*out_config` (`node_id`: the node
 /// id it holds, whatever its source).
 #[no_mangle]
 pub extern "C" fn polyflake_generator_config(
@@ -336,10 +327,8 @@ mod tests {
         assert_eq!(cfg.max_forward_step_ms, DEFAULT_MAX_FORWARD_STEP_MS);
         assert_eq!(cfg.forward_confirm_ms, DEFAULT_FORWARD_CONFIRM_MS);
         assert_eq!(cfg.clock_source, polyflake_clock_source::Precise as u32);
-        assert_eq!(
-            code_in(Mode::Monotonic, &MODES),
-            polyflake_mode::Monotonic as u32
-        );
+        let monotonic = Mode::ALL.iter().position(|m| *m == Mode::Monotonic);
+        assert_eq!(monotonic, Some(polyflake_mode::Monotonic as usize));
         cfg.node_id = 905;
         let mut g = std::ptr::null_mut();
         let clock = std::ptr::null();
@@ -355,5 +344,22 @@ mod tests {
         );
         assert_eq!(back, cfg, "what the core holds is what init gave");
         polyflake_generator_free(g);
+    }
+
+    #[test]
+    fn a_code_out_of_range_names_the_field_and_its_codes() {
+        let e = pick(Mode::ALL, Mode::name, 2, "mode").unwrap_err();
+        assert_eq!(e, polyflake_result::InvalidArgument);
+        let msg = crate::result::last_error();
+        assert!(
+            msg.contains("2 is not a polyflake_mode (0 strict, 1 monotonic)"),
+            "{msg}"
+        );
+        pick(ClockSource::ALL, ClockSource::name, 7, "clock_source").unwrap_err();
+        let msg = crate::result::last_error();
+        assert!(
+            msg.contains("7 is not a polyflake_clock_source (0 precise, 1 coarse)"),
+            "{msg}"
+        );
     }
 }

@@ -1,17 +1,16 @@
-//! Health snapshots: the core's `Health::fields()` walked into one fixed C struct (the walk
-//! fills it in one place), and the names of statuses, sources and lease phases taken from the
-//! core's own lists (`HealthStatus::ALL`, `NodeSourceKind::ALL`, `LeasePhase::ALL`).
+//! Health snapshots: the core's `Health::fields()` walked into one fixed C struct, and the names
+//! of statuses, sources, lease kinds and phases and clock sources from the core's own lists.
 
 use crate::boundary::{arg, boundary_value, fill_char_array, write_out};
-use crate::generator::{polyflake_generator, MODES};
+use crate::generator::{polyflake_generator, Handle};
 use crate::result::{polyflake_result, static_name, NameTable};
 use polyflake_core::{
     ClockSource, Health, HealthStatus, LeaseKind, LeasePhase, Mode, NodeSourceKind, Value,
 };
 use std::ffi::c_char;
 
-/// Why a generator is or is not healthy (the `status` of `polyflake_health_snapshot`); the
-/// codes follow the core's list of statuses, named by `polyflake_health_status_name`.
+/// Why a generator is or is not healthy (`polyflake_health_snapshot.status`), in the core's
+/// order; named by `polyflake_health_status_name`.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum polyflake_health_status {
@@ -35,15 +34,14 @@ pub enum polyflake_health_status {
     LeaseExpired = 8,
     /// Lease: the lease was lost; the generator has stopped for good.
     LeaseLost = 9,
-    /// Strict mode: the wall clock stepped ahead of elapsed time past max_forward_step_ms
-    /// (`clock_ahead_ms` says how far).
+    /// Strict mode: the wall clock stepped ahead past max_forward_step_ms (`clock_ahead_ms`).
     ClockAhead = 10,
     /// The generator was closed.
     Closed = 11,
 }
 
-/// Where a generator's node id came from (the `source` of `polyflake_health_snapshot`), in the
-/// core's order; named by `polyflake_node_source_name`.
+/// Where a generator's node id came from (`polyflake_health_snapshot.source`), in the core's
+/// order; named by `polyflake_node_source_name`.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum polyflake_node_source {
@@ -59,11 +57,12 @@ pub enum polyflake_node_source {
     FileLease = 4,
     /// A slot of an etcd lease (`polyflake_generator_new_etcd`).
     Etcd = 5,
-    /// A slot of a ZooKeeper lease.
+    /// A slot of a ZooKeeper lease (`polyflake_generator_new_zookeeper`).
     Zookeeper = 6,
 }
 
-/// Which store a generator's lease lives in (the `lease_kind` of `polyflake_health_snapshot`).
+/// Which store a generator's lease lives in (`polyflake_health_snapshot.lease_kind`); named by
+/// `polyflake_lease_kind_name`.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum polyflake_lease_kind {
@@ -77,8 +76,8 @@ pub enum polyflake_lease_kind {
     Zookeeper = 3,
 }
 
-/// Where a lease stands in one word (the `lease_phase` of `polyflake_health_snapshot`), in the
-/// core's order; named by `polyflake_lease_phase_name`.
+/// Where a lease stands (`polyflake_health_snapshot.lease_phase`), in the core's order; named by
+/// `polyflake_lease_phase_name`.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum polyflake_lease_phase {
@@ -92,11 +91,20 @@ pub enum polyflake_lease_phase {
     Lost = 3,
 }
 
+/// The names of `polyflake_lease_kind`'s codes: "none", then the core's names.
+const LEASE_KINDS: [&str; 4] = [
+    "none",
+    LeaseKind::File.name(),
+    LeaseKind::Etcd.name(),
+    LeaseKind::ZooKeeper.name(),
+];
+
 /// Bytes of each text field of `polyflake_health_snapshot`, NUL included.
 pub const POLYFLAKE_HEALTH_TEXT_LEN: usize = 256;
 
-/// A snapshot of a generator's state and counters (`polyflake_health`). Plain data: copy it,
-/// keep it, no free. Text fields are NUL-terminated UTF-8, cut at a character boundary if longer.
+/// A snapshot of a generator's state and counters (`polyflake_health`; the fields are the core's
+/// `Health`, flattened). Plain data: copy it, keep it, no free. Text fields are NUL-terminated
+/// UTF-8, cut at a character boundary if longer.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct polyflake_health_snapshot {
@@ -134,9 +142,9 @@ pub struct polyflake_health_snapshot {
     pub ms_borrowed: u64,
     /// Monotonic calls refused by max_lead_ms.
     pub lead_refused: u64,
-    /// Lease renewals (0 unless the node id comes from a lease).
+    /// Lease renewals (0 without a lease).
     pub lease_renewals: u64,
-    /// Failed lease renewals (0 unless the node id comes from a lease).
+    /// Failed lease renewals (0 without a lease).
     pub lease_failures: u64,
     /// How far the wall clock reads ahead of what elapsed time vouches for, while that is more
     /// than max_forward_step_ms and not yet believed (0 otherwise).
@@ -145,32 +153,28 @@ pub struct polyflake_health_snapshot {
     pub forward_refused: u64,
     /// The clock reading in use: a `polyflake_clock_source` value.
     pub clock_source: u32,
-    /// The resolution of the system clock in use, from clock_getres, in ns (the coarse
-    /// clock's tick, or the precise clock's); 0 for an injected clock.
+    /// The resolution of the system clock in use (clock_getres), in ns; 0 for an injected clock.
     pub clock_tick_ns: u64,
     /// Why a requested coarse source is not in use; empty otherwise.
     pub clock_note: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
-    /// The lease's store: a `polyflake_lease_kind` value; POLYFLAKE_LEASE_KIND_NONE when the
-    /// node id is not leased (then every other `lease_` field below is zero or empty).
+    /// The lease's store: a `polyflake_lease_kind` value (POLYFLAKE_LEASE_KIND_NONE: no lease).
     pub lease_kind: u32,
-    /// The directory, or the etcd endpoints and key prefix.
+    /// The directory, or the endpoints (ensemble) and key prefix.
     pub lease_store: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
     /// The slot held, which is the node id.
     pub lease_slot: u32,
-    /// The high-water mark R (Unix ms): no ID carries a later timestamp until the store has
-    /// extended it.
+    /// The high-water mark R (Unix ms): no ID carries a later timestamp until the store extends it.
     pub lease_high_water_ms: i64,
     /// True when `lease_guard_until_ms` means something (the slot was taken behind a guard).
     pub lease_has_guard: bool,
-    /// What the slot's previous holder may have reached (its R, or a full reserve past a
-    /// missing or damaged record): nothing is issued until the clock passes it.
+    /// What the slot's previous holder may have reached: nothing is issued until the clock
+    /// passes it.
     pub lease_guard_until_ms: i64,
     /// True while the restart guard waits (`polyflake_wait_ready` waits it out).
     pub lease_guard_waiting: bool,
     /// How long the restart guard still waits, in ms (0 when it does not).
     pub lease_guard_remaining_ms: u64,
-    /// Why the guard is long (the slot was taken although its guard exceeded
-    /// max_guard_wait_ms, because no other slot was free); empty otherwise.
+    /// Why the guard is long (taken past max_guard_wait_ms, no other slot free); else empty.
     pub lease_guard_note: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
     /// True once the lease is lost (the generator has stopped for good).
     pub lease_lost: bool,
@@ -196,13 +200,20 @@ fn put(s: &mut polyflake_health_snapshot, name: &str, v: &Value) -> bool {
         Value::Text(t) => (0, false, t.as_str()),
         _ => (0, false, ""),
     };
+    let present = *v != Value::Null;
     macro_rules! walk {
-        (ints: $($i:ident)*; flags: $($f:ident)*; texts: $($t:ident)*; $($special:tt)*) => {
+        (ints: $($i:ident)*; flags: $($f:ident)*; texts: $($t:ident)*;
+         named: $($n:ident = $names:expr),*; optional: $($o:ident $has:ident)*) => {
             match name {
                 $(stringify!($i) => s.$i = int as _,)*
                 $(stringify!($f) => s.$f = flag,)*
                 $(stringify!($t) => s.$t = fill_char_array(text),)*
-                $($special)*
+                $(stringify!($n) => s.$n = code_of(text, $names),)*
+                $(stringify!($o) => (s.$has, s.$o) = (present, int as _),)*
+                "lease" => if let Value::Fields(nested) = v {
+                    return nested.iter().all(|(n, v)| put(s, &format!("lease_{n}"), v));
+                },
+                _ => return false,
             }
         };
     }
@@ -213,48 +224,25 @@ fn put(s: &mut polyflake_health_snapshot, name: &str, v: &Value) -> bool {
             lease_high_water_ms lease_guard_remaining_ms;
         flags: ok lease_guard_waiting lease_lost lease_expired;
         texts: reason clock_note lease_store lease_guard_note lease_last_error;
-        "clock_source" => {
-            s.clock_source = code_of(text, ClockSource::ALL.map(ClockSource::name))
-        }
-        "status" => s.status = code_of(text, HealthStatus::ALL.map(HealthStatus::name)),
-        "source" => s.source = code_of(text, NodeSourceKind::ALL.map(NodeSourceKind::name)),
-        "mode" => s.mode = code_of(text, MODES.map(Mode::name)),
-        "lease_phase" => s.lease_phase = code_of(text, LeasePhase::ALL.map(LeasePhase::name)),
-        "lease_kind" => {
-            s.lease_kind = code_of(
-                text,
-                [
-                    "",
-                    LeaseKind::File.name(),
-                    LeaseKind::Etcd.name(),
-                    LeaseKind::ZooKeeper.name(),
-                ],
-            )
-        }
-        "last_issued_ms" => (s.has_last_issued, s.last_issued_ms) = (*v != Value::Null, int as _),
-        "lease_guard_until_ms" => {
-            (s.lease_has_guard, s.lease_guard_until_ms) = (*v != Value::Null, int as _)
-        }
-        "lease" => if let Value::Fields(nested) = v {
-            return nested.iter().all(|(n, v)| put(s, &format!("lease_{n}"), v));
-        },
-        _ => return false,
+        named: clock_source = ClockSource::ALL.map(ClockSource::name),
+            status = HealthStatus::ALL.map(HealthStatus::name),
+            source = NodeSourceKind::ALL.map(NodeSourceKind::name),
+            mode = Mode::ALL.map(Mode::name),
+            lease_phase = LeasePhase::ALL.map(LeasePhase::name),
+            lease_kind = LEASE_KINDS;
+        optional: last_issued_ms has_last_issued lease_guard_until_ms lease_has_guard
     }
     true
 }
 
-/// The snapshot of a core health (of any generator: Snowflake, UUIDv7 or ULID).
+/// The snapshot of a core health (of any generator: Snowflake, UUIDv7 or ULID), filled by
+/// walking its fields.
 pub(crate) fn snapshot_of(h: &Health) -> polyflake_health_snapshot {
-    snapshot(&h.fields())
-}
-
-/// The snapshot of a core health, filled by walking its fields.
-fn snapshot(fields: &[(&str, Value)]) -> polyflake_health_snapshot {
     // SAFETY: the struct is plain integers, bools and char arrays: all zeroes is a valid value
     // (no lease, empty texts).
     let mut s: polyflake_health_snapshot = unsafe { std::mem::zeroed() };
-    for (name, value) in fields {
-        put(&mut s, name, value);
+    for (name, value) in h.fields() {
+        put(&mut s, name, &value);
     }
     s
 }
@@ -265,72 +253,62 @@ pub extern "C" fn polyflake_health(
     generator: *const polyflake_generator,
     out_health: *mut polyflake_health_snapshot,
 ) -> polyflake_result {
-    write_out(out_health, || {
-        Ok(snapshot_of(&arg(generator)?.inner.health()))
-    })
+    health_of(generator, out_health)
 }
 
-/// The `index`th of a core list's names, or "unknown".
-fn name_in(table: &'static NameTable, all: fn() -> Vec<&'static str>, index: u32) -> *const c_char {
-    let unknown = c"unknown";
-    boundary_value(unknown.as_ptr(), || {
-        static_name(table, all, index as usize, unknown)
-    })
+/// The body of every `_health`.
+pub(crate) fn health_of<G: Handle>(
+    generator: *const G,
+    out_health: *mut polyflake_health_snapshot,
+) -> polyflake_result {
+    write_out(out_health, || Ok(snapshot_of(&arg(generator)?.health())))
 }
 
-/// The stable snake_case name of a health status ("ok", "clock_behind", "clock_ahead", "closed",
-/// ...) as a static NUL-terminated string (`status` is a `polyflake_health_status`); an unknown
-/// number gives "unknown". Never NULL; do not free.
+/// The `index`th of a core list's `names` as a static NUL-terminated string, or "unknown"
+/// (each call site keeps its own table).
+macro_rules! name_in {
+    ($index:expr, $names:expr) => {{
+        static TABLE: NameTable = NameTable::new();
+        let unknown = c"unknown";
+        let all = || $names.to_vec();
+        boundary_value(unknown.as_ptr(), || {
+            static_name(&TABLE, all, $index as usize, unknown)
+        })
+    }};
+}
+
+/// The stable snake_case name of a health status ("ok", "clock_behind", "closed", ...) as a
+/// static NUL-terminated string; an unknown number gives "unknown". Never NULL; do not free.
 #[no_mangle]
 pub extern "C" fn polyflake_health_status_name(status: u32) -> *const c_char {
-    static NAMES: NameTable = NameTable::new();
-    let all = || HealthStatus::ALL.map(HealthStatus::name).to_vec();
-    name_in(&NAMES, all, status)
+    name_in!(status, HealthStatus::ALL.map(HealthStatus::name))
 }
 
-/// The stable snake_case name of a node source ("static", "env", "hostname", "ipv4", "file_lease",
-/// "etcd", "zookeeper") as a static NUL-terminated string (`source` is a `polyflake_node_source`); an unknown
-/// number gives "unknown". Never NULL; do not free.
+/// The name of a node source ("static", "env", "hostname", "ipv4", "file_lease", "etcd",
+/// "zookeeper"); as `polyflake_health_status_name`.
 #[no_mangle]
 pub extern "C" fn polyflake_node_source_name(source: u32) -> *const c_char {
-    static NAMES: NameTable = NameTable::new();
-    let all = || NodeSourceKind::ALL.map(NodeSourceKind::name).to_vec();
-    name_in(&NAMES, all, source)
+    name_in!(source, NodeSourceKind::ALL.map(NodeSourceKind::name))
 }
 
-/// The stable snake_case name of a lease phase ("held", "restart_guard", "expired", "lost") as a
-/// static NUL-terminated string (`phase` is a `polyflake_lease_phase`); an unknown number gives
-/// "unknown". Never NULL; do not free.
+/// The name of a lease phase ("held", "restart_guard", "expired", "lost"); as
+/// `polyflake_health_status_name`.
 #[no_mangle]
 pub extern "C" fn polyflake_lease_phase_name(phase: u32) -> *const c_char {
-    static NAMES: NameTable = NameTable::new();
-    let all = || LeasePhase::ALL.map(LeasePhase::name).to_vec();
-    name_in(&NAMES, all, phase)
+    name_in!(phase, LeasePhase::ALL.map(LeasePhase::name))
 }
 
-/// The stable name of a lease kind ("none", "file", "etcd", "zookeeper") as a static
-/// NUL-terminated string (`kind` is a `polyflake_lease_kind`); an unknown number gives "unknown".
-/// Never NULL; do not free.
+/// The name of a lease kind ("none", "file", "etcd", "zookeeper"); as
+/// `polyflake_health_status_name`.
 #[no_mangle]
 pub extern "C" fn polyflake_lease_kind_name(kind: u32) -> *const c_char {
-    static NAMES: NameTable = NameTable::new();
-    let all = || {
-        let leased = [LeaseKind::File, LeaseKind::Etcd, LeaseKind::ZooKeeper];
-        std::iter::once("none")
-            .chain(leased.map(LeaseKind::name))
-            .collect()
-    };
-    name_in(&NAMES, all, kind)
+    name_in!(kind, LEASE_KINDS)
 }
 
-/// The stable name of a clock source ("precise", "coarse") as a static NUL-terminated string
-/// (`source` is a `polyflake_clock_source`); an unknown number gives "unknown". Never NULL; do not
-/// free.
+/// The name of a clock source ("precise", "coarse"); as `polyflake_health_status_name`.
 #[no_mangle]
 pub extern "C" fn polyflake_clock_source_name(source: u32) -> *const c_char {
-    static NAMES: NameTable = NameTable::new();
-    let all = || ClockSource::ALL.map(ClockSource::name).to_vec();
-    name_in(&NAMES, all, source)
+    name_in!(source, ClockSource::ALL.map(ClockSource::name))
 }
 
 #[cfg(test)]
@@ -457,14 +435,14 @@ mod tests {
         assert_eq!(store.to_str().unwrap(), lease.store);
         clock.elapse(10_000);
         g.next_id().unwrap();
-        let s = snapshot(&g.health().fields());
+        let s = snapshot_of(&g.health());
         assert!(s.ok && s.has_last_issued && s.ids_issued == 1);
         assert_eq!(s.last_issued_ms, 1_800_000_010_000);
         drop(g);
         let _ = std::fs::remove_dir_all(&dir);
         // Without a lease every lease field stays zero.
         let g = Generator::builder(3).clock(clock).build().unwrap();
-        let s = snapshot(&g.health().fields());
+        let s = snapshot_of(&g.health());
         assert_eq!((s.lease_kind, s.lease_slot, s.node_id), (0, 0, 3));
         assert_eq!(s.mode, crate::generator::polyflake_mode::Strict as u32);
     }

@@ -17,10 +17,9 @@ const _: () = assert!(POLYFLAKE_MAX_BATCH == polyflake_core::MAX_BATCH);
 pub const POLYFLAKE_ID_TEXT_LEN: usize = 20;
 const _: () = assert!(POLYFLAKE_ID_TEXT_LEN == polyflake_core::MAX_ID.ilog10() as usize + 2);
 
-/// How the 63 usable bits of an ID are split. Valid layouts have every field at least 1 bit and
-/// add up to 63; functions that take a layout refuse anything else with
-/// POLYFLAKE_RESULT_INVALID_LAYOUT. Get the presets from `polyflake_layout_default()` and
-/// friends, or by name from `polyflake_layout_from_name`.
+/// How the 63 usable bits of an ID are split: every field at least 1 bit, 63 in all (else
+/// POLYFLAKE_RESULT_INVALID_LAYOUT). Presets from `polyflake_layout_default()` and friends, or
+/// by name from `polyflake_layout_from_name`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct polyflake_layout {
@@ -72,8 +71,8 @@ pub struct polyflake_layout_info {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct polyflake_decoded {
-    /// When the ID was made at the latest, Unix milliseconds (a monotonic generator may run
-    /// ahead of the wall clock, never behind it, so this is an upper bound).
+    /// When the ID was made at the latest, Unix ms (a monotonic generator may run ahead of the
+    /// wall clock, never behind it).
     pub timestamp_ms: i64,
     /// The node that made it.
     pub node_id: u32,
@@ -91,8 +90,8 @@ impl From<Decoded> for polyflake_decoded {
     }
 }
 
-/// An all-zero layout: what a preset getter returns if it ever panicked. Every function refuses
-/// it with POLYFLAKE_RESULT_INVALID_LAYOUT, so a fault cannot become a wrong ID.
+/// What a preset getter returns if it ever panicked: all zero, which every function refuses
+/// with POLYFLAKE_RESULT_INVALID_LAYOUT, so a fault cannot become a wrong ID.
 const NO_LAYOUT: polyflake_layout = polyflake_layout {
     timestamp_bits: 0,
     node_bits: 0,
@@ -123,11 +122,9 @@ pub extern "C" fn polyflake_layout_short() -> polyflake_layout {
     boundary_value(NO_LAYOUT, || Layout::SHORT.into())
 }
 
-/// Look up a layout by name: a preset ("default", "long_lived", "big_fleet", "short") or
-/// "T/N/S" such as "41/10/12", and store it in `*out_layout`.
-///
-/// `name` is a NUL-terminated string (bytes that are not UTF-8 never match). Errors:
-/// POLYFLAKE_RESULT_UNKNOWN_LAYOUT, POLYFLAKE_RESULT_INVALID_LAYOUT.
+/// Look up a layout by name, a preset ("default", "long_lived", "big_fleet", "short") or "T/N/S"
+/// such as "41/10/12" (NUL-terminated; bytes that are not UTF-8 never match), into
+/// `*out_layout`. Errors: POLYFLAKE_RESULT_UNKNOWN_LAYOUT, _INVALID_LAYOUT.
 #[no_mangle]
 pub extern "C" fn polyflake_layout_from_name(
     name: *const c_char,
@@ -138,8 +135,7 @@ pub extern "C" fn polyflake_layout_from_name(
     })
 }
 
-/// Check `layout` and store what it holds (max node id, max sequence, window, years) in
-/// `*out_info`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT.
+/// Check `layout` and store what it holds in `*out_info`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT.
 #[no_mangle]
 pub extern "C" fn polyflake_layout_describe(
     layout: polyflake_layout,
@@ -158,8 +154,8 @@ pub extern "C" fn polyflake_layout_describe(
     })
 }
 
-/// Split `id` into its Unix-ms timestamp, node id and sequence for `layout` and `epoch_ms`, into
-/// `*out_decoded`. Errors: POLYFLAKE_RESULT_INVALID_LAYOUT; _INVALID_ID for `id` >= 2^63.
+/// Split `id` for `layout` and `epoch_ms` into `*out_decoded`. Errors:
+/// POLYFLAKE_RESULT_INVALID_LAYOUT; _INVALID_ID for `id` >= 2^63.
 #[no_mangle]
 pub extern "C" fn polyflake_decode(
     layout: polyflake_layout,
@@ -172,10 +168,9 @@ pub extern "C" fn polyflake_decode(
     })
 }
 
-/// Pack a Unix-ms timestamp, node id and sequence into an ID for `layout` and `epoch_ms`, into
-/// `*out_id` (the inverse of `polyflake_decode`; every field is checked). Errors:
-/// POLYFLAKE_RESULT_INVALID_LAYOUT, POLYFLAKE_RESULT_TIMESTAMP_OVERFLOW (outside the window),
-/// POLYFLAKE_RESULT_INVALID_NODE_ID, POLYFLAKE_RESULT_INVALID_ARGUMENT (sequence too large).
+/// Pack a Unix-ms timestamp, node id and sequence into `*out_id` for `layout` and `epoch_ms`
+/// (the inverse of `polyflake_decode`). Errors: POLYFLAKE_RESULT_INVALID_LAYOUT,
+/// _TIMESTAMP_OVERFLOW (outside the window), _INVALID_NODE_ID, _INVALID_ARGUMENT (sequence).
 #[no_mangle]
 pub extern "C" fn polyflake_compose(
     layout: polyflake_layout,
@@ -186,24 +181,22 @@ pub extern "C" fn polyflake_compose(
     out_id: *mut u64,
 ) -> polyflake_result {
     write_out(out_id, || {
-        Ok(layout
-            .to_core()?
-            .compose(unix_ms, node_id, sequence, epoch_ms)?)
+        let l = layout.to_core()?;
+        Ok(l.compose(unix_ms, node_id, sequence, epoch_ms)?)
     })
 }
 
-/// Parse a decimal ID (ASCII digits only: no sign, no spaces, no "0x"; below 2^63) from the
-/// NUL-terminated string `text` into `*out_id`. Errors: POLYFLAKE_RESULT_INVALID_ID.
+/// Parse a decimal ID (ASCII digits only: no sign, spaces or "0x"; below 2^63) from the
+/// NUL-terminated `text` into `*out_id`. Errors: POLYFLAKE_RESULT_INVALID_ID.
 #[no_mangle]
 pub extern "C" fn polyflake_parse_id(text: *const c_char, out_id: *mut u64) -> polyflake_result {
     // Bytes that are not UTF-8 reach the core's parser, which refuses them.
     write_out(out_id, || Ok(parse_id(&c_str(text)?.to_string_lossy())?))
 }
 
-/// Write `id` as decimal text with a NUL into `buf` (`len` bytes; POLYFLAKE_ID_TEXT_LEN always
-/// suffices) and the number of digits into `*out_len`. Errors: POLYFLAKE_RESULT_INVALID_ID for
-/// `id` >= 2^63; POLYFLAKE_RESULT_BUFFER_TOO_SMALL when the digits and the NUL do not fit
-/// (nothing written).
+/// Write `id` as decimal text with a NUL into `buf` (`len` bytes; POLYFLAKE_ID_TEXT_LEN
+/// suffices), and the number of digits into `*out_len`. Errors: POLYFLAKE_RESULT_INVALID_ID
+/// (`id` >= 2^63), _BUFFER_TOO_SMALL (nothing written).
 #[no_mangle]
 pub extern "C" fn polyflake_format_id(
     id: u64,

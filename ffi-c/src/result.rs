@@ -6,13 +6,10 @@ use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
 use std::sync::OnceLock;
 
-/// What every fallible `polyflake_*` function returns. `POLYFLAKE_RESULT_OK` (0) is success;
-/// every other value is an error. Codes are stable and never reused: 1 to 99 are the core's
-/// error kinds (named and described by the core), 100 and up faults of the C boundary itself.
-///
-/// `polyflake_result_name()` gives the stable code name (the scenario files' error names, e.g.
-/// "CLOCK_MOVED_BACKWARDS"), `polyflake_result_message()` a static English sentence, and
-/// `polyflake_last_error_message()` the full message of this thread's last error, with its numbers.
+/// What every fallible `polyflake_*` function returns: `POLYFLAKE_RESULT_OK` (0) or an error.
+/// Codes are stable and never reused: 1 to 99 the core's error kinds, 100 and up faults of the
+/// C boundary. Named by `polyflake_result_name()`, described by `polyflake_result_message()`;
+/// `polyflake_last_error_message()` gives this thread's last error with its numbers.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum polyflake_result {
@@ -43,7 +40,7 @@ pub enum polyflake_result {
     /// An injected clock failed to give a reading.
     ClockFailed = 12,
     /// A node-id source could not give a node id (env var unset, hostname without ordinal, IPv4
-    /// prefix out of range or too short for the node field, lease options out of range).
+    /// subnet too wide, lease options out of range, ...).
     InvalidNodeSource = 13,
     /// Every slot of the lease store is held by a live holder.
     NoFreeSlot = 14,
@@ -51,8 +48,7 @@ pub enum polyflake_result {
     LeaseNotReady = 15,
     /// The lease's high-water mark was reached without a renewal (store unreachable).
     LeaseExpired = 16,
-    /// The lease was lost (etcd lease revoked or expired, slot file deleted or replaced): the
-    /// generator has stopped for good.
+    /// The lease was lost (store lease revoked or expired, slot deleted): stopped for good.
     LeaseLost = 17,
     /// The lease store failed (I/O error on the lease directory, etcd error or timeout).
     LeaseStore = 18,

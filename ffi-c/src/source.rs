@@ -1,7 +1,6 @@
 //! Node-id sources: a generator whose node id comes from an environment variable, a hostname's
-//! ordinal, an IPv4 address, a file lease, an etcd lease or a ZooKeeper lease. Every rule (ranges, the /22
-//! arithmetic, slot counts, the restart guard) and every default is the core's; this module
-//! only turns C strings and plain option structs into a `NodeSource`.
+//! ordinal, an IPv4 address, or a file, etcd or ZooKeeper lease. Every rule and default is the
+//! core's; this module only turns C strings and option structs into a `NodeSource`.
 
 use crate::boundary::{arg, c_str, c_utf8, c_utf8_opt, write_out};
 use crate::clock::polyflake_clock;
@@ -11,6 +10,7 @@ use polyflake_core::{EtcdLeaseOptions, FileLeaseOptions, NodeSource, ZooKeeperLe
 use std::ffi::{c_char, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
+use std::ptr::null;
 
 /// The `slots` value of the lease options meaning every node id of the layout (the default).
 pub const POLYFLAKE_ALL_SLOTS: u32 = u32::MAX;
@@ -21,12 +21,10 @@ pub const POLYFLAKE_ALL_SLOTS: u32 = u32::MAX;
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct polyflake_file_lease_options {
-    /// The lease directory, a NUL-terminated path (created if missing). Every process that
-    /// shares node ids uses the same one, on a local file system. Required (NULL:
-    /// POLYFLAKE_RESULT_NULL_PARAMETER).
+    /// The lease directory, a NUL-terminated path (created if missing), shared by every process
+    /// that shares node ids, on a local file system. Required.
     pub dir: *const c_char,
-    /// How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default) means every
-    /// node id of the layout.
+    /// How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default): every node id.
     pub slots: u32,
     /// A stable identity, NUL-terminated UTF-8: the slot it held before is tried first. NULL
     /// (the default) means this host's name.
@@ -39,14 +37,35 @@ pub struct polyflake_file_lease_options {
     pub max_guard_wait_ms: u64,
 }
 
+/// TLS and authentication of a remote lease store (the `credentials` of the etcd and ZooKeeper
+/// options), NUL-terminated strings. A NULL field (the default) is read from the store's
+/// environment variable, POLYFLAKE_ETCD_<FIELD> or POLYFLAKE_ZOOKEEPER_<FIELD> (such as
+/// POLYFLAKE_ETCD_CA_FILE), when that is set; else it is not used.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct polyflake_store_credentials {
+    /// A PEM file of the CA certificate(s) the servers' certificates must chain to (turns TLS on).
+    pub ca_file: *const c_char,
+    /// A PEM file of this client's certificate (with `key_file`), for servers that require one.
+    pub cert_file: *const c_char,
+    /// A PEM file of the private key of `cert_file`.
+    pub key_file: *const c_char,
+    /// The user to authenticate as, UTF-8 (etcd authentication; ZooKeeper `digest`, and the
+    /// znodes polyflake creates are then writable by this user only).
+    pub username: *const c_char,
+    /// The password of `username`, UTF-8. Prefer the environment variable (or a file you read)
+    /// to a literal in code.
+    pub password: *const c_char,
+}
+
 /// Options of an etcd lease (`polyflake_generator_new_etcd`). Fill it with
-/// `polyflake_etcd_options_init` (the core's defaults), set the endpoints, change what you need.
-/// The strings are only read during the call. Every number is judged by the core as written.
+/// `polyflake_etcd_options_init` (the core's defaults), set the endpoints, change what you need;
+/// the rest as `polyflake_file_lease_options`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct polyflake_etcd_options {
-    /// The cluster's client URLs (NUL-terminated UTF-8, such as "http://127.0.0.1:2379"):
-    /// an array of `endpoint_count` strings. NULL (with a nonzero count) or a NULL entry:
+    /// The cluster's client URLs (NUL-terminated UTF-8, such as "http://127.0.0.1:2379"): an
+    /// array of `endpoint_count` strings. NULL (with a nonzero count) or a NULL entry:
     /// POLYFLAKE_RESULT_NULL_PARAMETER.
     pub endpoints: *const *const c_char,
     /// How many strings `endpoints` holds (at least 1).
@@ -58,41 +77,27 @@ pub struct polyflake_etcd_options {
     pub ttl_s: i64,
     /// How far ahead of the clock R is kept, in ms (default 5,000).
     pub reserve_ms: u64,
-    /// How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default) means every
-    /// node id.
+    /// As in `polyflake_file_lease_options`.
     pub slots: u32,
-    /// A stable identity, NUL-terminated UTF-8; NULL (the default) means this host's name.
+    /// As in `polyflake_file_lease_options`.
     pub identity: *const c_char,
     /// The timeout of connecting and of each request, in ms (1 to 600,000; default 2,000).
     pub connect_timeout_ms: u64,
     /// As in `polyflake_file_lease_options` (default 60,000).
     pub max_guard_wait_ms: u64,
-    /// A PEM file of the CA certificate(s) the servers' certificates must chain to (turns TLS
-    /// on); NULL (the default) means the core's fallback, POLYFLAKE_ETCD_CA_FILE, else none.
-    pub ca_file: *const c_char,
-    /// A PEM file of this client's certificate (with `key_file`), for servers that require one;
-    /// NULL: POLYFLAKE_ETCD_CERT_FILE, else none.
-    pub cert_file: *const c_char,
-    /// A PEM file of the private key of `cert_file`; NULL: POLYFLAKE_ETCD_KEY_FILE, else none.
-    pub key_file: *const c_char,
-    /// The user to authenticate as (etcd authentication), NUL-terminated UTF-8; NULL:
-    /// POLYFLAKE_ETCD_USERNAME, else none.
-    pub username: *const c_char,
-    /// The password of `username`, NUL-terminated UTF-8; NULL: POLYFLAKE_ETCD_PASSWORD, else
-    /// none. Prefer the environment variable (or a file you read) to a literal in code.
-    pub password: *const c_char,
+    /// TLS and authentication (default: all NULL, the environment's).
+    pub credentials: polyflake_store_credentials,
 }
 
 /// Options of a ZooKeeper lease (`polyflake_generator_new_zookeeper`). Fill it with
 /// `polyflake_zookeeper_options_init` (the core's defaults), set `ensemble`, change what you
-/// need. The strings are only read during the call. Every number is judged by the core as
-/// written.
+/// need; the rest as `polyflake_etcd_options`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct polyflake_zookeeper_options {
     /// The ensemble as ZooKeeper's connect string, NUL-terminated UTF-8: `"host:port"` or
-    /// `"host:port,host:port,..."` (spaces around commas ignored). Required (NULL:
-    /// POLYFLAKE_RESULT_NULL_PARAMETER; no server in it: POLYFLAKE_RESULT_INVALID_NODE_SOURCE).
+    /// `"host:port,host:port,..."` (spaces around commas ignored). Required (no server in it:
+    /// POLYFLAKE_RESULT_INVALID_NODE_SOURCE).
     pub ensemble: *const c_char,
     /// The znode prefix, an absolute path (NUL-terminated UTF-8); NULL (the default) means the
     /// core's "/polyflake". One prefix per ID space (epoch and layout).
@@ -102,70 +107,74 @@ pub struct polyflake_zookeeper_options {
     pub session_timeout_ms: u64,
     /// How far ahead of the clock R is kept, in ms (default 5,000).
     pub reserve_ms: u64,
-    /// How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default) means every
-    /// node id.
+    /// As in `polyflake_file_lease_options`.
     pub slots: u32,
-    /// A stable identity, NUL-terminated UTF-8; NULL (the default) means this host's name.
+    /// As in `polyflake_file_lease_options`.
     pub identity: *const c_char,
     /// The timeout of connecting and of each request, in ms (default 2,000).
     pub connect_timeout_ms: u64,
     /// As in `polyflake_file_lease_options` (default 60,000).
     pub max_guard_wait_ms: u64,
-    /// A PEM file of the CA certificate(s) the servers' certificates must chain to (turns TLS
-    /// on); NULL (the default) means the core's fallback, POLYFLAKE_ZOOKEEPER_CA_FILE, else none.
-    pub ca_file: *const c_char,
-    /// A PEM file of this client's certificate (with `key_file`), for servers that require one;
-    /// NULL: POLYFLAKE_ZOOKEEPER_CERT_FILE, else none.
-    pub cert_file: *const c_char,
-    /// A PEM file of the private key of `cert_file`; NULL: POLYFLAKE_ZOOKEEPER_KEY_FILE, else none.
-    pub key_file: *const c_char,
-    /// The user to authenticate as (ZooKeeper `digest`; the znodes polyflake creates are then writable by this user only), NUL-terminated UTF-8; NULL:
-    /// POLYFLAKE_ZOOKEEPER_USERNAME, else none.
-    pub username: *const c_char,
-    /// The password of `username`, NUL-terminated UTF-8; NULL: POLYFLAKE_ZOOKEEPER_PASSWORD, else
-    /// none. Prefer the environment variable (or a file you read) to a literal in code.
-    pub password: *const c_char,
+    /// TLS and authentication (default: all NULL, the environment's).
+    pub credentials: polyflake_store_credentials,
 }
 
-/// The TLS and credential fields of the etcd and ZooKeeper options, as the core takes them:
-/// NULL is `None` (the core then reads its environment variables).
-struct Credentials {
-    ca_file: Option<PathBuf>,
-    cert_file: Option<PathBuf>,
-    key_file: Option<PathBuf>,
-    username: Option<String>,
-    password: Option<String>,
+/// No credentials given: the core reads its environment variables.
+const NO_CREDENTIALS: polyflake_store_credentials = polyflake_store_credentials {
+    ca_file: null(),
+    cert_file: null(),
+    key_file: null(),
+    username: null(),
+    password: null(),
+};
+
+/// A required path; a path is bytes on Unix: taken as given, UTF-8 or not.
+fn path(p: *const c_char) -> Result<PathBuf, polyflake_result> {
+    Ok(OsStr::from_bytes(c_str(p)?.to_bytes()).into())
 }
 
-impl Credentials {
-    fn read(
-        ca: *const c_char,
-        cert: *const c_char,
-        key: *const c_char,
-        username: *const c_char,
-        password: *const c_char,
-    ) -> Result<Credentials, polyflake_result> {
-        Ok(Credentials {
-            ca_file: path_opt(ca)?,
-            cert_file: path_opt(cert)?,
-            key_file: path_opt(key)?,
-            username: c_utf8_opt(username, "the user name")?,
-            password: c_utf8_opt(password, "the password")?,
-        })
-    }
-}
-
-/// An optional path (NULL: None). A path is bytes on Unix: taken as given, UTF-8 or not.
+/// An optional path (NULL: None).
 fn path_opt(p: *const c_char) -> Result<Option<PathBuf>, polyflake_result> {
-    if p.is_null() {
-        return Ok(None);
-    }
-    Ok(Some(OsStr::from_bytes(c_str(p)?.to_bytes()).into()))
+    (!p.is_null()).then(|| path(p)).transpose()
 }
 
-/// The C field's slot count as the core's `Option<u32>` (None: every node id).
-fn slots_of(code: u32) -> Option<u32> {
-    (code != POLYFLAKE_ALL_SLOTS).then_some(code)
+/// A C options struct `$t` holding the core's defaults `$d`: the fields every lease shares (and
+/// with `remote`, those of etcd and ZooKeeper) with its strings NULL, then the named fields.
+macro_rules! with_defaults {
+    (remote $t:ident, $d:ident = $e:expr, $($f:ident: $v:expr),*) => {
+        with_defaults!($t, $d = $e, prefix: null(), connect_timeout_ms: $d.connect_timeout_ms,
+            credentials: NO_CREDENTIALS, $($f: $v),*)
+    };
+    ($t:ident, $d:ident = $e:expr, $($f:ident: $v:expr),*) => {{
+        let $d = $e;
+        $t { slots: $d.slots.unwrap_or(POLYFLAKE_ALL_SLOTS), identity: null(),
+            reserve_ms: $d.reserve_ms, max_guard_wait_ms: $d.max_guard_wait_ms, $($f: $v),* }
+    }};
+}
+
+/// Copy the fields every lease shares (and with `remote`, those of etcd and ZooKeeper) from the
+/// C options `$o` onto the core's options `$core`. A NULL prefix keeps the core's default; a
+/// NULL credential is `None` (the core then reads its environment variables).
+macro_rules! copy_fields {
+    (remote $core:ident, $o:ident, $prefix:literal) => {
+        if let Some(prefix) = c_utf8_opt($o.prefix, $prefix)? {
+            $core.prefix = prefix;
+        }
+        $core.connect_timeout_ms = $o.connect_timeout_ms;
+        let c = &$o.credentials;
+        $core.ca_file = path_opt(c.ca_file)?;
+        $core.cert_file = path_opt(c.cert_file)?;
+        $core.key_file = path_opt(c.key_file)?;
+        $core.username = c_utf8_opt(c.username, "the user name")?;
+        $core.password = c_utf8_opt(c.password, "the password")?;
+        copy_fields!($core, $o);
+    };
+    ($core:ident, $o:ident) => {
+        $core.slots = ($o.slots != POLYFLAKE_ALL_SLOTS).then_some($o.slots);
+        $core.identity = c_utf8_opt($o.identity, "the lease identity")?;
+        $core.reserve_ms = $o.reserve_ms;
+        $core.max_guard_wait_ms = $o.max_guard_wait_ms;
+    };
 }
 
 /// Fill `*out_options` with the core's defaults: `dir` NULL (set it), POLYFLAKE_ALL_SLOTS, the
@@ -175,82 +184,45 @@ pub extern "C" fn polyflake_file_lease_options_init(
     out_options: *mut polyflake_file_lease_options,
 ) -> polyflake_result {
     write_out(out_options, || {
-        let d = FileLeaseOptions::new("");
-        Ok(polyflake_file_lease_options {
-            dir: std::ptr::null(),
-            slots: d.slots.unwrap_or(POLYFLAKE_ALL_SLOTS),
-            identity: std::ptr::null(),
-            reserve_ms: d.reserve_ms,
-            max_guard_wait_ms: d.max_guard_wait_ms,
-        })
+        let o = with_defaults!(polyflake_file_lease_options, d = FileLeaseOptions::new(""),
+            dir: null());
+        Ok(o)
     })
 }
 
 /// Fill `*out_options` with the core's defaults: no endpoints (set them), prefix NULL
 /// ("/polyflake"), TTL 10 s, reserve 5,000 ms, POLYFLAKE_ALL_SLOTS, the hostname as identity,
-/// timeout 2,000 ms, max_guard_wait_ms 60,000.
+/// timeout 2,000 ms, max_guard_wait_ms 60,000, credentials NULL.
 #[no_mangle]
 pub extern "C" fn polyflake_etcd_options_init(
     out_options: *mut polyflake_etcd_options,
 ) -> polyflake_result {
     write_out(out_options, || {
-        let d = EtcdLeaseOptions::new(Vec::new());
-        Ok(polyflake_etcd_options {
-            endpoints: std::ptr::null(),
-            endpoint_count: 0,
-            prefix: std::ptr::null(),
-            ttl_s: d.ttl_s,
-            reserve_ms: d.reserve_ms,
-            slots: d.slots.unwrap_or(POLYFLAKE_ALL_SLOTS),
-            identity: std::ptr::null(),
-            connect_timeout_ms: d.connect_timeout_ms,
-            max_guard_wait_ms: d.max_guard_wait_ms,
-            ca_file: std::ptr::null(),
-            cert_file: std::ptr::null(),
-            key_file: std::ptr::null(),
-            username: std::ptr::null(),
-            password: std::ptr::null(),
-        })
+        Ok(
+            with_defaults!(remote polyflake_etcd_options, d = EtcdLeaseOptions::new(Vec::new()),
+            endpoints: null(), endpoint_count: 0, ttl_s: d.ttl_s),
+        )
     })
 }
 
 /// Fill `*out_options` with the core's defaults: `ensemble` NULL (set it), prefix NULL
 /// ("/polyflake"), session timeout 10,000 ms, reserve 5,000 ms, POLYFLAKE_ALL_SLOTS, the
-/// hostname as identity, timeout 2,000 ms, max_guard_wait_ms 60,000, no TLS or credentials
-/// beyond the POLYFLAKE_ZOOKEEPER_* environment variables.
+/// hostname as identity, timeout 2,000 ms, max_guard_wait_ms 60,000, credentials NULL.
 #[no_mangle]
 pub extern "C" fn polyflake_zookeeper_options_init(
     out_options: *mut polyflake_zookeeper_options,
 ) -> polyflake_result {
     write_out(out_options, || {
-        let d = ZooKeeperLeaseOptions::new(Vec::new());
-        Ok(polyflake_zookeeper_options {
-            ensemble: std::ptr::null(),
-            prefix: std::ptr::null(),
-            session_timeout_ms: d.session_timeout_ms,
-            reserve_ms: d.reserve_ms,
-            slots: d.slots.unwrap_or(POLYFLAKE_ALL_SLOTS),
-            identity: std::ptr::null(),
-            connect_timeout_ms: d.connect_timeout_ms,
-            max_guard_wait_ms: d.max_guard_wait_ms,
-            ca_file: std::ptr::null(),
-            cert_file: std::ptr::null(),
-            key_file: std::ptr::null(),
-            username: std::ptr::null(),
-            password: std::ptr::null(),
-        })
+        Ok(with_defaults!(remote polyflake_zookeeper_options,
+            d = ZooKeeperLeaseOptions::new(Vec::new()),
+            ensemble: null(), session_timeout_ms: d.session_timeout_ms))
     })
 }
 
 fn file_source(o: &polyflake_file_lease_options) -> Result<NodeSource, polyflake_result> {
-    Ok(NodeSource::FileLease(FileLeaseOptions {
-        // A path is bytes on Unix: taken as given, UTF-8 or not.
-        dir: OsStr::from_bytes(c_str(o.dir)?.to_bytes()).into(),
-        slots: slots_of(o.slots),
-        identity: c_utf8_opt(o.identity, "the lease identity")?,
-        reserve_ms: o.reserve_ms,
-        max_guard_wait_ms: o.max_guard_wait_ms,
-    }))
+    let mut f = FileLeaseOptions::new(path(o.dir)?);
+    copy_fields!(f, o);
+    Ok(NodeSource::FileLease(f))
 }
 
 fn etcd_source(o: &polyflake_etcd_options) -> Result<NodeSource, polyflake_result> {
@@ -259,62 +231,31 @@ fn etcd_source(o: &polyflake_etcd_options) -> Result<NodeSource, polyflake_resul
         // SAFETY: non-NULL (checked), and the caller promises `endpoint_count` pointers there.
         n => unsafe { std::slice::from_raw_parts(arg(o.endpoints)?, n) },
     };
-    let defaults = EtcdLeaseOptions::new(Vec::new());
-    let c = Credentials::read(o.ca_file, o.cert_file, o.key_file, o.username, o.password)?;
-    Ok(NodeSource::Etcd(EtcdLeaseOptions {
-        endpoints: endpoints
-            .iter()
-            .map(|p| c_utf8(*p, "an etcd endpoint"))
-            .collect::<Result<_, _>>()?,
-        prefix: c_utf8_opt(o.prefix, "the etcd prefix")?.unwrap_or_else(|| defaults.prefix.clone()),
-        ttl_s: o.ttl_s,
-        reserve_ms: o.reserve_ms,
-        slots: slots_of(o.slots),
-        identity: c_utf8_opt(o.identity, "the lease identity")?,
-        connect_timeout_ms: o.connect_timeout_ms,
-        max_guard_wait_ms: o.max_guard_wait_ms,
-        ca_file: c.ca_file,
-        cert_file: c.cert_file,
-        key_file: c.key_file,
-        username: c.username,
-        password: c.password,
-    }))
+    let endpoints = endpoints.iter().map(|p| c_utf8(*p, "an etcd endpoint"));
+    let mut e = EtcdLeaseOptions::new(endpoints.collect::<Result<_, _>>()?);
+    e.ttl_s = o.ttl_s;
+    copy_fields!(remote e, o, "the etcd prefix");
+    Ok(NodeSource::Etcd(e))
 }
 
 fn zookeeper_source(o: &polyflake_zookeeper_options) -> Result<NodeSource, polyflake_result> {
     let ensemble = c_utf8(o.ensemble, "the ZooKeeper ensemble")?;
-    let c = Credentials::read(o.ca_file, o.cert_file, o.key_file, o.username, o.password)?;
     let mut z = ZooKeeperLeaseOptions::from_ensemble(&ensemble);
-    if let Some(prefix) = c_utf8_opt(o.prefix, "the ZooKeeper prefix")? {
-        z.prefix = prefix;
-    }
     z.session_timeout_ms = o.session_timeout_ms;
-    z.reserve_ms = o.reserve_ms;
-    z.slots = slots_of(o.slots);
-    z.identity = c_utf8_opt(o.identity, "the lease identity")?;
-    z.connect_timeout_ms = o.connect_timeout_ms;
-    z.max_guard_wait_ms = o.max_guard_wait_ms;
-    z.ca_file = c.ca_file;
-    z.cert_file = c.cert_file;
-    z.key_file = c.key_file;
-    z.username = c.username;
-    z.password = c.password;
+    copy_fields!(remote z, o, "the ZooKeeper prefix");
     Ok(NodeSource::ZooKeeper(z))
 }
-
 /// As `polyflake_generator_new`, the node id being a slot leased from a directory of slot files
-/// (one host, no server; `config->node_id` is ignored). A test `clock` drives R and the guard.
+/// (one host, no server; `config->node_id` is ignored; a test `clock` drives R and the guard).
 ///
 /// The slot this identity held before is tried first, then free slots whose guard has passed.
 /// A background thread keeps a high-water mark R in the slot file ahead of the clock; a new
 /// holder issues nothing until its clock passes the R it found (a slot without a complete
-/// record, a NEW one included, is guarded for a full reserve): `polyflake_wait_ready` waits
-/// that out (meanwhile: POLYFLAKE_RESULT_LEASE_NOT_READY). A slot file deleted or replaced loses
-/// the lease (_LEASE_LOST). Closing or freeing the generator frees the slot.
-///
-/// More errors: POLYFLAKE_RESULT_INVALID_NODE_SOURCE (options out of range, a bad identity),
-/// _NO_FREE_SLOT, _ID_SPACE_MISMATCH (the directory belongs to another epoch or layout),
-/// _LEASE_STORE (the directory cannot be created or written).
+/// record is guarded for a full reserve): `polyflake_wait_ready` waits that out (meanwhile:
+/// POLYFLAKE_RESULT_LEASE_NOT_READY). A slot file deleted or replaced loses the lease
+/// (_LEASE_LOST). Closing or freeing the generator frees the slot. More errors:
+/// _INVALID_NODE_SOURCE (options out of range, a bad identity), _NO_FREE_SLOT,
+/// _ID_SPACE_MISMATCH (another epoch or layout), _LEASE_STORE (the directory cannot be written).
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new_file_lease(
     config: *const polyflake_config,
@@ -325,14 +266,12 @@ pub extern "C" fn polyflake_generator_new_file_lease(
     new_generator(config, clock, out_generator, |_| file_source(arg(options)?))
 }
 
-/// As `polyflake_generator_new_file_lease`, the slot leased from an etcd v3 cluster (a fleet).
-///
-/// The slot key is created only if absent, attached to an etcd lease kept alive in the
-/// background; R is a separate key moved ahead of the clock by a transaction that proves the
-/// slot is still owned. etcd unreachable: IDs continue up to R, then
-/// POLYFLAKE_RESULT_LEASE_EXPIRED until it is back; the etcd lease lost or revoked:
-/// _LEASE_LOST for good. Blocks while it connects (about `connect_timeout_ms` per request).
-/// Errors as the file lease's (_LEASE_STORE: etcd unreachable or failing).
+/// As `polyflake_generator_new_file_lease`, the slot leased from an etcd v3 cluster: a key
+/// attached to an etcd lease kept alive in the background, R a key moved ahead by a transaction
+/// that proves the slot is still owned. etcd unreachable: IDs continue up to R, then
+/// POLYFLAKE_RESULT_LEASE_EXPIRED until it is back; the etcd lease lost: _LEASE_LOST for good.
+/// Blocks while it connects (about `connect_timeout_ms` per request). _LEASE_STORE: etcd
+/// unreachable or failing.
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new_etcd(
     config: *const polyflake_config,
@@ -343,17 +282,12 @@ pub extern "C" fn polyflake_generator_new_etcd(
     new_generator(config, clock, out_generator, |_| etcd_source(arg(options)?))
 }
 
-/// As `polyflake_generator_new_file_lease`, the slot leased from a ZooKeeper ensemble (3.5+).
-///
-/// The slot is an ephemeral znode `{prefix}/slot/NNNN` created only if absent (it lives as long
-/// as this process's session, whose timeout is the lease's time to live); R is a persistent
-/// znode `{prefix}/hwm/NNNN` written by a multi-op that checks the slot znode and R's version.
-/// The ensemble unreachable: IDs continue up to R, then POLYFLAKE_RESULT_LEASE_EXPIRED until it
-/// is back; the session expired or the slot znode deleted: _LEASE_LOST for good. Blocks while
-/// it connects (about `connect_timeout_ms`). Errors as the etcd lease's (_LEASE_STORE: the
-/// ensemble unreachable, refusing the credentials or the TLS handshake, naming the cause;
-/// _INVALID_NODE_SOURCE: an empty ensemble, a prefix that is not an absolute path, options out
-/// of range).
+/// As `polyflake_generator_new_etcd`, the slot leased from a ZooKeeper ensemble (3.5+): an
+/// ephemeral znode `{prefix}/slot/NNNN` that lives as long as this process's session, R a
+/// persistent znode `{prefix}/hwm/NNNN` written by a multi-op that checks both. The session
+/// expired or the slot znode deleted: _LEASE_LOST for good. _LEASE_STORE names the cause
+/// (unreachable, credentials or TLS refused); _INVALID_NODE_SOURCE: an empty ensemble, a prefix
+/// that is not an absolute path, options out of range.
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new_zookeeper(
     config: *const polyflake_config,
@@ -382,9 +316,8 @@ pub extern "C" fn polyflake_generator_new_from_env(
     })
 }
 
-/// As `polyflake_generator_new`, the node id being the ordinal at the end of a
-/// StatefulSet-style `hostname` (`ids-7.ids.default.svc` gives 7; NUL-terminated UTF-8, NULL:
-/// this host's name). More errors: POLYFLAKE_RESULT_INVALID_NODE_SOURCE (no ordinal).
+/// As `polyflake_generator_new_from_env`, the node id being the ordinal at the end of a
+/// StatefulSet-style `hostname` (`ids-7.ids.default.svc` gives 7; NULL: this host's name).
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new_from_hostname(
     config: *const polyflake_config,
@@ -398,11 +331,10 @@ pub extern "C" fn polyflake_generator_new_from_hostname(
     })
 }
 
-/// As `polyflake_generator_new`, the node id being the low `32 - prefix_len` bits of the IPv4
-/// address `addr` (dotted text such as "10.1.7.9"). More errors:
-/// POLYFLAKE_RESULT_INVALID_NODE_SOURCE unless `addr` is an address, `prefix_len` 0 to 32 (as
-/// given, never wrapped) and the host bits fit the node field (a /22 or narrower for 10 node
-/// bits): every generator of the fleet must live in the one stated subnet.
+/// As `polyflake_generator_new_from_env`, the node id being the low `32 - prefix_len` bits of
+/// the IPv4 address `addr` ("10.1.7.9"). POLYFLAKE_RESULT_INVALID_NODE_SOURCE unless `addr` is
+/// an address, `prefix_len` 0 to 32 (never wrapped) and the host bits fit the node field (a /22
+/// or narrower for 10 node bits): every generator of the fleet lives in the one stated subnet.
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new_from_ipv4(
     config: *const polyflake_config,
@@ -463,9 +395,9 @@ mod tests {
             ZooKeeperLeaseOptions::from_ensemble("127.0.0.1:1,127.0.0.1:2")
         );
         z.prefix = c"ids".as_ptr();
-        z.ca_file = c"/ca.pem".as_ptr();
-        z.username = c"u".as_ptr();
-        z.password = c"p".as_ptr();
+        z.credentials.ca_file = c"/ca.pem".as_ptr();
+        z.credentials.username = c"u".as_ptr();
+        z.credentials.password = c"p".as_ptr();
         let NodeSource::ZooKeeper(o) = zookeeper_source(&z).unwrap() else {
             panic!("not ZooKeeper")
         };
@@ -482,8 +414,8 @@ mod tests {
             polyflake_result::NullParameter
         );
         let mut e = crate::boundary::tests::init(polyflake_etcd_options_init);
-        e.key_file = c"/k.pem".as_ptr();
-        e.cert_file = c"/c.pem".as_ptr();
+        e.credentials.key_file = c"/k.pem".as_ptr();
+        e.credentials.cert_file = c"/c.pem".as_ptr();
         let NodeSource::Etcd(o) = etcd_source(&e).unwrap() else {
             panic!("not etcd")
         };

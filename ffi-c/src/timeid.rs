@@ -1,18 +1,18 @@
-//! UUIDv7 and ULID (issue 15): two generator handles over the core's `Uuid7Generator` and
-//! `UlidGenerator`, their shared config, and the text helpers. A 128-bit ID crosses the boundary
-//! as its 16 bytes, big-endian (the order of the UUID's text and of PostgreSQL's `uuid`), so
-//! `memcmp` sorts IDs as the core issued them.
+//! UUIDv7 and ULID: two generator handles over the core's `Uuid7Generator` and `UlidGenerator`,
+//! their shared config, and the text helpers. A 128-bit ID crosses the boundary as its 16 bytes,
+//! big-endian (the order of its text and of PostgreSQL's `uuid`), so `memcmp` sorts IDs as the
+//! core issued them.
 
 use crate::boundary::{
     arg, boundary, c_str, free_handle, new_handle, out, write_c_string, write_out,
 };
 use crate::clock::polyflake_clock;
-use crate::generator::{default_config, shared_settings};
-use crate::health::{polyflake_health_snapshot, snapshot_of};
+use crate::generator::{close_of, default_config, handle, shared_settings};
+use crate::health::{health_of, polyflake_health_snapshot};
 use crate::result::polyflake_result;
 use polyflake_core::{
     batch_len, format_ulid, format_uuid, parse_ulid, parse_uuid, ulid_timestamp_ms,
-    uuid7_timestamp_ms, Health, Result, TimeIdBuilder, UlidGenerator, Uuid7Generator,
+    uuid7_timestamp_ms, Result, TimeIdBuilder, UlidGenerator, Uuid7Generator,
 };
 use std::ffi::c_char;
 
@@ -25,16 +25,13 @@ pub const POLYFLAKE_UUID_TEXT_LEN: usize = 37;
 /// Bytes a buffer needs for a ULID's text with its NUL: 26 characters + 1.
 pub const POLYFLAKE_ULID_TEXT_LEN: usize = 27;
 
-/// Settings of a UUIDv7 or ULID generator: a Snowflake generator's, less the node id, layout
-/// and epoch (these formats have none). Fill it with `polyflake_timeid_config_init` (the core's
-/// defaults), then change what you need; every field means what it means in `polyflake_config`
-/// and is judged by the core as written.
+/// Settings of a UUIDv7 or ULID generator: those of `polyflake_config` less the node id, layout
+/// and epoch, each meaning what it means there. Fill it with `polyflake_timeid_config_init`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct polyflake_timeid_config {
-    /// A `polyflake_mode` value (default POLYFLAKE_MODE_STRICT): strict never issues a timestamp
-    /// above the wall clock (waits out a small rewind, refuses a larger one, waits for the next
-    /// millisecond after 32,768 IDs in one); monotonic never waits and borrows ahead.
+    /// A `polyflake_mode` value (default POLYFLAKE_MODE_STRICT; strict waits for the next
+    /// millisecond after 32,768 IDs in one).
     pub mode: u32,
     /// A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE).
     pub clock_source: u32,
@@ -50,9 +47,7 @@ pub struct polyflake_timeid_config {
     pub max_lead_ms: i64,
 }
 
-/// Fill `*out_config` with the core's defaults (the same as `polyflake_config_init`'s: strict,
-/// max_wait_ms 5.0, no lead limit, max_forward_step_ms 60,000, forward_confirm_ms 300,000, the
-/// precise clock source).
+/// Fill `*out_config` with the core's defaults (those of `polyflake_config_init`).
 #[no_mangle]
 pub extern "C" fn polyflake_timeid_config_init(
     out_config: *mut polyflake_timeid_config,
@@ -72,57 +67,19 @@ pub extern "C" fn polyflake_timeid_config_init(
 }
 
 /// A generator of UUIDs version 7 (RFC 9562): an opaque handle, thread-safe (share it). Its
-/// UUIDs strictly increase (as 16 big-endian bytes) and carry the Snowflake generator's rewind
-/// guard; no node id is needed, so any number of them may live in a process, and one made
-/// before fork() goes on issuing in the child (its random bits are the child's own).
+/// UUIDs strictly increase and carry the Snowflake generator's rewind guard; it needs no node
+/// id, and one made before fork() goes on issuing in the child.
 pub struct polyflake_uuid7_generator {
     inner: Uuid7Generator,
 }
 
 /// A generator of ULIDs (48 bits of Unix ms, then 80 bits that increase by one within a
-/// millisecond: the ULID spec's monotonic variant): an opaque handle, thread-safe, as
-/// `polyflake_uuid7_generator` otherwise.
+/// millisecond: the spec's monotonic variant); as `polyflake_uuid7_generator` otherwise.
 pub struct polyflake_ulid_generator {
     inner: UlidGenerator,
 }
 
-/// What the two handles have in common: the core's calls, under one name each.
-trait TimeIds {
-    fn next(&self) -> Result<u128>;
-    fn fill(&self, out: &mut [u128]) -> Result<()>;
-    fn health(&self) -> Health;
-    fn close(&self);
-}
-
-impl TimeIds for polyflake_uuid7_generator {
-    fn next(&self) -> Result<u128> {
-        self.inner.next_uuid()
-    }
-    fn fill(&self, out: &mut [u128]) -> Result<()> {
-        self.inner.next_uuids(out)
-    }
-    fn health(&self) -> Health {
-        self.inner.health()
-    }
-    fn close(&self) {
-        self.inner.close()
-    }
-}
-
-impl TimeIds for polyflake_ulid_generator {
-    fn next(&self) -> Result<u128> {
-        self.inner.next_ulid()
-    }
-    fn fill(&self, out: &mut [u128]) -> Result<()> {
-        self.inner.next_ulids(out)
-    }
-    fn health(&self) -> Health {
-        self.inner.health()
-    }
-    fn close(&self) {
-        self.inner.close()
-    }
-}
+handle!(polyflake_uuid7_generator, polyflake_ulid_generator);
 
 /// Make a handle: NULL out-param first, then the config, then the core's build.
 fn new_timeid<G>(
@@ -137,21 +94,30 @@ fn new_timeid<G>(
     })
 }
 
-/// One ID into the 16 bytes at `out_id`.
-fn next_one<G: TimeIds>(generator: *const G, out_id: *mut u8) -> polyflake_result {
+/// One ID from `next` into the 16 bytes at `out_id`.
+fn next_one<G>(
+    generator: *const G,
+    out_id: *mut u8,
+    next: fn(&G) -> Result<u128>,
+) -> polyflake_result {
     write_out(out_id.cast::<[u8; 16]>(), || {
-        Ok(arg(generator)?.next()?.to_be_bytes())
+        Ok(next(arg(generator)?)?.to_be_bytes())
     })
 }
 
-/// `n` IDs into the `16 * n` bytes at `buf`, untouched on any error (the core fills a scratch
+/// `n` IDs from `fill` into the `16 * n` bytes at `buf`, untouched on any error (the core fills a scratch
 /// array of u128 first: the caller's bytes need not be aligned for one).
-fn next_many<G: TimeIds>(generator: *const G, buf: *mut u8, n: usize) -> polyflake_result {
+fn next_many<G>(
+    generator: *const G,
+    buf: *mut u8,
+    n: usize,
+    fill: fn(&G, &mut [u128]) -> Result<()>,
+) -> polyflake_result {
     boundary(|| {
         let g = arg(generator)?;
         let buf = out(buf.cast::<[u8; 16]>())?;
         let mut ids = vec![0u128; batch_len(n as i128)?];
-        g.fill(&mut ids)?;
+        fill(g, &mut ids)?;
         // SAFETY: non-NULL, and the caller promises 16 * n writable bytes there ([u8; 16] has
         // alignment 1); n is at most POLYFLAKE_MAX_BATCH, so 16 * n does not overflow.
         let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_ptr(), ids.len()) };
@@ -162,24 +128,9 @@ fn next_many<G: TimeIds>(generator: *const G, buf: *mut u8, n: usize) -> polyfla
     })
 }
 
-fn health_of<G: TimeIds>(
-    generator: *const G,
-    out_health: *mut polyflake_health_snapshot,
-) -> polyflake_result {
-    write_out(out_health, || Ok(snapshot_of(&arg(generator)?.health())))
-}
-
-fn close_of<G: TimeIds>(generator: *const G) -> polyflake_result {
-    boundary(|| {
-        arg(generator)?.close();
-        Ok(())
-    })
-}
-
-/// Make a UUIDv7 generator with `config` and store the new handle in `*out_generator`.
-/// `clock`: a test clock, or NULL for the system clock. Ownership: the caller frees it with
-/// `polyflake_uuid7_generator_free`. Errors (nothing written): POLYFLAKE_RESULT_INVALID_ARGUMENT
-/// (a setting out of range, a mode or clock source that is not one).
+/// Make a UUIDv7 generator with `config` into `*out_generator` (`clock`: a test clock, or NULL
+/// for the system clock); the caller frees it with `polyflake_uuid7_generator_free`. Errors
+/// (nothing written): POLYFLAKE_RESULT_INVALID_ARGUMENT (a setting out of range).
 #[no_mangle]
 pub extern "C" fn polyflake_uuid7_generator_new(
     config: *const polyflake_timeid_config,
@@ -193,34 +144,29 @@ pub extern "C" fn polyflake_uuid7_generator_new(
     })
 }
 
-/// Issue one UUIDv7 into the 16 bytes at `out_uuid` (big-endian; written only on success).
-/// Strict mode may wait (a small rewind, or 32,768 UUIDs spent in one millisecond) and refuses
-/// with POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS or _CLOCK_JUMPED_AHEAD; monotonic mode never
-/// waits and refuses with _LEAD_LIMIT_EXCEEDED past max_lead_ms. Also _CLOCK_FAILED,
-/// _TIMESTAMP_OVERFLOW (a clock past the year 10889), _GENERATOR_CLOSED.
+/// Issue one UUIDv7 into the 16 bytes at `out_uuid` (written only on success). Errors as
+/// `polyflake_next_id` (strict mode waits, also after 32,768 UUIDs in one millisecond), and
+/// _TIMESTAMP_OVERFLOW past the year 10889.
 #[no_mangle]
 pub extern "C" fn polyflake_next_uuid7(
     generator: *const polyflake_uuid7_generator,
     out_uuid: *mut u8,
 ) -> polyflake_result {
-    next_one(generator, out_uuid)
+    next_one(generator, out_uuid, |g| g.inner.next_uuid())
 }
 
-/// Fill `buf` (16 * n bytes) with `n` increasing UUIDv7s, each 16 bytes big-endian
-/// (0 <= n <= POLYFLAKE_MAX_BATCH). On any error `buf` is left untouched. Errors: as
-/// `polyflake_next_uuid7`, and POLYFLAKE_RESULT_INVALID_ARGUMENT for n over the cap. NULL `buf`,
-/// even with n = 0: POLYFLAKE_RESULT_NULL_PARAMETER.
+/// Fill `buf` (16 * n bytes) with `n` increasing UUIDv7s; as `polyflake_next_ids` (untouched on
+/// any error; NULL `buf`, even with n = 0: POLYFLAKE_RESULT_NULL_PARAMETER).
 #[no_mangle]
 pub extern "C" fn polyflake_next_uuid7s(
     generator: *const polyflake_uuid7_generator,
     buf: *mut u8,
     n: usize,
 ) -> polyflake_result {
-    next_many(generator, buf, n)
+    next_many(generator, buf, n, |g, ids| g.inner.next_uuids(ids))
 }
 
-/// Take a health snapshot of the generator (node_id 0, source "static"; the clock, counters and
-/// status as for a Snowflake generator) into `*out_health`.
+/// Take a health snapshot of the generator into `*out_health` (node_id 0, source "static").
 #[no_mangle]
 pub extern "C" fn polyflake_uuid7_health(
     generator: *const polyflake_uuid7_generator,
@@ -229,8 +175,7 @@ pub extern "C" fn polyflake_uuid7_health(
     health_of(generator, out_health)
 }
 
-/// Close the generator: every later call fails with POLYFLAKE_RESULT_GENERATOR_CLOSED (health
-/// says "closed"). Closing twice is fine; the handle stays valid until `_free`.
+/// Close the generator; as `polyflake_generator_close`.
 #[no_mangle]
 pub extern "C" fn polyflake_uuid7_generator_close(
     generator: *const polyflake_uuid7_generator,
@@ -238,15 +183,13 @@ pub extern "C" fn polyflake_uuid7_generator_close(
     close_of(generator)
 }
 
-/// Free a UUIDv7 generator. NULL is accepted and does nothing. Do not use the handle afterwards,
-/// nor free it while another thread still uses it.
+/// Free a UUIDv7 generator (NULL does nothing); as `polyflake_generator_free`.
 #[no_mangle]
 pub extern "C" fn polyflake_uuid7_generator_free(generator: *mut polyflake_uuid7_generator) {
     free_handle(generator)
 }
 
-/// Make a ULID generator; as `polyflake_uuid7_generator_new`, freed with
-/// `polyflake_ulid_generator_free`.
+/// Make a ULID generator; as `polyflake_uuid7_generator_new`.
 #[no_mangle]
 pub extern "C" fn polyflake_ulid_generator_new(
     config: *const polyflake_timeid_config,
@@ -260,14 +203,13 @@ pub extern "C" fn polyflake_ulid_generator_new(
     })
 }
 
-/// Issue one ULID into the 16 bytes at `out_ulid` (big-endian; written only on success). Errors
-/// as `polyflake_next_uuid7`.
+/// Issue one ULID into the 16 bytes at `out_ulid`; as `polyflake_next_uuid7`.
 #[no_mangle]
 pub extern "C" fn polyflake_next_ulid(
     generator: *const polyflake_ulid_generator,
     out_ulid: *mut u8,
 ) -> polyflake_result {
-    next_one(generator, out_ulid)
+    next_one(generator, out_ulid, |g| g.inner.next_ulid())
 }
 
 /// Fill `buf` (16 * n bytes) with `n` increasing ULIDs; as `polyflake_next_uuid7s`.
@@ -277,7 +219,7 @@ pub extern "C" fn polyflake_next_ulids(
     buf: *mut u8,
     n: usize,
 ) -> polyflake_result {
-    next_many(generator, buf, n)
+    next_many(generator, buf, n, |g, ids| g.inner.next_ulids(ids))
 }
 
 /// Take a health snapshot of the generator; as `polyflake_uuid7_health`.
@@ -289,7 +231,7 @@ pub extern "C" fn polyflake_ulid_health(
     health_of(generator, out_health)
 }
 
-/// Close the generator; as `polyflake_uuid7_generator_close`.
+/// Close the generator; as `polyflake_generator_close`.
 #[no_mangle]
 pub extern "C" fn polyflake_ulid_generator_close(
     generator: *const polyflake_ulid_generator,
@@ -297,7 +239,7 @@ pub extern "C" fn polyflake_ulid_generator_close(
     close_of(generator)
 }
 
-/// Free a ULID generator. NULL is accepted and does nothing.
+/// Free a ULID generator (NULL does nothing); as `polyflake_generator_free`.
 #[no_mangle]
 pub extern "C" fn polyflake_ulid_generator_free(generator: *mut polyflake_ulid_generator) {
     free_handle(generator)
@@ -315,10 +257,7 @@ fn format_into(
     len: usize,
     format: fn(u128) -> String,
 ) -> polyflake_result {
-    boundary(|| {
-        let text = format(id128(id)?);
-        write_c_string(out(buf)?, len, text.as_bytes())
-    })
+    boundary(|| write_c_string(out(buf)?, len, format(id128(id)?).as_bytes()))
 }
 
 /// `parse(text)` into the 16 bytes at `out_id`. Bytes that are not UTF-8 reach the core's
@@ -333,9 +272,8 @@ fn parse_into(
     })
 }
 
-/// Write the UUID at `uuid` (16 bytes) as its canonical text, 36 lower-case characters
-/// ("017f22e2-79b0-7cc3-98c4-dc0c0c07398f"), with a NUL into `buf` (`len` bytes;
-/// POLYFLAKE_UUID_TEXT_LEN suffices). Any UUID can be written, of any version. Errors:
+/// Write the UUID at `uuid` (16 bytes, any version) as its canonical text, 36 lower-case
+/// characters, with a NUL into `buf` (`len` bytes; POLYFLAKE_UUID_TEXT_LEN suffices). Errors:
 /// POLYFLAKE_RESULT_BUFFER_TOO_SMALL (nothing written).
 #[no_mangle]
 pub extern "C" fn polyflake_format_uuid(
@@ -346,17 +284,15 @@ pub extern "C" fn polyflake_format_uuid(
     format_into(uuid, buf, len, format_uuid)
 }
 
-/// Parse a UUID's text (36 characters, hyphens after 8, 12, 16 and 20 hex digits, any case;
-/// NUL-terminated) into the 16 bytes at `out_uuid`. Errors: POLYFLAKE_RESULT_INVALID_ID (with
-/// the core's reason in `polyflake_last_error_message`).
+/// Parse a UUID's text (36 characters, hyphens after 8, 12, 16 and 20 hex digits, any case)
+/// into the 16 bytes at `out_uuid`. Errors: POLYFLAKE_RESULT_INVALID_ID.
 #[no_mangle]
 pub extern "C" fn polyflake_parse_uuid(text: *const c_char, out_uuid: *mut u8) -> polyflake_result {
     parse_into(text, out_uuid, parse_uuid)
 }
 
-/// Store the Unix-ms timestamp of the UUID version 7 at `uuid` (its first 48 bits) in
-/// `*out_ms`. Errors: POLYFLAKE_RESULT_INVALID_ID unless its version is 7 and its variant RFC
-/// 9562's.
+/// Store the Unix-ms timestamp of the UUIDv7 at `uuid` (its first 48 bits) in `*out_ms`.
+/// Errors: POLYFLAKE_RESULT_INVALID_ID unless it is version 7 with RFC 9562's variant.
 #[no_mangle]
 pub extern "C" fn polyflake_uuid7_timestamp_ms(
     uuid: *const u8,
@@ -365,9 +301,8 @@ pub extern "C" fn polyflake_uuid7_timestamp_ms(
     write_out(out_ms, || Ok(uuid7_timestamp_ms(id128(uuid)?)?))
 }
 
-/// Write the ULID at `ulid` (16 bytes) as its text, 26 upper-case characters of Crockford's
-/// base32, with a NUL into `buf` (`len` bytes; POLYFLAKE_ULID_TEXT_LEN suffices). Errors:
-/// POLYFLAKE_RESULT_BUFFER_TOO_SMALL (nothing written).
+/// Write the ULID at `ulid` as its text, 26 upper-case characters of Crockford's base32; as
+/// `polyflake_format_uuid` (POLYFLAKE_ULID_TEXT_LEN suffices).
 #[no_mangle]
 pub extern "C" fn polyflake_format_ulid(
     ulid: *const u8,
@@ -378,8 +313,7 @@ pub extern "C" fn polyflake_format_ulid(
 }
 
 /// Parse a ULID's text (26 characters of Crockford's base32, any case, I and L read as 1 and O
-/// as 0; the first at most 7; NUL-terminated) into the 16 bytes at `out_ulid`. Errors:
-/// POLYFLAKE_RESULT_INVALID_ID.
+/// as 0; the first at most 7) into the 16 bytes at `out_ulid`. Errors: _INVALID_ID.
 #[no_mangle]
 pub extern "C" fn polyflake_parse_ulid(text: *const c_char, out_ulid: *mut u8) -> polyflake_result {
     parse_into(text, out_ulid, parse_ulid)

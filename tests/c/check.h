@@ -33,6 +33,43 @@ static int checks = 0;
           polyflake_result_name(want));                                                 \
   } while (0)
 
+/* The worker_t and worker() of a thread test: PER_THREAD IDs from the handle g into out[], each
+ * from ISSUE(g, out, i) and after the one before (AFTER(out, i)); failures count in errors. */
+#define DEFINE_WORKER(handle_t, id_t, ISSUE, AFTER)                     \
+  typedef struct {                                                    \
+    const handle_t *g;                                                \
+    id_t *out;                                                        \
+    int errors;                                                       \
+  } worker_t;                                                         \
+  static void *worker(void *arg) {                                    \
+    worker_t *w = arg;                                                \
+    int i;                                                            \
+    for (i = 0; i < PER_THREAD; i++) {                                \
+      if (ISSUE(w->g, w->out, i) != POLYFLAKE_RESULT_OK) w->errors++; \
+      else if (i > 0 && !(AFTER(w->out, i))) w->errors++;             \
+    }                                                                 \
+    return NULL;                                                      \
+  }
+
+/* Run THREADS workers on w[0..THREADS): w[i] gets the handle `gen`, its PER_THREAD IDs at
+ * all + i * PER_THREAD and no errors; join them and check that none counted an error (needs
+ * <pthread.h>, THREADS and PER_THREAD). */
+#define RUN_WORKERS(w, gen, all, worker)                                       \
+  do {                                                                         \
+    pthread_t tid_[THREADS];                                                   \
+    int i_;                                                                    \
+    for (i_ = 0; i_ < THREADS; i_++) {                                         \
+      (w)[i_].g = (gen);                                                       \
+      (w)[i_].out = (all) + (size_t)i_ * PER_THREAD;                           \
+      (w)[i_].errors = 0;                                                      \
+      pthread_create(&tid_[i_], NULL, (worker), &(w)[i_]);                     \
+    }                                                                          \
+    for (i_ = 0; i_ < THREADS; i_++) {                                         \
+      pthread_join(tid_[i_], NULL);                                            \
+      CHECK((w)[i_].errors == 0, "thread %d: %d errors", i_, (w)[i_].errors);  \
+    }                                                                          \
+  } while (0)
+
 /* This thread's last core error message (polyflake_last_error_message). */
 static inline const char *last_message(void) {
   static char msg[1024];

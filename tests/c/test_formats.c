@@ -363,43 +363,21 @@ static void bad_input(void) {
 #define THREADS 8
 #define PER_THREAD 20000
 
-typedef struct {
-  const polyflake_uuid7_generator *g;
-  id128 *out;
-  int errors;
-} worker_t;
-
-static void *worker(void *arg) {
-  worker_t *w = arg;
-  int i;
-  for (i = 0; i < PER_THREAD; i++) {
-    if (polyflake_next_uuid7(w->g, w->out[i]) != POLYFLAKE_RESULT_OK) w->errors++;
-    else if (i > 0 && memcmp(w->out[i], w->out[i - 1], sizeof w->out[i]) <= 0) w->errors++;
-  }
-  return NULL;
-}
+#define NEXT_UUID7(g, out, i) polyflake_next_uuid7(g, (out)[i])
+#define UUID_AFTER(out, i) (memcmp((out)[i], (out)[(i)-1], sizeof(out)[i]) > 0)
+DEFINE_WORKER(polyflake_uuid7_generator, id128, NEXT_UUID7, UUID_AFTER)
 
 static int cmp_id(const void *a, const void *b) { return memcmp(a, b, sizeof(id128)); }
 
 static void threads(void) {
   polyflake_timeid_config cfg;
   polyflake_uuid7_generator *g = NULL;
-  pthread_t tid[THREADS];
   worker_t w[THREADS];
   id128 *all = malloc(sizeof(id128) * THREADS * PER_THREAD);
   int i, dups = 0;
   polyflake_timeid_config_init(&cfg);
   CHECK_RESULT(polyflake_uuid7_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_OK);
-  for (i = 0; i < THREADS; i++) {
-    w[i].g = g;
-    w[i].out = all + (size_t)i * PER_THREAD;
-    w[i].errors = 0;
-    pthread_create(&tid[i], NULL, worker, &w[i]);
-  }
-  for (i = 0; i < THREADS; i++) {
-    pthread_join(tid[i], NULL);
-    CHECK(w[i].errors == 0, "thread %d: %d errors", i, w[i].errors);
-  }
+  RUN_WORKERS(w, g, all, worker);
   qsort(all, (size_t)THREADS * PER_THREAD, sizeof *all, cmp_id);
   for (i = 1; i < THREADS * PER_THREAD; i++) dups += memcmp(all[i], all[i - 1], sizeof all[i]) == 0;
   CHECK(dups == 0, "%d duplicates", dups);

@@ -386,9 +386,12 @@ static void zookeeper_and_tls_options(void) {
   CHECK_RESULT(polyflake_zookeeper_options_init(&z), POLYFLAKE_RESULT_OK);
   CHECK(z.ensemble == NULL && z.prefix == NULL && z.session_timeout_ms == 10000 &&
             z.reserve_ms == 5000 && z.slots == POLYFLAKE_ALL_SLOTS && z.identity == NULL &&
-            z.connect_timeout_ms == 2000 && z.max_guard_wait_ms == 60000 && z.ca_file == NULL &&
-            z.cert_file == NULL && z.key_file == NULL && z.username == NULL && z.password == NULL,
+            z.connect_timeout_ms == 2000 && z.max_guard_wait_ms == 60000,
         "ZooKeeper defaults");
+  CHECK(z.credentials.ca_file == NULL && z.credentials.cert_file == NULL &&
+            z.credentials.key_file == NULL && z.credentials.username == NULL &&
+            z.credentials.password == NULL,
+        "ZooKeeper TLS defaults");
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), N); /* ensemble NULL */
   z.ensemble = "";
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
@@ -413,16 +416,16 @@ static void zookeeper_and_tls_options(void) {
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
   CHECK(strstr(last_message(), "session_timeout_ms") != NULL, "message: %s", last_message());
   z.session_timeout_ms = 10000;
-  z.username = "ids"; /* a user without a password */
+  z.credentials.username = "ids"; /* a user without a password */
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
   CHECK(strstr(last_message(), "has no password") != NULL, "message: %s", last_message());
-  z.username = NULL;
-  z.ca_file = "/nonexistent/c-missing-ca.pem";
+  z.credentials.username = NULL;
+  z.credentials.ca_file = "/nonexistent/c-missing-ca.pem";
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
   CHECK(strstr(last_message(), "c-missing-ca.pem: cannot read it") != NULL, "message: %s",
         last_message());
   /* A NULL field is the core's environment variable: the same file named from there. */
-  z.ca_file = NULL;
+  z.credentials.ca_file = NULL;
   setenv("POLYFLAKE_ZOOKEEPER_CA_FILE", "/nonexistent/c-env-ca.pem", 1);
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
   CHECK(strstr(last_message(), "c-env-ca.pem") != NULL, "message: %s", last_message());
@@ -438,25 +441,26 @@ static void zookeeper_and_tls_options(void) {
 
   /* The etcd options' TLS and credential fields reach the core the same way. */
   CHECK_RESULT(polyflake_etcd_options_init(&e), POLYFLAKE_RESULT_OK);
-  CHECK(e.ca_file == NULL && e.cert_file == NULL && e.key_file == NULL && e.username == NULL &&
-            e.password == NULL,
+  CHECK(e.credentials.ca_file == NULL && e.credentials.cert_file == NULL &&
+            e.credentials.key_file == NULL && e.credentials.username == NULL &&
+            e.credentials.password == NULL,
         "etcd TLS defaults");
   e.endpoints = &endpoint;
   e.endpoint_count = 1;
-  e.ca_file = "/nonexistent/c-etcd-ca.pem";
+  e.credentials.ca_file = "/nonexistent/c-etcd-ca.pem";
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
   CHECK(strstr(last_message(), "c-etcd-ca.pem") != NULL, "message: %s", last_message());
-  e.ca_file = NULL;
+  e.credentials.ca_file = NULL;
   setenv("POLYFLAKE_ETCD_CERT_FILE", "/nonexistent/c-etcd-env-cert.pem", 1);
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
   CHECK(strstr(last_message(), "key_file") != NULL, "message: %s", last_message());
   unsetenv("POLYFLAKE_ETCD_CERT_FILE");
-  e.password = "c-secret-9"; /* a password without a user */
+  e.credentials.password = "c-secret-9"; /* a password without a user */
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
   CHECK(strstr(last_message(), "user name") != NULL, "message: %s", last_message());
   CHECK(strstr(last_message(), "c-secret-9") == NULL, "password in the message: %s", last_message());
-  e.password = NULL;
-  e.username = "\xff";
+  e.credentials.password = NULL;
+  e.credentials.username = "\xff";
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
   CHECK(strstr(last_message(), "UTF-8") != NULL, "message: %s", last_message());
   CHECK(g == NULL, "out-param written on error");
@@ -490,8 +494,8 @@ static polyflake_result new_remote(const remote_store *st, const char *identity,
     z.reserve_ms = reserve;
     z.connect_timeout_ms = timeout;
     z.identity = identity;
-    z.username = st->username;
-    z.password = st->password;
+    z.credentials.username = st->username;
+    z.credentials.password = st->password;
     return polyflake_generator_new_zookeeper(&cfg, &z, NULL, out);
   } else {
     polyflake_etcd_options e;

@@ -1436,26 +1436,13 @@ static void coarse_source(void) {
 #define THREADS 8
 #define PER_THREAD 20000
 
-typedef struct {
-  const polyflake_generator *g;
-  uint64_t *out;
-  int errors;
-} worker_t;
-
-static void *worker(void *arg) {
-  worker_t *w = arg;
-  int i;
-  for (i = 0; i < PER_THREAD; i++) {
-    if (polyflake_next_id(w->g, &w->out[i]) != POLYFLAKE_RESULT_OK) w->errors++;
-    else if (i > 0 && w->out[i] <= w->out[i - 1]) w->errors++;
-  }
-  return NULL;
-}
+#define NEXT_ID(g, out, i) polyflake_next_id(g, &(out)[i])
+#define ID_AFTER(out, i) ((out)[i] > (out)[(i)-1])
+DEFINE_WORKER(polyflake_generator, uint64_t, NEXT_ID, ID_AFTER)
 
 static void threads(void) {
   polyflake_config cfg;
   polyflake_generator *g = NULL;
-  pthread_t tid[THREADS];
   worker_t w[THREADS];
   uint64_t *all = malloc(sizeof(uint64_t) * THREADS * PER_THREAD);
   polyflake_health_snapshot h;
@@ -1463,16 +1450,7 @@ static void threads(void) {
   polyflake_config_init(&cfg);
   cfg.node_id = 77;
   CHECK_RESULT(polyflake_generator_new(&cfg, NULL, &g), POLYFLAKE_RESULT_OK);
-  for (i = 0; i < THREADS; i++) {
-    w[i].g = g;
-    w[i].out = all + (size_t)i * PER_THREAD;
-    w[i].errors = 0;
-    pthread_create(&tid[i], NULL, worker, &w[i]);
-  }
-  for (i = 0; i < THREADS; i++) {
-    pthread_join(tid[i], NULL);
-    CHECK(w[i].errors == 0, "thread %d: %d errors", i, w[i].errors);
-  }
+  RUN_WORKERS(w, g, all, worker);
   qsort(all, (size_t)THREADS * PER_THREAD, sizeof *all, cmp_u64);
   for (i = 1; i < THREADS * PER_THREAD; i++) dups += all[i] == all[i - 1];
   CHECK(dups == 0, "%d duplicates", dups);
