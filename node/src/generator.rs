@@ -123,25 +123,14 @@ fn file_lease(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
     })
 }
 
-/// The TLS and authentication options both remote stores share (same field names in the core's
-/// options `$l`); `undefined` leaves a field `None`, so the core reads its environment variable.
+/// The TLS and authentication options both remote stores share: each of [`AUTH_KEYS`] is the
+/// camelCase name of one of the core's `LEASE_CREDENTIALS`, set through the core's
+/// `set_credential`; `undefined` leaves the field to its environment variable.
 macro_rules! store_auth {
     ($o:expr, $l:expr) => {
-        for (key, field) in [
-            ("caFile", &mut $l.ca_file),
-            ("certFile", &mut $l.cert_file),
-            ("keyFile", &mut $l.key_file),
-        ] {
+        for (name, key) in polyflake::LEASE_CREDENTIALS.into_iter().zip(AUTH_KEYS) {
             if let Some(v) = $o.get_opt(key)? {
-                *field = Some(string_arg(v, key)?.into());
-            }
-        }
-        for (key, field) in [
-            ("username", &mut $l.username),
-            ("password", &mut $l.password),
-        ] {
-            if let Some(v) = $o.get_opt(key)? {
-                *field = Some(string_arg(v, key)?);
+                $l.set_credential(name, Some(string_arg(v, key)?.into()))?;
             }
         }
     };
@@ -157,7 +146,7 @@ macro_rules! store_common {
     };
 }
 
-/// The keys `store_auth!` reads.
+/// The keys `store_auth!` reads, in the order of the core's `LEASE_CREDENTIALS`.
 const AUTH_KEYS: [&str; 5] = ["caFile", "certFile", "keyFile", "username", "password"];
 
 /// The keys of a remote store: its own, then those `store_common!` reads.
