@@ -19,7 +19,9 @@
 //!   service's JSON error shape, so every error the service sends is JSON.
 
 use crate::metrics::Metrics;
+use crate::request::ApiError;
 use axum::extract::ConnectInfo;
+use axum::http::StatusCode;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -353,10 +355,12 @@ fn refuse(mut stream: TcpStream, refusing: &Arc<Semaphore>, metrics: &Arc<Metric
     tokio::spawn(async move {
         let _permit = permit;
         let answer = json_answer(
-            503,
-            "TOO_MANY_CONNECTIONS",
-            "every connection is answering a request: retry shortly",
-            Some("retry-after: 1"),
+            &ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "TOO_MANY_CONNECTIONS",
+                "every connection is answering a request: retry shortly",
+            ),
+            "retry-after: 1\r\n",
         );
         let _ = tokio::time::timeout(REFUSAL_TIME, async move {
             stream.write_all(&answer).await?;
@@ -372,24 +376,15 @@ fn refuse(mut stream: TcpStream, refusing: &Arc<Semaphore>, metrics: &Arc<Metric
 }
 
 /// A whole `Connection: close` answer with the JSON error body.
-fn json_answer(status: u16, code: &str, message: &str, extra_header: Option<&str>) -> Vec<u8> {
-    let reason = axum::http::StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or("Error");
-    let body = serde_json::json!({"error": {"code": code, "message": message}}).to_string();
-    let mut head = format!(
-        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+fn json_answer(e: &ApiError, extra_header: &str) -> Vec<u8> {
+    let body = e.body();
+    format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n{extra_header}\r\n{body}",
+        e.status.as_u16(),
+        e.status.canonical_reason().unwrap_or("Error"),
         body.len()
-    );
-    if let Some(h) = extra_header {
-        head.push_str(h);
-        head.push_str("\r\n");
-    }
-    head.push_str("\r\n");
-    let mut out = head.into_bytes();
-    out.extend_from_slice(body.as_bytes());
-    out
+    )
+    .into_bytes()
 }
 
 /// If `buf` is exactly one of hyper's own error answers (an error status, no Content-Type,
@@ -423,32 +418,15 @@ pub(crate) fn bare_error_answer(buf: &[u8]) -> Option<u16> {
 
 /// The JSON answer that replaces hyper's empty one for this status.
 pub(crate) fn malformed_request_answer(code: u16) -> Vec<u8> {
-    let (name, message) = match code {
-        400 => (
-            "BAD_REQUEST".to_string(),
-            "the request is not valid HTTP/1.1 (request line, a header, or the body's framing)"
-                .to_string(),
-        ),
-        431 => (
-            "REQUEST_HEADER_FIELDS_TOO_LARGE".to_string(),
-            format!("the request head is over {HEAD_LIMIT} bytes or has over 100 headers"),
-        ),
-        414 => (
-            "URI_TOO_LONG".to_string(),
-            "the request target is too long".to_string(),
-        ),
-        other => {
-            let reason = axum::http::StatusCode::from_u16(other)
-                .ok()
-                .and_then(|s| s.canonical_reason())
-                .unwrap_or("error");
-            (
-                reason.to_ascii_uppercase().replace([' ', '-'], "_"),
-                reason.to_string(),
-            )
-        }
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST);
+    let message = match code {
+        400 => "the request is not valid HTTP/1.1 (request line, a header, or the body's framing)"
+            .to_string(),
+        431 => format!("the request head is over {HEAD_LIMIT} bytes or has over 100 headers"),
+        414 => "the request target is too long".to_string(),
+        _ => String::new(),
     };
-    json_answer(code, &name, &message, None)
+    json_answer(&ApiError::from_status(status, message), "")
 }
 
 /// The TCP stream under hyper, noting every byte that moves (for the timeouts) and swapping

@@ -2,8 +2,8 @@
 //! and the finishing touches (the count cap, the ID pattern) applied to the document the
 //! `#[utoipa::path]` annotations on the handlers in `serve.rs` generate.
 //!
-//! The handlers write their JSON themselves; these types exist to describe it, and
-//! `schemathesis` (`make test-cli`) checks every answer of the running service against them.
+//! The handlers write their JSON themselves; these types describe it, and `schemathesis`
+//! (`make test-cli`) checks every answer of the running service against them.
 //! The document is served at `GET /openapi.json` and checked in as `cli/openapi.json`
 //! (regenerate with `make openapi-cli`; `make test-cli` fails when it drifts).
 
@@ -12,193 +12,180 @@ use utoipa::ToSchema;
 
 /// `POST /v1/ids` request body (optional: an empty body or `{}` asks for one ID).
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct IdsRequest {
     /// How many IDs to mint, from 1 to the service's `--max-count` (default 4,096); 1 when
     /// absent. Not null, not a string, not a fraction (`1.0` is refused).
     #[schema(minimum = 1, required = false)]
-    count: u64,
+    pub count: u64,
     /// The ID format: `snowflake` (the 64-bit ID, when absent), `uuidv7` (RFC 9562) or `ulid`.
     #[schema(required = false)]
-    format: String,
+    pub format: String,
 }
 
 /// `POST /v1/ids` answer for `"format": "uuidv7"`.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct Uuid7IdsResponse {
     /// `uuidv7`.
-    format: String,
+    pub format: String,
     /// The UUIDs, in increasing order, in canonical lower-case text.
-    ids: Vec<Uuid7Text>,
+    pub ids: Vec<Uuid7Text>,
 }
 
 /// A UUID version 7 in canonical text: 8-4-4-4-12 lower-case hex digits, version 7, RFC 9562
 /// variant.
 #[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct Uuid7Text(String);
+pub struct Uuid7Text(pub String);
 
 /// `POST /v1/ids` answer for `"format": "ulid"`.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct UlidIdsResponse {
     /// `ulid`.
-    format: String,
+    pub format: String,
     /// The ULIDs, in increasing order, as 26 upper-case characters of Crockford's base32.
-    ids: Vec<UlidText>,
+    pub ids: Vec<UlidText>,
 }
 
 /// A ULID: 26 characters of Crockford's base32 (upper case), the first at most `7`.
 #[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct UlidText(String);
+pub struct UlidText(pub String);
 
 /// `POST /v1/ids` answer.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct IdsResponse {
     /// The IDs, in increasing order, as decimal strings (a JavaScript Number would round them).
-    ids: Vec<IdText>,
+    pub ids: Vec<IdText>,
     /// The node id in the IDs.
-    node_id: u32,
+    pub node_id: u32,
     /// The generator's epoch, Unix milliseconds.
-    epoch_ms: i64,
+    pub epoch_ms: i64,
 }
 
 /// An ID as decimal text: digits only, below 2^63.
 #[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct IdText(String);
+pub struct IdText(pub String);
 
 /// `GET /v1/ids/{id}` answer: the ID's fields with the service's layout and epoch.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct DecodedId {
     /// The ID, as decimal text without leading zeros.
-    id: IdText,
+    pub id: IdText,
     /// When it was made (at the latest), ISO-8601 UTC with milliseconds.
-    time: String,
+    pub time: String,
     /// The same instant in Unix milliseconds.
-    unix_ms: i64,
+    pub unix_ms: i64,
     /// The node that made it.
-    node_id: u32,
+    pub node_id: u32,
     /// Its position within that node's millisecond.
-    sequence: u32,
+    pub sequence: u32,
 }
 
 /// `GET /v1/health` answer (200 when the generator can issue now, else 503 with the same shape).
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct HealthResponse {
     /// True when the generator can issue now.
-    ok: bool,
+    pub ok: bool,
     /// `ok`, or why not (`clock_behind`, `lease_expired`, `restart_guard`, ...).
-    status: String,
+    pub status: String,
     /// Why it is or is not healthy, in words; empty when ok.
-    reason: String,
+    pub reason: String,
     /// The generator's node id.
-    node_id: u32,
+    pub node_id: u32,
     /// `strict` or `monotonic`.
-    mode: String,
+    pub mode: String,
     /// The layout as T/N/S bits.
-    layout: String,
+    pub layout: String,
     /// The generator's epoch, Unix ms.
-    epoch_ms: i64,
+    pub epoch_ms: i64,
     /// Unix ms of the last issued ID; null before the first.
-    last_issued_ms: Option<i64>,
+    pub last_issued_ms: Option<i64>,
     /// The wall clock when the snapshot was taken, Unix ms.
-    wall_ms: i64,
+    pub wall_ms: i64,
     /// How far the last issued millisecond is ahead of the wall clock.
-    lead_ms: i64,
+    pub lead_ms: i64,
     /// The clock reading in use: `precise`, or `coarse` when asked for (`--clock coarse`) and
     /// the system's coarse clock is fine enough.
-    clock_source: String,
+    pub clock_source: String,
     /// The resolution of the system clock in use, in ns (the coarse clock's tick, or the
     /// precise clock's); 0 for an injected clock.
-    clock_tick_ns: u64,
+    pub clock_tick_ns: u64,
     /// Why a requested coarse clock is not in use; empty otherwise.
-    clock_note: String,
+    pub clock_note: String,
     /// How far the wall clock reads ahead of what elapsed time vouches for, while not yet
     /// believed (0 otherwise).
-    clock_ahead_ms: i64,
+    pub clock_ahead_ms: i64,
     /// Where the node id came from (`static`, `env`, `file_lease`, `etcd`, ...).
-    source: String,
+    pub source: String,
     /// The lease, when the node id is leased; null otherwise.
-    lease: Option<LeaseStatus>,
+    pub lease: Option<LeaseStatus>,
     /// The generator's counters.
-    counters: Counters,
+    pub counters: Counters,
 }
 
 /// The lease part of the health answer.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct LeaseStatus {
     /// `file` or `etcd`.
-    kind: String,
+    pub kind: String,
     /// The lease directory, or the etcd endpoints and prefix.
-    store: String,
+    pub store: String,
     /// The slot held, which is the node id.
-    slot: u32,
+    pub slot: u32,
     /// `held`, `restart_guard`, `expired` or `lost`.
-    state: String,
+    pub state: String,
     /// The high-water mark R, Unix ms: nothing is issued past it.
-    high_water_ms: i64,
+    pub high_water_ms: i64,
     /// The previous holder's R found when the slot was taken; null if none.
-    guard_until_ms: Option<i64>,
+    pub guard_until_ms: Option<i64>,
     /// True while the restart guard waits.
-    guard_waiting: bool,
+    pub guard_waiting: bool,
     /// How long the restart guard still waits, ms.
-    guard_remaining_ms: u64,
+    pub guard_remaining_ms: u64,
     /// True once the lease is lost.
-    lost: bool,
+    pub lost: bool,
     /// The last store error, or why the lease was lost; empty if none.
-    last_error: String,
+    pub last_error: String,
 }
 
 /// The generator's counters.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct Counters {
     /// IDs issued.
-    ids_issued: u64,
+    pub ids_issued: u64,
     /// Calls that waited out a small clock rewind.
-    rewinds_waited: u64,
+    pub rewinds_waited: u64,
     /// Calls refused: the clock was behind or stuck past the wait budget.
-    rewinds_refused: u64,
+    pub rewinds_refused: u64,
     /// Times a millisecond's sequence was spent and a strict call waited.
-    sequence_exhaustions: u64,
+    pub sequence_exhaustions: u64,
     /// Sleeps taken while waiting.
-    wait_sleeps: u64,
+    pub wait_sleeps: u64,
     /// Milliseconds a monotonic generator moved ahead of the wall clock.
-    ms_borrowed: u64,
+    pub ms_borrowed: u64,
     /// Monotonic calls refused by max_lead_ms.
-    lead_refused: u64,
+    pub lead_refused: u64,
     /// Strict calls refused because the wall clock had stepped ahead of elapsed time.
-    forward_refused: u64,
+    pub forward_refused: u64,
     /// Lease renewals.
-    lease_renewals: u64,
+    pub lease_renewals: u64,
     /// Failed lease renewals.
-    lease_failures: u64,
+    pub lease_failures: u64,
 }
 
 /// Every error answer: `{"error": {"code": ..., "message": ...}}`.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct ErrorResponse {
     /// What went wrong.
-    error: ErrorDetail,
+    pub error: ErrorDetail,
 }
 
 /// The error's code and message.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct ErrorDetail {
     /// A stable upper-case code: `INVALID_COUNT`, `MALFORMED_JSON`, `DUPLICATE_KEY`, the core's
     /// `CLOCK_MOVED_BACKWARDS`, ...
-    code: String,
+    pub code: String,
     /// What was wrong, in words.
-    message: String,
+    pub message: String,
 }
 
 /// A regular expression (ECMA-262 and Python `re` alike) for the decimal text of the numbers

@@ -92,22 +92,39 @@ pub struct NodeArgs {
     pub max_guard_wait_ms: u64,
 }
 
+/// The lease flags every store's options share.
+macro_rules! lease_settings {
+    ($args:expr, $o:expr) => {{
+        let mut o = $o;
+        o.slots = $args.slots;
+        o.identity = $args.lease_identity.clone();
+        o.reserve_ms = $args.lease_reserve_ms;
+        o.max_guard_wait_ms = $args.max_guard_wait_ms;
+        o
+    }};
+}
+
 impl NodeArgs {
+    /// True when a node id source other than a lease was named.
+    fn names_node_id(&self) -> bool {
+        self.node_id.is_some()
+            || self.node_id_env.is_some()
+            || self.node_id_from_hostname.is_some()
+            || self.node_id_from_ipv4.is_some()
+    }
+
+    /// True when a lease setting was moved from its default.
+    fn tunes_lease(&self) -> bool {
+        self.slots.is_some()
+            || self.lease_identity.is_some()
+            || self.lease_reserve_ms != polyflake::DEFAULT_RESERVE_MS
+            || self.max_guard_wait_ms != polyflake::DEFAULT_MAX_GUARD_WAIT_MS
+    }
+
     /// The node source these options name (the file lease in the default directory if none).
     pub fn source(&self) -> Result<NodeSource, CliError> {
-        let is_lease = self.lease_dir.is_some()
-            || !self.etcd.is_empty()
-            || !self.zookeeper.is_empty()
-            || (self.node_id.is_none()
-                && self.node_id_env.is_none()
-                && self.node_id_from_hostname.is_none()
-                && self.node_id_from_ipv4.is_none());
-        if !is_lease
-            && (self.slots.is_some()
-                || self.lease_identity.is_some()
-                || self.lease_reserve_ms != polyflake::DEFAULT_RESERVE_MS
-                || self.max_guard_wait_ms != polyflake::DEFAULT_MAX_GUARD_WAIT_MS)
-        {
+        // The sources are one clap group, so naming a node id means no lease.
+        if self.names_node_id() && self.tunes_lease() {
             return Err(CliError::Usage(
                 "--slots, --lease-identity, --lease-reserve-ms and --max-guard-wait-ms apply to a lease (--lease-dir, --etcd or --zookeeper) only".into(),
             ));
@@ -132,55 +149,34 @@ impl NodeArgs {
             return Ok(NodeSource::ipv4(addr, prefix.parse().map_err(|_| bad())?)?);
         }
         if !self.etcd.is_empty() {
-            let mut o = EtcdLeaseOptions::new(self.etcd.clone());
+            let mut o = lease_settings!(self, EtcdLeaseOptions::new(self.etcd.clone()));
             o.prefix = self.etcd_prefix.clone();
             o.ttl_s = self.etcd_ttl_s;
             o.connect_timeout_ms = self.etcd_connect_timeout_ms;
-            o.slots = self.slots;
-            o.identity = self.lease_identity.clone();
-            o.reserve_ms = self.lease_reserve_ms;
-            o.max_guard_wait_ms = self.max_guard_wait_ms;
             self.store_auth.apply_etcd(&mut o)?;
             return Ok(NodeSource::Etcd(o));
         }
         if !self.zookeeper.is_empty() {
-            let mut o = zookeeper_options(&self.zookeeper);
+            let mut o = lease_settings!(self, zookeeper_options(&self.zookeeper));
             o.prefix = self.zookeeper_prefix.clone();
             o.session_timeout_ms = self.zookeeper_session_timeout_ms;
             o.connect_timeout_ms = self.zookeeper_connect_timeout_ms;
-            o.slots = self.slots;
-            o.identity = self.lease_identity.clone();
-            o.reserve_ms = self.lease_reserve_ms;
-            o.max_guard_wait_ms = self.max_guard_wait_ms;
             self.store_auth.apply_zookeeper(&mut o)?;
             return Ok(NodeSource::ZooKeeper(o));
         }
-        let mut o = FileLeaseOptions::new(
-            self.lease_dir
-                .clone()
-                .unwrap_or_else(polyflake::default_lease_dir),
-        );
-        o.slots = self.slots;
-        o.identity = self.lease_identity.clone();
-        o.reserve_ms = self.lease_reserve_ms;
-        o.max_guard_wait_ms = self.max_guard_wait_ms;
-        Ok(NodeSource::FileLease(o))
+        let dir = self.lease_dir.clone();
+        let o = FileLeaseOptions::new(dir.unwrap_or_else(polyflake::default_lease_dir));
+        Ok(NodeSource::FileLease(lease_settings!(self, o)))
     }
 
     /// True when any node-source or lease flag was given (the UUIDv7 and ULID formats take
     /// none: they need no node id).
     pub fn is_given(&self) -> bool {
-        self.node_id.is_some()
-            || self.node_id_env.is_some()
-            || self.node_id_from_hostname.is_some()
-            || self.node_id_from_ipv4.is_some()
+        self.names_node_id()
             || self.lease_dir.is_some()
             || !self.etcd.is_empty()
             || !self.zookeeper.is_empty()
-            || self.slots.is_some()
-            || self.lease_identity.is_some()
-            || self.lease_reserve_ms != polyflake::DEFAULT_RESERVE_MS
-            || self.max_guard_wait_ms != polyflake::DEFAULT_MAX_GUARD_WAIT_MS
+            || self.tunes_lease()
     }
 
     /// A builder for the chosen node source.

@@ -6,6 +6,7 @@
 //!
 //! Every refusal is an [`ApiError`]: a 4xx status, a stable code and a message.
 
+use crate::errors::http_status;
 use crate::idformat::IdFormat;
 use axum::http::{HeaderValue, StatusCode};
 use serde::de::{self, DeserializeSeed, Deserializer as _, MapAccess, SeqAccess, Visitor};
@@ -39,8 +40,31 @@ impl ApiError {
         }
     }
 
+    /// A core error: the status of its category, the core's code and message.
+    pub fn core(e: &polyflake::Error) -> ApiError {
+        ApiError::new(http_status(e.kind()), e.code(), e.to_string())
+    }
+
     fn bad(code: &str, message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    /// An error coded after its status's reason (405: `METHOD_NOT_ALLOWED`), with `message` or,
+    /// when that is empty, the reason itself.
+    pub fn from_status(status: StatusCode, message: String) -> ApiError {
+        let reason = status.canonical_reason().unwrap_or("error");
+        let code = reason.to_ascii_uppercase().replace([' ', '-'], "_");
+        let message = if message.is_empty() {
+            reason.to_string()
+        } else {
+            message
+        };
+        ApiError::new(status, &code, message)
+    }
+
+    /// The one error body: `{"error": {"code": ..., "message": ...}}`.
+    pub fn body(&self) -> String {
+        serde_json::json!({"error": {"code": self.code, "message": self.message}}).to_string()
     }
 }
 
@@ -289,8 +313,7 @@ fn count_value(value: &Value, max_count: usize) -> Result<usize, ApiError> {
             format!("count must be from 1 to {max_count}, not {n}"),
         ));
     }
-    polyflake::batch_len(n)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.code(), e.to_string()))
+    polyflake::batch_len(n).map_err(|e| ApiError::core(&e))
 }
 
 /// The test clock's new offset from a `POST /v1/admin/clock` body: exactly one of
@@ -337,8 +360,7 @@ pub fn clock_offset(
 /// The ID of `GET /v1/ids/{id}` (already percent-decoded by the router): decimal digits below
 /// 2^63, else 400 with the core's `INVALID_ID`.
 pub fn path_id(text: &str) -> Result<u64, ApiError> {
-    polyflake::parse_id(text)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.code(), e.to_string()))
+    polyflake::parse_id(text).map_err(|e| ApiError::core(&e))
 }
 
 #[cfg(test)]
