@@ -7,6 +7,9 @@
 //! The document is served at `GET /openapi.json` and checked in as `cli/openapi.json`
 //! (regenerate with `make openapi-cli`; `make test-cli` fails when it drifts).
 
+// The types only describe the JSON: nothing reads their fields.
+#![allow(dead_code)]
+
 use serde_json::Value;
 use utoipa::ToSchema;
 
@@ -16,166 +19,166 @@ pub struct IdsRequest {
     /// How many IDs to mint, from 1 to the service's `--max-count` (default 4,096); 1 when
     /// absent. Not null, not a string, not a fraction (`1.0` is refused).
     #[schema(minimum = 1, required = false)]
-    pub count: u64,
+    count: u64,
     /// The ID format: `snowflake` (the 64-bit ID, when absent), `uuidv7` (RFC 9562) or `ulid`.
     #[schema(required = false)]
-    pub format: String,
+    format: String,
 }
 
 /// `POST /v1/ids` answer for `"format": "uuidv7"`.
 #[derive(ToSchema)]
 pub struct Uuid7IdsResponse {
     /// `uuidv7`.
-    pub format: String,
+    format: String,
     /// The UUIDs, in increasing order, in canonical lower-case text.
-    pub ids: Vec<Uuid7Text>,
+    ids: Vec<Uuid7Text>,
 }
-
-/// A UUID version 7 in canonical text: 8-4-4-4-12 lower-case hex digits, version 7, RFC 9562
-/// variant.
-#[derive(ToSchema)]
-pub struct Uuid7Text(pub String);
 
 /// `POST /v1/ids` answer for `"format": "ulid"`.
 #[derive(ToSchema)]
 pub struct UlidIdsResponse {
     /// `ulid`.
-    pub format: String,
+    format: String,
     /// The ULIDs, in increasing order, as 26 upper-case characters of Crockford's base32.
-    pub ids: Vec<UlidText>,
+    ids: Vec<UlidText>,
 }
+
+/// A UUID version 7 in canonical text: 8-4-4-4-12 lower-case hex digits, version 7, RFC 9562
+/// variant.
+#[derive(ToSchema)]
+pub struct Uuid7Text(String);
 
 /// A ULID: 26 characters of Crockford's base32 (upper case), the first at most `7`.
 #[derive(ToSchema)]
-pub struct UlidText(pub String);
+pub struct UlidText(String);
 
 /// `POST /v1/ids` answer.
 #[derive(ToSchema)]
 pub struct IdsResponse {
     /// The IDs, in increasing order, as decimal strings (a JavaScript Number would round them).
-    pub ids: Vec<IdText>,
+    ids: Vec<IdText>,
     /// The node id in the IDs.
-    pub node_id: u32,
+    node_id: u32,
     /// The generator's epoch, Unix milliseconds.
-    pub epoch_ms: i64,
+    epoch_ms: i64,
 }
 
 /// An ID as decimal text: digits only, below 2^63.
 #[derive(ToSchema)]
-pub struct IdText(pub String);
+pub struct IdText(String);
 
 /// `GET /v1/ids/{id}` answer: the ID's fields with the service's layout and epoch.
 #[derive(ToSchema)]
 pub struct DecodedId {
     /// The ID, as decimal text without leading zeros.
-    pub id: IdText,
+    id: IdText,
     /// When it was made (at the latest), ISO-8601 UTC with milliseconds.
-    pub time: String,
+    time: String,
     /// The same instant in Unix milliseconds.
-    pub unix_ms: i64,
+    unix_ms: i64,
     /// The node that made it.
-    pub node_id: u32,
+    node_id: u32,
     /// Its position within that node's millisecond.
-    pub sequence: u32,
+    sequence: u32,
 }
 
 /// `GET /v1/health` answer (200 when the generator can issue now, else 503 with the same shape).
 #[derive(ToSchema)]
 pub struct HealthResponse {
     /// True when the generator can issue now.
-    pub ok: bool,
+    ok: bool,
     /// `ok`, or why not (`clock_behind`, `lease_expired`, `restart_guard`, ...).
-    pub status: String,
+    status: String,
     /// Why it is or is not healthy, in words; empty when ok.
-    pub reason: String,
+    reason: String,
     /// The generator's node id.
-    pub node_id: u32,
+    node_id: u32,
     /// `strict` or `monotonic`.
-    pub mode: String,
+    mode: String,
     /// The layout as T/N/S bits.
-    pub layout: String,
+    layout: String,
     /// The generator's epoch, Unix ms.
-    pub epoch_ms: i64,
+    epoch_ms: i64,
     /// Unix ms of the last issued ID; null before the first.
-    pub last_issued_ms: Option<i64>,
+    last_issued_ms: Option<i64>,
     /// The wall clock when the snapshot was taken, Unix ms.
-    pub wall_ms: i64,
+    wall_ms: i64,
     /// How far the last issued millisecond is ahead of the wall clock.
-    pub lead_ms: i64,
+    lead_ms: i64,
     /// The clock reading in use: `precise`, or `coarse` when asked for (`--clock coarse`) and
     /// the system's coarse clock is fine enough.
-    pub clock_source: String,
+    clock_source: String,
     /// The resolution of the system clock in use, in ns (the coarse clock's tick, or the
     /// precise clock's); 0 for an injected clock.
-    pub clock_tick_ns: u64,
+    clock_tick_ns: u64,
     /// Why a requested coarse clock is not in use; empty otherwise.
-    pub clock_note: String,
+    clock_note: String,
     /// How far the wall clock reads ahead of what elapsed time vouches for, while not yet
     /// believed (0 otherwise).
-    pub clock_ahead_ms: i64,
+    clock_ahead_ms: i64,
     /// Where the node id came from (`static`, `env`, `file_lease`, `etcd`, ...).
-    pub source: String,
+    source: String,
     /// The lease, when the node id is leased; null otherwise.
-    pub lease: Option<LeaseStatus>,
+    lease: Option<LeaseStatus>,
     /// The generator's counters.
-    pub counters: Counters,
+    counters: Counters,
 }
 
 /// The lease part of the health answer.
 #[derive(ToSchema)]
 pub struct LeaseStatus {
     /// `file` or `etcd`.
-    pub kind: String,
+    kind: String,
     /// The lease directory, or the etcd endpoints and prefix.
-    pub store: String,
+    store: String,
     /// The slot held, which is the node id.
-    pub slot: u32,
+    slot: u32,
     /// `held`, `restart_guard`, `expired` or `lost`.
-    pub state: String,
+    state: String,
     /// The high-water mark R, Unix ms: nothing is issued past it.
-    pub high_water_ms: i64,
+    high_water_ms: i64,
     /// The previous holder's R found when the slot was taken; null if none.
-    pub guard_until_ms: Option<i64>,
+    guard_until_ms: Option<i64>,
     /// True while the restart guard waits.
-    pub guard_waiting: bool,
+    guard_waiting: bool,
     /// How long the restart guard still waits, ms.
-    pub guard_remaining_ms: u64,
+    guard_remaining_ms: u64,
     /// True once the lease is lost.
-    pub lost: bool,
+    lost: bool,
     /// The last store error, or why the lease was lost; empty if none.
-    pub last_error: String,
+    last_error: String,
 }
 
 /// The generator's counters.
 #[derive(ToSchema)]
 pub struct Counters {
     /// IDs issued.
-    pub ids_issued: u64,
+    ids_issued: u64,
     /// Calls that waited out a small clock rewind.
-    pub rewinds_waited: u64,
+    rewinds_waited: u64,
     /// Calls refused: the clock was behind or stuck past the wait budget.
-    pub rewinds_refused: u64,
+    rewinds_refused: u64,
     /// Times a millisecond's sequence was spent and a strict call waited.
-    pub sequence_exhaustions: u64,
+    sequence_exhaustions: u64,
     /// Sleeps taken while waiting.
-    pub wait_sleeps: u64,
+    wait_sleeps: u64,
     /// Milliseconds a monotonic generator moved ahead of the wall clock.
-    pub ms_borrowed: u64,
+    ms_borrowed: u64,
     /// Monotonic calls refused by max_lead_ms.
-    pub lead_refused: u64,
+    lead_refused: u64,
     /// Strict calls refused because the wall clock had stepped ahead of elapsed time.
-    pub forward_refused: u64,
+    forward_refused: u64,
     /// Lease renewals.
-    pub lease_renewals: u64,
+    lease_renewals: u64,
     /// Failed lease renewals.
-    pub lease_failures: u64,
+    lease_failures: u64,
 }
 
 /// Every error answer: `{"error": {"code": ..., "message": ...}}`.
 #[derive(ToSchema)]
 pub struct ErrorResponse {
     /// What went wrong.
-    pub error: ErrorDetail,
+    error: ErrorDetail,
 }
 
 /// The error's code and message.
@@ -183,9 +186,9 @@ pub struct ErrorResponse {
 pub struct ErrorDetail {
     /// A stable upper-case code: `INVALID_COUNT`, `MALFORMED_JSON`, `DUPLICATE_KEY`, the core's
     /// `CLOCK_MOVED_BACKWARDS`, ...
-    pub code: String,
+    code: String,
     /// What was wrong, in words.
-    pub message: String,
+    message: String,
 }
 
 /// A regular expression (ECMA-262 and Python `re` alike) for the decimal text of the numbers

@@ -190,44 +190,62 @@ pub fn zookeeper_options(servers: &[String]) -> ZooKeeperLeaseOptions {
     ZooKeeperLeaseOptions::from_ensemble(&servers.join(","))
 }
 
-/// TLS and authentication of a remote lease store. Passwords are never taken on the command
-/// line: from a file (`--etcd-password-file`, `--zookeeper-password-file`) or from the
-/// environment (`POLYFLAKE_ETCD_PASSWORD`, `POLYFLAKE_ZOOKEEPER_PASSWORD`; the other settings
-/// have variables too, read by the core when the flag is absent).
-#[derive(Debug, Clone, Args)]
-pub struct StoreAuthArgs {
-    /// etcd: the CA certificate(s) (PEM) the servers' certificates must chain to.
-    #[arg(long, value_name = "FILE", requires = "etcd")]
-    pub etcd_ca_file: Option<PathBuf>,
-    /// etcd: this client's certificate (PEM), with --etcd-key-file.
-    #[arg(long, value_name = "FILE", requires = "etcd")]
-    pub etcd_cert_file: Option<PathBuf>,
-    /// etcd: the private key (PEM) of --etcd-cert-file.
-    #[arg(long, value_name = "FILE", requires = "etcd")]
-    pub etcd_key_file: Option<PathBuf>,
-    /// etcd: the user to authenticate as.
-    #[arg(long, value_name = "NAME", requires = "etcd")]
-    pub etcd_username: Option<String>,
-    /// etcd: a file holding the password (one line), or set POLYFLAKE_ETCD_PASSWORD.
-    #[arg(long, value_name = "FILE", requires = "etcd")]
-    pub etcd_password_file: Option<PathBuf>,
-    /// ZooKeeper: the CA certificate(s) (PEM) the servers' certificates must chain to (the
-    /// ensemble's secure client port).
-    #[arg(long, value_name = "FILE", requires = "zookeeper")]
-    pub zookeeper_ca_file: Option<PathBuf>,
-    /// ZooKeeper: this client's certificate (PEM), with --zookeeper-key-file.
-    #[arg(long, value_name = "FILE", requires = "zookeeper")]
-    pub zookeeper_cert_file: Option<PathBuf>,
-    /// ZooKeeper: the private key (PEM) of --zookeeper-cert-file.
-    #[arg(long, value_name = "FILE", requires = "zookeeper")]
-    pub zookeeper_key_file: Option<PathBuf>,
-    /// ZooKeeper: the digest user to authenticate as; the znodes polyflake creates are then
-    /// writable by this user only.
-    #[arg(long, value_name = "NAME", requires = "zookeeper")]
-    pub zookeeper_username: Option<String>,
-    /// ZooKeeper: a file holding the password (one line), or set POLYFLAKE_ZOOKEEPER_PASSWORD.
-    #[arg(long, value_name = "FILE", requires = "zookeeper")]
-    pub zookeeper_password_file: Option<PathBuf>,
+/// The TLS and authentication flags of each remote store (`--etcd-ca-file` and so on), and the
+/// method that puts them into the store's options: five flags written once for both stores.
+macro_rules! store_auth_args {
+    ($($store:literal $label:literal $env:literal [$ca_note:literal, $user_note:literal]
+        $apply:ident($opts:ty): $ca:ident $cert:ident $key:ident $user:ident $password:ident;)*) => {
+        /// TLS and authentication of a remote lease store. Passwords are never taken on the
+        /// command line: from a file (`--etcd-password-file`, `--zookeeper-password-file`) or
+        /// from the environment (`POLYFLAKE_ETCD_PASSWORD`, `POLYFLAKE_ZOOKEEPER_PASSWORD`; the
+        /// other settings have variables too, read by the core when the flag is absent).
+        #[derive(Debug, Clone, Args)]
+        pub struct StoreAuthArgs {
+            $(
+                #[arg(long, value_name = "FILE", requires = $store, help = concat!($label,
+                    ": the CA certificate(s) (PEM) the servers' certificates must chain to", $ca_note))]
+                $ca: Option<PathBuf>,
+                #[arg(long, value_name = "FILE", requires = $store, help = concat!($label,
+                    ": this client's certificate (PEM), with --", $store, "-key-file"))]
+                $cert: Option<PathBuf>,
+                #[arg(long, value_name = "FILE", requires = $store, help = concat!($label,
+                    ": the private key (PEM) of --", $store, "-cert-file"))]
+                $key: Option<PathBuf>,
+                #[arg(long, value_name = "NAME", requires = $store,
+                    help = concat!($label, ": the ", $user_note))]
+                $user: Option<String>,
+                #[arg(long, value_name = "FILE", requires = $store, help = concat!($label,
+                    ": a file holding the password (one line), or set POLYFLAKE_", $env, "_PASSWORD"))]
+                $password: Option<PathBuf>,
+            )*
+        }
+
+        impl StoreAuthArgs {
+            $(
+                #[doc = concat!("Put the ", $label, " flags into `o` (absent ones stay `None`: the core reads the environment).")]
+                pub fn $apply(&self, o: &mut $opts) -> Result<(), CliError> {
+                    o.ca_file = self.$ca.clone();
+                    o.cert_file = self.$cert.clone();
+                    o.key_file = self.$key.clone();
+                    o.username = self.$user.clone();
+                    if let Some(p) = &self.$password {
+                        let flag = concat!("--", $store, "-password-file");
+                        o.password = Some(read_password(flag, p)?);
+                    }
+                    Ok(())
+                }
+            )*
+        }
+    };
+}
+
+store_auth_args! {
+    "etcd" "etcd" "ETCD" ["", "user to authenticate as"]
+        apply_etcd(EtcdLeaseOptions): etcd_ca_file etcd_cert_file etcd_key_file etcd_username etcd_password_file;
+    "zookeeper" "ZooKeeper" "ZOOKEEPER" [" (the ensemble's secure client port)",
+        "digest user to authenticate as; the znodes polyflake creates are then writable by this user only"]
+        apply_zookeeper(ZooKeeperLeaseOptions): zookeeper_ca_file zookeeper_cert_file zookeeper_key_file
+        zookeeper_username zookeeper_password_file;
 }
 
 /// A password file's content: its first line, without the line ending.
@@ -242,33 +260,6 @@ fn read_password(flag: &str, path: &Path) -> Result<String, CliError> {
         )));
     }
     Ok(line.to_string())
-}
-
-impl StoreAuthArgs {
-    /// Put the etcd flags into `o` (absent ones stay `None`: the core reads the environment).
-    pub fn apply_etcd(&self, o: &mut EtcdLeaseOptions) -> Result<(), CliError> {
-        o.ca_file = self.etcd_ca_file.clone();
-        o.cert_file = self.etcd_cert_file.clone();
-        o.key_file = self.etcd_key_file.clone();
-        o.username = self.etcd_username.clone();
-        if let Some(p) = &self.etcd_password_file {
-            o.password = Some(read_password("--etcd-password-file", p)?);
-        }
-        Ok(())
-    }
-
-    /// Put the ZooKeeper flags into `o` (absent ones stay `None`: the core reads the
-    /// environment).
-    pub fn apply_zookeeper(&self, o: &mut ZooKeeperLeaseOptions) -> Result<(), CliError> {
-        o.ca_file = self.zookeeper_ca_file.clone();
-        o.cert_file = self.zookeeper_cert_file.clone();
-        o.key_file = self.zookeeper_key_file.clone();
-        o.username = self.zookeeper_username.clone();
-        if let Some(p) = &self.zookeeper_password_file {
-            o.password = Some(read_password("--zookeeper-password-file", p)?);
-        }
-        Ok(())
-    }
 }
 
 /// The settings every format's builder takes (`polyflake::Builder` and `TimeIdBuilder` have the
