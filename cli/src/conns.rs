@@ -165,7 +165,13 @@ pub(crate) async fn serve(
     limits: Limits,
     shutdown: impl Future<Output = ()>,
 ) {
-    let table = Arc::new(Table::new());
+    let table = Table::new();
+    let srv = Arc::new(Server {
+        app,
+        table,
+        metrics,
+        limits,
+    });
     // Each connection task holds a sender; recv() answers None once every one has ended.
     let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -185,29 +191,19 @@ pub(crate) async fn serve(
                 }
             },
         };
-        match table.make_room(limits.max_connections) {
+        match srv.table.make_room(limits.max_connections) {
             Room::Free => {}
-            Room::Evicted => metrics.count_closed("evicted"),
+            Room::Evicted => srv.metrics.count_closed("evicted"),
             Room::Full => {
-                metrics.count_closed("refused");
-                refuse(stream, &refusing, &metrics);
+                srv.metrics.count_closed("refused");
+                refuse(stream, &refusing, &srv.metrics);
                 continue;
             }
         }
         let _ = stream.set_nodelay(true);
-        let (id, conn) = table.insert();
-        tokio::spawn(connection(Connection {
-            stream,
-            peer,
-            app: app.clone(),
-            table: table.clone(),
-            id,
-            conn,
-            limits,
-            metrics: metrics.clone(),
-            stop: stop_rx.clone(),
-            _alive: alive_tx.clone(),
-        }));
+        let (id, conn) = srv.table.insert();
+        let (stop, alive) = (stop_rx.clone(), alive_tx.clone());
+        tokio::spawn(connection(srv.clone(), stream, peer, id, conn, stop, alive));
     }
     drop(listener);
     let _ = stop_tx.send(true);
@@ -215,31 +211,21 @@ pub(crate) async fn serve(
     let _ = alive_rx.recv().await;
 }
 
-/// Everything one connection's task owns.
-struct Connection {
-    stream: TcpStream,
-    peer: SocketAddr,
+/// What every connection of one server shares.
+struct Server {
     app: Router,
-    table: Arc<Table>,
-    id: u64,
-    conn: Arc<Conn>,
-    limits: Limits,
+    table: Table,
     metrics: Arc<Metrics>,
-    stop: watch::Receiver<bool>,
-    _alive: mpsc::Sender<()>,
+    limits: Limits,
 }
 
 /// Removes the connection from the table and the open-connections gauge, however it ends.
-struct Registered {
-    table: Arc<Table>,
-    id: u64,
-    metrics: Arc<Metrics>,
-}
+struct Registered(Arc<Server>, u64);
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.table.remove(self.id);
-        self.metrics.connections_open.dec();
+        self.0.table.remove(self.1);
+        self.0.metrics.connections_open.dec();
     }
 }
 
@@ -260,21 +246,24 @@ impl Drop for Busy {
     }
 }
 
-async fn connection(c: Connection) {
-    c.metrics.connections_open.inc();
-    let _registered = Registered {
-        table: c.table.clone(),
-        id: c.id,
-        metrics: c.metrics.clone(),
-    };
+async fn connection(
+    srv: Arc<Server>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    id: u64,
+    conn: Arc<Conn>,
+    mut stop: watch::Receiver<bool>,
+    _alive: mpsc::Sender<()>,
+) {
+    srv.metrics.connections_open.inc();
+    let _registered = Registered(srv.clone(), id);
     let io = TokioIo::new(Tracked {
-        stream: c.stream,
-        conn: c.conn.clone(),
-        table: c.table.clone(),
-        metrics: c.metrics.clone(),
+        stream,
+        conn: conn.clone(),
+        srv: srv.clone(),
         replacement: None,
     });
-    let (app, peer, for_requests) = (c.app, c.peer, c.conn.clone());
+    let (app, for_requests) = (srv.app.clone(), conn.clone());
     let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
         req.extensions_mut().insert(ConnectInfo(peer));
         let busy = Busy::start(&for_requests);
@@ -291,9 +280,8 @@ async fn connection(c: Connection) {
         .header_read_timeout(None);
     let served = http.serve_connection(io, service);
     tokio::pin!(served);
-    let watchdog = watchdog(&c.conn, &c.table, c.limits);
+    let watchdog = watchdog(&conn, &srv.table, srv.limits);
     tokio::pin!(watchdog);
-    let mut stop = c.stop;
     let mut stopping = *stop.borrow();
     if stopping {
         served.as_mut().graceful_shutdown();
@@ -302,10 +290,10 @@ async fn connection(c: Connection) {
         tokio::select! {
             _ = served.as_mut() => break,
             reason = watchdog.as_mut() => {
-                c.metrics.count_closed(reason);
+                srv.metrics.count_closed(reason);
                 break;
             }
-            _ = c.conn.evict.notified() => break,
+            _ = conn.evict.notified() => break,
             _ = stop.changed(), if !stopping => {
                 stopping = true;
                 served.as_mut().graceful_shutdown();
@@ -434,8 +422,7 @@ pub(crate) fn malformed_request_answer(code: u16) -> Vec<u8> {
 struct Tracked {
     stream: TcpStream,
     conn: Arc<Conn>,
-    table: Arc<Table>,
-    metrics: Arc<Metrics>,
+    srv: Arc<Server>,
     /// A replacement answer being written, and how much of it is written.
     replacement: Option<(Vec<u8>, usize)>,
 }
@@ -444,7 +431,7 @@ impl Tracked {
     fn moved(&self) {
         self.conn
             .last_io_ms
-            .store(self.table.now_ms(), Ordering::Relaxed);
+            .store(self.srv.table.now_ms(), Ordering::Relaxed);
     }
 
     /// Write what is left of a replacement answer.
@@ -476,7 +463,7 @@ impl AsyncRead for Tracked {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.stream).poll_read(cx, buf);
         if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            let now = self.table.now_ms();
+            let now = self.srv.table.now_ms();
             let c = &self.conn;
             c.last_io_ms.store(now, Ordering::Relaxed);
             if c.busy.load(Ordering::Relaxed) == 0 && c.head_since_ms.load(Ordering::Relaxed) == 0 {
@@ -496,7 +483,7 @@ impl AsyncWrite for Tracked {
     ) -> Poll<io::Result<usize>> {
         ready!(self.drain(cx))?;
         if let Some(code) = bare_error_answer(buf) {
-            self.metrics.count_response(code);
+            self.srv.metrics.count_response(code);
             self.replacement = Some((malformed_request_answer(code), 0));
             // Taken whole; the rest is written by the next poll_write, poll_flush or
             // poll_shutdown (hyper flushes and shuts down after this answer).

@@ -46,11 +46,8 @@ impl IdFormat {
 
     /// `"snowflake", "uuidv7" or "ulid"`, for error messages.
     pub fn choices() -> String {
-        let names: Vec<String> = IdFormat::ALL
-            .iter()
-            .map(|f| format!("{:?}", f.name()))
-            .collect();
-        format!("{}, {} or {}", names[0], names[1], names[2])
+        let [a, b, c] = IdFormat::ALL.map(|f| format!("{:?}", f.name()));
+        format!("{a}, {b} or {c}")
     }
 }
 

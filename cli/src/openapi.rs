@@ -10,6 +10,7 @@
 // The types only describe the JSON: nothing reads their fields.
 #![allow(dead_code)]
 
+use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
@@ -53,19 +54,19 @@ pub struct Uuid7Text(String);
 pub struct UlidText(String);
 
 /// `POST /v1/ids` answer.
-#[derive(ToSchema)]
+#[derive(ToSchema, Serialize)]
 pub struct IdsResponse {
     /// The IDs, in increasing order, as decimal strings (a JavaScript Number would round them).
-    ids: Vec<IdText>,
+    pub ids: Vec<IdText>,
     /// The node id in the IDs.
-    node_id: u32,
+    pub node_id: u32,
     /// The generator's epoch, Unix milliseconds.
-    epoch_ms: i64,
+    pub epoch_ms: i64,
 }
 
 /// An ID as decimal text: digits only, below 2^63.
-#[derive(ToSchema)]
-pub struct IdText(String);
+#[derive(ToSchema, Serialize)]
+pub struct IdText(pub String);
 
 /// `GET /v1/ids/{id}` answer: the ID's fields with the service's layout and epoch.
 #[derive(ToSchema)]

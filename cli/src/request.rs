@@ -176,6 +176,16 @@ pub fn parse_json_unique_keys(text: &[u8]) -> Result<Value, JsonError> {
 /// Builds a `serde_json::Value`, refusing repeated object keys.
 struct UniqueKeys;
 
+/// Visitor methods that take a scalar as `serde_json::Value` does (`Value::from`: a
+/// non-finite float, which serde_json never yields, would be `Null`).
+macro_rules! scalars {
+    ($($visit:ident($t:ty)),*) => {
+        $(fn $visit<E>(self, v: $t) -> Result<Value, E> {
+            Ok(Value::from(v))
+        })*
+    };
+}
+
 impl<'de> DeserializeSeed<'de> for UniqueKeys {
     type Value = Value;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
@@ -189,25 +199,14 @@ impl<'de> Visitor<'de> for UniqueKeys {
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        // serde_json never yields a non-finite number; `Null` mirrors `Value::from(f64::NAN)`.
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
+    scalars!(
+        visit_bool(bool),
+        visit_i64(i64),
+        visit_u64(u64),
+        visit_f64(f64),
+        visit_str(&str),
+        visit_string(String)
+    );
     fn visit_unit<E>(self) -> Result<Value, E> {
         Ok(Value::Null)
     }

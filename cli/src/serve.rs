@@ -26,7 +26,6 @@ use axum::Router;
 use clap::Args;
 use polyflake::{format_id, Clock, Generator, Mode, TimeIdBuilder, UlidGenerator, Uuid7Generator};
 use serde_json::json;
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -508,21 +507,15 @@ async fn issue(
             let v = json!({"format": req.format.name(), "ids": ids});
             return Ok(axum::Json(v).into_response());
         }
-        let mut text = String::with_capacity(ids.len() * 22 + 64);
-        text.push_str("{\"ids\":[");
-        for (i, id) in ids.iter().enumerate() {
-            text.push_str(if i > 0 { ",\"" } else { "\"" });
-            text.push_str(id);
-            text.push('"');
-        }
         let g = &state.gen;
-        let _ = write!(
-            text,
-            "],\"node_id\":{},\"epoch_ms\":{}}}",
-            g.node_id(),
-            g.epoch_ms()
-        );
-        Ok::<_, ApiError>(json_text(StatusCode::OK, text))
+        let ids = ids.into_iter().map(openapi::IdText).collect();
+        let (node_id, epoch_ms) = (g.node_id(), g.epoch_ms());
+        let v = openapi::IdsResponse {
+            ids,
+            node_id,
+            epoch_ms,
+        };
+        Ok::<_, ApiError>(axum::Json(v).into_response())
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
 }
