@@ -25,9 +25,11 @@ pub(crate) const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_te
 /// One label, `name="value"`.
 type Label = [(&'static str, String); 1];
 
-/// The service's own metrics, which the handlers move (clones share the values).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Counters {
+/// The service's own metrics, which the handlers move (clones share the values), and the
+/// generator whose health is encoded before them.
+#[derive(Debug, Clone)]
+pub(crate) struct Metrics {
+    gen: Arc<Generator>,
     /// `POST /v1/ids` calls the generator refused.
     pub ids_refused: Counter,
     /// Generator calls moved to the blocking pool because they might sleep.
@@ -40,7 +42,22 @@ pub(crate) struct Counters {
     connections_closed: Family<Label, Counter>,
 }
 
-impl Counters {
+impl Metrics {
+    /// The metrics of this generator's service.
+    pub fn new(gen: Arc<Generator>) -> Metrics {
+        let (responses, connections_closed) = (Family::default(), Family::default());
+        let (ids_refused, blocking_calls) = (Counter::default(), Counter::default());
+        let connections_open = Gauge::default();
+        Metrics {
+            gen,
+            ids_refused,
+            blocking_calls,
+            responses,
+            connections_open,
+            connections_closed,
+        }
+    }
+
     /// Count one response with this status code.
     pub fn count_response(&self, code: u16) {
         self.responses
@@ -55,46 +72,15 @@ impl Counters {
             .get_or_create(&[("reason", reason.to_string())])
             .inc();
     }
-}
 
-/// The service's counters and the registry that encodes them after the core's.
-pub(crate) struct Metrics {
-    registry: Registry,
-    counters: Counters,
-}
-
-impl std::ops::Deref for Metrics {
-    type Target = Counters;
-    fn deref(&self) -> &Counters {
-        &self.counters
-    }
-}
-
-impl Metrics {
-    /// The registry for this generator's service.
-    pub fn new(gen: Arc<Generator>) -> Metrics {
-        let counters = Counters::default();
+    /// The exposition text: a registry with these metrics as its one collector.
+    pub fn text(&self) -> Result<String, fmt::Error> {
         let mut registry = Registry::default();
-        registry.register_collector(Box::new(ServiceCollector {
-            gen,
-            c: counters.clone(),
-        }));
-        Metrics { registry, counters }
-    }
-
-    /// The exposition text.
-    pub fn encode(&self) -> Result<String, fmt::Error> {
+        registry.register_collector(Box::new(self.clone()));
         let mut out = String::with_capacity(4096);
-        prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry)?;
+        prometheus_client::encoding::prometheus_text::encode(&mut out, &registry)?;
         Ok(out)
     }
-}
-
-/// Encodes the core's health metrics from one snapshot, then the service's own.
-#[derive(Debug)]
-struct ServiceCollector {
-    gen: Arc<Generator>,
-    c: Counters,
 }
 
 /// The Prometheus type of a core metric kind.
@@ -154,11 +140,12 @@ fn counter(enc: &mut DescriptorEncoder, name: &str, help: &str, value: u64) -> f
     ConstCounter::new(value).encode(m)
 }
 
-impl Collector for ServiceCollector {
+/// The core's health metrics from one snapshot, then the service's own.
+impl Collector for Metrics {
     fn encode(&self, mut enc: DescriptorEncoder) -> fmt::Result {
         let e = &mut enc;
         encode_health(e, &health_samples(&self.gen.health()))?;
-        let c = &self.c;
+        let c = self;
         counter(e, "polyflake_ids_refused", "POST /v1/ids requests the generator refused (clock behind or stuck, lead limit, lease).", c.ids_refused.get())?;
         counter(
             e,

@@ -641,7 +641,7 @@ fn json_value(v: polyflake::Value) -> serde_json::Value {
 #[utoipa::path(get, path = "/metrics", tag = "service", responses((status = 200,
     description = "The metrics", body = String, content_type = "text/plain; version=0.0.4; charset=utf-8")))]
 async fn metrics(State(state): State<Shared>) -> Response {
-    match state.metrics.encode() {
+    match state.metrics.text() {
         Ok(text) => (
             [(
                 header::CONTENT_TYPE,
