@@ -67,7 +67,7 @@ pub(crate) struct Limits {
 /// One open connection, as the accept loop and the watchdog see it.
 #[derive(Debug, Default)]
 struct Conn {
-    /// When a byte last moved either way (ms on the table's clock).
+    /// When a byte last moved either way (ms on the server's clock).
     last_io_ms: AtomicU64,
     /// When the first byte of a request head not yet complete arrived; 0 when none is.
     head_since_ms: AtomicU64,
@@ -81,23 +81,18 @@ struct Conn {
     head_started: Notify,
 }
 
-/// Every open connection.
-#[derive(Debug)]
-struct Table {
+/// What every connection of one server shares: the router, the metrics, the limits, and the
+/// table of open connections.
+struct Server {
+    app: Router,
+    metrics: Arc<Metrics>,
+    limits: Limits,
     start: Instant,
     next_id: AtomicU64,
     open: Mutex<HashMap<u64, Arc<Conn>>>,
 }
 
-impl Table {
-    fn new() -> Table {
-        Table {
-            start: Instant::now(),
-            next_id: AtomicU64::new(0),
-            open: Mutex::new(HashMap::new()),
-        }
-    }
-
+impl Server {
     /// Milliseconds since the server started, from 1 (0 means "never" in [`Conn`]).
     fn now_ms(&self) -> u64 {
         u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX - 1) + 1
@@ -148,7 +143,7 @@ impl Table {
     }
 }
 
-/// What [`Table::make_room`] did.
+/// What [`Server::make_room`] did.
 enum Room {
     Free,
     Evicted,
@@ -165,12 +160,13 @@ pub(crate) async fn serve(
     limits: Limits,
     shutdown: impl Future<Output = ()>,
 ) {
-    let table = Table::new();
     let srv = Arc::new(Server {
         app,
-        table,
         metrics,
         limits,
+        start: Instant::now(),
+        next_id: AtomicU64::new(0),
+        open: Mutex::default(),
     });
     // Each connection task holds a sender; recv() answers None once every one has ended.
     let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
@@ -191,7 +187,7 @@ pub(crate) async fn serve(
                 }
             },
         };
-        match srv.table.make_room(limits.max_connections) {
+        match srv.make_room(limits.max_connections) {
             Room::Free => {}
             Room::Evicted => srv.metrics.count_closed("evicted"),
             Room::Full => {
@@ -201,7 +197,7 @@ pub(crate) async fn serve(
             }
         }
         let _ = stream.set_nodelay(true);
-        let (id, conn) = srv.table.insert();
+        let (id, conn) = srv.insert();
         let (stop, alive) = (stop_rx.clone(), alive_tx.clone());
         tokio::spawn(connection(srv.clone(), stream, peer, id, conn, stop, alive));
     }
@@ -211,20 +207,12 @@ pub(crate) async fn serve(
     let _ = alive_rx.recv().await;
 }
 
-/// What every connection of one server shares.
-struct Server {
-    app: Router,
-    table: Table,
-    metrics: Arc<Metrics>,
-    limits: Limits,
-}
-
 /// Removes the connection from the table and the open-connections gauge, however it ends.
 struct Registered(Arc<Server>, u64);
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.0.table.remove(self.1);
+        self.0.remove(self.1);
         self.0.metrics.connections_open.dec();
     }
 }
@@ -280,7 +268,7 @@ async fn connection(
         .header_read_timeout(None);
     let served = http.serve_connection(io, service);
     tokio::pin!(served);
-    let watchdog = watchdog(&conn, &srv.table, srv.limits);
+    let watchdog = watchdog(&conn, &srv);
     tokio::pin!(watchdog);
     let mut stopping = *stop.borrow();
     if stopping {
@@ -303,11 +291,12 @@ async fn connection(
 }
 
 /// Resolves with the reason when the connection has overstayed a timeout.
-async fn watchdog(conn: &Conn, table: &Table, limits: Limits) -> &'static str {
+async fn watchdog(conn: &Conn, srv: &Server) -> &'static str {
+    let limits = srv.limits;
     let idle_ms = u64::try_from(limits.idle_timeout.as_millis()).unwrap_or(u64::MAX / 4);
     let head_ms = u64::try_from(limits.header_read_timeout.as_millis()).unwrap_or(u64::MAX / 4);
     loop {
-        let now = table.now_ms();
+        let now = srv.now_ms();
         let idle_deadline = conn
             .last_io_ms
             .load(Ordering::Relaxed)
@@ -431,7 +420,7 @@ impl Tracked {
     fn moved(&self) {
         self.conn
             .last_io_ms
-            .store(self.srv.table.now_ms(), Ordering::Relaxed);
+            .store(self.srv.now_ms(), Ordering::Relaxed);
     }
 
     /// Write what is left of a replacement answer.
@@ -463,7 +452,7 @@ impl AsyncRead for Tracked {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.stream).poll_read(cx, buf);
         if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            let now = self.srv.table.now_ms();
+            let now = self.srv.now_ms();
             let c = &self.conn;
             c.last_io_ms.store(now, Ordering::Relaxed);
             if c.busy.load(Ordering::Relaxed) == 0 && c.head_since_ms.load(Ordering::Relaxed) == 0 {

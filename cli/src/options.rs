@@ -264,17 +264,21 @@ fn read_password(flag: &str, path: &Path) -> Result<String, CliError> {
 
 /// The settings every format's builder takes (`polyflake::Builder` and `TimeIdBuilder` have the
 /// same setters), from `--clock`, `--monotonic`, `--max-wait-ms`, `--max-lead-ms` and the
-/// forward-step flags.
+/// forward-step flags, and an injected clock if any (the service's test clock).
 macro_rules! timing_settings {
-    ($args:expr, $builder:expr) => {
-        $builder
+    ($args:expr, $builder:expr, $clock:expr) => {{
+        let b = $builder
             .clock_source($args.clock_source()?)
             .mode($args.mode())
             .max_wait_ms($args.max_wait_ms)
             .max_lead_ms($args.max_lead_ms)
             .max_forward_step_ms($args.max_forward_step_ms.0)
-            .forward_confirm_ms($args.forward_confirm_ms)
-    };
+            .forward_confirm_ms($args.forward_confirm_ms);
+        match $clock {
+            Some(c) => b.shared_clock(c),
+            None => b,
+        }
+    }};
 }
 
 /// The generator's settings.
@@ -359,11 +363,7 @@ impl GenArgs {
         &self,
         clock: Option<Arc<dyn Clock>>,
     ) -> Result<TimeIdBuilder, CliError> {
-        let mut b = timing_settings!(self, TimeIdBuilder::new());
-        if let Some(c) = clock {
-            b = b.shared_clock(c);
-        }
-        Ok(b)
+        Ok(timing_settings!(self, TimeIdBuilder::new(), clock))
     }
 
     /// True when `--layout` or `--epoch-ms` was moved from its default (they describe the
@@ -378,13 +378,8 @@ impl GenArgs {
         node: &NodeArgs,
         clock: Option<Arc<dyn Clock>>,
     ) -> Result<Generator, CliError> {
-        let mut b = timing_settings!(self, node.builder()?)
-            .layout(self.layout()?)
-            .epoch_ms(self.epoch_ms);
-        if let Some(c) = clock {
-            b = b.shared_clock(c);
-        }
-        Ok(b.build()?)
+        let b = timing_settings!(self, node.builder()?, clock);
+        Ok(b.layout(self.layout()?).epoch_ms(self.epoch_ms).build()?)
     }
 }
 

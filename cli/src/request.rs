@@ -99,25 +99,17 @@ pub fn json_object(
     content_type: Option<&HeaderValue>,
     body: &[u8],
 ) -> Result<Option<Map<String, Value>>, ApiError> {
-    match content_type {
-        Some(ct) if !is_json(Some(ct)) => {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "UNSUPPORTED_MEDIA_TYPE",
-                format!(
-                    "Content-Type must be application/json, not {:?}",
-                    String::from_utf8_lossy(ct.as_bytes())
-                ),
-            ))
-        }
-        None if !body.is_empty() => {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "UNSUPPORTED_MEDIA_TYPE",
-                "a request body needs Content-Type: application/json",
-            ))
-        }
-        _ => {}
+    let wrong_type = match content_type {
+        Some(ct) if !is_json(Some(ct)) => format!(
+            "Content-Type must be application/json, not {:?}",
+            String::from_utf8_lossy(ct.as_bytes())
+        ),
+        None if !body.is_empty() => "a request body needs Content-Type: application/json".into(),
+        _ => String::new(),
+    };
+    if !wrong_type.is_empty() {
+        let status = StatusCode::UNSUPPORTED_MEDIA_TYPE;
+        return Err(ApiError::new(status, "UNSUPPORTED_MEDIA_TYPE", wrong_type));
     }
     if body.is_empty() {
         return Ok(None);

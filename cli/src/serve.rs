@@ -350,7 +350,7 @@ fn shutdown_signal() -> impl std::future::Future<Output = &'static str> {
 impl IntoResponse for ApiError {
     /// `{"error": {"code": ..., "message": ...}}` with its status (and `Retry-After: 1` on a 503).
     fn into_response(self) -> Response {
-        let mut resp = json_text(self.status, self.body());
+        let mut resp = (self.status, JSON, self.body()).into_response();
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -364,17 +364,8 @@ fn error_response(status: StatusCode, code: &str, message: impl Into<String>) ->
     ApiError::new(status, code, message).into_response()
 }
 
-fn json_text(status: StatusCode, text: String) -> Response {
-    (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        text,
-    )
-        .into_response()
-}
+/// A JSON answer's Content-Type.
+const JSON: [(header::HeaderName, &str); 1] = [(header::CONTENT_TYPE, "application/json")];
 
 /// The last layer: any error answer that is not JSON yet (axum's own 405, a rejection the
 /// handlers did not see) becomes the JSON error shape; every answer is counted.
@@ -662,7 +653,7 @@ async fn metrics(State(state): State<Shared>) -> Response {
 #[utoipa::path(get, path = "/openapi.json", tag = "service", responses((status = 200,
     description = "The OpenAPI 3.1 document", body = Object, content_type = "application/json")))]
 async fn openapi_json(State(state): State<Shared>) -> Response {
-    json_text(StatusCode::OK, state.openapi.clone())
+    (JSON, state.openapi.clone()).into_response()
 }
 
 // ---------------------------------------------------------------------------------------------
