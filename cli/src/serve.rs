@@ -484,31 +484,28 @@ async fn issue(
     State(state): State<Shared>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Response {
-    let answer = async {
-        let req = body_bytes(body).and_then(|b| {
-            request::ids_request(headers.get(header::CONTENT_TYPE), &b, state.max_count)
-        })?;
-        let ids = match req.format {
-            IdFormat::Snowflake => mint(&state, req.count, |s| &*s.gen).await?,
-            IdFormat::Uuid7 => mint(&state, req.count, |s| &s.uuid7).await?,
-            IdFormat::Ulid => mint(&state, req.count, |s| &s.ulid).await?,
-        };
-        if req.format != IdFormat::Snowflake {
-            let v = json!({"format": req.format.name(), "ids": ids});
-            return Ok(axum::Json(v).into_response());
-        }
-        let g = &state.gen;
-        let ids = ids.into_iter().map(openapi::IdText).collect();
-        let (node_id, epoch_ms) = (g.node_id(), g.epoch_ms());
-        let v = openapi::IdsResponse {
-            ids,
-            node_id,
-            epoch_ms,
-        };
-        Ok::<_, ApiError>(axum::Json(v).into_response())
+) -> Result<Response, ApiError> {
+    let req = body_bytes(body).and_then(|b| {
+        request::ids_request(headers.get(header::CONTENT_TYPE), &b, state.max_count)
+    })?;
+    let ids = match req.format {
+        IdFormat::Snowflake => mint(&state, req.count, |s| &*s.gen).await?,
+        IdFormat::Uuid7 => mint(&state, req.count, |s| &s.uuid7).await?,
+        IdFormat::Ulid => mint(&state, req.count, |s| &s.ulid).await?,
     };
-    answer.await.unwrap_or_else(IntoResponse::into_response)
+    if req.format != IdFormat::Snowflake {
+        let v = json!({"format": req.format.name(), "ids": ids});
+        return Ok(axum::Json(v).into_response());
+    }
+    let g = &state.gen;
+    let ids = ids.into_iter().map(openapi::IdText).collect();
+    let (node_id, epoch_ms) = (g.node_id(), g.epoch_ms());
+    let v = openapi::IdsResponse {
+        ids,
+        node_id,
+        epoch_ms,
+    };
+    Ok(axum::Json(v).into_response())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -529,29 +526,19 @@ async fn issue(
 async fn decode_one(
     State(state): State<Shared>,
     path: Result<Path<String>, PathRejection>,
-) -> Response {
-    let text = match path {
-        Ok(Path(text)) => text,
-        Err(rej) => return error_response(StatusCode::BAD_REQUEST, "INVALID_ID", rej.body_text()),
-    };
-    let decoded = request::path_id(&text).and_then(|id| {
-        state
-            .gen
-            .decode(id)
-            .map(|d| (id, d))
-            .map_err(|e| ApiError::core(&e))
+) -> Result<Response, ApiError> {
+    let Path(text) =
+        path.map_err(|rej| ApiError::new(StatusCode::BAD_REQUEST, "INVALID_ID", rej.body_text()))?;
+    let id = request::path_id(&text)?;
+    let d = state.gen.decode(id).map_err(|e| ApiError::core(&e))?;
+    let v = json!({
+        "id": format_id(id),
+        "time": iso_utc(d.timestamp_ms),
+        "unix_ms": d.timestamp_ms,
+        "node_id": d.node_id,
+        "sequence": d.sequence,
     });
-    match decoded {
-        Ok((id, d)) => axum::Json(json!({
-            "id": format_id(id),
-            "time": iso_utc(d.timestamp_ms),
-            "unix_ms": d.timestamp_ms,
-            "node_id": d.node_id,
-            "sequence": d.sequence,
-        }))
-        .into_response(),
-        Err(e) => e.into_response(),
-    }
+    Ok(axum::Json(v).into_response())
 }
 
 /// The generator's health: 200 when it can issue now, else 503 with the same body.
@@ -664,29 +651,17 @@ async fn admin_clock(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Response {
+) -> Result<Response, ApiError> {
     let Some(clock) = &state.test_clock else {
-        return not_found(Method::POST, Uri::from_static("/v1/admin/clock")).await;
+        return Ok(not_found(Method::POST, Uri::from_static("/v1/admin/clock")).await);
     };
     if !peer.ip().is_loopback() {
-        return error_response(
-            StatusCode::FORBIDDEN,
-            "FORBIDDEN",
-            "the test clock answers loopback clients only",
-        );
+        let message = "the test clock answers loopback clients only";
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "FORBIDDEN", message));
     }
-    let offset = body_bytes(body).and_then(|b| {
-        request::clock_offset(headers.get(header::CONTENT_TYPE), &b, clock.offset_ms())
-    });
-    match offset {
-        Ok(offset) => {
-            clock.set_offset_ms(offset);
-            axum::Json(json!({
-                "offset_ms": clock.offset_ms(),
-                "now_ms": clock.now_ms().unwrap_or(0),
-            }))
-            .into_response()
-        }
-        Err(e) => e.into_response(),
-    }
+    let b = body_bytes(body)?;
+    let offset = request::clock_offset(headers.get(header::CONTENT_TYPE), &b, clock.offset_ms())?;
+    clock.set_offset_ms(offset);
+    let v = json!({"offset_ms": clock.offset_ms(), "now_ms": clock.now_ms().unwrap_or(0)});
+    Ok(axum::Json(v).into_response())
 }
