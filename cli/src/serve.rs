@@ -555,9 +555,14 @@ async fn decode_one(
 async fn health(State(state): State<Shared>) -> Response {
     let (g, h) = (&state.gen, state.gen.health());
     let mut body = json_value(polyflake::Value::Fields(h.fields()));
-    let counters: serde_json::Map<_, _> = HEALTH_COUNTERS
+    // The snapshot's counters (the core's counter metrics, by field name) are nested.
+    let counters: serde_json::Map<_, _> = polyflake::HEALTH_METRICS
         .iter()
-        .filter_map(|k| body.as_object_mut()?.remove_entry(*k))
+        .filter(|m| m.kind == polyflake::MetricKind::Counter)
+        .filter_map(|m| {
+            body.as_object_mut()?
+                .remove_entry(m.name.strip_prefix("polyflake_")?)
+        })
         .collect();
     body["counters"] = counters.into();
     body["layout"] = g.layout().to_string().into();
@@ -579,20 +584,6 @@ async fn health(State(state): State<Shared>) -> Response {
     }
     resp
 }
-
-/// The fields of the core's health snapshot that `GET /v1/health` nests under `counters`.
-const HEALTH_COUNTERS: [&str; 10] = [
-    "ids_issued",
-    "rewinds_waited",
-    "rewinds_refused",
-    "sequence_exhaustions",
-    "wait_sleeps",
-    "ms_borrowed",
-    "lead_refused",
-    "forward_refused",
-    "lease_renewals",
-    "lease_failures",
-];
 
 /// The lease fields of the core's snapshot that `GET /v1/health` leaves out (its `phase` is
 /// the answer's `state`).
