@@ -359,11 +359,6 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// The one error body, as a response.
-fn error_response(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
-    ApiError::new(status, code, message).into_response()
-}
-
 /// A JSON answer's Content-Type.
 const JSON: [(header::HeaderName, &str); 1] = [(header::CONTENT_TYPE, "application/json")];
 
@@ -394,7 +389,7 @@ async fn finish(State(state): State<Shared>, resp: Response) -> Response {
 }
 
 async fn not_found(method: Method, uri: Uri) -> Response {
-    error_response(
+    ApiError::new(
         StatusCode::NOT_FOUND,
         "NOT_FOUND",
         format!(
@@ -402,6 +397,7 @@ async fn not_found(method: Method, uri: Uri) -> Response {
             uri.path()
         ),
     )
+    .into_response()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -609,22 +605,12 @@ fn json_value(v: polyflake::Value) -> serde_json::Value {
 /// responses by status and connections.
 #[utoipa::path(get, path = "/metrics", tag = "service", responses((status = 200,
     description = "The metrics", body = String, content_type = "text/plain; version=0.0.4; charset=utf-8")))]
-async fn metrics(State(state): State<Shared>) -> Response {
-    match state.metrics.text() {
-        Ok(text) => (
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
-            )],
-            text,
-        )
-            .into_response(),
-        Err(_) => error_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "INTERNAL",
-            "the metrics could not be encoded",
-        ),
-    }
+async fn metrics(State(state): State<Shared>) -> Result<Response, ApiError> {
+    let text = state.metrics.text().map_err(|_| {
+        let message = "the metrics could not be encoded";
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", message)
+    })?;
+    Ok(([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], text).into_response())
 }
 
 /// This description (OpenAPI 3.1), with the service's count cap.
