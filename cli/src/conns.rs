@@ -1,22 +1,12 @@
 //! The service's HTTP/1.1 connections: the accept loop, the connection cap, the header-read and
-//! idle timeouts, and JSON for the errors hyper answers by itself. hyper's http1 server runs
-//! each connection; the axum router answers the requests.
+//! idle timeouts (their rules are `docs/cli.md`'s "Limits"), and JSON for the errors hyper
+//! answers by itself. hyper's http1 server runs each connection; the axum router answers.
 //!
-//! - **Header-read timeout**: once the first byte of a request head arrives, the whole head
-//!   (request line and headers) must arrive within it, or the connection is closed. A client
-//!   sending a header a byte at a time holds a descriptor for this long at most.
-//! - **Idle timeout**: a connection on which no byte moves in either direction for this long is
-//!   closed: before its first request, between keep-alive requests, a body that stopped coming,
-//!   an answer the client stopped reading.
-//! - **Connection cap**: at most this many connections are open. A connection arriving at the
-//!   cap makes room by closing the open connection that has been quiet longest among those with
-//!   no request being answered (idle, or still sending its head); only if every connection is
-//!   answering a request is the newcomer answered `503 TOO_MANY_CONNECTIONS` and closed. So idle
-//!   and slow clients can delay nobody, and a busy server sheds load instead of queueing it.
-//! - **Malformed requests**: hyper answers a request it cannot parse (bad request line or
-//!   header: 400; head over [`HEAD_LIMIT`] or over 100 headers: 431; target too long: 414) with
-//!   an empty body before the router ever sees it; [`Tracked`] replaces that answer with the
-//!   service's JSON error shape, so every error the service sends is JSON.
+//! A watchdog per connection closes it at either timeout, reading the times [`Tracked`] notes
+//! as bytes move. At the cap the open connection quiet longest with no request being answered
+//! is closed to make room, else the newcomer is answered 503. hyper answers a request it cannot
+//! parse (400, 414, 431) with an empty body before the router sees it; [`Tracked`] replaces
+//! that answer with the service's JSON error shape, so every error the service sends is JSON.
 
 use crate::metrics::Metrics;
 use crate::request::ApiError;

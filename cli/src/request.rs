@@ -262,12 +262,7 @@ pub fn ids_request(
     body: &[u8],
     max_count: usize,
 ) -> Result<IdsRequest, ApiError> {
-    let Some(obj) = json_object(content_type, body)? else {
-        return Ok(IdsRequest {
-            format: IdFormat::Snowflake,
-            count: 1,
-        });
-    };
+    let obj = json_object(content_type, body)?.unwrap_or_default();
     if let Some(k) = obj.keys().find(|k| *k != "count" && *k != "format") {
         return Err(ApiError::bad(
             "INVALID_REQUEST",
@@ -286,10 +281,9 @@ pub fn ids_request(
                 )
             })?,
     };
-    let count = match obj.get("count") {
-        None => 1,
-        Some(value) => count_value(value, max_count)?,
-    };
+    let count = obj
+        .get("count")
+        .map_or(Ok(1), |v| count_value(v, max_count))?;
     Ok(IdsRequest { format, count })
 }
 
