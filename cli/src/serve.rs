@@ -201,18 +201,15 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
 /// The connection cap that fits the open-file limit (raised to its hard limit first, as a
 /// server should), and a note for the banner when the requested cap had to be lowered.
 fn connection_cap(requested: u64) -> (usize, String) {
-    let Some(limit) = raise_open_file_limit() else {
-        return (
-            usize::try_from(requested).unwrap_or(usize::MAX),
-            String::new(),
-        );
-    };
-    let fits = limit.saturating_sub(RESERVED_FDS).max(1);
-    let cap = requested.min(fits);
-    let note = if cap < requested {
-        format!(" (lowered from {requested}: the open-file limit is {limit})")
-    } else {
-        String::new()
+    let limit = raise_open_file_limit();
+    let cap = limit.map_or(requested, |l| {
+        requested.min(l.saturating_sub(RESERVED_FDS).max(1))
+    });
+    let note = match limit {
+        Some(l) if cap < requested => {
+            format!(" (lowered from {requested}: the open-file limit is {l})")
+        }
+        _ => String::new(),
     };
     (usize::try_from(cap).unwrap_or(usize::MAX), note)
 }
