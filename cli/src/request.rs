@@ -262,7 +262,12 @@ pub fn ids_request(
     body: &[u8],
     max_count: usize,
 ) -> Result<IdsRequest, ApiError> {
-    let obj = json_object(content_type, body)?.unwrap_or_default();
+    let Some(obj) = json_object(content_type, body)? else {
+        return Ok(IdsRequest {
+            format: IdFormat::Snowflake,
+            count: 1,
+        });
+    };
     if let Some(k) = obj.keys().find(|k| *k != "count" && *k != "format") {
         return Err(ApiError::bad(
             "INVALID_REQUEST",
