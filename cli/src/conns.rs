@@ -1,25 +1,17 @@
 //! The service's HTTP/1.1 connections: the accept loop, the connection cap, the header-read and
-//! idle timeouts, and JSON for the errors hyper answers by itself. hyper's http1 server runs
-//! each connection; the axum router answers the requests.
+//! idle timeouts (their rules are `docs/cli.md`'s "Limits"), and JSON for the errors hyper
+//! answers by itself. hyper's http1 server runs each connection; the axum router answers.
 //!
-//! - **Header-read timeout**: once the first byte of a request head arrives, the whole head
-//!   (request line and headers) must arrive within it, or the connection is closed. A client
-//!   sending a header a byte at a time holds a descriptor for this long at most.
-//! - **Idle timeout**: a connection on which no byte moves in either direction for this long is
-//!   closed: before its first request, between keep-alive requests, a body that stopped coming,
-//!   an answer the client stopped reading.
-//! - **Connection cap**: at most this many connections are open. A connection arriving at the
-//!   cap makes room by closing the open connection that has been quiet longest among those with
-//!   no request being answered (idle, or still sending its head); only if every connection is
-//!   answering a request is the newcomer answered `503 TOO_MANY_CONNECTIONS` and closed. So idle
-//!   and slow clients can delay nobody, and a busy server sheds load instead of queueing it.
-//! - **Malformed requests**: hyper answers a request it cannot parse (bad request line or
-//!   header: 400; head over [`HEAD_LIMIT`] or over 100 headers: 431; target too long: 414) with
-//!   an empty body before the router ever sees it; [`Tracked`] replaces that answer with the
-//!   service's JSON error shape, so every error the service sends is JSON.
+//! A watchdog per connection closes it at either timeout, reading the times [`Tracked`] notes
+//! as bytes move. At the cap the open connection quiet longest with no request being answered
+//! is closed to make room, else the newcomer is answered 503. hyper answers a request it cannot
+//! parse (400, 414, 431) with an empty body before the router sees it; [`Tracked`] replaces
+//! that answer with the service's JSON error shape, so every error the service sends is JSON.
 
 use crate::metrics::Metrics;
+use crate::request::ApiError;
 use axum::extract::ConnectInfo;
+use axum::http::StatusCode;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -65,7 +57,7 @@ pub(crate) struct Limits {
 /// One open connection, as the accept loop and the watchdog see it.
 #[derive(Debug, Default)]
 struct Conn {
-    /// When a byte last moved either way (ms on the table's clock).
+    /// When a byte last moved either way (ms on the server's clock).
     last_io_ms: AtomicU64,
     /// When the first byte of a request head not yet complete arrived; 0 when none is.
     head_since_ms: AtomicU64,
@@ -79,23 +71,18 @@ struct Conn {
     head_started: Notify,
 }
 
-/// Every open connection.
-#[derive(Debug)]
-struct Table {
+/// What every connection of one server shares: the router, the metrics, the limits, and the
+/// table of open connections.
+struct Server {
+    app: Router,
+    metrics: Arc<Metrics>,
+    limits: Limits,
     start: Instant,
     next_id: AtomicU64,
     open: Mutex<HashMap<u64, Arc<Conn>>>,
 }
 
-impl Table {
-    fn new() -> Table {
-        Table {
-            start: Instant::now(),
-            next_id: AtomicU64::new(0),
-            open: Mutex::new(HashMap::new()),
-        }
-    }
-
+impl Server {
     /// Milliseconds since the server started, from 1 (0 means "never" in [`Conn`]).
     fn now_ms(&self) -> u64 {
         u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX - 1) + 1
@@ -146,7 +133,7 @@ impl Table {
     }
 }
 
-/// What [`Table::make_room`] did.
+/// What [`Server::make_room`] did.
 enum Room {
     Free,
     Evicted,
@@ -163,7 +150,14 @@ pub(crate) async fn serve(
     limits: Limits,
     shutdown: impl Future<Output = ()>,
 ) {
-    let table = Arc::new(Table::new());
+    let srv = Arc::new(Server {
+        app,
+        metrics,
+        limits,
+        start: Instant::now(),
+        next_id: AtomicU64::new(0),
+        open: Mutex::default(),
+    });
     // Each connection task holds a sender; recv() answers None once every one has ended.
     let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -183,29 +177,19 @@ pub(crate) async fn serve(
                 }
             },
         };
-        match table.make_room(limits.max_connections) {
+        match srv.make_room(limits.max_connections) {
             Room::Free => {}
-            Room::Evicted => metrics.count_closed("evicted"),
+            Room::Evicted => srv.metrics.count_closed("evicted"),
             Room::Full => {
-                metrics.count_closed("refused");
-                refuse(stream, &refusing, &metrics);
+                srv.metrics.count_closed("refused");
+                refuse(stream, &refusing, &srv.metrics);
                 continue;
             }
         }
         let _ = stream.set_nodelay(true);
-        let (id, conn) = table.insert();
-        tokio::spawn(connection(Connection {
-            stream,
-            peer,
-            app: app.clone(),
-            table: table.clone(),
-            id,
-            conn,
-            limits,
-            metrics: metrics.clone(),
-            stop: stop_rx.clone(),
-            _alive: alive_tx.clone(),
-        }));
+        let (id, conn) = srv.insert();
+        let (stop, alive) = (stop_rx.clone(), alive_tx.clone());
+        tokio::spawn(connection(srv.clone(), stream, peer, id, conn, stop, alive));
     }
     drop(listener);
     let _ = stop_tx.send(true);
@@ -213,31 +197,13 @@ pub(crate) async fn serve(
     let _ = alive_rx.recv().await;
 }
 
-/// Everything one connection's task owns.
-struct Connection {
-    stream: TcpStream,
-    peer: SocketAddr,
-    app: Router,
-    table: Arc<Table>,
-    id: u64,
-    conn: Arc<Conn>,
-    limits: Limits,
-    metrics: Arc<Metrics>,
-    stop: watch::Receiver<bool>,
-    _alive: mpsc::Sender<()>,
-}
-
 /// Removes the connection from the table and the open-connections gauge, however it ends.
-struct Registered {
-    table: Arc<Table>,
-    id: u64,
-    metrics: Arc<Metrics>,
-}
+struct Registered(Arc<Server>, u64);
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.table.remove(self.id);
-        self.metrics.connections_open.dec();
+        self.0.remove(self.1);
+        self.0.metrics.connections_open.dec();
     }
 }
 
@@ -258,21 +224,24 @@ impl Drop for Busy {
     }
 }
 
-async fn connection(c: Connection) {
-    c.metrics.connections_open.inc();
-    let _registered = Registered {
-        table: c.table.clone(),
-        id: c.id,
-        metrics: c.metrics.clone(),
-    };
+async fn connection(
+    srv: Arc<Server>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    id: u64,
+    conn: Arc<Conn>,
+    mut stop: watch::Receiver<bool>,
+    _alive: mpsc::Sender<()>,
+) {
+    srv.metrics.connections_open.inc();
+    let _registered = Registered(srv.clone(), id);
     let io = TokioIo::new(Tracked {
-        stream: c.stream,
-        conn: c.conn.clone(),
-        table: c.table.clone(),
-        metrics: c.metrics.clone(),
+        stream,
+        conn: conn.clone(),
+        srv: srv.clone(),
         replacement: None,
     });
-    let (app, peer, for_requests) = (c.app, c.peer, c.conn.clone());
+    let (app, for_requests) = (srv.app.clone(), conn.clone());
     let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
         req.extensions_mut().insert(ConnectInfo(peer));
         let busy = Busy::start(&for_requests);
@@ -289,9 +258,8 @@ async fn connection(c: Connection) {
         .header_read_timeout(None);
     let served = http.serve_connection(io, service);
     tokio::pin!(served);
-    let watchdog = watchdog(&c.conn, &c.table, c.limits);
+    let watchdog = watchdog(&conn, &srv);
     tokio::pin!(watchdog);
-    let mut stop = c.stop;
     let mut stopping = *stop.borrow();
     if stopping {
         served.as_mut().graceful_shutdown();
@@ -300,10 +268,10 @@ async fn connection(c: Connection) {
         tokio::select! {
             _ = served.as_mut() => break,
             reason = watchdog.as_mut() => {
-                c.metrics.count_closed(reason);
+                srv.metrics.count_closed(reason);
                 break;
             }
-            _ = c.conn.evict.notified() => break,
+            _ = conn.evict.notified() => break,
             _ = stop.changed(), if !stopping => {
                 stopping = true;
                 served.as_mut().graceful_shutdown();
@@ -313,11 +281,12 @@ async fn connection(c: Connection) {
 }
 
 /// Resolves with the reason when the connection has overstayed a timeout.
-async fn watchdog(conn: &Conn, table: &Table, limits: Limits) -> &'static str {
+async fn watchdog(conn: &Conn, srv: &Server) -> &'static str {
+    let limits = srv.limits;
     let idle_ms = u64::try_from(limits.idle_timeout.as_millis()).unwrap_or(u64::MAX / 4);
     let head_ms = u64::try_from(limits.header_read_timeout.as_millis()).unwrap_or(u64::MAX / 4);
     loop {
-        let now = table.now_ms();
+        let now = srv.now_ms();
         let idle_deadline = conn
             .last_io_ms
             .load(Ordering::Relaxed)
@@ -353,10 +322,12 @@ fn refuse(mut stream: TcpStream, refusing: &Arc<Semaphore>, metrics: &Arc<Metric
     tokio::spawn(async move {
         let _permit = permit;
         let answer = json_answer(
-            503,
-            "TOO_MANY_CONNECTIONS",
-            "every connection is answering a request: retry shortly",
-            Some("retry-after: 1"),
+            &ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "TOO_MANY_CONNECTIONS",
+                "every connection is answering a request: retry shortly",
+            ),
+            "retry-after: 1\r\n",
         );
         let _ = tokio::time::timeout(REFUSAL_TIME, async move {
             stream.write_all(&answer).await?;
@@ -372,24 +343,15 @@ fn refuse(mut stream: TcpStream, refusing: &Arc<Semaphore>, metrics: &Arc<Metric
 }
 
 /// A whole `Connection: close` answer with the JSON error body.
-fn json_answer(status: u16, code: &str, message: &str, extra_header: Option<&str>) -> Vec<u8> {
-    let reason = axum::http::StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or("Error");
-    let body = serde_json::json!({"error": {"code": code, "message": message}}).to_string();
-    let mut head = format!(
-        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+fn json_answer(e: &ApiError, extra_header: &str) -> Vec<u8> {
+    let body = e.body();
+    format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n{extra_header}\r\n{body}",
+        e.status.as_u16(),
+        e.status.canonical_reason().unwrap_or("Error"),
         body.len()
-    );
-    if let Some(h) = extra_header {
-        head.push_str(h);
-        head.push_str("\r\n");
-    }
-    head.push_str("\r\n");
-    let mut out = head.into_bytes();
-    out.extend_from_slice(body.as_bytes());
-    out
+    )
+    .into_bytes()
 }
 
 /// If `buf` is exactly one of hyper's own error answers (an error status, no Content-Type,
@@ -423,32 +385,15 @@ pub(crate) fn bare_error_answer(buf: &[u8]) -> Option<u16> {
 
 /// The JSON answer that replaces hyper's empty one for this status.
 pub(crate) fn malformed_request_answer(code: u16) -> Vec<u8> {
-    let (name, message) = match code {
-        400 => (
-            "BAD_REQUEST".to_string(),
-            "the request is not valid HTTP/1.1 (request line, a header, or the body's framing)"
-                .to_string(),
-        ),
-        431 => (
-            "REQUEST_HEADER_FIELDS_TOO_LARGE".to_string(),
-            format!("the request head is over {HEAD_LIMIT} bytes or has over 100 headers"),
-        ),
-        414 => (
-            "URI_TOO_LONG".to_string(),
-            "the request target is too long".to_string(),
-        ),
-        other => {
-            let reason = axum::http::StatusCode::from_u16(other)
-                .ok()
-                .and_then(|s| s.canonical_reason())
-                .unwrap_or("error");
-            (
-                reason.to_ascii_uppercase().replace([' ', '-'], "_"),
-                reason.to_string(),
-            )
-        }
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST);
+    let message = match code {
+        400 => "the request is not valid HTTP/1.1 (request line, a header, or the body's framing)"
+            .to_string(),
+        431 => format!("the request head is over {HEAD_LIMIT} bytes or has over 100 headers"),
+        414 => "the request target is too long".to_string(),
+        _ => String::new(),
     };
-    json_answer(code, &name, &message, None)
+    json_answer(&ApiError::from_status(status, message), "")
 }
 
 /// The TCP stream under hyper, noting every byte that moves (for the timeouts) and swapping
@@ -456,8 +401,7 @@ pub(crate) fn malformed_request_answer(code: u16) -> Vec<u8> {
 struct Tracked {
     stream: TcpStream,
     conn: Arc<Conn>,
-    table: Arc<Table>,
-    metrics: Arc<Metrics>,
+    srv: Arc<Server>,
     /// A replacement answer being written, and how much of it is written.
     replacement: Option<(Vec<u8>, usize)>,
 }
@@ -466,7 +410,7 @@ impl Tracked {
     fn moved(&self) {
         self.conn
             .last_io_ms
-            .store(self.table.now_ms(), Ordering::Relaxed);
+            .store(self.srv.now_ms(), Ordering::Relaxed);
     }
 
     /// Write what is left of a replacement answer.
@@ -498,7 +442,7 @@ impl AsyncRead for Tracked {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.stream).poll_read(cx, buf);
         if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            let now = self.table.now_ms();
+            let now = self.srv.now_ms();
             let c = &self.conn;
             c.last_io_ms.store(now, Ordering::Relaxed);
             if c.busy.load(Ordering::Relaxed) == 0 && c.head_since_ms.load(Ordering::Relaxed) == 0 {
@@ -518,7 +462,7 @@ impl AsyncWrite for Tracked {
     ) -> Poll<io::Result<usize>> {
         ready!(self.drain(cx))?;
         if let Some(code) = bare_error_answer(buf) {
-            self.metrics.count_response(code);
+            self.srv.metrics.count_response(code);
             self.replacement = Some((malformed_request_answer(code), 0));
             // Taken whole; the rest is written by the next poll_write, poll_flush or
             // poll_shutdown (hyper flushes and shuts down after this answer).
@@ -551,21 +495,20 @@ mod tests {
 
     #[test]
     fn hypers_bare_error_answers_are_recognised() {
-        let bare = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\ndate: Sun, 29 Nov 2026 21:26:53 GMT\r\n\r\n";
-        assert_eq!(bare_error_answer(bare), Some(400));
-        let big = b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n\r\n";
-        assert_eq!(bare_error_answer(big), Some(431));
-        // Anything with a Content-Type, a body, a success status or a non-zero length is the
-        // router's own answer and passes untouched.
-        for own in [
-            &b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n"[..],
-            b"HTTP/1.1 400 Bad Request\r\ncontent-length: 2\r\n\r\n{}",
-            b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n",
-            b"HTTP/1.1 404 Not Found\r\ncontent-length: 12\r\n\r\n",
-            b"{\"ids\":[]}",
-            b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n",
+        // hyper's own answers are bare; anything with a Content-Type, a body, a success status
+        // or a non-zero length is the router's own answer and passes untouched.
+        for (answer, bare) in [
+            (&b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\ndate: Sun, 29 Nov 2026 21:26:53 GMT\r\n\r\n"[..], Some(400)),
+            (b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n\r\n", Some(431)),
+            (b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n", None),
+            (b"HTTP/1.1 400 Bad Request\r\ncontent-length: 2\r\n\r\n{}", None),
+            (b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", None),
+            (b"HTTP/1.1 404 Not Found\r\ncontent-length: 12\r\n\r\n", None),
+            (b"{\"ids\":[]}", None),
+            (b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n", None),
         ] {
-            assert_eq!(bare_error_answer(own), None, "{:?}", String::from_utf8_lossy(own));
+            let text = String::from_utf8_lossy(answer);
+            assert_eq!(bare_error_answer(answer), bare, "{text:?}");
         }
     }
 

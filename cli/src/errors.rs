@@ -1,48 +1,18 @@
-//! The CLI's one mapping of the core's error categories: every kind's [`ErrorCategory`] lands in
-//! a [`Class`], and the class decides the exit code (commands) and the HTTP status (the service).
+//! The CLI's errors, and its one mapping of the core's error categories to exit codes (commands)
+//! and HTTP statuses (the service).
 
+use axum::http::StatusCode;
 use polyflake::{ErrorCategory, ErrorKind};
 use std::fmt;
 
-/// What a core error means to a caller of the CLI or the service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    /// The caller asked for something invalid (bad layout, node id, node source, epoch, count, ID).
-    BadInput,
-    /// The generator cannot issue right now (clock behind or stuck, lead limit, clock failure,
-    /// outside the window, restart guard, lease expired or lost, lease store down): retry later
-    /// or elsewhere.
-    Unavailable,
-    /// The generator cannot be made or used in this process at all (node id taken, used after
-    /// fork, every lease slot held).
-    Conflict,
-}
-
-/// Place a core error kind: by the core's own category.
-pub fn class(kind: ErrorKind) -> Class {
+/// The HTTP status the service answers a core error with: 400 for a bad request
+/// (configuration), 503 while the generator cannot issue (retry later or elsewhere), 500 when it
+/// cannot be made or used in this process at all (conflict).
+pub fn http_status(kind: ErrorKind) -> StatusCode {
     match kind.category() {
-        ErrorCategory::Configuration => Class::BadInput,
-        ErrorCategory::Unavailable => Class::Unavailable,
-        ErrorCategory::Conflict => Class::Conflict,
-    }
-}
-
-impl Class {
-    /// The HTTP status the service answers with.
-    pub fn http_status(self) -> u16 {
-        match self {
-            Class::BadInput => 400,
-            Class::Unavailable => 503,
-            Class::Conflict => 500,
-        }
-    }
-
-    /// The process exit code a command ends with.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Class::BadInput => 2,
-            Class::Unavailable | Class::Conflict => 1,
-        }
+        ErrorCategory::Configuration => StatusCode::BAD_REQUEST,
+        ErrorCategory::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCategory::Conflict => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
@@ -61,7 +31,8 @@ impl CliError {
     /// The exit code for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Core(e) => class(e.kind()).exit_code(),
+            CliError::Core(e) if e.kind().is_configuration() => 2,
+            CliError::Core(_) => 1,
             CliError::Usage(_) => 2,
             CliError::Runtime(_) => 1,
         }

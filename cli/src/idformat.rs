@@ -3,8 +3,9 @@
 //! version check) is the core's; this module only names the formats and picks one.
 
 use polyflake::{
-    format_ulid, format_uuid, parse_id, parse_ulid, parse_uuid, ulid_timestamp_ms,
-    uuid7_timestamp_ms, Decoded, Layout, UlidGenerator, Uuid7Generator,
+    format_id, format_ulid, format_uuid, parse_id, parse_ulid, parse_uuid, ulid_timestamp_ms,
+    uuid7_timestamp_ms, Decoded, Generator, Health, Layout, Mode, Result, UlidGenerator,
+    Uuid7Generator,
 };
 use std::fmt;
 
@@ -45,11 +46,8 @@ impl IdFormat {
 
     /// `"snowflake", "uuidv7" or "ulid"`, for error messages.
     pub fn choices() -> String {
-        let names: Vec<String> = IdFormat::ALL
-            .iter()
-            .map(|f| format!("{:?}", f.name()))
-            .collect();
-        format!("{}, {} or {}", names[0], names[1], names[2])
+        let [a, b, c] = IdFormat::ALL.map(|f| format!("{:?}", f.name()));
+        format!("{a}, {b} or {c}")
     }
 }
 
@@ -59,75 +57,93 @@ impl fmt::Display for IdFormat {
     }
 }
 
-/// The UUIDv7 and ULID generators of one process (the service keeps one of each beside its
-/// Snowflake generator; `next` makes the one it needs).
-#[derive(Debug)]
-pub enum TimeIdGenerator {
-    /// A UUIDv7 generator.
-    Uuid7(Uuid7Generator),
-    /// A ULID generator.
-    Ulid(UlidGenerator),
-}
-
-impl TimeIdGenerator {
-    /// One ID without waiting: `None` where [`TimeIdGenerator::next_ids`] would sleep.
-    pub fn try_next(&self) -> polyflake::Result<Option<u128>> {
-        match self {
-            TimeIdGenerator::Uuid7(g) => g.try_next_uuid(),
-            TimeIdGenerator::Ulid(g) => g.try_next_ulid(),
-        }
-    }
-
+/// A generator of one ID format, as the commands and the service call it.
+pub trait IdGenerator: Send + Sync + 'static {
+    /// The ID's integer (`u64` or `u128`).
+    type Id: Copy + Default + Send + 'static;
+    /// The format it mints.
+    const FORMAT: IdFormat;
+    /// One ID without waiting: `None` where [`IdGenerator::one`] would sleep.
+    fn try_one(&self) -> Result<Option<Self::Id>>;
+    /// One ID, waiting if need be.
+    fn one(&self) -> Result<Self::Id>;
     /// Fill `out` with increasing IDs (one batch through the core).
-    pub fn next_ids(&self, out: &mut [u128]) -> polyflake::Result<()> {
-        match self {
-            TimeIdGenerator::Uuid7(g) => g.next_uuids(out),
-            TimeIdGenerator::Ulid(g) => g.next_ulids(out),
-        }
-    }
-
-    /// The generator's health snapshot.
-    pub fn health(&self) -> polyflake::Health {
-        match self {
-            TimeIdGenerator::Uuid7(g) => g.health(),
-            TimeIdGenerator::Ulid(g) => g.health(),
-        }
-    }
-
-    /// The generator's mode.
-    pub fn mode(&self) -> polyflake::Mode {
-        match self {
-            TimeIdGenerator::Uuid7(g) => g.mode(),
-            TimeIdGenerator::Ulid(g) => g.mode(),
-        }
-    }
-
-    /// Its format.
-    pub fn format(&self) -> IdFormat {
-        match self {
-            TimeIdGenerator::Uuid7(_) => IdFormat::Uuid7,
-            TimeIdGenerator::Ulid(_) => IdFormat::Ulid,
-        }
-    }
-
-    /// An ID's text in this generator's format.
-    pub fn text(&self, id: u128) -> String {
-        match self {
-            TimeIdGenerator::Uuid7(_) => format_uuid(id),
-            TimeIdGenerator::Ulid(_) => format_ulid(id),
-        }
-    }
+    fn fill(&self, out: &mut [Self::Id]) -> Result<()>;
+    /// Strict or monotonic.
+    fn mode(&self) -> Mode;
+    /// The health snapshot.
+    fn health(&self) -> Health;
+    /// An ID's text in this format.
+    fn text(id: Self::Id) -> String;
 }
 
-/// What `decode` found in one text.
+macro_rules! id_generator {
+    ($t:ty, $id:ty, $format:ident, $try_one:ident, $one:ident, $fill:ident, $text:ident) => {
+        impl IdGenerator for $t {
+            type Id = $id;
+            const FORMAT: IdFormat = IdFormat::$format;
+            fn try_one(&self) -> Result<Option<$id>> {
+                self.$try_one()
+            }
+            fn one(&self) -> Result<$id> {
+                self.$one()
+            }
+            fn fill(&self, out: &mut [$id]) -> Result<()> {
+                self.$fill(out)
+            }
+            fn mode(&self) -> Mode {
+                <$t>::mode(self)
+            }
+            fn health(&self) -> Health {
+                <$t>::health(self)
+            }
+            fn text(id: $id) -> String {
+                $text(id)
+            }
+        }
+    };
+}
+
+id_generator!(
+    Generator,
+    u64,
+    Snowflake,
+    try_next_id,
+    next_id,
+    next_ids,
+    format_id
+);
+id_generator!(
+    Uuid7Generator,
+    u128,
+    Uuid7,
+    try_next_uuid,
+    next_uuid,
+    next_uuids,
+    format_uuid
+);
+id_generator!(
+    UlidGenerator,
+    u128,
+    Ulid,
+    try_next_ulid,
+    next_ulid,
+    next_ulids,
+    format_ulid
+);
+
+/// What `decode` found in one text: its format, its text as the core writes it, its time, and
+/// (a 64-bit ID only) its fields with the given layout and epoch.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DecodedText {
-    /// A 64-bit ID and its fields (with the given layout and epoch).
-    Snowflake(u64, Decoded),
-    /// A UUID version 7: the value and its Unix ms.
-    Uuid7(u128, i64),
-    /// A ULID: the value and its Unix ms.
-    Ulid(u128, i64),
+pub struct DecodedText {
+    /// The format told from the text.
+    pub format: IdFormat,
+    /// The ID in the core's text form (decimal without leading zeros, lower-case UUID, ULID).
+    pub text: String,
+    /// Its time, Unix ms.
+    pub unix_ms: i64,
+    /// A 64-bit ID's timestamp, node id and sequence.
+    pub fields: Option<Decoded>,
 }
 
 /// Read one ID text: 36 characters with a hyphen is a UUID (which must be version 7), 26
@@ -135,22 +151,34 @@ pub enum DecodedText {
 ///
 /// ```
 /// use polyflake::{Layout, DEFAULT_EPOCH_MS};
-/// use polyflake_cli::idformat::{decode_text, DecodedText};
+/// use polyflake_cli::idformat::{decode_text, IdFormat};
 /// let l = Layout::default();
 /// let d = decode_text("017F22E2-79B0-7CC3-98C4-DC0C0C07398F", &l, DEFAULT_EPOCH_MS).unwrap();
-/// assert_eq!(d, DecodedText::Uuid7(0x017F22E2_79B0_7CC3_98C4_DC0C0C07398F, 1_645_557_742_000));
-/// assert!(matches!(decode_text("01ARZ3NDEKTSV4RRFFQ69G5FAV", &l, 0), Ok(DecodedText::Ulid(_, 1_469_922_850_259))));
-/// assert!(matches!(decode_text("141264821508263936", &l, DEFAULT_EPOCH_MS), Ok(DecodedText::Snowflake(..))));
+/// assert_eq!((d.format, d.text.as_str(), d.unix_ms), (IdFormat::Uuid7, "017f22e2-79b0-7cc3-98c4-dc0c0c07398f", 1_645_557_742_000));
+/// assert_eq!(decode_text("01ARZ3NDEKTSV4RRFFQ69G5FAV", &l, 0).unwrap().unix_ms, 1_469_922_850_259);
+/// assert!(decode_text("141264821508263936", &l, DEFAULT_EPOCH_MS).unwrap().fields.is_some());
 /// ```
-pub fn decode_text(text: &str, layout: &Layout, epoch_ms: i64) -> polyflake::Result<DecodedText> {
-    if text.len() == 36 && text.contains('-') {
+pub fn decode_text(text: &str, layout: &Layout, epoch_ms: i64) -> Result<DecodedText> {
+    let (format, text, unix_ms, fields) = if text.len() == 36 && text.contains('-') {
         let u = parse_uuid(text)?;
-        return Ok(DecodedText::Uuid7(u, uuid7_timestamp_ms(u)?));
-    }
-    if text.len() == 26 {
+        (
+            IdFormat::Uuid7,
+            format_uuid(u),
+            uuid7_timestamp_ms(u)?,
+            None,
+        )
+    } else if text.len() == 26 {
         let u = parse_ulid(text)?;
-        return Ok(DecodedText::Ulid(u, ulid_timestamp_ms(u)));
-    }
-    let id = parse_id(text)?;
-    Ok(DecodedText::Snowflake(id, layout.decode(id, epoch_ms)?))
+        (IdFormat::Ulid, format_ulid(u), ulid_timestamp_ms(u), None)
+    } else {
+        let id = parse_id(text)?;
+        let d = layout.decode(id, epoch_ms)?;
+        (IdFormat::Snowflake, format_id(id), d.timestamp_ms, Some(d))
+    };
+    Ok(DecodedText {
+        format,
+        text,
+        unix_ms,
+        fields,
+    })
 }

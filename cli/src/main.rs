@@ -7,9 +7,9 @@
 mod inspect;
 
 use clap::{error::ErrorKind as ClapErrorKind, Args, Parser, Subcommand, ValueEnum};
-use polyflake::{format_id, Layout};
+use polyflake::Layout;
 use polyflake_cli::errors::CliError;
-use polyflake_cli::idformat::{decode_text, DecodedText, IdFormat, TimeIdGenerator};
+use polyflake_cli::idformat::{decode_text, IdFormat, IdGenerator};
 use polyflake_cli::options::{DecodeArgs, GenArgs, NodeArgs};
 use polyflake_cli::{errors, serve, timefmt};
 use serde_json::json;
@@ -210,116 +210,77 @@ fn next(a: NextArgs) -> Result<(), CliError> {
             ))
         }
     };
-    if format != IdFormat::Snowflake {
-        return next_time_ids(a, format, output);
-    }
     let n = polyflake::batch_len(a.count)?;
-    let g = a.gen.build(&a.node, None)?;
-    let mut ids = vec![0u64; n];
-    // A freshly leased slot may sit behind its previous holder's high-water mark (the restart
-    // guard): the core refuses until the clock passes it, and a one-shot command waits that out.
-    g.wait_ready(GUARD_WAIT_LIMIT)?;
-    g.next_ids(&mut ids)?;
-    emit(|out| match output {
-        Format::Plain => ids.iter().try_for_each(|id| writeln!(out, "{id}")),
-        Format::Json => {
-            let ids: Vec<String> = ids.iter().map(|id| format_id(*id)).collect();
-            let v = json!({
-                "ids": ids,
-                "node_id": g.node_id(),
-                "epoch_ms": g.epoch_ms(),
-                "clock_source": g.health().clock_source.name(),
-            });
-            writeln!(out, "{v}")
+    let (texts, json) = if format == IdFormat::Snowflake {
+        let g = a.gen.build(&a.node, None)?;
+        // A freshly leased slot may sit behind its previous holder's high-water mark (the
+        // restart guard): the core refuses until the clock passes it; a command waits it out.
+        g.wait_ready(GUARD_WAIT_LIMIT)?;
+        let (ids, clock) = mint(&g, n)?;
+        let v = json!({"ids": ids, "node_id": g.node_id(), "epoch_ms": g.epoch_ms(), "clock_source": clock});
+        (ids, v)
+    } else {
+        if a.node.is_given() || a.gen.layout_given() {
+            return Err(CliError::Usage(format!(
+                "--format {format} takes no node source, lease flag, --layout or --epoch-ms: a {format} needs no node id"
+            )));
         }
+        let b = a.gen.time_id_builder(None)?;
+        let (ids, clock) = match format {
+            IdFormat::Ulid => mint(&b.build_ulid()?, n)?,
+            _ => mint(&b.build_uuid7()?, n)?,
+        };
+        let v = json!({"format": format.name(), "ids": ids, "clock_source": clock});
+        (ids, v)
+    };
+    emit(|out| match output {
+        Format::Plain => texts.iter().try_for_each(|id| writeln!(out, "{id}")),
+        Format::Json => writeln!(out, "{json}"),
     })
 }
 
-/// `next --format uuidv7|ulid`: no node id, so no node source, layout or epoch.
-fn next_time_ids(a: NextArgs, format: IdFormat, output: Format) -> Result<(), CliError> {
-    if a.node.is_given() || a.gen.layout_given() {
-        return Err(CliError::Usage(format!(
-            "--format {format} takes no node source, lease flag, --layout or --epoch-ms: a {format} needs no node id"
-        )));
-    }
-    let n = polyflake::batch_len(a.count)?;
-    let b = a.gen.time_id_builder(None)?;
-    let g = match format {
-        IdFormat::Ulid => TimeIdGenerator::Ulid(b.build_ulid()?),
-        _ => TimeIdGenerator::Uuid7(b.build_uuid7()?),
-    };
-    let mut ids = vec![0u128; n];
-    g.next_ids(&mut ids)?;
-    emit(|out| match output {
-        Format::Plain => ids
-            .iter()
-            .try_for_each(|id| writeln!(out, "{}", g.text(*id))),
-        Format::Json => {
-            let ids: Vec<String> = ids.iter().map(|id| g.text(*id)).collect();
-            let v = json!({
-                "format": format.name(),
-                "ids": ids,
-                "clock_source": g.health().clock_source.name(),
-            });
-            writeln!(out, "{v}")
-        }
-    })
+/// `n` IDs as text (one batch through the core), and the generator's clock source.
+fn mint<G: IdGenerator>(g: &G, n: usize) -> Result<(Vec<String>, &'static str), CliError> {
+    let mut ids = vec![G::Id::default(); n];
+    g.fill(&mut ids)?;
+    let texts = ids.into_iter().map(G::text).collect();
+    Ok((texts, g.health().clock_source.name()))
 }
 
 fn decode(a: DecodeCmd) -> Result<(), CliError> {
     let layout = Layout::from_name(&a.opts.layout)?;
     // Check every ID before printing any, so a bad one leaves no partial output.
-    let mut rows = Vec::with_capacity(a.ids.len());
-    for text in &a.ids {
-        rows.push(decode_text(text, &layout, a.opts.epoch_ms)?);
-    }
+    let rows = a
+        .ids
+        .iter()
+        .map(|text| decode_text(text, &layout, a.opts.epoch_ms))
+        .collect::<Result<Vec<_>, _>>()?;
     emit(|out| match a.format {
-        Format::Plain => rows.iter().try_for_each(|row| match row {
-            DecodedText::Snowflake(id, d) => writeln!(
-                out,
-                "{id}  time={}  unix_ms={}  node={}  sequence={}",
-                timefmt::iso_utc(d.timestamp_ms),
-                d.timestamp_ms,
-                d.node_id,
-                d.sequence
-            ),
-            DecodedText::Uuid7(u, ms) => writeln!(
-                out,
-                "{}  format=uuidv7  time={}  unix_ms={ms}",
-                polyflake::format_uuid(*u),
-                timefmt::iso_utc(*ms),
-            ),
-            DecodedText::Ulid(u, ms) => writeln!(
-                out,
-                "{}  format=ulid  time={}  unix_ms={ms}",
-                polyflake::format_ulid(*u),
-                timefmt::iso_utc(*ms),
-            ),
+        Format::Plain => rows.iter().try_for_each(|r| {
+            let time = timefmt::iso_utc(r.unix_ms);
+            match &r.fields {
+                Some(d) => writeln!(
+                    out,
+                    "{}  time={time}  unix_ms={}  node={}  sequence={}",
+                    r.text, r.unix_ms, d.node_id, d.sequence
+                ),
+                None => writeln!(
+                    out,
+                    "{}  format={}  time={time}  unix_ms={}",
+                    r.text, r.format, r.unix_ms
+                ),
+            }
         }),
         Format::Json => {
             let v: Vec<_> = rows
                 .iter()
-                .map(|row| match row {
-                    DecodedText::Snowflake(id, d) => json!({
-                        "format": "snowflake",
-                        "id": format_id(*id),
-                        "time": timefmt::iso_utc(d.timestamp_ms),
-                        "unix_ms": d.timestamp_ms,
-                        "node_id": d.node_id,
-                        "sequence": d.sequence,
-                    }),
-                    DecodedText::Uuid7(u, ms) => json!({
-                        "format": "uuidv7",
-                        "id": polyflake::format_uuid(*u),
-                        "time": timefmt::iso_utc(*ms),
-                        "unix_ms": ms,
-                    }),
-                    DecodedText::Ulid(u, ms) => json!({
-                        "format": "ulid",
-                        "id": polyflake::format_ulid(*u),
-                        "time": timefmt::iso_utc(*ms),
-                        "unix_ms": ms,
-                    }),
+                .map(|r| {
+                    let mut v = json!({"format": r.format.name(), "id": r.text, "time": timefmt::iso_utc(r.unix_ms), "unix_ms": r.unix_ms});
+                    if let Some(d) = &r.fields {
+                        v["node_id"] = d.node_id.into();
+                        v["sequence"] = d.sequence.into();
+                    }
+                    v
                 })
                 .collect();
             writeln!(out, "{}", serde_json::Value::Array(v))

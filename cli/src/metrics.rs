@@ -25,9 +25,11 @@ pub(crate) const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_te
 /// One label, `name="value"`.
 type Label = [(&'static str, String); 1];
 
-/// The service's metrics: handles the handlers increment, and the registry that encodes them.
+/// The service's own metrics, which the handlers move (clones share the values), and the
+/// generator whose health is encoded before them.
+#[derive(Debug, Clone)]
 pub(crate) struct Metrics {
-    registry: Registry,
+    gen: Arc<Generator>,
     /// `POST /v1/ids` calls the generator refused.
     pub ids_refused: Counter,
     /// Generator calls moved to the blocking pool because they might sleep.
@@ -40,31 +42,14 @@ pub(crate) struct Metrics {
     connections_closed: Family<Label, Counter>,
 }
 
-impl fmt::Debug for Metrics {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Metrics").finish_non_exhaustive()
-    }
-}
-
 impl Metrics {
-    /// The registry for this generator's service.
+    /// The metrics of this generator's service.
     pub fn new(gen: Arc<Generator>) -> Metrics {
-        let ids_refused = Counter::default();
-        let blocking_calls = Counter::default();
-        let responses = Family::<Label, Counter>::default();
+        let (responses, connections_closed) = (Family::default(), Family::default());
+        let (ids_refused, blocking_calls) = (Counter::default(), Counter::default());
         let connections_open = Gauge::default();
-        let connections_closed = Family::<Label, Counter>::default();
-        let mut registry = Registry::default();
-        registry.register_collector(Box::new(ServiceCollector {
-            gen,
-            ids_refused: ids_refused.clone(),
-            blocking_calls: blocking_calls.clone(),
-            responses: responses.clone(),
-            connections_open: connections_open.clone(),
-            connections_closed: connections_closed.clone(),
-        }));
         Metrics {
-            registry,
+            gen,
             ids_refused,
             blocking_calls,
             responses,
@@ -88,27 +73,13 @@ impl Metrics {
             .inc();
     }
 
-    /// The exposition text.
-    pub fn encode(&self) -> Result<String, fmt::Error> {
+    /// The exposition text: a registry with these metrics as its one collector.
+    pub fn text(&self) -> Result<String, fmt::Error> {
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(self.clone()));
         let mut out = String::with_capacity(4096);
-        prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry)?;
+        prometheus_client::encoding::prometheus_text::encode(&mut out, &registry)?;
         Ok(out)
-    }
-}
-
-/// Encodes the core's health metrics from one snapshot, then the service's own.
-struct ServiceCollector {
-    gen: Arc<Generator>,
-    ids_refused: Counter,
-    blocking_calls: Counter,
-    responses: Family<Label, Counter>,
-    connections_open: Gauge,
-    connections_closed: Family<Label, Counter>,
-}
-
-impl fmt::Debug for ServiceCollector {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ServiceCollector").finish_non_exhaustive()
     }
 }
 
@@ -169,43 +140,32 @@ fn counter(enc: &mut DescriptorEncoder, name: &str, help: &str, value: u64) -> f
     ConstCounter::new(value).encode(m)
 }
 
-impl Collector for ServiceCollector {
+/// The core's health metrics from one snapshot, then the service's own.
+impl Collector for Metrics {
     fn encode(&self, mut enc: DescriptorEncoder) -> fmt::Result {
         let e = &mut enc;
         encode_health(e, &health_samples(&self.gen.health()))?;
-        counter(
-            e,
-            "polyflake_ids_refused",
-            "POST /v1/ids requests the generator refused (clock behind or stuck, lead limit, lease).",
-            self.ids_refused.get(),
-        )?;
+        let c = self;
+        counter(e, "polyflake_ids_refused", "POST /v1/ids requests the generator refused (clock behind or stuck, lead limit, lease).", c.ids_refused.get())?;
         counter(
             e,
             "polyflake_blocking_calls",
             "Generator calls run on the blocking pool because they might sleep.",
-            self.blocking_calls.get(),
+            c.blocking_calls.get(),
         )?;
-        let m = e.encode_descriptor(
+        c.responses.encode(e.encode_descriptor(
             "polyflake_http_responses",
             "HTTP responses by status code.",
             None,
             MetricType::Counter,
-        )?;
-        self.responses.encode(m)?;
-        let m = e.encode_descriptor(
+        )?)?;
+        c.connections_open.encode(e.encode_descriptor(
             "polyflake_http_connections",
             "HTTP connections open now.",
             None,
             MetricType::Gauge,
-        )?;
-        self.connections_open.encode(m)?;
-        let m = e.encode_descriptor("polyflake_http_connections_closed", "HTTP connections the service closed: header_timeout, idle_timeout, evicted (quietest idle one, to make room at the cap) or refused (at the cap, every connection busy).", None, MetricType::Counter)?;
-        self.connections_closed.encode(m)?;
+        )?)?;
+        c.connections_closed.encode(e.encode_descriptor("polyflake_http_connections_closed", "HTTP connections the service closed: header_timeout, idle_timeout, evicted (quietest idle one, to make room at the cap) or refused (at the cap, every connection busy).", None, MetricType::Counter)?)?;
         Ok(())
     }
-}
-
-/// The lease's state in one word, for health (the core's phase).
-pub(crate) fn lease_state(h: &polyflake::Health) -> &'static str {
-    h.lease.as_ref().map_or("none", |l| l.phase().name())
 }

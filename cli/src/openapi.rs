@@ -2,17 +2,20 @@
 //! and the finishing touches (the count cap, the ID pattern) applied to the document the
 //! `#[utoipa::path]` annotations on the handlers in `serve.rs` generate.
 //!
-//! The handlers write their JSON themselves; these types exist to describe it, and
-//! `schemathesis` (`make test-cli`) checks every answer of the running service against them.
+//! The handlers write their JSON themselves; these types describe it, and `schemathesis`
+//! (`make test-cli`) checks every answer of the running service against them.
 //! The document is served at `GET /openapi.json` and checked in as `cli/openapi.json`
 //! (regenerate with `make openapi-cli`; `make test-cli` fails when it drifts).
 
+// The types only describe the JSON: nothing reads their fields.
+#![allow(dead_code)]
+
+use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
 /// `POST /v1/ids` request body (optional: an empty body or `{}` asks for one ID).
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct IdsRequest {
     /// How many IDs to mint, from 1 to the service's `--max-count` (default 4,096); 1 when
     /// absent. Not null, not a string, not a fraction (`1.0` is refused).
@@ -25,7 +28,6 @@ pub struct IdsRequest {
 
 /// `POST /v1/ids` answer for `"format": "uuidv7"`.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct Uuid7IdsResponse {
     /// `uuidv7`.
     format: String,
@@ -33,15 +35,8 @@ pub struct Uuid7IdsResponse {
     ids: Vec<Uuid7Text>,
 }
 
-/// A UUID version 7 in canonical text: 8-4-4-4-12 lower-case hex digits, version 7, RFC 9562
-/// variant.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct Uuid7Text(String);
-
 /// `POST /v1/ids` answer for `"format": "ulid"`.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct UlidIdsResponse {
     /// `ulid`.
     format: String,
@@ -49,31 +44,32 @@ pub struct UlidIdsResponse {
     ids: Vec<UlidText>,
 }
 
+/// A UUID version 7 in canonical text: 8-4-4-4-12 lower-case hex digits, version 7, RFC 9562
+/// variant.
+#[derive(ToSchema)]
+pub struct Uuid7Text(String);
+
 /// A ULID: 26 characters of Crockford's base32 (upper case), the first at most `7`.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct UlidText(String);
 
 /// `POST /v1/ids` answer.
-#[derive(ToSchema)]
-#[allow(dead_code)]
+#[derive(ToSchema, Serialize)]
 pub struct IdsResponse {
     /// The IDs, in increasing order, as decimal strings (a JavaScript Number would round them).
-    ids: Vec<IdText>,
+    pub ids: Vec<IdText>,
     /// The node id in the IDs.
-    node_id: u32,
+    pub node_id: u32,
     /// The generator's epoch, Unix milliseconds.
-    epoch_ms: i64,
+    pub epoch_ms: i64,
 }
 
 /// An ID as decimal text: digits only, below 2^63.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct IdText(String);
+#[derive(ToSchema, Serialize)]
+pub struct IdText(pub String);
 
 /// `GET /v1/ids/{id}` answer: the ID's fields with the service's layout and epoch.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct DecodedId {
     /// The ID, as decimal text without leading zeros.
     id: IdText,
@@ -89,7 +85,6 @@ pub struct DecodedId {
 
 /// `GET /v1/health` answer (200 when the generator can issue now, else 503 with the same shape).
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct HealthResponse {
     /// True when the generator can issue now.
     ok: bool,
@@ -132,7 +127,6 @@ pub struct HealthResponse {
 
 /// The lease part of the health answer.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct LeaseStatus {
     /// `file` or `etcd`.
     kind: String,
@@ -158,7 +152,6 @@ pub struct LeaseStatus {
 
 /// The generator's counters.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct Counters {
     /// IDs issued.
     ids_issued: u64,
@@ -184,7 +177,6 @@ pub struct Counters {
 
 /// Every error answer: `{"error": {"code": ..., "message": ...}}`.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct ErrorResponse {
     /// What went wrong.
     error: ErrorDetail,
@@ -192,7 +184,6 @@ pub struct ErrorResponse {
 
 /// The error's code and message.
 #[derive(ToSchema)]
-#[allow(dead_code)]
 pub struct ErrorDetail {
     /// A stable upper-case code: `INVALID_COUNT`, `MALFORMED_JSON`, `DUPLICATE_KEY`, the core's
     /// `CLOCK_MOVED_BACKWARDS`, ...

@@ -92,22 +92,39 @@ pub struct NodeArgs {
     pub max_guard_wait_ms: u64,
 }
 
+/// The lease flags every store's options share.
+macro_rules! lease_settings {
+    ($args:expr, $o:expr) => {{
+        let mut o = $o;
+        o.slots = $args.slots;
+        o.identity = $args.lease_identity.clone();
+        o.reserve_ms = $args.lease_reserve_ms;
+        o.max_guard_wait_ms = $args.max_guard_wait_ms;
+        o
+    }};
+}
+
 impl NodeArgs {
+    /// True when a node id source other than a lease was named.
+    fn names_node_id(&self) -> bool {
+        self.node_id.is_some()
+            || self.node_id_env.is_some()
+            || self.node_id_from_hostname.is_some()
+            || self.node_id_from_ipv4.is_some()
+    }
+
+    /// True when a lease setting was moved from its default.
+    fn tunes_lease(&self) -> bool {
+        self.slots.is_some()
+            || self.lease_identity.is_some()
+            || self.lease_reserve_ms != polyflake::DEFAULT_RESERVE_MS
+            || self.max_guard_wait_ms != polyflake::DEFAULT_MAX_GUARD_WAIT_MS
+    }
+
     /// The node source these options name (the file lease in the default directory if none).
     pub fn source(&self) -> Result<NodeSource, CliError> {
-        let is_lease = self.lease_dir.is_some()
-            || !self.etcd.is_empty()
-            || !self.zookeeper.is_empty()
-            || (self.node_id.is_none()
-                && self.node_id_env.is_none()
-                && self.node_id_from_hostname.is_none()
-                && self.node_id_from_ipv4.is_none());
-        if !is_lease
-            && (self.slots.is_some()
-                || self.lease_identity.is_some()
-                || self.lease_reserve_ms != polyflake::DEFAULT_RESERVE_MS
-                || self.max_guard_wait_ms != polyflake::DEFAULT_MAX_GUARD_WAIT_MS)
-        {
+        // The sources are one clap group, so naming a node id means no lease.
+        if self.names_node_id() && self.tunes_lease() {
             return Err(CliError::Usage(
                 "--slots, --lease-identity, --lease-reserve-ms and --max-guard-wait-ms apply to a lease (--lease-dir, --etcd or --zookeeper) only".into(),
             ));
@@ -132,55 +149,34 @@ impl NodeArgs {
             return Ok(NodeSource::ipv4(addr, prefix.parse().map_err(|_| bad())?)?);
         }
         if !self.etcd.is_empty() {
-            let mut o = EtcdLeaseOptions::new(self.etcd.clone());
+            let mut o = lease_settings!(self, EtcdLeaseOptions::new(self.etcd.clone()));
             o.prefix = self.etcd_prefix.clone();
             o.ttl_s = self.etcd_ttl_s;
             o.connect_timeout_ms = self.etcd_connect_timeout_ms;
-            o.slots = self.slots;
-            o.identity = self.lease_identity.clone();
-            o.reserve_ms = self.lease_reserve_ms;
-            o.max_guard_wait_ms = self.max_guard_wait_ms;
             self.store_auth.apply_etcd(&mut o)?;
             return Ok(NodeSource::Etcd(o));
         }
         if !self.zookeeper.is_empty() {
-            let mut o = zookeeper_options(&self.zookeeper);
+            let mut o = lease_settings!(self, zookeeper_options(&self.zookeeper));
             o.prefix = self.zookeeper_prefix.clone();
             o.session_timeout_ms = self.zookeeper_session_timeout_ms;
             o.connect_timeout_ms = self.zookeeper_connect_timeout_ms;
-            o.slots = self.slots;
-            o.identity = self.lease_identity.clone();
-            o.reserve_ms = self.lease_reserve_ms;
-            o.max_guard_wait_ms = self.max_guard_wait_ms;
             self.store_auth.apply_zookeeper(&mut o)?;
             return Ok(NodeSource::ZooKeeper(o));
         }
-        let mut o = FileLeaseOptions::new(
-            self.lease_dir
-                .clone()
-                .unwrap_or_else(polyflake::default_lease_dir),
-        );
-        o.slots = self.slots;
-        o.identity = self.lease_identity.clone();
-        o.reserve_ms = self.lease_reserve_ms;
-        o.max_guard_wait_ms = self.max_guard_wait_ms;
-        Ok(NodeSource::FileLease(o))
+        let dir = self.lease_dir.clone();
+        let o = FileLeaseOptions::new(dir.unwrap_or_else(polyflake::default_lease_dir));
+        Ok(NodeSource::FileLease(lease_settings!(self, o)))
     }
 
     /// True when any node-source or lease flag was given (the UUIDv7 and ULID formats take
     /// none: they need no node id).
     pub fn is_given(&self) -> bool {
-        self.node_id.is_some()
-            || self.node_id_env.is_some()
-            || self.node_id_from_hostname.is_some()
-            || self.node_id_from_ipv4.is_some()
+        self.names_node_id()
             || self.lease_dir.is_some()
             || !self.etcd.is_empty()
             || !self.zookeeper.is_empty()
-            || self.slots.is_some()
-            || self.lease_identity.is_some()
-            || self.lease_reserve_ms != polyflake::DEFAULT_RESERVE_MS
-            || self.max_guard_wait_ms != polyflake::DEFAULT_MAX_GUARD_WAIT_MS
+            || self.tunes_lease()
     }
 
     /// A builder for the chosen node source.
@@ -194,44 +190,62 @@ pub fn zookeeper_options(servers: &[String]) -> ZooKeeperLeaseOptions {
     ZooKeeperLeaseOptions::from_ensemble(&servers.join(","))
 }
 
-/// TLS and authentication of a remote lease store. Passwords are never taken on the command
-/// line: from a file (`--etcd-password-file`, `--zookeeper-password-file`) or from the
-/// environment (`POLYFLAKE_ETCD_PASSWORD`, `POLYFLAKE_ZOOKEEPER_PASSWORD`; the other settings
-/// have variables too, read by the core when the flag is absent).
-#[derive(Debug, Clone, Args)]
-pub struct StoreAuthArgs {
-    /// etcd: the CA certificate(s) (PEM) the servers' certificates must chain to.
-    #[arg(long, value_name = "FILE", requires = "etcd")]
-    pub etcd_ca_file: Option<PathBuf>,
-    /// etcd: this client's certificate (PEM), with --etcd-key-file.
-    #[arg(long, value_name = "FILE", requires = "etcd")]
-    pub etcd_cert_file: Option<PathBuf>,
-    /// etcd: the private key (PEM) of --etcd-cert-file.
-    #[arg(long, value_name = "FILE", requires = "etcd")]
-    pub etcd_key_file: Option<PathBuf>,
-    /// etcd: the user to authenticate as.
-    #[arg(long, value_name = "NAME", requires = "etcd")]
-    pub etcd_username: Option<String>,
-    /// etcd: a file holding the password (one line), or set POLYFLAKE_ETCD_PASSWORD.
-    #[arg(long, value_name = "FILE", requires = "etcd")]
-    pub etcd_password_file: Option<PathBuf>,
-    /// ZooKeeper: the CA certificate(s) (PEM) the servers' certificates must chain to (the
-    /// ensemble's secure client port).
-    #[arg(long, value_name = "FILE", requires = "zookeeper")]
-    pub zookeeper_ca_file: Option<PathBuf>,
-    /// ZooKeeper: this client's certificate (PEM), with --zookeeper-key-file.
-    #[arg(long, value_name = "FILE", requires = "zookeeper")]
-    pub zookeeper_cert_file: Option<PathBuf>,
-    /// ZooKeeper: the private key (PEM) of --zookeeper-cert-file.
-    #[arg(long, value_name = "FILE", requires = "zookeeper")]
-    pub zookeeper_key_file: Option<PathBuf>,
-    /// ZooKeeper: the digest user to authenticate as; the znodes polyflake creates are then
-    /// writable by this user only.
-    #[arg(long, value_name = "NAME", requires = "zookeeper")]
-    pub zookeeper_username: Option<String>,
-    /// ZooKeeper: a file holding the password (one line), or set POLYFLAKE_ZOOKEEPER_PASSWORD.
-    #[arg(long, value_name = "FILE", requires = "zookeeper")]
-    pub zookeeper_password_file: Option<PathBuf>,
+/// The TLS and authentication flags of each remote store (`--etcd-ca-file` and so on), and the
+/// method that puts them into the store's options: five flags written once for both stores.
+macro_rules! store_auth_args {
+    ($($store:literal $label:literal $env:literal [$ca_note:literal, $user_note:literal]
+        $apply:ident($opts:ty): $ca:ident $cert:ident $key:ident $user:ident $password:ident;)*) => {
+        /// TLS and authentication of a remote lease store. Passwords are never taken on the
+        /// command line: from a file (`--etcd-password-file`, `--zookeeper-password-file`) or
+        /// from the environment (`POLYFLAKE_ETCD_PASSWORD`, `POLYFLAKE_ZOOKEEPER_PASSWORD`; the
+        /// other settings have variables too, read by the core when the flag is absent).
+        #[derive(Debug, Clone, Args)]
+        pub struct StoreAuthArgs {
+            $(
+                #[arg(long, value_name = "FILE", requires = $store, help = concat!($label,
+                    ": the CA certificate(s) (PEM) the servers' certificates must chain to", $ca_note))]
+                $ca: Option<PathBuf>,
+                #[arg(long, value_name = "FILE", requires = $store, help = concat!($label,
+                    ": this client's certificate (PEM), with --", $store, "-key-file"))]
+                $cert: Option<PathBuf>,
+                #[arg(long, value_name = "FILE", requires = $store, help = concat!($label,
+                    ": the private key (PEM) of --", $store, "-cert-file"))]
+                $key: Option<PathBuf>,
+                #[arg(long, value_name = "NAME", requires = $store,
+                    help = concat!($label, ": the ", $user_note))]
+                $user: Option<String>,
+                #[arg(long, value_name = "FILE", requires = $store, help = concat!($label,
+                    ": a file holding the password (one line), or set POLYFLAKE_", $env, "_PASSWORD"))]
+                $password: Option<PathBuf>,
+            )*
+        }
+
+        impl StoreAuthArgs {
+            $(
+                #[doc = concat!("Put the ", $label, " flags into `o` (absent ones stay `None`: the core reads the environment).")]
+                pub fn $apply(&self, o: &mut $opts) -> Result<(), CliError> {
+                    o.ca_file = self.$ca.clone();
+                    o.cert_file = self.$cert.clone();
+                    o.key_file = self.$key.clone();
+                    o.username = self.$user.clone();
+                    if let Some(p) = &self.$password {
+                        let flag = concat!("--", $store, "-password-file");
+                        o.password = Some(read_password(flag, p)?);
+                    }
+                    Ok(())
+                }
+            )*
+        }
+    };
+}
+
+store_auth_args! {
+    "etcd" "etcd" "ETCD" ["", "user to authenticate as"]
+        apply_etcd(EtcdLeaseOptions): etcd_ca_file etcd_cert_file etcd_key_file etcd_username etcd_password_file;
+    "zookeeper" "ZooKeeper" "ZOOKEEPER" [" (the ensemble's secure client port)",
+        "digest user to authenticate as; the znodes polyflake creates are then writable by this user only"]
+        apply_zookeeper(ZooKeeperLeaseOptions): zookeeper_ca_file zookeeper_cert_file zookeeper_key_file
+        zookeeper_username zookeeper_password_file;
 }
 
 /// A password file's content: its first line, without the line ending.
@@ -248,46 +262,23 @@ fn read_password(flag: &str, path: &Path) -> Result<String, CliError> {
     Ok(line.to_string())
 }
 
-impl StoreAuthArgs {
-    /// Put the etcd flags into `o` (absent ones stay `None`: the core reads the environment).
-    pub fn apply_etcd(&self, o: &mut EtcdLeaseOptions) -> Result<(), CliError> {
-        o.ca_file = self.etcd_ca_file.clone();
-        o.cert_file = self.etcd_cert_file.clone();
-        o.key_file = self.etcd_key_file.clone();
-        o.username = self.etcd_username.clone();
-        if let Some(p) = &self.etcd_password_file {
-            o.password = Some(read_password("--etcd-password-file", p)?);
-        }
-        Ok(())
-    }
-
-    /// Put the ZooKeeper flags into `o` (absent ones stay `None`: the core reads the
-    /// environment).
-    pub fn apply_zookeeper(&self, o: &mut ZooKeeperLeaseOptions) -> Result<(), CliError> {
-        o.ca_file = self.zookeeper_ca_file.clone();
-        o.cert_file = self.zookeeper_cert_file.clone();
-        o.key_file = self.zookeeper_key_file.clone();
-        o.username = self.zookeeper_username.clone();
-        if let Some(p) = &self.zookeeper_password_file {
-            o.password = Some(read_password("--zookeeper-password-file", p)?);
-        }
-        Ok(())
-    }
-}
-
 /// The settings every format's builder takes (`polyflake::Builder` and `TimeIdBuilder` have the
 /// same setters), from `--clock`, `--monotonic`, `--max-wait-ms`, `--max-lead-ms` and the
-/// forward-step flags.
+/// forward-step flags, and an injected clock if any (the service's test clock).
 macro_rules! timing_settings {
-    ($args:expr, $builder:expr) => {
-        $builder
+    ($args:expr, $builder:expr, $clock:expr) => {{
+        let b = $builder
             .clock_source($args.clock_source()?)
             .mode($args.mode())
             .max_wait_ms($args.max_wait_ms)
             .max_lead_ms($args.max_lead_ms)
             .max_forward_step_ms($args.max_forward_step_ms.0)
-            .forward_confirm_ms($args.forward_confirm_ms)
-    };
+            .forward_confirm_ms($args.forward_confirm_ms);
+        match $clock {
+            Some(c) => b.shared_clock(c),
+            None => b,
+        }
+    }};
 }
 
 /// The generator's settings.
@@ -372,11 +363,7 @@ impl GenArgs {
         &self,
         clock: Option<Arc<dyn Clock>>,
     ) -> Result<TimeIdBuilder, CliError> {
-        let mut b = timing_settings!(self, TimeIdBuilder::new());
-        if let Some(c) = clock {
-            b = b.shared_clock(c);
-        }
-        Ok(b)
+        Ok(timing_settings!(self, TimeIdBuilder::new(), clock))
     }
 
     /// True when `--layout` or `--epoch-ms` was moved from its default (they describe the
@@ -391,13 +378,8 @@ impl GenArgs {
         node: &NodeArgs,
         clock: Option<Arc<dyn Clock>>,
     ) -> Result<Generator, CliError> {
-        let mut b = timing_settings!(self, node.builder()?)
-            .layout(self.layout()?)
-            .epoch_ms(self.epoch_ms);
-        if let Some(c) = clock {
-            b = b.shared_clock(c);
-        }
-        Ok(b.build()?)
+        let b = timing_settings!(self, node.builder()?, clock);
+        Ok(b.layout(self.layout()?).epoch_ms(self.epoch_ms).build()?)
     }
 }
 

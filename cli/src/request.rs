@@ -6,6 +6,7 @@
 //!
 //! Every refusal is an [`ApiError`]: a 4xx status, a stable code and a message.
 
+use crate::errors::http_status;
 use crate::idformat::IdFormat;
 use axum::http::{HeaderValue, StatusCode};
 use serde::de::{self, DeserializeSeed, Deserializer as _, MapAccess, SeqAccess, Visitor};
@@ -39,8 +40,31 @@ impl ApiError {
         }
     }
 
+    /// A core error: the status of its category, the core's code and message.
+    pub fn core(e: &polyflake::Error) -> ApiError {
+        ApiError::new(http_status(e.kind()), e.code(), e.to_string())
+    }
+
     fn bad(code: &str, message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    /// An error coded after its status's reason (405: `METHOD_NOT_ALLOWED`), with `message` or,
+    /// when that is empty, the reason itself.
+    pub fn from_status(status: StatusCode, message: String) -> ApiError {
+        let reason = status.canonical_reason().unwrap_or("error");
+        let code = reason.to_ascii_uppercase().replace([' ', '-'], "_");
+        let message = if message.is_empty() {
+            reason.to_string()
+        } else {
+            message
+        };
+        ApiError::new(status, &code, message)
+    }
+
+    /// The one error body: `{"error": {"code": ..., "message": ...}}`.
+    pub fn body(&self) -> String {
+        serde_json::json!({"error": {"code": self.code, "message": self.message}}).to_string()
     }
 }
 
@@ -75,25 +99,17 @@ pub fn json_object(
     content_type: Option<&HeaderValue>,
     body: &[u8],
 ) -> Result<Option<Map<String, Value>>, ApiError> {
-    match content_type {
-        Some(ct) if !is_json(Some(ct)) => {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "UNSUPPORTED_MEDIA_TYPE",
-                format!(
-                    "Content-Type must be application/json, not {:?}",
-                    String::from_utf8_lossy(ct.as_bytes())
-                ),
-            ))
-        }
-        None if !body.is_empty() => {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "UNSUPPORTED_MEDIA_TYPE",
-                "a request body needs Content-Type: application/json",
-            ))
-        }
-        _ => {}
+    let wrong_type = match content_type {
+        Some(ct) if !is_json(Some(ct)) => format!(
+            "Content-Type must be application/json, not {:?}",
+            String::from_utf8_lossy(ct.as_bytes())
+        ),
+        None if !body.is_empty() => "a request body needs Content-Type: application/json".into(),
+        _ => String::new(),
+    };
+    if !wrong_type.is_empty() {
+        let status = StatusCode::UNSUPPORTED_MEDIA_TYPE;
+        return Err(ApiError::new(status, "UNSUPPORTED_MEDIA_TYPE", wrong_type));
     }
     if body.is_empty() {
         return Ok(None);
@@ -152,6 +168,16 @@ pub fn parse_json_unique_keys(text: &[u8]) -> Result<Value, JsonError> {
 /// Builds a `serde_json::Value`, refusing repeated object keys.
 struct UniqueKeys;
 
+/// Visitor methods that take a scalar as `serde_json::Value` does (`Value::from`: a
+/// non-finite float, which serde_json never yields, would be `Null`).
+macro_rules! scalars {
+    ($($visit:ident($t:ty)),*) => {
+        $(fn $visit<E>(self, v: $t) -> Result<Value, E> {
+            Ok(Value::from(v))
+        })*
+    };
+}
+
 impl<'de> DeserializeSeed<'de> for UniqueKeys {
     type Value = Value;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
@@ -165,25 +191,14 @@ impl<'de> Visitor<'de> for UniqueKeys {
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        // serde_json never yields a non-finite number; `Null` mirrors `Value::from(f64::NAN)`.
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
+    scalars!(
+        visit_bool(bool),
+        visit_i64(i64),
+        visit_u64(u64),
+        visit_f64(f64),
+        visit_str(&str),
+        visit_string(String)
+    );
     fn visit_unit<E>(self) -> Result<Value, E> {
         Ok(Value::Null)
     }
@@ -271,10 +286,9 @@ pub fn ids_request(
                 )
             })?,
     };
-    let count = match obj.get("count") {
-        None => 1,
-        Some(value) => count_value(value, max_count)?,
-    };
+    let count = obj
+        .get("count")
+        .map_or(Ok(1), |v| count_value(v, max_count))?;
     Ok(IdsRequest { format, count })
 }
 
@@ -289,8 +303,7 @@ fn count_value(value: &Value, max_count: usize) -> Result<usize, ApiError> {
             format!("count must be from 1 to {max_count}, not {n}"),
         ));
     }
-    polyflake::batch_len(n)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.code(), e.to_string()))
+    polyflake::batch_len(n).map_err(|e| ApiError::core(&e))
 }
 
 /// The test clock's new offset from a `POST /v1/admin/clock` body: exactly one of
@@ -337,8 +350,7 @@ pub fn clock_offset(
 /// The ID of `GET /v1/ids/{id}` (already percent-decoded by the router): decimal digits below
 /// 2^63, else 400 with the core's `INVALID_ID`.
 pub fn path_id(text: &str) -> Result<u64, ApiError> {
-    polyflake::parse_id(text)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.code(), e.to_string()))
+    polyflake::parse_id(text).map_err(|e| ApiError::core(&e))
 }
 
 #[cfg(test)]

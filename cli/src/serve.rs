@@ -1,35 +1,16 @@
 //! `polyflake serve`: IDs over HTTP/1.1 (axum on tokio and hyper), for fleets that cannot embed
-//! the library.
+//! the library. The endpoints, limits and error shape are in `docs/cli.md` and in the OpenAPI
+//! description the `#[utoipa::path]` annotations below generate (`GET /openapi.json`).
 //!
-//! - `POST /v1/ids` with `{"count": n}` (n from 1 to `--max-count`, default 4,096; an empty body
-//!   or `{}` means 1) answers `{"ids": ["..."], "node_id": 37, "epoch_ms": 1704067200000}`, IDs
-//!   as decimal strings (a JavaScript Number would round them) and `epoch_ms` the generator's
-//!   epoch. With `"format": "uuidv7"` or `"ulid"` it answers `{"format": "uuidv7", "ids": [...]}`
-//!   from the service's UUIDv7 or ULID generator (made at start beside the Snowflake one, with
-//!   the same mode, wait budget and clock). A non-empty body must be `Content-Type:
-//!   application/json` and at most 16 KiB; fields other than `count` and `format` are refused so
-//!   a typo is not silently ignored, and so is a repeated key.
-//! - `GET /v1/ids/{id}` decodes with the service's layout and epoch.
-//! - `GET /v1/health`: 200 with the core's health snapshot, or 503 with the reason.
-//! - `GET /metrics`: Prometheus text (the core's counters plus the service's own).
-//! - `GET /openapi.json`: the OpenAPI 3.1 description of all of the above.
-//!
-//! Every error is `{"error": {"code": "...", "message": "..."}}`: 4xx for bad requests, 503
-//! (with `Retry-After`) while the generator refuses to issue.
-//!
-//! Waiting: a strict generator may sleep a few milliseconds (a small rewind, a spent
-//! millisecond). One ID is first tried without waiting on the async worker (`try_next_id`); only
-//! if that would wait, and for every strict batch (a batch of 4,096 usually spans a millisecond
-//! boundary), the call moves to tokio's blocking pool, so no async worker ever sleeps.
-//! Monotonic generators never wait and are called inline.
-//!
-//! Connections (see `conns.rs`): a header-read timeout, an idle timeout and a connection cap
-//! keep slow and idle clients from holding the service's descriptors.
+//! Waiting: one ID is first tried without waiting on the async worker (`try_next_id`); only if
+//! that would wait, and for every strict batch, the call moves to tokio's blocking pool, so no
+//! async worker ever sleeps. Monotonic generators never wait and are called inline.
+//! Connections (header-read and idle timeouts, the connection cap) are `conns.rs`'s.
 
 use crate::conns::{self, Limits};
-use crate::errors::{class, CliError};
-use crate::idformat::{IdFormat, TimeIdGenerator};
-use crate::metrics::{lease_state, Metrics};
+use crate::errors::CliError;
+use crate::idformat::{IdFormat, IdGenerator};
+use crate::metrics::Metrics;
 use crate::openapi;
 use crate::options::{GenArgs, NodeArgs};
 use crate::request::{self, ApiError};
@@ -43,9 +24,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use clap::Args;
-use polyflake::{format_id, Clock, Generator, Mode, TimeIdBuilder};
+use polyflake::{format_id, Clock, Generator, Mode, TimeIdBuilder, UlidGenerator, Uuid7Generator};
 use serde_json::json;
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -109,10 +89,8 @@ pub struct ServeArgs {
 /// What every handler shares.
 struct AppState {
     gen: Arc<Generator>,
-    /// The UUIDv7 generator (`"format": "uuidv7"`).
-    uuid7: TimeIdGenerator,
-    /// The ULID generator (`"format": "ulid"`).
-    ulid: TimeIdGenerator,
+    uuid7: Uuid7Generator,
+    ulid: UlidGenerator,
     max_count: usize,
     test_clock: Option<OffsetClock>,
     metrics: Arc<Metrics>,
@@ -131,25 +109,15 @@ impl AppState {
         test_clock: Option<OffsetClock>,
     ) -> Result<AppState, polyflake::Error> {
         let gen = Arc::new(gen);
-        let metrics = Arc::new(Metrics::new(gen.clone()));
-        let openapi = openapi_document(max_count).to_string();
         Ok(AppState {
+            metrics: Arc::new(Metrics::new(gen.clone())),
             gen,
-            uuid7: TimeIdGenerator::Uuid7(time_ids.clone().build_uuid7()?),
-            ulid: TimeIdGenerator::Ulid(time_ids.build_ulid()?),
+            uuid7: time_ids.clone().build_uuid7()?,
+            ulid: time_ids.build_ulid()?,
             max_count,
             test_clock,
-            metrics,
-            openapi,
+            openapi: openapi_document(max_count).to_string(),
         })
-    }
-
-    /// The generator of a UUIDv7 or ULID format.
-    fn time_ids(&self, format: IdFormat) -> &TimeIdGenerator {
-        match format {
-            IdFormat::Ulid => &self.ulid,
-            _ => &self.uuid7,
-        }
     }
 }
 
@@ -233,18 +201,15 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
 /// The connection cap that fits the open-file limit (raised to its hard limit first, as a
 /// server should), and a note for the banner when the requested cap had to be lowered.
 fn connection_cap(requested: u64) -> (usize, String) {
-    let Some(limit) = raise_open_file_limit() else {
-        return (
-            usize::try_from(requested).unwrap_or(usize::MAX),
-            String::new(),
-        );
-    };
-    let fits = limit.saturating_sub(RESERVED_FDS).max(1);
-    let cap = requested.min(fits);
-    let note = if cap < requested {
-        format!(" (lowered from {requested}: the open-file limit is {limit})")
-    } else {
-        String::new()
+    let limit = raise_open_file_limit();
+    let cap = limit.map_or(requested, |l| {
+        requested.min(l.saturating_sub(RESERVED_FDS).max(1))
+    });
+    let note = match limit {
+        Some(l) if cap < requested => {
+            format!(" (lowered from {requested}: the open-file limit is {l})")
+        }
+        _ => String::new(),
     };
     (usize::try_from(cap).unwrap_or(usize::MAX), note)
 }
@@ -382,8 +347,7 @@ fn shutdown_signal() -> impl std::future::Future<Output = &'static str> {
 impl IntoResponse for ApiError {
     /// `{"error": {"code": ..., "message": ...}}` with its status (and `Retry-After: 1` on a 503).
     fn into_response(self) -> Response {
-        let body = json!({"error": {"code": self.code, "message": self.message}});
-        let mut resp = (self.status, axum::Json(body)).into_response();
+        let mut resp = (self.status, JSON, self.body()).into_response();
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -392,29 +356,8 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// The one error body, as a response.
-fn error_response(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
-    ApiError::new(status, code, message).into_response()
-}
-
-/// A core error, with the status its class maps to and the core's code and message.
-fn core_error(e: &polyflake::Error) -> ApiError {
-    let status = StatusCode::from_u16(class(e.kind()).http_status())
-        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    ApiError::new(status, e.code(), e.to_string())
-}
-
-fn json_text(status: StatusCode, text: String) -> Response {
-    (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        text,
-    )
-        .into_response()
-}
+/// A JSON answer's Content-Type.
+const JSON: [(header::HeaderName, &str); 1] = [(header::CONTENT_TYPE, "application/json")];
 
 /// The last layer: any error answer that is not JSON yet (axum's own 405, a rejection the
 /// handlers did not see) becomes the JSON error shape; every answer is counted.
@@ -428,14 +371,7 @@ async fn finish(State(state): State<Shared>, resp: Response) -> Response {
             .await
             .map(|b| String::from_utf8_lossy(&b).trim().to_string())
             .unwrap_or_default();
-        let reason = status.canonical_reason().unwrap_or("error");
-        let code = reason.to_ascii_uppercase().replace([' ', '-'], "_");
-        let message = if text.is_empty() {
-            reason.to_string()
-        } else {
-            text
-        };
-        let body = json!({"error": {"code": code, "message": message}}).to_string();
+        let body = ApiError::from_status(status, text).body();
         parts.headers.remove(header::CONTENT_LENGTH);
         parts.headers.insert(
             header::CONTENT_TYPE,
@@ -450,7 +386,7 @@ async fn finish(State(state): State<Shared>, resp: Response) -> Response {
 }
 
 async fn not_found(method: Method, uri: Uri) -> Response {
-    error_response(
+    ApiError::new(
         StatusCode::NOT_FOUND,
         "NOT_FOUND",
         format!(
@@ -458,6 +394,7 @@ async fn not_found(method: Method, uri: Uri) -> Response {
             uri.path()
         ),
     )
+    .into_response()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -478,27 +415,42 @@ fn body_bytes(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
     })
 }
 
-/// Run a generator call that may sleep on the blocking pool.
-async fn on_blocking_pool<T, F>(state: &Shared, f: F) -> Result<T, ApiError>
+/// `count` IDs, as text, from the generator `pick` chooses: one is tried inline first, a
+/// monotonic batch is made inline, and anything that may sleep runs on the blocking pool.
+async fn mint<G, P>(state: &Shared, count: usize, pick: P) -> Result<Vec<String>, ApiError>
 where
-    T: Send + 'static,
-    F: FnOnce(&AppState) -> polyflake::Result<T> + Send + 'static,
+    G: IdGenerator,
+    P: Fn(&AppState) -> &G + Send + 'static,
 {
+    let g = pick(state);
+    let refused = |e: polyflake::Error| {
+        state.metrics.ids_refused.inc();
+        ApiError::core(&e)
+    };
+    type Call<Id> = Box<dyn FnOnce(&AppState) -> polyflake::Result<Vec<Id>> + Send>;
+    let blocking: Call<G::Id> = if count == 1 {
+        if let Some(id) = g.try_one().map_err(refused)? {
+            return Ok(vec![G::text(id)]);
+        }
+        Box::new(move |s| pick(s).one().map(|id| vec![id]))
+    } else {
+        let mut ids = vec![G::Id::default(); count];
+        if g.mode() == Mode::Monotonic {
+            g.fill(&mut ids).map_err(refused)?;
+            return Ok(ids.into_iter().map(G::text).collect());
+        }
+        Box::new(move |s| pick(s).fill(&mut ids).map(|()| ids))
+    };
     state.metrics.blocking_calls.inc();
     let s = state.clone();
-    match tokio::task::spawn_blocking(move || f(&s)).await {
-        Ok(r) => r.map_err(|e| refused(state, &e)),
+    match tokio::task::spawn_blocking(move || blocking(&s)).await {
+        Ok(r) => Ok(r.map_err(refused)?.into_iter().map(G::text).collect()),
         Err(e) => Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "INTERNAL",
             format!("the generator call failed: {e}"),
         )),
     }
-}
-
-fn refused(state: &AppState, e: &polyflake::Error) -> ApiError {
-    state.metrics.ids_refused.inc();
-    core_error(e)
 }
 
 /// Mint IDs.
@@ -525,93 +477,28 @@ async fn issue(
     State(state): State<Shared>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Response {
-    let req = match body_bytes(body)
-        .and_then(|b| request::ids_request(headers.get(header::CONTENT_TYPE), &b, state.max_count))
-    {
-        Ok(r) => r,
-        Err(e) => return e.into_response(),
+) -> Result<Response, ApiError> {
+    let req = body_bytes(body).and_then(|b| {
+        request::ids_request(headers.get(header::CONTENT_TYPE), &b, state.max_count)
+    })?;
+    let ids = match req.format {
+        IdFormat::Snowflake => mint(&state, req.count, |s| &*s.gen).await?,
+        IdFormat::Uuid7 => mint(&state, req.count, |s| &s.uuid7).await?,
+        IdFormat::Ulid => mint(&state, req.count, |s| &s.ulid).await?,
     };
     if req.format != IdFormat::Snowflake {
-        return issue_time_ids(&state, req.format, req.count).await;
+        let v = json!({"format": req.format.name(), "ids": ids});
+        return Ok(axum::Json(v).into_response());
     }
-    let count = req.count;
     let g = &state.gen;
-    let ids = if count == 1 {
-        match g.try_next_id() {
-            Ok(Some(id)) => Ok(vec![id]),
-            Ok(None) => on_blocking_pool(&state, |s| s.gen.next_id().map(|id| vec![id])).await,
-            Err(e) => Err(refused(&state, &e)),
-        }
-    } else if g.mode() == Mode::Monotonic {
-        let mut ids = vec![0u64; count];
-        g.next_ids(&mut ids)
-            .map(|()| ids)
-            .map_err(|e| refused(&state, &e))
-    } else {
-        on_blocking_pool(&state, move |s| {
-            let mut ids = vec![0u64; count];
-            s.gen.next_ids(&mut ids).map(|()| ids)
-        })
-        .await
+    let ids = ids.into_iter().map(openapi::IdText).collect();
+    let (node_id, epoch_ms) = (g.node_id(), g.epoch_ms());
+    let v = openapi::IdsResponse {
+        ids,
+        node_id,
+        epoch_ms,
     };
-    let ids = match ids {
-        Ok(ids) => ids,
-        Err(e) => return e.into_response(),
-    };
-    let mut text = String::with_capacity(ids.len() * 22 + 64);
-    text.push_str("{\"ids\":[");
-    for (i, id) in ids.iter().enumerate() {
-        if i > 0 {
-            text.push(',');
-        }
-        text.push('"');
-        text.push_str(&format_id(*id));
-        text.push('"');
-    }
-    let _ = write!(
-        text,
-        "],\"node_id\":{},\"epoch_ms\":{}}}",
-        g.node_id(),
-        g.epoch_ms()
-    );
-    json_text(StatusCode::OK, text)
-}
-
-/// `POST /v1/ids` for UUIDv7s or ULIDs: waits as for 64-bit IDs (one tried inline first, a
-/// strict batch on the blocking pool), answered as `{"format": ..., "ids": [...]}`.
-async fn issue_time_ids(state: &Shared, format: IdFormat, count: usize) -> Response {
-    let g = state.time_ids(format);
-    let ids = if count == 1 {
-        match g.try_next() {
-            Ok(Some(id)) => Ok(vec![id]),
-            Ok(None) => {
-                on_blocking_pool(state, move |s| {
-                    let mut ids = [0u128; 1];
-                    s.time_ids(format).next_ids(&mut ids).map(|()| ids.to_vec())
-                })
-                .await
-            }
-            Err(e) => Err(refused(state, &e)),
-        }
-    } else if g.mode() == Mode::Monotonic {
-        let mut ids = vec![0u128; count];
-        g.next_ids(&mut ids)
-            .map(|()| ids)
-            .map_err(|e| refused(state, &e))
-    } else {
-        on_blocking_pool(state, move |s| {
-            let mut ids = vec![0u128; count];
-            s.time_ids(format).next_ids(&mut ids).map(|()| ids)
-        })
-        .await
-    };
-    let ids = match ids {
-        Ok(ids) => ids,
-        Err(e) => return e.into_response(),
-    };
-    let texts: Vec<String> = ids.iter().map(|id| g.text(*id)).collect();
-    axum::Json(json!({"format": format.name(), "ids": texts})).into_response()
+    Ok(axum::Json(v).into_response())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -632,29 +519,19 @@ async fn issue_time_ids(state: &Shared, format: IdFormat, count: usize) -> Respo
 async fn decode_one(
     State(state): State<Shared>,
     path: Result<Path<String>, PathRejection>,
-) -> Response {
-    let text = match path {
-        Ok(Path(text)) => text,
-        Err(rej) => return error_response(StatusCode::BAD_REQUEST, "INVALID_ID", rej.body_text()),
-    };
-    let decoded = request::path_id(&text).and_then(|id| {
-        state
-            .gen
-            .decode(id)
-            .map(|d| (id, d))
-            .map_err(|e| core_error(&e))
+) -> Result<Response, ApiError> {
+    let Path(text) =
+        path.map_err(|rej| ApiError::new(StatusCode::BAD_REQUEST, "INVALID_ID", rej.body_text()))?;
+    let id = request::path_id(&text)?;
+    let d = state.gen.decode(id).map_err(|e| ApiError::core(&e))?;
+    let v = json!({
+        "id": format_id(id),
+        "time": iso_utc(d.timestamp_ms),
+        "unix_ms": d.timestamp_ms,
+        "node_id": d.node_id,
+        "sequence": d.sequence,
     });
-    match decoded {
-        Ok((id, d)) => axum::Json(json!({
-            "id": format_id(id),
-            "time": iso_utc(d.timestamp_ms),
-            "unix_ms": d.timestamp_ms,
-            "node_id": d.node_id,
-            "sequence": d.sequence,
-        }))
-        .into_response(),
-        Err(e) => e.into_response(),
-    }
+    Ok(axum::Json(v).into_response())
 }
 
 /// The generator's health: 200 when it can issue now, else 503 with the same body.
@@ -669,54 +546,30 @@ async fn decode_one(
     tag = "service"
 )]
 async fn health(State(state): State<Shared>) -> Response {
-    let g = &state.gen;
-    let h = g.health();
+    let (g, h) = (&state.gen, state.gen.health());
+    let mut body = json_value(polyflake::Value::Fields(h.fields()));
+    // The snapshot's counters (the core's counter metrics, by field name) are nested.
+    let counters: serde_json::Map<_, _> = polyflake::HEALTH_METRICS
+        .iter()
+        .filter(|m| m.kind == polyflake::MetricKind::Counter)
+        .filter_map(|m| {
+            body.as_object_mut()?
+                .remove_entry(m.name.strip_prefix("polyflake_")?)
+        })
+        .collect();
+    body["counters"] = counters.into();
+    body["layout"] = g.layout().to_string().into();
+    body["epoch_ms"] = g.epoch_ms().into();
+    if let Some(lease) = body["lease"].as_object_mut() {
+        lease.retain(|k, _| !LEASE_HIDDEN.contains(&k.as_str()));
+        let phase = lease.remove("phase").unwrap_or_default();
+        lease.insert("state".to_string(), phase);
+    }
     let status = if h.ok {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    let body = json!({
-        "ok": h.ok,
-        "status": h.status.name(),
-        "reason": h.reason,
-        "node_id": h.node_id,
-        "mode": h.mode.name(),
-        "layout": g.layout().to_string(),
-        "epoch_ms": g.epoch_ms(),
-        "last_issued_ms": h.last_issued_ms,
-        "wall_ms": h.wall_ms,
-        "lead_ms": h.lead_ms,
-        "clock_source": h.clock_source.name(),
-        "clock_tick_ns": h.clock_tick_ns,
-        "clock_note": h.clock_note,
-        "clock_ahead_ms": h.clock_ahead_ms,
-        "source": h.source.name(),
-        "lease": h.lease.as_ref().map(|l| json!({
-            "kind": l.kind.name(),
-            "store": l.store,
-            "slot": l.slot,
-            "state": lease_state(&h),
-            "high_water_ms": l.high_water_ms,
-            "guard_until_ms": l.guard_until_ms,
-            "guard_waiting": l.guard_waiting,
-            "guard_remaining_ms": l.guard_remaining_ms,
-            "lost": l.lost,
-            "last_error": l.last_error,
-        })),
-        "counters": {
-            "ids_issued": h.ids_issued,
-            "rewinds_waited": h.rewinds_waited,
-            "rewinds_refused": h.rewinds_refused,
-            "sequence_exhaustions": h.sequence_exhaustions,
-            "wait_sleeps": h.wait_sleeps,
-            "ms_borrowed": h.ms_borrowed,
-            "lead_refused": h.lead_refused,
-            "forward_refused": h.forward_refused,
-            "lease_renewals": h.lease_renewals,
-            "lease_failures": h.lease_failures,
-        },
-    });
     let mut resp = (status, axum::Json(body)).into_response();
     if !h.ok {
         resp.headers_mut()
@@ -725,45 +578,43 @@ async fn health(State(state): State<Shared>) -> Response {
     resp
 }
 
-/// Prometheus text (exposition format 0.0.4): the generator's counters and gauges, the lease,
-/// responses by status and connections.
-#[utoipa::path(
-    get,
-    path = "/metrics",
-    responses(
-        (status = 200, description = "The metrics", body = String, content_type = "text/plain; version=0.0.4; charset=utf-8"),
-    ),
-    tag = "service"
-)]
-async fn metrics(State(state): State<Shared>) -> Response {
-    match state.metrics.encode() {
-        Ok(text) => (
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
-            )],
-            text,
-        )
-            .into_response(),
-        Err(_) => error_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "INTERNAL",
-            "the metrics could not be encoded",
-        ),
+/// The lease fields of the core's snapshot that `GET /v1/health` leaves out (its `phase` is
+/// the answer's `state`).
+const LEASE_HIDDEN: [&str; 4] = ["guard_note", "expired", "renewals", "failures"];
+
+/// A core value as JSON.
+fn json_value(v: polyflake::Value) -> serde_json::Value {
+    use polyflake::Value as V;
+    match v {
+        V::Int(n) => serde_json::Number::from_i128(n).map_or(serde_json::Value::Null, Into::into),
+        V::Float(x) => x.into(),
+        V::Bool(b) => b.into(),
+        V::Text(t) => t.into(),
+        V::Null => serde_json::Value::Null,
+        V::Fields(f) => f
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), json_value(v)))
+            .collect(),
     }
 }
 
+/// Prometheus text (exposition format 0.0.4): the generator's counters and gauges, the lease,
+/// responses by status and connections.
+#[utoipa::path(get, path = "/metrics", tag = "service", responses((status = 200,
+    description = "The metrics", body = String, content_type = "text/plain; version=0.0.4; charset=utf-8")))]
+async fn metrics(State(state): State<Shared>) -> Result<Response, ApiError> {
+    let text = state.metrics.text().map_err(|_| {
+        let message = "the metrics could not be encoded";
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", message)
+    })?;
+    Ok(([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], text).into_response())
+}
+
 /// This description (OpenAPI 3.1), with the service's count cap.
-#[utoipa::path(
-    get,
-    path = "/openapi.json",
-    responses(
-        (status = 200, description = "The OpenAPI 3.1 document", body = Object, content_type = "application/json"),
-    ),
-    tag = "service"
-)]
+#[utoipa::path(get, path = "/openapi.json", tag = "service", responses((status = 200,
+    description = "The OpenAPI 3.1 document", body = Object, content_type = "application/json")))]
 async fn openapi_json(State(state): State<Shared>) -> Response {
-    json_text(StatusCode::OK, state.openapi.clone())
+    (JSON, state.openapi.clone()).into_response()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -774,29 +625,17 @@ async fn admin_clock(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Response {
+) -> Result<Response, ApiError> {
     let Some(clock) = &state.test_clock else {
-        return not_found(Method::POST, Uri::from_static("/v1/admin/clock")).await;
+        return Ok(not_found(Method::POST, Uri::from_static("/v1/admin/clock")).await);
     };
     if !peer.ip().is_loopback() {
-        return error_response(
-            StatusCode::FORBIDDEN,
-            "FORBIDDEN",
-            "the test clock answers loopback clients only",
-        );
+        let message = "the test clock answers loopback clients only";
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "FORBIDDEN", message));
     }
-    let offset = body_bytes(body).and_then(|b| {
-        request::clock_offset(headers.get(header::CONTENT_TYPE), &b, clock.offset_ms())
-    });
-    match offset {
-        Ok(offset) => {
-            clock.set_offset_ms(offset);
-            axum::Json(json!({
-                "offset_ms": clock.offset_ms(),
-                "now_ms": clock.now_ms().unwrap_or(0),
-            }))
-            .into_response()
-        }
-        Err(e) => e.into_response(),
-    }
+    let b = body_bytes(body)?;
+    let offset = request::clock_offset(headers.get(header::CONTENT_TYPE), &b, clock.offset_ms())?;
+    clock.set_offset_ms(offset);
+    let v = json!({"offset_ms": clock.offset_ms(), "now_ms": clock.now_ms().unwrap_or(0)});
+    Ok(axum::Json(v).into_response())
 }
