@@ -66,6 +66,7 @@ lint-rust:
 	$(call say,cargo fmt --check and clippy -D warnings)
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+	$(CARGO) clippy -p polyflake --no-default-features --all-targets --release -- -D warnings
 
 # The CAS step model-checked with loom, in a target dir of its own (--cfg loom rebuilds deps).
 # Interleavings are explored exhaustively up to 3 preemptions per execution (loom's usual bound).

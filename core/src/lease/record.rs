@@ -163,11 +163,13 @@ fn is_plain_decimal(text: &str) -> bool {
         && (text == "0" || !text.starts_with('0'))
 }
 
+#[cfg(any(feature = "etcd", feature = "zookeeper", feature = "fuzzing"))]
 /// A remote store's high-water mark value (`{prefix}/hwm/NNNN`): R in ms, as [`parse_ms`].
 pub(crate) fn parse_mark(value: &[u8]) -> Option<i64> {
     std::str::from_utf8(value).ok().and_then(parse_ms)
 }
 
+#[cfg(any(feature = "etcd", feature = "zookeeper", feature = "fuzzing"))]
 /// The value of `{prefix}/owner/{identity}` in a remote store: the slot that identity held
 /// last, written as `u32::to_string` writes it.
 pub(crate) fn parse_owner_slot(value: &[u8]) -> Option<u32> {
@@ -194,6 +196,7 @@ pub(crate) fn parse_slot_name(digits: &str) -> Option<u32> {
     (slot_name(n) == digits).then_some(n)
 }
 
+#[cfg(any(feature = "etcd", feature = "zookeeper", feature = "fuzzing"))]
 /// A remote slot's value: its holder's token `identity/pid/session` (session in lowercase hex:
 /// the etcd lease id or the ZooKeeper session id).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -206,11 +209,13 @@ pub(crate) struct Token<'a> {
     pub session: u64,
 }
 
+#[cfg(any(feature = "etcd", feature = "zookeeper", feature = "fuzzing"))]
 /// The token a holder writes into its slot key or znode.
 pub(crate) fn render_token(identity: &str, pid: u32, session: i64) -> String {
     format!("{identity}/{pid}/{session:x}")
 }
 
+#[cfg(any(feature = "etcd", feature = "zookeeper", feature = "fuzzing"))]
 /// Read a token; `None` unless it is exactly as [`render_token`] writes one.
 pub(crate) fn parse_token(value: &[u8]) -> Option<Token<'_>> {
     let text = std::str::from_utf8(value).ok()?;
@@ -420,6 +425,7 @@ mod tests {
     // Found by fuzz/fuzz_targets/lease_records.rs: each was accepted and read as a record its
     // writer never writes (a second spelling of one value, or fields in another order).
     #[test]
+    #[cfg(any(feature = "etcd", feature = "zookeeper", feature = "fuzzing"))]
     fn only_the_exact_spelling_a_writer_writes_is_read() {
         // A leading zero: "007" was read as 7 ms (a mark) and as slot 7 (an owner's slot).
         assert_eq!(parse_ms("007"), None);
