@@ -233,6 +233,9 @@ fn slots_in_one_process_are_distinct_and_freed_on_close() {
     assert!(r >= last_ms, "R {r} < last issued {last_ms}");
     let c = build().unwrap();
     assert_eq!(c.node_id(), freed);
+    // R is the last issued ms, so the successor's guard lasts until the clock passes it: at
+    // most a millisecond or two from here (a call within it is LEASE_NOT_READY, as it must be).
+    c.wait_ready(Duration::from_secs(5)).unwrap();
     let first = c.next_id().unwrap();
     assert!(c.decode(first).unwrap().timestamp_ms > r);
 }
