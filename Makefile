@@ -1,8 +1,16 @@
 # polyflake: `make test` installs what is missing, builds everything and runs every test in every
 # language; `make demo` builds what is missing and runs the main job. Both are idempotent.
 #
-# Each language adds itself from mk/<lang>.mk: it appends to APT_PACKAGES, DEPS_TARGETS,
-# BUILD_TARGETS and TEST_TARGETS, so no two parts of the project edit the same lines.
+# Each language adds itself from mk/<lang>.mk: it appends to DEPS_TARGETS, BUILD_TARGETS and
+# TEST_TARGETS, so no two parts of the project edit the same lines. The Debian packages are one
+# list (mk/packages.mk), the "install what is missing" helpers one each (below).
+#
+# Tiers, fastest first:
+#   make check          fmt, clippy, the core's unit, property and doc tests (a one-line core edit)
+#   make test-<lang>    one binding: test-rust, test-c, test-go, test-python, test-node, test-cli
+#   make test           everything CI runs; ends with each target's wall time (target/timing/)
+#   make test-flaky N=3 TARGET=test-c-lease   one target N times in a row; fails if any run fails
+#   long runs have their own targets: bench, fuzz, nemesis, soak, simulate, bench-pg, model
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -10,31 +18,89 @@ SHELL := /bin/bash
 ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 export CARGO_TARGET_DIR ?= $(ROOT)/target
 CARGO ?= cargo
+# Every cargo build names the host triple, as napi build and maturin --zig always do: then plain
+# cargo, napi and maturin builds of one profile share one tree of compiled dependencies
+# (target/<triple>/<profile>) instead of building it once with and once without --target.
+HOST_TRIPLE := $(or $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p'),x86_64-unknown-linux-gnu)
+export CARGO_BUILD_TARGET ?= $(HOST_TRIPLE)
+# Where release binaries and libraries land; the test scripts read it too.
+export POLYFLAKE_RELEASE_DIR := $(CARGO_TARGET_DIR)/$(CARGO_BUILD_TARGET)/release
 
-APT_PACKAGES :=
 DEPS_TARGETS := deps-apt deps-rust
 BUILD_TARGETS := build-rust
 TEST_TARGETS := reset-scenario-coverage test-rust
 DEMO_TARGETS := demo-rust
 
-say = @printf '\n==> %s\n' "$(1)"
+# Every recipe opens with $(call say,what it does). Under `make test` each one also stamps the
+# timing log, so the run ends with a table of every target's wall time (tests/timing.py).
+TIMING_DIR := $(CARGO_TARGET_DIR)/timing
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+export POLYFLAKE_TIMING_LOG ?= $(TIMING_DIR)/make-test.log
+endif
+say = @printf '\n==> %s\n' "$(1)"; if [ -n "$$POLYFLAKE_TIMING_LOG" ]; then \
+	printf '%s %s\n' "$$(date +%s.%N)" "$@" >> "$$POLYFLAKE_TIMING_LOG"; fi
+
+# pip_missing VENV_PYTHON, PACKAGES: pip-install those of PACKAGES (name or name==version) that
+# VENV_PYTHON lacks, or that it has at another version than pinned. Prints what it does.
+pip_missing = @missing=""; for p in $(2); do n=$${p%%==*}; n=$${n%%[[]*}; \
+	  have=$$($(1) -m pip show $$n 2>/dev/null | sed -n 's/^Version: //p'); \
+	  case "$$p" in *==*) [ "$$have" = "$${p\#\#*==}" ] || missing="$$missing $$p";; \
+	    *) [ -n "$$have" ] || missing="$$missing $$p";; esac; done; \
+	if [ -n "$$missing" ]; then echo "pip install$$missing"; \
+	  $(1) -m pip install -q --disable-pip-version-check $$missing; \
+	else echo "all present: $(strip $(2))"; fi
+
+# npm_missing DIR, PACKAGES: `npm ci` in DIR (from its package-lock.json) unless every one of
+# PACKAGES is in DIR/node_modules and the lock file is the one installed. EXTRA: npm ci flags.
+npm_missing = @ok=1; for p in $(2); do [ -d $(1)/node_modules/$$p ] || ok=""; done; \
+	cmp -s $(1)/package-lock.json $(1)/node_modules/.package-lock.json.polyflake || ok=""; \
+	if [ -n "$$ok" ]; then echo "$(1)/node_modules present: $(strip $(2))"; \
+	else echo "npm ci in $(1)"; (cd $(1) && CI=true npm ci --no-audit --no-fund --loglevel=error $(3)) && \
+	  cp $(1)/package-lock.json $(1)/node_modules/.package-lock.json.polyflake; fi
 
 include $(sort $(wildcard mk/*.mk))
 
-.PHONY: help test demo deps build reset-scenario-coverage deps-apt deps-rust build-rust test-rust lint-rust loom demo-rust bench-rust clean
+.PHONY: help test demo deps build reset-scenario-coverage deps-apt deps-rust build-rust test-rust lint-rust loom \
+	demo-rust bench-rust clean check test-flaky timing-start
 
 help:
-	@echo "make demo   build what is missing, then mint, decode and fault-inject IDs"
-	@echo "make test   install what is missing, build everything, run every test"
-	@echo "make bench  run the benchmarks (not part of test)"
+	@echo "make demo    build what is missing, then mint, decode and fault-inject IDs"
+	@echo "make test    install what is missing, build everything, run every test (a timing table at the end)"
+	@echo "make check   fmt, clippy and the core's unit, property and doc tests (the inner loop)"
+	@echo "make test-rust|test-c|test-go|test-python|test-node|test-cli   one binding"
+	@echo "make test-flaky N=3 TARGET=test-c-lease   one target N times in a row"
+	@echo "make bench   run the benchmarks (not part of test)"
 
 deps: $(DEPS_TARGETS)
 build: deps $(BUILD_TARGETS)
-test: build $(TEST_TARGETS)
+test: timing-start build $(TEST_TARGETS)
 	$(call say,scenario coverage: every runner ran every scenario file)
 	python3 tests/vectors/check_coverage.py $(SCENARIO_COVERAGE)
+	@printf '%s %s\n' "$$(date +%s.%N)" "(end)" >> "$$POLYFLAKE_TIMING_LOG"
+	@python3 tests/timing.py $$POLYFLAKE_TIMING_LOG $(TIMING_DIR)/make-test.md
 	$(call say,all tests passed)
 demo: build $(DEMO_TARGETS)
+
+# The timing log starts empty with each `make test`; the previous run's log is kept beside it.
+timing-start:
+	@mkdir -p $(TIMING_DIR); [ ! -s "$$POLYFLAKE_TIMING_LOG" ] || mv -f "$$POLYFLAKE_TIMING_LOG" "$$POLYFLAKE_TIMING_LOG.previous"
+	@printf '%s %s\n' "$$(date +%s.%N)" "(start)" > "$$POLYFLAKE_TIMING_LOG"
+
+# One target N times in a row, each from the top (its prerequisites are idempotent), counting.
+N ?= 3
+TARGET ?= test-c-lease
+test-flaky:
+	@pass=0; fail=0; for i in $$(seq 1 $(N)); do \
+	  printf '\n==> test-flaky: run %s of %s: make %s\n' $$i $(N) $(TARGET); \
+	  if $(MAKE) --no-print-directory $(TARGET); then pass=$$((pass + 1)); else fail=$$((fail + 1)); fi; done; \
+	printf '\n==> test-flaky: %s: %s passed, %s failed\n' $(TARGET) $$pass $$fail; [ $$fail -eq 0 ]
+
+# The inner loop for a core edit (warm: well under 3 minutes): no other crate, no store started.
+check:
+	$(call say,check: cargo fmt --check; clippy of the core (all targets, -D warnings); its unit, property and doc tests)
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy -p polyflake --all-targets --release -- -D warnings
+	$(CARGO) test --release -p polyflake --lib --doc --test properties --test scenarios --test vectors
 
 # Each scenario runner writes $(SCENARIO_COVERAGE)/<lang>.txt; `make test` starts it empty.
 SCENARIO_COVERAGE := $(CARGO_TARGET_DIR)/scenario-coverage
@@ -42,7 +108,8 @@ reset-scenario-coverage:
 	$(call say,scenario coverage: emptying $(SCENARIO_COVERAGE))
 	rm -rf $(SCENARIO_COVERAGE) && mkdir -p $(SCENARIO_COVERAGE)
 
-# Debian packages the project needs, installed only when missing (apt-get update runs once, first).
+# Debian packages the project needs (mk/packages.mk), installed only when missing (apt-get update
+# runs once, first).
 deps-apt:
 	$(call say,Debian packages: $(if $(strip $(APT_PACKAGES)),$(APT_PACKAGES),none needed))
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s "$$p" >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -58,12 +125,15 @@ deps-rust:
 	@$(CARGO) --version
 	@rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
 
+# The Python and Node crates are built by maturin and napi (build-python, build-node), in the
+# same tree with the same features (hack/); clippy checks them here.
 build-rust:
-	$(call say,building the Rust workspace)
-	$(CARGO) build --release --workspace --all-targets
+	$(call say,building the Rust workspace (the Python and Node crates: build-python and build-node))
+	$(CARGO) build --release --workspace --all-targets --exclude polyflake-python --exclude polyflake-node
 
 lint-rust:
-	$(call say,cargo fmt --check and clippy -D warnings)
+	$(call say,cargo fmt --check and clippy -D warnings; every package selection has the workspace's features)
+	python3 tests/build/check_unified.py
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
 	$(CARGO) clippy -p polyflake --no-default-features --all-targets --release -- -D warnings

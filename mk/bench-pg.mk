@@ -8,8 +8,7 @@
 #                        target/bench-pg/ (report.md, results.json, btree.png)
 #   make test-bench-pg   the same on 10,000 rows, to keep it working (part of make test)
 
-# postgresql: the server (initdb, pg_ctl, postgres); postgresql-contrib: pgstattuple.
-APT_PACKAGES += postgresql postgresql-contrib
+# Debian packages: mk/packages.mk.
 DEPS_TARGETS += deps-bench-pg
 TEST_TARGETS += test-bench-pg
 
@@ -22,9 +21,7 @@ BENCH_PG_PY_PACKAGES := psycopg psycopg-binary
 
 deps-bench-pg: deps-polyglot
 	$(call say,B-tree benchmark: psycopg (PostgreSQL driver) in .venv)
-	@missing=""; for p in $(BENCH_PG_PY_PACKAGES); do $(PY) -m pip show -q $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then echo "pip install psycopg[binary]"; $(PY) -m pip install -q --disable-pip-version-check 'psycopg[binary]'; \
-	else echo "all present: psycopg psycopg-binary"; fi
+	$(call pip_missing,$(PY),$(BENCH_PG_PY_PACKAGES))
 
 bench-pg: deps-apt deps-bench-pg build-python
 	$(call say,B-tree benchmark: $(ROWS) rows per key kind in a throwaway PostgreSQL (long))

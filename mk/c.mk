@@ -18,10 +18,7 @@
 #   make build-polyglot-c build-polyglot-cpp
 #                   the cross-language uniqueness run's participants: target/polyglot/participant_{c,cpp}
 
-# protobuf-compiler: the core's etcd lease (etcd-client) needs protoc to build; etcd-server: the
-# real etcd the lease tests start; zookeeper and a JRE: the real ZooKeeper (tests/stores/with_zookeeper.sh).
-APT_PACKAGES += pkg-config valgrind libcjson-dev nlohmann-json3-dev protobuf-compiler etcd-server \
-	zookeeper default-jre-headless
+# Debian packages: mk/packages.mk.
 DEPS_TARGETS += deps-c
 BUILD_TARGETS += build-c build-polyglot-c build-polyglot-cpp
 TEST_TARGETS += test-c
@@ -33,7 +30,7 @@ TEST_TARGETS += test-c
 CBINDGEN_VERSION := 0.29.4
 C_TOOLS := $(CARGO_TARGET_DIR)/tools
 CBINDGEN := $(C_TOOLS)/bin/cbindgen
-C_LIBDIR := $(CARGO_TARGET_DIR)/release
+C_LIBDIR := $(POLYFLAKE_RELEASE_DIR)
 C_PCDIR := $(C_LIBDIR)/pkgconfig
 C_TESTDIR := $(CARGO_TARGET_DIR)/c-tests
 C_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' $(ROOT)/Cargo.toml | head -n1)

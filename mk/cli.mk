@@ -1,6 +1,6 @@
 # The polyflake command line and HTTP service (cli/, binary `polyflake`).
 #
-#   make build-cli   target/release/polyflake (install with: cargo install --path cli)
+#   make build-cli   target/<host triple>/release/polyflake (install with: cargo install --path cli)
 #   make test-cli    commands and the running service on 127.0.0.1: IDs as strings and unique,
 #                    503 during a rewind (hidden --test-clock), metrics, bad input, a seeded fuzz
 #                    run, file leases, the restart guard, a real etcd lease, SIGTERM; the README
@@ -12,9 +12,7 @@
 #   make demo-cli    decode the design text's literal, list the layouts, mint three IDs
 #   make bench-cli   load benchmark of `serve` from loopback with wrk (count=1 and count=100)
 
-# protoc: the core's etcd lease (etcd-client) needs it to build; etcd-server: the service's etcd
-# lease test runs a real one on loopback; curl: the load benchmark's request check.
-APT_PACKAGES += protobuf-compiler etcd-server curl
+# Debian packages: mk/packages.mk.
 DEPS_TARGETS += deps-cli-py
 BUILD_TARGETS += build-cli
 TEST_TARGETS += test-cli
@@ -22,7 +20,7 @@ DEMO_TARGETS += demo-cli
 
 .PHONY: build-cli test-cli test-cli-py deps-cli-py openapi-cli demo-cli bench-cli deps-bench-cli
 
-CLI_BIN := $(CARGO_TARGET_DIR)/release/polyflake
+CLI_BIN := $(POLYFLAKE_RELEASE_DIR)/polyflake
 CLI_BENCH_SECONDS ?= 10
 # The service's Python test tools, pinned (installed into the project venv, .venv).
 CLI_PY_PACKAGES := schemathesis==4.32.5 prometheus-client==0.26.0
@@ -32,10 +30,7 @@ ST_SEED ?= 14
 
 deps-cli-py: deps-python
 	$(call say,service test tools in .venv: $(CLI_PY_PACKAGES))
-	@missing=""; for p in $(CLI_PY_PACKAGES); do n=$${p%%==*}; v=$${p##*==}; \
-	  [ "$$($(PY) -m pip show $$n 2>/dev/null | sed -n 's/^Version: //p')" = "$$v" ] || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then echo "pip install$$missing"; $(PY) -m pip install -q --disable-pip-version-check $$missing; \
-	else echo "all present"; fi
+	$(call pip_missing,$(PY),$(CLI_PY_PACKAGES))
 
 build-cli:
 	$(call say,building the polyflake CLI and service)
@@ -61,11 +56,7 @@ demo-cli: build-cli
 	$(CLI_BIN) layouts
 	$(CLI_BIN) next -n 3 --node-id 37
 
-deps-bench-cli:
-	$(call say,load generator: wrk (Debian))
-	@if command -v wrk >/dev/null; then echo "wrk present"; else \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk; fi
+deps-bench-cli: deps-apt
 
 bench: bench-cli
 bench-cli: build-cli deps-bench-cli

@@ -13,8 +13,7 @@
 #
 # See docs/releasing.md for the artifacts, their sizes and the release workflow.
 
-# cmake: the SDK's find_package test; pkg-config and g++: its C and C++ programs.
-APT_PACKAGES += cmake pkg-config g++
+# Debian packages: mk/packages.mk.
 DEPS_TARGETS += deps-dist
 TEST_TARGETS += check-version test-dist
 
@@ -30,19 +29,15 @@ DIST_STAGE := $(CARGO_TARGET_DIR)/dist-stage
 # maturin links with zig for glibc 2.17 (manylinux2014); pypiserver and twine: the local index.
 DIST_PY_TOOLS := maturin==1.16.0 ziglang==0.17.0 auditwheel==6.8.2 twine==7.0.0 pypiserver==2.4.2 mypy==2.4.1
 DIST_SDK := polyflake-$(DIST_VERSION)-linux-x86_64
+# The wheel links through zig (glibc 2.17): C code built with zig cc, so a tree of its own.
+DIST_WHEEL_TARGET := $(CARGO_TARGET_DIR)/wheel
 
 deps-dist:
 	$(call say,dist tools: $(DIST_PY_TOOLS) in $(DIST_VENV); verdaccio and tsc in $(DIST_TOOLS)/npm)
 	@[ -x $(DIST_VENV)/bin/python ] || python3 -m venv $(DIST_VENV)
-	@missing=""; for p in $(DIST_PY_TOOLS); do $(DIST_VENV)/bin/python -m pip show $${p%%==*} 2>/dev/null \
-	  | grep -qx "Version: $${p##*==}" || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then echo "pip install$$missing"; $(DIST_VENV)/bin/python -m pip install -q --disable-pip-version-check $$missing; \
-	else echo "all present"; fi
-	@mkdir -p $(DIST_TOOLS)/npm
-	@if cmp -s tests/dist/registry/package.json $(DIST_TOOLS)/npm/package.json && [ -x $(DIST_TOOLS)/npm/node_modules/.bin/verdaccio ]; then \
-	  echo "verdaccio present: $$(cd $(DIST_TOOLS)/npm && node -p 'require("verdaccio/package.json").version')"; \
-	else cp tests/dist/registry/package.json tests/dist/registry/package-lock.json $(DIST_TOOLS)/npm/ && \
-	  cd $(DIST_TOOLS)/npm && CI=true npm ci --no-audit --no-fund --loglevel=error; fi
+	$(call pip_missing,$(DIST_VENV)/bin/python,$(DIST_PY_TOOLS))
+	@mkdir -p $(DIST_TOOLS)/npm && cp tests/dist/registry/package.json tests/dist/registry/package-lock.json $(DIST_TOOLS)/npm/
+	$(call npm_missing,$(DIST_TOOLS)/npm,verdaccio)
 
 check-version:
 	$(call say,one version everywhere: $(DIST_VERSION) (Cargo.toml [workspace.package]))
@@ -57,7 +52,8 @@ dist-python: deps-dist
 	$(call say,Python: abi3 wheel (manylinux2014 through zig) and sdist into dist/)
 	@mkdir -p $(DIST) && rm -f $(DIST)/polyflake-*.whl $(DIST)/polyflake-$(DIST_VERSION).tar.gz
 	PATH=$(DIST_VENV)/bin:$$PATH maturin build --profile dist --zig --compatibility manylinux2014 \
-	  --target x86_64-unknown-linux-gnu -i $(DIST_VENV)/bin/python -m python/Cargo.toml -o $(DIST)
+	  --target x86_64-unknown-linux-gnu --target-dir $(DIST_WHEEL_TARGET) -i $(DIST_VENV)/bin/python \
+	  -m python/Cargo.toml -o $(DIST)
 	PATH=$(DIST_VENV)/bin:$$PATH maturin sdist -m python/Cargo.toml -o $(DIST)
 	$(DIST_VENV)/bin/auditwheel show $(DIST)/polyflake-*.whl
 
@@ -66,25 +62,26 @@ dist-python: deps-dist
 dist-node: deps-node
 	$(call say,Node: the addon (dist profile), then npm pack of polyflake and polyflake-linux-x64-gnu)
 	@mkdir -p $(DIST) && rm -f $(DIST)/polyflake-$(DIST_VERSION).tgz $(DIST)/polyflake-linux-x64-gnu-*.tgz
-	rm -rf $(DIST_STAGE)/napi && cd node && ./node_modules/.bin/napi build --platform --profile dist \
+	rm -rf $(DIST_STAGE)/napi && cd node && ./node_modules/.bin/napi build --platform --profile dist --features workspace-hack \
 	  --output-dir $(DIST_STAGE)/napi --no-js --dts $(DIST_STAGE)/napi/index.d.ts
 	node tests/dist/stage_npm.js $(ROOT) $(DIST_STAGE)/npm $(DIST_STAGE)/napi/polyflake.linux-x64-gnu.node
 	cd $(DIST_STAGE)/npm/polyflake && npm pack --silent --pack-destination $(DIST)
 	cd $(DIST_STAGE)/npm/polyflake-linux-x64-gnu && npm pack --silent --pack-destination $(DIST)
 
-# The library with the dist profile and an soname (only here: the tests link target/release's
-# unversioned libpolyflake.so), then a relocatable tree: pkg-config files on ${pcfiledir}, a CMake
-# package on its own directory. rustc prints the static archive's system libraries. A target
-# directory of its own: napi build's environment differs from plain cargo's, and in one
-# directory each build invalidated the other's dependencies (every make dist rebuilt both).
-DIST_C_TARGET := $(CARGO_TARGET_DIR)/dist-c
+# The library with the dist profile and an soname (only here: the tests link target/<triple>/
+# release's unversioned libpolyflake.so), then a relocatable tree: pkg-config files on
+# ${pcfiledir}, a CMake package on its own directory. rustc prints the static archive's system
+# libraries. It shares the Node addon's build (one `dist` tree, target/<triple>/dist: both name
+# the host triple, and the workspace's features are unified by polyflake-hack), so only the
+# ffi crate itself is compiled here.
+DIST_C_BUILT := $(CARGO_TARGET_DIR)/$(CARGO_BUILD_TARGET)/dist
 dist-c:
 	$(call say,C SDK: dist/$(DIST_SDK).tar.gz (soname libpolyflake.so.$(DIST_ABI)))
 	@mkdir -p $(DIST) $(DIST_STAGE)
-	$(CARGO) rustc -p polyflake-ffi --lib --profile dist --target-dir $(DIST_C_TARGET) -- \
+	$(CARGO) rustc -p polyflake-ffi --lib --profile dist -- \
 	  -C link-arg=-Wl,-soname,libpolyflake.so.$(DIST_ABI) --print native-static-libs 2> $(DIST_STAGE)/ffi-c.log \
 	  || { cat $(DIST_STAGE)/ffi-c.log; exit 1; }
-	bash tests/dist/pack_sdk.sh $(ROOT) $(DIST_C_TARGET)/dist $(DIST_STAGE)/ffi-c.log \
+	bash tests/dist/pack_sdk.sh $(ROOT) $(DIST_C_BUILT) $(DIST_STAGE)/ffi-c.log \
 	  $(DIST_VERSION) $(DIST_ABI) $(DIST_STAGE)/sdk/$(DIST_SDK) $(DIST)/$(DIST_SDK).tar.gz
 
 # The Go module as users vendor it: go/ under polyflake-go-VERSION/ (the SDK's .pc finds the library).

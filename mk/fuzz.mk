@@ -21,7 +21,7 @@
 #
 # A crash stops the run and leaves its input in fuzz/artifacts/<t>/ (not checked in): fix the
 # defect, then move the input into fuzz/regressions/<t>/ so every `make test` replays it.
-# Replay one input: $(CARGO_TARGET_DIR)/fuzz/<host triple>/release/<t> FILE
+# Replay one input: $(CARGO_TARGET_DIR)/nightly/<host triple>/release/<t> FILE
 
 DEPS_TARGETS += deps-fuzz
 TEST_TARGETS += test-fuzz
@@ -37,9 +37,10 @@ FUZZ_SEED ?= 14
 FUZZ_SECONDS ?= 300
 FUZZ_SHORT_RUNS ?= 20000
 FUZZ_TARGET ?= parse_id
-# cargo fuzz from our tools dir, building into a target dir of its own.
+# cargo fuzz from our tools dir, building into the nightly target directory the sanitizer builds
+# share (mk/sanitize.mk); fuzz/ takes the core and the CLI without the remote stores.
 FUZZ_CARGO := PATH="$(FUZZ_TOOLS)/bin:$$PATH" $(CARGO) +$(FUZZ_TOOLCHAIN) fuzz
-FUZZ_BUILD_FLAGS := --target-dir $(FUZZ_DIR)
+FUZZ_BUILD_FLAGS := --target-dir $(CARGO_TARGET_DIR)/nightly
 
 deps-fuzz: deps-sanitize
 	$(call say,fuzzing: cargo-fuzz $(CARGO_FUZZ_VERSION) (pinned) in $(FUZZ_TOOLS))
@@ -51,7 +52,7 @@ deps-fuzz: deps-sanitize
 	fi
 
 build-fuzz: deps-fuzz
-	$(call say,building the fuzz targets (cargo fuzz build; target dir $(FUZZ_DIR)))
+	$(call say,building the fuzz targets (cargo fuzz build; target dir $(CARGO_TARGET_DIR)/nightly))
 	$(FUZZ_CARGO) build $(FUZZ_BUILD_FLAGS)
 
 # $(1): target; $(2): libFuzzer options; $(3): the corpus directory libFuzzer adds to (the

@@ -14,7 +14,7 @@
 #
 #   make test-lease    only the lease tests (node sources, file leases, fork, etcd, ZooKeeper)
 
-APT_PACKAGES += protobuf-compiler etcd-server etcd-client zookeeper default-jre-headless openssl
+# Debian packages: mk/packages.mk.
 
 .PHONY: test-lease
 

@@ -14,7 +14,7 @@
 # Python and Node holders mint at full speed, about 1 GB of log per 20 s on the 2-core
 # development machine, so a 180 s etcd run needs about 10 GB free there.
 
-APT_PACKAGES += etcd-server etcd-client zookeeper default-jre-headless
+# Debian packages: mk/packages.mk.
 TEST_TARGETS += test-nemesis
 
 .PHONY: nemesis test-nemesis

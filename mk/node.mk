@@ -17,9 +17,7 @@
 #                     randomUUID and @sapphire/snowflake; uuid7() beside uuid's v7() and uuidv7's
 #                     (benchmark-only packages go into node/bench/node_modules)
 
-# protoc: the core's etcd lease (etcd-client) needs it to build; etcd-server and etcd-client: the
-# lease test starts a real etcd; zookeeper and a JRE: tests/stores/with_zookeeper.sh.
-APT_PACKAGES += protobuf-compiler etcd-server etcd-client zookeeper default-jre-headless
+# Debian packages: mk/packages.mk.
 DEPS_TARGETS += deps-node
 BUILD_TARGETS += build-node build-polyglot-node
 TEST_TARGETS += test-node
@@ -33,18 +31,12 @@ deps-node:
 	@command -v node >/dev/null || { echo "node not found: install Node.js 18 or newer"; exit 1; }
 	@command -v npm >/dev/null || { echo "npm not found: install npm"; exit 1; }
 	@echo "node $$(node --version), npm $$(npm --version)"
-	@if [ -x $(NODE_DIR)/node_modules/.bin/napi ] && [ -d $(NODE_DIR)/node_modules/typescript ] \
-	  && [ -d $(NODE_DIR)/node_modules/prom-client ] && [ -d $(NODE_DIR)/node_modules/express ]; then \
-	  echo "node/node_modules present"; \
-	else \
-	  echo "installing node/node_modules (npm ci; the addon is built by build-node)"; \
-	  cd $(NODE_DIR) && CI=true npm ci --ignore-scripts --no-audit --no-fund; \
-	fi
+	$(call npm_missing,$(NODE_DIR),@napi-rs/cli typescript prom-client express,--ignore-scripts)
 
 # napi build runs cargo (release) and regenerates index.js and index.d.ts from the Rust source.
 build-node: deps-node
 	$(call say,Node: building the addon (napi build --platform --release))
-	cd $(NODE_DIR) && ./node_modules/.bin/napi build --platform --release
+	cd $(NODE_DIR) && ./node_modules/.bin/napi build --platform --release --features workspace-hack
 
 # Like rustls-ffi's header check: the build just regenerated the files; any diff is drift.
 check-node-generated: build-node
@@ -70,7 +62,5 @@ build-polyglot-node: build-node
 
 bench-node: build-node
 	$(call say,Node benchmark: installing its packages into node/bench (not part of test))
-	@if [ -d $(NODE_DIR)/bench/node_modules/@sapphire/snowflake ] && [ -d $(NODE_DIR)/bench/node_modules/uuid ] && [ -d $(NODE_DIR)/bench/node_modules/uuidv7 ]; then \
-	  echo "node/bench/node_modules present"; \
-	else cd $(NODE_DIR)/bench && CI=true npm ci --no-audit --no-fund; fi
+	$(call npm_missing,$(NODE_DIR)/bench,@sapphire/snowflake uuid uuidv7)
 	cd $(NODE_DIR) && node --expose-gc bench/bench.js

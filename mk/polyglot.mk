@@ -28,9 +28,7 @@ POLYGLOT_SECONDS ?= 3
 
 deps-polyglot: deps-python
 	$(call say,polyglot coordinator: $(POLYGLOT_PY_PACKAGES) in .venv)
-	@missing=""; for p in $(POLYGLOT_PY_PACKAGES); do $(PY) -m pip show -q $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then echo "pip install$$missing"; $(PY) -m pip install -q --disable-pip-version-check $$missing; \
-	else echo "all present"; fi
+	$(call pip_missing,$(PY),$(POLYGLOT_PY_PACKAGES))
 
 build-polyglot-rust:
 	$(call say,polyglot: the Rust participant)

@@ -10,16 +10,7 @@
 #   make build-polyglot-python   the uniqueness run's Python participant (tests/polyglot/
 #                       participant.py, run with .venv/bin/python against the installed wheel)
 
-# Debian's own python3 needs python3-venv for `python3 -m venv`; a Python that ships ensurepip
-# (pyenv's, python.org's) does not.
-APT_PACKAGES += $(if $(shell python3 -c 'import ensurepip' 2>/dev/null && echo ok),,python3-venv)
-# protoc: the core's etcd lease (etcd-client crate) needs it to build the wheel; etcd-server and
-# etcd-client (etcdctl): the etcd test starts a real etcd.
-APT_PACKAGES += protobuf-compiler etcd-server etcd-client
-# zookeeper and default-jre-headless (ZooKeeper's Java main, for tests/stores/with_zookeeper.sh)
-# come from mk/lease.mk.
-# postgresql (15 on Debian 12): the UUIDv7 sort check starts a real server (test_postgres.py).
-APT_PACKAGES += postgresql
+# Debian packages: mk/packages.mk.
 DEPS_TARGETS += deps-python
 BUILD_TARGETS += build-python build-polyglot-python
 TEST_TARGETS += test-python
@@ -42,14 +33,12 @@ deps-python:
 	@command -v python3 >/dev/null || { echo "python3 not found"; exit 1; }
 	@if [ -x $(PY) ]; then echo "venv present: $$($(PY) --version)"; \
 	else echo "creating $(PY_VENV)"; python3 -m venv $(PY_VENV); fi
-	@missing=""; for p in $(PY_TOOLS) $(PY_TEST_PACKAGES); do $(PY) -m pip show -q $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then echo "pip install$$missing"; $(PY) -m pip install -q --disable-pip-version-check $$missing; \
-	else echo "all present: $(PY_TOOLS) $(PY_TEST_PACKAGES)"; fi
+	$(call pip_missing,$(PY),$(PY_TOOLS) $(PY_TEST_PACKAGES))
 
 build-python: deps-python
 	$(call say,building the polyflake wheel with maturin and installing it into .venv)
 	@rm -rf $(PY_WHEELS)
-	$(PY_VENV)/bin/maturin build --release --strip -i $(PY) -m python/Cargo.toml -o $(PY_WHEELS)
+	$(PY_VENV)/bin/maturin build --release --strip --features workspace-hack -i $(PY) -m python/Cargo.toml -o $(PY_WHEELS)
 	$(PY) -m pip install -q --disable-pip-version-check --force-reinstall --no-deps $(PY_WHEELS)/polyflake-*.whl
 
 build-polyglot-python: build-python
@@ -65,5 +54,5 @@ test-python: build-python
 
 bench-python: build-python
 	$(call say,Python benchmark (installs $(PY_BENCH_PACKAGES) into .venv for this only))
-	$(PY) -m pip install -q --disable-pip-version-check $(PY_BENCH_PACKAGES)
+	$(call pip_missing,$(PY),$(PY_BENCH_PACKAGES))
 	cd $(PY_TESTDIR) && $(PY) $(ROOT)/python/bench/bench.py

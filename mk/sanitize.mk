@@ -30,8 +30,13 @@ TEST_TARGETS += test-sanitize
 SAN_TOOLCHAIN ?= nightly
 SAN_HOST := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
 SAN_DIR := $(CARGO_TARGET_DIR)/sanitize
-SAN_ASAN_LIB := $(SAN_DIR)/asan/$(SAN_HOST)/release
-SAN_TSAN_LIB := $(SAN_DIR)/tsan/$(SAN_HOST)/release
+# Both sanitizer builds (and cargo fuzz's, mk/fuzz.mk) compile in one nightly target directory,
+# without the remote stores their programs never use (no gRPC, TLS or crypto stack); each build's
+# libraries are copied out of it, so the two instrumented libraries can sit side by side.
+NIGHTLY_DIR := $(CARGO_TARGET_DIR)/nightly
+SAN_BUILT := $(NIGHTLY_DIR)/$(SAN_HOST)/release
+SAN_ASAN_LIB := $(SAN_DIR)/asan-lib
+SAN_TSAN_LIB := $(SAN_DIR)/tsan-lib
 SAN_BIN := $(SAN_DIR)/bin
 SAN_RUSTFLAGS_COMMON := -Cunsafe-allow-abi-mismatch=sanitizer -Cforce-frame-pointers=yes
 SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -D_POSIX_C_SOURCE=200809L -Iinclude
@@ -40,7 +45,7 @@ SAN_STATIC_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-	CARGO_TARGET_DIR=$(SAN_DIR)
+	CARGO_TARGET_DIR=$(NIGHTLY_DIR)
 
 deps-sanitize:
 	$(call say,sanitizers: the $(SAN_TOOLCHAIN) Rust toolchain (-Zsanitizer) and gcc's sanitizer runtimes)
@@ -54,15 +59,20 @@ deps-sanitize:
 	  gcc -print-file-name=$$rt | grep -q / || { echo "gcc has no $$rt: install gcc's sanitizer runtimes"; exit 1; }; done; \
 	echo "gcc sanitizer runtimes present"
 
+# $(1): address or thread; $(2): where its libraries go.
+define san_build
+	RUSTFLAGS="-Zsanitizer=$(1) $(SAN_RUSTFLAGS_COMMON)" $(CARGO) +$(SAN_TOOLCHAIN) build --release \
+	  -p polyflake-ffi --no-default-features --target $(SAN_HOST) --target-dir $(NIGHTLY_DIR)
+	@mkdir -p $(2) && cp $(SAN_BUILT)/libpolyflake.a $(SAN_BUILT)/libpolyflake.so $(2)/
+endef
+
 build-asan: deps-sanitize
-	$(call say,libpolyflake with -Zsanitizer=address ($(SAN_TOOLCHAIN); target dir $(SAN_DIR)/asan))
-	RUSTFLAGS="-Zsanitizer=address $(SAN_RUSTFLAGS_COMMON)" \
-	  $(CARGO) +$(SAN_TOOLCHAIN) build --release -p polyflake-ffi --target $(SAN_HOST) --target-dir $(SAN_DIR)/asan
+	$(call say,libpolyflake with -Zsanitizer=address ($(SAN_TOOLCHAIN); no remote stores; target dir $(NIGHTLY_DIR)))
+	$(call san_build,address,$(SAN_ASAN_LIB))
 
 build-tsan: deps-sanitize
-	$(call say,libpolyflake with -Zsanitizer=thread ($(SAN_TOOLCHAIN); target dir $(SAN_DIR)/tsan))
-	RUSTFLAGS="-Zsanitizer=thread $(SAN_RUSTFLAGS_COMMON)" \
-	  $(CARGO) +$(SAN_TOOLCHAIN) build --release -p polyflake-ffi --target $(SAN_HOST) --target-dir $(SAN_DIR)/tsan
+	$(call say,libpolyflake with -Zsanitizer=thread ($(SAN_TOOLCHAIN); no remote stores; target dir $(NIGHTLY_DIR)))
+	$(call san_build,thread,$(SAN_TSAN_LIB))
 
 test-asan: build-asan
 	$(call say,AddressSanitizer + UBSan: C and C++ tests against the instrumented static and shared library)

@@ -17,7 +17,7 @@ TEST_TARGETS += test-sim
 SIM_NODES ?= 1024
 SIM_HOURS ?= 1
 SIM_SEED ?= 19
-SIM_BIN := $(CARGO_TARGET_DIR)/release/polyflake-sim
+SIM_BIN := $(POLYFLAKE_RELEASE_DIR)/polyflake-sim
 
 build-sim:
 	$(call say,building the fleet simulator)

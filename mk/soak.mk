@@ -12,7 +12,7 @@
 # allocator's own drift stays well under it. The short run's window is 20 s, where the same
 # noise extrapolates to more per minute: its bound is 6 MB/min. Descriptors must not grow at all.
 
-APT_PACKAGES += wrk
+# Debian packages: mk/packages.mk.
 TEST_TARGETS += test-soak
 
 .PHONY: soak test-soak soak-prereqs

@@ -8,7 +8,7 @@
 #
 # The server and wrk share this machine's cores, so the figures are a floor for a dedicated host.
 set -euo pipefail
-BIN=${1:-target/release/polyflake}
+BIN=${1:-${POLYFLAKE_RELEASE_DIR:-target/release}/polyflake}
 DURATION=${2:-10}
 CONNS=${3:-64}
 THREADS=${4:-2}

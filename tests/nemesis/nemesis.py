@@ -49,7 +49,9 @@ from zookeeper import JAR as ZK_JAR, JAVA as ZK_JAVA, Client as ZkClient, ZooKee
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-CLI = TARGET / "release" / "polyflake"
+# Release binaries: the Makefile's target/<host triple>/release, or a plain cargo build's.
+RELEASE = Path(os.environ.get("POLYFLAKE_RELEASE_DIR", TARGET / "release"))
+CLI = RELEASE / "polyflake"
 PY = ROOT / ".venv" / "bin" / "python"
 ETCD, ETCDCTL = "/usr/bin/etcd", "/usr/bin/etcdctl"
 PREFIX, SLOTS, TTL_S = "/nemesis", 6, 2  # (ZooKeeper: a session timeout of TTL_S s)

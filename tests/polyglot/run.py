@@ -44,13 +44,15 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+# Release binaries: the Makefile's target/<host triple>/release, or a plain cargo build's.
+RELEASE = Path(os.environ.get("POLYFLAKE_RELEASE_DIR", TARGET / "release"))
 
 # Default layout 41/10/12 and epoch, as every participant uses them.
 EPOCH_MS = 1704067200000
 SEQ_BITS, NODE_BITS = 12, 10
 
 PARTICIPANTS = {
-    "rust": [str(TARGET / "release/examples/participant")],
+    "rust": [str(RELEASE / "examples/participant")],
     "c": [str(TARGET / "polyglot/participant_c")],
     "cpp": [str(TARGET / "polyglot/participant_cpp")],
     "go": [str(TARGET / "polyglot/participant_go")],
@@ -206,7 +208,7 @@ def check_uuid(results: dict[str, dict]) -> dict:
     return {"problems": problems, "total": int(len(merged)), "duplicates": dups}
 
 
-CLI = TARGET / "release/polyflake"
+CLI = RELEASE / "polyflake"
 
 
 def leftover_slots(ensemble: str, prefix: str) -> list[dict]:

@@ -42,7 +42,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-CLI = TARGET / "release" / "polyflake"
+# Release binaries: the Makefile's target/<host triple>/release, or a plain cargo build's.
+RELEASE = Path(os.environ.get("POLYFLAKE_RELEASE_DIR", TARGET / "release"))
+CLI = RELEASE / "polyflake"
 WRK = "/usr/bin/wrk"
 sys.path.insert(0, str(ROOT / "tests" / "polyglot"))
 import run as polyglot  # noqa: E402

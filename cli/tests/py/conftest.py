@@ -1,6 +1,7 @@
 """A running `polyflake serve` for the service's Python tests (schemathesis, the Prometheus text
-parser). The binary is $POLYFLAKE_BIN, else $CARGO_TARGET_DIR/release/polyflake, else the
-repository's target/release/polyflake; `make test-cli` builds it first."""
+parser). The binary is $POLYFLAKE_BIN, else $POLYFLAKE_RELEASE_DIR/polyflake (the Makefile's
+target/<host triple>/release), else $CARGO_TARGET_DIR/release/polyflake or the repository's
+target/release/polyflake (a plain `cargo build --release`); `make test-cli` builds it first."""
 
 import os
 import pathlib
@@ -17,6 +18,8 @@ REPO = pathlib.Path(__file__).resolve().parents[3]
 def binary() -> str:
     if os.environ.get("POLYFLAKE_BIN"):
         return os.environ["POLYFLAKE_BIN"]
+    if os.environ.get("POLYFLAKE_RELEASE_DIR"):
+        return str(pathlib.Path(os.environ["POLYFLAKE_RELEASE_DIR"]) / "polyflake")
     target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
     return str(target / "release" / "polyflake")
 

@@ -33,10 +33,10 @@ impl Credentials {
     }
 }
 
-/// The process's rustls provider: ring, installed once (both store clients build their TLS
-/// configurations on the process default, and two providers compiled in make it ambiguous).
+/// The process's rustls provider: aws-lc-rs (the one provider compiled in), installed once as
+/// the process default, which both store clients build their TLS configurations on.
 pub(crate) fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
 }
 
 impl CredentialOptions<'_> {
@@ -138,7 +138,7 @@ impl CredentialOptions<'_> {
                 })?;
                 // The key must be one rustls can sign with, and belong to the certificate.
                 install_crypto_provider();
-                let provider = Arc::new(rustls::crypto::ring::default_provider());
+                let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
                 rustls::ClientConfig::builder_with_provider(provider)
                     .with_safe_default_protocol_versions()
                     .map_err(|e| invalid(format!("TLS set-up: {e}")))?
@@ -206,7 +206,7 @@ fn client_config(creds: &Credentials) -> std::result::Result<rustls::ClientConfi
         }
     }
     let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
+        rustls::crypto::aws_lc_rs::default_provider(),
     ))
     .with_safe_default_protocol_versions()
     .map_err(|e| e.to_string())?

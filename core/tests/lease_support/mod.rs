@@ -559,9 +559,9 @@ pub struct ZkClient {
 impl ZkClient {
     /// Connect, as digest user `auth` = (user, password) or unauthenticated.
     pub fn connect(ensemble: &str, auth: Option<(&str, &str)>) -> ZkClient {
-        // The client builds a rustls configuration even for plain connections, and two
-        // providers are compiled in: name one (as polyflake itself does).
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        // The client builds a rustls configuration even for plain connections, on the
+        // process default provider: install it (as polyflake itself does).
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
