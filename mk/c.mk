@@ -38,6 +38,14 @@ C_ENV := export PKG_CONFIG_PATH=$(C_PCDIR)$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH
 # Strict flags for everything compiled against the header.
 C_CFLAGS := -std=c99 -Wall -Wextra -pedantic -Werror -O2 -g
 CXX_CFLAGS := -std=c++17 -Wall -Wextra -Werror -O2 -g
+# One rule for every C and C++ program against the library: $(1) source(s), $(2) output, $(3) the
+# pkg-config package (polyflake: the shared library; polyflake-static: the archive), $(4) more
+# libraries. c_both builds $(C_TESTDIR)/$(2)_shared and _static from $(1), with $(3) more libraries.
+gcc_program = gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L $(1) -o $(2) $$(pkg-config --cflags --libs $(3)) $(4)
+c_program = $(C_ENV) $(call gcc_program,$(1),$(2),$(3),$(4))
+cxx_program = $(C_ENV) g++ $(CXX_CFLAGS) $(1) -o $(2) $$(pkg-config --cflags --libs $(3)) $(4)
+c_both = $(C_ENV) $(call gcc_program,$(1),$(C_TESTDIR)/$(2)_shared,polyflake,$(3)) && \
+	$(call gcc_program,$(1),$(C_TESTDIR)/$(2)_static,polyflake-static,$(3))
 VALGRIND := valgrind --tool=memcheck --error-exitcode=1 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect -q
 
@@ -91,18 +99,10 @@ C_PROGRAMS := test_c_shared test_c_static test_cpp_shared test_cpp_static test_f
 test-c-programs: build-c
 	$(call say,C and C++ tests against the shared and the static library)
 	@mkdir -p $(C_TESTDIR)
-	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_polyflake.c -o $(C_TESTDIR)/test_c_shared \
-	  $$(pkg-config --cflags --libs polyflake) $$(pkg-config --cflags --libs libcjson) -lpthread -lm
-	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_polyflake.c -o $(C_TESTDIR)/test_c_static \
-	  $$(pkg-config --cflags --libs polyflake-static) $$(pkg-config --cflags --libs libcjson) -lpthread -lm
-	$(C_ENV) g++ $(CXX_CFLAGS) tests/c/test_polyflake.cpp -o $(C_TESTDIR)/test_cpp_shared \
-	  $$(pkg-config --cflags --libs polyflake) -lpthread
-	$(C_ENV) g++ $(CXX_CFLAGS) tests/c/test_polyflake.cpp -o $(C_TESTDIR)/test_cpp_static \
-	  $$(pkg-config --cflags --libs polyflake-static) -lpthread
-	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_formats.c -o $(C_TESTDIR)/test_formats_shared \
-	  $$(pkg-config --cflags --libs polyflake) $$(pkg-config --cflags --libs libcjson) -lpthread
-	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_formats.c -o $(C_TESTDIR)/test_formats_static \
-	  $$(pkg-config --cflags --libs polyflake-static) $$(pkg-config --cflags --libs libcjson) -lpthread
+	$(call c_both,tests/c/test_polyflake.c,test_c,$$(pkg-config --cflags --libs libcjson) -lpthread -lm)
+	$(call cxx_program,tests/c/test_polyflake.cpp,$(C_TESTDIR)/test_cpp_shared,polyflake,-lpthread)
+	$(call cxx_program,tests/c/test_polyflake.cpp,$(C_TESTDIR)/test_cpp_static,polyflake-static,-lpthread)
+	$(call c_both,tests/c/test_formats.c,test_formats,$$(pkg-config --cflags --libs libcjson) -lpthread)
 	@! ldd $(C_TESTDIR)/test_c_static | grep -q libpolyflake || { echo "static build links the .so"; exit 1; }
 	@ldd $(C_TESTDIR)/test_c_shared | grep -q libpolyflake.so || { echo "shared build misses the .so"; exit 1; }
 	@for t in $(C_PROGRAMS); do \
@@ -113,10 +113,7 @@ test-c-programs: build-c
 test-c-lease: build-c
 	$(call say,C node-id sources: file leases and static sources and bad options and a real etcd)
 	@mkdir -p $(C_TESTDIR)
-	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_lease.c -o $(C_TESTDIR)/test_lease_shared \
-	  $$(pkg-config --cflags --libs polyflake)
-	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_lease.c -o $(C_TESTDIR)/test_lease_static \
-	  $$(pkg-config --cflags --libs polyflake-static)
+	$(call c_both,tests/c/test_lease.c,test_lease)
 	tests/stores/with_zookeeper.sh tests/c/with_etcd.sh bash -c 'for t in test_lease_shared test_lease_static; do \
 	  echo "--- $$t"; $(C_TESTDIR)/$$t "$$1" "$$2" || exit 1; \
 	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(C_TESTDIR)/$$t "$$1" "$$2" || exit 1; done' _
@@ -125,10 +122,7 @@ test-c-lease: build-c
 test-c-faults: build-c
 	$(call say,C quiet faults: deleted slot files and directories and fork and records and ID spaces)
 	@mkdir -p $(C_TESTDIR)
-	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_faults.c -o $(C_TESTDIR)/test_faults_shared \
-	  $$(pkg-config --cflags --libs polyflake)
-	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/c/test_faults.c -o $(C_TESTDIR)/test_faults_static \
-	  $$(pkg-config --cflags --libs polyflake-static)
+	$(call c_both,tests/c/test_faults.c,test_faults)
 	@for t in test_faults_shared test_faults_static; do \
 	  echo "--- $$t"; $(C_TESTDIR)/$$t || exit 1; \
 	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) \
@@ -140,14 +134,12 @@ POLYGLOT_DIR := $(CARGO_TARGET_DIR)/polyglot
 build-polyglot-c: build-c
 	$(call say,C participant: $(POLYGLOT_DIR)/participant_c)
 	@mkdir -p $(POLYGLOT_DIR)
-	$(C_ENV) gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L tests/polyglot/participant.c \
-	  -o $(POLYGLOT_DIR)/participant_c $$(pkg-config --cflags --libs polyflake-static)
+	$(call c_program,tests/polyglot/participant.c,$(POLYGLOT_DIR)/participant_c,polyflake-static)
 
 build-polyglot-cpp: build-c
 	$(call say,C++ participant: $(POLYGLOT_DIR)/participant_cpp)
 	@mkdir -p $(POLYGLOT_DIR)
-	$(C_ENV) g++ $(CXX_CFLAGS) tests/polyglot/participant.cpp \
-	  -o $(POLYGLOT_DIR)/participant_cpp $$(pkg-config --cflags --libs polyflake-static) -lpthread
+	$(call cxx_program,tests/polyglot/participant.cpp,$(POLYGLOT_DIR)/participant_cpp,polyflake-static,-lpthread)
 
 # The three participants at once on one temporary lease directory, their output checked.
 test-c-polyglot: build-polyglot-c build-polyglot-cpp build-polyglot-go
@@ -180,10 +172,7 @@ bench-c: build-c
 	$(call say,benchmark: next_id per call from Rust and C and Go on both clock sources; next_ids per ID from Go)
 	$(CARGO) bench -p polyflake-ffi --bench core_per_call
 	@mkdir -p $(C_TESTDIR)
-	$(C_ENV) gcc $(C_CFLAGS) -O3 -D_POSIX_C_SOURCE=200809L tests/c/bench.c -o $(C_TESTDIR)/bench_c_static \
-	  $$(pkg-config --cflags --libs polyflake-static)
-	$(C_ENV) gcc $(C_CFLAGS) -O3 -D_POSIX_C_SOURCE=200809L tests/c/bench.c -o $(C_TESTDIR)/bench_c_shared \
-	  $$(pkg-config --cflags --libs polyflake)
+	$(call c_both,-O3 tests/c/bench.c,bench_c)
 	$(C_TESTDIR)/bench_c_static static
 	$(C_TESTDIR)/bench_c_shared shared
 	@$(MAKE) --no-print-directory bench-go
