@@ -43,11 +43,12 @@ fn ms(g: &Generator, id: u64) -> i64 {
 fn slots_are_exclusive_and_keys_are_laid_out() {
     let etcd = Etcd::start();
     let a = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
+    // A new slot (no mark yet) is guarded for a full reserve: a holder nobody can see any more
+    // may have reached that far. Checked before b is built: b's connection and transactions
+    // can take most of the 500 ms reserve on a loaded machine.
+    assert_eq!(a.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
     let b = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
     assert_ne!(a.node_id(), b.node_id());
-    // A new slot (no mark yet) is guarded for a full reserve: a holder nobody can see any more
-    // may have reached that far.
-    assert_eq!(a.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
     a.wait_ready(Duration::from_secs(5)).unwrap();
     b.wait_ready(Duration::from_secs(5)).unwrap();
     let e = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap_err();
