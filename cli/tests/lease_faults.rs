@@ -171,8 +171,11 @@ fn removing_the_lease_directory_between_two_services_repeats_nothing() {
     let mut a_ids = ids_of(&first.post_json("/v1/ids", "{\"count\": 1000}"));
     std::fs::remove_dir_all(&dir).unwrap();
     let second = Server::start(&args);
-    // The first keeps answering until it notices; collect what it still hands out.
-    for _ in 0..200 {
+    // The first keeps answering until it notices (its next renewal, every 100 ms); collect what
+    // it still hands out. Up to a 20 s deadline, not a fixed 200 requests (about a second), which
+    // a loaded machine can get through before the renewal thread has run.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
         let r = first.post_json("/v1/ids", "{\"count\": 100}");
         if r.status != 200 {
             assert_eq!(r.status, 503, "{}", r.text());

@@ -366,18 +366,33 @@ fn the_idle_timeout_closes_silent_kept_alive_and_stalled_connections() {
 #[test]
 fn at_the_cap_with_every_connection_busy_a_newcomer_gets_503() {
     let server = Server::start(&["--node-id", "26", "--max-connections", "2"]);
-    // Two requests being answered: their heads are in, their bodies are not (yet).
-    let busy: Vec<TcpStream> = (0..2)
-        .map(|_| {
-            let mut s = TcpStream::connect(server.addr).unwrap();
-            s.write_all(b"POST /v1/ids HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{\"count\"")
-                .unwrap();
-            s
-        })
-        .collect();
-    std::thread::sleep(Duration::from_millis(300));
-    let answer = raw(server.addr, b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n");
-    let (status, v) = status_and_json(&answer);
+    // Two requests being answered: their heads are in, their bodies are not (yet). Only once the
+    // server has read a head is the connection busy; before that it is idle, and a newcomer
+    // rightly evicts it and is served. A fixed 300 ms for the server to read the two heads can run
+    // out on a loaded machine, and asking sooner evicts them, so: if the newcomer was served, the
+    // two were not busy yet; open two more and wait twice as long, up to 20 s in all.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut wait = Duration::from_millis(300);
+    let (busy, answer, status, v) = loop {
+        let busy: Vec<TcpStream> = (0..2)
+            .map(|_| {
+                let mut s = TcpStream::connect(server.addr).unwrap();
+                s.write_all(b"POST /v1/ids HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{\"count\"")
+                    .unwrap();
+                s
+            })
+            .collect();
+        std::thread::sleep(wait);
+        let answer = raw(
+            server.addr,
+            b"GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        );
+        let (status, v) = status_and_json(&answer);
+        if status == 503 || Instant::now() > deadline {
+            break (busy, answer, status, v);
+        }
+        wait *= 2;
+    };
     assert_eq!(
         (status, v["error"]["code"].as_str()),
         (503, Some("TOO_MANY_CONNECTIONS")),

@@ -213,8 +213,10 @@ fn close_frees_the_slot_while_a_forked_child_lives() {
     let dir = TempDir::new("fork-close");
     let g = lease(dir.path(), 1, 3);
     g.next_id().unwrap();
+    // The child lives until it is killed below (30 s at most): a fixed 3 s could run out on a
+    // loaded machine before the re-lease, which would then pass with no child alive.
     let (pid, pipe) = fork_child(|| {
-        std::thread::sleep(Duration::from_secs(3));
+        std::thread::sleep(Duration::from_secs(30));
         String::new()
     });
     g.close();
@@ -244,7 +246,9 @@ fn a_parent_that_dies_leaves_no_slot_to_its_child() {
         if q == 0 {
             // Not the test's pipe: the test must see its parent finish, not wait for it.
             unsafe { libc::close(PIPE_FD) };
-            std::thread::sleep(Duration::from_secs(5));
+            // Until it is killed at the end (30 s at most, not 5: a loaded machine must not let
+            // it exit before the checks that it lives).
+            std::thread::sleep(Duration::from_secs(30));
             unsafe { libc::_exit(0) };
         }
         std::fs::write(&grandchild, q.to_string()).unwrap();

@@ -325,9 +325,17 @@ fn a_lease_does_not_move_r_to_a_forward_step_and_its_successor_is_not_poisoned()
         .unwrap();
     clock.elapse(1001); // past the new slot's guard
     g.next_id().unwrap();
+    let renewals = g.health().lease_renewals;
     clock.advance(YEAR_MS);
     g.renew_lease().unwrap();
-    std::thread::sleep(Duration::from_millis(450)); // and the background renewals
+    // And the background renewals: wait until two more have run (up to 10 s) rather than sleep
+    // 450 ms, which a loaded machine can pass with none of them run.
+    assert!(
+        wait_until(Duration::from_secs(10), || g.health().lease_renewals
+            >= renewals + 3),
+        "the renewal thread stopped: {:?}",
+        g.health()
+    );
     let r = g.health().lease.unwrap().high_water_ms;
     assert!(r < t + 10_000, "R followed the step: {}", r - t);
     assert_eq!(record_r(dir.path(), 0), r);

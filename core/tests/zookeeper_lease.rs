@@ -56,10 +56,11 @@ fn zk_env(zk: &ZooKeeper, prefix: &str, slots: u32) -> Vec<(&'static str, String
 fn slots_are_exclusive_and_znodes_are_laid_out() {
     let zk = ZooKeeper::start();
     let a = lease(opts(&zk, "/pf-a", 2), 1).build().unwrap();
+    // A new slot (no mark yet) is guarded for a full reserve. Checked before b is built: b's
+    // session and writes can take most of the 500 ms reserve on a loaded machine.
+    assert_eq!(a.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
     let b = lease(opts(&zk, "/pf-a", 2), 1).build().unwrap();
     assert_ne!(a.node_id(), b.node_id());
-    // A new slot (no mark yet) is guarded for a full reserve.
-    assert_eq!(a.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
     a.wait_ready(Duration::from_secs(5)).unwrap();
     b.wait_ready(Duration::from_secs(5)).unwrap();
     let e = lease(opts(&zk, "/pf-a", 2), 1).build().unwrap_err();

@@ -273,9 +273,13 @@ def test_lease_with_a_python_callable_clock_closes_without_deadlock(tmp_path):
     g = Snowflake.from_file_lease(tmp_path, slots=1, identity="py-callable", reserve_ms=10, clock=lambda: now[0])
     now[0] += 11  # past the new slot's guard
     # The clock stands still (R = now + 10 ms stays ahead of it however late the renewal
-    # thread gets the GIL); the renewals still call it.
-    for _ in range(50):
+    # thread gets the GIL); the renewals still call it. Issue until the renewal thread has run
+    # (up to 10 s), rather than for a fixed ~50 ms a loaded machine can deschedule it through.
+    deadline = time.monotonic() + 10
+    while True:
         g.next_id()
+        if g.health().lease.renewals > 0 or time.monotonic() > deadline:
+            break
         time.sleep(0.001)
     assert g.health().lease.renewals > 0
     g.close()

@@ -361,8 +361,15 @@ def test_a_lease_does_not_move_r_to_a_forward_step_and_its_successor_is_not_pois
     g = Snowflake.from_file_lease(tmp_path, slots=1, reserve_ms=1000, clock=clock)
     clock.elapse(1001)  # past the new slot's guard
     g.next_id()
+    renewals = g.health().lease.renewals
     clock.advance(YEAR_MS)
-    time.sleep(0.5)  # the background renewals (every reserve / 5) read the stepped clock
+    # The background renewals (every reserve / 5) read the stepped clock: wait until two more
+    # have run (up to 10 s) rather than sleep 0.5 s, which a loaded machine can pass with none
+    # (and then R could not have followed the step whatever the code did).
+    deadline = time.monotonic() + 10
+    while g.health().lease.renewals < renewals + 2:
+        assert time.monotonic() < deadline, "the renewal thread stopped"
+        time.sleep(0.01)
     r = g.health().lease.high_water_ms
     assert r < t + 10_000, f"R followed the step: {r - t} ms ahead"
     record = (tmp_path / "slot-0000").read_text()
