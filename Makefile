@@ -135,10 +135,10 @@ deps-rust:
 	@rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
 
 # The Python and Node crates are built by maturin and napi (build-python, build-node), in the
-# same tree with the same features (hack/); clippy checks them here.
+# same tree with the same features (hack/); the benchmarks by make bench. clippy checks all.
 build-rust:
-	$(call say,building the Rust workspace (the Python and Node crates: build-python and build-node))
-	$(CARGO) build --release --workspace --all-targets --exclude polyflake-python --exclude polyflake-node
+	$(call say,building the Rust workspace: libraries, binaries, tests, examples (Python and Node: build-python, build-node))
+	$(CARGO) build --release --workspace --lib --bins --tests --examples --exclude polyflake-python --exclude polyflake-node
 
 lint-rust:
 	$(call say,cargo fmt --check and clippy -D warnings; every package selection has the workspace's features)
@@ -147,11 +147,13 @@ lint-rust:
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
 	$(CARGO) clippy -p polyflake --no-default-features --all-targets --release -- -D warnings
 
-# The CAS step model-checked with loom, in a target dir of its own (--cfg loom rebuilds deps).
-# Interleavings are explored exhaustively up to 3 preemptions per execution (loom's usual bound).
+# The CAS step model-checked with loom, in a target dir of its own (--cfg loom rebuilds deps),
+# from a crate of its own (loom/: only the core and loom are compiled again, not the core's
+# dev-dependencies). Interleavings are explored exhaustively up to 3 preemptions per execution
+# (loom's usual bound).
 loom:
 	$(call say,loom model of the compare-and-swap step)
-	LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" $(CARGO) test -p polyflake --test loom --release --target-dir $(CARGO_TARGET_DIR)/loom
+	LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" $(CARGO) test -p polyflake-loom --test loom --release --target-dir $(CARGO_TARGET_DIR)/loom
 
 test-rust: lint-rust loom
 	$(call say,Rust tests: unit; doc; scenarios; vectors; properties; threads; fork; leases)

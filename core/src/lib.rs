@@ -52,7 +52,7 @@
 //!   Without it, a ZooKeeper source is refused with [`Error::InvalidNodeSource`].
 //!
 //! Under `--cfg loom` the state word uses loom's atomics so the compare-and-swap step can be
-//! model-checked (`core/tests/loom.rs`); etcd and ZooKeeper are left out there.
+//! model-checked (`loom/tests/loom.rs`, `make loom`); etcd and ZooKeeper are left out there.
 
 #![deny(missing_docs)]
 

@@ -44,6 +44,10 @@ struct Held {
     store: String,
     /// The mod revision of the mark as we last wrote it (0: the key did not exist).
     hwm_revision: i64,
+    /// Marks whose write got no answer since the last answered one (a timeout, a dropped
+    /// connection): etcd may have applied any of them. A failed compare is checked against
+    /// them before the lease is declared lost (see `write_hwm`).
+    unsure: super::remote::Unsure,
 }
 
 /// The checked prefix (no trailing `/`), the store's name for messages, and the credentials.
@@ -321,6 +325,7 @@ async fn take(
             ttl_s: o.ttl_s,
             store: store.to_string(),
             hwm_revision: mark.map(|(_, rev)| rev).unwrap_or(0),
+            unsure: Default::default(),
         };
         let mut held = held;
         match write_hwm(&mut held, r).await {
@@ -350,7 +355,24 @@ async fn take(
 
 /// Write R in a transaction that proves we still own the slot and that the mark is the one we
 /// last wrote (so R in the store only grows). `Ok(false)`: either is no longer true.
+///
+/// A write that got no answer may still have been applied (the link stalled, etcd applied it
+/// when the link came back): the holder then no longer knows the mark's revision, and its next
+/// compare fails although nobody else wrote. So every unanswered value is kept, and a failed
+/// compare re-reads the slot key and the mark: when the slot key is still ours (our token, our
+/// etcd lease) and the mark holds one of our unanswered values, that write landed. Nobody else
+/// can have written it, since every writer's transaction requires the slot key to carry its own
+/// token; the holder adopts the mark's revision and writes again. Anything else loses the lease.
 async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, String> {
+    match write_hwm_once(h, r).await {
+        Ok(false) if !h.unsure.is_empty() && adopt_landed_write(h).await? => {
+            write_hwm_once(h, r).await
+        }
+        other => other,
+    }
+}
+
+async fn write_hwm_once(h: &mut Held, r: i64) -> std::result::Result<bool, String> {
     let mark_unchanged = if h.hwm_revision == 0 {
         Compare::create_revision(h.keys.hwm.clone(), CompareOp::Equal, 0)
     } else {
@@ -363,13 +385,45 @@ async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, String> {
             mark_unchanged,
         ])
         .and_then([TxnOp::put(h.keys.hwm.clone(), r.to_string(), None)]);
-    let resp = timed(h.timeout, "txn", h.client.txn(txn)).await?;
+    let resp = match timed(h.timeout, "txn", h.client.txn(txn)).await {
+        Ok(resp) => resp,
+        Err(e) => {
+            h.unsure.add(r);
+            return Err(e);
+        }
+    };
     if resp.succeeded() {
         if let Some(rev) = resp.header().map(|hd| hd.revision()) {
             h.hwm_revision = rev;
         }
+        h.unsure.clear();
     }
     Ok(resp.succeeded())
+}
+
+/// After a failed compare with unanswered writes behind us: did one of them land? `Ok(true)`:
+/// yes, its revision is adopted (the caller writes again).
+async fn adopt_landed_write(h: &mut Held) -> std::result::Result<bool, String> {
+    let slot = timed(h.timeout, "get", h.client.get(h.keys.slot.clone(), None)).await?;
+    let ours = slot
+        .kvs()
+        .first()
+        .is_some_and(|kv| kv.value() == h.token.as_bytes() && kv.lease() == h.lease_id);
+    if !ours {
+        return Ok(false);
+    }
+    let mark = timed(h.timeout, "get", h.client.get(h.keys.hwm.clone(), None)).await?;
+    let Some(kv) = mark.kvs().first() else {
+        return Ok(false);
+    };
+    match record::parse_mark(kv.value()) {
+        Some(v) if h.unsure.contains(v) => {
+            h.hwm_revision = kv.mod_revision();
+            h.unsure.clear();
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
 }
 
 async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {

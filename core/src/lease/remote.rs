@@ -65,6 +65,37 @@ pub(crate) async fn timed<T, E: std::fmt::Display>(
     }
 }
 
+/// The marks a remote holder wrote without an answer since its last answered write (oldest
+/// first, at most `Unsure::KEEP`): any of them may have been applied. When more go unanswered
+/// the oldest are forgotten, which can only make a landed write look foreign (the lease is then
+/// lost, never kept wrongly).
+#[derive(Debug, Default)]
+pub(crate) struct Unsure(Vec<i64>);
+
+impl Unsure {
+    /// How many unanswered marks are remembered.
+    const KEEP: usize = 64;
+
+    pub(crate) fn add(&mut self, r: i64) {
+        if self.0.len() == Self::KEEP {
+            self.0.remove(0);
+        }
+        self.0.push(r);
+    }
+
+    pub(crate) fn contains(&self, r: i64) -> bool {
+        self.0.contains(&r)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// The current-thread runtime a lease's background thread owns.
 pub(crate) fn runtime(store: &str) -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()

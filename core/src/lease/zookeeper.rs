@@ -232,9 +232,10 @@ struct Held {
     store: String,
     /// The mark's version as we last wrote it (`None`: there was no mark).
     hwm_version: Option<i32>,
-    /// A mark whose write got no answer (the connection dropped, or it timed out): it may have
-    /// been applied. A version mismatch is then checked against it before the lease is lost.
-    unsure: Option<String>,
+    /// Marks whose write got no answer since the last answered one (the connection dropped, or
+    /// it timed out): any of them may have been applied. A version mismatch is then checked
+    /// against them before the lease is lost.
+    unsure: super::remote::Unsure,
 }
 
 pub(crate) fn acquire(
@@ -426,7 +427,7 @@ async fn take(
             timeout,
             store: store.to_string(),
             hwm_version: mark.map(|(_, v)| v),
-            unsure: None,
+            unsure: Default::default(),
         };
         match write_hwm(&mut held, r).await {
             Ok(true) => {}
@@ -488,19 +489,19 @@ async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, Fail> {
                 Some(zk::MultiWriteResult::SetData { stat }) => stat.version,
                 _ => 0,
             });
-            h.unsure = None;
+            h.unsure.clear();
             Ok(true)
         }
-        Err(Fail::Zk(zk::Error::BadVersion | zk::Error::NodeExists)) if h.unsure.is_some() => {
-            // Our previous write may have been applied without an answer: if the mark holds
-            // exactly what we wrote (and the slot is still ours), adopt its version.
+        Err(Fail::Zk(zk::Error::BadVersion | zk::Error::NodeExists)) if !h.unsure.is_empty() => {
+            // An earlier write may have been applied without an answer: if the mark holds one
+            // of our unanswered values (and the slot is still ours), adopt its version.
             let mark = call(h.timeout, h.client.get_data(&h.keys.hwm)).await?;
             let slot = call(h.timeout, h.client.get_data(&h.keys.slot)).await?;
-            if h.unsure.as_deref().map(str::as_bytes) == Some(mark.0.as_slice())
-                && slot.0 == h.token.as_bytes()
-            {
+            let landed = crate::lease::record::parse_mark(&mark.0)
+                .is_some_and(|v| h.unsure.contains(v) && v.to_string().as_bytes() == mark.0);
+            if landed && slot.0 == h.token.as_bytes() {
                 h.hwm_version = Some(mark.1.version);
-                h.unsure = None;
+                h.unsure.clear();
                 return Err(Fail::Zk(zk::Error::UnexpectedError(
                     "an earlier write of the mark was applied without an answer; adopted it"
                         .to_string(),
@@ -515,7 +516,7 @@ async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, Fail> {
             | zk::Error::SessionExpired,
         )) => Ok(false),
         Err(e) => {
-            h.unsure = Some(data);
+            h.unsure.add(r);
             Err(e)
         }
     }

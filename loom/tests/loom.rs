@@ -1,5 +1,5 @@
 //! Model check of the compare-and-swap step with loom: every interleaving of 2 to 3 threads on
-//! one generator. Run with `RUSTFLAGS="--cfg loom" cargo test -p polyflake --test loom --release`
+//! one generator. Run with `RUSTFLAGS="--cfg loom" cargo test -p polyflake-loom --test loom --release`
 //! (`make loom`); without `--cfg loom` this file is empty.
 #![cfg(loom)]
 
