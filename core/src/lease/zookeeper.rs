@@ -236,6 +236,8 @@ struct Held {
     /// it timed out): any of them may have been applied. A version mismatch is then checked
     /// against them before the lease is lost.
     unsure: super::remote::Unsure,
+    /// Why the last write found the lease lost (set with `Ok(false)` from `write_hwm`).
+    lost_why: Option<String>,
 }
 
 pub(crate) fn acquire(
@@ -428,6 +430,7 @@ async fn take(
             store: store.to_string(),
             hwm_version: mark.map(|(_, v)| v),
             unsure: Default::default(),
+            lost_why: None,
         };
         match write_hwm(&mut held, r).await {
             Ok(true) => {}
@@ -510,11 +513,26 @@ async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, Fail> {
             Ok(false)
         }
         Err(Fail::Zk(
-            zk::Error::NoNode
+            e @ (zk::Error::NoNode
             | zk::Error::BadVersion
             | zk::Error::NodeExists
-            | zk::Error::SessionExpired,
-        )) => Ok(false),
+            | zk::Error::SessionExpired),
+        )) => {
+            // The cause, as far as the refusal tells it: a check on a deleted znode fails with
+            // NoNode (the renewal can see a delete before the watch does).
+            h.lost_why = Some(match e {
+                zk::Error::NoNode => format!(
+                    "the slot znode {} (or its high-water mark {}) was deleted (the ZooKeeper session expired, or someone deleted it)",
+                    h.keys.slot, h.keys.hwm
+                ),
+                zk::Error::SessionExpired => "the ZooKeeper session expired".to_string(),
+                _ => format!(
+                    "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else (the ZooKeeper session expired, or the znodes were edited)",
+                    h.keys.slot, h.keys.hwm
+                ),
+            });
+            Ok(false)
+        }
         Err(e) => {
             h.unsure.add(r);
             Err(e)
@@ -582,10 +600,10 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                 let r = (now + h.common.reserve_ms).max(state.r_ms());
                 match write_hwm(&mut h, r).await {
                     Ok(true) => { state.publish(r); state.renewed(); None }
-                    Ok(false) => Some(format!(
-                        "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else (the ZooKeeper session expired, or the znodes were edited)",
+                    Ok(false) => Some(h.lost_why.take().unwrap_or_else(|| format!(
+                        "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else",
                         h.keys.slot, h.keys.hwm
-                    )),
+                    ))),
                     Err(e) => { state.failed(format!("{}: {e}", h.store)); None }
                 }
             }
