@@ -1237,7 +1237,8 @@ impl Generator {
         // The runs reserved so far (one per millisecond), written into `out` only once the
         // whole batch is reserved: a batch that fails part-way leaves the caller's buffer as it
         // was (its reserved values are never issued: a gap, never a duplicate).
-        let mut runs: Vec<(i64, usize)> = Vec::with_capacity(out.len() / (1 << s) + 2);
+        let mut runs: Vec<(i64, usize)> = Vec::new();
+        reserve_batch(&mut runs, out.len() / (1usize << s) + 2, out.len())?;
         while filled < out.len() {
             // Load the state BEFORE reading the clock: every ID in it was issued at a reading
             // taken before ours, so `now < last` means the clock really went back, not that
@@ -1815,6 +1816,37 @@ pub fn decode(id: u64) -> Result<Decoded> {
 /// assert!(polyflake::batch_len(1 << 40).is_err());
 /// ```
 pub fn batch_len(n: i128) -> Result<usize> {
+    batch_len_checked(n)
+}
+
+/// A zeroed buffer of `n` items for a batch, reserved fallibly: when memory cannot be had, a
+/// clear error echoing the count, never an abort. Bindings fill their batches through it.
+///
+/// ```
+/// assert_eq!(polyflake::batch_buffer::<u64>(3).unwrap(), [0, 0, 0]);
+/// let e = polyflake::batch_buffer::<u128>(usize::MAX / 2).unwrap_err();
+/// assert!(e.to_string().contains(&(usize::MAX / 2).to_string()));
+/// ```
+pub fn batch_buffer<T: Default + Clone>(n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    reserve_batch(&mut v, n, n)?;
+    v.resize(n, T::default());
+    Ok(v)
+}
+
+/// Reserve room for `items` more in `v`, for a batch of `count` IDs: the error echoes the count.
+pub(crate) fn reserve_batch<T>(v: &mut Vec<T>, items: usize, count: usize) -> Result<()> {
+    v.try_reserve_exact(items)
+        .map_err(|_| Error::InvalidArgument {
+            name: "count",
+            reason: format!(
+            "a batch of {count} IDs needs more memory than can be had ({items} items of {} bytes)",
+            std::mem::size_of::<T>()
+        ),
+        })
+}
+
+fn batch_len_checked(n: i128) -> Result<usize> {
     if n < 0 || n > MAX_BATCH as i128 {
         return Err(Error::InvalidArgument {
             name: "count",

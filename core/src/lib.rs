@@ -76,8 +76,8 @@ pub use clock::{
 pub use error::{Error, ErrorCategory, ErrorKind, Result, Value};
 pub use forward::{DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS};
 pub use generator::{
-    batch_len, decode, Builder, Generator, Health, HealthStatus, Mode, DEFAULT_MAX_WAIT_MS,
-    MAX_BATCH,
+    batch_buffer, batch_len, decode, Builder, Generator, Health, HealthStatus, Mode,
+    DEFAULT_MAX_WAIT_MS, MAX_BATCH,
 };
 pub use layout::{
     check_id, format_id, id_from_i128, parse_id, Decoded, Layout, DEFAULT_EPOCH_MS, MAX_ID,

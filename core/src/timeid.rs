@@ -169,7 +169,7 @@ impl Uuid7Generator {
     }
     /// Fill `out` with increasing UUIDs; on an error `out` is left as it was.
     pub fn next_uuids(&self, out: &mut [u128]) -> Result<()> {
-        let mut states = vec![0u64; out.len()];
+        let mut states = crate::generator::batch_buffer::<u64>(out.len())?;
         self.inner.next_ids(&mut states)?;
         for (o, s) in out.iter_mut().zip(states) {
             *o = uuid7_of(s as i64, random_u64());
@@ -179,7 +179,7 @@ impl Uuid7Generator {
     /// Fill `out` only if that needs no wait (`Ok(false)`, `out` untouched, where
     /// [`Uuid7Generator::next_uuids`] would sleep; see [`Generator::try_next_ids`]).
     pub fn try_next_uuids(&self, out: &mut [u128]) -> Result<bool> {
-        let mut states = vec![0u64; out.len()];
+        let mut states = crate::generator::batch_buffer::<u64>(out.len())?;
         if !self.inner.try_next_ids(&mut states)? {
             return Ok(false);
         }
@@ -302,7 +302,7 @@ impl UlidGenerator {
     }
     /// Fill `out` with increasing ULIDs; on an error `out` is left as it was.
     pub fn next_ulids(&self, out: &mut [u128]) -> Result<()> {
-        let mut states = vec![0u64; out.len()];
+        let mut states = crate::generator::batch_buffer::<u64>(out.len())?;
         self.inner.next_ids(&mut states)?;
         for (o, s) in out.iter_mut().zip(states) {
             *o = self.of(s as i64);
@@ -312,7 +312,7 @@ impl UlidGenerator {
     /// Fill `out` only if that needs no wait (`Ok(false)`, `out` untouched, where
     /// [`UlidGenerator::next_ulids`] would sleep; see [`Generator::try_next_ids`]).
     pub fn try_next_ulids(&self, out: &mut [u128]) -> Result<bool> {
-        let mut states = vec![0u64; out.len()];
+        let mut states = crate::generator::batch_buffer::<u64>(out.len())?;
         if !self.inner.try_next_ids(&mut states)? {
             return Ok(false);
         }

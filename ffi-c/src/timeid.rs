@@ -116,7 +116,7 @@ fn next_many<G>(
     boundary(|| {
         let g = arg(generator)?;
         let buf = out(buf.cast::<[u8; 16]>())?;
-        let mut ids = vec![0u128; batch_len(n as i128)?];
+        let mut ids = polyflake_core::batch_buffer::<u128>(batch_len(n as i128)?)?;
         fill(g, &mut ids)?;
         // SAFETY: non-NULL, and the caller promises 16 * n writable bytes there ([u8; 16] has
         // alignment 1); n is at most POLYFLAKE_MAX_BATCH, so 16 * n does not overflow.

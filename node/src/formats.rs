@@ -121,7 +121,7 @@ fn batch<F: Format>(
     count: Val,
     out: fn(sys::napi_env, &[u128]) -> FResult<Val>,
 ) -> FResult<Val> {
-    let mut ids = vec![0u128; count_arg(count)?];
+    let mut ids = polyflake::batch_buffer::<u128>(count_arg(count)?)?;
     c.g.fill(&mut ids)?;
     out(env, &ids)
 }
@@ -136,12 +136,12 @@ fn texts<F: Format>(env: sys::napi_env, ids: &[u128]) -> FResult<Val> {
 fn ids_async<F: Format>(env: sys::napi_env, c: &Shared<F>, count: Val) -> FResult<Val> {
     let n = count_arg(count)?;
     let fast = || {
-        let mut ids = vec![0u128; n];
+        let mut ids = polyflake::batch_buffer::<u128>(n)?;
         let done = c.g.try_fill(&mut ids)?;
         done.then(|| Val::bytes_of(env, &ids)).transpose()
     };
     let work = move |g: &F| {
-        let mut ids = vec![0u128; n];
+        let mut ids = polyflake::batch_buffer::<u128>(n)?;
         g.fill(&mut ids).map(|()| ids)
     };
     let out = |env, ids: Vec<u128>| Val::bytes_of(env, &ids);

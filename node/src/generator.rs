@@ -263,7 +263,7 @@ fn ids_async(env: sys::napi_env, c: &Flake, count: Val) -> FResult<Val> {
         Ok(done.then_some(ids))
     };
     let work = move |g: &Generator| {
-        let mut ids = vec![0u64; n];
+        let mut ids = polyflake::batch_buffer::<u64>(n)?;
         g.next_ids(&mut ids).map(|()| ids)
     };
     pool::promise(env, c, fast, work, id_array)

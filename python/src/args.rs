@@ -111,7 +111,7 @@ pub(crate) fn batch_bytes<'py, T: Copy + Default + Send>(
             return Ok(());
         }
         // A misaligned buffer (not seen with CPython's bytes): fill aside, then copy.
-        let mut aside = vec![T::default(); buf.len() / size];
+        let mut aside = polyflake::batch_buffer::<T>(buf.len() / size)?;
         fill(&mut aside)?;
         for (chunk, v) in buf.chunks_exact_mut(size).zip(aside) {
             let v = order(v);

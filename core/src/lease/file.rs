@@ -26,16 +26,25 @@
 //!
 //! Beside the slot files, `polyflake-space` records the ID space (epoch and layout) the store
 //! belongs to, created by the first generator and checked by every later one.
+//!
+//! Every name is opened relative to the directory's descriptor and never followed (`dir.rs`):
+//! a symbolic link, a hard link, a FIFO, a directory or a device at a slot's name is skipped
+//! and named in health, never read or written.
+//!
+//! The cost of taking a slot follows what the directory holds, never the layout's node ids:
+//! the files present are surveyed, and the numbers with no file are new slots, tried lazily in
+//! their rank (`order.rs`).
 
+use super::dir::{LeaseDir, Opened, Unsafe, SHARED_DIR};
 use super::record::{self, IdSpace, SlotRecord};
 use super::source::{check_common, FileLeaseOptions};
 use super::{guard_note, renew_period, slot_order, LeaseState, Session, SlotContext, Stop};
 use crate::error::{Error, Result};
 use crate::fork::{self, RegisteredFd};
 use crate::forklock::ForkLock;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{ErrorKind as IoKind, Read};
-use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -47,7 +56,56 @@ pub(crate) const SPACE_FILE: &str = "polyflake-space";
 const READ_LIMIT: u64 = 4096;
 
 pub(crate) fn slot_path(dir: &Path, slot: u32) -> PathBuf {
-    dir.join(format!("slot-{}", record::slot_name(slot)))
+    dir.join(slot_file_name(slot))
+}
+
+/// A slot file's name, `slot-NNNN`.
+pub(crate) fn slot_file_name(slot: u32) -> String {
+    format!("slot-{}", record::slot_name(slot))
+}
+
+/// The most unsafe names listed in a note or an error (the rest are counted): a hostile user
+/// can make many.
+const UNSAFE_LISTED: usize = 8;
+
+/// Unsafe names found at slot names, for health and for a refusal.
+#[derive(Default)]
+pub(crate) struct Skipped {
+    listed: Vec<String>,
+    more: usize,
+}
+
+impl Skipped {
+    pub(crate) fn add(&mut self, dir: &Path, name: &str, what: &Unsafe) {
+        let entry = format!("{} is {what}", dir.join(name).display());
+        if self.listed.contains(&entry) {
+            return;
+        }
+        if self.listed.len() < UNSAFE_LISTED {
+            self.listed.push(entry);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.listed.is_empty()
+    }
+
+    /// `skipped unsafe slot names: A is a symbolic link (never followed); ...`, or empty.
+    pub(crate) fn note(&self) -> String {
+        if self.listed.is_empty() {
+            return String::new();
+        }
+        let mut n = format!(
+            "skipped unsafe slot names (another user may have planted them; nothing there was read or written): {}",
+            self.listed.join("; ")
+        );
+        if self.more > 0 {
+            n.push_str(&format!("; and {} more", self.more));
+        }
+        n
+    }
 }
 
 /// The slot number of a directory entry named `slot-NNNN`.
@@ -110,16 +168,22 @@ fn lock(file: &File, op: libc::c_int) -> std::io::Result<bool> {
     }
 }
 
-/// Open `path` and register the descriptor with the fork handler, with no fork in between.
-fn open_registered(
-    path: &Path,
-    options: &OpenOptions,
-) -> std::io::Result<(File, RegisteredFd, u64, u64)> {
-    fork::without_fork(|| {
-        let file = options.open(path)?;
-        let meta = file.metadata()?;
-        let reg = fork::register_fd(file.as_raw_fd(), meta.dev(), meta.ino());
-        Ok((file, reg, meta.dev(), meta.ino()))
+/// What opening a slot file to take it found.
+enum Open {
+    Registered(File, RegisteredFd, u64, u64),
+    Unsafe(Unsafe),
+}
+
+/// Open a slot file to read and write (creating it if absent) and register the descriptor with
+/// the fork handler, with no fork in between.
+fn open_registered(dir: &LeaseDir, name: &str) -> std::io::Result<Open> {
+    fork::without_fork(|| match dir.open_name(name, true, true)? {
+        Opened::File(file, st) => {
+            let reg = fork::register_fd(file.as_raw_fd(), st.st_dev, st.st_ino);
+            Ok(Open::Registered(file, reg, st.st_dev, st.st_ino))
+        }
+        Opened::Unsafe(u) => Ok(Open::Unsafe(u)),
+        Opened::Absent => Err(IoKind::NotFound.into()),
     })
 }
 
@@ -183,7 +247,8 @@ impl SlotFile {
             Ok(_) => {}
             Err(e) => return Err(Check::Failed(format!("cannot stat {path}: {e}"))),
         }
-        match std::fs::metadata(&self.path) {
+        // The path as configured, its last name (the slot's) not followed.
+        match std::fs::symlink_metadata(&self.path) {
             Ok(m) if (m.dev(), m.ino()) == (self.dev, self.ino) => {}
             Ok(_) => {
                 return Err(Check::Lost(format!(
@@ -248,88 +313,108 @@ impl SlotFile {
     }
 }
 
-/// Create the directory if missing (the default one open to every user of the host, with the
-/// sticky bit, like /var/tmp itself).
-fn ensure_dir(dir: &Path) -> Result<()> {
-    if dir.is_dir() {
-        return Ok(());
+/// Open the directory, creating it if missing (the default one open to every user of the
+/// host, with the sticky bit, like /var/tmp itself).
+pub(crate) fn open_dir(dir: &Path) -> Result<LeaseDir> {
+    let shared = dir == Path::new(SHARED_DIR);
+    let mut created = false;
+    if std::fs::symlink_metadata(dir).is_err() {
+        let mut b = std::fs::DirBuilder::new();
+        b.recursive(true);
+        if shared {
+            b.mode(0o1777);
+        }
+        match b.create(dir) {
+            Ok(()) => created = true,
+            Err(e) if e.kind() == IoKind::AlreadyExists => {}
+            Err(e) => return Err(store_error(dir, "cannot create the directory", e)),
+        }
     }
-    let shared = dir == std::path::Path::new("/var/tmp/polyflake-leases");
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    if shared {
-        b.mode(0o1777);
+    let d = LeaseDir::open(dir)?;
+    if shared && created {
+        // Through the descriptor: the mode goes on the directory just made, whatever the name
+        // names by now.
+        d.chmod(0o1777);
     }
-    b.create(dir)
-        .map_err(|e| store_error(dir, "cannot create the directory", e))?;
-    if shared {
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777));
+    Ok(d)
+}
+
+/// Read the ID-space record's bytes (`None`: there is none), only from a regular file with one
+/// link: anything else at its name is refused, naming what it is.
+pub(crate) fn read_space(dir: &LeaseDir) -> Result<Option<Vec<u8>>> {
+    let path = dir.path().join(SPACE_FILE);
+    let d = dir.path();
+    let mut tries = 0;
+    loop {
+        match dir.open_name(SPACE_FILE, false, false) {
+            Ok(Opened::File(f, _)) => {
+                return read_head(&f)
+                    .map(Some)
+                    .map_err(|e| store_error(d, &format!("cannot read {}", path.display()), e))
+            }
+            Ok(Opened::Absent) => return Ok(None),
+            // A record being put in place where the filesystem cannot rename without replacing
+            // has two names for a moment: look again before calling it a hard link.
+            Ok(Opened::Unsafe(Unsafe::HardLinked(2))) if tries < 20 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Ok(Opened::Unsafe(u)) => {
+                return Err(store_error(
+                    d,
+                    &format!("the ID-space record {} is {u}", path.display()),
+                    "it was not read (another user may have planted it: remove it, or give this service a directory of its own)",
+                ))
+            }
+            Err(e) => return Err(store_error(d, &format!("cannot read {}", path.display()), e)),
+        }
     }
-    Ok(())
 }
 
 /// Check the store's ID space, recording ours if the store has none yet (created only if
-/// absent: written whole to a temporary name, then linked into place).
-pub(crate) fn check_space(dir: &Path, ours: IdSpace) -> Result<()> {
-    let path = dir.join(SPACE_FILE);
+/// absent: written whole to a temporary name, then renamed into place without replacing).
+pub(crate) fn check_space(dir: &LeaseDir, ours: IdSpace) -> Result<()> {
+    let d = dir.path();
+    let path = d.join(SPACE_FILE);
     loop {
-        match std::fs::read(&path) {
-            Ok(bytes) => {
-                let theirs = record::parse_space(&bytes).map_err(|why| {
-                    store_error(
-                        dir,
-                        &format!("cannot read the ID-space record {}", path.display()),
-                        format!("{why} (remove it only when no generator uses this directory)"),
-                    )
-                })?;
-                if theirs != ours {
-                    return Err(Error::IdSpaceMismatch {
-                        store: dir.display().to_string(),
-                        store_space: theirs.to_string(),
-                        our_space: ours.to_string(),
-                    });
-                }
-                return Ok(());
+        if let Some(bytes) = read_space(dir)? {
+            let theirs = record::parse_space(&bytes).map_err(|why| {
+                store_error(
+                    d,
+                    &format!("cannot read the ID-space record {}", path.display()),
+                    format!("{why} (remove it only when no generator uses this directory)"),
+                )
+            })?;
+            if theirs != ours {
+                return Err(Error::IdSpaceMismatch {
+                    store: d.display().to_string(),
+                    store_space: theirs.to_string(),
+                    our_space: ours.to_string(),
+                });
             }
-            Err(e) if e.kind() == IoKind::NotFound => {}
-            Err(e) => {
-                return Err(store_error(
-                    dir,
-                    &format!("cannot read {}", path.display()),
-                    e,
-                ))
-            }
+            return Ok(());
         }
-        let tmp = dir.join(format!(
-            ".{SPACE_FILE}.{}.{:x}",
-            std::process::id(),
-            nonce()
-        ));
+        let tmp = format!(".{SPACE_FILE}.{}.{:x}", std::process::id(), nonce());
         let written = (|| -> std::io::Result<()> {
-            let f = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o644)
-                .open(&tmp)?;
+            let f = dir.create_new(&tmp)?;
             f.write_all_at(record::render_space(ours).as_bytes(), 0)?;
             f.sync_all()
         })();
         if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(store_error(dir, "cannot write the ID-space record", e));
+            dir.remove(&tmp);
+            return Err(store_error(d, "cannot write the ID-space record", e));
         }
-        let linked = std::fs::hard_link(&tmp, &path);
-        let _ = std::fs::remove_file(&tmp);
-        match linked {
+        match dir.rename_new(&tmp, SPACE_FILE) {
             Ok(()) => {
-                if let Ok(d) = File::open(dir) {
-                    let _ = d.sync_all();
-                }
+                dir.sync();
                 return Ok(());
             }
-            // Someone else recorded a space first: read theirs.
-            Err(e) if e.kind() == IoKind::AlreadyExists => continue,
-            Err(e) => return Err(store_error(dir, "cannot record the ID space", e)),
+            // Someone else recorded a space first (or planted something): read that.
+            Err(e) if e.kind() == IoKind::AlreadyExists => dir.remove(&tmp),
+            Err(e) => {
+                dir.remove(&tmp);
+                return Err(store_error(d, "cannot record the ID space", e));
+            }
         }
     }
 }
@@ -350,54 +435,70 @@ pub(crate) fn nonce() -> u64 {
     x
 }
 
-/// Every slot's guard as far as can be seen without locking: `(slot, ms until its guard
-/// passes (None if it has), whether it is this identity's)`; slots whose R lies past the
-/// layout's window are left out.
+/// What the directory holds, as far as can be seen without locking: every slot file below
+/// `slots` with `(slot, ms until its guard passes (None if it has), whether it is this
+/// identity's)`; slots whose R lies past the layout's window and unsafe names are left out of
+/// it but listed in `present` (never taken, new or not). Costs the directory's entries.
+struct Survey {
+    slots: Vec<(u32, Option<i64>, bool)>,
+    present: Vec<u32>,
+}
+
+#[allow(clippy::too_many_arguments)]
 fn survey(
     ctx: &SlotContext,
-    dir: &Path,
+    dir: &LeaseDir,
     slots: u32,
     identity: &str,
     now_ms: i64,
     reserve_ms: i64,
     window_end_ms: i64,
-) -> Vec<(u32, Option<i64>, bool)> {
-    let mut seen = vec![None; slots as usize];
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let Some(n) = slot_number(&entry.file_name()) else {
-                continue;
-            };
-            if n >= slots {
+    skipped: &mut Skipped,
+) -> Survey {
+    let mut out = Survey {
+        slots: Vec::new(),
+        present: Vec::new(),
+    };
+    let Ok(entries) = std::fs::read_dir(dir.path()) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(n) = slot_number(&name) else {
+            continue;
+        };
+        // Spelled as we spell it: another spelling of the number is not this slot's file.
+        let Some(name) = name
+            .to_str()
+            .filter(|s| n < slots && *s == slot_file_name(n))
+        else {
+            continue;
+        };
+        out.present.push(n);
+        let f = match dir.open_name(name, false, false) {
+            Ok(Opened::File(f, _)) => f,
+            Ok(Opened::Unsafe(u)) => {
+                skipped.add(dir.path(), name, &u);
                 continue;
             }
-            let Ok(f) = File::open(entry.path()) else {
-                continue;
-            };
-            let rec = read_head(&f)
-                .map(|b| record::parse_slot(&b, n))
-                .unwrap_or(SlotRecord::Incomplete("unreadable".into()));
-            let mtime = f
-                .metadata()
-                .ok()
-                .as_ref()
-                .and_then(mtime_ms)
-                .filter(|_| ctx.system_clock);
-            let ours = matches!(&rec, SlotRecord::Complete { owner, .. } if owner == identity);
-            seen[n as usize] = Some(
-                guard_of(&rec, mtime, now_ms, reserve_ms, window_end_ms)
-                    .map(|g| (Some(g - now_ms).filter(|w| *w > 0), ours)),
-            );
+            _ => continue,
+        };
+        let rec = read_head(&f)
+            .map(|b| record::parse_slot(&b, n))
+            .unwrap_or(SlotRecord::Incomplete("unreadable".into()));
+        let mtime = f
+            .metadata()
+            .ok()
+            .as_ref()
+            .and_then(mtime_ms)
+            .filter(|_| ctx.system_clock);
+        let ours = matches!(&rec, SlotRecord::Complete { owner, .. } if owner == identity);
+        if let Some(g) = guard_of(&rec, mtime, now_ms, reserve_ms, window_end_ms) {
+            out.slots
+                .push((n, Some(g - now_ms).filter(|w| *w > 0), ours));
         }
     }
-    (0..slots)
-        .filter_map(|n| match seen[n as usize] {
-            // No file yet: it will be new, so a full reserve.
-            None => Some((n, Some(reserve_ms), false)),
-            Some(None) => None,
-            Some(Some((wait, ours))) => Some((n, wait, ours)),
-        })
-        .collect()
+    out
 }
 
 pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -> Result<Session> {
@@ -408,36 +509,49 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
         o.reserve_ms,
         o.max_guard_wait_ms,
     )?;
-    let dir = o.dir.as_path();
-    ensure_dir(dir)?;
-    check_space(dir, ctx.space())?;
+    let dir = open_dir(o.dir.as_path())?;
+    let dpath = o.dir.as_path();
+    check_space(&dir, ctx.space())?;
     let window_end = ctx.window_end_ms();
     let now = ctx.now_ms()?;
-    let order = slot_order(
-        survey(
-            &ctx,
-            dir,
-            common.slots,
-            &common.identity,
-            now,
-            common.reserve_ms,
-            window_end,
-        ),
+    let mut skipped = Skipped::default();
+    let found = survey(
+        &ctx,
+        &dir,
+        common.slots,
+        &common.identity,
+        now,
+        common.reserve_ms,
+        window_end,
+        &mut skipped,
+    );
+    let mut order = slot_order(
+        found.slots,
+        found.present,
+        common.slots,
+        common.reserve_ms,
         common.max_guard_wait_ms,
     );
     let holder = format!("{}/{:016x}", std::process::id(), nonce());
-    let mut options = OpenOptions::new();
-    options
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o644);
+    let mut cannot_create = None;
 
-    for slot in order {
-        let path = slot_path(dir, slot);
-        let Some((file, reg, dev, ino)) = take_file(dir, &path, &options)? else {
-            continue;
+    while let Some(slot) = order.next() {
+        let name = slot_file_name(slot);
+        let path = slot_path(dpath, slot);
+        let (file, reg, dev, ino) = match take_file(&dir, &name)? {
+            Take::Taken(file, reg, dev, ino) => (file, reg, dev, ino),
+            Take::Busy => continue,
+            Take::Unsafe(u) => {
+                skipped.add(dpath, &name, &u);
+                continue;
+            }
+            Take::CannotCreate(e) => {
+                // The directory takes no new file from this user: only the slot files that
+                // exist are left to try.
+                cannot_create = Some(e);
+                order.no_new_slots();
+                continue;
+            }
         };
         // Ours now. Another generator of this process on the system clock may hold this node
         // id through another source: leave the slot and try the next.
@@ -445,7 +559,7 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             continue;
         };
         let bytes = read_head(&file)
-            .map_err(|e| store_error(dir, &format!("cannot read {}", path.display()), e))?;
+            .map_err(|e| store_error(dpath, &format!("cannot read {}", path.display()), e))?;
         let rec = record::parse_slot(&bytes, slot);
         let now = ctx.now_ms()?;
         // The file's time is the system clock's: meaningful only beside the system clock.
@@ -460,7 +574,7 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             continue;
         };
         let r = guard.max(now).saturating_add(common.reserve_ms);
-        let dir_lock = File::open(dir).ok();
+        let dir_lock = dir.reopen();
         let dir_reg = dir_lock.as_ref().and_then(|d| {
             let m = d.metadata().ok()?;
             let _ = lock(d, libc::LOCK_SH);
@@ -473,7 +587,7 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             dir_lock,
             slot,
             path: path.clone(),
-            dir: dir.to_path_buf(),
+            dir: dpath.to_path_buf(),
             dev,
             ino,
             owner: common.identity.clone(),
@@ -482,16 +596,18 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             io: ForkLock::new(()),
         });
         held.write(r)
-            .map_err(|e| store_error(dir, &format!("cannot write {}", path.display()), e))?;
+            .map_err(|e| store_error(dpath, &format!("cannot write {}", path.display()), e))?;
         // The directory entry of a new slot file must survive a crash too.
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        ctx.state.start(
-            guard,
-            r,
+        dir.sync();
+        let note = [
             guard_note(slot, guard, now, common.max_guard_wait_ms),
-        );
+            skipped.note(),
+        ]
+        .into_iter()
+        .filter(|n| !n.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+        ctx.state.start(guard, r, note);
         let stop = Stop::new();
         let thread = spawn_renewal(held.clone(), ctx, stop.clone())?;
         return Ok(Session {
@@ -503,38 +619,77 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             claim,
         });
     }
+    if let Some(e) = cannot_create {
+        return Err(store_error(
+            dpath,
+            &format!(
+                "no free slot of {} and no new slot file can be made",
+                common.slots
+            ),
+            e,
+        ));
+    }
+    if !skipped.is_empty() {
+        return Err(Error::LeaseStore {
+            reason: format!(
+                "no free slot in lease directory {} ({} slots): every slot is held or unsafe; {}",
+                dpath.display(),
+                common.slots,
+                skipped.note()
+            ),
+        });
+    }
     Err(Error::NoFreeSlot {
-        dir_or_prefix: dir.display().to_string(),
+        dir_or_prefix: dpath.display().to_string(),
         slots: common.slots,
     })
 }
 
-/// Open and lock one slot file, making sure the lock is on the file the path names (it may
-/// have been deleted or replaced between the open and the lock). `None`: the slot is held by
-/// someone else, or this user may not open it.
-fn take_file(
-    dir: &Path,
-    path: &Path,
-    options: &OpenOptions,
-) -> Result<Option<(File, RegisteredFd, u64, u64)>> {
+/// What trying one slot file came to.
+enum Take {
+    /// Opened and locked: the descriptor, its fork registration, its device and inode.
+    Taken(File, RegisteredFd, u64, u64),
+    /// Held by someone else, or another user's file.
+    Busy,
+    /// Something other than a usable slot file is at the name.
+    Unsafe(Unsafe),
+    /// The name is free, but this user may not make a file in the directory.
+    CannotCreate(std::io::Error),
+}
+
+/// Open and lock one slot file, making sure the lock is on the file the name names (it may
+/// have been deleted or replaced between the open and the lock).
+fn take_file(dir: &LeaseDir, name: &str) -> Result<Take> {
+    let d = dir.path();
     for _ in 0..8 {
-        let (file, reg, dev, ino) = match open_registered(path, options) {
-            Ok(v) => v,
-            // Another user's slot file in a shared directory: not ours to take.
-            Err(e) if e.kind() == IoKind::PermissionDenied => return Ok(None),
+        let (file, reg, dev, ino) = match open_registered(dir, name) {
+            Ok(Open::Registered(file, reg, dev, ino)) => (file, reg, dev, ino),
+            Ok(Open::Unsafe(u)) => return Ok(Take::Unsafe(u)),
+            // Another user's slot file in a shared directory: not ours to take. Nothing at the
+            // name: the directory is not ours to write.
+            Err(e) if e.kind() == IoKind::PermissionDenied => {
+                return Ok(match dir.stat(name) {
+                    Ok(None) => Take::CannotCreate(e),
+                    _ => Take::Busy,
+                })
+            }
+            // Removed between the look and the open: look again.
+            Err(e) if e.kind() == IoKind::NotFound => continue,
             Err(e) => {
                 return Err(store_error(
-                    dir,
-                    &format!("cannot open {}", path.display()),
+                    d,
+                    &format!("cannot open {}", d.join(name).display()),
                     e,
                 ))
             }
         };
-        if !lock(&file, libc::LOCK_EX).map_err(|e| store_error(dir, "flock failed", e))? {
-            return Ok(None);
+        if !lock(&file, libc::LOCK_EX).map_err(|e| store_error(d, "flock failed", e))? {
+            return Ok(Take::Busy);
         }
-        match std::fs::metadata(path) {
-            Ok(m) if (m.dev(), m.ino()) == (dev, ino) => return Ok(Some((file, reg, dev, ino))),
+        match dir.stat(name) {
+            Ok(Some(st)) if (st.st_dev, st.st_ino) == (dev, ino) => {
+                return Ok(Take::Taken(file, reg, dev, ino))
+            }
             // Replaced or deleted between the open and the lock: try the name again.
             _ => {
                 // SAFETY: flock on a descriptor we own.
@@ -543,8 +698,8 @@ fn take_file(
         }
     }
     Err(store_error(
-        dir,
-        &format!("cannot hold {}", path.display()),
+        d,
+        &format!("cannot hold {}", d.join(name).display()),
         "it keeps being replaced",
     ))
 }

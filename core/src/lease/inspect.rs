@@ -1,12 +1,12 @@
 //! What an operator sees of a lease store: each slot's holder, R, how far R is ahead of now,
 //! whether its guard is poisoned, and the store's ID space (`polyflake lease inspect`).
 
-use super::file::{guard_of, mtime_ms, read_head, slot_number, slot_path, SPACE_FILE};
+use super::dir::{LeaseDir, Opened};
+use super::file::{guard_of, mtime_ms, read_head, read_space, slot_file_name, slot_number};
 use super::record::{self, IdSpace, SlotRecord};
 use super::{FileLeaseOptions, LeaseKind};
 use crate::clock::SystemClock;
 use crate::error::{Error, Result};
-use std::fs::File;
 use std::os::unix::io::AsRawFd;
 
 /// One slot of a store, as [`inspect_file_lease`] / [`inspect_etcd_lease`] see it.
@@ -28,7 +28,9 @@ pub struct SlotReport {
     /// True when that wait exceeds `max_guard_wait_ms`: a new holder takes this slot only when
     /// nothing else is free. Also true for an R past the layout's window (never taken).
     pub poisoned: bool,
-    /// The record's state: `complete`, `empty`, `missing` or `incomplete: <why>`.
+    /// The record's state: `complete`, `empty`, `missing`, `incomplete: <why>`, or (file
+    /// leases) `unsafe: <what is there>` for a name that is not a regular file with one link
+    /// (a symbolic link, a hard link, a FIFO, ...), which is never read nor taken.
     pub record: String,
 }
 
@@ -50,7 +52,9 @@ pub struct StoreReport {
 /// Read a file lease directory (`options.dir`) without taking anything: each slot file's
 /// record, whether a live holder has it locked, and the recorded ID space. `options.reserve_ms`
 /// is what a damaged or missing record is assumed to hide (as a taker would assume it), and
-/// `options.max_guard_wait_ms` what counts as poisoned.
+/// `options.max_guard_wait_ms` what counts as poisoned. Names are read as a generator reads
+/// them: never followed, and only from a regular file with one link (anything else is reported
+/// as `unsafe: ...` without a byte of it read). Costs the directory's entries.
 ///
 /// ```
 /// use polyflake::{inspect_file_lease, FileLeaseOptions, Generator, NodeSource};
@@ -69,8 +73,9 @@ pub fn inspect_file_lease(options: &FileLeaseOptions) -> Result<StoreReport> {
         reason: format!("{what} in lease directory {}: {e}", dir.display()),
     };
     let now = SystemClock::read_ms();
-    let space = match std::fs::read(dir.join(SPACE_FILE)) {
-        Ok(bytes) => Some(
+    let d = LeaseDir::open(dir)?;
+    let space = match read_space(&d)? {
+        Some(bytes) => Some(
             record::parse_space(&bytes).map_err(|why| Error::LeaseStore {
                 reason: format!(
                     "the ID-space record in {} cannot be read: {why}",
@@ -78,8 +83,7 @@ pub fn inspect_file_lease(options: &FileLeaseOptions) -> Result<StoreReport> {
                 ),
             })?,
         ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(err("cannot read the ID-space record", e)),
+        None => None,
     };
     let window_end = space
         .map(|s| s.epoch_ms.saturating_add(s.layout.max_elapsed_ms() as i64))
@@ -90,14 +94,38 @@ pub fn inspect_file_lease(options: &FileLeaseOptions) -> Result<StoreReport> {
         let Some(slot) = slot_number(&entry.file_name()) else {
             continue;
         };
-        let file = File::open(slot_path(dir, slot)).map_err(|e| err("cannot open", e))?;
+        let name = slot_file_name(slot);
+        if entry.file_name().to_str() != Some(name.as_str()) {
+            continue;
+        }
+        let file = match d
+            .open_name(&name, false, false)
+            .map_err(|e| err("cannot open", e))?
+        {
+            Opened::File(f, _) => f,
+            Opened::Absent => continue,
+            Opened::Unsafe(u) => {
+                slots.push(report(
+                    slot,
+                    false,
+                    None,
+                    None,
+                    None,
+                    false,
+                    now,
+                    max_guard_wait_ms,
+                    format!("unsafe: {u}; not read, never taken"),
+                ));
+                continue;
+            }
+        };
         // A shared lock succeeds unless a holder has its exclusive one (released at once).
         // SAFETY: flock on a descriptor we own.
         let held = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } != 0;
         let bytes = read_head(&file).map_err(|e| err("cannot read", e))?;
+        let mtime = file.metadata().ok().as_ref().and_then(mtime_ms);
         drop(file);
         let rec = record::parse_slot(&bytes, slot);
-        let mtime = entry.metadata().ok().as_ref().and_then(mtime_ms);
         let guard = guard_of(&rec, mtime, now, reserve_ms as i64, window_end);
         let (identity, holder, state) = match &rec {
             SlotRecord::Complete { owner, holder, .. } => {

@@ -9,11 +9,13 @@
 //! ours, writing it durably BEFORE publishing it to the generator. The generator's hot path
 //! only compares with two atomics of [`LeaseState`] (`floor` and `limit`): no I/O, no mutex.
 
+mod dir;
 mod file;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 mod inspect;
+mod order;
 mod record;
 mod source;
 
@@ -34,6 +36,8 @@ pub use source::{
     DEFAULT_ETCD_TTL_S, DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_RESERVE_MS, DEFAULT_ZOOKEEPER_PREFIX,
     DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS, DEFAULT_ZOOKEEPER_TIMEOUT_MS, LEASE_CREDENTIALS,
 };
+
+pub(crate) use order::{guard_note, slot_order};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -300,7 +304,9 @@ pub struct LeaseHealth {
     /// How long the restart guard still waits, in ms (0 when it does not).
     pub guard_remaining_ms: u64,
     /// Why the guard is long: set when the slot was taken although its guard exceeded
-    /// `max_guard_wait_ms`, because no slot with a shorter guard was free. Empty otherwise.
+    /// `max_guard_wait_ms`, because no slot with a shorter guard was free. File leases also
+    /// name here the slot names skipped as unsafe (a symbolic link, a hard link, a FIFO, a
+    /// directory, a device, another user's file: never read nor written). Empty otherwise.
     pub guard_note: String,
     /// True once the lease is lost (the generator has stopped for good).
     pub lost: bool,
@@ -723,78 +729,4 @@ impl SlotContext {
 /// reserve (at least 2 ms).
 fn renew_period(reserve_ms: i64) -> Duration {
     Duration::from_millis((reserve_ms / 5).max(2) as u64)
-}
-
-/// How a slot looked when surveyed, for choosing which to try first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Rank {
-    /// The record's R has passed and it names this identity.
-    OursPassed,
-    /// R has passed.
-    Passed,
-    /// This identity's slot, with a guard of this many ms within `max_guard_wait_ms`.
-    OursWait(i64),
-    /// A guard of this many ms, within `max_guard_wait_ms`.
-    Wait(i64),
-    /// A guard past `max_guard_wait_ms`: taken only when nothing else is free.
-    Poisoned(i64),
-}
-
-/// The order to try slots in: free slots whose R has passed (this identity's first), then this
-/// identity's own slot, then the nearest guard, and slots whose guard exceeds
-/// `max_guard_wait_ms` last. Each entry is
-/// `(slot, guard ms from now or None if passed)`; `None` for a slot to skip.
-fn slot_order(
-    survey: impl IntoIterator<Item = (u32, Option<i64>, bool)>,
-    max_guard_wait_ms: i64,
-) -> Vec<u32> {
-    let mut ranked: Vec<(Rank, u32)> = survey
-        .into_iter()
-        .map(|(slot, wait, ours)| {
-            let rank = match wait {
-                None | Some(i64::MIN..=0) if ours => Rank::OursPassed,
-                None | Some(i64::MIN..=0) => Rank::Passed,
-                Some(w) if w <= max_guard_wait_ms && ours => Rank::OursWait(w),
-                Some(w) if w <= max_guard_wait_ms => Rank::Wait(w),
-                Some(w) => Rank::Poisoned(w),
-            };
-            (rank, slot)
-        })
-        .collect();
-    ranked.sort();
-    ranked.into_iter().map(|(_, slot)| slot).collect()
-}
-
-/// The note health shows when a slot was taken with a guard past `max_guard_wait_ms`.
-fn guard_note(slot: u32, guard_until_ms: i64, now_ms: i64, max_guard_wait_ms: i64) -> String {
-    let wait = guard_until_ms.saturating_sub(now_ms);
-    if wait > max_guard_wait_ms {
-        format!(
-            "slot {slot} was taken with a restart guard of {wait} ms, over max_guard_wait_ms = {max_guard_wait_ms}, because no slot with a shorter guard was free (its previous holder issued IDs that far in the future: a clock stepped ahead)"
-        )
-    } else {
-        String::new()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn passed_slots_come_first_then_the_nearest_guard_then_poisoned_ones() {
-        let order = slot_order(
-            [
-                (0, Some(31_536_000_000), false),
-                (1, Some(4_000), false),
-                (2, None, false),
-                (3, Some(-5), true),
-                (4, Some(200), false),
-                (5, Some(-1), false),
-                (6, Some(3_000), true),
-            ],
-            60_000,
-        );
-        assert_eq!(order, [3, 2, 5, 6, 4, 1, 0]);
-    }
 }

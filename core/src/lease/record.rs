@@ -281,10 +281,10 @@ pub(crate) fn parse_space(bytes: &[u8]) -> Result<IdSpace, String> {
         let field = match key {
             "epoch_ms" => &mut epoch,
             "layout" => &mut layout,
-            _ => return Err(format!("an unknown key {key:?}")),
+            _ => return Err("an unknown key".to_string()),
         };
         if field.replace(value).is_some() {
-            return Err(format!("a duplicated key {key:?}"));
+            return Err("a duplicated key".to_string());
         }
     }
     let epoch_ms = epoch
@@ -293,7 +293,8 @@ pub(crate) fn parse_space(bytes: &[u8]) -> Result<IdSpace, String> {
     let layout = layout
         .ok_or_else(|| "no layout".to_string())?
         .parse::<Layout>()
-        .map_err(|e| e.to_string())?;
+        // Not the parser's words: they quote the text, and the record's bytes are never echoed.
+        .map_err(|_| "a layout that does not parse".to_string())?;
     let space = IdSpace { epoch_ms, layout };
     // Only the text `render_space` writes (a preset's name, another order or a missing final
     // newline is not it): one space has one record.

@@ -3,6 +3,7 @@
 //! slots are tried in, the ID-space comparison, and the operator's report of a store.
 
 use super::inspect::{report, SlotReport, StoreReport};
+use super::order::SlotOrder;
 use super::record::{self, IdSpace};
 use super::source::Common;
 use super::{slot_order, LeaseKind, Session, SlotContext, Stop};
@@ -156,7 +157,8 @@ pub(crate) fn slot_number(key: &str) -> Option<u32> {
 }
 
 /// The free slots to try, in order (see `slot_order`): `taken` are the held ones, `marks` the
-/// stored marks, `own` the slot this identity held last.
+/// stored marks, `own` the slot this identity held last. Costs what the store holds: a number
+/// with neither a slot key nor a mark is a new slot, produced only when it is reached.
 pub(crate) fn free_slot_order(
     common: &Common,
     taken: &[(u32, String)],
@@ -164,19 +166,36 @@ pub(crate) fn free_slot_order(
     own: Option<u32>,
     now: i64,
     window_end: i64,
-) -> Vec<u32> {
+) -> SlotOrder {
+    let mut held: Vec<u32> = taken.iter().map(|(n, _)| *n).collect();
+    held.sort_unstable();
+    let mut candidates: Vec<u32> = marks.keys().copied().chain(own).collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    let mut present = held.clone();
+    let survey = candidates
+        .into_iter()
+        .filter(|n| held.binary_search(n).is_err())
+        .filter_map(|n| {
+            let g = guard_of(
+                marks.get(&n).map(Vec::as_slice),
+                now,
+                common.reserve_ms,
+                window_end,
+            );
+            let Some(g) = g else {
+                // Past the layout's window: never taken, not new either.
+                present.push(n);
+                return None;
+            };
+            Some((n, Some(g - now).filter(|w| *w > 0), own == Some(n)))
+        })
+        .collect::<Vec<_>>();
     slot_order(
-        (0..common.slots)
-            .filter(|n| !taken.iter().any(|(t, _)| t == n))
-            .filter_map(|n| {
-                let g = guard_of(
-                    marks.get(&n).map(Vec::as_slice),
-                    now,
-                    common.reserve_ms,
-                    window_end,
-                )?;
-                Some((n, Some(g - now).filter(|w| *w > 0), own == Some(n)))
-            }),
+        survey,
+        present,
+        common.slots,
+        common.reserve_ms,
         common.max_guard_wait_ms,
     )
 }
