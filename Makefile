@@ -32,6 +32,20 @@ BUILD_TARGETS := build-rust
 TEST_TARGETS := reset-scenario-coverage test-rust
 DEMO_TARGETS := demo-rust
 
+# Pinned Rust tools (cbindgen, cargo-fuzz) are installed once per machine into a cache of their
+# own, one directory per tool and version, outside any checkout: like the Debian packages, a
+# second clone finds them, and a user's own ~/.cargo/bin is never touched. Each is built in a
+# throwaway target directory (not this checkout's, whose profiles and flags it does not share).
+TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/polyflake/tools
+# cargo_tool CRATE, VERSION, BINARY: install CRATE VERSION into $(TOOLS_CACHE)/CRATE-VERSION
+# unless its BINARY is there and says so.
+cargo_tool = @root=$(TOOLS_CACHE)/$(1)-$(2); \
+	if [ -x $$root/bin/$(3) ] && $$root/bin/$(3) --version 2>/dev/null | grep -q " $(2)$$"; then \
+	  echo "$(1) $(2) present in $$root"; \
+	else echo "installing $(1) $(2) into $$root (once per machine)"; \
+	  tmp=$$(mktemp -d); CARGO_TARGET_DIR=$$tmp $(CARGO) install $(1) --version $(2) --locked --root $$root; \
+	  rc=$$?; rm -rf $$tmp; exit $$rc; fi
+
 # Every recipe opens with $(call say,what it does). Under `make test` each one also stamps the
 # timing log, so the run ends with a table of every target's wall time (tests/timing.py).
 TIMING_DIR := $(CARGO_TARGET_DIR)/timing

@@ -28,8 +28,7 @@ TEST_TARGETS += test-c
 	build-polyglot-c build-polyglot-cpp
 
 CBINDGEN_VERSION := 0.29.4
-C_TOOLS := $(CARGO_TARGET_DIR)/tools
-CBINDGEN := $(C_TOOLS)/bin/cbindgen
+CBINDGEN := $(TOOLS_CACHE)/cbindgen-$(CBINDGEN_VERSION)/bin/cbindgen
 C_LIBDIR := $(POLYFLAKE_RELEASE_DIR)
 C_PCDIR := $(C_LIBDIR)/pkgconfig
 C_TESTDIR := $(CARGO_TARGET_DIR)/c-tests
@@ -51,12 +50,7 @@ VALGRIND := valgrind --tool=memcheck --error-exitcode=1 --leak-check=full \
 
 deps-c:
 	$(call say,C ABI tools: cbindgen $(CBINDGEN_VERSION) (pinned))
-	@if [ -x $(CBINDGEN) ] && $(CBINDGEN) --version | grep -qx "cbindgen $(CBINDGEN_VERSION)"; then \
-	  echo "cbindgen $(CBINDGEN_VERSION) present"; \
-	else \
-	  echo "installing cbindgen $(CBINDGEN_VERSION) into $(C_TOOLS)"; \
-	  $(CARGO) install cbindgen --version $(CBINDGEN_VERSION) --locked --root $(C_TOOLS); \
-	fi
+	$(call cargo_tool,cbindgen,$(CBINDGEN_VERSION),cbindgen)
 
 # The libraries, and pkg-config files pointing at this tree: polyflake (shared, with an rpath
 # so programs run without LD_LIBRARY_PATH) and polyflake-static (the archive and its system libs).

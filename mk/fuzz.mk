@@ -29,7 +29,7 @@ TEST_TARGETS += test-fuzz
 .PHONY: deps-fuzz build-fuzz fuzz fuzz-one test-fuzz fuzz-short-one fuzz-cmin
 
 CARGO_FUZZ_VERSION := 0.13.2
-FUZZ_TOOLS := $(CARGO_TARGET_DIR)/tools
+FUZZ_TOOLS := $(TOOLS_CACHE)/cargo-fuzz-$(CARGO_FUZZ_VERSION)
 FUZZ_TOOLCHAIN ?= nightly
 FUZZ_TARGETS := parse_id layout_name decode_compose service_body service_router lease_records
 FUZZ_DIR := $(CARGO_TARGET_DIR)/fuzz
@@ -44,12 +44,7 @@ FUZZ_BUILD_FLAGS := --target-dir $(CARGO_TARGET_DIR)/nightly
 
 deps-fuzz: deps-sanitize
 	$(call say,fuzzing: cargo-fuzz $(CARGO_FUZZ_VERSION) (pinned) in $(FUZZ_TOOLS))
-	@if [ -x $(FUZZ_TOOLS)/bin/cargo-fuzz ] && $(FUZZ_TOOLS)/bin/cargo-fuzz --version | grep -q " $(CARGO_FUZZ_VERSION)$$"; then \
-	  echo "cargo-fuzz $(CARGO_FUZZ_VERSION) present"; \
-	else \
-	  echo "installing cargo-fuzz $(CARGO_FUZZ_VERSION) into $(FUZZ_TOOLS)"; \
-	  $(CARGO) install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked --root $(FUZZ_TOOLS); \
-	fi
+	$(call cargo_tool,cargo-fuzz,$(CARGO_FUZZ_VERSION),cargo-fuzz)
 
 build-fuzz: deps-fuzz
 	$(call say,building the fuzz targets (cargo fuzz build; target dir $(CARGO_TARGET_DIR)/nightly))

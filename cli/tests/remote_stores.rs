@@ -38,6 +38,10 @@ fn next_serve_and_inspect_on_a_zookeeper_lease() {
         "/cli",
         "--zookeeper-session-timeout-ms",
         "4000",
+        // Generous: the first session of a just-started ZooKeeper on a loaded machine can take
+        // longer than the default 2 s; this test is not about the connect timeout.
+        "--zookeeper-connect-timeout-ms",
+        "15000",
         "--slots",
         "4",
         "--lease-reserve-ms",

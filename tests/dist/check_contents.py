@@ -15,9 +15,10 @@ import zipfile
 MB = 1024 * 1024
 # Issue 13's size targets, reported as met or missed: not reached with the TLS stacks the etcd and
 # ZooKeeper leases link (docs/releasing.md says why). The ceilings are the measured sizes plus
-# about 15%: a regression past them fails.
-WHEEL_TARGET, WHEEL_CEILING = 2 * MB, 3 * MB  # the whole wheel
-NODE_ADDON_TARGET, NODE_ADDON_CEILING = 3 * MB, 6.75 * MB  # the platform package's .node
+# about 15%: a regression past them fails. Measured since issue 24 made aws-lc-rs the one crypto
+# provider (it links more than ring did): wheel 3.21 MB, .node 8.09 MB.
+WHEEL_TARGET, WHEEL_CEILING = 2 * MB, 3.7 * MB  # the whole wheel
+NODE_ADDON_TARGET, NODE_ADDON_CEILING = 3 * MB, 9.3 * MB  # the platform package's .node
 
 
 def main() -> int:

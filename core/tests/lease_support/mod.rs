@@ -505,12 +505,15 @@ impl ZooKeeper {
             .spawn()
             .expect("start ZooKeeper");
         self.child = Some(child);
+        // `ruok` answers imok before the server takes sessions; `srvr` names a mode only once it
+        // does (as tests/stores/with_zookeeper.sh waits). A first session on a cold JVM can
+        // still be slow on a loaded machine: clients here get generous connect timeouts.
         let up = wait_until(Duration::from_secs(60), || {
-            self.four_letter("ruok") == "imok"
+            self.four_letter("srvr").contains("Mode:")
         });
         assert!(
             up,
-            "ZooKeeper did not answer ruok within 60 s; log:\n{}",
+            "ZooKeeper was not serving (srvr names no mode) within 60 s; log:\n{}",
             std::fs::read_to_string(d.join("zookeeper.log")).unwrap_or_default()
         );
     }
