@@ -4,7 +4,8 @@
 #   make dist           dist/: the abi3 wheel (manylinux2014, linked with zig) and the sdist; the
 #                       npm packages polyflake and polyflake-linux-x64-gnu (tarballs); the C SDK
 #                       polyflake-VERSION-linux-x86_64.tar.gz; the Go module polyflake-go-VERSION.tar.gz.
-#                       Built with the `dist` cargo profile (stripped, thin LTO).
+#                       The addon and the C SDK come from the tested release build (stripped);
+#                       the wheel from maturin --zig with the `dist` profile (stripped, thin LTO).
 #   make check-version  every place that carries a version carries the workspace's (Cargo.toml)
 #   make test-dist      publish to a local PyPI (pypiserver) and npm registry (verdaccio) on free
 #                       loopback ports with temporary storage, then with no cargo, rustc or rustup
@@ -59,26 +60,28 @@ dist-python: deps-dist
 
 # napi build with the dist profile into a staging directory (node/'s own files stay as they are);
 # the loader and types that ship are node/index.js and node/index.d.ts, drift-checked by test-node.
-dist-node: deps-node
-	$(call say,Node: the addon (dist profile), then npm pack of polyflake and polyflake-linux-x64-gnu)
+# The addon is build-node's (release profile: what the tests and benchmarks ran), stripped: a
+# dist-profile build (thin LTO) compiled the whole tree again for an addon no smaller
+# (docs/decisions.md, "Building and testing").
+dist-node: build-node
+	$(call say,Node: the tested addon stripped, then npm pack of polyflake and polyflake-linux-x64-gnu)
 	@mkdir -p $(DIST) && rm -f $(DIST)/polyflake-$(DIST_VERSION).tgz $(DIST)/polyflake-linux-x64-gnu-*.tgz
-	rm -rf $(DIST_STAGE)/napi && cd node && ./node_modules/.bin/napi build --platform --profile dist --features workspace-hack \
-	  --output-dir $(DIST_STAGE)/napi --no-js --dts $(DIST_STAGE)/napi/index.d.ts
+	rm -rf $(DIST_STAGE)/napi && mkdir -p $(DIST_STAGE)/napi
+	cp node/polyflake.linux-x64-gnu.node $(DIST_STAGE)/napi/ && strip --strip-all $(DIST_STAGE)/napi/polyflake.linux-x64-gnu.node
 	node tests/dist/stage_npm.js $(ROOT) $(DIST_STAGE)/npm $(DIST_STAGE)/napi/polyflake.linux-x64-gnu.node
 	cd $(DIST_STAGE)/npm/polyflake && npm pack --silent --pack-destination $(DIST)
 	cd $(DIST_STAGE)/npm/polyflake-linux-x64-gnu && npm pack --silent --pack-destination $(DIST)
 
-# The library with the dist profile and an soname (only here: the tests link target/<triple>/
-# release's unversioned libpolyflake.so), then a relocatable tree: pkg-config files on
-# ${pcfiledir}, a CMake package on its own directory. rustc prints the static archive's system
-# libraries. It shares the Node addon's build (one `dist` tree, target/<triple>/dist: both name
-# the host triple, and the workspace's features are unified by polyflake-hack), so only the
-# ffi crate itself is compiled here.
-DIST_C_BUILT := $(CARGO_TARGET_DIR)/$(CARGO_BUILD_TARGET)/dist
+# The library from the release tree with an soname (only here: the tests link the unversioned
+# libpolyflake.so, which the next build-c links again without it), then a relocatable tree:
+# pkg-config files on ${pcfiledir}, a CMake package on its own directory, the .so stripped.
+# rustc prints the static archive's system libraries. Only the ffi crate is compiled here: its
+# dependencies are the tested release build's (one tree; the workspace's features, hack/).
+DIST_C_BUILT := $(POLYFLAKE_RELEASE_DIR)
 dist-c:
 	$(call say,C SDK: dist/$(DIST_SDK).tar.gz (soname libpolyflake.so.$(DIST_ABI)))
 	@mkdir -p $(DIST) $(DIST_STAGE)
-	$(CARGO) rustc -p polyflake-ffi --lib --profile dist -- \
+	$(CARGO) rustc -p polyflake-ffi --lib --release -- \
 	  -C link-arg=-Wl,-soname,libpolyflake.so.$(DIST_ABI) --print native-static-libs 2> $(DIST_STAGE)/ffi-c.log \
 	  || { cat $(DIST_STAGE)/ffi-c.log; exit 1; }
 	bash tests/dist/pack_sdk.sh $(ROOT) $(DIST_C_BUILT) $(DIST_STAGE)/ffi-c.log \

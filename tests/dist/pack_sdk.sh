@@ -23,6 +23,7 @@ soname=$(readelf -d "$libdir/libpolyflake.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]
 rm -rf "$stage" && mkdir -p "$stage/include" "$stage/lib/pkgconfig" "$stage/lib/cmake/polyflake"
 cp "$root/include/polyflake.h" "$stage/include/"
 cp "$libdir/libpolyflake.so" "$stage/lib/libpolyflake.so.$version"
+strip --strip-all "$stage/lib/libpolyflake.so.$version"
 ln -s "libpolyflake.so.$version" "$stage/lib/libpolyflake.so.$abi"
 ln -s "libpolyflake.so.$abi" "$stage/lib/libpolyflake.so"
 cp "$libdir/libpolyflake.a" "$stage/lib/"
