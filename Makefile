@@ -76,7 +76,7 @@ npm_missing = @ok=1; for p in $(2); do [ -d $(1)/node_modules/$$p ] || ok=""; do
 include $(sort $(wildcard mk/*.mk))
 
 .PHONY: help test demo deps build reset-scenario-coverage deps-apt deps-rust build-rust test-rust lint-rust loom \
-	demo-rust bench-rust clean check test-flaky test-loaded timing-start
+	demo-rust bench-rust clean check test-flaky test-loaded timing-start warm-start warm-trees
 
 help:
 	@echo "make demo    build what is missing, then mint, decode and fault-inject IDs"
@@ -88,11 +88,12 @@ help:
 
 deps: $(DEPS_TARGETS)
 build: deps $(BUILD_TARGETS)
-test: timing-start build $(TEST_TARGETS)
+test: timing-start deps warm-start build $(TEST_TARGETS)
 	$(call say,scenario coverage: every runner ran every scenario file)
 	python3 tests/vectors/check_coverage.py $(SCENARIO_COVERAGE)
 	@printf '%s %s\n' "$$(date +%s.%N)" "(end)" >> "$$POLYFLAKE_TIMING_LOG"
 	@python3 tests/timing.py $$POLYFLAKE_TIMING_LOG $(TIMING_DIR)/make-test.md
+	@printf '(the background warm-up: %s)\n' "$$(tail -n 1 $(WARM_LOG))"
 	$(call say,all tests passed)
 demo: build $(DEMO_TARGETS)
 
@@ -100,6 +101,28 @@ demo: build $(DEMO_TARGETS)
 timing-start:
 	@mkdir -p $(TIMING_DIR); [ ! -s "$$POLYFLAKE_TIMING_LOG" ] || mv -f "$$POLYFLAKE_TIMING_LOG" "$$POLYFLAKE_TIMING_LOG.previous"
 	@printf '%s %s\n' "$$(date +%s.%N)" "(start)" > "$$POLYFLAKE_TIMING_LOG"
+
+# The trees of their own (the wheel's zig build, the nightly fuzz and sanitizer builds, loom's)
+# share nothing with the main release tree, so `make test` compiles them in the background at
+# low priority (nice 10) from its start: the main build and the tests keep the CPU they want, and
+# the idle time of tests that wait (leases, stores, valgrind's single thread) goes to these
+# builds. It only warms the caches: each target still runs its own build when its turn comes
+# (cargo then finds it done, or waits for the lock), so a failure shows there, in order. The
+# warm-up stops between steps once make is gone; its log: target/timing/warm.log.
+WARM_LOG := $(TIMING_DIR)/warm.log
+warm-start: deps
+	@mkdir -p $(TIMING_DIR); printf '\n==> warm-up: the wheel, nightly and loom trees build in the background (log: %s)\n' $(WARM_LOG); \
+	( env -u POLYFLAKE_TIMING_LOG nice -n 10 $(MAKE) --no-print-directory warm-trees WARM_PARENT=$$PPID \
+	  > $(WARM_LOG) 2>&1 && echo "warm-up done" >> $(WARM_LOG) || echo "warm-up failed (each target builds for itself)" >> $(WARM_LOG) ) &
+
+WARM_PARENT ?= $$PPID
+warm_step = kill -0 $(WARM_PARENT) 2>/dev/null || { echo "make is gone: warm-up stops"; exit 0; }; echo "--- $(1)"; date +%s;
+warm-trees:
+	-@$(call warm_step,loom) $(LOOM_TEST) --no-run
+	-@$(call warm_step,the wheel) $(WHEEL_BUILD) $(CARGO_TARGET_DIR)/warm-wheel
+	-@$(call warm_step,cargo fuzz build) $(FUZZ_CARGO) build $(FUZZ_BUILD_FLAGS)
+	-@$(call warm_step,AddressSanitizer) $(call san_cargo,address)
+	-@$(call warm_step,ThreadSanitizer) $(call san_cargo,thread)
 
 # One target N times in a row, each from the top (its prerequisites are idempotent), counting.
 N ?= 3
@@ -165,9 +188,11 @@ lint-rust:
 # from a crate of its own (loom/: only the core and loom are compiled again, not the core's
 # dev-dependencies). Interleavings are explored exhaustively up to 3 preemptions per execution
 # (loom's usual bound).
+LOOM_TEST = LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" $(CARGO) test -p polyflake-loom --test loom --release \
+	--target-dir $(CARGO_TARGET_DIR)/loom
 loom:
 	$(call say,loom model of the compare-and-swap step)
-	LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" $(CARGO) test -p polyflake-loom --test loom --release --target-dir $(CARGO_TARGET_DIR)/loom
+	$(LOOM_TEST)
 
 test-rust: lint-rust loom
 	$(call say,Rust tests: unit; doc; scenarios; vectors; properties; threads; fork; leases)

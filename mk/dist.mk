@@ -32,6 +32,10 @@ DIST_PY_TOOLS := maturin==1.16.0 ziglang==0.17.0 auditwheel==6.8.2 twine==7.0.0 
 DIST_SDK := polyflake-$(DIST_VERSION)-linux-x86_64
 # The wheel links through zig (glibc 2.17): C code built with zig cc, so a tree of its own.
 DIST_WHEEL_TARGET := $(CARGO_TARGET_DIR)/wheel
+# The wheel's build, into the directory given after it (make test's warm-up runs it too).
+WHEEL_BUILD = PATH=$(DIST_VENV)/bin:$$PATH maturin build --profile dist --zig --compatibility manylinux2014 \
+	  --target x86_64-unknown-linux-gnu --target-dir $(DIST_WHEEL_TARGET) -i $(DIST_VENV)/bin/python \
+	  -m python/Cargo.toml -o
 
 deps-dist:
 	$(call say,dist tools: $(DIST_PY_TOOLS) in $(DIST_VENV); verdaccio and tsc in $(DIST_TOOLS)/npm)
@@ -52,9 +56,7 @@ dist: dist-python dist-node dist-c dist-go
 dist-python: deps-dist
 	$(call say,Python: abi3 wheel (manylinux2014 through zig) and sdist into dist/)
 	@mkdir -p $(DIST) && rm -f $(DIST)/polyflake-*.whl $(DIST)/polyflake-$(DIST_VERSION).tar.gz
-	PATH=$(DIST_VENV)/bin:$$PATH maturin build --profile dist --zig --compatibility manylinux2014 \
-	  --target x86_64-unknown-linux-gnu --target-dir $(DIST_WHEEL_TARGET) -i $(DIST_VENV)/bin/python \
-	  -m python/Cargo.toml -o $(DIST)
+	$(WHEEL_BUILD) $(DIST)
 	PATH=$(DIST_VENV)/bin:$$PATH maturin sdist -m python/Cargo.toml -o $(DIST)
 	$(DIST_VENV)/bin/auditwheel show $(DIST)/polyflake-*.whl
 

@@ -60,9 +60,10 @@ deps-sanitize:
 	echo "gcc sanitizer runtimes present"
 
 # $(1): address or thread; $(2): where its libraries go.
-define san_build
-	RUSTFLAGS="-Zsanitizer=$(1) $(SAN_RUSTFLAGS_COMMON)" $(CARGO) +$(SAN_TOOLCHAIN) build --release \
+san_cargo = RUSTFLAGS="-Zsanitizer=$(1) $(SAN_RUSTFLAGS_COMMON)" $(CARGO) +$(SAN_TOOLCHAIN) build --release \
 	  -p polyflake-ffi --no-default-features --target $(SAN_HOST) --target-dir $(NIGHTLY_DIR)
+define san_build
+	$(call san_cargo,$(1))
 	@mkdir -p $(2) && cp $(SAN_BUILT)/libpolyflake.a $(SAN_BUILT)/libpolyflake.so $(2)/
 endef
 
