@@ -603,32 +603,15 @@ fn tls_with_client_certificates() {
     drop(g);
 }
 
-/// Cost follows what the store holds, never the layout's node ids: a lease on 30/32/1 with the
-/// default slots (2^32 of them) takes one in a moment (it once walked every number).
+/// Cost follows what the store holds, never the layout's node ids (see the helper).
 #[test]
 fn a_wide_layout_with_default_slots_takes_a_slot_quickly() {
     let zk = ZooKeeper::start();
     let mut o = opts(&zk, "/pf-wide", 1);
     o.slots = None;
-    let layout = polyflake::Layout::new(30, 32, 1).unwrap();
-    let epoch = now_ms() - 3_600_000;
-    let build = || {
-        Generator::builder_from(NodeSource::ZooKeeper(o.clone()))
-            .layout(layout)
-            .epoch_ms(epoch)
-            .build()
-            .unwrap()
-    };
-    let t = Instant::now();
-    let a = build();
-    let first = t.elapsed();
-    let t = Instant::now();
-    let b = build();
-    let second = t.elapsed();
-    assert_eq!((a.node_id(), b.node_id()), (0, 1));
-    assert!(first < Duration::from_secs(5) && second < Duration::from_secs(5));
-    eprintln!("zookeeper 30/32/1 lease: {first:?}, then {second:?}");
-    a.wait_ready(Duration::from_secs(5)).unwrap();
-    b.wait_ready(Duration::from_secs(5)).unwrap();
-    assert_ne!(a.next_id().unwrap(), b.next_id().unwrap());
+    assert_a_wide_layout_leases_quickly(
+        "zookeeper",
+        NodeSource::ZooKeeper(o),
+        Duration::from_secs(5),
+    );
 }

@@ -120,6 +120,33 @@ pub fn kill_holder_mid_stream(env: &[(&str, String)]) -> (u32, i64) {
 }
 
 /// Wait for `cond` (polled every 10 ms) at most `limit`; true if it held.
+/// Cost follows what the store holds, never the layout's node ids: two leases on 30/32/1 with the
+/// default slots (2^32 of them) from `source` each take a slot within `limit` (a store once
+/// walked every number), get nodes 0 and 1, and mint distinct IDs.
+pub fn assert_a_wide_layout_leases_quickly(store: &str, source: NodeSource, limit: Duration) {
+    let layout = polyflake::Layout::new(30, 32, 1).unwrap();
+    let epoch = now_ms() - 3_600_000;
+    let build = || {
+        polyflake::Generator::builder_from(source.clone())
+            .layout(layout)
+            .epoch_ms(epoch)
+            .build()
+            .unwrap()
+    };
+    let t = Instant::now();
+    let a = build();
+    let first = t.elapsed();
+    let t = Instant::now();
+    let b = build();
+    let second = t.elapsed();
+    assert_eq!((a.node_id(), b.node_id()), (0, 1));
+    assert!(first < limit && second < limit, "{first:?}, {second:?}");
+    eprintln!("{store} 30/32/1 lease: {first:?}, then {second:?}");
+    a.wait_ready(Duration::from_secs(5)).unwrap();
+    b.wait_ready(Duration::from_secs(5)).unwrap();
+    assert_ne!(a.next_id().unwrap(), b.next_id().unwrap());
+}
+
 pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
     while start.elapsed() < limit {
