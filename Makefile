@@ -143,7 +143,7 @@ test-loaded: deps-apt
 
 # The inner loop for a core edit (warm: well under 3 minutes): no other crate, no store started.
 check:
-	$(call say,check: cargo fmt --check; clippy of the core (all targets, -D warnings); its unit, property and doc tests)
+	$(call say,check: cargo fmt --check; clippy of the core (all targets and -D warnings); its unit and property and scenario and vector and doc tests)
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy -p polyflake --all-targets --release -- -D warnings
 	$(CARGO) test --release -p polyflake --lib --doc --test properties --test scenarios --test vectors
@@ -174,7 +174,7 @@ deps-rust:
 # The Python and Node crates are built by maturin and napi (build-python, build-node), in the
 # same tree with the same features (hack/); the benchmarks by make bench. clippy checks all.
 build-rust:
-	$(call say,building the Rust workspace: libraries, binaries, tests, examples (Python and Node: build-python, build-node))
+	$(call say,building the Rust workspace: libraries and binaries and tests and examples (the Python and Node crates: build-python and build-node))
 	$(CARGO) build --release --workspace --lib --bins --tests --examples --exclude polyflake-python --exclude polyflake-node
 
 lint-rust:

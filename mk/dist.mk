@@ -66,7 +66,7 @@ dist-python: deps-dist
 # dist-profile build (thin LTO) compiled the whole tree again for an addon no smaller
 # (docs/decisions.md, "Building and testing").
 dist-node: build-node
-	$(call say,Node: the tested addon stripped, then npm pack of polyflake and polyflake-linux-x64-gnu)
+	$(call say,Node: the tested addon stripped; then npm pack of polyflake and polyflake-linux-x64-gnu)
 	@mkdir -p $(DIST) && rm -f $(DIST)/polyflake-$(DIST_VERSION).tgz $(DIST)/polyflake-linux-x64-gnu-*.tgz
 	rm -rf $(DIST_STAGE)/napi && mkdir -p $(DIST_STAGE)/napi
 	cp node/polyflake.linux-x64-gnu.node $(DIST_STAGE)/napi/ && strip --strip-all $(DIST_STAGE)/napi/polyflake.linux-x64-gnu.node
