@@ -8,7 +8,8 @@
 # Tiers, fastest first:
 #   make check          fmt, clippy, the core's unit, property and doc tests (a one-line core edit)
 #   make test-<lang>    one binding: test-rust, test-c, test-go, test-python, test-node, test-cli
-#   make test           everything CI runs; ends with each target's wall time (target/timing/)
+#   make test           everything CI runs (the tests two targets at a time: TEST_JOBS=1 for one);
+#                       ends with each target's wall time (target/timing/)
 #   make test-flaky N=3 TARGET=test-c-lease   one target N times in a row; fails if any run fails
 #   make test-loaded    make test with every core kept busy by stress-ng
 #   long runs have their own targets: bench, fuzz, nemesis, soak, simulate, bench-pg, model
@@ -46,14 +47,18 @@ cargo_tool = @root=$(TOOLS_CACHE)/$(1)-$(2); \
 	  tmp=$$(mktemp -d); CARGO_TARGET_DIR=$$tmp $(CARGO) install $(1) --version $(2) --locked --root $$root; \
 	  rc=$$?; rm -rf $$tmp; exit $$rc; fi
 
-# Every recipe opens with $(call say,what it does). Under `make test` each one also stamps the
-# timing log, so the run ends with a table of every target's wall time (tests/timing.py).
+# Every recipe opens with $(call say,what it does). Under `make test` every recipe line runs
+# through tests/build/timed-shell, which logs its time and target, so the run ends with a table
+# of every target's wall time (tests/timing.py), also when targets run side by side.
 TIMING_DIR := $(CARGO_TARGET_DIR)/timing
 ifneq ($(filter test,$(MAKECMDGOALS)),)
 export POLYFLAKE_TIMING_LOG ?= $(TIMING_DIR)/make-test.log
 endif
-say = @printf '\n==> %s\n' "$(1)"; if [ -n "$$POLYFLAKE_TIMING_LOG" ]; then \
-	printf '%s %s\n' "$$(date +%s.%N)" "$@" >> "$$POLYFLAKE_TIMING_LOG"; fi
+ifneq ($(POLYFLAKE_TIMING_LOG),)
+SHELL := $(ROOT)/tests/build/timed-shell
+.SHELLFLAGS = $@ -c
+endif
+say = @printf '\n==> %s\n' "$(1)"
 
 # pip_missing VENV_PYTHON, PACKAGES: pip-install those of PACKAGES (name or name==version) that
 # VENV_PYTHON lacks, or that it has at another version than pinned. Prints what it does.
@@ -88,7 +93,18 @@ help:
 
 deps: $(DEPS_TARGETS)
 build: deps $(BUILD_TARGETS)
-test: timing-start deps warm-start build $(TEST_TARGETS)
+# The test phase runs TEST_JOBS targets at a time (output kept whole per target), with every
+# install and build target assumed done (-o: the serial phase above built them, and a rebuild
+# beside a running test would replace files under it); then the targets that must run alone
+# (TEST_LAST: the dist targets link the release library again with an soname).
+TEST_JOBS ?= 2
+TEST_LAST := test-dist
+ASSUME_BUILT = $(foreach t,$(sort $(DEPS_TARGETS) $(BUILD_TARGETS)),-o $(t))
+test: timing-start deps warm-start build
+	@$(MAKE) --no-print-directory reset-scenario-coverage
+	@rc=0; $(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(ASSUME_BUILT) \
+	  $(filter-out reset-scenario-coverage $(TEST_LAST),$(TEST_TARGETS)) || rc=1; \
+	$(MAKE) --no-print-directory $(ASSUME_BUILT) $(TEST_LAST) || rc=1; exit $$rc
 	$(call say,scenario coverage: every runner ran every scenario file)
 	python3 tests/vectors/check_coverage.py $(SCENARIO_COVERAGE)
 	@printf '%s %s\n' "$$(date +%s.%N)" "(end)" >> "$$POLYFLAKE_TIMING_LOG"

@@ -23,7 +23,7 @@ DEPS_TARGETS += deps-c
 BUILD_TARGETS += build-c build-polyglot-c build-polyglot-cpp
 TEST_TARGETS += test-c
 
-.PHONY: deps-c build-c header-c check-header-c test-c test-c-programs test-c-valgrind \
+.PHONY: deps-c build-c header-c check-header-c test-c test-c-unit test-c-programs test-c-valgrind \
 	test-c-docs test-c-lease test-c-faults test-c-polyglot bench-c \
 	build-polyglot-c build-polyglot-cpp
 
@@ -156,10 +156,11 @@ test-c-docs: build-c
 	$(C_ENV) tests/stores/with_zookeeper.sh bash -c 'ZOOKEEPER_ENSEMBLE=$$POLYFLAKE_TEST_ZOOKEEPER \
 	  bash tests/c/readme_snippets.sh $(C_TESTDIR)/docs $(C_DOCS)' _
 
-test-c: check-header-c
+test-c: test-c-unit test-c-programs test-c-valgrind test-c-lease test-c-faults test-c-polyglot test-c-docs
+
+test-c-unit: check-header-c
 	$(call say,ffi-c unit tests)
 	$(CARGO) test --release -p polyflake-ffi
-	@$(MAKE) --no-print-directory test-c-programs test-c-valgrind test-c-lease test-c-faults test-c-polyglot test-c-docs
 
 bench: bench-c
 bench-c: build-c

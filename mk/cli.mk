@@ -18,7 +18,7 @@ BUILD_TARGETS += build-cli
 TEST_TARGETS += test-cli
 DEMO_TARGETS += demo-cli
 
-.PHONY: build-cli test-cli test-cli-py deps-cli-py openapi-cli demo-cli bench-cli deps-bench-cli
+.PHONY: build-cli test-cli test-cli-rust test-cli-py deps-cli-py openapi-cli demo-cli bench-cli deps-bench-cli
 
 CLI_BIN := $(POLYFLAKE_RELEASE_DIR)/polyflake
 CLI_BENCH_SECONDS ?= 10
@@ -36,10 +36,11 @@ build-cli:
 	$(call say,building the polyflake CLI and service)
 	$(CARGO) build --release -p polyflake-cli
 
-test-cli: build-cli deps-cli-py
+test-cli: test-cli-rust test-cli-py
+
+test-cli-rust: build-cli deps-cli-py
 	$(call say,CLI and service tests against the running binary on 127.0.0.1)
 	$(CARGO) test --release -p polyflake-cli
-	@$(MAKE) --no-print-directory test-cli-py
 
 test-cli-py: build-cli deps-cli-py
 	$(call say,service: schemathesis ($(ST_MAX_EXAMPLES) examples per operation, seed $(ST_SEED)) and /metrics through prometheus_client's parser)
