@@ -60,9 +60,8 @@ dist-python: deps-dist
 	PATH=$(DIST_VENV)/bin:$$PATH maturin sdist -m python/Cargo.toml -o $(DIST)
 	$(DIST_VENV)/bin/auditwheel show $(DIST)/polyflake-*.whl
 
-# napi build with the dist profile into a staging directory (node/'s own files stay as they are);
-# the loader and types that ship are node/index.js and node/index.d.ts, drift-checked by test-node.
-# The addon is build-node's (release profile: what the tests and benchmarks ran), stripped: a
+# The loader and types that ship are node/index.js and node/index.d.ts, drift-checked by
+# test-node. The addon is build-node's (release profile: what the tests and benchmarks ran), stripped: a
 # dist-profile build (thin LTO) compiled the whole tree again for an addon no smaller
 # (docs/decisions.md, "Building and testing").
 dist-node: build-node
