@@ -18,9 +18,9 @@ TEST_TARGETS += test-model
 .PHONY: model test-model
 
 model:
-	$(call say,spin: the lease protocol model, full bounds (3 holders, 2 slots), mutations must fail)
+	$(call say,spin: the lease protocol model at full bounds (3 holders and 2 slots) then the mutations that must fail)
 	MODEL_OUT=$(CARGO_TARGET_DIR)/model model/check.sh full
 
 test-model:
-	$(call say,spin: the lease protocol model, bounded (2 holders, 2 slots), mutations must fail)
+	$(call say,spin: the lease protocol model at small bounds (2 holders and 2 slots) then the mutations that must fail)
 	MODEL_OUT=$(CARGO_TARGET_DIR)/model-test model/check.sh bounded

@@ -220,6 +220,7 @@ async fn read_store(
     Ok((taken, marks))
 }
 
+// Modelled in model/remote.pml: Holder, the two take steps (STORE=2) (make model).
 async fn take(
     o: &EtcdLeaseOptions,
     creds: &Credentials,
@@ -350,6 +351,7 @@ async fn take(
 
 /// Write R in a transaction that proves we still own the slot and that the mark is the one we
 /// last wrote (so R in the store only grows). `Ok(false)`: either is no longer true.
+// Modelled in model/remote.pml: WRITE_OK and BUMP (STORE=2; R_CHECK) (make model).
 async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, String> {
     let mark_unchanged = if h.hwm_revision == 0 {
         Compare::create_revision(h.keys.hwm.clone(), CompareOp::Equal, 0)
@@ -372,6 +374,8 @@ async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, String> {
     Ok(resp.succeeded())
 }
 
+// Modelled in model/remote.pml: Holder, the renewal, late write, loss and close steps (STORE=2)
+// (make model).
 async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
     let state: &LeaseState = &ctx.state;
     let mut renew_tick = tokio::time::interval(renew_period(h.common.reserve_ms));
