@@ -54,19 +54,19 @@ end_loop:
   do
   /* Generator::builder(2).build(): registry::claim (generator.rs, NodeIdInUse otherwise). */
   :: atomic { !has_gen[p] && made < 2 -> claim(p); has_gen[p] = 1; made++; lim[p] = MS - 1;
-       printf("MSC: P%d makes a static generator for node 2 (resumes after ms %d seq %d)\n", p, lms[p], lseq[p]) }
+       printf("MSC: H%d makes a static generator for node 2 (resumes after ms %d seq %d)\n", p, lms[p], lseq[p]) }
   /* generator.rs::next_strict (no lease: floor -1, limit the layout's end). */
   :: atomic { has_gen[p] && CAN_ISSUE(p) -> issue(p, NODE) }
   /* Generator::close: Claim::release with the last state word. */
   :: atomic { has_gen[p] -> has_gen[p] = 0; lim[p] = 0; release(p);
-       printf("MSC: P%d closes its generator\n", p) }
+       printf("MSC: H%d closes its generator\n", p) }
   /* fork(): fork.rs::on_fork_child bumps the child's generation; the child has a copy of the
    * parent's memory (its generator, whose next call refuses with UsedAfterFork: it is not
    * modelled as issuing), and of the process's table. */
   :: atomic { p == 0 && !child_alive -> child_alive = 1;
        gen[1] = gen[0] + 1;
        tab_live[1] = tab_live[0]; tab_gen[1] = tab_gen[0]; tab_ms[1] = tab_ms[0]; tab_seq[1] = tab_seq[0];
-       printf("MSC: P0 forks P1 (its generator in P1 refuses with UsedAfterFork)\n");
+       printf("MSC: H0 forks H1 (its generator in H1 refuses with UsedAfterFork)\n");
        run Proc(1) }
   od
 }
