@@ -90,7 +90,8 @@ proctype Holder(byte p) {
   byte g, r, c, fin, i;
 end_loop:
   do
-  /* A process starts a generator (the first, or a restart after a crash or close). */
+  /* generator.rs::Builder::build -> mod.rs::LeaseRuntime::acquire: a process starts a
+   * generator (the first, or a restart after a crash or close); the take steps follow. */
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 0 -> incarnate(p) ; EAGER_ALL() }
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 1 && restart -> restart = 0; incarnate(p) ; EAGER_ALL() }
 

@@ -99,7 +99,8 @@ proctype Holder(byte p) {
   byte g, r, c, fin, i, s;
 end_loop:
   do
-  /* A process starts a generator: etcd lease grant / ZooKeeper session (connect). */
+  /* generator.rs::Builder::build -> mod.rs::LeaseRuntime::acquire: a process starts a
+   * generator: etcd.rs::take's lease grant / zookeeper.rs::connect (the session). */
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 0 -> incarnate(p); alive = alive | (1 << tok[p]) ; EAGER_ALL() }
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 1 && restart -> restart = 0; incarnate(p);
        alive = alive | (1 << tok[p]) ; EAGER_ALL() }
