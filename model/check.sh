@@ -90,7 +90,7 @@ run_one() {
   esac
   t1=$(date +%s.%N)
   local secs errors states depth
-  secs=$(printf '%.1f' "$(echo "$t1 - $t0" | bc)")
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
   errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$dir/pan.out" | head -1)
   states=$(sed -n 's/^ *\([0-9e+.]*\) states, stored.*/\1/p' "$dir/pan.out" | head -1)
   depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' "$dir/pan.out" | head -1)
