@@ -850,6 +850,8 @@ impl Generator {
     /// This is a forked child: a static generator refuses; a 128-bit format goes on; a
     /// lease-backed one takes a fresh
     /// slot (the parent's stays the parent's) and restarts its renewal before issuing.
+    // Modelled in model/file.pml: Holder, the relet_after_fork step; model/fork.pml: the child's
+    // inherited generator (make model).
     #[cold]
     #[inline(never)]
     fn after_fork(&self) -> Result<()> {
@@ -947,6 +949,8 @@ impl Generator {
     }
 
     /// Strict mode. With `may_wait` false, returns `Ok(None)` instead of sleeping.
+    // Modelled in model/lease.pml: CAN_ISSUE and inline issue (strict mode, issued eagerly) (make
+    // model).
     #[inline]
     fn next_strict(&self, may_wait: bool) -> Result<Option<u64>> {
         let s = self.seq_bits;
@@ -996,6 +1000,7 @@ impl Generator {
         }
     }
 
+    // Modelled in model/lease.pml: CAN_ISSUE with MONO=1, inline issue (make model).
     #[inline]
     fn next_monotonic(&self) -> Result<u64> {
         let s = self.seq_bits;

@@ -38,6 +38,8 @@ pub(crate) struct Claim {
 
 /// Claim the node id. Returns the claim and the state word a new generator must start from
 /// (-1 when this process never issued from the key).
+// Modelled in model/fork.pml: inline claim (R_FORKREG: issue 25's fork-aware rule, not yet in this
+// code) (make model).
 pub(crate) fn claim(
     node_id: u32,
     epoch_ms: i64,
@@ -73,6 +75,7 @@ pub(crate) fn claim(
 
 impl Claim {
     /// Give the node id back, recording the state of the last ID issued under it.
+    // Modelled in model/fork.pml: inline release (make model).
     pub(crate) fn release(&self, last_state: i64) {
         if self.released.swap(1, Ordering::SeqCst) != 0 {
             return;

@@ -224,6 +224,7 @@ async fn read_store(
     Ok((taken, marks))
 }
 
+// Modelled in model/remote.pml: Holder, the two take steps (STORE=2) (make model).
 async fn take(
     o: &EtcdLeaseOptions,
     creds: &Credentials,
@@ -363,6 +364,7 @@ async fn take(
 /// etcd lease) and the mark holds one of our unanswered values, that write landed. Nobody else
 /// can have written it, since every writer's transaction requires the slot key to carry its own
 /// token; the holder adopts the mark's revision and writes again. Anything else loses the lease.
+// Modelled in model/remote.pml: WRITE_OK and BUMP (STORE=2; R_CHECK) (make model).
 async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, String> {
     match write_hwm_once(h, r).await {
         Ok(false) if !h.unsure.is_empty() && adopt_landed_write(h).await? => {
@@ -426,6 +428,8 @@ async fn adopt_landed_write(h: &mut Held) -> std::result::Result<bool, String> {
     }
 }
 
+// Modelled in model/remote.pml: Holder, the renewal, late write, loss and close steps (STORE=2)
+// (make model).
 async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
     let state: &LeaseState = &ctx.state;
     let mut renew_tick = tokio::time::interval(renew_period(h.common.reserve_ms));

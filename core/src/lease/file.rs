@@ -134,6 +134,8 @@ pub(crate) fn mtime_ms(meta: &std::fs::Metadata) -> Option<i64> {
 /// The restart guard a record implies: its R when complete; otherwise a full reserve past the
 /// later of the file's mtime and now (the worst a holder we cannot see could have reached).
 /// `None` when the record's R lies past the layout's window: the slot cannot be used.
+// Modelled in model/file.pml: inline file_take (the record's R, or max(mtime, now) + reserve) (make
+// model).
 pub(crate) fn guard_of(
     rec: &SlotRecord,
     mtime_ms: Option<i64>,
@@ -236,6 +238,7 @@ impl SlotFile {
     }
 
     /// Is the slot still ours: the path names our locked file and the record names us?
+    // Modelled in model/file.pml: Holder, the renewal's first half (R_CHECK) (make model).
     fn check_held(&self) -> std::result::Result<(), Check> {
         let path = self.path.display();
         match self.file.metadata() {
@@ -280,6 +283,8 @@ impl SlotFile {
     /// One renewal: check the slot is still ours, then write R = max(now + reserve, R) and
     /// publish it. A slot that is not ours is lost at once; a check or a write that fails
     /// leaves R where it was (the generator issues up to it, then waits for the next try).
+    // Modelled in model/file.pml: Holder, the renewal's two halves (check_held, then write and
+    // publish) (make model).
     pub(crate) fn renew(&self, state: &LeaseState, now_ms: i64) {
         let _io = self.io.lock();
         if state.is_lost() || state.is_closed() {
@@ -305,6 +310,7 @@ impl SlotFile {
     }
 
     /// The final write of a clean close (only while the slot is still ours).
+    // Modelled in model/file.pml: Holder, the clean close step (make model).
     fn finish(&self, state: &LeaseState, final_r_ms: i64) {
         let _io = self.io.lock();
         if !state.is_lost() && self.check_held().is_ok() {
@@ -501,6 +507,8 @@ fn survey(
     out
 }
 
+// Modelled in model/file.pml: inline file_take, called by the two take steps of Holder (make
+// model).
 pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -> Result<Session> {
     let common = check_common(
         ctx.layout,
@@ -659,6 +667,8 @@ enum Take {
 
 /// Open and lock one slot file, making sure the lock is on the file the name names (it may
 /// have been deleted or replaced between the open and the lock).
+// Modelled in model/file.pml: inline file_take (the flock on the inode the path names) (make
+// model).
 fn take_file(dir: &LeaseDir, name: &str) -> Result<Take> {
     let d = dir.path();
     for _ in 0..8 {

@@ -104,6 +104,8 @@ impl LeaseState {
 
     /// A fresh slot: the previous holder's R (or the guard assumed for it) and ours (already
     /// durable).
+    // Modelled in model/lease.pml: inline start (R_GUARD; R_CAP is a cap the model proposes, not in
+    // this code) (make model).
     fn start(&self, guard_until_ms: i64, r_ms: i64, guard_note: String) {
         let _w = self.writer.lock();
         if self.closed.load(Ordering::Acquire) {
@@ -119,6 +121,8 @@ impl LeaseState {
     }
 
     /// R is durable in the store: let the generator issue up to it.
+    // Modelled in model/lease.pml: inline publish (R_BEFORE: called only after the durable write)
+    // (make model).
     fn publish(&self, r_ms: i64) {
         let _w = self.writer.lock();
         if self.lost.load(Ordering::Acquire) || self.closed.load(Ordering::Acquire) {
@@ -141,6 +145,7 @@ impl LeaseState {
     }
 
     /// The lease is gone: stop issuing at once, for good.
+    // Modelled in model/lease.pml: inline lose (make model).
     fn lose(&self, reason: String) {
         let _w = self.writer.lock();
         self.lost.store(true, Ordering::Release);
@@ -534,6 +539,8 @@ impl LeaseRuntime {
     /// In a forked child: leave the parent's slot to the parent (the fork handler already
     /// closed the child's copies of its descriptors; its thread does not exist here) and take a
     /// fresh slot. Returns the new slot. Called with the generator's fork generation mismatched.
+    // Modelled in model/file.pml: Holder, the relet_after_fork step (R_FSTAT: abandon, never
+    // unlock) (make model).
     pub(crate) fn relet_after_fork(
         &self,
         generation: u64,
@@ -568,6 +575,8 @@ impl LeaseRuntime {
     /// Let go of the slot: stop renewing, leave the final R (a clean close) or R as it is (a
     /// crash), unlock it. In a forked child that never re-leased, only let go of the parent's
     /// slot, touching nothing of the parent's.
+    // Modelled in model/file.pml and model/remote.pml: Holder, the clean close step (final R) (make
+    // model).
     pub(crate) fn close(&self, generation: u64, how: Release) {
         let mut held = self.session.lock();
         let Some(mut session) = held.take() else {
@@ -655,6 +664,8 @@ impl LeaseRuntime {
 /// process and its locks may be held; the fork handler has closed this process's copies of its
 /// descriptors (after checking they were still the slot's file), so nothing is closed here by
 /// number: everything is forgotten. The parent's `flock` stays with the parent.
+// Modelled in model/file.pml: Holder, the relet_after_fork step (mutation descriptor-closed-by-
+// number) (make model).
 fn abandon(session: Session) {
     std::mem::forget(session);
 }

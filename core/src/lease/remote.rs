@@ -138,6 +138,7 @@ pub(crate) fn check_remote(
 /// The guard a stored mark implies: its R when it is a plain number of ms, else a full reserve
 /// past now (a holder we cannot see may have reached that far); `None` when R lies past the
 /// layout's window (the slot is left unused).
+// Modelled in model/remote.pml: RGUARD (make model).
 pub(crate) fn guard_of(
     value: Option<&[u8]>,
     now_ms: i64,

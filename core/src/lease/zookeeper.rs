@@ -351,6 +351,7 @@ async fn read_store(
     Ok((taken, marks))
 }
 
+// Modelled in model/remote.pml: Holder, the two take steps (STORE=3) (make model).
 async fn take(
     o: &ZooKeeperLeaseOptions,
     creds: &Credentials,
@@ -475,6 +476,8 @@ async fn take(
 /// Write R in one multi-op that checks our slot znode (it exists, unchanged) and sets the mark
 /// at the version we last wrote (or creates it): R in the store only grows, and only the
 /// holder moves it. `Ok(false)`: either check failed (the lease is lost).
+// Modelled in model/remote.pml: WRITE_OK, BUMP and the adoption of an unsure write (STORE=3;
+// R_CHECK) (make model).
 async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, Fail> {
     let data = r.to_string();
     let create = zk::CreateMode::Persistent.with_acls(zk::Acls::new(&h.acls));
@@ -541,6 +544,7 @@ async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, Fail> {
 }
 
 /// Why a slot watch's event means the lease is lost (`None`: it does not).
+// Modelled in model/remote.pml: Holder, the loss step (STORE=3) (make model).
 fn lost_by(event: &zk::WatchedEvent, slot: &str) -> Option<String> {
     match event.event_type {
         zk::EventType::NodeDeleted => Some(format!(
@@ -558,6 +562,8 @@ fn lost_by(event: &zk::WatchedEvent, slot: &str) -> Option<String> {
     }
 }
 
+// Modelled in model/remote.pml: Holder, the renewal, late write, loss and close steps (STORE=3)
+// (make model).
 async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
     let state: &LeaseState = &ctx.state;
     let mut renew_tick = tokio::time::interval(renew_period(h.common.reserve_ms));

@@ -1,0 +1,365 @@
+/*
+ * polyflake's lease protocol and fork/registry rules, as the code implements them, for spin.
+ *
+ * `make model` (all of it) and `make test-model` (the bounded part): see model/check.sh and
+ * docs/reliability.md ("The lease protocol, model-checked"). Every transition names the Rust
+ * function it models; each of those functions carries a comment pointing back here.
+ *
+ * One model, several configurations chosen with -D at compile time:
+ *   STORE=0  fork and the process-wide registry of node ids (static node ids)
+ *   STORE=1  file lease (core/src/lease/file.rs): flock, inode, record with a holder token
+ *   STORE=2  etcd lease (core/src/lease/etcd.rs): TTL lease, slot key, mark with mod revision
+ *   STORE=3  ZooKeeper lease (core/src/lease/zookeeper.rs): session, ephemeral slot, versions
+ *   LIVE=1   liveness configuration (lazy clock, no faults but a store outage)
+ *
+ * Abstract IDs are (node, ms, seq). Time is whole ms, 1..TMAX; a holder's clock is the true
+ * time plus an offset of -1, 0 or +1 (a host clock stepped back or forward within bounds:
+ * forward steps beyond max_forward_step_ms are refused by core/src/forward.rs and not
+ * modelled). Every fault is bounded (see BUDGET).
+ *
+ * Rules that are parameters (1 = the real protocol, 0 = the mutation check):
+ *   R_CHECK     renewal checks the record is still ours          (all three stores)
+ *   R_GUARD     restart guard: issue only after the predecessor's possible R
+ *   R_BEFORE    R written durably BEFORE being published as the issuing limit
+ *   R_FORKREG   the registry refuses a child an id its live parent holds (issue 25: the code
+ *               today lets the child take it; the fix is host-wide, by another change)
+ *   R_FSTAT     the fork handler / a child closes a descriptor only after fstat matches
+ *   R_ROLLBACK  a live holder that finds the store went back stops (issue 26, NOT in the code)
+ *   R_FENCE     a restored store is used by takers only after `polyflake lease fence`
+ *               (issue 26, NOT in the code)
+ *   R_CAP       the issuing limit is at most one reserve past the clock reading of the last
+ *               successful ownership check (proposed by this model, NOT in the code: without
+ *               it a deleted slot file or a missing mark is guarded too short, see
+ *               model/trails/finding-*.txt)
+ */
+
+#ifndef STORE
+#define STORE 1
+#endif
+#ifndef LIVE
+#define LIVE 0
+#endif
+#ifndef R_CHECK
+#define R_CHECK 1
+#endif
+#ifndef R_GUARD
+#define R_GUARD 1
+#endif
+#ifndef R_BEFORE
+#define R_BEFORE 1
+#endif
+#ifndef R_FORKREG
+#define R_FORKREG 1
+#endif
+#ifndef R_FSTAT
+#define R_FSTAT 1
+#endif
+#ifndef R_ROLLBACK
+#define R_ROLLBACK 1
+#endif
+#ifndef R_FENCE
+#define R_FENCE 1
+#endif
+#ifndef R_CAP
+#define R_CAP 1
+#endif
+
+/* Bounds. */
+#ifndef TMAX
+#define TMAX 4            /* the true time runs 1..TMAX */
+#endif
+#ifndef RES
+#define RES 1             /* the reserve, ms */
+#endif
+#ifndef SEQ
+#define SEQ 1             /* sequences per ms (2 for the registry configuration) */
+#endif
+#define MS (TMAX + 3)     /* ms values an ID may carry: 0..MS-1 */
+#ifndef NH
+#define NH 3              /* lease holders (processes) */
+#endif
+#define NP (NH + 1)       /* + one forked child */
+#define NS 2              /* lease slots = node ids 0 and 1; a static node id is 2 */
+#define NONE 255
+/* Faults, each at most once per run, and at most BUDGET of them in all. */
+#ifndef BUDGET
+#define BUDGET 1
+#endif
+#ifndef CLOCKSTEP
+#define CLOCKSTEP 1       /* clock steps allowed */
+#endif
+#ifndef DELETE_FILE
+#define DELETE_FILE 1     /* slot file deleted / overwritten allowed */
+#endif
+#ifndef RESTORE
+#define RESTORE 1         /* store restored to an older snapshot allowed */
+#endif
+#ifndef FORK
+#define FORK 1            /* fork of holder 0 (a lease holder) allowed */
+#endif
+#ifndef LATE
+#define LATE 1            /* a remote write that lands after its caller timed out */
+#endif
+#ifndef ENDS
+#define ENDS 1            /* generators ended by a crash or a clean close (a restart follows) */
+#endif
+#ifndef DOWN
+#define DOWN 1            /* the store down and back */
+#endif
+#ifndef MONO
+#define MONO 0            /* monotonic mode (borrows ahead of the clock) instead of strict */
+#endif
+
+#define FILE 1
+#define ETCD 2
+#define ZK 3
+
+#define max(a, b) ((a) > (b) -> (a) : (b))
+#define min(a, b) ((a) < (b) -> (a) : (b))
+
+/* ---------------------------------------------------------------------------------------- */
+/* Time and clocks                                                                          */
+byte now_t = 1;                 /* the true time */
+byte off[NP];                   /* clock offset + 1: 0, 1 or 2 (set to 1 in init) */
+#if STORE == FILE
+#define CLK(p) (now_t + off[0] - 1)   /* one host: one clock for every process */
+#else
+#define CLK(p) (now_t + off[p] - 1)
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* What was issued (ghost), and the properties                                              */
+byte issued[3 * MS];            /* bit q of issued[node * MS + ms]: (node, ms, q) was issued */
+bool held[NP];                  /* ghost: a slot taken and started (LeaseState::start) */
+bool any[NP];                   /* the current incarnation of each process issued an ID */
+byte iss_max[NS];               /* ghost: the highest ms issued on the slot (node) */
+byte dead_lim[NS];              /* ghost: the highest limit of a holder of the slot that crashed */
+byte hiR;                       /* ghost: the highest R ever durably written (the fence's range) */
+
+/* ---------------------------------------------------------------------------------------- */
+/* Holders (one generator per process; index NH is holder 0's forked child)                  */
+byte tok[NP];                   /* token of the current incarnation (0: none running) */
+byte inc[NP];                   /* incarnations so far */
+byte slot[NP];                  /* slot held (NONE) = node id */
+byte floor_[NP];                /* LeaseState.floor: the restart guard G */
+byte lim[NP];                   /* LeaseState.limit: 0 = nothing may be issued */
+byte myR[NP];                   /* LeaseState.r_ms: R as this holder last wrote it */
+byte pred[NP];                  /* ghost: the predecessors' possible R when the slot was taken */
+byte lms[NP];                   /* the state word: last ms ... */
+byte lseq[NP];                  /* ... and sequence issued */
+bool lost[NP];
+byte chk[NP];                   /* clock at the last successful ownership check (R_CAP) */
+bool rolled[NP];                /* oracle: the store went back since this holder took its slot */
+bool pend[NP];                  /* between a renewal's check and its write (file) */
+byte tried[NP];                 /* the clock reading of the last renewal attempt: one per ms
+                                   (a renewal at the same reading changes nothing) */
+
+/* Faults */
+byte budget = BUDGET;
+byte ends = ENDS;
+bool restart;                   /* a process whose generator ended may start another */
+bool stepped, deleted, restored, snapped, forked, downed, late_used;
+bool down;                      /* the store is unreachable */
+bool unfenced;                  /* restored, not yet fenced */
+
+/* The restart guard's floor, and the issuing limit as published. */
+#if R_GUARD
+#define GUARD(g) (g)
+#else
+#define GUARD(g) 0
+#endif
+#if R_CAP
+#define CAPPED(r, c) min(r, (c) + RES)
+#else
+#define CAPPED(r, c) (r)
+#endif
+
+/* The ms the next ID would carry (the state word + 1, or the clock when it is ahead). */
+#define NEXTM(p) (CLK(p) > lms[p] -> CLK(p) : (lseq[p] < SEQ - 1 -> lms[p] : lms[p] + 1))
+#define NEXTQ(p) (CLK(p) > lms[p] -> 0 : (lseq[p] < SEQ - 1 -> lseq[p] + 1 : 0))
+
+/* core/src/generator.rs::next_monotonic / next_strict (window check in elapsed_of and
+ * check_ahead): issue only when floor < now and the ID's ms <= limit. Strict mode issues a
+ * subset of what is modelled (it never borrows ahead of the clock). */
+#if MONO
+#define CAN_ISSUE(p) (lim[p] > 0 && CLK(p) > floor_[p] && NEXTM(p) <= lim[p] && NEXTM(p) < MS)
+#else
+/* strict mode (the default): the ID carries the clock's ms, never borrowed ahead */
+#define CAN_ISSUE(p) (lim[p] > 0 && CLK(p) > floor_[p] && NEXTM(p) <= lim[p] && NEXTM(p) == CLK(p))
+#endif
+
+inline issue(p, node) {
+  {
+    m = NEXTM(p); q = NEXTQ(p);
+    /* P1, the core safety property: never two issued IDs equal. */
+    assert((issued[node * MS + m] & (1 << q)) == 0);
+    issued[node * MS + m] = issued[node * MS + m] | (1 << q);
+    /* P2: no holder issues past its R (the R it wrote durably). */
+    assert(node == 2 || m <= myR[p]);
+    /* P3: a successor issues nothing at or below its predecessor's possible R. */
+    assert(node == 2 || m > pred[p]);
+    /* P4: each holder's IDs increase. */
+    assert(m > lms[p] || (m == lms[p] && q > lseq[p]));
+    printf("MSC: H%d issues (node %d, ms %d, seq %d)  [clock %d, floor %d, limit %d]\n", p, node, m, q, CLK(p), floor_[p], lim[p]);
+    lms[p] = m; lseq[p] = q;
+    if :: node < NS -> iss_max[node] = max(iss_max[node], m) :: else fi;
+    any[p] = 1;
+    m = 0; q = 0
+  }
+}
+
+/* LeaseState::publish: R is durable, let the generator issue up to it (never below). */
+inline publish(p, r) {
+  myR[p] = max(myR[p], r);
+#if R_BEFORE
+  lim[p] = CAPPED(myR[p], chk[p])
+#endif
+}
+
+/* A durable write of R by p (acknowledged) */
+inline durable(p, r) {
+  hiR = max(hiR, r)
+}
+
+/* LeaseState::lose: stop at once, for good. */
+inline lose(p) {
+  printf("MSC: H%d loses its lease (LeaseLost)\n", p);
+  lost[p] = 1; lim[p] = 0; pend[p] = 0
+}
+
+/* LeaseState::start (core/src/lease/mod.rs): the guard and the first R, already durable. */
+inline start(p, s, g, r) {
+  slot[p] = s; held[p] = 1;
+  /* the predecessors' possible R: what was issued on the slot, what a crashed holder may
+   * have issued, and the limit of any other holder still running on it */
+  pred[p] = max(iss_max[s], dead_lim[s]);
+  for (i : 0 .. NP - 1) {
+    if :: i != p && slot[i] == s && tok[i] != 0 -> pred[p] = max(pred[p], lim[i]) :: else fi
+  }
+  i = 0;
+  floor_[p] = GUARD(g);
+  myR[p] = r;
+  chk[p] = CLK(p); tried[p] = chk[p];
+  lim[p] = CAPPED(r, chk[p]);
+  rolled[p] = 0;
+  printf("MSC: H%d takes slot %d at clock %d: guard %d, R %d written, limit %d\n", p, s, CLK(p), g, r, lim[p])
+}
+
+/* A process's incarnation ends (crash, close, a lost lease given up): memory is gone. */
+inline forget(p) {
+  slot[p] = NONE; held[p] = 0; floor_[p] = 0; lim[p] = 0; myR[p] = 0; pred[p] = 0;
+  lost[p] = 0; chk[p] = 0; tried[p] = 0; rolled[p] = 0; pend[p] = 0; any[p] = 0; tok[p] = 0
+}
+
+/* A new incarnation: a fresh token (holder= nonce, etcd lease id, ZooKeeper session). The
+ * state word starts afresh (another process); a forked child keeps its parent's. */
+inline incarnate(p) {
+  inc[p]++;
+  tok[p] = p + 1 + NP * inc[p];
+  lms[p] = 0; lseq[p] = SEQ - 1
+}
+
+#define RESTORE_HOLDERS() \
+  for (i : 0 .. NP - 1) { if :: tok[i] != 0 -> rolled[i] = 1 :: else fi }
+
+#if R_ROLLBACK
+/* issue 26 (not yet in the code): every store answer shows whether the store went back
+ * (revision, zxid, record sequence, store identity only grow); a holder that sees it did
+ * stops, and its operation takes no effect (it is conditional on the store's identity). */
+#define ROLLED(p) rolled[p]
+#else
+#define ROLLED(p) 0
+#endif
+
+#if R_FENCE
+/* issue 26 (not yet in the code): a restored store is not taken from until fenced. */
+#define TAKE_OK (!down && !unfenced)
+#else
+#define TAKE_OK (!down)
+#endif
+
+/* Issuing is EAGER in the lease configurations: after every step, every generator whose
+ * window admits the clock's ms issues its ID for that ms (strict mode, one sequence per ms).
+ * Issuing only ever adds IDs, so the eager run has every ID a lazy run could have had at that
+ * point (an ID withheld and issued later carries the same (node, ms), or a later ms). */
+#if STORE != 0
+#define EAGER_ALL() \
+  for (e : 0 .. NP - 1) { if :: !INHERITED(e) && CAN_ISSUE(e) -> issue(e, slot[e]) :: else fi }; e = 0
+#else
+#define EAGER_ALL() skip
+#endif
+byte e, m, q;                   /* scratch for EAGER_ALL (always 0 between steps) */
+#if STORE == ETCD || STORE == ZK
+#define ALIVE_NEW(p) alive = alive | (1 << tok[p])
+#else
+#define ALIVE_NEW(p) skip
+#endif
+#if STORE == FILE
+#include "file.pml"
+#elif STORE == ETCD || STORE == ZK
+#include "remote.pml"
+#else
+#include "fork.pml"
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* The clock                                                                                */
+active proctype Clock() {
+  do
+#if LIVE
+  ::  atomic { timeout && now_t < TMAX -> now_t++; printf("MSC: time %d\n", now_t); EAGER_ALL() }         /* lazy: time moves when nothing else can */
+#else
+  :: atomic { now_t < TMAX -> now_t++; printf("MSC: time %d\n", now_t); EAGER_ALL() }
+#endif
+  :: now_t >= TMAX -> break
+  od
+}
+
+#if STORE != 0
+/* ---------------------------------------------------------------------------------------- */
+/* The environment: faults, each at most once, at most BUDGET in all                         */
+active proctype Env() {
+  byte i, s;
+  do
+#if !LIVE && CLOCKSTEP
+  /* The wall clock stepped back or forward within bounds (host clock: core/src/clock.rs;
+   * a step past max_forward_step_ms is refused by core/src/forward.rs::check). */
+  :: atomic { budget > 0 && !stepped -> stepped = 1; budget--;
+       select(i : 0 .. NP - 1);
+       if :: off[i] = 0 :: off[i] = 2 fi;
+       printf("MSC: ENV clock of H%d stepped by %d ms\n", i, off[i] - 1); i = 0; EAGER_ALL() }
+#endif
+  /* The store goes down and comes back. */
+#if DOWN
+  :: atomic { budget > 0 && !downed -> downed = 1; budget--; down = 1; printf("MSC: ENV store down\n") }
+#endif
+  :: atomic { down -> down = 0; printf("MSC: ENV store back\n") }
+#if !LIVE && RESTORE
+  /* A snapshot of the store is taken (no fault: a backup) ... */
+  :: atomic { !snapped -> snapped = 1; SNAPSHOT(); s = 0; printf("MSC: ENV snapshot of the store taken\n") }
+  /* ... and later the store is restored to it. */
+  :: atomic { budget > 0 && snapped && !restored -> restored = 1; budget--;
+       RESTORE_STORE(); RESTORE_HOLDERS(); unfenced = 1; s = 0; i = 0;
+       printf("MSC: ENV store restored to the snapshot\n") }
+  /* `polyflake lease fence` (issue 26): every mark raised past the lost history's range. */
+  :: atomic { unfenced -> unfenced = 0; FENCE_STORE(); s = 0; EAGER_ALL();
+       printf("MSC: ENV polyflake lease fence: marks raised to %d\n", hiR) }
+#endif
+  ENV_STORE_FAULTS
+  :: atomic { budget == 0 && !down && !unfenced -> break }
+#if LIVE
+  :: atomic { !down -> break }                  /* no (more) faults */
+#endif
+  od
+}
+#endif
+
+#if LIVE
+/* Liveness under weak fairness: a holder that holds a slot, whose store is up (an outage
+ * ends) and whose clock is sane, eventually issues. */
+#if NH == 3
+ltl live { [] (held[0] -> <> any[0]) && [] (held[1] -> <> any[1]) && [] (held[2] -> <> any[2]) }
+#else
+ltl live { [] (held[0] -> <> any[0]) && [] (held[1] -> <> any[1]) }
+#endif
+#endif
