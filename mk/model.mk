@@ -11,8 +11,7 @@
 #                     in target/model/
 #   make test-model   the bounded check (2 holders) and the mutations (part of make test)
 
-APT_PACKAGES += spin
-
+# Debian packages (spin): mk/packages.mk.
 TEST_TARGETS += test-model
 
 .PHONY: model test-model

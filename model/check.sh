@@ -15,7 +15,7 @@ MODEL_DIR=$(pwd)
 OUT=${MODEL_OUT:-$MODEL_DIR/../target/model}
 MODE=${1:-bounded}
 ONLY=${2:-}
-NICE="nice -n 19"
+NICE=${MODEL_NICE:-}    # e.g. MODEL_NICE="nice -n 19" on a shared machine
 MEMLIM=${MODEL_MEMLIM:-4096}     # MB for pan's state store
 mkdir -p "$OUT" "$MODEL_DIR/trails"
 
