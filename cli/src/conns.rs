@@ -116,7 +116,7 @@ impl Server {
             return Room::Free;
         }
         if evicting >= EVICTING_MAX {
-            return Room::Full;
+            return Room::Full(FullBecause::Evicting);
         }
         let victim = open
             .values()
@@ -128,16 +128,25 @@ impl Server {
                 c.evict.notify_one();
                 Room::Evicted
             }
-            None => Room::Full,
+            None => Room::Full(FullBecause::AllBusy),
         }
     }
+}
+
+/// Why a newcomer cannot have a connection now (the refusal says which).
+#[derive(Clone, Copy)]
+enum FullBecause {
+    /// Every connection is answering a request.
+    AllBusy,
+    /// As many connections as allowed are already being closed to make room.
+    Evicting,
 }
 
 /// What [`Server::make_room`] did.
 enum Room {
     Free,
     Evicted,
-    Full,
+    Full(FullBecause),
 }
 
 /// Accept connections on `listener` and answer them with `app` until `shutdown` resolves; then
@@ -180,9 +189,9 @@ pub(crate) async fn serve(
         match srv.make_room(limits.max_connections) {
             Room::Free => {}
             Room::Evicted => srv.metrics.count_closed("evicted"),
-            Room::Full => {
+            Room::Full(why) => {
                 srv.metrics.count_closed("refused");
-                refuse(stream, &refusing, &srv.metrics);
+                refuse(stream, why, &refusing, &srv.metrics);
                 continue;
             }
         }
@@ -314,7 +323,12 @@ async fn watchdog(conn: &Conn, srv: &Server) -> &'static str {
 }
 
 /// Answer `503 TOO_MANY_CONNECTIONS` and close, without holding up the accept loop.
-fn refuse(mut stream: TcpStream, refusing: &Arc<Semaphore>, metrics: &Arc<Metrics>) {
+fn refuse(
+    mut stream: TcpStream,
+    why: FullBecause,
+    refusing: &Arc<Semaphore>,
+    metrics: &Arc<Metrics>,
+) {
     let Ok(permit) = refusing.clone().try_acquire_owned() else {
         return; // dropped: closed without an answer
     };
@@ -325,7 +339,14 @@ fn refuse(mut stream: TcpStream, refusing: &Arc<Semaphore>, metrics: &Arc<Metric
             &ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "TOO_MANY_CONNECTIONS",
-                "every connection is answering a request: retry shortly",
+                match why {
+                    FullBecause::AllBusy => {
+                        "every connection is answering a request: retry shortly"
+                    }
+                    FullBecause::Evicting => {
+                        "idle connections are being closed to make room: retry shortly"
+                    }
+                },
             ),
             "retry-after: 1\r\n",
         );
