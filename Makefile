@@ -123,13 +123,22 @@ timing-start:
 # low priority (nice 10) from its start: the main build and the tests keep the CPU they want, and
 # the idle time of tests that wait (leases, stores, valgrind's single thread) goes to these
 # builds. It only warms the caches: each target still runs its own build when its turn comes
-# (cargo then finds it done, or waits for the lock), so a failure shows there, in order. The
-# warm-up stops between steps once make is gone; its log: target/timing/warm.log.
+# (cargo then finds it done, or waits for the lock), so a failure shows there, in order. A target
+# that needs one of these trees first raises the warm-up back to normal priority (warm_now): on
+# a machine kept busy by others, nice 10 would starve the build that target now waits for. The
+# warm-up runs in a process group of its own (setsid) and stops between steps once make is
+# gone; its log: target/timing/warm.log.
 WARM_LOG := $(TIMING_DIR)/warm.log
+WARM_PGID := $(TIMING_DIR)/warm.pgid
 warm-start: deps
 	@mkdir -p $(TIMING_DIR); printf '\n==> warm-up: the wheel, nightly and loom trees build in the background (log: %s)\n' $(WARM_LOG); \
-	( env -u POLYFLAKE_TIMING_LOG nice -n 10 $(MAKE) --no-print-directory warm-trees WARM_PARENT=$$PPID \
-	  > $(WARM_LOG) 2>&1 && echo "warm-up done" >> $(WARM_LOG) || echo "warm-up failed (each target builds for itself)" >> $(WARM_LOG) ) &
+	setsid nice -n 10 bash -c 'env -u POLYFLAKE_TIMING_LOG $(MAKE) --no-print-directory warm-trees WARM_PARENT=$$1 \
+	  > $(WARM_LOG) 2>&1 && echo "warm-up done" >> $(WARM_LOG) || echo "warm-up failed (each target builds for itself)" >> $(WARM_LOG); \
+	  rm -f $(WARM_PGID)' warm-trees $$PPID & echo $$! > $(WARM_PGID)
+
+# As a target's first recipe line: the warm-up (if it still runs) back to normal priority.
+warm_now = @pg=$$(cat $(WARM_PGID) 2>/dev/null); if [ -n "$$pg" ] && grep -q warm-trees /proc/$$pg/cmdline 2>/dev/null; then \
+	renice -n 0 -g $$pg >/dev/null 2>&1 || true; fi
 
 WARM_PARENT ?= $$PPID
 warm_step = kill -0 $(WARM_PARENT) 2>/dev/null || { echo "make is gone: warm-up stops"; exit 0; }; echo "--- $(1)"; date +%s;
@@ -207,6 +216,7 @@ lint-rust:
 LOOM_TEST = LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" $(CARGO) test -p polyflake-loom --test loom --release \
 	--target-dir $(CARGO_TARGET_DIR)/loom
 loom:
+	$(warm_now)
 	$(call say,loom model of the compare-and-swap step)
 	$(LOOM_TEST)
 

@@ -54,6 +54,7 @@ dist: dist-python dist-node dist-c dist-go
 	python3 tests/dist/check_version.py --dist $(DIST)
 
 dist-python: deps-dist
+	$(warm_now)
 	$(call say,Python: abi3 wheel (manylinux2014 through zig) and sdist into dist/)
 	@mkdir -p $(DIST) && rm -f $(DIST)/polyflake-*.whl $(DIST)/polyflake-$(DIST_VERSION).tar.gz
 	$(WHEEL_BUILD) $(DIST)

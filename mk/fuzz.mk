@@ -47,6 +47,7 @@ deps-fuzz: deps-sanitize
 	$(call cargo_tool,cargo-fuzz,$(CARGO_FUZZ_VERSION),cargo-fuzz)
 
 build-fuzz: deps-fuzz
+	$(warm_now)
 	$(call say,building the fuzz targets (cargo fuzz build; target dir $(CARGO_TARGET_DIR)/nightly))
 	$(FUZZ_CARGO) build $(FUZZ_BUILD_FLAGS)
 

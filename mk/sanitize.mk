@@ -68,10 +68,12 @@ define san_build
 endef
 
 build-asan: deps-sanitize
+	$(warm_now)
 	$(call say,libpolyflake with -Zsanitizer=address ($(SAN_TOOLCHAIN); no remote stores; target dir $(NIGHTLY_DIR)))
 	$(call san_build,address,$(SAN_ASAN_LIB))
 
 build-tsan: deps-sanitize
+	$(warm_now)
 	$(call say,libpolyflake with -Zsanitizer=thread ($(SAN_TOOLCHAIN); no remote stores; target dir $(NIGHTLY_DIR)))
 	$(call san_build,thread,$(SAN_TSAN_LIB))
 
