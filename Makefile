@@ -171,7 +171,8 @@ check:
 	$(call say,check: cargo fmt --check; clippy of the core (all targets and -D warnings); its unit and property and scenario and vector and doc tests)
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy -p polyflake --all-targets --release -- -D warnings
-	$(CARGO) test --release -p polyflake --lib --doc --test properties --test scenarios --test vectors
+	$(CARGO) test --release -p polyflake --lib --test properties --test scenarios --test vectors
+	$(CARGO) test --release -p polyflake --doc
 
 # Each scenario runner writes $(SCENARIO_COVERAGE)/<lang>.txt; `make test` starts it empty.
 SCENARIO_COVERAGE := $(CARGO_TARGET_DIR)/scenario-coverage
