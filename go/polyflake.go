@@ -89,6 +89,7 @@ var (
 	ErrClockJumpedAhead    = sentinel(C.POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD)
 	ErrIDSpaceMismatch     = sentinel(C.POLYFLAKE_RESULT_ID_SPACE_MISMATCH)
 	ErrGeneratorClosed     = sentinel(C.POLYFLAKE_RESULT_GENERATOR_CLOSED)
+	ErrInterrupted         = sentinel(C.POLYFLAKE_RESULT_INTERRUPTED)
 	ErrNullParameter       = sentinel(C.POLYFLAKE_RESULT_NULL_PARAMETER)
 	ErrPanic               = sentinel(C.POLYFLAKE_RESULT_PANIC)
 	ErrBufferTooSmall      = sentinel(C.POLYFLAKE_RESULT_BUFFER_TOO_SMALL)

@@ -91,11 +91,15 @@ pub enum Error {
         /// The configured limit.
         max_lead_ms: u64,
     },
-    /// Another live generator in this process already uses this node id with the same epoch and
-    /// layout on the system clock. Share that one instead of making a second.
+    /// Another live generator already uses this static node id with the same epoch and layout
+    /// on the system clock: in this process (share that one), or in another process on this
+    /// host (give each process its own node id, or use a lease).
     NodeIdInUse {
         /// The node id asked for.
         node_id: u32,
+        /// The holding process when it is another one on this host (its pid when the host
+        /// could tell it, else 0); `None` when the holder is in this process.
+        holder_pid: Option<u32>,
     },
     /// The generator was created before `fork()` and this is the child process: it shares the
     /// parent's node id and state, so it refuses to issue.
@@ -184,6 +188,15 @@ pub enum Error {
         /// The generator's node id.
         node_id: u32,
     },
+    /// A call was cut short while it waited (a signal for Python, a terminating Node worker,
+    /// the C ABI's cancel, the service's shutdown). It issued nothing its caller did not get,
+    /// and IDs it had reserved are never issued.
+    Interrupted {
+        /// The generator's node id.
+        node_id: u32,
+        /// How long the call had waited, in milliseconds.
+        waited_ms: u64,
+    },
 }
 
 /// The kind of an [`Error`], without its data: what bindings match on to pick an exception class,
@@ -232,11 +245,13 @@ pub enum ErrorKind {
     IdSpaceMismatch,
     /// See [`Error::GeneratorClosed`].
     GeneratorClosed,
+    /// See [`Error::Interrupted`].
+    Interrupted,
 }
 
 impl ErrorKind {
     /// Every kind, in a fixed order (for tables and tests).
-    pub const ALL: [ErrorKind; 21] = [
+    pub const ALL: [ErrorKind; 22] = [
         ErrorKind::InvalidLayout,
         ErrorKind::UnknownLayout,
         ErrorKind::InvalidNodeId,
@@ -258,6 +273,7 @@ impl ErrorKind {
         ErrorKind::ClockJumpedAhead,
         ErrorKind::IdSpaceMismatch,
         ErrorKind::GeneratorClosed,
+        ErrorKind::Interrupted,
     ];
 
     /// A stable SCREAMING_SNAKE_CASE code: Node's `err.code`, the scenario files' error names.
@@ -288,6 +304,7 @@ impl ErrorKind {
             ErrorKind::ClockJumpedAhead => "CLOCK_JUMPED_AHEAD",
             ErrorKind::IdSpaceMismatch => "ID_SPACE_MISMATCH",
             ErrorKind::GeneratorClosed => "GENERATOR_CLOSED",
+            ErrorKind::Interrupted => "INTERRUPTED",
         }
     }
 
@@ -315,6 +332,7 @@ impl ErrorKind {
             ErrorKind::ClockJumpedAhead => "ClockJumpedAhead",
             ErrorKind::IdSpaceMismatch => "IdSpaceMismatch",
             ErrorKind::GeneratorClosed => "GeneratorClosed",
+            ErrorKind::Interrupted => "Interrupted",
         }
     }
 
@@ -331,7 +349,7 @@ impl ErrorKind {
             ErrorKind::ClockMovedBackwards => "the clock moved backwards (or is stuck) past the wait budget: issuing could repeat an ID, so the call is refused",
             ErrorKind::TimestampOverflow => "the timestamp lies outside the layout's window: an ID is never wrapped",
             ErrorKind::LeadLimitExceeded => "a monotonic generator would run further ahead of the wall clock than max_lead_ms",
-            ErrorKind::NodeIdInUse => "node id already used by a live generator in this process (same epoch and layout): share that one",
+            ErrorKind::NodeIdInUse => "node id already used by a live generator (same epoch and layout) in this process or another on this host: share it, give each process its own id, or use a lease",
             ErrorKind::UsedAfterFork => "used after fork: the generator was made in the parent process; make a new one in the child",
             ErrorKind::ClockFailed => "the clock failed to give a reading",
             ErrorKind::InvalidNodeSource => "invalid node-id source (an environment variable unset, a hostname without an ordinal, an IPv4 prefix too short, lease options out of range)",
@@ -343,6 +361,7 @@ impl ErrorKind {
             ErrorKind::ClockJumpedAhead => "the clock stepped ahead of elapsed time past max_forward_step_ms: nothing is issued from it until it comes back or the new offset has held for forward_confirm_ms",
             ErrorKind::IdSpaceMismatch => "the lease store belongs to another ID space (epoch and layout): one store serves one space",
             ErrorKind::GeneratorClosed => "the generator is closed: it issues nothing more; make a new one",
+            ErrorKind::Interrupted => "the call was interrupted while it waited (a signal, a terminating worker, a cancel): nothing was issued to it",
         }
     }
 
@@ -365,7 +384,8 @@ impl ErrorKind {
             | ErrorKind::LeaseExpired
             | ErrorKind::LeaseLost
             | ErrorKind::LeaseStore
-            | ErrorKind::ClockJumpedAhead => ErrorCategory::Unavailable,
+            | ErrorKind::ClockJumpedAhead
+            | ErrorKind::Interrupted => ErrorCategory::Unavailable,
             ErrorKind::NodeIdInUse
             | ErrorKind::UsedAfterFork
             | ErrorKind::NoFreeSlot
@@ -412,6 +432,29 @@ impl fmt::Display for ErrorKind {
 }
 
 impl Error {
+    /// The refusal of a value too wide for the core's own types (a Python int past 2^127, a
+    /// JSON number past 2^64), echoing exactly what the caller sent: bindings call this instead
+    /// of clamping, so the message never shows a bound the caller did not write.
+    ///
+    /// ```
+    /// let sent = "340282366920938463463374607431768211456"; // 2**128, from Python
+    /// let e = polyflake::Error::too_wide("node_id", sent);
+    /// assert!(e.to_string().contains(sent));
+    /// assert_eq!(e.kind(), polyflake::ErrorKind::InvalidArgument);
+    /// ```
+    pub fn too_wide(name: &'static str, sent: &str) -> Error {
+        let limit = match name {
+            "node_id" | "nodeId" => "no layout has a node id above 2^32 - 1",
+            "epoch_ms" | "epochMs" => "Unix milliseconds are a signed 64-bit number",
+            "count" | "n" => "no batch holds that many IDs",
+            _ => "it is past the range of the setting's type",
+        };
+        Error::InvalidArgument {
+            name,
+            reason: format!("{sent} is out of range: {limit}"),
+        }
+    }
+
     /// The kind of this error.
     ///
     /// ```
@@ -441,6 +484,7 @@ impl Error {
             Error::ClockJumpedAhead { .. } => ErrorKind::ClockJumpedAhead,
             Error::IdSpaceMismatch { .. } => ErrorKind::IdSpaceMismatch,
             Error::GeneratorClosed { .. } => ErrorKind::GeneratorClosed,
+            Error::Interrupted { .. } => ErrorKind::Interrupted,
         }
     }
 
@@ -514,9 +558,23 @@ impl Error {
                 ("lead_ms", Int((*lead_ms).into())),
                 ("max_lead_ms", Int((*max_lead_ms).into())),
             ],
-            Error::NodeIdInUse { node_id }
-            | Error::UsedAfterFork { node_id }
-            | Error::GeneratorClosed { node_id } => vec![("node_id", Int((*node_id).into()))],
+            Error::NodeIdInUse {
+                node_id,
+                holder_pid,
+            } => vec![
+                ("node_id", Int((*node_id).into())),
+                (
+                    "holder_pid",
+                    holder_pid.map_or(Value::Null, |p| Int(p.into())),
+                ),
+            ],
+            Error::Interrupted { node_id, waited_ms } => vec![
+                ("node_id", Int((*node_id).into())),
+                ("waited_ms", Int((*waited_ms).into())),
+            ],
+            Error::UsedAfterFork { node_id } | Error::GeneratorClosed { node_id } => {
+                vec![("node_id", Int((*node_id).into()))]
+            }
             Error::ClockFailed { reason }
             | Error::InvalidNodeSource { reason }
             | Error::LeaseStore { reason } => vec![("reason", text(reason))],
@@ -638,13 +696,34 @@ impl fmt::Display for Error {
                 f,
                 "node {node_id} would run {lead_ms} ms ahead of the wall clock, past max_lead_ms = {max_lead_ms}"
             ),
-            Error::NodeIdInUse { node_id } => write!(
+            Error::NodeIdInUse {
+                node_id,
+                holder_pid: None,
+            } => write!(
                 f,
                 "node id {node_id} is already used by a live generator in this process with the same epoch and layout: share that generator instead of making a second"
             ),
+            Error::NodeIdInUse {
+                node_id,
+                holder_pid: Some(pid),
+            } => {
+                let who = if *pid == 0 {
+                    "another process on this host".to_string()
+                } else {
+                    format!("process {pid} on this host")
+                };
+                write!(
+                    f,
+                    "node id {node_id} is already held by {who} with the same epoch and layout (a forked parent, a sibling worker, another service): give each process its own node id, or take one from a lease (lease=\"file\")"
+                )
+            }
+            Error::Interrupted { node_id, waited_ms } => write!(
+                f,
+                "interrupted after waiting {waited_ms} ms (node {node_id}): the call issued nothing, and the IDs it had reserved are never issued"
+            ),
             Error::UsedAfterFork { node_id } => write!(
                 f,
-                "used after fork: this generator (node {node_id}) was created in the parent process; make a new one in the child with its own node id"
+                "used after fork: this generator (node {node_id}) was created in the parent process; make a new one in the child with its own node id (the parent keeps this one while it lives), or use a lease"
             ),
             Error::ClockFailed { reason } => write!(f, "the clock failed: {reason}"),
             Error::InvalidNodeSource { reason } => write!(f, "invalid node-id source: {reason}"),

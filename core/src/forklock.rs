@@ -85,3 +85,9 @@ impl<T> Drop for ForkGuard<'_, T> {
         self.lock.owner.store(0, Ordering::Release);
     }
 }
+
+impl<T> std::fmt::Debug for ForkLock<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ForkLock { .. }")
+    }
+}

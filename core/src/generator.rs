@@ -10,6 +10,7 @@ use crate::forward::{
     ForwardGuard, Verdict, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS,
     MAX_FORWARD_SETTING_MS,
 };
+use crate::interrupt::Checks;
 use crate::layout::{Decoded, Layout, DEFAULT_EPOCH_MS};
 use crate::lease::{
     LeaseHealth, LeaseRuntime, LeaseState, NodeSource, NodeSourceKind, Release, SlotContext,
@@ -380,8 +381,18 @@ impl Builder {
             Some(node_id) => {
                 let (claim, resume) = if claims {
                     let (c, resume) =
-                        registry::claim(node_id, self.epoch_ms, layout, fork_generation)?;
-                    (Some(c), resume)
+                        registry::claim(node_id, self.epoch_ms, layout, fork_generation, true)?;
+                    // The node id's previous holder on this host (a process that just died, a
+                    // parent that exited) may have issued in this very millisecond, and its last
+                    // state died with it: count this millisecond as spent.
+                    let spent_now = match &clock {
+                        TimeSource::System => {
+                            let elapsed = system_now.saturating_sub(self.epoch_ms);
+                            (elapsed << layout.sequence_bits()) | layout.max_sequence() as i64
+                        }
+                        TimeSource::Injected(_) => -1,
+                    };
+                    (Some(c), resume.max(spent_now))
                 } else {
                     (None, -1)
                 };
@@ -430,6 +441,7 @@ impl Builder {
             max_wait_ms: self.max_wait_ms,
             max_wait,
             exhaust_budget: max_wait.max(Duration::from_millis(1)),
+            interrupts: AtomicU64::new(0),
             max_lead_ms: self.max_lead_ms,
             stats: Stats::default(),
             stuck_at: AtomicI64::new(NOT_STUCK),
@@ -523,6 +535,8 @@ pub struct Generator {
     max_wait_ms: f64,
     max_wait: Duration,
     exhaust_budget: Duration,
+    /// Bumped by `interrupt_waits`: calls waiting when it moves are cut short.
+    interrupts: AtomicU64,
     max_lead_ms: Option<i64>,
     stats: Stats,
     /// The elapsed ms at which a strict call last gave up on a clock that did not advance;
@@ -565,16 +579,31 @@ struct Wait {
     exhausted: bool,
     /// The reading at which the sequence was last found spent.
     exhausted_at: Option<i64>,
+    /// The generator's interrupt count when the call began: a higher one stops the call.
+    interrupts_seen: u64,
+    /// When the call first waited (for the refusal's figure) and the binding's hook was asked.
+    first_wait: Option<Instant>,
+    checks: Checks,
 }
 
 impl Wait {
-    fn new() -> Wait {
+    fn new(interrupts_seen: u64) -> Wait {
         Wait {
             started: None,
             rewound: false,
             exhausted: false,
             exhausted_at: None,
+            interrupts_seen,
+            first_wait: None,
+            checks: Checks::default(),
         }
+    }
+    /// A millisecond of progress: the deadlines start again (the interrupt bookkeeping does not).
+    fn progressed(&mut self) {
+        self.started = None;
+        self.rewound = false;
+        self.exhausted = false;
+        self.exhausted_at = None;
     }
     fn spent(&mut self) -> Duration {
         self.started.get_or_insert_with(Instant::now).elapsed()
@@ -954,7 +983,7 @@ impl Generator {
     #[inline]
     fn next_strict(&self, may_wait: bool) -> Result<Option<u64>> {
         let s = self.seq_bits;
-        let mut wait = Wait::new();
+        let mut wait = self.new_wait();
         loop {
             // Load the state BEFORE reading the clock: every ID in it was issued at a reading
             // taken before ours, so `now < last` means the clock really went back, not that
@@ -1082,8 +1111,55 @@ impl Generator {
         }
         wait.rewound = true;
         bump(&self.stats.wait_sleeps, 1);
-        std::thread::sleep(Duration::from_millis(behind).min(self.max_wait - spent));
-        Ok(())
+        self.sleep(
+            wait,
+            Duration::from_millis(behind).min(self.max_wait - spent),
+        )
+    }
+
+    /// The interrupt bookkeeping for a call that may wait.
+    #[inline]
+    fn new_wait(&self) -> Wait {
+        Wait::new(self.interrupts.load(Ordering::Relaxed))
+    }
+
+    /// Sleep in slices, stopping with [`Error::Interrupted`] when the binding's hook or
+    /// [`Generator::interrupt_waits`] says so.
+    fn sleep(&self, wait: &mut Wait, d: Duration) -> Result<()> {
+        let first = *wait.first_wait.get_or_insert_with(Instant::now);
+        let seen = wait.interrupts_seen;
+        if wait
+            .checks
+            .sleep(d, || self.interrupts.load(Ordering::Relaxed) != seen)
+        {
+            return Ok(());
+        }
+        Err(Error::Interrupted {
+            node_id: self.node_id(),
+            waited_ms: first.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// Cut short every call of this generator that is waiting now (a strict rewind, a spent
+    /// sequence, a batch spanning milliseconds): each fails with [`Error::Interrupted`] within
+    /// [`SLICE`](crate::interrupt::SLICE), having issued nothing its caller does not get.
+    /// Calls that begin afterwards are not affected. The C ABI's cancel call and the service's
+    /// shutdown use it.
+    ///
+    /// ```
+    /// use polyflake::{ErrorKind, Generator, ManualClock};
+    /// use std::sync::Arc;
+    /// let clock = ManualClock::new(1_704_167_201_000);
+    /// let g = Arc::new(Generator::builder(7).max_wait_ms(60_000.0).clock(clock.clone()).build().unwrap());
+    /// g.next_id().unwrap();
+    /// clock.advance(-30_000); // next_id would wait 30 s
+    /// let waiter = { let g = g.clone(); std::thread::spawn(move || g.next_id()) };
+    /// std::thread::sleep(std::time::Duration::from_millis(50));
+    /// g.interrupt_waits();
+    /// assert_eq!(waiter.join().unwrap().unwrap_err().kind(), ErrorKind::Interrupted);
+    /// ```
+    pub fn interrupt_waits(&self) {
+        self.interrupts.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The sequence for the current millisecond is spent: sleep to the millisecond boundary (a
@@ -1113,8 +1189,8 @@ impl Generator {
             });
         }
         bump(&self.stats.wait_sleeps, 1);
-        std::thread::sleep(self.clock.until_next_ms().min(self.exhaust_budget - spent));
-        Ok(())
+        let d = self.clock.until_next_ms().min(self.exhaust_budget - spent);
+        self.sleep(wait, d)
     }
 
     /// Fill `out` with consecutive IDs.
@@ -1187,7 +1263,7 @@ impl Generator {
                 }
                 // Beyond the budget this refuses at once, without sleeping.
                 return self
-                    .wait_rewind(&mut Wait::new(), (last - now) as u64)
+                    .wait_rewind(&mut self.new_wait(), (last - now) as u64)
                     .map(|()| false);
             }
             let start = (p + 1).max(floor);
@@ -1238,7 +1314,7 @@ impl Generator {
     fn fill_strict(&self, out: &mut [u64]) -> Result<()> {
         let s = self.seq_bits;
         let mut filled = 0usize;
-        let mut wait = Wait::new();
+        let mut wait = self.new_wait();
         // The runs reserved so far (one per millisecond), written into `out` only once the
         // whole batch is reserved: a batch that fails part-way leaves the caller's buffer as it
         // was (its reserved values are never issued: a gap, never a duplicate).
@@ -1275,7 +1351,7 @@ impl Generator {
                 }
                 runs.push((start, k as usize));
                 filled += k as usize;
-                wait = Wait::new();
+                wait.progressed();
             }
         }
         let mut at = 0;

@@ -62,6 +62,7 @@ mod fork;
 mod forklock;
 mod forward;
 mod generator;
+mod interrupt;
 mod layout;
 mod lease;
 mod metrics;
@@ -79,6 +80,7 @@ pub use generator::{
     batch_buffer, batch_len, decode, Builder, Generator, Health, HealthStatus, Mode,
     DEFAULT_MAX_WAIT_MS, MAX_BATCH,
 };
+pub use interrupt::{interruptible, SLICE as INTERRUPT_SLICE};
 pub use layout::{
     check_id, format_id, id_from_i128, parse_id, Decoded, Layout, DEFAULT_EPOCH_MS, MAX_ID,
     MAX_NODE_OR_SEQUENCE_BITS,

@@ -18,10 +18,15 @@ fn child_refuses_parent_continues() {
             matches!(m.next_ids(&mut buf), Err(e) if e.kind() == ErrorKind::UsedAfterFork);
         let mono_refused = matches!(m.next_id(), Err(e) if e.kind() == ErrorKind::UsedAfterFork);
         let unhealthy = g.health().status == HealthStatus::UsedAfterFork;
-        // A fresh generator in the child, with the same node id, is allowed: the parent's entry
-        // in the process guard belongs to another process.
-        let fresh = Generator::strict(77).and_then(|f| f.next_id()).is_ok();
-        let code = if strict_refused && batch_refused && mono_refused && unhealthy && fresh {
+        // A fresh generator in the child with the same node id is refused while the parent
+        // lives and holds it: the refusal names the parent.
+        let parent = unsafe { libc::getppid() } as u32;
+        let fresh_refused = matches!(
+            Generator::strict(77),
+            Err(polyflake::Error::NodeIdInUse { node_id: 77, holder_pid: Some(p) }) if p == parent
+        );
+        let code = if strict_refused && batch_refused && mono_refused && unhealthy && fresh_refused
+        {
             0
         } else {
             1
@@ -34,9 +39,35 @@ fn child_refuses_parent_continues() {
     assert_eq!(
         libc::WEXITSTATUS(status),
         0,
-        "child did not see UsedAfterFork everywhere"
+        "child did not see UsedAfterFork everywhere, or took the parent's node id"
     );
     // The parent is unaffected.
     assert!(g.next_id().unwrap() > before);
     assert!(g.health().ok);
+}
+
+/// A child waits (on a pipe) until the parent has dropped its generator, then takes the node id:
+/// the parent's release frees it host-wide at once.
+#[test]
+fn child_takes_the_node_id_once_the_parent_lets_go() {
+    let g = Generator::strict(79).unwrap();
+    let last = g.next_id().unwrap();
+    let mut fds = [0i32; 2];
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: the child reads a pipe, makes a generator and `_exit`s.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let mut b = [0u8; 1];
+        unsafe { libc::read(fds[0], b.as_mut_ptr().cast(), 1) };
+        let ok = Generator::strict(79)
+            .and_then(|f| f.next_id())
+            .is_ok_and(|id| id > last);
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    drop(g);
+    unsafe { libc::write(fds[1], b"x".as_ptr().cast(), 1) };
+    let mut status = 0;
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
 }

@@ -33,7 +33,8 @@ pub enum polyflake_result {
     TimestampOverflow = 8,
     /// A monotonic generator would run further ahead of the wall clock than max_lead_ms.
     LeadLimitExceeded = 9,
-    /// A live generator in this process already uses this node id, epoch and layout.
+    /// A live generator in this process, or another process on this host, already uses this
+    /// static node id, epoch and layout.
     NodeIdInUse = 10,
     /// The generator was made before fork() and this is the child process.
     UsedAfterFork = 11,
@@ -58,6 +59,10 @@ pub enum polyflake_result {
     IdSpaceMismatch = 20,
     /// The generator was closed (`polyflake_generator_close`).
     GeneratorClosed = 21,
+    /// A call was cut short while it waited (its deadline passed, or
+    /// `polyflake_generator_interrupt` was called): it wrote nothing, and the IDs it had
+    /// reserved are never issued.
+    Interrupted = 22,
     /// A required pointer argument was NULL. Nothing was written.
     NullParameter = 100,
     /// polyflake panicked (a bug): the panic was caught at the boundary. Nothing was written.
@@ -91,6 +96,7 @@ pub(crate) const fn result_of(kind: ErrorKind) -> polyflake_result {
         ErrorKind::ClockJumpedAhead => polyflake_result::ClockJumpedAhead,
         ErrorKind::IdSpaceMismatch => polyflake_result::IdSpaceMismatch,
         ErrorKind::GeneratorClosed => polyflake_result::GeneratorClosed,
+        ErrorKind::Interrupted => polyflake_result::Interrupted,
     }
 }
 

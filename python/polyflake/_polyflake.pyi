@@ -45,6 +45,7 @@ __all__ = [
     "HEALTH_METRICS",
     "Health",
     "IdSpaceMismatch",
+    "Interrupted",
     "InvalidArgument",
     "InvalidEpoch",
     "InvalidId",
@@ -438,6 +439,7 @@ class LeadLimitExceeded(PolyflakeError, RuntimeError):
 
 class NodeIdInUse(PolyflakeError, RuntimeError):
     node_id: int
+    holder_pid: int | None
 
 class UsedAfterFork(PolyflakeError, RuntimeError):
     node_id: int
@@ -480,3 +482,7 @@ class IdSpaceMismatch(PolyflakeError, ValueError):
 
 class GeneratorClosed(PolyflakeError, ValueError):
     node_id: int
+
+class Interrupted(PolyflakeError, RuntimeError):
+    node_id: int
+    waited_ms: int

@@ -730,7 +730,7 @@ impl SlotContext {
         if !self.claims {
             return Some(None);
         }
-        registry::claim(slot, self.epoch_ms, self.layout, self.generation)
+        registry::claim(slot, self.epoch_ms, self.layout, self.generation, false)
             .ok()
             .map(|(c, _)| Some(c))
     }
