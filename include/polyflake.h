@@ -125,7 +125,8 @@ enum polyflake_result
    */
   POLYFLAKE_RESULT_LEAD_LIMIT_EXCEEDED = 9,
   /**
-   * A live generator in this process already uses this node id, epoch and layout.
+   * A live generator in this process, or another process on this host, already uses this
+   * static node id, epoch and layout.
    */
   POLYFLAKE_RESULT_NODE_ID_IN_USE = 10,
   /**
@@ -173,6 +174,12 @@ enum polyflake_result
    * The generator was closed (`polyflake_generator_close`).
    */
   POLYFLAKE_RESULT_GENERATOR_CLOSED = 21,
+  /**
+   * A call was cut short while it waited (its deadline passed, or
+   * `polyflake_generator_interrupt` was called): it wrote nothing, and the IDs it had
+   * reserved are never issued.
+   */
+  POLYFLAKE_RESULT_INTERRUPTED = 22,
   /**
    * A required pointer argument was NULL. Nothing was written.
    */
