@@ -56,6 +56,7 @@ no-record-check|mutation|$E -DR_CHECK=0
 no-restart-guard|mutation|$F -DR_GUARD=0
 r-written-after-issuing|mutation|$F -DCLOCKSTEP=1 -DR_BEFORE=0
 registry-not-fork-aware|mutation|-DSTORE=0 -DSEQ=2 -DR_FORKREG=0
+handover-repeats-a-millisecond|mutation|-DSTORE=0 -DSEQ=2 -DR_HANDOVER=0
 descriptor-closed-by-number|mutation|$F -DTMAX=4 -DFORK=1 -DR_FSTAT=0
 no-rollback-detection|mutation|$Z -DRESTORE=1 -DR_ROLLBACK=0
 no-fence|mutation|$E -DRESTORE=1 -DR_FENCE=0

@@ -6,17 +6,16 @@
  * and make another (the successor continues after the registry's last state word), and may
  * fork. Process 1 (the child) inherits the parent's generator, which refuses with
  * UsedAfterFork (generator.rs::after_fork), and may make its own static generator with the
- * same node id: registry::claim must refuse it while the parent's is live (issue 25: the fix
- * is host-wide; the code today checks only the child's copy of the table, whose entry carries
- * the parent's fork generation, and lets the child in).
+ * same node id: registry::claim must refuse it while the parent's is live. The code holds a
+ * static id host-wide (registry.rs: an abstract Unix socket; R_FORKREG); before issue 25 it
+ * checked only the child's copy of the table, whose entry carries the parent's fork
+ * generation, and let the child in (the mutation R_FORKREG=0).
  */
 #define NODE 2
 
-/* The host-wide table of issue 25's fix: who holds the id (process + 1), the last state. */
+/* The host-wide hold: which process holds the id (process + 1), 0 when none. */
 byte reg_owner;
-byte reg_ms;
-byte reg_seq;
-/* The code today: each process's own copy of the table (live, generation, last state). */
+/* Each process's own copy of the table (live, generation, last state). */
 bool tab_live[2];
 byte tab_gen[2];
 byte tab_ms[2];
@@ -25,27 +24,33 @@ byte gen[2];                    /* fork.rs::FORK_GENERATION of each process */
 bool has_gen[2];                /* the process has a live generator of its own */
 bool child_alive;
 
-/* registry::claim: the generator starts from the last state word issued under the id. */
+/* registry::claim. With R_FORKREG (the code): the host-wide hold (an abstract socket that one
+ * live process holds) refuses an id another live process holds, the parent included; the
+ * process's own table gives the last state word issued under the id in this process, and
+ * generator.rs counts the millisecond the id was taken in as spent (the previous holder's last
+ * state died with it). Without it (the code before issue 25): only the process's own table. */
 inline claim(p) {
 #if R_FORKREG
-  reg_owner == 0 -> reg_owner = p + 1; lms[p] = reg_ms; lseq[p] = reg_seq
+  reg_owner == 0 ->
+    reg_owner = p + 1; tab_live[p] = 1; tab_gen[p] = gen[p];
+    if :: !R_HANDOVER || tab_ms[p] > CLK(p) || (tab_ms[p] == CLK(p) && tab_seq[p] == SEQ - 1) ->
+            lms[p] = tab_ms[p]; lseq[p] = tab_seq[p]
+       :: else -> lms[p] = CLK(p); lseq[p] = SEQ - 1
+    fi
 #else
   !(tab_live[p] && tab_gen[p] == gen[p]) ->
     tab_live[p] = 1; tab_gen[p] = gen[p]; lms[p] = tab_ms[p]; lseq[p] = tab_seq[p]
 #endif
 }
 
-/* Claim::release: record the last state word, free the id. */
+/* Claim::release: record the last state word in the process's table, free the id. */
 inline release(p) {
 #if R_FORKREG
-  reg_owner = 0;
-  if :: lms[p] > reg_ms || (lms[p] == reg_ms && lseq[p] > reg_seq) -> reg_ms = lms[p]; reg_seq = lseq[p]
-     :: else fi
-#else
+  if :: reg_owner == p + 1 -> reg_owner = 0 :: else fi;
+#endif
   if :: tab_gen[p] == gen[p] -> tab_live[p] = 0 :: else fi;
   if :: lms[p] > tab_ms[p] || (lms[p] == tab_ms[p] && lseq[p] > tab_seq[p]) -> tab_ms[p] = lms[p]; tab_seq[p] = lseq[p]
      :: else fi
-#endif
 }
 
 proctype Proc(byte p) {

@@ -21,8 +21,9 @@
  *   R_CHECK     renewal checks the record is still ours          (all three stores)
  *   R_GUARD     restart guard: issue only after the predecessor's possible R
  *   R_BEFORE    R written durably BEFORE being published as the issuing limit
- *   R_FORKREG   the registry refuses a child an id its live parent holds (issue 25: the code
- *               today lets the child take it; the fix is host-wide, by another change)
+ *   R_FORKREG   a static id is held host-wide: a child cannot take an id its live parent
+ *               holds
+ *   R_HANDOVER  a new static holder starts after the millisecond it took the id in
  *   R_FSTAT     the fork handler / a child closes a descriptor only after fstat matches
  *   R_ROLLBACK  a live holder that finds the store went back stops (issue 26, NOT in the code)
  *   R_FENCE     a restored store is used by takers only after `polyflake lease fence`
@@ -50,6 +51,9 @@
 #endif
 #ifndef R_FORKREG
 #define R_FORKREG 1
+#endif
+#ifndef R_HANDOVER
+#define R_HANDOVER 1
 #endif
 #ifndef R_FSTAT
 #define R_FSTAT 1
