@@ -1641,6 +1641,8 @@ impl Generator {
     /// issued up to a time this clock has not reached). Returns at once when nothing needs
     /// waiting for; with the guard still holding at the deadline, returns its
     /// [`Error::LeaseNotReady`]. A closed generator or a lost lease returns its error at once.
+    /// Like every wait, it can be cut short ([`crate::interruptible`],
+    /// [`Generator::interrupt_waits`]): then [`Error::Interrupted`].
     ///
     /// ```
     /// use std::time::Duration;
@@ -1649,6 +1651,7 @@ impl Generator {
     /// ```
     pub fn wait_ready(&self, timeout: Duration) -> Result<()> {
         let deadline = Instant::now() + timeout;
+        let mut wait = self.new_wait();
         loop {
             self.check_fork()?;
             let state = &*self.lease_state;
@@ -1670,7 +1673,8 @@ impl Generator {
                 TimeSource::System => Duration::from_millis((guard - now + 1) as u64),
                 TimeSource::Injected(_) => Duration::from_millis(1),
             };
-            std::thread::sleep(step.min(left));
+            // Sliced, and cut short by the binding's hook or `interrupt_waits`.
+            self.sleep(&mut wait, step.min(left))?;
         }
     }
 

@@ -152,3 +152,55 @@ fn interrupt_waits_cuts_every_waiting_call_and_only_those() {
     clock.advance(10_000);
     assert!(later.join().unwrap().is_ok());
 }
+
+#[test]
+fn the_restart_guard_wait_is_cut_too() {
+    // A holder leaves R in the slot; a successor whose clock is 20 s behind waits in wait_ready.
+    let dir =
+        std::env::temp_dir().join(format!("polyflake-interrupt-guard-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut o = polyflake::FileLeaseOptions::new(&dir);
+    o.slots = Some(1);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let first = ManualClock::new(now);
+    let a = Generator::builder_from(polyflake::NodeSource::FileLease(o.clone()))
+        .clock(first.clone())
+        .build()
+        .unwrap();
+    first.advance(6_000); // past a fresh slot's guard of one reserve
+    a.next_id().unwrap();
+    drop(a);
+    let behind = ManualClock::new(now - 20_000);
+    let b = Generator::builder_from(polyflake::NodeSource::FileLease(o))
+        .clock(behind)
+        .build()
+        .unwrap();
+    let t = Instant::now();
+    let err = interruptible(&stop_after(Duration::from_millis(50)), || {
+        b.wait_ready(Duration::from_secs(60))
+    })
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Interrupted, "{err}");
+    assert!(
+        t.elapsed() < Duration::from_millis(50) + MARGIN,
+        "{:?}",
+        t.elapsed()
+    );
+    // Cut from another thread as well.
+    let b = Arc::new(b);
+    let waiter = {
+        let b = b.clone();
+        std::thread::spawn(move || b.wait_ready(Duration::from_secs(60)))
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    b.interrupt_waits();
+    assert_eq!(
+        waiter.join().unwrap().unwrap_err().kind(),
+        ErrorKind::Interrupted
+    );
+    drop(b);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
