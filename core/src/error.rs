@@ -127,20 +127,26 @@ pub enum Error {
         slots: u32,
     },
     /// The restart guard: the slot's previous holder may have issued up to its high-water mark R,
-    /// and this holder's clock has not passed R yet. Nothing is issued until it has.
+    /// and this holder's clock has not passed R yet (or has stepped back under it after passing
+    /// it: `cause` says which). Nothing is issued until it has.
     LeaseNotReady {
         /// The leased node id.
         node_id: u32,
         /// How long until the wall clock passes R, in milliseconds.
         remaining_ms: u64,
+        /// Why the clock is under the guard, in words.
+        cause: String,
     },
-    /// The holder reached its high-water mark R without a renewal (the lease store is
-    /// unreachable): it never issues past R, so it refuses until the store is back.
+    /// The holder's next ID would pass its high-water mark R: because R was not renewed (the
+    /// store is unreachable or refuses the write: `cause` has its words), or because a monotonic
+    /// generator runs further ahead of its clock than the reserve. It never issues past R.
     LeaseExpired {
         /// The leased node id.
         node_id: u32,
         /// The high-water mark R, Unix milliseconds.
         high_water_ms: i64,
+        /// What stopped it, in words (and which setting to change, where one would help).
+        cause: String,
     },
     /// The lease was lost (the etcd lease was revoked or expired, the ZooKeeper session expired,
     /// or the slot key or znode was deleted or changed hands): the generator stops at once and
@@ -355,7 +361,7 @@ impl ErrorKind {
             ErrorKind::InvalidNodeSource => "invalid node-id source (an environment variable unset, a hostname without an ordinal, an IPv4 prefix too short, lease options out of range)",
             ErrorKind::NoFreeSlot => "no free slot: every slot of the lease store is held by a live generator",
             ErrorKind::LeaseNotReady => "restart guard: waiting until the clock passes what the slot's previous holder may have issued up to",
-            ErrorKind::LeaseExpired => "lease expired: the high-water mark was reached without a renewal (the store is unreachable)",
+            ErrorKind::LeaseExpired => "lease expired: the next ID would pass the high-water mark R (not renewed: the store is unreachable or refuses; or a monotonic generator runs ahead past the reserve)",
             ErrorKind::LeaseLost => "lease lost (etcd lease revoked or expired, ZooKeeper session expired, slot file or znode deleted or replaced): the generator has stopped for good",
             ErrorKind::LeaseStore => "lease store error (I/O on the lease directory, an etcd or ZooKeeper error or timeout, credentials refused)",
             ErrorKind::ClockJumpedAhead => "the clock stepped ahead of elapsed time past max_forward_step_ms: nothing is issued from it until it comes back or the new offset has held for forward_confirm_ms",
@@ -494,8 +500,8 @@ impl Error {
     ///
     /// ```
     /// use polyflake::{Error, Value};
-    /// let e = Error::LeaseNotReady { node_id: 7, remaining_ms: 40 };
-    /// assert_eq!(e.fields(), vec![("node_id", Value::Int(7)), ("remaining_ms", Value::Int(40))]);
+    /// let e = Error::LeaseNotReady { node_id: 7, remaining_ms: 40, cause: "a clock behind".into() };
+    /// assert_eq!(e.fields()[..2], [("node_id", Value::Int(7)), ("remaining_ms", Value::Int(40))]);
     /// ```
     pub fn fields(&self) -> Vec<(&'static str, Value)> {
         use Value::{Bool, Float, Int, Text};
@@ -588,16 +594,20 @@ impl Error {
             Error::LeaseNotReady {
                 node_id,
                 remaining_ms,
+                cause,
             } => vec![
                 ("node_id", Int((*node_id).into())),
                 ("remaining_ms", Int((*remaining_ms).into())),
+                ("cause", text(cause)),
             ],
             Error::LeaseExpired {
                 node_id,
                 high_water_ms,
+                cause,
             } => vec![
                 ("node_id", Int((*node_id).into())),
                 ("high_water_ms", Int((*high_water_ms).into())),
+                ("cause", text(cause)),
             ],
             Error::LeaseLost { node_id, reason } => vec![
                 ("node_id", Int((*node_id).into())),
@@ -737,16 +747,18 @@ impl fmt::Display for Error {
             Error::LeaseNotReady {
                 node_id,
                 remaining_ms,
+                cause,
             } => write!(
                 f,
-                "restart guard: the previous holder of node {node_id} may have issued IDs up to a time this clock has not reached yet; issuing again in {remaining_ms} ms"
+                "restart guard on node {node_id}: {cause}; issuing again in {remaining_ms} ms"
             ),
             Error::LeaseExpired {
                 node_id,
                 high_water_ms,
+                cause,
             } => write!(
                 f,
-                "lease expired: node {node_id} reached its high-water mark {high_water_ms} ms without a renewal (the lease store is unreachable); refusing until it is back"
+                "lease expired: node {node_id}'s next ID would pass its high-water mark {high_water_ms} ms: {cause}"
             ),
             Error::LeaseLost { node_id, reason } => write!(
                 f,

@@ -857,7 +857,16 @@ impl Generator {
         if elapsed < 0 || elapsed > i128::from(self.max_elapsed) {
             return self.overflow(now);
         }
-        self.lease_state.refusal(self.node_id(), now)
+        // Strict mode issues at the clock's millisecond: never ahead of it.
+        self.lease_state
+            .refusal(self.node_id(), now, Some(now), self.last_issued_unix_ms())
+    }
+
+    /// The millisecond of the last ID this generator issued (Unix ms), if any.
+    fn last_issued_unix_ms(&self) -> Option<i64> {
+        let p = self.state.0.load(Ordering::Relaxed);
+        (p >= 0 && self.closed_state.load(Ordering::Relaxed) == NOT_CLOSED)
+            .then(|| self.epoch_ms + (p >> self.seq_bits))
     }
 
     fn overflow(&self, unix_ms: i64) -> Error {
@@ -1065,9 +1074,12 @@ impl Generator {
             if ms > self.max_elapsed {
                 return Err(self.overflow(self.epoch_ms.saturating_add(ms)));
             }
-            return Err(self
-                .lease_state
-                .refusal(self.node_id(), self.epoch_ms + now));
+            return Err(self.lease_state.refusal(
+                self.node_id(),
+                self.epoch_ms + now,
+                Some(self.epoch_ms + ms),
+                self.last_issued_unix_ms(),
+            ));
         }
         if let Some(max_lead) = self.max_lead_ms {
             if ms - now > max_lead {
@@ -1459,7 +1471,9 @@ impl Generator {
         } else if self.lease.is_some() && self.lease_state.is_lost() {
             (
                 HealthStatus::LeaseLost,
-                self.lease_state.refusal(self.node_id(), 0).to_string(),
+                self.lease_state
+                    .refusal(self.node_id(), 0, None, None)
+                    .to_string(),
             )
         } else if let Err(e) = &reading {
             (HealthStatus::ClockFailed, e.to_string())
@@ -1499,7 +1513,9 @@ impl Generator {
                 },
             )
         } else if let Some(l) = lease.as_ref().filter(|l| l.guard_waiting) {
-            let refusal = self.lease_state.refusal(self.node_id(), trusted_ms);
+            let refusal =
+                self.lease_state
+                    .refusal(self.node_id(), trusted_ms, None, last_issued_ms);
             (
                 HealthStatus::RestartGuard,
                 if l.guard_note.is_empty() {
@@ -1511,11 +1527,14 @@ impl Generator {
         } else if lease.as_ref().is_some_and(|l| l.expired) {
             (
                 HealthStatus::LeaseExpired,
-                Error::LeaseExpired {
-                    node_id: self.node_id(),
-                    high_water_ms: self.lease_state.r_ms(),
-                }
-                .to_string(),
+                self.lease_state
+                    .refusal(
+                        self.node_id(),
+                        trusted_ms,
+                        Some(self.epoch_ms + next_ms as i64),
+                        last_issued_ms,
+                    )
+                    .to_string(),
             )
         } else if self.mode == Mode::Strict && lead_ms as f64 > self.max_wait_ms {
             (
@@ -1656,7 +1675,7 @@ impl Generator {
             self.check_fork()?;
             let state = &*self.lease_state;
             if state.is_closed() || state.is_lost() {
-                return Err(state.refusal(self.node_id(), 0));
+                return Err(state.refusal(self.node_id(), 0, None, None));
             }
             let now = self.clock.now_ms()?;
             let now = self.forward.trusted_now(now, || self.clock.boot_ms());
@@ -1665,7 +1684,7 @@ impl Generator {
             };
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(state.refusal(self.node_id(), now));
+                return Err(state.refusal(self.node_id(), now, None, self.last_issued_unix_ms()));
             }
             // The system clock is slept on in one go; an injected one is looked at often,
             // since another thread moves it.

@@ -457,10 +457,12 @@ class NoFreeSlot(PolyflakeError, RuntimeError):
 class LeaseNotReady(PolyflakeError, RuntimeError):
     node_id: int
     remaining_ms: int
+    cause: str
 
 class LeaseExpired(PolyflakeError, RuntimeError):
     node_id: int
     high_water_ms: int
+    cause: str
 
 class LeaseLost(PolyflakeError, RuntimeError):
     node_id: int

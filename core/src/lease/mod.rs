@@ -193,8 +193,18 @@ impl LeaseState {
         self.failures.load(Ordering::Relaxed)
     }
 
-    /// Why a call whose clock reads `now_ms` is outside the lease's window.
-    pub(crate) fn refusal(&self, node_id: u32, now_ms: i64) -> Error {
+    /// Why a call whose clock reads `now_ms` is outside the lease's window, naming the true
+    /// cause: the previous holder's guard, or this clock stepped back under a slot it had
+    /// already issued from (`last_ms`, the last issued ID's ms); R not renewed (with the
+    /// store's last words), or a monotonic generator whose next ID (`next_ms`) runs ahead of
+    /// the clock past R. All times are Unix ms.
+    pub(crate) fn refusal(
+        &self,
+        node_id: u32,
+        now_ms: i64,
+        next_ms: Option<i64>,
+        last_ms: Option<i64>,
+    ) -> Error {
         if self.is_closed() {
             return Error::GeneratorClosed { node_id };
         }
@@ -206,15 +216,40 @@ impl LeaseState {
         }
         if let Some(g) = self.guard_until_ms() {
             if now_ms <= g {
+                let cause = match last_ms.filter(|&l| l > g) {
+                    Some(l) => format!(
+                        "this clock stepped back under the slot this generator holds: it reads {now_ms}, {} ms behind the last ID it issued ({l}), and the slot's restart guard ({g}) holds again until the clock passes it",
+                        l - now_ms
+                    ),
+                    None => format!(
+                        "the slot's previous holder may have issued IDs up to {g}, a time this clock ({now_ms}) has not reached yet"
+                    ),
+                };
                 return Error::LeaseNotReady {
                     node_id,
                     remaining_ms: (g - now_ms + 1) as u64,
+                    cause,
                 };
             }
         }
+        let r = self.r_ms();
+        let cause = match next_ms {
+            Some(next) if now_ms < r && next > r => format!(
+                "the generator runs {} ms ahead of its clock ({now_ms}), {} ms past R, which is renewed to the clock plus reserve_ms: raise reserve_ms above the lead you need, or set max_lead_ms below reserve_ms so the lead is refused as such",
+                next - now_ms,
+                next - r
+            ),
+            _ => match self.note() {
+                note if !note.is_empty() && self.failures() > 0 => {
+                    format!("R was not renewed; the store's last answer: {note}")
+                }
+                _ => "R was not renewed in time (no renewal has failed: the renewal thread is late, or the process was paused)".to_string(),
+            },
+        };
         Error::LeaseExpired {
             node_id,
-            high_water_ms: self.r_ms(),
+            high_water_ms: r,
+            cause,
         }
     }
 }
