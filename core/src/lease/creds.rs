@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// What a store client needs, read and checked.
+#[derive(Clone)]
 pub(crate) struct Credentials {
     /// The CA certificates, PEM.
     pub ca_pem: Option<String>,

@@ -325,6 +325,19 @@ impl LeaseDir {
         linked
     }
 
+    /// Give `from` the name `to`, replacing what `to` names (a symbolic link planted there is
+    /// replaced itself, never followed; a directory there is an error).
+    pub(crate) fn rename_over(&self, from: &str, to: &str) -> std::io::Result<()> {
+        let (f, t) = (cname(from)?, cname(to)?);
+        let d = self.fd.as_raw_fd();
+        // SAFETY: valid descriptor and C strings.
+        if unsafe { libc::renameat(d, f.as_ptr(), d, t.as_ptr()) } == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+
     /// Remove a name (a file; errors ignored).
     pub(crate) fn remove(&self, name: &str) {
         if let Ok(c) = cname(name) {

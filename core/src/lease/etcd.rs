@@ -17,6 +17,7 @@
 //! slot unused.
 
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
+use super::fence::{self, FenceReport};
 use super::record::{self, IdSpace};
 use super::remote::{
     chain, check_remote, compare_space, free_slot_order, guard_of, keys, runtime, slot_number,
@@ -48,6 +49,38 @@ struct Held {
     /// connection): etcd may have applied any of them. A failed compare is checked against
     /// them before the lease is declared lost (see `write_hwm`).
     unsure: super::remote::Unsure,
+    /// The highest store revision and the cluster id our transactions' answers carried (they
+    /// are sequential, each answered after the last, unlike the watch and keep-alive streams):
+    /// a store's revision only grows, so a lower one (or another cluster) means the store went
+    /// back in time.
+    seen: (i64, u64),
+    /// Set when an answer showed the store went back in time.
+    rolled_back: Option<String>,
+}
+
+impl Held {
+    /// Look at an answer's header: the revision and cluster id only move forward.
+    fn saw(&mut self, header: Option<&etcd_client::ResponseHeader>) {
+        let Some(hd) = header else { return };
+        let (rev, cluster) = (hd.revision(), hd.cluster_id());
+        if self.rolled_back.is_none() {
+            if rev < self.seen.0 {
+                self.rolled_back = Some(format!(
+                    "the etcd store went back in time: it answered at revision {rev} after revision {} (restored from an older backup?); fence it (`polyflake lease fence`) before new holders start",
+                    self.seen.0
+                ));
+            } else if self.seen.1 != 0 && cluster != 0 && cluster != self.seen.1 {
+                self.rolled_back = Some(format!(
+                    "the etcd store was replaced: cluster id {cluster:x} after {:x} (restored from a backup?); fence it (`polyflake lease fence`) before new holders start",
+                    self.seen.1
+                ));
+            }
+        }
+        self.seen.0 = self.seen.0.max(rev);
+        if self.seen.1 == 0 {
+            self.seen.1 = cluster;
+        }
+    }
 }
 
 /// The checked prefix (no trailing `/`), the store's name for messages, and the credentials.
@@ -245,6 +278,7 @@ async fn take(
     // Free slots whose mark has passed first (the slot this identity held before ahead of
     // the rest), then the nearest guard; poisoned ones last.
     let owner_key = format!("{prefix}/owner/{}", common.identity);
+    let fence_key = fence::fence_key(prefix);
     let mut own = None;
     if let Ok(resp) = timed(timeout, "get", client.get(owner_key.clone(), None)).await {
         own = resp
@@ -275,6 +309,8 @@ async fn take(
                     Some(PutOptions::new().with_lease(lease_id)),
                 ),
                 TxnOp::get(k.hwm.clone(), None),
+                // The fence, read in the same transaction: a floor under every slot's guard.
+                TxnOp::get(fence_key.clone(), None),
             ]);
         let resp = timed(timeout, "txn", client.txn(txn))
             .await
@@ -282,20 +318,49 @@ async fn take(
         if !resp.succeeded() {
             continue;
         }
-        let mark = resp.op_responses().into_iter().find_map(|r| match r {
-            TxnOpResponse::Get(g) => g
-                .kvs()
-                .first()
-                .map(|kv| (kv.value().to_vec(), kv.mod_revision())),
+        let mut gets = resp.op_responses().into_iter().filter_map(|r| match r {
+            TxnOpResponse::Get(g) => Some(
+                g.kvs()
+                    .first()
+                    .map(|kv| (kv.value().to_vec(), kv.mod_revision())),
+            ),
             _ => None,
         });
+        let mark = gets.next().flatten();
+        let fence_value = gets.next().flatten();
+        let fence_ms = match &fence_value {
+            None => None,
+            Some((v, _)) => match fence::parse(v) {
+                Some(f) => Some(f),
+                None => {
+                    let _ = timed(
+                        timeout,
+                        "txn",
+                        client.txn(
+                            Txn::new()
+                                .when([Compare::value(
+                                    k.slot.clone(),
+                                    CompareOp::Equal,
+                                    token.clone(),
+                                )])
+                                .and_then([TxnOp::delete(k.slot.clone(), None)]),
+                        ),
+                    )
+                    .await;
+                    let _ = timed(timeout, "lease revoke", client.lease_revoke(lease_id)).await;
+                    return Err(fence::unreadable(store, &fence_key));
+                }
+            },
+        };
         let now = ctx.now_ms()?;
         let Some(guard) = guard_of(
             mark.as_ref().map(|(v, _)| v.as_slice()),
             now,
             common.reserve_ms,
             window_end,
-        ) else {
+        )
+        .map(|g| fence::floor(g, fence_ms))
+        .filter(|g| *g <= window_end) else {
             // A mark past the layout's window: give the slot back, try the next.
             let _ = timed(
                 timeout,
@@ -327,8 +392,11 @@ async fn take(
             store: store.to_string(),
             hwm_revision: mark.map(|(_, rev)| rev).unwrap_or(0),
             unsure: Default::default(),
+            seen: (0, 0),
+            rolled_back: None,
         };
         let mut held = held;
+        held.saw(resp.header());
         match write_hwm(&mut held, r).await {
             Ok(true) => {}
             Ok(false) => {
@@ -394,6 +462,10 @@ async fn write_hwm_once(h: &mut Held, r: i64) -> std::result::Result<bool, Strin
             return Err(e);
         }
     };
+    h.saw(resp.header());
+    if h.rolled_back.is_some() {
+        return Ok(false);
+    }
     if resp.succeeded() {
         if let Some(rev) = resp.header().map(|hd| hd.revision()) {
             h.hwm_revision = rev;
@@ -478,6 +550,7 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                 let r = (now + h.common.reserve_ms).max(state.r_ms());
                 match write_hwm(&mut h, r).await {
                     Ok(true) => { state.publish(r); state.renewed(); None }
+                    Ok(false) if h.rolled_back.is_some() => h.rolled_back.take(),
                     Ok(false) => Some(format!(
                         "the slot key {} is no longer ours, or its high-water mark {} was changed by someone else (the etcd lease expired or was revoked, or the keys were edited)",
                         h.keys.slot, h.keys.hwm
@@ -561,6 +634,10 @@ pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::inspect::StoreRepor
             None => None,
         };
         let (taken, marks) = read_store(&mut client, &prefix, &store, timeout).await?;
+        let fence_ms = timed(timeout, "get", client.get(fence::fence_key(&prefix), None))
+            .await
+            .ok()
+            .and_then(|r| r.kvs().first().and_then(|kv| fence::parse(kv.value())));
         Ok(store_report(
             LeaseKind::Etcd,
             &store,
@@ -569,6 +646,51 @@ pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::inspect::StoreRepor
             &marks,
             o.reserve_ms,
             o.max_guard_wait_ms,
+            fence_ms,
         ))
+    })
+}
+
+/// Raise the store's fence to `now + margin_ms` (a compare-and-swap on the fence key, so two
+/// operators fencing at once both leave the higher value).
+pub(crate) fn fence(o: &EtcdLeaseOptions, margin_ms: u64) -> Result<FenceReport> {
+    let (prefix, store, creds) = check_options(o)?;
+    let rt = runtime(&store)?;
+    let timeout = Duration::from_millis(o.connect_timeout_ms);
+    let key = fence::fence_key(&prefix);
+    rt.block_on(async {
+        let mut client = connect(o, &creds, &store, timeout).await?;
+        loop {
+            let got = timed(timeout, "get", client.get(key.clone(), None))
+                .await
+                .map_err(|e| store_error(&store, "cannot read the fence", e))?;
+            let (previous, unchanged) = match got.kvs().first() {
+                None => (
+                    None,
+                    Compare::create_revision(key.clone(), CompareOp::Equal, 0),
+                ),
+                Some(kv) => (
+                    // An unreadable fence is replaced by a readable one.
+                    fence::parse(kv.value()),
+                    Compare::mod_revision(key.clone(), CompareOp::Equal, kv.mod_revision()),
+                ),
+            };
+            let value = fence::next(previous, margin_ms)?;
+            let txn = Txn::new().when([unchanged]).and_then([TxnOp::put(
+                key.clone(),
+                value.to_string(),
+                None,
+            )]);
+            let resp = timed(timeout, "txn", client.txn(txn))
+                .await
+                .map_err(|e| store_error(&store, "cannot write the fence", e))?;
+            if resp.succeeded() {
+                return Ok(FenceReport {
+                    store: store.clone(),
+                    fence_ms: value,
+                    previous_ms: previous,
+                });
+            }
+        }
     })
 }

@@ -520,6 +520,8 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
     let dir = open_dir(o.dir.as_path())?;
     let dpath = o.dir.as_path();
     check_space(&dir, ctx.space())?;
+    // The fence (`polyflake lease fence`): a floor under every slot's guard.
+    let fence_ms = super::fence::read_file_fence(&dir)?;
     let window_end = ctx.window_end_ms();
     let now = ctx.now_ms()?;
     let mut skipped = Skipped::default();
@@ -577,7 +579,10 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             .as_ref()
             .and_then(mtime_ms)
             .filter(|_| ctx.system_clock);
-        let Some(guard) = guard_of(&rec, mtime, now, common.reserve_ms, window_end) else {
+        let Some(guard) = guard_of(&rec, mtime, now, common.reserve_ms, window_end)
+            .map(|g| super::fence::floor(g, fence_ms))
+            .filter(|g| *g <= window_end)
+        else {
             // R past the layout's window: this slot cannot be used, the others can.
             continue;
         };

@@ -47,6 +47,9 @@ pub struct StoreReport {
     pub now_ms: i64,
     /// Every slot that has a record (or a file), in order.
     pub slots: Vec<SlotReport>,
+    /// The store's fence (`polyflake lease fence`), Unix ms: no new holder of any slot issues
+    /// at or below it. `None` when the store has none (or it could not be read).
+    pub fence_ms: Option<i64>,
 }
 
 /// Read a file lease directory (`options.dir`) without taking anything: each slot file's
@@ -157,6 +160,7 @@ pub fn inspect_file_lease(options: &FileLeaseOptions) -> Result<StoreReport> {
         space,
         now_ms: now,
         slots,
+        fence_ms: super::fence::read_file_fence(&d).ok().flatten(),
     })
 }
 

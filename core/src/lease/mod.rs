@@ -10,6 +10,7 @@
 //! only compares with two atomics of [`LeaseState`] (`floor` and `limit`): no I/O, no mutex.
 
 mod dir;
+mod fence;
 mod file;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -28,6 +29,7 @@ mod remote;
 #[cfg(all(feature = "zookeeper", not(loom)))]
 mod zookeeper;
 
+pub use fence::{fence_file_lease, FenceReport, DEFAULT_FENCE_SKEW_MS};
 pub use inspect::{inspect_file_lease, SlotReport, StoreReport};
 pub use record::IdSpace;
 pub use source::{
@@ -277,6 +279,37 @@ pub fn inspect_etcd_lease(options: &EtcdLeaseOptions) -> Result<StoreReport> {
             reason: "this build of polyflake has no etcd support (cargo feature `etcd`)"
                 .to_string(),
         })
+    }
+}
+
+/// Raise an etcd lease store's fence (`{prefix}/fence`) to `now + margin_ms`, never lowering
+/// it: after the store was restored from a backup, no new holder of any slot issues at or below
+/// it (see `polyflake lease fence` and docs/node-ids.md, "Backup and restore").
+pub fn fence_etcd_lease(options: &EtcdLeaseOptions, margin_ms: u64) -> Result<FenceReport> {
+    #[cfg(all(feature = "etcd", not(loom)))]
+    return etcd::fence(options, margin_ms);
+    #[cfg(not(all(feature = "etcd", not(loom))))]
+    {
+        let _ = (options, margin_ms);
+        Err(Error::InvalidNodeSource {
+            reason: "this build of polyflake has no etcd support (cargo feature `etcd`)"
+                .to_string(),
+        })
+    }
+}
+
+/// Raise a ZooKeeper lease store's fence (`{prefix}/fence`) to `now + margin_ms`, never
+/// lowering it (see [`fence_etcd_lease`]).
+pub fn fence_zookeeper_lease(
+    options: &ZooKeeperLeaseOptions,
+    margin_ms: u64,
+) -> Result<FenceReport> {
+    #[cfg(all(feature = "zookeeper", not(loom)))]
+    return zookeeper::fence(options, margin_ms);
+    #[cfg(not(all(feature = "zookeeper", not(loom))))]
+    {
+        let _ = (options, margin_ms);
+        Err(no_zookeeper())
     }
 }
 

@@ -263,6 +263,7 @@ where
 
 /// The operator's view of a remote store: each slot's holder (the slot key's or znode's value,
 /// `identity/pid/...`) and mark.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn store_report(
     kind: LeaseKind,
     store: &str,
@@ -271,6 +272,7 @@ pub(crate) fn store_report(
     marks: &HashMap<u32, Vec<u8>>,
     reserve_ms: u64,
     max_guard_wait_ms: u64,
+    fence_ms: Option<i64>,
 ) -> StoreReport {
     let now = crate::clock::SystemClock::read_ms();
     let window_end = space
@@ -318,5 +320,6 @@ pub(crate) fn store_report(
         space,
         now_ms: now,
         slots,
+        fence_ms,
     }
 }

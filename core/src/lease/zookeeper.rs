@@ -24,6 +24,7 @@
 //! ZooKeeper generator) is refused with a `LeaseStore` error that says so, never a hang.
 
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
+use super::fence::{self, FenceReport};
 use super::inspect::StoreReport;
 use super::record::{self, IdSpace};
 use super::remote::{
@@ -238,6 +239,33 @@ struct Held {
     unsure: super::remote::Unsure,
     /// Why the last write found the lease lost (set with `Ok(false)` from `write_hwm`).
     lost_why: Option<String>,
+    /// What a fresh client needs to look at the store while our session cannot reach it.
+    reconnect: (ZooKeeperLeaseOptions, Credentials),
+}
+
+/// Our session cannot reach the ensemble: has the store gone back in time (restored from a
+/// backup)? A fresh client (a new session, which a restored server accepts while it refuses
+/// ours for having seen a later zxid) reads our mark: a version below the one we last wrote
+/// means the store has forgotten our writes. `Some(reason)` then; `None` when it cannot tell.
+async fn rolled_back(h: &Held) -> Option<String> {
+    let ours = h.hwm_version?;
+    let (o, creds) = &h.reconnect;
+    let client = connect(o, creds, &h.store, h.timeout).await.ok()?;
+    let states = client.state_watcher();
+    let seen = call(h.timeout, client.get_data(&h.keys.hwm)).await;
+    close(client, states).await;
+    let found = match seen {
+        Ok((_, stat)) => Some(stat.version),
+        Err(Fail::Zk(zk::Error::NoNode)) => None,
+        Err(_) => return None,
+    };
+    (found.map_or(true, |v| v < ours)).then(|| {
+        format!(
+            "the ZooKeeper store went back in time: the high-water mark {} is at version {}, and this holder wrote version {ours} (the store was restored from an older backup?); fence it (`polyflake lease fence`) before new holders start",
+            h.keys.hwm,
+            found.map_or_else(|| "none (missing)".to_string(), |v| v.to_string())
+        )
+    })
 }
 
 pub(crate) fn acquire(
@@ -377,6 +405,7 @@ async fn take(
     .await?;
     let token = record::render_token(&common.identity, std::process::id(), client.session_id().0);
     let owner_key = format!("{prefix}/owner/{}", common.identity);
+    let fence_key = fence::fence_key(prefix);
     let own = match call(timeout, client.get_data(&owner_key)).await {
         Ok((v, _)) => record::parse_owner_slot(&v),
         Err(_) => None,
@@ -406,13 +435,30 @@ async fn take(
             Err(Fail::Zk(zk::Error::NoNode)) => None,
             Err(e) => return Err(fail(store, "cannot read the high-water mark", user_ref, e)),
         };
+        // The fence, read after the slot is ours: a floor under every slot's guard.
+        let fence_ms = match call(timeout, client.get_data(&fence_key)).await {
+            Ok((v, _)) => match fence::parse(&v) {
+                Some(f) => Some(f),
+                None => {
+                    let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
+                    return Err(fence::unreadable(store, &fence_key));
+                }
+            },
+            Err(Fail::Zk(zk::Error::NoNode)) => None,
+            Err(e) => {
+                let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
+                return Err(fail(store, "cannot read the fence", user_ref, e));
+            }
+        };
         let now = ctx.now_ms()?;
         let Some(guard) = guard_of(
             mark.as_ref().map(|(v, _)| v.as_slice()),
             now,
             common.reserve_ms,
             window_end,
-        ) else {
+        )
+        .map(|g| fence::floor(g, fence_ms))
+        .filter(|g| *g <= window_end) else {
             // A mark past the layout's window: give the slot back, try the next.
             let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
             continue;
@@ -432,6 +478,7 @@ async fn take(
             hwm_version: mark.map(|(_, v)| v),
             unsure: Default::default(),
             lost_why: None,
+            reconnect: (o.clone(), creds.clone()),
         };
         match write_hwm(&mut held, r).await {
             Ok(true) => {}
@@ -570,6 +617,8 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
     renew_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut states = h.client.state_watcher();
     let mut watch: Option<zk::OneshotWatcher> = None;
+    // Since when our session has been cut off from the ensemble (for the rollback probe).
+    let mut cut_off: Option<tokio::time::Instant> = None;
     loop {
         if stop.is_stopped() {
             break;
@@ -604,14 +653,27 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                     Err(e) => { state.failed(e.to_string()); continue; }
                 };
                 let r = (now + h.common.reserve_ms).max(state.r_ms());
-                match write_hwm(&mut h, r).await {
-                    Ok(true) => { state.publish(r); state.renewed(); None }
+                // Cut off for a renewal period: look with a fresh session first.
+                let probe = match cut_off {
+                    Some(since) if since.elapsed() >= renew_period(h.common.reserve_ms) => {
+                        rolled_back(&h).await
+                    }
+                    _ => None,
+                };
+                if probe.is_some() {
+                    probe
+                } else { match write_hwm(&mut h, r).await {
+                    Ok(true) => { state.publish(r); state.renewed(); cut_off = None; None }
                     Ok(false) => Some(h.lost_why.take().unwrap_or_else(|| format!(
                         "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else",
                         h.keys.slot, h.keys.hwm
                     ))),
-                    Err(e) => { state.failed(format!("{}: {e}", h.store)); None }
-                }
+                    Err(e) => {
+                        state.failed(format!("{}: {e}", h.store));
+                        cut_off.get_or_insert_with(tokio::time::Instant::now);
+                        None
+                    }
+                } }
             }
             s = states.changed() => match s {
                 zk::SessionState::Expired => Some("the ZooKeeper session expired".to_string()),
@@ -619,6 +681,7 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                 zk::SessionState::Closed => Some("the ZooKeeper client was closed".to_string()),
                 zk::SessionState::Disconnected => {
                     state.failed(format!("{}: disconnected from the ensemble", h.store));
+                    cut_off.get_or_insert_with(tokio::time::Instant::now);
                     None
                 }
                 _ => None,
@@ -681,6 +744,10 @@ pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
             Err(e) => return Err(fail(&store, "cannot read the ID space", user, e)),
         };
         let (taken, marks) = read_store(&client, &prefix, &store, user, timeout).await?;
+        let fence_ms = match call(timeout, client.get_data(&fence::fence_key(&prefix))).await {
+            Ok((v, _)) => fence::parse(&v),
+            Err(_) => None,
+        };
         let report = store_report(
             LeaseKind::ZooKeeper,
             &store,
@@ -689,8 +756,63 @@ pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
             &marks,
             o.reserve_ms,
             o.max_guard_wait_ms,
+            fence_ms,
         );
         close(client, states).await;
         Ok(report)
+    }))
+}
+
+/// Raise the store's fence to `now + margin_ms` (created if absent, else set on the version
+/// read, so two operators fencing at once both leave the higher value).
+pub(crate) fn fence(o: &ZooKeeperLeaseOptions, margin_ms: u64) -> Result<FenceReport> {
+    let (prefix, store, creds) = check_options(o)?;
+    let rt = runtime(&store)?;
+    let timeout = Duration::from_millis(o.connect_timeout_ms);
+    let user = creds.username();
+    let acls = acl_list(&creds);
+    let key = fence::fence_key(&prefix);
+    rt.block_on(with_spawner(async {
+        let client = connect(o, &creds, &store, timeout).await?;
+        let states = client.state_watcher();
+        let result = async {
+            let dir = zk::CreateMode::Persistent.with_acls(zk::Acls::new(&acls));
+            call(timeout, client.mkdir(&prefix, &dir))
+                .await
+                .map_err(|e| fail(&store, &format!("cannot create {prefix}"), user, e))?;
+            loop {
+                let (previous, version) = match call(timeout, client.get_data(&key)).await {
+                    Ok((v, stat)) => (fence::parse(&v), Some(stat.version)),
+                    Err(Fail::Zk(zk::Error::NoNode)) => (None, None),
+                    Err(e) => return Err(fail(&store, "cannot read the fence", user, e)),
+                };
+                let value = fence::next(previous, margin_ms)?;
+                let text = value.to_string();
+                let wrote = match version {
+                    None => match call(timeout, client.create(&key, text.as_bytes(), &dir)).await {
+                        Ok(_) => true,
+                        Err(Fail::Zk(zk::Error::NodeExists)) => false,
+                        Err(e) => return Err(fail(&store, "cannot write the fence", user, e)),
+                    },
+                    Some(v) => {
+                        match call(timeout, client.set_data(&key, text.as_bytes(), Some(v))).await {
+                            Ok(_) => true,
+                            Err(Fail::Zk(zk::Error::BadVersion)) => false,
+                            Err(e) => return Err(fail(&store, "cannot write the fence", user, e)),
+                        }
+                    }
+                };
+                if wrote {
+                    return Ok(FenceReport {
+                        store: store.clone(),
+                        fence_ms: value,
+                        previous_ms: previous,
+                    });
+                }
+            }
+        }
+        .await;
+        close(client, states).await;
+        result
     }))
 }

@@ -281,6 +281,39 @@ impl Etcd {
         self.run();
     }
 
+    /// Save a snapshot of the live store (`etcdctl snapshot save`) into `file`.
+    pub fn snapshot(&self, file: &Path) {
+        self.etcdctl(&["snapshot", "save", file.to_str().unwrap()])
+            .expect("etcdctl snapshot save");
+    }
+
+    /// Stop the server, replace its data with `file`'s (`etcdctl snapshot restore`, as an
+    /// operator restores a backup), and start it again on the same ports.
+    pub fn restore(&mut self, file: &Path) {
+        self.stop();
+        let data = self.data.path().join("data");
+        std::fs::remove_dir_all(&data).unwrap();
+        let out = Command::new(ETCDCTL)
+            .env("ETCDCTL_API", "3")
+            .args(["snapshot", "restore", file.to_str().unwrap()])
+            .arg("--data-dir")
+            .arg(&data)
+            .args(["--name", "polyflake-test"])
+            .arg(format!(
+                "--initial-cluster=polyflake-test={}",
+                self.peer_url
+            ))
+            .arg(format!("--initial-advertise-peer-urls={}", self.peer_url))
+            .output()
+            .expect("etcdctl snapshot restore");
+        assert!(
+            out.status.success(),
+            "etcdctl snapshot restore: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.run();
+    }
+
     /// Run etcdctl (API v3) against this server; stdout on success.
     pub fn etcdctl(&self, args: &[&str]) -> Result<String, String> {
         let mut cmd = Command::new(ETCDCTL);
@@ -571,6 +604,33 @@ impl ZooKeeper {
         self.stop();
         self.run();
     }
+
+    /// A backup: a copy of the data dir (taken while the server is stopped for a moment, so
+    /// the copy is consistent), into `to`.
+    pub fn backup(&mut self, to: &Path) {
+        self.stop();
+        copy_dir(&self.data.path().join("data"), to);
+        self.run();
+    }
+
+    /// Restore a backup made by [`ZooKeeper::backup`]: stop, replace the data, start.
+    pub fn restore(&mut self, from: &Path) {
+        self.stop();
+        let data = self.data.path().join("data");
+        std::fs::remove_dir_all(&data).unwrap();
+        copy_dir(from, &data);
+        self.run();
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("cp");
+    assert!(st.success(), "cp -a {} {}", from.display(), to.display());
 }
 
 impl Drop for ZooKeeper {

@@ -1,0 +1,149 @@
+//! The fence: one store-wide floor under every slot's restart guard (`polyflake lease fence`).
+//!
+//! A store restored from an older backup has forgotten every mark written since the backup, so
+//! a new holder of a slot would take the slot's old R and issue IDs that a holder of the lost
+//! history already issued. The operator fences the store after restoring it: the fence is a
+//! time `now + margin` (a margin above the clock skew the fleet can have plus the reserve) that
+//! every taker reads and treats as a mark under every slot, present or not, so no new holder
+//! issues at or below it. One value for the whole store, so it costs the same on a 1-bit and a
+//! 32-bit node field. It only ever grows.
+
+use super::dir::{LeaseDir, Opened};
+use super::file::{open_dir, read_head};
+use super::source::FileLeaseOptions;
+use crate::clock::SystemClock;
+use crate::error::{Error, Result};
+use std::io::Write;
+
+/// The file of a file lease directory that holds the fence.
+pub(crate) const FENCE_FILE: &str = "polyflake-fence";
+
+/// The largest difference between two clocks of a fleet that the default fence margin allows
+/// for (NTP-synchronised hosts are within milliseconds; a minute covers a host whose NTP has
+/// failed for days). The CLI's default margin is this plus the reserve.
+pub const DEFAULT_FENCE_SKEW_MS: u64 = 60_000;
+
+/// What fencing a store did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FenceReport {
+    /// The directory, or the endpoints and prefix.
+    pub store: String,
+    /// The fence now in the store, Unix ms.
+    pub fence_ms: i64,
+    /// The fence that was there before, if any.
+    pub previous_ms: Option<i64>,
+}
+
+/// The key (etcd) or znode (ZooKeeper) of a remote store's fence.
+#[cfg_attr(not(any(feature = "etcd", feature = "zookeeper")), allow(dead_code))]
+pub(crate) fn fence_key(prefix: &str) -> String {
+    format!("{prefix}/fence")
+}
+
+/// A stored fence value: plain decimal ms. Anything else is not a fence a taker can trust.
+pub(crate) fn parse(value: &[u8]) -> Option<i64> {
+    std::str::from_utf8(value)
+        .ok()
+        .and_then(|t| super::record::parse_ms(t.trim_end()))
+}
+
+/// A guard raised to the fence.
+pub(crate) fn floor(guard: i64, fence: Option<i64>) -> i64 {
+    fence.map_or(guard, |f| guard.max(f))
+}
+
+/// The fence to write: `now + margin`, never below what is there.
+pub(crate) fn next(previous: Option<i64>, margin_ms: u64) -> Result<i64> {
+    if margin_ms > 365 * 24 * 3_600_000 {
+        return Err(Error::InvalidArgument {
+            name: "margin_ms",
+            reason: format!("{margin_ms} is out of range: at most a year (31536000000 ms)"),
+        });
+    }
+    let now = SystemClock::read_ms();
+    Ok(previous.unwrap_or(i64::MIN).max(now + margin_ms as i64))
+}
+
+/// A value that is there but is not a fence: refuse, naming it (never a planted file's bytes).
+pub(crate) fn unreadable(store: &str, what: &str) -> Error {
+    Error::LeaseStore {
+        reason: format!(
+            "{store}: the fence {what} is not a number of ms: refusing to take a slot (write a new one with `polyflake lease fence`)"
+        ),
+    }
+}
+
+/// A file lease directory's fence (`None`: there is none).
+pub(crate) fn read_file_fence(dir: &LeaseDir) -> Result<Option<i64>> {
+    let path = dir.path().join(FENCE_FILE);
+    let store = dir.path().display().to_string();
+    match dir.open_name(FENCE_FILE, false, false) {
+        Ok(Opened::Absent) => Ok(None),
+        Ok(Opened::File(f, _)) => {
+            let bytes = read_head(&f).map_err(|e| Error::LeaseStore {
+                reason: format!("cannot read {}: {e}", path.display()),
+            })?;
+            parse(&bytes)
+                .map(Some)
+                .ok_or_else(|| unreadable(&store, &path.display().to_string()))
+        }
+        Ok(Opened::Unsafe(u)) => Err(Error::LeaseStore {
+            reason: format!(
+                "the fence {} is {u}: it was not read (another user may have planted it: remove it, or give this service a directory of its own)",
+                path.display()
+            ),
+        }),
+        Err(e) => Err(Error::LeaseStore {
+            reason: format!("cannot read {}: {e}", path.display()),
+        }),
+    }
+}
+
+/// Raise a file lease directory's fence to `now + margin_ms` (never lowering it): written to a
+/// new file, made durable, then renamed over the old one, so a taker reads the old fence or
+/// the new one, never a torn one.
+///
+/// ```
+/// use polyflake::{fence_file_lease, FileLeaseOptions, Generator, NodeSource, ErrorKind};
+/// let dir = std::env::temp_dir().join(format!("polyflake-fence-doc-{}", std::process::id()));
+/// let o = FileLeaseOptions::new(&dir);
+/// let fence = fence_file_lease(&o, 60_000).unwrap();
+/// // A new holder waits until its clock passes the fence.
+/// let g = Generator::builder_from(NodeSource::FileLease(o)).build().unwrap();
+/// assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
+/// assert!(g.health().lease.unwrap().guard_until_ms.unwrap() >= fence.fence_ms);
+/// # drop(g); std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn fence_file_lease(options: &FileLeaseOptions, margin_ms: u64) -> Result<FenceReport> {
+    let dir = open_dir(options.dir.as_path())?;
+    let store = dir.path().display().to_string();
+    let previous = read_file_fence(&dir)?;
+    let fence = next(previous, margin_ms)?;
+    let tmp = format!(
+        ".{FENCE_FILE}.{}.{:x}",
+        std::process::id(),
+        SystemClock::read_ms()
+    );
+    let write = || -> std::io::Result<()> {
+        let mut f = dir.create_new(&tmp)?;
+        f.write_all(fence.to_string().as_bytes())?;
+        f.sync_all()?;
+        dir.rename_over(&tmp, FENCE_FILE)?;
+        dir.sync();
+        Ok(())
+    };
+    write().map_err(|e| {
+        dir.remove(&tmp);
+        Error::LeaseStore {
+            reason: format!(
+                "cannot write the fence {}: {e}",
+                dir.path().join(FENCE_FILE).display()
+            ),
+        }
+    })?;
+    Ok(FenceReport {
+        store,
+        fence_ms: fence,
+        previous_ms: previous,
+    })
+}

@@ -1,0 +1,189 @@
+//! A store restored from an older backup: the probes of issue 26 beside a real etcd
+//! (`etcdctl snapshot save` / `snapshot restore`) and a real ZooKeeper (a copy of its data dir).
+//! Holder C leaves an R and closes; the backup is taken; holder A takes the slot and mints
+//! further ahead; the store is restored (it forgets A's R); the operator fences it
+//! (`fence_*_lease`, what `polyflake lease fence` runs); holder B, its clock where A's was,
+//! takes the slot. B must not issue until its clock passes the fence, so no ID of B's equals
+//! one of A's.
+
+mod lease_support;
+
+use lease_support::*;
+use polyflake::{
+    fence_etcd_lease, fence_zookeeper_lease, Builder, ErrorKind, EtcdLeaseOptions, Generator,
+    ManualClock, NodeSource, StoreReport, ZooKeeperLeaseOptions, DEFAULT_EPOCH_MS,
+};
+use std::collections::HashSet;
+use std::time::Duration;
+
+#[test]
+fn child_process_entry() {
+    if let Some(mode) = child_mode() {
+        child_main(&mode);
+    }
+}
+
+/// The probe, whatever the store: `make` builds a generator on a clock, `backup` and
+/// `restore` act on the store, `fence` fences it (Unix ms of the fence), `inspect` reads it.
+fn probe(
+    make: &dyn Fn(&ManualClock) -> Builder,
+    backup: &mut dyn FnMut(),
+    restore: &mut dyn FnMut(),
+    fence: &dyn Fn() -> i64,
+    inspect: &dyn Fn() -> StoreReport,
+) {
+    let t0 = now_ms();
+    // C: a fresh slot waits one reserve (500 ms here), mints, closes: R = its last ms.
+    let c_clock = ManualClock::new(t0);
+    let c = make(&c_clock).build().unwrap();
+    c_clock.set(t0 + 1_000);
+    c.next_id().unwrap();
+    c.close();
+    drop(c);
+    backup();
+
+    // A: takes the slot after C's R and mints at t0 + 10 s (its renewals publish R ahead).
+    let a_clock = ManualClock::new(t0 + 2_000);
+    let a = make(&a_clock).build().unwrap();
+    a_clock.set(t0 + 10_000);
+    assert!(
+        wait_until(Duration::from_secs(10), || a.next_id().is_ok()),
+        "A never issued: {:?}",
+        a.health().reason
+    );
+    let mut theirs = HashSet::new();
+    for _ in 0..200 {
+        theirs.insert(a.next_id().unwrap());
+    }
+    let a_last_ms = theirs
+        .iter()
+        .map(|&id| a.decode(id).unwrap().timestamp_ms)
+        .max()
+        .unwrap();
+
+    restore();
+    let restored = std::time::Instant::now();
+    // A, live across the restore, notices that the store went back in time and stops.
+    let noticed = wait_until(Duration::from_secs(20), || {
+        let h = a.health();
+        h.status == polyflake::HealthStatus::LeaseLost && h.reason.contains("back in time")
+    });
+    assert!(
+        noticed,
+        "A did not notice the rollback: {:?} {}",
+        a.health().status,
+        a.health().reason
+    );
+    eprintln!(
+        "A noticed the rollback {:?} after the store came back: {}",
+        restored.elapsed(),
+        a.health().reason
+    );
+    assert_eq!(a.next_id().unwrap_err().kind(), ErrorKind::LeaseLost);
+    // The restored store forgot A's R: its mark is C's, below what A issued.
+    let before = inspect();
+    let mark = before
+        .slots
+        .iter()
+        .find(|s| s.slot == 0)
+        .and_then(|s| s.high_water_ms);
+    assert!(
+        mark.is_some_and(|m| m < a_last_ms),
+        "mark {mark:?}, A issued up to {a_last_ms}"
+    );
+
+    let fence_ms = fence();
+    assert!(
+        fence_ms > a_last_ms,
+        "the margin covers A's lead: {fence_ms} <= {a_last_ms}"
+    );
+    assert_eq!(inspect().fence_ms, Some(fence_ms));
+
+    // B: its clock where A's is. Refused until it passes the fence, then nothing it issues
+    // equals anything A issued.
+    let b_clock = ManualClock::new(t0 + 10_000);
+    let b = make(&b_clock).build().unwrap();
+    assert_eq!(b.node_id(), 0, "one slot: B has A's node id");
+    let guard = b.health().lease.unwrap().guard_until_ms.unwrap();
+    assert!(
+        guard >= fence_ms,
+        "guard {guard} below the fence {fence_ms}"
+    );
+    assert_eq!(b.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
+    b_clock.set(fence_ms + 1);
+    assert!(
+        wait_until(Duration::from_secs(10), || b.next_id().is_ok()),
+        "B never issued: {:?}",
+        b.health().reason
+    );
+    let mut dupes = 0;
+    for _ in 0..200 {
+        if theirs.contains(&b.next_id().unwrap()) {
+            dupes += 1;
+        }
+    }
+    assert_eq!(dupes, 0);
+    // A, still live on the restored store: whatever it issues now is below the fence or
+    // refused, never one of B's.
+    let mine: Vec<u64> = (0..50).filter_map(|_| b.next_id().ok()).collect();
+    for _ in 0..50 {
+        if let Ok(id) = a.next_id() {
+            assert!(!mine.contains(&id));
+            assert!(a.decode(id).unwrap().timestamp_ms < fence_ms);
+        }
+    }
+}
+
+#[test]
+fn etcd_restored_from_a_snapshot_then_fenced_gives_no_duplicate() {
+    let mut etcd = Etcd::start();
+    let snap = TempDir::new("etcd-snap");
+    let file = snap.path().join("backup.db");
+    let mut o = EtcdLeaseOptions::new(vec![etcd.client_url.clone()]);
+    o.prefix = "/pf-restore".into();
+    o.slots = Some(1);
+    o.reserve_ms = 500;
+    o.ttl_s = 2;
+    o.connect_timeout_ms = 2_000;
+    let make = |clock: &ManualClock| {
+        Generator::builder_from(NodeSource::Etcd(o.clone()))
+            .epoch_ms(DEFAULT_EPOCH_MS + 26)
+            .clock(clock.clone())
+    };
+    let etcd_cell = std::cell::RefCell::new(&mut etcd);
+    probe(
+        &make,
+        &mut || etcd_cell.borrow().snapshot(&file),
+        &mut || etcd_cell.borrow_mut().restore(&file),
+        &|| fence_etcd_lease(&o, 20_000).unwrap().fence_ms,
+        &|| polyflake::inspect_etcd_lease(&o).unwrap(),
+    );
+}
+
+#[test]
+fn zookeeper_restored_from_a_data_dir_copy_then_fenced_gives_no_duplicate() {
+    let mut zk = ZooKeeper::start();
+    let snap = TempDir::new("zk-backup");
+    let copy = snap.path().join("data");
+    let mut o = ZooKeeperLeaseOptions::new(vec![zk.ensemble()]);
+    o.prefix = "/pf-restore".into();
+    o.slots = Some(1);
+    o.reserve_ms = 500;
+    // The default session timeout's order (10 s): the rollback must be noticed well before the
+    // session would expire.
+    o.session_timeout_ms = 10_000;
+    o.connect_timeout_ms = 2_000;
+    let make = |clock: &ManualClock| {
+        Generator::builder_from(NodeSource::ZooKeeper(o.clone()))
+            .epoch_ms(DEFAULT_EPOCH_MS + 27)
+            .clock(clock.clone())
+    };
+    let zk_cell = std::cell::RefCell::new(&mut zk);
+    probe(
+        &make,
+        &mut || zk_cell.borrow_mut().backup(&copy),
+        &mut || zk_cell.borrow_mut().restore(&copy),
+        &|| fence_zookeeper_lease(&o, 20_000).unwrap().fence_ms,
+        &|| polyflake::inspect_zookeeper_lease(&o).unwrap(),
+    );
+}
