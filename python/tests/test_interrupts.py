@@ -183,3 +183,23 @@ def test_a_cancelled_task_frees_its_thread_at_once():
     assert after[0] > before[-1]
     g.close()
 
+
+
+def test_a_ctrl_c_seen_inside_a_clock_callable_is_raised_as_it_is():
+    """A signal's KeyboardInterrupt may surface inside a user's clock callable (Python runs
+    handlers between bytecodes): it comes out as KeyboardInterrupt, not as ClockFailed."""
+    calls = []
+
+    def clock():
+        calls.append(1)
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return time.time_ns() // 1_000_000
+
+    with Snowflake(node_id=945, clock=clock) as g:
+        g.next_id()
+        with pytest.raises(KeyboardInterrupt):
+            g.next_id()
+        with pytest.raises(KeyboardInterrupt):
+            g.health()
+    # An ordinary exception of a clock stays ClockFailed (test_bad_input.py).
