@@ -6,7 +6,7 @@ use polyflake::{batch_len, Error};
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyFloat, PyString};
+use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString};
 
 /// The name of an object's type, for error messages.
 pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
@@ -129,11 +129,23 @@ pub(crate) fn bad_argument(name: &'static str, reason: String) -> Error {
     Error::InvalidArgument { name, reason }
 }
 
-/// A real number (int or float), refusing bool, str and None.
-pub(crate) fn float_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
+/// A real number (int or float), refusing bool, str and None. An int is taken only where a
+/// float holds it exactly (|n| <= 2**53, which every message then shows as sent); a wider one is
+/// refused as `InvalidArgument`, echoing it (a float would show it rounded, or not at all).
+pub(crate) fn float_arg(obj: &Bound<'_, PyAny>, what: &'static str) -> PyResult<f64> {
     let bad = || wrong_type(obj, what, "a number");
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyString>() || obj.is_none() {
         return Err(bad());
+    }
+    if obj.is_instance_of::<PyInt>() {
+        const EXACT: i128 = 1 << 53;
+        let text = match int_value(obj, what)? {
+            Ok(v) if (-EXACT..=EXACT).contains(&v) => return Ok(v as f64),
+            Ok(v) => v.to_string(),
+            Err(text) => text,
+        };
+        let reason = format!("{text} is out of range: past 2**53 a number is not exact as a float");
+        return Err(to_py_err(obj.py(), bad_argument(what, reason)));
     }
     obj.extract::<f64>().map_err(|_| bad())
 }

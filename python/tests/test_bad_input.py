@@ -94,6 +94,15 @@ def test_bad_input(what, call, exc, fragment):
         assert isinstance(info.value, ValueError), "configuration errors are ValueErrors"
 
 
+def test_an_int_a_float_holds_exactly_is_taken_as_a_float_setting():
+    g = Snowflake(1, max_wait_ms=60_000, clock=manual())
+    assert g.max_wait_ms == 60_000.0
+    with pytest.raises(polyflake.InvalidArgument) as info:
+        Snowflake(1, max_wait_ms=2**53, clock=manual())  # exact as a float: the core's limit
+    assert str(2**53) in str(info.value) and "60000 ms limit" in str(info.value)
+    g.wait_ready(timeout_ms=2**53)  # no lease: at once
+
+
 @pytest.mark.parametrize("reading", [1.5, "1737747358021", None, True])
 def test_clock_returning_a_non_int_fails_clearly(reading):
     # A user's callable is not a test clock: one generator per node id, so each is closed.
@@ -184,6 +193,10 @@ WIDE = [
     ("ManualClock.set_tick_ms 2**63", lambda: manual().set_tick_ms(2**63), 2**63),
     ("ScriptedClock 2**64", lambda: ScriptedClock([1, 2**64]), 2**64),
     ("ipv4 prefix 2**100", lambda: Snowflake.from_ipv4("10.0.0.1", 2**100), 2**100),
+    ("max_wait_ms 2**60", lambda: Snowflake(1, max_wait_ms=2**60, clock=manual()), 2**60),
+    ("max_wait_ms 2**1100", lambda: Snowflake(1, max_wait_ms=2**1100, clock=manual()), 2**1100),
+    ("uuid7 max_wait_ms -2**64", lambda: polyflake.Uuid7Generator(max_wait_ms=-(2**64)), -(2**64)),
+    ("wait_ready timeout_ms 10**400", lambda: gen().wait_ready(timeout_ms=10**400), 10**400),
 ]
 
 #: Bounds a clamping conversion would have shown instead (i64, u64, i128, u32 ends).
