@@ -21,8 +21,9 @@ PY_VENV := $(ROOT)/.venv
 PY := $(PY_VENV)/bin/python
 PY_WHEELS := $(CARGO_TARGET_DIR)/wheels-python
 PY_TOOLS := maturin pytest mypy hypothesis
-# What the tests use besides: the optional prometheus extra, and the FastAPI example's stack.
-PY_TEST_PACKAGES := prometheus-client fastapi uvicorn
+# What the tests use besides: the optional prometheus extra, the FastAPI example's stack, and
+# gunicorn (the pre-fork server the fork tests run with 4 workers).
+PY_TEST_PACKAGES := prometheus-client fastapi uvicorn gunicorn==27.0.1
 # What the benchmark compares against; installed for `make bench-python` only.
 PY_BENCH_PACKAGES := uuid-utils snowflake-id
 # Where the tests run: a directory with no `polyflake` in it, so the import is the installed one.

@@ -1,8 +1,10 @@
 //! The awaitables of `anext_id()` and `anext_ids(n)`: an outcome ready at once comes in `Ready`,
 //! a native type made from a `PyType_Spec` (PyO3 has no `am_send`, which awaits it with no frame
-//! and no exception; a coroutine costs more than the ID), given once; a wait, `asyncio.to_thread`.
+//! and no exception; a coroutine costs more than the ID), given once; a wait, `asyncio.to_thread`
+//! (through `polyflake._aio`, which cuts the wait short when the awaiting task is cancelled).
 
 use crate::errors::to_py_err;
+use crate::interrupt::Cancel;
 use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration, PyTypeError};
 use pyo3::ffi;
 use pyo3::intern;
@@ -47,7 +49,9 @@ pub(crate) fn ready<'py>(
     }
 }
 
-/// `tried` (a value or its error) ready at once, or if None, `obj.method(*args)` in a thread.
+/// `tried` (a value or its error) ready at once, or if None, `obj.method(*args, cancel)` in a
+/// thread (`polyflake._aio.in_thread`: `asyncio.to_thread`, and a cancelled task sets `cancel`,
+/// which cuts the call's wait short instead of leaving the thread waiting for seconds).
 pub(crate) fn now_or_in_thread<'py>(
     obj: &Bound<'py, PyAny>,
     tried: PyResult<Option<Bound<'py, PyAny>>>,
@@ -57,12 +61,15 @@ pub(crate) fn now_or_in_thread<'py>(
     match tried.transpose() {
         Some(outcome) => ready(obj.py(), outcome),
         None => {
-            // `asyncio.to_thread(obj.method, *args)`
-            static TO_THREAD: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+            static IN_THREAD: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
             let (py, f) = (obj.py(), obj.getattr(method)?);
-            let all: Vec<_> = std::iter::once(&f).chain(args.iter().copied()).collect();
-            TO_THREAD
-                .import(py, "asyncio", "to_thread")?
+            let cancel = Bound::new(py, Cancel::default())?.into_any();
+            let all: Vec<_> = [&f, &cancel]
+                .into_iter()
+                .chain(args.iter().copied())
+                .collect();
+            IN_THREAD
+                .import(py, "polyflake._aio", "in_thread")?
                 .call1(PyTuple::new(py, all)?)
         }
     }
@@ -80,7 +87,7 @@ pub(crate) fn anext_id<'py, T>(
     let tried = tried
         .map_err(|e| to_py_err(py, e))
         .and_then(|id| id.map(to_py).transpose());
-    now_or_in_thread(obj, tried, intern!(py, "next_id"), &[])
+    now_or_in_thread(obj, tried, intern!(py, "_next_id_cancellable"), &[])
 }
 
 /// Take the outcome: the value (a new reference), or null with its exception raised.

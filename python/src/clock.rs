@@ -1,10 +1,10 @@
 //! Clocks a generator can read instead of the system clock: the core's `ManualClock` and
 //! `ScriptedClock` (in `polyflake.testing`), and any Python callable returning int milliseconds.
 
-use crate::args::{bad_argument, exact_i64_arg, i64_arg, unsigned_arg};
+use crate::args::{bad_argument, clamped_i64, exact_i64_arg, i64_arg, unsigned_arg};
 use crate::errors::{stash_clock_error, to_py_err};
 use polyflake::{Clock, ClockError};
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use std::sync::Arc;
 
@@ -106,11 +106,17 @@ impl Clock for CallableClock {
     fn now_ms(&self) -> Result<i64, ClockError> {
         Python::attach(|py| {
             let reading = self.0.bind(py).call0();
-            let ms = reading.and_then(|v| i64_arg(&v, "the clock's reading"));
+            let ms = reading.and_then(|v| clamped_i64(&v, "the clock's reading"));
             ms.map_err(|err| {
                 let reason = format!("the clock callable raised {err}");
-                // Keep the exception itself: it becomes the __cause__ of ClockFailed.
-                stash_clock_error(err);
+                if err.is_instance_of::<PyException>(py) {
+                    // Keep the exception itself: it becomes the __cause__ of ClockFailed.
+                    stash_clock_error(err);
+                } else {
+                    // KeyboardInterrupt (a Ctrl-C seen while the callable ran), SystemExit:
+                    // raised as they are, not as a clock failure.
+                    crate::interrupt::stash(err);
+                }
                 ClockError(reason)
             })
         })

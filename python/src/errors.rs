@@ -74,9 +74,14 @@ pub(crate) fn discard_clock_error() {
     CLOCK_ERROR.with(|slot| slot.borrow_mut().take());
 }
 
-/// A core error as its Python exception (a failed Python clock's exception as `__cause__`).
+/// A core error as its Python exception (a failed Python clock's exception as `__cause__`); a
+/// signal handler's exception raised during the call (KeyboardInterrupt) replaces it.
 #[cold]
 pub(crate) fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
+    if let Some(signal) = crate::interrupt::take() {
+        discard_clock_error();
+        return signal;
+    }
     let cause = CLOCK_ERROR.with(|slot| slot.borrow_mut().take());
     let kind = err.kind();
     let index = ErrorKind::ALL.iter().position(|k| *k == kind);

@@ -2,9 +2,11 @@
 //! `polyflake::Generator`. The GIL is held only on the fast path (`try_next_id` issues at once
 //! or says the call would wait); everything else runs with it released.
 
-use crate::args::{bad_argument, batch_bytes, exact_i64_arg, float_arg, getters, i64_arg, int_arg};
+use crate::args::{bad_argument, batch_bytes, exact_i64_arg, float_arg, getters, i64_arg};
+use crate::args::{id_arg, int_arg};
 use crate::args::{opt_str_arg, str_arg};
 use crate::errors::to_py_err;
+use crate::interrupt::{waiting, Cancel};
 use crate::layout::{layout_arg, PyLayout};
 use crate::settings::{apply, Settings};
 use crate::source;
@@ -36,8 +38,12 @@ macro_rules! shared_methods {
             /// A snapshot of the generator's state and counters (reads the clock once).
             fn health(&self, py: Python<'_>) -> PyResult<Py<$crate::health::PyHealth>> {
                 let h = py.detach(|| self.$core.health());
-                // A failing Python clock is reported in the snapshot, not raised.
+                // A failing Python clock is reported in the snapshot, not raised (but a Ctrl-C
+                // seen while it ran is).
                 $crate::errors::discard_clock_error();
+                if let Some(signal) = $crate::interrupt::take() {
+                    return Err(signal);
+                }
                 $crate::health::health(py, h)
             }
 
@@ -81,8 +87,29 @@ macro_rules! shared_methods {
                 let (py, g) = (slf.py(), slf.get());
                 let now = (g.$core.mode() == polyflake::Mode::Monotonic)
                     .then(|| g.next_ids(py, count).map(Bound::into_any));
-                let next_ids = pyo3::intern!(py, "next_ids");
+                let next_ids = pyo3::intern!(py, "_next_ids_cancellable");
                 $crate::aio::now_or_in_thread(slf.as_any(), now.transpose(), next_ids, &[count])
+            }
+
+            /// `next_id()` in an asyncio task's thread: `cancel` (set when the task is
+            /// cancelled) cuts its wait short (see `polyflake._aio`).
+            fn _next_id_cancellable<'py>(
+                &self,
+                py: Python<'py>,
+                cancel: &Bound<'py, $crate::interrupt::Cancel>,
+            ) -> PyResult<Bound<'py, PyAny>> {
+                let id = self.next_id_with(py, Some(cancel.get()))?;
+                self.id_to_py(py, id)
+            }
+
+            /// `next_ids(count)` in an asyncio task's thread, as `_next_id_cancellable`.
+            fn _next_ids_cancellable<'py>(
+                &self,
+                py: Python<'py>,
+                count: &Bound<'py, PyAny>,
+                cancel: &Bound<'py, $crate::interrupt::Cancel>,
+            ) -> PyResult<Bound<'py, PyAny>> {
+                self.next_ids_with(py, count, Some(cancel.get()))
             }
         }
 
@@ -117,7 +144,8 @@ fn build<'py>(
     }
     let (b, _) = apply(b, mode, &s)?;
     s.finish(what)?;
-    let gen = py.detach(|| b.build()).map_err(|e| to_py_err(py, e))?;
+    // Building may wait (a lease's restart guard, up to max_guard_wait_ms): Ctrl-C cuts it.
+    let gen = waiting(py, None, || b.build())?;
     let injected = gen.has_injected_clock();
     Ok(Snowflake { gen, injected })
 }
@@ -233,9 +261,7 @@ impl Snowflake {
         py: Python<'py>,
         count: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let bytes = batch_bytes(count, |ids| self.gen.next_ids(ids), u64::from)?;
-        static ARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-        ARRAY.import(py, "array", "array")?.call1(("q", bytes))
+        self.next_ids_with(py, count, None)
     }
 
     /// `Snowflake.decode(x)`: the default layout and epoch (or `layout=`, `epoch_ms=`);
@@ -248,7 +274,7 @@ impl Snowflake {
     /// What `g.decode(x)` calls.
     fn _decode(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<Py<PyDict>> {
         let (layout, epoch_ms) = (self.gen.layout(), self.gen.epoch_ms());
-        decoded(py, int_arg(id, "id")?, layout, epoch_ms)
+        decoded(py, id_arg(id, "id")?, layout, epoch_ms)
     }
 
     /// Wait while a lease's restart guard holds (`timeout_ms=None`: as long as it needs; at the
@@ -331,8 +357,25 @@ impl Snowflake {
     #[cold]
     #[inline(never)]
     fn next_id_waiting(&self, py: Python<'_>) -> PyResult<u64> {
-        py.detach(|| self.gen.next_id())
-            .map_err(|e| to_py_err(py, e))
+        self.next_id_with(py, None)
+    }
+
+    /// `next_id` with the GIL released, cut short by Ctrl-C (or `cancel`) while it waits.
+    fn next_id_with(&self, py: Python<'_>, cancel: Option<&Cancel>) -> PyResult<u64> {
+        waiting(py, cancel, || self.gen.next_id())
+    }
+
+    /// `next_ids(count)` as an `array.array('q')`, cut short as `next_id_with` (a batch cut short
+    /// returns nothing).
+    fn next_ids_with<'py>(
+        &self,
+        py: Python<'py>,
+        count: &Bound<'py, PyAny>,
+        cancel: Option<&Cancel>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let bytes = batch_bytes(count, cancel, |ids| self.gen.next_ids(ids), u64::from)?;
+        static ARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+        ARRAY.import(py, "array", "array")?.call1(("q", bytes))
     }
 }
 
@@ -398,7 +441,7 @@ pub(crate) fn decode(
     #[pyo3(from_py_with = epoch_arg)] epoch_ms: i64,
 ) -> PyResult<Py<PyDict>> {
     let layout = layout.map_or(Ok(Layout::DEFAULT), layout_arg)?;
-    decoded(py, int_arg(id, "id")?, layout, epoch_ms)
+    decoded(py, id_arg(id, "id")?, layout, epoch_ms)
 }
 
 /// The epoch of `decode`: it comes back out in the answer, so it is refused outside 64 bits.

@@ -1,6 +1,6 @@
 //! `Layout`: the core's `polyflake::Layout` (its presets become class attributes in `lib.rs`).
 
-use crate::args::{getters, int_arg, type_name};
+use crate::args::{bad_argument, getters, type_name, unsigned_arg};
 use crate::errors::to_py_err;
 use polyflake::Layout;
 use pyo3::exceptions::PyTypeError;
@@ -13,13 +13,20 @@ use pyo3::types::{PyList, PyString, PyTuple};
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct PyLayout(pub(crate) Layout);
 
-/// Three bit counts as the core's layout (out of `u32`, clamped: the core refuses both ends).
+/// Three bit counts as the core's layout (one that is no `u32`: `InvalidArgument`, echoing it).
 fn from_bits(py: Python<'_>, bits: [&Bound<'_, PyAny>; 3]) -> PyResult<Layout> {
     let (names, mut n) = (["timestamp_bits", "node_bits", "sequence_bits"], [0u32; 3]);
     for (i, obj) in bits.iter().enumerate() {
-        n[i] = int_arg(obj, names[i])?.clamp(0, u32::MAX.into()) as u32;
+        n[i] = unsigned_arg(obj, names[i], not_bits)?;
     }
     Layout::new(n[0], n[1], n[2]).map_err(|e| to_py_err(py, e))
+}
+
+/// A layout field that is no bit count at all (negative, or past 2**32 - 1).
+fn not_bits(name: &'static str, reason: String) -> polyflake::Error {
+    let rule = "each field needs at least 1 bit, the node and sequence fields at most 32, \
+                and the three must add up to 63";
+    bad_argument(name, format!("{reason}: {rule}"))
 }
 
 #[pymethods]

@@ -19,12 +19,13 @@ mod clock;
 mod errors;
 mod generator;
 mod health;
+mod interrupt;
 mod layout;
 mod settings;
 mod source;
 mod timeid;
 
-use crate::args::{int_arg, str_arg};
+use crate::args::{id_arg, str_arg};
 use crate::errors::to_py_err;
 use polyflake::{
     DEFAULT_EPOCH_MS, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS,
@@ -42,7 +43,7 @@ fn parse_id(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<u64> {
 /// Format an ID as decimal text (what JSON should carry), checking it is a valid ID.
 #[pyfunction]
 fn format_id(py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<String> {
-    polyflake::id_from_i128(int_arg(id, "id")?)
+    polyflake::id_from_i128(id_arg(id, "id")?)
         .map(polyflake::format_id)
         .map_err(|e| to_py_err(py, e))
 }

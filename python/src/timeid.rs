@@ -1,8 +1,9 @@
 //! UUIDv7 and ULID: `Uuid7Generator` and `UlidGenerator`, `uuid7()` and `ulid()` on
 //! process-wide strict generators made on first use, and the text helpers.
 
-use crate::args::{batch_bytes, int_arg, str_arg, wrong_type};
+use crate::args::{batch_bytes, int_value, str_arg, wrong_type};
 use crate::errors::to_py_err;
+use crate::interrupt::{waiting, Cancel};
 use crate::settings::{apply, Settings};
 use polyflake::{self as pf, Error, Health, Mode, TimeIdBuilder};
 use polyflake::{UlidGenerator, Uuid7Generator};
@@ -59,7 +60,12 @@ impl Engine {
                 Err(e) => return Err(to_py_err(py, e)),
             }
         }
-        py.detach(|| self.next()).map_err(|e| to_py_err(py, e))
+        self.next_with(py, None)
+    }
+
+    /// One ID with the GIL released, cut short by Ctrl-C (or `cancel`) while it waits.
+    fn next_with(&self, py: Python<'_>, cancel: Option<&Cancel>) -> PyResult<u128> {
+        waiting(py, cancel, || self.next())
     }
 
     fn to_py<'py>(&self, py: Python<'py>, u: u128, form: Form) -> PyResult<Bound<'py, PyAny>> {
@@ -199,7 +205,7 @@ impl TimeIdGenerator {
         _py: Python<'py>,
         count: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        batch_bytes(count, |out| self.engine.fill(out), u128::to_be)
+        batch_bytes(count, None, |out| self.engine.fill(out), u128::to_be)
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
@@ -223,6 +229,20 @@ impl TimeIdGenerator {
 
     fn try_now(&self) -> polyflake::Result<Option<u128>> {
         self.engine.try_next()
+    }
+
+    fn next_id_with(&self, py: Python<'_>, cancel: Option<&Cancel>) -> PyResult<u128> {
+        self.engine.next_with(py, cancel)
+    }
+
+    fn next_ids_with<'py>(
+        &self,
+        _py: Python<'py>,
+        count: &Bound<'py, PyAny>,
+        cancel: Option<&Cancel>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let bytes = batch_bytes(count, cancel, |out| self.engine.fill(out), u128::to_be)?;
+        Ok(bytes.into_any())
     }
 
     fn id_to_py<'py>(&self, py: Python<'py>, u: u128) -> PyResult<Bound<'py, PyAny>> {
@@ -294,10 +314,10 @@ fn id128_arg(obj: &Bound<'_, PyAny>, parse: fn(&str) -> polyflake::Result<u128>)
         return obj.getattr(intern!(py, "int"))?.extract();
     }
     let want = "a uuid.UUID, 16 bytes, an int or a str";
-    let i = int_arg(obj, "id").map_err(|_| wrong_type(obj, "id", want))?;
-    // int_arg saturates at the i128 range, which the u128 range check below refuses too.
-    let wide = obj.extract::<u128>().ok().filter(|_| i >= 0);
+    // The type check only: a value past 128 bits is judged (and echoed) below.
+    let _ = int_value(obj, "id").map_err(|_| wrong_type(obj, "id", want))?;
     let shown = || obj.str().map_or_else(|_| "?".into(), |s| s.to_string());
+    let wide = obj.extract::<u128>().ok();
     wide.ok_or_else(|| bad(shown(), "a 128-bit ID is an int from 0 to 2**128 - 1"))
 }
 

@@ -96,8 +96,11 @@ def test_error_classes():
 
 def test_node_id_in_use_on_the_system_clock():
     a = Snowflake(611)
-    with pytest.raises(polyflake.NodeIdInUse):
+    with pytest.raises(polyflake.NodeIdInUse) as info:
         Snowflake(611)
+    # Held in this process: no pid to name (another process's holder is named: test_fork.py).
+    assert info.value.holder_pid is None and info.value.node_id == 611
+    assert info.value.code == "NODE_ID_IN_USE" and "in this process" in str(info.value)
     # Another layout or epoch, or an injected clock, is a different generator.
     Snowflake(611, layout=Layout.BIG_FLEET)
     Snowflake(611, clock=ManualClock(CUSTOM_EPOCH_MS))

@@ -93,6 +93,9 @@ def test_try_next_id_is_none_where_next_id_would_sleep():
 def test_the_fast_path_is_ready_at_once():
     async def main():
         g = Snowflake(node_id=805)
+        # A new static generator issues from the millisecond after it took its node id (a
+        # predecessor in another process may have issued in this one): this call waits for it.
+        g.next_id()
         aw = g.anext_id()
         # No thread and no Python frame: a native awaitable that is also a coroutine.
         assert type(aw).__name__ == "Ready" and asyncio.iscoroutine(aw)
@@ -110,6 +113,7 @@ def test_the_fast_path_is_ready_at_once():
 
 def test_coroutine_protocol():
     g = Snowflake(node_id=806)
+    g.next_id()  # past the millisecond the node id was taken in (see above): no wait below
     aw = g.anext_id()
     with pytest.raises(StopIteration) as stop:
         aw.send(None)

@@ -21,6 +21,7 @@ SNIPPETS = {
     "python-formats": GUIDE,
     "python-coarse": GUIDE,
     "python-file-lease": GUIDE,
+    "python-prefork": GUIDE,
     "python-zookeeper": GUIDE,
     "python-async": GUIDE,
     "python-prometheus": GUIDE,
@@ -62,7 +63,7 @@ def test_readme_quickstart_runs():
 
 @pytest.mark.forked  # generators with fixed node ids on the system clock: one process per test
 @pytest.mark.parametrize("name", ["python-package-readme", "python-snowflake", "python-formats", "python-coarse",
-                                  "python-async", "python-prometheus"])
+                                  "python-async", "python-prometheus", "python-prefork"])
 def test_guide_snippet_runs(name):
     run(name)
 
