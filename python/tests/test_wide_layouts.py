@@ -1,0 +1,97 @@
+"""Wide layouts in every store (issue 25, part 3, attacked from Python): a lease on 30/32/1 with
+the default `slots` (every one of 2**32 node ids) once aborted the whole process (a 103 GB
+allocation in the file store's survey) and 37/25/1 took 1.2 s and 1.5 GB. Each lease here is
+taken in a child process whose address space is capped at 4 GB, so an allocation in proportion
+to 2**node_bits fails there (an abort: a negative exit code) instead of on the machine; the
+spec's bounds are asserted on three children: 50 ms on the best, 50 MB of peak RSS growth on
+the median (figures printed)."""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import pytest
+
+from test_etcd import Etcd
+
+LAYOUTS = [(30, 32, 1), (37, 25, 1), (31, 31, 1), (33, 1, 29)]
+
+CHILD = textwrap.dedent("""
+    import json, resource, sys, time
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    import polyflake
+    kind, where, t, n, s, epoch, mint = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:8])
+    # A reserve of 500 ms: renewed every 100 ms, which a starved thread on a busy machine
+    # can miss at 100 ms (LeaseExpired was seen 2 runs in 25).
+    settings = dict(layout=(t, n, s), epoch_ms=epoch, reserve_ms=500)
+    rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = rss()
+    start = time.monotonic()
+    if kind == "file":
+        g = polyflake.Snowflake.from_file_lease(where, **settings)
+    elif kind == "etcd":
+        g = polyflake.Snowflake.from_etcd(where, prefix=sys.argv[8], **settings)
+    else:
+        g = polyflake.Snowflake.from_zookeeper(where, prefix=sys.argv[8], **settings)
+    took = time.monotonic() - start
+    grown = rss() - before
+    if mint:  # the first child also mints on the slot (after its restart guard)
+        g.wait_ready(10_000)
+        x = g.next_id()
+        assert polyflake.decode(x, layout=(t, n, s), epoch_ms=epoch)["node_id"] == g.node_id
+    g.close()
+    print(json.dumps({"ms": took * 1000, "rss_mb": grown / 1024, "node": g.node_id}))
+""")
+
+
+def lease_three_times(kind, where, layout, prefix=""):
+    runs = []
+    # One ID space for the three (a store serves one). A window of 2**30 ms is 12 days: an
+    # epoch of a second ago fits every layout here.
+    epoch = time.time_ns() // 1_000_000 - 1000
+    for i in range(3):
+        args = [sys.executable, "-c", CHILD, kind, where, *map(str, layout), str(epoch),
+                str(int(i == 0))]
+        if prefix:
+            args.append(f"{prefix}-{i}")
+        out = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, (kind, layout, out.returncode, out.stderr[-2000:])
+        runs.append(json.loads(out.stdout))
+    # Time: the best of three (a ZooKeeper lease's session setup alone took 60 to 150 ms in
+    # some tries on the busy machine, with every layout); memory: the median.
+    ms = min(r["ms"] for r in runs)
+    mb = statistics.median(r["rss_mb"] for r in runs)
+    print(f"{kind} {'/'.join(map(str, layout))}: lease {[round(r['ms'], 1) for r in runs]} ms, "
+          f"RSS growth {[round(r['rss_mb'], 1) for r in runs]} MB")
+    assert ms < 50, (kind, layout, runs)
+    assert mb < 50, (kind, layout, runs)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=["/".join(map(str, x)) for x in LAYOUTS])
+def test_file_lease_on_a_wide_layout(layout):
+    with tempfile.TemporaryDirectory() as d:
+        lease_three_times("file", d, layout)
+
+
+@pytest.fixture(scope="module")
+def etcd():
+    server = Etcd()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS[:2], ids=["/".join(map(str, x)) for x in LAYOUTS[:2]])
+def test_etcd_lease_on_a_wide_layout(etcd, layout):
+    lease_three_times("etcd", etcd.url, layout, prefix=f"/wide-{os.getpid()}-{layout[1]}")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS[:2], ids=["/".join(map(str, x)) for x in LAYOUTS[:2]])
+def test_zookeeper_lease_on_a_wide_layout(zookeeper, layout):
+    lease_three_times("zookeeper", zookeeper, layout, prefix=f"/wide-{os.getpid()}-{layout[1]}")
