@@ -25,9 +25,10 @@
  *               holds
  *   R_HANDOVER  a new static holder starts after the millisecond it took the id in
  *   R_FSTAT     the fork handler / a child closes a descriptor only after fstat matches
- *   R_ROLLBACK  a live holder that finds the store went back stops (issue 26, NOT in the code)
+ *   R_ROLLBACK  a live holder that finds the store went back stops (etcd.rs Held::saw,
+ *               zookeeper.rs rolled_back)
  *   R_FENCE     a restored store is used by takers only after `polyflake lease fence`
- *               (issue 26, NOT in the code)
+ *               (fence.rs: one floor under every slot's guard)
  *   R_CAP       the issuing limit is at most one reserve past the clock reading of the last
  *               successful ownership check (proposed by this model, NOT in the code: without
  *               it a deleted slot file or a missing mark is guarded too short, see
