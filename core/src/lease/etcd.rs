@@ -352,6 +352,24 @@ async fn take(
                 }
             },
         };
+        if let Err(e) = fence::check_window(store, fence_ms, window_end) {
+            let _ = timed(
+                timeout,
+                "txn",
+                client.txn(
+                    Txn::new()
+                        .when([Compare::value(
+                            k.slot.clone(),
+                            CompareOp::Equal,
+                            token.clone(),
+                        )])
+                        .and_then([TxnOp::delete(k.slot.clone(), None)]),
+                ),
+            )
+            .await;
+            let _ = timed(timeout, "lease revoke", client.lease_revoke(lease_id)).await;
+            return Err(e);
+        }
         let now = ctx.now_ms()?;
         let Some(guard) = guard_of(
             mark.as_ref().map(|(v, _)| v.as_slice()),
@@ -359,8 +377,7 @@ async fn take(
             common.reserve_ms,
             window_end,
         )
-        .map(|g| fence::floor(g, fence_ms))
-        .filter(|g| *g <= window_end) else {
+        .map(|g| fence::floor(g, fence_ms)) else {
             // A mark past the layout's window: give the slot back, try the next.
             let _ = timed(
                 timeout,

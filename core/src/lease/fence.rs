@@ -47,6 +47,19 @@ pub(crate) fn parse(value: &[u8]) -> Option<i64> {
         .and_then(|t| super::record::parse_ms(t.trim_end()))
 }
 
+/// A fence past the layout's window leaves no millisecond to issue in: refused once, up front,
+/// rather than slot by slot.
+pub(crate) fn check_window(store: &str, fence: Option<i64>, window_end_ms: i64) -> Result<()> {
+    match fence {
+        Some(f) if f > window_end_ms => Err(Error::LeaseStore {
+            reason: format!(
+                "{store}: the fence {f} lies past the layout's last millisecond {window_end_ms}: no slot can issue"
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// A guard raised to the fence.
 pub(crate) fn floor(guard: i64, fence: Option<i64>) -> i64 {
     fence.map_or(guard, |f| guard.max(f))

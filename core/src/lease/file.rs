@@ -523,6 +523,7 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
     // The fence (`polyflake lease fence`): a floor under every slot's guard.
     let fence_ms = super::fence::read_file_fence(&dir)?;
     let window_end = ctx.window_end_ms();
+    super::fence::check_window(&dpath.display().to_string(), fence_ms, window_end)?;
     let now = ctx.now_ms()?;
     let mut skipped = Skipped::default();
     let found = survey(
@@ -581,7 +582,6 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             .filter(|_| ctx.system_clock);
         let Some(guard) = guard_of(&rec, mtime, now, common.reserve_ms, window_end)
             .map(|g| super::fence::floor(g, fence_ms))
-            .filter(|g| *g <= window_end)
         else {
             // R past the layout's window: this slot cannot be used, the others can.
             continue;

@@ -450,6 +450,10 @@ async fn take(
                 return Err(fail(store, "cannot read the fence", user_ref, e));
             }
         };
+        if let Err(e) = fence::check_window(store, fence_ms, window_end) {
+            let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
+            return Err(e);
+        }
         let now = ctx.now_ms()?;
         let Some(guard) = guard_of(
             mark.as_ref().map(|(v, _)| v.as_slice()),
@@ -457,8 +461,7 @@ async fn take(
             common.reserve_ms,
             window_end,
         )
-        .map(|g| fence::floor(g, fence_ms))
-        .filter(|g| *g <= window_end) else {
+        .map(|g| fence::floor(g, fence_ms)) else {
             // A mark past the layout's window: give the slot back, try the next.
             let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
             continue;
