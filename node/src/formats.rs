@@ -182,7 +182,8 @@ macro_rules! format_class {
             }
 
             /// `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
-            /// issues none). Strict mode blocks through every millisecond it fills.
+            /// issues none). Strict mode blocks through every millisecond it fills; a Worker's
+            /// `terminate()` or `process.exit()` cuts the wait within 20 ms.
             #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Buffer")]
             pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
                 js_value(env, |raw| batch(raw, &self.cell, Val::of(*env, &count), Val::bytes_of))

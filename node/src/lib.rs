@@ -6,8 +6,8 @@
 //!
 //! Modules, each using only those listed before it: `js` (the value layer and `Fail`), `errors`
 //! (throwing), `fast` (the generator cell and the bound functions), `stop` (waits cut when the
-//! environment terminates), `pool` (issuing, sync and async), `clocks`, `settings`, `layout`, `metrics`, `generator` (the two Snowflake classes),
-//! `formats` (the two 128-bit classes).
+//! environment terminates), `pool` (issuing, sync and async), `clocks`, `settings`, `layout`,
+//! `metrics`, `generator` (the two Snowflake classes), `formats` (the two 128-bit classes).
 
 #![deny(missing_docs)]
 

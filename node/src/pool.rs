@@ -63,7 +63,8 @@ macro_rules! issue_methods {
         #[napi]
         impl $name {
             /// One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-            /// spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+            /// spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). A
+            /// Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
             #[napi(ts_return_type = $id)]
             pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
                 method(env, &self.cell, pool::next_id)
