@@ -539,10 +539,24 @@ pub fn int_arg(v: Val, name: &'static str) -> Result<i128, Fail> {
 }
 
 /// An integer argument that must fit the Rust type `T` the core takes (the core checks the
-/// range it allows); one that does not is refused with its exact value (the core's `too_wide`).
+/// range it allows), refused with its exact value: a negative one for an unsigned setting as
+/// out of range (`ERR_OUT_OF_RANGE`, naming the range), one too wide for `T` through the core's
+/// `too_wide` (`epochMs: 2n ** 63n`), never a clamped bound.
 pub fn narrow<T: TryFrom<i128>>(v: Val, name: &'static str) -> Result<T, Fail> {
     let x = int_arg(v, name)?;
-    T::try_from(x).map_err(|_| polyflake::Error::too_wide(name, &x.to_string()).into())
+    T::try_from(x).map_err(|_| {
+        if x < 0 && T::try_from(-1).is_err() {
+            let range = match std::any::type_name::<T>() {
+                "u8" => "[0, 2^8)",
+                "u32" => "[0, 2^32)",
+                "u64" => "[0, 2^64)",
+                _ => "the non-negative integers",
+            };
+            Fail::Range(format!("{name} = {x} is not in {range}"))
+        } else {
+            polyflake::Error::too_wide(name, &x.to_string()).into()
+        }
+    })
 }
 
 /// A Number argument (any value; the core checks it).

@@ -69,7 +69,7 @@ const TABLE = [
   ['layout "41/10/13"', () => new Snowflake({ nodeId: 1, layout: '41/10/13', clock: clock() }), RangeError, 'INVALID_LAYOUT'],
   ['layout 41', () => new Snowflake({ nodeId: 1, layout: 41, clock: clock() }), TypeError, 'ERR_INVALID_ARG_TYPE'],
   ['layout bits 41.5', () => new Layout(41.5, 10, 11.5), TypeError, 'ERR_INVALID_ARG_TYPE'],
-  ['layout bits -1', () => new Layout(-1, 10, 54), RangeError, 'INVALID_ARGUMENT'],
+  ['layout bits -1', () => new Layout(-1, 10, 54), RangeError, 'ERR_OUT_OF_RANGE'],
   ['layout object with a typo', () => new Snowflake({ nodeId: 1, layout: { timestampBits: 41, nodeBits: 10, seqBits: 12 }, clock: clock() }), TypeError, 'ERR_INVALID_ARG_TYPE'],
   ['layout object missing a field', () => new Snowflake({ nodeId: 1, layout: { timestampBits: 41, nodeBits: 10 }, clock: clock() }), TypeError, 'ERR_INVALID_ARG_TYPE'],
   ['Layout.fromName(5)', () => Layout.fromName(5), TypeError, 'ERR_INVALID_ARG_TYPE'],
@@ -172,6 +172,7 @@ const ECHO = [
   ['ScriptedClock([1n, 2n ** 64n])', () => new ScriptedClock([1n, 2n ** 64n]), RangeError, 'INVALID_ARGUMENT', '18446744073709551616 is out of range',
     (e) => assert.match(e.message, /element 1/)],
   ['reserveMs 2n ** 64n', () => Snowflake.fromFileLease({ dir: '/nonexistent', reserveMs: 2n ** 64n }), RangeError, 'INVALID_ARGUMENT', '18446744073709551616'],
+  ['slots -5 (negative for an unsigned setting)', () => Snowflake.fromFileLease({ dir: '/nonexistent', slots: -5 }), RangeError, 'ERR_OUT_OF_RANGE', 'slots = -5 is not in [0, 2^32)'],
   ['Layout(2n ** 70n, 10, 12)', () => new Layout(2n ** 70n, 10, 12), RangeError, 'INVALID_ARGUMENT', String(2n ** 70n)],
   // Numbers: refused with the text JavaScript writes for them.
   ['nodeId 2 ** 60', () => new Snowflake({ nodeId: 2 ** 60, clock: clock() }), RangeError, 'ERR_OUT_OF_RANGE', String(2 ** 60)],
