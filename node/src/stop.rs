@@ -19,6 +19,9 @@
 //!   thread-pool work has finished (and only then runs cleanup hooks), and that drain runs the
 //!   loop, so the in-flight batch is cut within a slice instead of holding `terminate()` up. The
 //!   timer is unref'd (it never keeps a process alive) and closed when the last wait returns.
+//!   `process.exit()` raises the flag too, from a `process.on('exit')` listener added with the
+//!   environment's first pool wait: in the main thread Node joins the pool's threads before the
+//!   process exits, which would otherwise wait for the whole batch.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -191,8 +194,78 @@ pub(crate) struct PoolWait {
 // in its completion callback, or on the spot when queueing fails); the pool thread reads `stop`.
 unsafe impl Send for PoolWait {}
 
-/// Count one pool wait of `env` (on its JS thread), starting the watch timer if none runs.
+thread_local! {
+    /// The environments on this thread whose `process` has the 'exit' listener [`on_exit`].
+    static EXIT_LISTENERS: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `process.on('exit')` listener: `process.exit()` (in the main thread: Node then joins the libuv
+/// pool's threads, so a pool wait would hold the exit up for as long as it lasts) cuts this
+/// environment's pool waits.
+unsafe extern "C" fn on_exit(
+    env: sys::napi_env,
+    _info: sys::napi_callback_info,
+) -> sys::napi_value {
+    WATCHES.with(|w| {
+        if let Some(watch) = w.borrow().get(&(env as usize)) {
+            watch.stop.store(true, Ordering::Relaxed);
+        }
+    });
+    ptr::null_mut()
+}
+
+/// Add [`on_exit`] to `process`'s 'exit' listeners, once per environment (inside a call from JS).
+fn listen_for_exit(env: sys::napi_env) {
+    if EXIT_LISTENERS.with(|l| l.borrow().contains(&(env as usize))) {
+        return;
+    }
+    let added = probe(env, |env| {
+        let (mut global, mut process, mut on, mut event, mut f, mut out) = (
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        );
+        let (name, len) = (c"exit".as_ptr(), 4);
+        // SAFETY: values of the scope `probe` opened, names NUL-terminated; each status checked.
+        unsafe {
+            let steps = [
+                sys::napi_get_global(env, &mut global),
+                sys::napi_get_named_property(env, global, c"process".as_ptr(), &mut process),
+                sys::napi_get_named_property(env, process, c"on".as_ptr(), &mut on),
+                sys::napi_create_string_latin1(env, name, len, &mut event),
+                sys::napi_create_function(env, name, len, Some(on_exit), ptr::null_mut(), &mut f),
+            ];
+            if let Some(failed) = steps.into_iter().find(|s| *s != sys::Status::napi_ok) {
+                return failed;
+            }
+            let args = [event, f];
+            sys::napi_call_function(env, process, on, 2, args.as_ptr(), &mut out)
+        }
+    });
+    if added == Some(sys::Status::napi_ok) {
+        EXIT_LISTENERS.with(|l| l.borrow_mut().push(env as usize));
+    } else {
+        // A getter or Proxy on `process` that threw: leave the exception to no one (this is
+        // best effort; the wait itself is still cut by a terminating Worker's timer).
+        let mut pending = false;
+        // SAFETY: on `env`'s thread, inside a call from JS.
+        if unsafe { sys::napi_is_exception_pending(env, &mut pending) } == sys::Status::napi_ok
+            && pending
+        {
+            let mut exc = ptr::null_mut();
+            // SAFETY: as above.
+            unsafe { sys::napi_get_and_clear_last_exception(env, &mut exc) };
+        }
+    }
+}
+
+/// Count one pool wait of `env` (on its JS thread, inside a call from JS), starting the watch
+/// timer if none runs and listening for `process.exit()`.
 pub(crate) fn pool_wait(env: sys::napi_env) -> PoolWait {
+    listen_for_exit(env);
     let stop = WATCHES.with(|w| {
         let mut w = w.borrow_mut();
         let watch = w.entry(env as usize).or_insert_with(|| Watch {

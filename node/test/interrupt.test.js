@@ -3,7 +3,7 @@
 // Worker is blocked in a long strict call (a batch spanning 10 s of milliseconds on layout
 // 41/21/1, a rewind waited out on a clock function stepped back 10 s inside a 20 s budget, the
 // UUIDv7 and ULID forms, a batch waiting on the libuv pool), and so does the whole process on
-// `process.exit()` while a Worker is blocked. Without the hook each would take about 10 s.
+// `process.exit()` while a Worker is blocked or a batch waits on the main thread's pool. Without the hook each would take about 10 s.
 //
 // The bound is 100 ms; on a loaded 2-core machine a Worker's teardown alone can take tens of ms,
 // so each case is run 3 times and its MEDIAN must be within 100 ms, every run within 100 ms plus
@@ -123,6 +123,31 @@ test('process.exit() while a Worker is blocked in a long strict batch', async (t
     const child = spawn(process.execPath, ['-e', EXITER], { stdio: ['ignore', 'pipe', 'inherit'] })
     const gone = new Promise((resolve) => child.once('exit', (code) => resolve([code, Date.now()])))
     const line = await lines(child)()
+    const [code, at] = await gone
+    assert.equal(code, 0)
+    return at - Number(line.split(' ')[1])
+  })
+})
+
+// process.exit() in the main thread with a batch waiting on the libuv pool: Node joins the pool's
+// threads before the process exits, so the wait must be cut (by the 'exit' listener the first
+// pool wait adds) or the exit takes the batch's 10 s.
+const POOL_EXITER = `
+const p = require(${JSON.stringify(NODE_DIR)})
+const g = new p.Snowflake({ nodeId: 1, layout: '41/21/1', epochMs: Date.now() - 1000 })
+g.nextIdsAsync(20000).then(() => process.stdout.write('DONE\\n'))
+setTimeout(() => {
+  process.stdout.write('EXIT ' + Date.now() + '\\n')
+  process.exit(0)
+}, 150)
+`
+
+test('process.exit() in the main thread while nextIdsAsync(20000) waits on the pool', async (t) => {
+  await threeRuns(t, 'process.exit(), pool wait', async () => {
+    const child = spawn(process.execPath, ['-e', POOL_EXITER], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const gone = new Promise((resolve) => child.once('exit', (code) => resolve([code, Date.now()])))
+    const line = await lines(child)()
+    assert.match(line, /^EXIT \d+$/)
     const [code, at] = await gone
     assert.equal(code, 0)
     return at - Number(line.split(' ')[1])
