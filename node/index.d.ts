@@ -353,7 +353,8 @@ export declare class ManualClock {
 export declare class MonotonicSnowflake {
   /**
    * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). A
+   * Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
    */
   nextId(): bigint
   /**
@@ -421,7 +422,8 @@ export declare class MonotonicSnowflake {
   /**
    * `count` IDs in one call, written straight into a new BigInt64Array (a failed
    * call issues none). Strict mode blocks through every millisecond it fills
-   * (10**6 IDs on the default layout: about 244 ms; see `nextIdsAsync`).
+   * (10**6 IDs on the default layout: about 244 ms; see `nextIdsAsync`); a Worker's
+   * `terminate()` or `process.exit()` cuts the wait within 20 ms.
    */
   nextIds(count: number | bigint): BigInt64Array
   /**
@@ -487,7 +489,8 @@ export declare class ScriptedClock {
 export declare class Snowflake {
   /**
    * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). A
+   * Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
    */
   nextId(): bigint
   /**
@@ -555,7 +558,8 @@ export declare class Snowflake {
   /**
    * `count` IDs in one call, written straight into a new BigInt64Array (a failed
    * call issues none). Strict mode blocks through every millisecond it fills
-   * (10**6 IDs on the default layout: about 244 ms; see `nextIdsAsync`).
+   * (10**6 IDs on the default layout: about 244 ms; see `nextIdsAsync`); a Worker's
+   * `terminate()` or `process.exit()` cuts the wait within 20 ms.
    */
   nextIds(count: number | bigint): BigInt64Array
   /**
@@ -609,7 +613,8 @@ export declare class Snowflake {
 export declare class UlidGenerator {
   /**
    * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). A
+   * Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
    */
   nextId(): string
   /**
@@ -643,7 +648,8 @@ export declare class UlidGenerator {
   nextIdBuffer(): Buffer
   /**
    * `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
-   * issues none). Strict mode blocks through every millisecond it fills.
+   * issues none). Strict mode blocks through every millisecond it fills; a Worker's
+   * `terminate()` or `process.exit()` cuts the wait within 20 ms.
    */
   nextIds(count: number | bigint): Buffer
   /** `count` increasing IDs as an array of strings. */
@@ -669,7 +675,8 @@ export declare class UlidGenerator {
 export declare class Uuid7Generator {
   /**
    * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). A
+   * Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
    */
   nextId(): string
   /**
@@ -703,7 +710,8 @@ export declare class Uuid7Generator {
   nextIdBuffer(): Buffer
   /**
    * `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
-   * issues none). Strict mode blocks through every millisecond it fills.
+   * issues none). Strict mode blocks through every millisecond it fills; a Worker's
+   * `terminate()` or `process.exit()` cuts the wait within 20 ms.
    */
   nextIds(count: number | bigint): Buffer
   /** `count` increasing IDs as an array of strings. */

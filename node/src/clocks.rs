@@ -91,7 +91,7 @@ impl ScriptedClock {
                 )));
             }
             let values = (list.elements()?.into_iter().enumerate())
-                .map(|(i, v)| narrow(v, &format!("values[{i}]")))
+                .map(|(i, v)| narrow(v, "values").map_err(|e| e.in_element(i)))
                 .collect::<std::result::Result<_, _>>()?;
             Ok(ScriptedClock {
                 inner: Arc::new(polyflake::ScriptedClock::new(values)),

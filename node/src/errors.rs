@@ -75,8 +75,15 @@ fn build(
         Class::Type => napi_make!(env, what => napi_create_type_error(code, message)),
     }?;
     if let Some(e) = core {
-        let fields = e.fields();
-        err.set_fields(fields.iter().map(|(k, v)| (key(e.kind(), k), v)))?;
+        // Every field is a property, an absent one `null` (`holderPid` of a holder in this
+        // process), so `err.holderPid === null` tells the two cases apart.
+        for (k, v) in e.fields() {
+            let v = match Val::value(env, &v)? {
+                Some(v) => v,
+                None => Val::null(env)?,
+            };
+            err.set(&key(e.kind(), k), v)?;
+        }
     }
     Ok(err)
 }

@@ -11,6 +11,7 @@ use crate::js::{count_arg, string_arg, Fail, Ty, Val};
 use crate::metrics::samples;
 use crate::pool::{self, bodies, issue_methods, Issue};
 use crate::settings::{self, apply, only_keys, FResult};
+use crate::stop::waiting;
 use napi::bindgen_prelude::{Env, Object, This, Unknown};
 use napi::{sys, JsValue};
 use polyflake::{Mode, TimeIdBuilder};
@@ -111,7 +112,7 @@ fn id_arg<F: Format>(v: Val) -> FResult<u128> {
 }
 
 fn next_id_buffer<F: Format>(env: sys::napi_env, c: &Shared<F>) -> Raw {
-    Ok(Val::bytes_of(env, &[c.g.next()?])?.raw)
+    Ok(Val::bytes_of(env, &[waiting(env, || c.g.next())?])?.raw)
 }
 
 /// A batch of `count` from `c`, into `out`'s shape.
@@ -122,7 +123,7 @@ fn batch<F: Format>(
     out: fn(sys::napi_env, &[u128]) -> FResult<Val>,
 ) -> FResult<Val> {
     let mut ids = polyflake::batch_buffer::<u128>(count_arg(count)?)?;
-    c.g.fill(&mut ids)?;
+    waiting(env, || c.g.fill(&mut ids))?;
     out(env, &ids)
 }
 
@@ -181,7 +182,8 @@ macro_rules! format_class {
             }
 
             /// `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
-            /// issues none). Strict mode blocks through every millisecond it fills.
+            /// issues none). Strict mode blocks through every millisecond it fills; a Worker's
+            /// `terminate()` or `process.exit()` cuts the wait within 20 ms.
             #[napi(ts_args_type = "count: number | bigint", ts_return_type = "Buffer")]
             pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
                 js_value(env, |raw| batch(raw, &self.cell, Val::of(*env, &count), Val::bytes_of))
@@ -247,7 +249,7 @@ fn next_shared<F: Format>(env: sys::napi_env) -> Raw {
             F::global().get_or_init(|| made)
         }
     };
-    Ok(F::js(env, g.next()?)?.raw)
+    Ok(F::js(env, waiting(env, || g.next())?)?.raw)
 }
 
 unsafe extern "C" fn shared_callback<F: Format>(

@@ -9,6 +9,7 @@ use crate::layout::{layout_arg, Layout};
 use crate::metrics::samples;
 use crate::pool::{self, bodies, issue_methods, Issue};
 use crate::settings::{self, apply, only_keys, FResult};
+use crate::stop::waiting;
 use napi::bindgen_prelude::{ClassInstance, Env, JavaScriptClassExt, This, Unknown};
 use napi::{sys, JsValue};
 use polyflake::{Decoded, Generator, Mode, NodeSource};
@@ -373,17 +374,20 @@ macro_rules! generator_class {
             /// One ID as a decimal string (for JSON).
             #[napi]
             pub fn next_id_string(&self, env: Env) -> Result<String> {
-                guard(env.raw(), || Ok(polyflake::format_id(self.cell.g.next_id()?)))
+                guard(env.raw(), || {
+                    Ok(polyflake::format_id(waiting(env.raw(), || self.cell.g.next_id())?))
+                })
             }
 
             /// `count` IDs in one call, written straight into a new BigInt64Array (a failed
             /// call issues none). Strict mode blocks through every millisecond it fills
-            /// (10**6 IDs on the default layout: about 244 ms; see `nextIdsAsync`).
+            /// (10**6 IDs on the default layout: about 244 ms; see `nextIdsAsync`); a Worker's
+            /// `terminate()` or `process.exit()` cuts the wait within 20 ms.
             #[napi(ts_args_type = "count: number | bigint", ts_return_type = "BigInt64Array")]
             pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown<'_>) -> Result<Unknown<'env>> {
                 js_value(env, |raw| {
                     let n = count_arg(Val::of(*env, &count))?;
-                    Val::id_array(raw, n, |out| Ok(self.cell.g.next_ids(out)?))
+                    Val::id_array(raw, n, |out| Ok(waiting(raw, || self.cell.g.next_ids(out))?))
                 })
             }
 
@@ -418,7 +422,8 @@ macro_rules! generator_class {
                         Some(t) => narrow(Val::of(env, &t), "timeoutMs")?,
                         None => polyflake::DEFAULT_MAX_GUARD_WAIT_MS,
                     };
-                    Ok(self.cell.g.wait_ready(Duration::from_millis(ms))?)
+                    let wait = Duration::from_millis(ms);
+                    Ok(waiting(env.raw(), || self.cell.g.wait_ready(wait))?)
                 })
             }
 

@@ -37,6 +37,23 @@ impl From<polyflake::Error> for Fail {
     }
 }
 
+impl Fail {
+    /// This failure about element `i` of a list (its message says which).
+    pub fn in_element(self, i: usize) -> Fail {
+        match self {
+            Fail::Type(m) => Fail::Type(format!("{m} (element {i})")),
+            Fail::Range(m) => Fail::Range(format!("{m} (element {i})")),
+            Fail::Core(polyflake::Error::InvalidArgument { name, reason }) => {
+                Fail::Core(polyflake::Error::InvalidArgument {
+                    name,
+                    reason: format!("{reason} (element {i})"),
+                })
+            }
+            other => other,
+        }
+    }
+}
+
 impl From<napi::Error> for Fail {
     fn from(e: napi::Error) -> Self {
         Fail::Napi(e)
@@ -86,7 +103,7 @@ macro_rules! napi_make {
 pub(crate) use {napi_call, napi_make};
 
 /// A conversion of a named value (`int_arg`, `narrow`, `string_arg`, ...).
-pub type Conv<T> = fn(Val, &str) -> Result<T, Fail>;
+pub type Conv<T> = fn(Val, &'static str) -> Result<T, Fail>;
 
 /// A JS value in the env of the current call.
 #[derive(Clone, Copy)]
@@ -215,7 +232,8 @@ impl Val {
         .unwrap_or_else(|_| "a value".into())
     }
 
-    /// `String(value)`, best effort (for a thrown value).
+    /// `String(value)`, best effort: a thrown value's text, a Number as JS writes it (`1e+21`,
+    /// `Infinity`), a bigint's exact decimal digits.
     pub fn to_text(self) -> String {
         let s = napi_make!(self.env, "String()" => napi_coerce_to_string(self.raw));
         s.and_then(|s| s.string()).unwrap_or_else(|_| {
@@ -237,7 +255,7 @@ impl Val {
     }
 
     /// Set `*to` from the named property through `conv` (given the name), when it is present.
-    pub fn read<T>(self, name: &str, conv: Conv<T>, to: &mut T) -> Result<(), Fail> {
+    pub fn read<T>(self, name: &'static str, conv: Conv<T>, to: &mut T) -> Result<(), Fail> {
         if let Some(v) = self.get_opt(name)? {
             *to = conv(v, name)?;
         }
@@ -245,7 +263,12 @@ impl Val {
     }
 
     /// As [`Val::read`], into an `Option`: `Some` of the value when it is present.
-    pub fn read_some<T>(self, name: &str, conv: Conv<T>, to: &mut Option<T>) -> Result<(), Fail> {
+    pub fn read_some<T>(
+        self,
+        name: &'static str,
+        conv: Conv<T>,
+        to: &mut Option<T>,
+    ) -> Result<(), Fail> {
         if let Some(v) = self.get_opt(name)? {
             *to = Some(conv(v, name)?);
         }
@@ -483,26 +506,31 @@ pub fn camel(name: &str) -> String {
     out
 }
 
-/// An integer setting or argument as the core's wide type (the core checks its range).
-pub fn int_arg(v: Val, name: &str) -> Result<i128, Fail> {
+/// An integer setting or argument as the core's wide type (the core checks its range). Every
+/// refusal echoes what the caller sent: a Number as JS writes it, a bigint too wide for any
+/// setting in its exact decimal digits (the core's `too_wide`, never a clamped bound).
+pub fn int_arg(v: Val, name: &'static str) -> Result<i128, Fail> {
     match v.ty()? {
         Ty::Number => {
             let x = v.f64()?;
             if !x.is_finite() || x.fract() != 0.0 {
                 return Err(Fail::Type(format!(
-                    "{name} must be an integer (a Number or a bigint), got {x}"
+                    "{name} must be an integer (a Number or a bigint), got {}",
+                    v.to_text()
                 )));
             }
             if x.abs() > MAX_SAFE {
                 return Err(Fail::Range(format!(
-                    "{name} = {x} is not a safe integer: a Number above 2^53 may already be rounded; pass a bigint"
+                    "{name} = {} is not a safe integer: a Number above 2^53 may already be rounded; pass a bigint",
+                    v.to_text()
                 )));
             }
             Ok(x as i128)
         }
-        Ty::BigInt => v
-            .bigint_i128()?
-            .ok_or_else(|| Fail::Range(format!("{name} is a bigint far outside any valid range"))),
+        Ty::BigInt => match v.bigint_i128()? {
+            Some(x) => Ok(x),
+            None => Err(polyflake::Error::too_wide(name, &v.to_text()).into()),
+        },
         _ => Err(Fail::Type(format!(
             "{name} must be an integer (a Number or a bigint), got {}",
             v.describe()
@@ -510,16 +538,24 @@ pub fn int_arg(v: Val, name: &str) -> Result<i128, Fail> {
     }
 }
 
-/// An integer argument that must fit the Rust type `T` (the core checks the range it allows).
-pub fn narrow<T: TryFrom<i128>>(v: Val, name: &str) -> Result<T, Fail> {
+/// An integer argument that must fit the Rust type `T` the core takes (the core checks the
+/// range it allows), refused with its exact value: a negative one for an unsigned setting as
+/// out of range (`ERR_OUT_OF_RANGE`, naming the range), one too wide for `T` through the core's
+/// `too_wide` (`epochMs: 2n ** 63n`), never a clamped bound.
+pub fn narrow<T: TryFrom<i128>>(v: Val, name: &'static str) -> Result<T, Fail> {
     let x = int_arg(v, name)?;
     T::try_from(x).map_err(|_| {
-        let range = match std::any::type_name::<T>() {
-            "u32" => "[0, 2^32)",
-            "u64" => "[0, 2^64)",
-            _ => "[-2^63, 2^63)",
-        };
-        Fail::Range(format!("{name} = {x} is not in {range}"))
+        if x < 0 && T::try_from(-1).is_err() {
+            let range = match std::any::type_name::<T>() {
+                "u8" => "[0, 2^8)",
+                "u32" => "[0, 2^32)",
+                "u64" => "[0, 2^64)",
+                _ => "the non-negative integers",
+            };
+            Fail::Range(format!("{name} = {x} is not in {range}"))
+        } else {
+            polyflake::Error::too_wide(name, &x.to_string()).into()
+        }
     })
 }
 
@@ -554,12 +590,18 @@ pub fn count_arg(v: Val) -> Result<usize, Fail> {
 /// An ID: a bigint or a decimal string, never a Number (which may already have been rounded).
 pub fn id_arg(v: Val) -> Result<u64, Fail> {
     match v.ty()? {
-        // Beyond i128: saturate by sign so the core's range check refuses it.
-        Ty::BigInt => Ok(polyflake::id_from_i128(match v.bigint_i128()? {
-            Some(x) => x,
-            None if v.bigint_negative()? => i128::MIN,
-            None => i128::MAX,
-        })?),
+        Ty::BigInt => match v.bigint_i128()? {
+            Some(x) => Ok(polyflake::id_from_i128(x)?),
+            // Beyond i128: refused with its exact digits (never a clamped bound).
+            None => Err(Fail::Core(polyflake::Error::InvalidId {
+                input: v.to_text(),
+                reason: if v.bigint_negative()? {
+                    "an ID is never negative"
+                } else {
+                    "an ID must be below 2^63"
+                },
+            })),
+        },
         Ty::String => Ok(polyflake::parse_id(&v.string()?)?),
         Ty::Number => Err(Fail::Type(format!(
             "an ID must be a bigint or a decimal string, not a Number ({} here): Numbers above 2^53 are silently rounded, so 123n or '123' is required",

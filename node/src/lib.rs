@@ -5,9 +5,9 @@
 //! rounds above 2^53) or decimal strings; UUIDs and ULIDs as text or 16 bytes.
 //!
 //! Modules, each using only those listed before it: `js` (the value layer and `Fail`), `errors`
-//! (throwing), `fast` (the generator cell and the bound functions), `pool` (issuing, sync and
-//! async), `clocks`, `settings`, `layout`, `metrics`, `generator` (the two Snowflake classes),
-//! `formats` (the two 128-bit classes).
+//! (throwing), `fast` (the generator cell and the bound functions), `stop` (waits cut when the
+//! environment terminates), `pool` (issuing, sync and async), `clocks`, `settings`, `layout`,
+//! `metrics`, `generator` (the two Snowflake classes), `formats` (the two 128-bit classes).
 
 #![deny(missing_docs)]
 
@@ -24,6 +24,7 @@ mod layout;
 mod metrics;
 mod pool;
 mod settings;
+mod stop;
 
 use crate::errors::{guard, Result};
 use crate::js::{id_arg, Fail, Ty, Val};

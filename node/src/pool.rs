@@ -8,6 +8,7 @@
 use crate::errors::{error_value, panic_fail};
 use crate::fast::{Body, Raw, Shared};
 use crate::js::{napi_call, napi_make, Fail, Val};
+use crate::stop::{pool_wait, waiting, PoolWait};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::{sys, JsValue, ScopedTask};
 use std::ffi::CStr;
@@ -28,7 +29,7 @@ pub(crate) trait Issue: Send + Sync + Sized + 'static {
 
 /// `nextId()`.
 pub(crate) fn next_id<G: Issue>(env: sys::napi_env, c: &Shared<G>) -> Raw {
-    Ok(G::js(env, c.g.next()?)?.raw)
+    Ok(G::js(env, waiting(env, || c.g.next())?)?.raw)
 }
 
 /// `tryNextId()`: `null` where `nextId()` would wait.
@@ -62,7 +63,8 @@ macro_rules! issue_methods {
         #[napi]
         impl $name {
             /// One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-            /// spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`).
+            /// spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). A
+            /// Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
             #[napi(ts_return_type = $id)]
             pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
                 method(env, &self.cell, pool::next_id)
@@ -120,6 +122,8 @@ pub(crate) fn settled(env: sys::napi_env, value: Result<Val, Fail>) -> Result<Va
 struct Wait<G, T, W> {
     cell: Shared<G>,
     work: Option<W>,
+    /// Counts this wait in its environment's watch, and cuts it when that env terminates.
+    watch: PoolWait,
     out: fn(sys::napi_env, T) -> Result<Val, Fail>,
 }
 
@@ -134,9 +138,9 @@ where
 
     /// On a pool thread: the core's call, which may sleep. A panic stops here.
     fn compute(&mut self) -> napi::Result<Self::Output> {
-        let (g, work) = (&self.cell.g, self.work.take());
+        let (g, work, watch) = (&self.cell.g, self.work.take(), &self.watch);
         Ok(
-            match catch_unwind(AssertUnwindSafe(|| work.map(|w| w(g)))) {
+            match catch_unwind(AssertUnwindSafe(|| work.map(|w| watch.run(|| w(g))))) {
                 Ok(Some(value)) => value.map_err(Fail::Core),
                 Ok(None) => Err(Fail::Panic("an async task ran twice".into())),
                 Err(panic) => Err(panic_fail(panic)),
@@ -174,13 +178,18 @@ where
         Ok(Some(v)) => settled(env, Ok(v)),
         Err(fail) => settled(env, Err(fail)),
         Ok(None) if cell.js_clock => {
-            let value = work(&cell.g).map_err(Fail::Core);
+            let value = waiting(env, || work(&cell.g)).map_err(Fail::Core);
             settled(env, value.and_then(|v| out(env, v)))
         }
         Ok(None) => {
             let cell = Shared::clone(cell);
-            let work = Some(work);
-            let task = Env::from_raw(env).spawn(Wait { cell, work, out })?;
+            let (work, watch) = (Some(work), pool_wait(env));
+            let task = Env::from_raw(env).spawn(Wait {
+                cell,
+                work,
+                watch,
+                out,
+            })?;
             Ok(Val::new(env, task.promise_object().raw()))
         }
     }

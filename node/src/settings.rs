@@ -89,7 +89,7 @@ pub(crate) fn only_keys(options: Val, what: &str, allowed: &[&str]) -> FResult<(
 }
 
 /// An integer, or `None` for `null` (no bound).
-fn or_null<T: TryFrom<i128>>(v: Val, name: &str) -> FResult<Option<T>> {
+fn or_null<T: TryFrom<i128>>(v: Val, name: &'static str) -> FResult<Option<T>> {
     match v.ty()? {
         Ty::Null => Ok(None),
         _ => narrow(v, name).map(Some),

@@ -56,7 +56,7 @@ const TABLE = [
 
   // Other settings.
   ['epochMs 1.5', () => new Snowflake({ nodeId: 1, epochMs: 1.5, clock: clock() }), TypeError, 'ERR_INVALID_ARG_TYPE'],
-  ['epochMs 2n ** 70n', () => new Snowflake({ nodeId: 1, epochMs: 2n ** 70n, clock: clock() }), RangeError, 'ERR_OUT_OF_RANGE'],
+  ['epochMs 2n ** 70n', () => new Snowflake({ nodeId: 1, epochMs: 2n ** 70n, clock: clock() }), RangeError, 'INVALID_ARGUMENT'],
   ['epochMs -1', () => new Snowflake({ nodeId: 1, epochMs: -1, clock: clock() }), RangeError, 'INVALID_EPOCH'],
   ['epochMs in the future', () => new Snowflake({ nodeId: 1, epochMs: Date.now() + 86400000 }), RangeError, 'INVALID_EPOCH'],
   ['maxWaitMs "5"', () => new Snowflake({ nodeId: 1, maxWaitMs: '5', clock: clock() }), TypeError, 'ERR_INVALID_ARG_TYPE'],
@@ -141,6 +141,66 @@ test('every core error kind reaches JS as an Error with a stable code', () => {
   const m = new MonotonicSnowflake({ nodeId: 2, maxLeadMs: 0, clock: clock() })
   m.nextIds(4096)
   throwsCode(assert, () => m.nextId(), Error, 'LEAD_LIMIT_EXCEEDED')
+})
+
+// Issue 25: every refusal echoes the value the caller sent, never a clamped bound. A bigint too
+// wide for the core's type is the core's `too_wide` refusal (INVALID_ARGUMENT) with its exact
+// digits; a Number that is not a safe integer is refused with its JS text.
+const BIG = 2n ** 1000n
+const ECHO = [
+  // [what, call, class, code, the text the message must hold, extra checks]
+  ['nodeId 2n ** 1000n', () => new Snowflake({ nodeId: BIG, clock: clock() }), RangeError, 'INVALID_ARGUMENT', String(BIG),
+    (e) => assert.equal(e.invalidArgumentName, 'nodeId')],
+  ['nodeId -(2n ** 1000n)', () => new Snowflake({ nodeId: -BIG, clock: clock() }), RangeError, 'INVALID_ARGUMENT', String(-BIG)],
+  ['nodeId 2n ** 64n (fits the core: its own check)', () => new Snowflake({ nodeId: 2n ** 64n, clock: clock() }), RangeError, 'INVALID_NODE_ID', '18446744073709551616'],
+  ['epochMs 2n ** 63n (just past i64)', () => new Snowflake({ nodeId: 1, epochMs: 2n ** 63n, clock: clock() }), RangeError, 'INVALID_ARGUMENT', '9223372036854775808',
+    (e) => {
+      assert.equal(e.invalidArgumentName, 'epochMs')
+      assert.ok(!e.message.includes('9223372036854775807'), 'no clamped bound')
+    }],
+  ['epochMs 2n ** 1000n', () => new Snowflake({ nodeId: 1, epochMs: BIG, clock: clock() }), RangeError, 'INVALID_ARGUMENT', String(BIG)],
+  ['epochMs -(2n ** 64n)', () => new Snowflake({ nodeId: 1, epochMs: -(2n ** 64n), clock: clock() }), RangeError, 'INVALID_ARGUMENT', '-18446744073709551616'],
+  ['nextIds(2n ** 64n)', () => mono().nextIds(2n ** 64n), RangeError, 'INVALID_ARGUMENT', '18446744073709551616'],
+  ['nextIds(2n ** 1000n)', () => mono().nextIds(BIG), RangeError, 'INVALID_ARGUMENT', String(BIG),
+    (e) => assert.equal(e.invalidArgumentName, 'count')],
+  ['Uuid7Generator nextIds(2n ** 128n)', () => new polyflake.Uuid7Generator().nextIds(2n ** 128n), RangeError, 'INVALID_ARGUMENT', String(2n ** 128n)],
+  ['decode(2n ** 200n)', () => Snowflake.decode(2n ** 200n), RangeError, 'INVALID_ID', String(2n ** 200n),
+    (e) => assert.equal(e.input, String(2n ** 200n))],
+  ['decode(-(2n ** 200n))', () => Snowflake.decode(-(2n ** 200n)), RangeError, 'INVALID_ID', String(-(2n ** 200n)),
+    (e) => assert.match(e.message, /never negative/)],
+  ['idToString(2n ** 128n)', () => idToString(2n ** 128n), RangeError, 'INVALID_ID', String(2n ** 128n)],
+  ['ScriptedClock([1n, 2n ** 64n])', () => new ScriptedClock([1n, 2n ** 64n]), RangeError, 'INVALID_ARGUMENT', '18446744073709551616 is out of range',
+    (e) => assert.match(e.message, /element 1/)],
+  ['reserveMs 2n ** 64n', () => Snowflake.fromFileLease({ dir: '/nonexistent', reserveMs: 2n ** 64n }), RangeError, 'INVALID_ARGUMENT', '18446744073709551616'],
+  ['slots -5 (negative for an unsigned setting)', () => Snowflake.fromFileLease({ dir: '/nonexistent', slots: -5 }), RangeError, 'ERR_OUT_OF_RANGE', 'slots = -5 is not in [0, 2^32)'],
+  ['Layout(2n ** 70n, 10, 12)', () => new Layout(2n ** 70n, 10, 12), RangeError, 'INVALID_ARGUMENT', String(2n ** 70n)],
+  // Numbers: refused with the text JavaScript writes for them.
+  ['nodeId 2 ** 60', () => new Snowflake({ nodeId: 2 ** 60, clock: clock() }), RangeError, 'ERR_OUT_OF_RANGE', String(2 ** 60)],
+  ['nextIds(1e21)', () => mono().nextIds(1e21), RangeError, 'ERR_OUT_OF_RANGE', '1e+21'],
+  ['nextIds(-1e300)', () => mono().nextIds(-1e300), RangeError, 'ERR_OUT_OF_RANGE', '-1e+300'],
+  ['nodeId Infinity', () => new Snowflake({ nodeId: Infinity, clock: clock() }), TypeError, 'ERR_INVALID_ARG_TYPE', 'got Infinity'],
+  ['nodeId 0.1 + 0.2', () => new Snowflake({ nodeId: 0.1 + 0.2, clock: clock() }), TypeError, 'ERR_INVALID_ARG_TYPE', String(0.1 + 0.2)],
+  ['ManualClock(2 ** 60 + 0.5 is 2 ** 60)', () => new ManualClock(2 ** 60), RangeError, 'ERR_OUT_OF_RANGE', String(2 ** 60)],
+]
+
+for (const [what, fn, cls, code, sent, more] of ECHO) {
+  test(`the refusal echoes what was sent: ${what}`, () => {
+    const e = throwsCode(assert, fn, cls, code)
+    assert.ok(e.message.includes(sent), `${JSON.stringify(sent)} not in: ${e.message}`)
+    if (more) more(e)
+  })
+}
+
+test('the refusal echoes what was sent: nextIdsAsync(2n ** 1000n) alike (a bad count throws at once)', async () => {
+  let e = null
+  try {
+    await mono().nextIdsAsync(BIG)
+  } catch (err) {
+    e = err
+  }
+  assert.ok(e instanceof RangeError)
+  assert.equal(e.code, 'INVALID_ARGUMENT')
+  assert.ok(e.message.includes(String(BIG)), e.message)
 })
 
 test('a detached nextId stays bound to its generator', () => {
