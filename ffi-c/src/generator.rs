@@ -437,6 +437,37 @@ mod tests {
     }
 
     #[test]
+    fn a_deadline_cuts_a_strict_batch_and_writes_nothing() {
+        let mut cfg = crate::boundary::tests::init(polyflake_config_init);
+        cfg.layout = Layout::new(41, 21, 1).unwrap().into();
+        cfg.node_id = 1_000_000;
+        let mut g = std::ptr::null_mut();
+        assert_eq!(
+            polyflake_generator_new(&cfg, std::ptr::null(), &mut g),
+            polyflake_result::Ok
+        );
+        let mut buf = vec![7u64; 20_000];
+        let t = Instant::now();
+        let r = polyflake_next_ids_within(g, buf.as_mut_ptr(), buf.len(), 50);
+        let took = t.elapsed();
+        assert_eq!(r, polyflake_result::Interrupted);
+        assert!(took >= Duration::from_millis(50), "{took:?}");
+        assert!(buf.iter().all(|v| *v == 7), "nothing written");
+        assert!(crate::result::last_error().contains("interrupted after waiting"));
+        // The farthest deadline (u64::MAX ms): a short batch issues.
+        assert_eq!(
+            polyflake_next_ids_within(g, buf.as_mut_ptr(), 4, u64::MAX),
+            polyflake_result::Ok
+        );
+        assert_eq!(polyflake_generator_interrupt(g), polyflake_result::Ok);
+        assert_eq!(
+            polyflake_generator_interrupt(std::ptr::null()),
+            polyflake_result::NullParameter
+        );
+        polyflake_generator_free(g);
+    }
+
+    #[test]
     fn a_code_out_of_range_names_the_field_and_its_codes() {
         let e = pick(Mode::ALL, Mode::name, 2, "mode").unwrap_err();
         assert_eq!(e, polyflake_result::InvalidArgument);
