@@ -207,8 +207,11 @@ pub(crate) fn new_generator(
 /// Make a generator whose node id is `config->node_id` into `*out_generator` (`clock`: a test
 /// clock, or NULL for the system clock); the caller frees it with `polyflake_generator_free`.
 /// Errors (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
-/// _INVALID_ARGUMENT, _NODE_ID_IN_USE (a live generator in this process, not on a test clock,
-/// has the same node id, epoch and layout: share that one).
+/// _INVALID_ARGUMENT, _NODE_ID_IN_USE (a live generator not on a test clock has the same node
+/// id, epoch and layout: in this process, share that one; in another live process on this host,
+/// whose pid the message names (a forked parent, a sibling worker), give each process its own
+/// node id or take one from a lease). The node id is held host-wide until the generator is
+/// closed or freed, or its process ends however it ends.
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new(
     config: *const polyflake_config,
@@ -221,7 +224,7 @@ pub extern "C" fn polyflake_generator_new(
 }
 
 /// Close the generator: every later call fails with POLYFLAKE_RESULT_GENERATOR_CLOSED (health
-/// says "closed"), its node id is free again in this process, and a lease frees its slot (R
+/// says "closed"), its node id is free again on this host, and a lease frees its slot (R
 /// stays at the last millisecond issued from). Closing twice is fine; the handle stays valid
 /// until `_free`. A call in flight on another thread either issues before the close or fails.
 #[no_mangle]
