@@ -13,8 +13,15 @@ import (
 // Clock is a test clock (a polyflake_clock handle): a manual one that moves only when told to,
 // or a scripted one that returns prepared readings. Pass it with WithClock; generators on it
 // keep their own reference, and are exempt from the one-generator-per-node-id rule. It is freed
-// when it is no longer reachable.
+// when no Clock that refers to it is reachable. Do not copy one (go vet reports it); a copy
+// shares the handle.
 type Clock struct {
+	_ noCopy
+	h *clockCell
+}
+
+// clockCell holds the C handle apart, shared by copies; its finalizer frees the handle.
+type clockCell struct {
 	p *C.polyflake_clock
 }
 
@@ -23,9 +30,9 @@ func newClock(p *C.polyflake_clock, err error) *Clock {
 		// Only a bug inside the library can refuse to make a clock (ErrPanic).
 		panic(err)
 	}
-	c := &Clock{p}
-	runtime.SetFinalizer(c, func(c *Clock) { C.polyflake_clock_free(c.p) })
-	return c
+	h := &clockCell{p}
+	runtime.SetFinalizer(h, func(h *clockCell) { C.polyflake_clock_free(h.p) })
+	return &Clock{h: h}
 }
 
 // NewManualClock is a clock reading startMs (Unix ms) whose elapsed-time reading starts at 0.
@@ -49,41 +56,41 @@ func NewScriptedClock(values []int64) *Clock {
 
 // manual runs one of the manual-clock calls; a scripted clock refuses with ErrInvalidArgument.
 func (c *Clock) manual(s C.pf_status) error {
-	runtime.KeepAlive(c)
+	runtime.KeepAlive(c.h)
 	return check(s)
 }
 
 // Set STEPS the wall reading to ms (backwards is a rewind; elapsed time does not move).
-func (c *Clock) Set(ms int64) error { return c.manual(C.pf_manual_clock_set(c.p, C.int64_t(ms))) }
+func (c *Clock) Set(ms int64) error { return c.manual(C.pf_manual_clock_set(c.ptr(), C.int64_t(ms))) }
 
 // Advance STEPS the wall reading by ms (negative: back); elapsed time does not move.
 func (c *Clock) Advance(ms int64) error {
-	return c.manual(C.pf_manual_clock_advance(c.p, C.int64_t(ms)))
+	return c.manual(C.pf_manual_clock_advance(c.ptr(), C.int64_t(ms)))
 }
 
 // Elapse lets ms pass: the wall and the elapsed-time readings both move (never a forward step).
 func (c *Clock) Elapse(ms uint64) error {
-	return c.manual(C.pf_manual_clock_elapse(c.p, C.uint64_t(ms)))
+	return c.manual(C.pf_manual_clock_elapse(c.ptr(), C.uint64_t(ms)))
 }
 
 // SetTickMs models a coarse clock: from now on the clock's coarse reading (what
 // WithClockSource(Coarse) reads) is the wall reading rounded down to a multiple of ms. Set it
 // before making a generator on the clock.
 func (c *Clock) SetTickMs(ms int64) error {
-	return c.manual(C.pf_manual_clock_set_tick_ms(c.p, C.int64_t(ms)))
+	return c.manual(C.pf_manual_clock_set_tick_ms(c.ptr(), C.int64_t(ms)))
 }
 
 // Get is the wall reading.
 func (c *Clock) Get() (int64, error) {
 	var ms C.int64_t
-	err := c.manual(C.pf_manual_clock_get(c.p, &ms))
+	err := c.manual(C.pf_manual_clock_get(c.ptr(), &ms))
 	return int64(ms), err
 }
 
 // ptr is the handle, or NULL (the system clock) for a nil *Clock.
 func (c *Clock) ptr() *C.polyflake_clock {
-	if c == nil {
+	if c == nil || c.h == nil {
 		return nil
 	}
-	return c.p
+	return c.h.p
 }

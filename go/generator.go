@@ -6,20 +6,69 @@ package polyflake
 import "C"
 
 import (
+	"context"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
 // Generator issues unique, time-sortable 64-bit IDs for one node id. It is safe for concurrent
-// use: make one per node and share it between goroutines. Close stops it (a lease frees its
-// slot); the handle is freed when the Generator is no longer reachable.
+// use: make one per node and share it between goroutines (as a *Generator). Close stops it (a
+// lease frees its slot); the handle is freed when no Generator that refers to it is reachable.
+//
+// Do not copy a Generator: `go vet` reports a copy (copylocks). A copy made anyway shares the
+// original's handle, so it is safe: it issues from the same generator, and after Close it fails
+// with ErrGeneratorClosed like the original.
 type Generator struct {
-	p       *C.polyflake_generator
+	_       noCopy
+	h       *generatorCell
 	nodeID  int64
 	layout  Layout
 	epochMs int64
 	mode    Mode
+}
+
+// noCopy makes `go vet` (copylocks) report a copy of the struct that holds it: its Lock and
+// Unlock do nothing.
+type noCopy struct{}
+
+// Lock is for go vet only.
+func (*noCopy) Lock() {}
+
+// Unlock is for go vet only.
+func (*noCopy) Unlock() {}
+
+// generatorCell holds the C handle apart from the Generator, allocated once: copies of a
+// Generator share it, and its finalizer frees the handle once no copy can reach it.
+type generatorCell struct {
+	p *C.polyflake_generator
+	// contextCuts counts the interrupts made by cancelled Context calls (see callContext).
+	contextCuts atomic.Uint64
+}
+
+// ptr is the handle (NULL for a zero Generator: the library refuses it with ErrNullParameter).
+func (g *Generator) ptr() *C.polyflake_generator {
+	if g == nil || g.h == nil {
+		return nil
+	}
+	return g.h.p
+}
+
+// cuts is the generator's count of interrupts made by cancelled Context calls.
+func (g *Generator) cuts() *atomic.Uint64 {
+	if g == nil || g.h == nil {
+		return new(atomic.Uint64)
+	}
+	return &g.h.contextCuts
+}
+
+// cell is what the calls keep alive (runtime.KeepAlive) until the library has returned.
+func (g *Generator) cell() *generatorCell {
+	if g == nil {
+		return nil
+	}
+	return g.h
 }
 
 // New makes a generator whose node id comes from exactly one source (NodeID, FileLease, Etcd,
@@ -60,8 +109,10 @@ func New(opts ...Option) (*Generator, error) {
 	}
 	var held C.polyflake_config
 	C.polyflake_generator_config(p, &held)
-	g := &Generator{p, int64(held.node_id), layoutOf(held.layout), int64(held.epoch_ms), Mode(held.mode)}
-	runtime.SetFinalizer(g, func(g *Generator) { C.polyflake_generator_free(g.p) })
+	h := &generatorCell{p: p}
+	runtime.SetFinalizer(h, func(h *generatorCell) { C.polyflake_generator_free(h.p) })
+	g := &Generator{h: h, nodeID: int64(held.node_id), layout: layoutOf(held.layout),
+		epochMs: int64(held.epoch_ms), mode: Mode(held.mode)}
 	return g, nil
 }
 
@@ -80,29 +131,70 @@ func MustNew(opts ...Option) *Generator {
 // millisecond) and refuses with ErrClockMovedBackwards past that, and with ErrClockJumpedAhead
 // from a forward step; monotonic mode never waits and refuses with ErrLeadLimitExceeded past its
 // lead limit. Also ErrTimestampOverflow, ErrGeneratorClosed, and a lease's ErrLeaseNotReady,
-// ErrLeaseExpired, ErrLeaseLost.
+// ErrLeaseExpired, ErrLeaseLost; ErrInterrupted when Interrupt cuts its wait.
 func (g *Generator) NextID() (int64, error) {
-	o := C.pf_next_id(g.p)
-	runtime.KeepAlive(g)
+	o := C.pf_next_id(g.ptr())
+	runtime.KeepAlive(g.cell())
 	if o.s.r != C.POLYFLAKE_RESULT_OK {
 		return 0, check(o.s)
 	}
 	return int64(o.id), nil
 }
 
+// NextIDContext is NextID whose wait ends with ctx: see NextIDsContext.
+func (g *Generator) NextIDContext(ctx context.Context) (int64, error) {
+	var id int64
+	err := callContext(ctx, g.cuts(), g.Interrupt, func(timeoutMs uint64) error {
+		o := C.pf_next_id_within(g.ptr(), C.uint64_t(timeoutMs))
+		runtime.KeepAlive(g.cell())
+		id = int64(o.id)
+		return check(o.s)
+	})
+	return id, err
+}
+
+// idsPtr is where a batch of len(buf) IDs goes (a dummy for an empty one: C refuses NULL).
+func idsPtr(buf []int64) *C.int64_t {
+	if len(buf) > 0 {
+		return (*C.int64_t)(unsafe.Pointer(&buf[0]))
+	}
+	return &emptyIDs
+}
+
 // NextIDs fills buf with increasing IDs in one call (len(buf) at most MaxBatch). Monotonic mode
 // reserves the whole batch at once; strict mode fills the current millisecond and waits into the
-// next ones. On any error buf is left untouched.
+// next ones (about len(buf) / 2^SequenceBits ms in all: bound it with NextIDsContext). On any
+// error buf is left untouched.
 func (g *Generator) NextIDs(buf []int64) error {
-	var ptr *C.int64_t
-	if len(buf) > 0 {
-		ptr = (*C.int64_t)(unsafe.Pointer(&buf[0]))
-	} else {
-		ptr = &emptyIDs
-	}
-	err := check(C.pf_next_ids(g.p, ptr, C.size_t(len(buf))))
-	runtime.KeepAlive(g)
+	err := check(C.pf_next_ids(g.ptr(), idsPtr(buf), C.size_t(len(buf))))
+	runtime.KeepAlive(g.cell())
 	return err
+}
+
+// NextIDsContext is NextIDs whose waits end with ctx. Its deadline bounds the call (checked
+// between the library's wait slices, at most 20 ms apart); its cancellation cuts the call with
+// Interrupt, which also cuts the other calls waiting on this generator at that moment: a plain
+// call among them fails with ErrInterrupted; a Context call whose own context is still live
+// starts again (safe: a cut call issued nothing, and what it had reserved is never issued). A
+// call cut by its context fails with a *ContextError matching both ctx.Err() and ErrInterrupted
+// (errors.Is), buf untouched; a context already done fails with ctx.Err() before anything is
+// asked of the library. An explicit Interrupt stops Context calls too (ErrInterrupted).
+func (g *Generator) NextIDsContext(ctx context.Context, buf []int64) error {
+	return callContext(ctx, g.cuts(), g.Interrupt, func(timeoutMs uint64) error {
+		err := check(C.pf_next_ids_within(g.ptr(), idsPtr(buf), C.size_t(len(buf)), C.uint64_t(timeoutMs)))
+		runtime.KeepAlive(g.cell())
+		return err
+	})
+}
+
+// Interrupt cuts short every call on this generator that is in flight now, from any goroutine:
+// each one that waits (a strict rewind, a spent millisecond, a batch spanning milliseconds) fails
+// with ErrInterrupted within 20 ms, having issued nothing; calls begun afterwards are not
+// affected. Context calls cut by it fail too (their context's cancellation restarts only the
+// other Context calls it cut: see NextIDsContext).
+func (g *Generator) Interrupt() {
+	C.polyflake_generator_interrupt(g.ptr())
+	runtime.KeepAlive(g.cell())
 }
 
 // emptyIDs is where an empty batch points (C refuses NULL even for 0 IDs).
@@ -111,8 +203,8 @@ var emptyIDs C.int64_t
 // Decode splits an ID with this generator's layout and epoch. Errors: ErrInvalidID.
 func (g *Generator) Decode(id int64) (Decoded, error) {
 	var d C.polyflake_decoded
-	err := check(C.pf_generator_decode(g.p, C.int64_t(id), &d))
-	runtime.KeepAlive(g)
+	err := check(C.pf_generator_decode(g.ptr(), C.int64_t(id), &d))
+	runtime.KeepAlive(g.cell())
 	if err != nil {
 		return Decoded{}, err
 	}
@@ -123,8 +215,8 @@ func (g *Generator) Decode(id int64) (Decoded, error) {
 // is nothing to wait for (always, without a lease). ErrLeaseNotReady if the guard still holds at
 // the deadline; ErrGeneratorClosed, ErrLeaseLost at once.
 func (g *Generator) WaitReady(timeoutMs uint64) error {
-	err := check(C.pf_wait_ready(g.p, C.uint64_t(timeoutMs)))
-	runtime.KeepAlive(g)
+	err := check(C.pf_wait_ready(g.ptr(), C.uint64_t(timeoutMs)))
+	runtime.KeepAlive(g.cell())
 	return err
 }
 
@@ -132,16 +224,16 @@ func (g *Generator) WaitReady(timeoutMs uint64) error {
 // says "closed", its node id is free for a new generator, and a lease frees its slot. Closing
 // twice is fine; a call in flight on another goroutine either issues before the close or fails.
 func (g *Generator) Close() error {
-	err := check(C.pf_status{r: C.polyflake_generator_close(g.p)})
-	runtime.KeepAlive(g)
+	err := check(C.pf_status{r: C.polyflake_generator_close(g.ptr())})
+	runtime.KeepAlive(g.cell())
 	return err
 }
 
 // Health is a snapshot of the generator's state and counters (it reads the clock once).
 func (g *Generator) Health() Health {
 	var h C.polyflake_health_snapshot
-	r := C.polyflake_health(g.p, &h)
-	runtime.KeepAlive(g)
+	r := C.polyflake_health(g.ptr(), &h)
+	runtime.KeepAlive(g.cell())
 	return healthOf(&h, r)
 }
 

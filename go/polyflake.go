@@ -19,6 +19,11 @@
 // next millisecond instead. The node id comes from exactly one source: NodeID, FileLease, Etcd,
 // ZooKeeper, FromEnv, FromHostname or FromIPv4.
 //
+// Strict waits can be bounded and cut: every call has a Context form (NextIDsContext, ...)
+// whose deadline is the library's and whose cancellation interrupts the generator, and
+// Interrupt cuts every call waiting on a generator (see NextIDsContext for what that means for
+// the other calls waiting on it).
+//
 // Every error the library returns is an *Error carrying the core's stable code and message;
 // compare it with errors.Is against the sentinels (ErrClockMovedBackwards, ErrLeaseNotReady, ...).
 // Every number of milliseconds is named ...Ms and passed as written (a 0 is a 0, never "the

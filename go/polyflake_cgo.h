@@ -47,6 +47,9 @@ PF_WRAP(ulid_generator_new, (const polyflake_timeid_config *c, const polyflake_c
 PF_WRAP(next_ids, (const polyflake_generator *g, int64_t *buf, size_t n), (g, (uint64_t *)buf, n))
 PF_WRAP(next_uuid7s, (const polyflake_uuid7_generator *g, uint8_t *buf, size_t n), (g, buf, n))
 PF_WRAP(next_ulids, (const polyflake_ulid_generator *g, uint8_t *buf, size_t n), (g, buf, n))
+PF_WRAP(next_ids_within, (const polyflake_generator *g, int64_t *buf, size_t n, uint64_t t), (g, (uint64_t *)buf, n, t))
+PF_WRAP(next_uuid7s_within, (const polyflake_uuid7_generator *g, uint8_t *buf, size_t n, uint64_t t), (g, buf, n, t))
+PF_WRAP(next_ulids_within, (const polyflake_ulid_generator *g, uint8_t *buf, size_t n, uint64_t t), (g, buf, n, t))
 PF_WRAP(wait_ready, (const polyflake_generator *g, uint64_t timeout_ms), (g, timeout_ms))
 PF_WRAP(generator_decode, (const polyflake_generator *g, int64_t id, polyflake_decoded *d), (g, (uint64_t)id, d))
 PF_WRAP(decode, (polyflake_layout l, int64_t epoch_ms, int64_t id, polyflake_decoded *d), (l, epoch_ms, (uint64_t)id, d))
@@ -73,6 +76,13 @@ static inline pf_id64 pf_next_id(const polyflake_generator *g) {
   return o;
 }
 
+static inline pf_id64 pf_next_id_within(const polyflake_generator *g, uint64_t timeout_ms) {
+  pf_id64 o;
+  o.id = 0;
+  o.s = pf_status_of(polyflake_next_id_within(g, &o.id, timeout_ms));
+  return o;
+}
+
 /* One UUID or ULID by value: 16 bytes, big-endian. */
 typedef struct {
   uint8_t b[POLYFLAKE_ID128_LEN];
@@ -94,6 +104,20 @@ static inline pf_id128_status pf_next_ulid(const polyflake_ulid_generator *g) {
   pf_id128_status o;
   memset(&o.id, 0, sizeof o.id);
   o.s = pf_status_of(polyflake_next_ulid(g, o.id.b));
+  return o;
+}
+
+static inline pf_id128_status pf_next_uuid7_within(const polyflake_uuid7_generator *g, uint64_t t) {
+  pf_id128_status o;
+  memset(&o.id, 0, sizeof o.id);
+  o.s = pf_status_of(polyflake_next_uuid7_within(g, o.id.b, t));
+  return o;
+}
+
+static inline pf_id128_status pf_next_ulid_within(const polyflake_ulid_generator *g, uint64_t t) {
+  pf_id128_status o;
+  memset(&o.id, 0, sizeof o.id);
+  o.s = pf_status_of(polyflake_next_ulid_within(g, o.id.b, t));
   return o;
 }
 

@@ -17,7 +17,8 @@ var allSentinels = []*Error{
 	ErrInvalidID, ErrClockMovedBackwards, ErrTimestampOverflow, ErrLeadLimitExceeded,
 	ErrNodeIDInUse, ErrUsedAfterFork, ErrClockFailed, ErrInvalidNodeSource, ErrNoFreeSlot,
 	ErrLeaseNotReady, ErrLeaseExpired, ErrLeaseLost, ErrLeaseStore, ErrClockJumpedAhead,
-	ErrIDSpaceMismatch, ErrGeneratorClosed, ErrNullParameter, ErrPanic, ErrBufferTooSmall,
+	ErrIDSpaceMismatch, ErrGeneratorClosed, ErrInterrupted, ErrNullParameter, ErrPanic,
+	ErrBufferTooSmall,
 }
 
 // Every result the C ABI names has exactly one sentinel, named by the library: a new core error

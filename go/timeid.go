@@ -6,7 +6,9 @@ package polyflake
 import "C"
 
 import (
+	"context"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -103,15 +105,74 @@ func parse128(text, what string, parse func(*C.char) C.pf_id128_status) ([16]byt
 // UUIDv7Generator issues UUIDs version 7 (RFC 9562) that strictly increase, with the Snowflake
 // generator's rewind guard: strict mode never issues a timestamp above the wall clock, monotonic
 // mode borrows ahead. It needs no node id (any number may live in a process) and is safe for
-// concurrent use.
+// concurrent use. Do not copy one (go vet reports it); a copy shares the handle, as a
+// Generator's does.
 type UUIDv7Generator struct {
-	p *C.polyflake_uuid7_generator
+	_ noCopy
+	h *uuid7Cell
+}
+
+// uuid7Cell holds the C handle apart, shared by copies; its finalizer frees the handle.
+type uuid7Cell struct {
+	p           *C.polyflake_uuid7_generator
+	contextCuts atomic.Uint64
 }
 
 // ULIDGenerator issues ULIDs that strictly increase (each one more than the last within a
 // millisecond), with the same guard; as UUIDv7Generator otherwise.
 type ULIDGenerator struct {
-	p *C.polyflake_ulid_generator
+	_ noCopy
+	h *ulidCell
+}
+
+// ulidCell holds the C handle apart, shared by copies; its finalizer frees the handle.
+type ulidCell struct {
+	p           *C.polyflake_ulid_generator
+	contextCuts atomic.Uint64
+}
+
+// ptr is the handle (NULL for a zero value: ErrNullParameter); cell is what calls keep alive.
+func (g *UUIDv7Generator) ptr() *C.polyflake_uuid7_generator {
+	if g == nil || g.h == nil {
+		return nil
+	}
+	return g.h.p
+}
+
+func (g *UUIDv7Generator) cuts() *atomic.Uint64 {
+	if g == nil || g.h == nil {
+		return new(atomic.Uint64)
+	}
+	return &g.h.contextCuts
+}
+
+func (g *UUIDv7Generator) cell() *uuid7Cell {
+	if g == nil {
+		return nil
+	}
+	return g.h
+}
+
+// ptr is the handle (NULL for a zero value: ErrNullParameter); cell is what calls keep alive.
+func (g *ULIDGenerator) ptr() *C.polyflake_ulid_generator {
+	if g == nil || g.h == nil {
+		return nil
+	}
+	return g.h.p
+}
+
+func (g *ULIDGenerator) cuts() *atomic.Uint64 {
+	if g == nil || g.h == nil {
+		return new(atomic.Uint64)
+	}
+	return &g.h.contextCuts
+}
+
+func (g *ULIDGenerator) cell() *ulidCell {
+	if g == nil {
+		return nil
+	}
+	return g.h
 }
 
 // timeConfig is the C config of the settings given.
@@ -134,9 +195,9 @@ func NewUUIDv7(settings ...Setting) (*UUIDv7Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &UUIDv7Generator{p}
-	runtime.SetFinalizer(g, func(g *UUIDv7Generator) { C.polyflake_uuid7_generator_free(g.p) })
-	return g, nil
+	h := &uuid7Cell{p: p}
+	runtime.SetFinalizer(h, func(h *uuid7Cell) { C.polyflake_uuid7_generator_free(h.p) })
+	return &UUIDv7Generator{h: h}, nil
 }
 
 // NewULID makes a ULID generator; as NewUUIDv7.
@@ -148,20 +209,54 @@ func NewULID(settings ...Setting) (*ULIDGenerator, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &ULIDGenerator{p}
-	runtime.SetFinalizer(g, func(g *ULIDGenerator) { C.polyflake_ulid_generator_free(g.p) })
-	return g, nil
+	h := &ulidCell{p: p}
+	runtime.SetFinalizer(h, func(h *ulidCell) { C.polyflake_ulid_generator_free(h.p) })
+	return &ULIDGenerator{h: h}, nil
 }
 
 // NextUUID issues one UUIDv7. Errors as Generator.NextID (strict mode waits for the next
-// millisecond after 32,768 UUIDs in one).
+// millisecond after 32,768 UUIDs in one); ErrInterrupted when Interrupt cuts its wait.
 func (g *UUIDv7Generator) NextUUID() (UUID, error) {
-	o := C.pf_next_uuid7(g.p)
-	runtime.KeepAlive(g)
+	o := C.pf_next_uuid7(g.ptr())
+	runtime.KeepAlive(g.cell())
 	if o.s.r != C.POLYFLAKE_RESULT_OK {
 		return UUID{}, check(o.s)
 	}
 	return UUID(bytesOf(o.id)), nil
+}
+
+// NextUUIDContext is NextUUID whose wait ends with ctx; as Generator.NextIDsContext.
+func (g *UUIDv7Generator) NextUUIDContext(ctx context.Context) (UUID, error) {
+	var id UUID
+	err := callContext(ctx, g.cuts(), g.Interrupt, func(timeoutMs uint64) error {
+		o := C.pf_next_uuid7_within(g.ptr(), C.uint64_t(timeoutMs))
+		runtime.KeepAlive(g.cell())
+		id = UUID(bytesOf(o.id))
+		return check(o.s)
+	})
+	if err != nil {
+		return UUID{}, err
+	}
+	return id, nil
+}
+
+// NextUUIDsContext is NextUUIDs whose waits end with ctx; as Generator.NextIDsContext.
+func (g *UUIDv7Generator) NextUUIDsContext(ctx context.Context, buf []UUID) error {
+	var first *[16]byte
+	if len(buf) > 0 {
+		first = (*[16]byte)(&buf[0])
+	}
+	return callContext(ctx, g.cuts(), g.Interrupt, func(timeoutMs uint64) error {
+		err := check(C.pf_next_uuid7s_within(g.ptr(), buf128(first, len(buf)), C.size_t(len(buf)), C.uint64_t(timeoutMs)))
+		runtime.KeepAlive(g.cell())
+		return err
+	})
+}
+
+// Interrupt cuts short every call on this generator in flight now; as Generator.Interrupt.
+func (g *UUIDv7Generator) Interrupt() {
+	C.polyflake_uuid7_generator_interrupt(g.ptr())
+	runtime.KeepAlive(g.cell())
 }
 
 // buf128 is the first byte of a batch buffer (a dummy for an empty one: C refuses NULL).
@@ -179,34 +274,68 @@ func (g *UUIDv7Generator) NextUUIDs(buf []UUID) error {
 	if len(buf) > 0 {
 		first = (*[16]byte)(&buf[0])
 	}
-	err := check(C.pf_next_uuid7s(g.p, buf128(first, len(buf)), C.size_t(len(buf))))
-	runtime.KeepAlive(g)
+	err := check(C.pf_next_uuid7s(g.ptr(), buf128(first, len(buf)), C.size_t(len(buf))))
+	runtime.KeepAlive(g.cell())
 	return err
 }
 
 // Health is a snapshot of the generator (NodeID 0, Source "static").
 func (g *UUIDv7Generator) Health() Health {
 	var h C.polyflake_health_snapshot
-	r := C.polyflake_uuid7_health(g.p, &h)
-	runtime.KeepAlive(g)
+	r := C.polyflake_uuid7_health(g.ptr(), &h)
+	runtime.KeepAlive(g.cell())
 	return healthOf(&h, r)
 }
 
 // Close stops the generator: every later call fails with ErrGeneratorClosed.
 func (g *UUIDv7Generator) Close() error {
-	err := check(C.pf_status{r: C.polyflake_uuid7_generator_close(g.p)})
-	runtime.KeepAlive(g)
+	err := check(C.pf_status{r: C.polyflake_uuid7_generator_close(g.ptr())})
+	runtime.KeepAlive(g.cell())
 	return err
 }
 
 // NextULID issues one ULID. Errors as Generator.NextID.
 func (g *ULIDGenerator) NextULID() (ULID, error) {
-	o := C.pf_next_ulid(g.p)
-	runtime.KeepAlive(g)
+	o := C.pf_next_ulid(g.ptr())
+	runtime.KeepAlive(g.cell())
 	if o.s.r != C.POLYFLAKE_RESULT_OK {
 		return ULID{}, check(o.s)
 	}
 	return ULID(bytesOf(o.id)), nil
+}
+
+// NextULIDContext is NextULID whose wait ends with ctx; as Generator.NextIDsContext.
+func (g *ULIDGenerator) NextULIDContext(ctx context.Context) (ULID, error) {
+	var id ULID
+	err := callContext(ctx, g.cuts(), g.Interrupt, func(timeoutMs uint64) error {
+		o := C.pf_next_ulid_within(g.ptr(), C.uint64_t(timeoutMs))
+		runtime.KeepAlive(g.cell())
+		id = ULID(bytesOf(o.id))
+		return check(o.s)
+	})
+	if err != nil {
+		return ULID{}, err
+	}
+	return id, nil
+}
+
+// NextULIDsContext is NextULIDs whose waits end with ctx; as Generator.NextIDsContext.
+func (g *ULIDGenerator) NextULIDsContext(ctx context.Context, buf []ULID) error {
+	var first *[16]byte
+	if len(buf) > 0 {
+		first = (*[16]byte)(&buf[0])
+	}
+	return callContext(ctx, g.cuts(), g.Interrupt, func(timeoutMs uint64) error {
+		err := check(C.pf_next_ulids_within(g.ptr(), buf128(first, len(buf)), C.size_t(len(buf)), C.uint64_t(timeoutMs)))
+		runtime.KeepAlive(g.cell())
+		return err
+	})
+}
+
+// Interrupt cuts short every call on this generator in flight now; as Generator.Interrupt.
+func (g *ULIDGenerator) Interrupt() {
+	C.polyflake_ulid_generator_interrupt(g.ptr())
+	runtime.KeepAlive(g.cell())
 }
 
 // NextULIDs fills buf with increasing ULIDs in one call; on any error buf is left untouched.
@@ -215,22 +344,22 @@ func (g *ULIDGenerator) NextULIDs(buf []ULID) error {
 	if len(buf) > 0 {
 		first = (*[16]byte)(&buf[0])
 	}
-	err := check(C.pf_next_ulids(g.p, buf128(first, len(buf)), C.size_t(len(buf))))
-	runtime.KeepAlive(g)
+	err := check(C.pf_next_ulids(g.ptr(), buf128(first, len(buf)), C.size_t(len(buf))))
+	runtime.KeepAlive(g.cell())
 	return err
 }
 
 // Health is a snapshot of the generator.
 func (g *ULIDGenerator) Health() Health {
 	var h C.polyflake_health_snapshot
-	r := C.polyflake_ulid_health(g.p, &h)
-	runtime.KeepAlive(g)
+	r := C.polyflake_ulid_health(g.ptr(), &h)
+	runtime.KeepAlive(g.cell())
 	return healthOf(&h, r)
 }
 
 // Close stops the generator: every later call fails with ErrGeneratorClosed.
 func (g *ULIDGenerator) Close() error {
-	err := check(C.pf_status{r: C.polyflake_ulid_generator_close(g.p)})
-	runtime.KeepAlive(g)
+	err := check(C.pf_status{r: C.polyflake_ulid_generator_close(g.ptr())})
+	runtime.KeepAlive(g.cell())
 	return err
 }

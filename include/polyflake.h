@@ -1039,8 +1039,11 @@ polyflake_result polyflake_config_init(struct polyflake_config *out_config);
  * Make a generator whose node id is `config->node_id` into `*out_generator` (`clock`: a test
  * clock, or NULL for the system clock); the caller frees it with `polyflake_generator_free`.
  * Errors (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
- * _INVALID_ARGUMENT, _NODE_ID_IN_USE (a live generator in this process, not on a test clock,
- * has the same node id, epoch and layout: share that one).
+ * _INVALID_ARGUMENT, _NODE_ID_IN_USE (a live generator not on a test clock has the same node
+ * id, epoch and layout: in this process, share that one; in another live process on this host,
+ * whose pid the message names (a forked parent, a sibling worker), give each process its own
+ * node id or take one from a lease). The node id is held host-wide until the generator is
+ * closed or freed, or its process ends however it ends.
  */
 polyflake_result polyflake_generator_new(const struct polyflake_config *config,
                                          const struct polyflake_clock *clock,
@@ -1048,7 +1051,7 @@ polyflake_result polyflake_generator_new(const struct polyflake_config *config,
 
 /**
  * Close the generator: every later call fails with POLYFLAKE_RESULT_GENERATOR_CLOSED (health
- * says "closed"), its node id is free again in this process, and a lease frees its slot (R
+ * says "closed"), its node id is free again on this host, and a lease frees its slot (R
  * stays at the last millisecond issued from). Closing twice is fine; the handle stays valid
  * until `_free`. A call in flight on another thread either issues before the close or fails.
  */
@@ -1075,19 +1078,56 @@ polyflake_result polyflake_wait_ready(const struct polyflake_generator *generato
  * POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS, and with _CLOCK_JUMPED_AHEAD from a forward step;
  * monotonic mode never waits and refuses with _LEAD_LIMIT_EXCEEDED past max_lead_ms. Also
  * _TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED, _GENERATOR_CLOSED, and a lease's
- * _LEASE_NOT_READY, _LEASE_EXPIRED, _LEASE_LOST.
+ * _LEASE_NOT_READY, _LEASE_EXPIRED, _LEASE_LOST; _INTERRUPTED when
+ * `polyflake_generator_interrupt` cuts its wait.
  */
 polyflake_result polyflake_next_id(const struct polyflake_generator *generator, uint64_t *out_id);
+
+/**
+ * `polyflake_next_id` whose waits end `timeout_ms` milliseconds after the call began: a call
+ * still waiting then fails with POLYFLAKE_RESULT_INTERRUPTED (`*out_id` untouched). The deadline
+ * is checked between the slices of a wait (at most 20 ms apart), so the call returns within
+ * `timeout_ms` + 20 ms plus scheduling, never before `timeout_ms`; a call that needs no wait
+ * issues whatever the timeout (0 included).
+ */
+polyflake_result polyflake_next_id_within(const struct polyflake_generator *generator,
+                                          uint64_t *out_id,
+                                          uint64_t timeout_ms);
 
 /**
  * Fill `buf[0..n]` with `n` increasing IDs (0 <= n <= POLYFLAKE_MAX_BATCH; monotonic mode
  * reserves them in one atomic step, strict mode waits into the next milliseconds), `buf`
  * untouched on any error. Errors as `polyflake_next_id`, and POLYFLAKE_RESULT_INVALID_ARGUMENT
- * for n over the cap; NULL `buf`, even with n = 0: _NULL_PARAMETER.
+ * for n over the cap; NULL `buf`, even with n = 0: _NULL_PARAMETER. A strict batch larger
+ * than a millisecond's sequence waits about n / 2^sequence_bits ms in all: bound it with
+ * `polyflake_next_ids_within`, or cut it from another thread with
+ * `polyflake_generator_interrupt`.
  */
 polyflake_result polyflake_next_ids(const struct polyflake_generator *generator,
                                     uint64_t *buf,
                                     size_t n);
+
+/**
+ * `polyflake_next_ids` whose waits end `timeout_ms` milliseconds after the call began: a batch
+ * still waiting then fails with POLYFLAKE_RESULT_INTERRUPTED, `buf` untouched; the IDs it had
+ * reserved are never issued (a gap, never a duplicate). Checked between the slices of a wait
+ * (at most 20 ms apart): the call returns within `timeout_ms` + 20 ms plus scheduling, never
+ * before `timeout_ms`.
+ */
+polyflake_result polyflake_next_ids_within(const struct polyflake_generator *generator,
+                                           uint64_t *buf,
+                                           size_t n,
+                                           uint64_t timeout_ms);
+
+/**
+ * Cut short every call on this generator that is in flight now (any thread): each one that
+ * waits (a strict rewind, a spent sequence, a batch spanning milliseconds) fails with
+ * POLYFLAKE_RESULT_INTERRUPTED within 20 ms, having written nothing; calls that begin after
+ * this one returns are not affected. Safe from any thread, also while other threads are inside
+ * calls on the handle (not after `_free`, like every function). Returns POLYFLAKE_RESULT_OK
+ * (also on a closed generator).
+ */
+polyflake_result polyflake_generator_interrupt(const struct polyflake_generator *generator);
 
 /**
  * Decode `id` with this generator's layout and epoch into `*out_decoded`.
@@ -1318,10 +1358,19 @@ polyflake_result polyflake_uuid7_generator_new(const struct polyflake_timeid_con
 /**
  * Issue one UUIDv7 into the 16 bytes at `out_uuid` (written only on success). Errors as
  * `polyflake_next_id` (strict mode waits, also after 32,768 UUIDs in one millisecond), and
- * _TIMESTAMP_OVERFLOW past the year 10889.
+ * _TIMESTAMP_OVERFLOW past the year 10889; _INTERRUPTED when
+ * `polyflake_uuid7_generator_interrupt` cuts its wait.
  */
 polyflake_result polyflake_next_uuid7(const struct polyflake_uuid7_generator *generator,
                                       uint8_t *out_uuid);
+
+/**
+ * `polyflake_next_uuid7` whose waits end `timeout_ms` after the call began; as
+ * `polyflake_next_id_within` (POLYFLAKE_RESULT_INTERRUPTED, nothing written).
+ */
+polyflake_result polyflake_next_uuid7_within(const struct polyflake_uuid7_generator *generator,
+                                             uint8_t *out_uuid,
+                                             uint64_t timeout_ms);
 
 /**
  * Fill `buf` (16 * n bytes) with `n` increasing UUIDv7s; as `polyflake_next_ids` (untouched on
@@ -1330,6 +1379,21 @@ polyflake_result polyflake_next_uuid7(const struct polyflake_uuid7_generator *ge
 polyflake_result polyflake_next_uuid7s(const struct polyflake_uuid7_generator *generator,
                                        uint8_t *buf,
                                        size_t n);
+
+/**
+ * `polyflake_next_uuid7s` whose waits end `timeout_ms` after the call began; as
+ * `polyflake_next_ids_within` (POLYFLAKE_RESULT_INTERRUPTED, `buf` untouched).
+ */
+polyflake_result polyflake_next_uuid7s_within(const struct polyflake_uuid7_generator *generator,
+                                              uint8_t *buf,
+                                              size_t n,
+                                              uint64_t timeout_ms);
+
+/**
+ * Cut short every call on this UUIDv7 generator in flight now; as
+ * `polyflake_generator_interrupt`.
+ */
+polyflake_result polyflake_uuid7_generator_interrupt(const struct polyflake_uuid7_generator *generator);
 
 /**
  * Take a health snapshot of the generator into `*out_health` (node_id 0, source "static").
@@ -1361,11 +1425,34 @@ polyflake_result polyflake_next_ulid(const struct polyflake_ulid_generator *gene
                                      uint8_t *out_ulid);
 
 /**
+ * `polyflake_next_ulid` whose waits end `timeout_ms` after the call began; as
+ * `polyflake_next_uuid7_within`.
+ */
+polyflake_result polyflake_next_ulid_within(const struct polyflake_ulid_generator *generator,
+                                            uint8_t *out_ulid,
+                                            uint64_t timeout_ms);
+
+/**
  * Fill `buf` (16 * n bytes) with `n` increasing ULIDs; as `polyflake_next_uuid7s`.
  */
 polyflake_result polyflake_next_ulids(const struct polyflake_ulid_generator *generator,
                                       uint8_t *buf,
                                       size_t n);
+
+/**
+ * `polyflake_next_ulids` whose waits end `timeout_ms` after the call began; as
+ * `polyflake_next_uuid7s_within`.
+ */
+polyflake_result polyflake_next_ulids_within(const struct polyflake_ulid_generator *generator,
+                                             uint8_t *buf,
+                                             size_t n,
+                                             uint64_t timeout_ms);
+
+/**
+ * Cut short every call on this ULID generator in flight now; as
+ * `polyflake_generator_interrupt`.
+ */
+polyflake_result polyflake_ulid_generator_interrupt(const struct polyflake_ulid_generator *generator);
 
 /**
  * Take a health snapshot of the generator; as `polyflake_uuid7_health`.

@@ -10,6 +10,11 @@
 #   make test-c-lease  node-id sources from C: file leases, static sources, bad options, TLS and
 #                   credential fields, a real etcd and a real ZooKeeper (started and stopped by
 #                   tests/c/with_etcd.sh and tests/stores/with_zookeeper.sh), shared, static, valgrind
+#   make test-c-waits  issue 25 from C: deadlines (polyflake_next_ids_within) and the cancel call
+#                   (polyflake_generator_interrupt) on waits that would last seconds, timed; a static
+#                   node id refused to a second process and to a forked child, naming the holder's
+#                   pid, and freed by the holder's death; refusals echoing the values sent; shared,
+#                   static, valgrind
 #   make test-c-faults the quiet faults of issue 11 from C: slot files and directories removed
 #                   under a live holder (two processes), fork faults, damaged records, poisoned
 #                   slots, one ID space per store; shared, static, valgrind
@@ -24,7 +29,7 @@ BUILD_TARGETS += build-c build-polyglot-c build-polyglot-cpp
 TEST_TARGETS += test-c
 
 .PHONY: deps-c build-c header-c check-header-c test-c test-c-unit test-c-programs test-c-valgrind \
-	test-c-docs test-c-lease test-c-faults test-c-polyglot bench-c \
+	test-c-docs test-c-lease test-c-faults test-c-waits test-c-polyglot bench-c \
 	build-polyglot-c build-polyglot-cpp
 
 CBINDGEN_VERSION := 0.29.4
@@ -122,6 +127,16 @@ test-c-faults: build-c
 	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) \
 	    --num-callers=50 --suppressions=tests/c/valgrind-fork-child.supp $(C_TESTDIR)/$$t || exit 1; done
 
+# Waits and host-wide node ids: each program re-runs itself as the second process of the
+# node-id tests (natively under valgrind too: it does not follow exec).
+test-c-waits: build-c
+	$(call say,C waits: deadlines and the cancel call timed; static node ids held host-wide; echoed refusals)
+	@mkdir -p $(C_TESTDIR)
+	$(call c_both,tests/c/test_waits.c,test_waits,-lpthread)
+	@for t in test_waits_shared test_waits_static; do \
+	  echo "--- $$t"; $(C_TESTDIR)/$$t || exit 1; \
+	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(C_TESTDIR)/$$t || exit 1; done
+
 # The cross-language uniqueness run's participants (see tests/polyglot/): C and C++ against the
 # static library (Go: mk/go.mk); each run as PROGRAM LEASE_DIR SECONDS OUT_PATH [uuidv7].
 POLYGLOT_DIR := $(CARGO_TARGET_DIR)/polyglot
@@ -156,7 +171,7 @@ test-c-docs: build-c
 	$(C_ENV) tests/stores/with_zookeeper.sh bash -c 'ZOOKEEPER_ENSEMBLE=$$POLYFLAKE_TEST_ZOOKEEPER \
 	  bash tests/c/readme_snippets.sh $(C_TESTDIR)/docs $(C_DOCS)' _
 
-test-c: test-c-unit test-c-programs test-c-valgrind test-c-lease test-c-faults test-c-polyglot test-c-docs
+test-c: test-c-unit test-c-programs test-c-valgrind test-c-lease test-c-faults test-c-waits test-c-polyglot test-c-docs
 
 test-c-unit: check-header-c
 	$(call say,ffi-c unit tests)

@@ -6,10 +6,10 @@ use crate::clock::polyflake_clock;
 use crate::id::{polyflake_decoded, polyflake_layout};
 use crate::result::polyflake_result;
 use polyflake_core::{
-    batch_len, ClockSource, Error, Generator, Health, ManualClock, Mode, NodeSource,
+    batch_len, interruptible, ClockSource, Error, Generator, Health, ManualClock, Mode, NodeSource,
     DEFAULT_EPOCH_MS,
 };
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How a generator treats the wall clock (`polyflake_config.mode`), in the core's order.
 #[repr(u32)]
@@ -207,8 +207,11 @@ pub(crate) fn new_generator(
 /// Make a generator whose node id is `config->node_id` into `*out_generator` (`clock`: a test
 /// clock, or NULL for the system clock); the caller frees it with `polyflake_generator_free`.
 /// Errors (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
-/// _INVALID_ARGUMENT, _NODE_ID_IN_USE (a live generator in this process, not on a test clock,
-/// has the same node id, epoch and layout: share that one).
+/// _INVALID_ARGUMENT, _NODE_ID_IN_USE (a live generator not on a test clock has the same node
+/// id, epoch and layout: in this process, share that one; in another live process on this host,
+/// whose pid the message names (a forked parent, a sibling worker), give each process its own
+/// node id or take one from a lease). The node id is held host-wide until the generator is
+/// closed or freed, or its process ends however it ends.
 #[no_mangle]
 pub extern "C" fn polyflake_generator_new(
     config: *const polyflake_config,
@@ -221,7 +224,7 @@ pub extern "C" fn polyflake_generator_new(
 }
 
 /// Close the generator: every later call fails with POLYFLAKE_RESULT_GENERATOR_CLOSED (health
-/// says "closed"), its node id is free again in this process, and a lease frees its slot (R
+/// says "closed"), its node id is free again on this host, and a lease frees its slot (R
 /// stays at the last millisecond issued from). Closing twice is fine; the handle stays valid
 /// until `_free`. A call in flight on another thread either issues before the close or fails.
 #[no_mangle]
@@ -253,29 +256,43 @@ pub extern "C" fn polyflake_wait_ready(
     })
 }
 
-/// Issue one ID into `*out_id`. Strict mode may wait (a rewind up to max_wait_ms, a spent
-/// sequence up to the larger of max_wait_ms and 1 ms), then refuses with
-/// POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS, and with _CLOCK_JUMPED_AHEAD from a forward step;
-/// monotonic mode never waits and refuses with _LEAD_LIMIT_EXCEEDED past max_lead_ms. Also
-/// _TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED, _GENERATOR_CLOSED, and a lease's
-/// _LEASE_NOT_READY, _LEASE_EXPIRED, _LEASE_LOST.
-#[no_mangle]
-pub extern "C" fn polyflake_next_id(
-    generator: *const polyflake_generator,
-    out_id: *mut u64,
-) -> polyflake_result {
-    write_out(out_id, || Ok(arg(generator)?.inner.next_id()?))
+/// The deadline of a `_within` call: `timeout_ms` from now (`None`: further than this system's
+/// clock can name, so no deadline).
+pub(crate) fn deadline_in(timeout_ms: u64) -> Option<Instant> {
+    Instant::now().checked_add(Duration::from_millis(timeout_ms))
 }
 
-/// Fill `buf[0..n]` with `n` increasing IDs (0 <= n <= POLYFLAKE_MAX_BATCH; monotonic mode
-/// reserves them in one atomic step, strict mode waits into the next milliseconds), `buf`
-/// untouched on any error. Errors as `polyflake_next_id`, and POLYFLAKE_RESULT_INVALID_ARGUMENT
-/// for n over the cap; NULL `buf`, even with n = 0: _NULL_PARAMETER.
-#[no_mangle]
-pub extern "C" fn polyflake_next_ids(
+/// True once `deadline` has passed (never for `None`).
+pub(crate) fn passed(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
+}
+
+/// Run `call` on `g` with its waits cut at `deadline` (`None`: no hook, the plain call).
+fn until<R>(deadline: Option<Instant>, call: impl FnOnce() -> R) -> R {
+    match deadline {
+        None => call(),
+        Some(_) => interruptible(&|| passed(deadline), call),
+    }
+}
+
+/// The body of `polyflake_next_id` and `polyflake_next_id_within`.
+fn next_id_until(
+    generator: *const polyflake_generator,
+    out_id: *mut u64,
+    deadline: Option<Instant>,
+) -> polyflake_result {
+    write_out(out_id, || {
+        let g = arg(generator)?;
+        Ok(until(deadline, || g.inner.next_id())?)
+    })
+}
+
+/// The body of `polyflake_next_ids` and `polyflake_next_ids_within`.
+fn next_ids_until(
     generator: *const polyflake_generator,
     buf: *mut u64,
     n: usize,
+    deadline: Option<Instant>,
 ) -> polyflake_result {
     boundary(|| {
         let g = arg(generator)?;
@@ -283,7 +300,83 @@ pub extern "C" fn polyflake_next_ids(
         let n = batch_len(n as i128)?;
         // SAFETY: `buf` is non-NULL and the caller promises `n` writable uint64_t there.
         let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_ptr(), n) };
-        Ok(g.inner.next_ids(dst)?)
+        Ok(until(deadline, || g.inner.next_ids(dst))?)
+    })
+}
+
+/// Issue one ID into `*out_id`. Strict mode may wait (a rewind up to max_wait_ms, a spent
+/// sequence up to the larger of max_wait_ms and 1 ms), then refuses with
+/// POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS, and with _CLOCK_JUMPED_AHEAD from a forward step;
+/// monotonic mode never waits and refuses with _LEAD_LIMIT_EXCEEDED past max_lead_ms. Also
+/// _TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED, _GENERATOR_CLOSED, and a lease's
+/// _LEASE_NOT_READY, _LEASE_EXPIRED, _LEASE_LOST; _INTERRUPTED when
+/// `polyflake_generator_interrupt` cuts its wait.
+#[no_mangle]
+pub extern "C" fn polyflake_next_id(
+    generator: *const polyflake_generator,
+    out_id: *mut u64,
+) -> polyflake_result {
+    next_id_until(generator, out_id, None)
+}
+
+/// `polyflake_next_id` whose waits end `timeout_ms` milliseconds after the call began: a call
+/// still waiting then fails with POLYFLAKE_RESULT_INTERRUPTED (`*out_id` untouched). The deadline
+/// is checked between the slices of a wait (at most 20 ms apart), so the call returns within
+/// `timeout_ms` + 20 ms plus scheduling, never before `timeout_ms`; a call that needs no wait
+/// issues whatever the timeout (0 included).
+#[no_mangle]
+pub extern "C" fn polyflake_next_id_within(
+    generator: *const polyflake_generator,
+    out_id: *mut u64,
+    timeout_ms: u64,
+) -> polyflake_result {
+    next_id_until(generator, out_id, deadline_in(timeout_ms))
+}
+
+/// Fill `buf[0..n]` with `n` increasing IDs (0 <= n <= POLYFLAKE_MAX_BATCH; monotonic mode
+/// reserves them in one atomic step, strict mode waits into the next milliseconds), `buf`
+/// untouched on any error. Errors as `polyflake_next_id`, and POLYFLAKE_RESULT_INVALID_ARGUMENT
+/// for n over the cap; NULL `buf`, even with n = 0: _NULL_PARAMETER. A strict batch larger
+/// than a millisecond's sequence waits about n / 2^sequence_bits ms in all: bound it with
+/// `polyflake_next_ids_within`, or cut it from another thread with
+/// `polyflake_generator_interrupt`.
+#[no_mangle]
+pub extern "C" fn polyflake_next_ids(
+    generator: *const polyflake_generator,
+    buf: *mut u64,
+    n: usize,
+) -> polyflake_result {
+    next_ids_until(generator, buf, n, None)
+}
+
+/// `polyflake_next_ids` whose waits end `timeout_ms` milliseconds after the call began: a batch
+/// still waiting then fails with POLYFLAKE_RESULT_INTERRUPTED, `buf` untouched; the IDs it had
+/// reserved are never issued (a gap, never a duplicate). Checked between the slices of a wait
+/// (at most 20 ms apart): the call returns within `timeout_ms` + 20 ms plus scheduling, never
+/// before `timeout_ms`.
+#[no_mangle]
+pub extern "C" fn polyflake_next_ids_within(
+    generator: *const polyflake_generator,
+    buf: *mut u64,
+    n: usize,
+    timeout_ms: u64,
+) -> polyflake_result {
+    next_ids_until(generator, buf, n, deadline_in(timeout_ms))
+}
+
+/// Cut short every call on this generator that is in flight now (any thread): each one that
+/// waits (a strict rewind, a spent sequence, a batch spanning milliseconds) fails with
+/// POLYFLAKE_RESULT_INTERRUPTED within 20 ms, having written nothing; calls that begin after
+/// this one returns are not affected. Safe from any thread, also while other threads are inside
+/// calls on the handle (not after `_free`, like every function). Returns POLYFLAKE_RESULT_OK
+/// (also on a closed generator).
+#[no_mangle]
+pub extern "C" fn polyflake_generator_interrupt(
+    generator: *const polyflake_generator,
+) -> polyflake_result {
+    boundary(|| {
+        arg(generator)?.inner.interrupt_waits();
+        Ok(())
     })
 }
 
@@ -343,6 +436,37 @@ mod tests {
             polyflake_result::Ok
         );
         assert_eq!(back, cfg, "what the core holds is what init gave");
+        polyflake_generator_free(g);
+    }
+
+    #[test]
+    fn a_deadline_cuts_a_strict_batch_and_writes_nothing() {
+        let mut cfg = crate::boundary::tests::init(polyflake_config_init);
+        cfg.layout = Layout::new(41, 21, 1).unwrap().into();
+        cfg.node_id = 1_000_000;
+        let mut g = std::ptr::null_mut();
+        assert_eq!(
+            polyflake_generator_new(&cfg, std::ptr::null(), &mut g),
+            polyflake_result::Ok
+        );
+        let mut buf = vec![7u64; 20_000];
+        let t = Instant::now();
+        let r = polyflake_next_ids_within(g, buf.as_mut_ptr(), buf.len(), 50);
+        let took = t.elapsed();
+        assert_eq!(r, polyflake_result::Interrupted);
+        assert!(took >= Duration::from_millis(50), "{took:?}");
+        assert!(buf.iter().all(|v| *v == 7), "nothing written");
+        assert!(crate::result::last_error().contains("interrupted after waiting"));
+        // The farthest deadline (u64::MAX ms): a short batch issues.
+        assert_eq!(
+            polyflake_next_ids_within(g, buf.as_mut_ptr(), 4, u64::MAX),
+            polyflake_result::Ok
+        );
+        assert_eq!(polyflake_generator_interrupt(g), polyflake_result::Ok);
+        assert_eq!(
+            polyflake_generator_interrupt(std::ptr::null()),
+            polyflake_result::NullParameter
+        );
         polyflake_generator_free(g);
     }
 

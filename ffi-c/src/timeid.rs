@@ -7,14 +7,16 @@ use crate::boundary::{
     arg, boundary, c_str, free_handle, new_handle, out, write_c_string, write_out,
 };
 use crate::clock::polyflake_clock;
-use crate::generator::{close_of, default_config, handle, shared_settings};
+use crate::generator::{close_of, deadline_in, default_config, handle, passed, shared_settings};
 use crate::health::{health_of, polyflake_health_snapshot};
 use crate::result::polyflake_result;
 use polyflake_core::{
-    batch_len, format_ulid, format_uuid, parse_ulid, parse_uuid, ulid_timestamp_ms,
+    batch_len, format_ulid, format_uuid, interruptible, parse_ulid, parse_uuid, ulid_timestamp_ms,
     uuid7_timestamp_ms, Result, TimeIdBuilder, UlidGenerator, Uuid7Generator,
 };
 use std::ffi::c_char;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 /// Bytes of one UUID or ULID: 16, big-endian.
 pub const POLYFLAKE_ID128_LEN: usize = 16;
@@ -71,15 +73,67 @@ pub extern "C" fn polyflake_timeid_config_init(
 /// id, and one made before fork() goes on issuing in the child.
 pub struct polyflake_uuid7_generator {
     inner: Uuid7Generator,
+    cancel: Cancel,
 }
 
 /// A generator of ULIDs (48 bits of Unix ms, then 80 bits that increase by one within a
 /// millisecond: the spec's monotonic variant); as `polyflake_uuid7_generator` otherwise.
 pub struct polyflake_ulid_generator {
     inner: UlidGenerator,
+    cancel: Cancel,
 }
 
 handle!(polyflake_uuid7_generator, polyflake_ulid_generator);
+
+/// The cancel call of a UUIDv7 or ULID handle (the core's `Uuid7Generator` and `UlidGenerator`
+/// have no `interrupt_waits` of their own): a counter that `_interrupt` bumps, and every call
+/// runs under the core's `interruptible` hook, which stops a wait once the counter has moved
+/// since the call began or its deadline has passed. The same contract as
+/// `Generator::interrupt_waits`: calls in flight are cut, later ones are not.
+#[derive(Debug, Default)]
+struct Cancel {
+    interrupts: AtomicU64,
+}
+
+impl Cancel {
+    /// Run `call` so that a wait inside it stops at `deadline` (`None`: none) or at the next
+    /// `interrupt`.
+    fn run<R>(&self, deadline: Option<Instant>, call: impl FnOnce() -> R) -> R {
+        let seen = self.interrupts.load(Ordering::Acquire);
+        let stop = || self.interrupts.load(Ordering::Acquire) != seen || passed(deadline);
+        interruptible(&stop, call)
+    }
+
+    /// Cut every call in flight now.
+    fn interrupt(&self) {
+        self.interrupts.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// What the shared bodies below need of a UUIDv7 or ULID handle.
+trait TimeHandle {
+    fn cancel(&self) -> &Cancel;
+}
+
+impl TimeHandle for polyflake_uuid7_generator {
+    fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+}
+
+impl TimeHandle for polyflake_ulid_generator {
+    fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+}
+
+/// The body of every `_interrupt` of a UUIDv7 or ULID handle.
+fn interrupt_of<G: TimeHandle>(generator: *const G) -> polyflake_result {
+    boundary(|| {
+        arg(generator)?.cancel().interrupt();
+        Ok(())
+    })
+}
 
 /// Make a handle: NULL out-param first, then the config, then the core's build.
 fn new_timeid<G>(
@@ -94,30 +148,34 @@ fn new_timeid<G>(
     })
 }
 
-/// One ID from `next` into the 16 bytes at `out_id`.
-fn next_one<G>(
+/// One ID from `next` into the 16 bytes at `out_id`, its waits cut at `deadline` or by the
+/// handle's `_interrupt`.
+fn next_one<G: TimeHandle>(
     generator: *const G,
     out_id: *mut u8,
+    deadline: Option<Instant>,
     next: fn(&G) -> Result<u128>,
 ) -> polyflake_result {
     write_out(out_id.cast::<[u8; 16]>(), || {
-        Ok(next(arg(generator)?)?.to_be_bytes())
+        let g = arg(generator)?;
+        Ok(g.cancel().run(deadline, || next(g))?.to_be_bytes())
     })
 }
 
 /// `n` IDs from `fill` into the `16 * n` bytes at `buf`, untouched on any error (the core fills a scratch
-/// array of u128 first: the caller's bytes need not be aligned for one).
-fn next_many<G>(
+/// array of u128 first: the caller's bytes need not be aligned for one); waits as `next_one`.
+fn next_many<G: TimeHandle>(
     generator: *const G,
     buf: *mut u8,
     n: usize,
+    deadline: Option<Instant>,
     fill: fn(&G, &mut [u128]) -> Result<()>,
 ) -> polyflake_result {
     boundary(|| {
         let g = arg(generator)?;
         let buf = out(buf.cast::<[u8; 16]>())?;
         let mut ids = polyflake_core::batch_buffer::<u128>(batch_len(n as i128)?)?;
-        fill(g, &mut ids)?;
+        g.cancel().run(deadline, || fill(g, &mut ids))?;
         // SAFETY: non-NULL, and the caller promises 16 * n writable bytes there ([u8; 16] has
         // alignment 1); n is at most POLYFLAKE_MAX_BATCH, so 16 * n does not overflow.
         let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_ptr(), ids.len()) };
@@ -140,19 +198,34 @@ pub extern "C" fn polyflake_uuid7_generator_new(
     new_timeid(config, clock, out_generator, |b| {
         Ok(polyflake_uuid7_generator {
             inner: b.build_uuid7()?,
+            cancel: Cancel::default(),
         })
     })
 }
 
 /// Issue one UUIDv7 into the 16 bytes at `out_uuid` (written only on success). Errors as
 /// `polyflake_next_id` (strict mode waits, also after 32,768 UUIDs in one millisecond), and
-/// _TIMESTAMP_OVERFLOW past the year 10889.
+/// _TIMESTAMP_OVERFLOW past the year 10889; _INTERRUPTED when
+/// `polyflake_uuid7_generator_interrupt` cuts its wait.
 #[no_mangle]
 pub extern "C" fn polyflake_next_uuid7(
     generator: *const polyflake_uuid7_generator,
     out_uuid: *mut u8,
 ) -> polyflake_result {
-    next_one(generator, out_uuid, |g| g.inner.next_uuid())
+    next_one(generator, out_uuid, None, |g| g.inner.next_uuid())
+}
+
+/// `polyflake_next_uuid7` whose waits end `timeout_ms` after the call began; as
+/// `polyflake_next_id_within` (POLYFLAKE_RESULT_INTERRUPTED, nothing written).
+#[no_mangle]
+pub extern "C" fn polyflake_next_uuid7_within(
+    generator: *const polyflake_uuid7_generator,
+    out_uuid: *mut u8,
+    timeout_ms: u64,
+) -> polyflake_result {
+    next_one(generator, out_uuid, deadline_in(timeout_ms), |g| {
+        g.inner.next_uuid()
+    })
 }
 
 /// Fill `buf` (16 * n bytes) with `n` increasing UUIDv7s; as `polyflake_next_ids` (untouched on
@@ -163,7 +236,30 @@ pub extern "C" fn polyflake_next_uuid7s(
     buf: *mut u8,
     n: usize,
 ) -> polyflake_result {
-    next_many(generator, buf, n, |g, ids| g.inner.next_uuids(ids))
+    next_many(generator, buf, n, None, |g, ids| g.inner.next_uuids(ids))
+}
+
+/// `polyflake_next_uuid7s` whose waits end `timeout_ms` after the call began; as
+/// `polyflake_next_ids_within` (POLYFLAKE_RESULT_INTERRUPTED, `buf` untouched).
+#[no_mangle]
+pub extern "C" fn polyflake_next_uuid7s_within(
+    generator: *const polyflake_uuid7_generator,
+    buf: *mut u8,
+    n: usize,
+    timeout_ms: u64,
+) -> polyflake_result {
+    next_many(generator, buf, n, deadline_in(timeout_ms), |g, ids| {
+        g.inner.next_uuids(ids)
+    })
+}
+
+/// Cut short every call on this UUIDv7 generator in flight now; as
+/// `polyflake_generator_interrupt`.
+#[no_mangle]
+pub extern "C" fn polyflake_uuid7_generator_interrupt(
+    generator: *const polyflake_uuid7_generator,
+) -> polyflake_result {
+    interrupt_of(generator)
 }
 
 /// Take a health snapshot of the generator into `*out_health` (node_id 0, source "static").
@@ -199,6 +295,7 @@ pub extern "C" fn polyflake_ulid_generator_new(
     new_timeid(config, clock, out_generator, |b| {
         Ok(polyflake_ulid_generator {
             inner: b.build_ulid()?,
+            cancel: Cancel::default(),
         })
     })
 }
@@ -209,7 +306,20 @@ pub extern "C" fn polyflake_next_ulid(
     generator: *const polyflake_ulid_generator,
     out_ulid: *mut u8,
 ) -> polyflake_result {
-    next_one(generator, out_ulid, |g| g.inner.next_ulid())
+    next_one(generator, out_ulid, None, |g| g.inner.next_ulid())
+}
+
+/// `polyflake_next_ulid` whose waits end `timeout_ms` after the call began; as
+/// `polyflake_next_uuid7_within`.
+#[no_mangle]
+pub extern "C" fn polyflake_next_ulid_within(
+    generator: *const polyflake_ulid_generator,
+    out_ulid: *mut u8,
+    timeout_ms: u64,
+) -> polyflake_result {
+    next_one(generator, out_ulid, deadline_in(timeout_ms), |g| {
+        g.inner.next_ulid()
+    })
 }
 
 /// Fill `buf` (16 * n bytes) with `n` increasing ULIDs; as `polyflake_next_uuid7s`.
@@ -219,7 +329,30 @@ pub extern "C" fn polyflake_next_ulids(
     buf: *mut u8,
     n: usize,
 ) -> polyflake_result {
-    next_many(generator, buf, n, |g, ids| g.inner.next_ulids(ids))
+    next_many(generator, buf, n, None, |g, ids| g.inner.next_ulids(ids))
+}
+
+/// `polyflake_next_ulids` whose waits end `timeout_ms` after the call began; as
+/// `polyflake_next_uuid7s_within`.
+#[no_mangle]
+pub extern "C" fn polyflake_next_ulids_within(
+    generator: *const polyflake_ulid_generator,
+    buf: *mut u8,
+    n: usize,
+    timeout_ms: u64,
+) -> polyflake_result {
+    next_many(generator, buf, n, deadline_in(timeout_ms), |g, ids| {
+        g.inner.next_ulids(ids)
+    })
+}
+
+/// Cut short every call on this ULID generator in flight now; as
+/// `polyflake_generator_interrupt`.
+#[no_mangle]
+pub extern "C" fn polyflake_ulid_generator_interrupt(
+    generator: *const polyflake_ulid_generator,
+) -> polyflake_result {
+    interrupt_of(generator)
 }
 
 /// Take a health snapshot of the generator; as `polyflake_uuid7_health`.

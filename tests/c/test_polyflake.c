@@ -1198,7 +1198,9 @@ static void bad_input(void) {
   CHECK(strcmp(polyflake_result_name(19), "CLOCK_JUMPED_AHEAD") == 0, "19");
   CHECK(strcmp(polyflake_result_name(20), "ID_SPACE_MISMATCH") == 0, "20");
   CHECK(strcmp(polyflake_result_name(21), "GENERATOR_CLOSED") == 0, "21");
-  CHECK(strcmp(polyflake_result_name(22), "unknown polyflake_result") == 0, "22 is unused");
+  CHECK(POLYFLAKE_RESULT_INTERRUPTED == 22, "result code 22");
+  CHECK(strcmp(polyflake_result_name(22), "INTERRUPTED") == 0, "22");
+  CHECK(strcmp(polyflake_result_name(23), "unknown polyflake_result") == 0, "23 is unused");
   CHECK(strstr(polyflake_result_message(21), "closed") != NULL, "message 21");
   CHECK(POLYFLAKE_HEALTH_STATUS_CLOCK_AHEAD == 10 && POLYFLAKE_HEALTH_STATUS_CLOSED == 11, "statuses");
   CHECK(strcmp(polyflake_health_status_name(10), "clock_ahead") == 0, "status 10");

@@ -802,6 +802,9 @@ void null_parameters() {
   check(polyflake_manual_clock_elapse(nullptr, 1) == N, "manual_clock_elapse");
   check(polyflake_next_id(nullptr, &id) == N, "next_id generator");
   check(polyflake_next_ids(nullptr, &id, 1) == N, "next_ids generator");
+  check(polyflake_next_id_within(nullptr, &id, 10) == N, "next_id_within generator");
+  check(polyflake_next_ids_within(nullptr, &id, 1, 10) == N, "next_ids_within generator");
+  check(polyflake_generator_interrupt(nullptr) == N, "generator_interrupt");
   check(polyflake_parse_id(nullptr, &id) == N, "parse_id text");
   check(polyflake_health(nullptr, nullptr) == N, "health");
   check(polyflake_manual_clock_new(0, nullptr) == N, "manual_clock_new");
@@ -818,6 +821,10 @@ void null_parameters() {
   check(polyflake_ulid_generator_new(nullptr, nullptr, &l) == N, "ulid_generator_new config");
   check(polyflake_next_uuid7(nullptr, bytes) == N, "next_uuid7");
   check(polyflake_next_ulids(nullptr, bytes, 1) == N, "next_ulids");
+  check(polyflake_next_uuid7s_within(nullptr, bytes, 1, 10) == N, "next_uuid7s_within");
+  check(polyflake_next_ulid_within(nullptr, bytes, 10) == N, "next_ulid_within");
+  check(polyflake_uuid7_generator_interrupt(nullptr) == N, "uuid7_generator_interrupt");
+  check(polyflake_ulid_generator_interrupt(nullptr) == N, "ulid_generator_interrupt");
   check(polyflake_format_uuid(nullptr, text, sizeof text) == N, "format_uuid");
   check(polyflake_parse_ulid(nullptr, bytes) == N, "parse_ulid");
   check(polyflake_ulid_timestamp_ms(bytes, nullptr) == N, "ulid_timestamp_ms");
