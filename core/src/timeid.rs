@@ -196,6 +196,11 @@ impl Uuid7Generator {
     pub fn close(&self) {
         self.inner.close()
     }
+
+    /// Cut every call waiting now (see [`Generator::interrupt_waits`]).
+    pub fn interrupt_waits(&self) {
+        self.inner.interrupt_waits()
+    }
     /// Strict or monotonic.
     pub fn mode(&self) -> Mode {
         self.inner.mode()
@@ -328,6 +333,11 @@ impl UlidGenerator {
     /// Stop issuing for good.
     pub fn close(&self) {
         self.inner.close()
+    }
+
+    /// Cut every call waiting now (see [`Generator::interrupt_waits`]).
+    pub fn interrupt_waits(&self) {
+        self.inner.interrupt_waits()
     }
     /// Strict or monotonic.
     pub fn mode(&self) -> Mode {

@@ -15,7 +15,6 @@ use polyflake_core::{
     uuid7_timestamp_ms, Result, TimeIdBuilder, UlidGenerator, Uuid7Generator,
 };
 use std::ffi::c_char;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Bytes of one UUID or ULID: 16, big-endian.
@@ -73,64 +72,47 @@ pub extern "C" fn polyflake_timeid_config_init(
 /// id, and one made before fork() goes on issuing in the child.
 pub struct polyflake_uuid7_generator {
     inner: Uuid7Generator,
-    cancel: Cancel,
 }
 
 /// A generator of ULIDs (48 bits of Unix ms, then 80 bits that increase by one within a
 /// millisecond: the spec's monotonic variant); as `polyflake_uuid7_generator` otherwise.
 pub struct polyflake_ulid_generator {
     inner: UlidGenerator,
-    cancel: Cancel,
 }
 
 handle!(polyflake_uuid7_generator, polyflake_ulid_generator);
 
-/// The cancel call of a UUIDv7 or ULID handle (the core's `Uuid7Generator` and `UlidGenerator`
-/// have no `interrupt_waits` of their own): a counter that `_interrupt` bumps, and every call
-/// runs under the core's `interruptible` hook, which stops a wait once the counter has moved
-/// since the call began or its deadline has passed. The same contract as
-/// `Generator::interrupt_waits`: calls in flight are cut, later ones are not.
-#[derive(Debug, Default)]
-struct Cancel {
-    interrupts: AtomicU64,
-}
-
-impl Cancel {
-    /// Run `call` so that a wait inside it stops at `deadline` (`None`: none) or at the next
-    /// `interrupt`.
-    fn run<R>(&self, deadline: Option<Instant>, call: impl FnOnce() -> R) -> R {
-        let seen = self.interrupts.load(Ordering::Acquire);
-        let stop = || self.interrupts.load(Ordering::Acquire) != seen || passed(deadline);
-        interruptible(&stop, call)
-    }
-
-    /// Cut every call in flight now.
-    fn interrupt(&self) {
-        self.interrupts.fetch_add(1, Ordering::AcqRel);
-    }
-}
-
-/// What the shared bodies below need of a UUIDv7 or ULID handle.
+/// What the shared bodies below need of a UUIDv7 or ULID handle: the core's cut of every
+/// waiting call (`interrupt_waits`, as for Snowflake handles).
 trait TimeHandle {
-    fn cancel(&self) -> &Cancel;
+    fn interrupt(&self);
 }
 
 impl TimeHandle for polyflake_uuid7_generator {
-    fn cancel(&self) -> &Cancel {
-        &self.cancel
+    fn interrupt(&self) {
+        self.inner.interrupt_waits()
     }
 }
 
 impl TimeHandle for polyflake_ulid_generator {
-    fn cancel(&self) -> &Cancel {
-        &self.cancel
+    fn interrupt(&self) {
+        self.inner.interrupt_waits()
+    }
+}
+
+/// Run `call` so that a wait inside it stops at `deadline` (`None`: no deadline; the handle's
+/// `_interrupt` cuts it either way).
+fn within<R>(deadline: Option<Instant>, call: impl FnOnce() -> R) -> R {
+    match deadline {
+        Some(_) => interruptible(&|| passed(deadline), call),
+        None => call(),
     }
 }
 
 /// The body of every `_interrupt` of a UUIDv7 or ULID handle.
 fn interrupt_of<G: TimeHandle>(generator: *const G) -> polyflake_result {
     boundary(|| {
-        arg(generator)?.cancel().interrupt();
+        arg(generator)?.interrupt();
         Ok(())
     })
 }
@@ -158,7 +140,7 @@ fn next_one<G: TimeHandle>(
 ) -> polyflake_result {
     write_out(out_id.cast::<[u8; 16]>(), || {
         let g = arg(generator)?;
-        Ok(g.cancel().run(deadline, || next(g))?.to_be_bytes())
+        Ok(within(deadline, || next(g))?.to_be_bytes())
     })
 }
 
@@ -175,7 +157,7 @@ fn next_many<G: TimeHandle>(
         let g = arg(generator)?;
         let buf = out(buf.cast::<[u8; 16]>())?;
         let mut ids = polyflake_core::batch_buffer::<u128>(batch_len(n as i128)?)?;
-        g.cancel().run(deadline, || fill(g, &mut ids))?;
+        within(deadline, || fill(g, &mut ids))?;
         // SAFETY: non-NULL, and the caller promises 16 * n writable bytes there ([u8; 16] has
         // alignment 1); n is at most POLYFLAKE_MAX_BATCH, so 16 * n does not overflow.
         let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_ptr(), ids.len()) };
@@ -198,7 +180,6 @@ pub extern "C" fn polyflake_uuid7_generator_new(
     new_timeid(config, clock, out_generator, |b| {
         Ok(polyflake_uuid7_generator {
             inner: b.build_uuid7()?,
-            cancel: Cancel::default(),
         })
     })
 }
@@ -295,7 +276,6 @@ pub extern "C" fn polyflake_ulid_generator_new(
     new_timeid(config, clock, out_generator, |b| {
         Ok(polyflake_ulid_generator {
             inner: b.build_ulid()?,
-            cancel: Cancel::default(),
         })
     })
 }
