@@ -318,7 +318,7 @@ fn next_zero_prints_nothing() {
 
 #[test]
 fn other_node_sources() {
-    let env = std::process::Command::new(common::bin())
+    let env = common::command()
         .args(["next", "--node-id-env", "POLYFLAKE_TEST_NODE"])
         .env("POLYFLAKE_TEST_NODE", "321")
         .output()
@@ -345,7 +345,7 @@ fn next_defaults_to_a_file_lease() {
     // With POLYFLAKE_LEASE_DIR set, that is the default lease directory (else
     // /var/tmp/polyflake-leases).
     let runtime = common::temp_dir("xdg");
-    let out = std::process::Command::new(common::bin())
+    let out = common::command()
         .args(["next", "-n", "3", "--format", "json"])
         .env("POLYFLAKE_LEASE_DIR", runtime.join("polyflake"))
         .output()
@@ -361,7 +361,7 @@ fn next_defaults_to_a_file_lease() {
         .collect();
     assert!(slots.iter().any(|n| n.starts_with("slot-")), "{slots:?}");
     // The lease is freed at exit: a second run leases again and waits at most its guard.
-    let again = std::process::Command::new(common::bin())
+    let again = common::command()
         .args(["next", "--lease-dir"])
         .arg(runtime.join("polyflake"))
         .args(["--slots", "1"])
