@@ -126,9 +126,42 @@ pub fn json_object(
         )),
         Err(JsonError::Syntax(e)) => Err(ApiError::bad(
             "MALFORMED_JSON",
-            format!("the body is not valid JSON: {e}"),
+            match number_out_of_range(body, &e) {
+                Some(sent) => format!(
+                    "the body has a number past what the service reads (about +/-1.8e308): {sent} ({e})"
+                ),
+                None => format!("the body is not valid JSON: {e}"),
+            },
         )),
     }
+}
+
+/// The text of the number serde_json stopped at as out of range (`1e400`: JSON allows it, an
+/// `f64` does not), as the client wrote it; `None` for any other error.
+fn number_out_of_range<'a>(body: &'a [u8], e: &serde_json::Error) -> Option<&'a str> {
+    if !e.to_string().starts_with("number out of range") {
+        return None;
+    }
+    // serde_json's line and column (in bytes, from 1) are those of the number's last byte.
+    let line_start = if e.line() <= 1 {
+        0
+    } else {
+        body.iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .nth(e.line() - 2)?
+            .0
+            + 1
+    };
+    let end = (line_start + e.column()).min(body.len());
+    let is_number_byte = |b: &u8| b.is_ascii_digit() || b"+-.eE".contains(b);
+    let start = body[..end]
+        .iter()
+        .rposition(|b| !is_number_byte(b))
+        .map_or(0, |i| i + 1);
+    std::str::from_utf8(&body[start..end])
+        .ok()
+        .filter(|t| !t.is_empty())
 }
 
 /// Why [`parse_json_unique_keys`] refused a text.
@@ -565,6 +598,37 @@ mod tests {
             let e = clock_offset(j.as_ref(), body, i64::MAX / 2).unwrap_err();
             assert_eq!(e.status, StatusCode::BAD_REQUEST, "{body:?}");
         }
+    }
+
+    #[test]
+    fn refusals_echo_the_text_sent() {
+        let j = Some(json());
+        for (body, want) in [
+            (
+                &br#"{"count": 18446744073709551616}"#[..],
+                "not 18446744073709551616",
+            ),
+            (br#"{"count":1E3 }"#, "an integer, not 1E3"),
+            (
+                br#"{"count": -9223372036854775809}"#,
+                "not -9223372036854775809",
+            ),
+            (br#"{"format": "ULID"}"#, r#"not "ULID""#),
+            (
+                b"{\n\"count\":\n  1e999}",
+                "reads (about +/-1.8e308): 1e999 (number out of range at line 3 column 7)",
+            ),
+        ] {
+            let e = ids_request(j.as_ref(), body, 10).unwrap_err();
+            assert!(e.message.contains(want), "{e}");
+        }
+        let e = clock_offset(j.as_ref(), br#"{"offset_ms": -1e2}"#, 0).unwrap_err();
+        assert!(e.message.ends_with("not -1e2"), "{e}");
+        // Integers wider than any Rust integer are still integers (and out of range).
+        let wide = format!("{{\"offset_ms\": {}}}", "7".repeat(50));
+        let e = clock_offset(j.as_ref(), wide.as_bytes(), 0).unwrap_err();
+        assert!(e.message.contains(&"7".repeat(50)), "{e}");
+        assert!(e.message.contains("is beyond"), "{e}");
     }
 
     #[test]
