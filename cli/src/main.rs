@@ -226,9 +226,10 @@ fn next(a: NextArgs) -> Result<(), CliError> {
             )));
         }
         let b = a.gen.time_id_builder(None)?;
+        let typed = |e| a.gen.as_typed(e);
         let (ids, clock) = match format {
-            IdFormat::Ulid => mint(&b.build_ulid()?, n)?,
-            _ => mint(&b.build_uuid7()?, n)?,
+            IdFormat::Ulid => mint(&b.build_ulid().map_err(typed)?, n)?,
+            _ => mint(&b.build_uuid7().map_err(typed)?, n)?,
         };
         let v = json!({"format": format.name(), "ids": ids, "clock_source": clock});
         (ids, v)

@@ -270,7 +270,7 @@ macro_rules! timing_settings {
         let b = $builder
             .clock_source($args.clock_source()?)
             .mode($args.mode())
-            .max_wait_ms($args.max_wait_ms)
+            .max_wait_ms($args.max_wait_ms.value)
             .max_lead_ms($args.max_lead_ms)
             .max_forward_step_ms($args.max_forward_step_ms.0)
             .forward_confirm_ms($args.forward_confirm_ms);
@@ -296,8 +296,9 @@ pub struct GenArgs {
     #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_EPOCH_MS, allow_negative_numbers = true)]
     pub epoch_ms: i64,
     /// Strict mode's wait budget in ms: smaller rewinds are waited out, larger ones refused.
-    #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_MAX_WAIT_MS, allow_negative_numbers = true)]
-    pub max_wait_ms: f64,
+    #[arg(long, value_name = "MS", value_parser = typed_ms, allow_negative_numbers = true,
+          default_value_t = TypedMs::from(polyflake::DEFAULT_MAX_WAIT_MS))]
+    pub max_wait_ms: TypedMs,
     /// Monotonic mode's limit on running ahead of the wall clock, in ms (default unbounded).
     #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     pub max_lead_ms: Option<i64>,
@@ -314,6 +315,42 @@ pub struct GenArgs {
     /// when the system's coarse clock is unusable and the precise one is used instead).
     #[arg(long, value_name = "precise|coarse", default_value = "precise")]
     pub clock: String,
+}
+
+/// A number of ms as typed (`--max-wait-ms`): its value, and its text, so a refusal says what
+/// was typed (`1e308`, not the 309 digits of the `f64`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypedMs {
+    /// The value.
+    pub value: f64,
+    /// The text typed (or the default's).
+    pub text: String,
+}
+
+impl From<f64> for TypedMs {
+    fn from(value: f64) -> TypedMs {
+        TypedMs {
+            value,
+            text: value.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for TypedMs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+fn typed_ms(text: &str) -> Result<TypedMs, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() => Ok(TypedMs {
+            value,
+            text: text.to_string(),
+        }),
+        Ok(_) => Err(format!("{text:?} is not a finite number of ms")),
+        Err(_) => Err(format!("{text:?} is not a number of ms")),
+    }
 }
 
 /// `--max-forward-step-ms`: a number of ms, or `off` (no check).
@@ -335,7 +372,12 @@ fn forward_step(text: &str) -> Result<ForwardStep, String> {
     }
     text.parse()
         .map(|ms| ForwardStep(Some(ms)))
-        .map_err(|_| format!("{text:?} is not a number of ms or `off`"))
+        .map_err(|e: std::num::ParseIntError| match e.kind() {
+            std::num::IntErrorKind::PosOverflow => {
+                format!("{text:?} is too large: at most {} ms, or `off`", u64::MAX)
+            }
+            _ => format!("{text:?} is not a number of ms or `off`"),
+        })
 }
 
 impl GenArgs {
@@ -379,7 +421,23 @@ impl GenArgs {
         clock: Option<Arc<dyn Clock>>,
     ) -> Result<Generator, CliError> {
         let b = timing_settings!(self, node.builder()?, clock);
-        Ok(b.layout(self.layout()?).epoch_ms(self.epoch_ms).build()?)
+        let b = b.layout(self.layout()?).epoch_ms(self.epoch_ms);
+        b.build().map_err(|e| self.as_typed(e).into())
+    }
+
+    /// The core's refusal of `--max-wait-ms`, saying the value as it was typed (the core
+    /// writes the `f64`: `1e308` would be 309 digits); any other error as it is.
+    pub fn as_typed(&self, e: polyflake::Error) -> polyflake::Error {
+        let typed = &self.max_wait_ms;
+        match e {
+            polyflake::Error::InvalidArgument { name, reason } if name == "max_wait_ms" => {
+                polyflake::Error::InvalidArgument {
+                    name,
+                    reason: reason.replacen(&typed.value.to_string(), &typed.text, 1),
+                }
+            }
+            e => e,
+        }
     }
 }
 

@@ -126,9 +126,42 @@ pub fn json_object(
         )),
         Err(JsonError::Syntax(e)) => Err(ApiError::bad(
             "MALFORMED_JSON",
-            format!("the body is not valid JSON: {e}"),
+            match number_out_of_range(body, &e) {
+                Some(sent) => format!(
+                    "the body has a number past what the service reads (about +/-1.8e308): {sent} ({e})"
+                ),
+                None => format!("the body is not valid JSON: {e}"),
+            },
         )),
     }
+}
+
+/// The text of the number serde_json stopped at as out of range (`1e400`: JSON allows it, an
+/// `f64` does not), as the client wrote it; `None` for any other error.
+fn number_out_of_range<'a>(body: &'a [u8], e: &serde_json::Error) -> Option<&'a str> {
+    if !e.to_string().starts_with("number out of range") {
+        return None;
+    }
+    // serde_json's line and column (in bytes, from 1) are those of the number's last byte.
+    let line_start = if e.line() <= 1 {
+        0
+    } else {
+        body.iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .nth(e.line() - 2)?
+            .0
+            + 1
+    };
+    let end = (line_start + e.column()).min(body.len());
+    let is_number_byte = |b: &u8| b.is_ascii_digit() || b"+-.eE".contains(b);
+    let start = body[..end]
+        .iter()
+        .rposition(|b| !is_number_byte(b))
+        .map_or(0, |i| i + 1);
+    std::str::from_utf8(&body[start..end])
+        .ok()
+        .filter(|t| !t.is_empty())
 }
 
 /// Why [`parse_json_unique_keys`] refused a text.
@@ -225,14 +258,57 @@ impl<'de> Visitor<'de> for UniqueKeys {
     }
 }
 
-/// An integer field as `i128`, or the 400 (with `code`) that says it is not one. `1.0`, `1e3`,
-/// `"5"`, `true` and `null` are not integers.
-pub fn integer_field(value: &Value, name: &str, code: &str) -> Result<i128, ApiError> {
-    let n = value
+/// The JSON text of the top-level field `key` of `body` exactly as the client wrote it (a number
+/// keeps its digits: `18446744073709551616`, `1e3`, `-0`), so a refusal can echo what was sent
+/// rather than serde_json's reading of it (`1.8446744073709552e19`). Only error paths call this.
+fn sent_text(body: &[u8], key: &str, value: &Value) -> String {
+    serde_json::from_slice::<std::collections::HashMap<String, Box<serde_json::value::RawValue>>>(
+        body,
+    )
+    .ok()
+    .and_then(|m| m.get(key).map(|raw| raw.get().trim().to_string()))
+    .unwrap_or_else(|| value.to_string())
+}
+
+/// True for the text of a JSON integer (an optional minus and digits, no fraction or exponent),
+/// however many digits.
+fn is_integer_text(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// An integer field's value, read from the text the client sent (`sent`, see [`sent_text`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Integer {
+    /// An integer that fits `i128`.
+    Fits(i128),
+    /// An integer with too many digits for `i128`: out of every range the service accepts.
+    TooWide,
+}
+
+/// An integer field as an [`Integer`], or the 400 (with `code`) that says it is not one,
+/// echoing `sent`, the field's JSON text as the client wrote it. `1.0`, `1e3`, `"5"`, `true`
+/// and `null` are not integers; `18446744073709551616` is one (too wide for the core's types).
+pub fn integer_field(
+    value: &Value,
+    sent: &str,
+    name: &str,
+    code: &str,
+) -> Result<Integer, ApiError> {
+    if let Some(n) = value
         .as_i64()
         .map(i128::from)
-        .or_else(|| value.as_u64().map(i128::from));
-    n.ok_or_else(|| ApiError::bad(code, format!("{name} must be an integer, not {value}")))
+        .or_else(|| value.as_u64().map(i128::from))
+    {
+        return Ok(Integer::Fits(n));
+    }
+    if value.is_number() && is_integer_text(sent) {
+        return Ok(sent.parse::<i128>().map_or(Integer::TooWide, Integer::Fits));
+    }
+    Err(ApiError::bad(
+        code,
+        format!("{name} must be an integer, not {sent}"),
+    ))
 }
 
 /// What a `POST /v1/ids` asks for.
@@ -280,30 +356,37 @@ pub fn ids_request(
             .as_str()
             .and_then(IdFormat::from_name)
             .ok_or_else(|| {
+                let sent = sent_text(body, "format", value);
                 ApiError::bad(
                     "INVALID_FORMAT",
-                    format!("format must be {}, not {value}", IdFormat::choices()),
+                    format!("format must be {}, not {sent}", IdFormat::choices()),
                 )
             })?,
     };
-    let count = obj
-        .get("count")
-        .map_or(Ok(1), |v| count_value(v, max_count))?;
+    let count = match obj.get("count") {
+        None => 1,
+        // The cap is the service's policy; the core's batch check (which the cap passed at
+        // startup) converts the value.
+        Some(v) => match v.as_u64() {
+            Some(n) if (1..=max_count as u64).contains(&n) => {
+                polyflake::batch_len(i128::from(n)).map_err(|e| ApiError::core(&e))?
+            }
+            _ => return Err(count_refusal(v, &sent_text(body, "count", v), max_count)),
+        },
+    };
     Ok(IdsRequest { format, count })
 }
 
-/// A `count` value: an integer from 1 to `max_count`.
-fn count_value(value: &Value, max_count: usize) -> Result<usize, ApiError> {
-    let n = integer_field(value, "count", "INVALID_COUNT")?;
-    // The cap is the service's policy; the core's batch check (which the cap passed at
-    // startup) converts the value.
-    if n < 1 || n > max_count as i128 {
-        return Err(ApiError::bad(
+/// Why a `count` value (`sent`, as the client wrote it) is not an integer from 1 to
+/// `max_count`.
+fn count_refusal(value: &Value, sent: &str, max_count: usize) -> ApiError {
+    match integer_field(value, sent, "count", "INVALID_COUNT") {
+        Err(e) => e,
+        Ok(_) => ApiError::bad(
             "INVALID_COUNT",
-            format!("count must be from 1 to {max_count}, not {n}"),
-        ));
+            format!("count must be from 1 to {max_count}, not {sent}"),
+        ),
     }
-    polyflake::batch_len(n).map_err(|e| ApiError::core(&e))
 }
 
 /// The test clock's new offset from a `POST /v1/admin/clock` body: exactly one of
@@ -326,22 +409,34 @@ pub fn clock_offset(
         .next()
         .map(|(k, v)| (k.as_str(), v))
         .unwrap_or(("", &Value::Null));
-    let n = integer_field(value, key, "INVALID_REQUEST")?;
-    let offset = match key {
-        "advance_ms" => i128::from(current_offset_ms) + n,
-        "offset_ms" => n,
-        other => {
-            return Err(ApiError::bad(
-                "INVALID_REQUEST",
-                format!("unknown field {other:?}: use advance_ms or offset_ms"),
-            ))
-        }
-    };
-    if offset.abs() > i128::from(MAX_TEST_OFFSET_MS) {
+    if key != "advance_ms" && key != "offset_ms" {
         return Err(ApiError::bad(
             "INVALID_REQUEST",
-            format!("offset {offset} ms is beyond the test clock's +/-{MAX_TEST_OFFSET_MS} ms"),
+            format!("unknown field {key:?}: use advance_ms or offset_ms"),
         ));
+    }
+    let sent = sent_text(body, key, value);
+    let beyond = |to: &str| {
+        ApiError::bad(
+            "INVALID_REQUEST",
+            format!("{key} {sent} {to} beyond the test clock's +/-{MAX_TEST_OFFSET_MS} ms"),
+        )
+    };
+    let n = match integer_field(value, &sent, key, "INVALID_REQUEST")? {
+        Integer::Fits(n) => n,
+        Integer::TooWide => return Err(beyond("is")),
+    };
+    let offset = if key == "advance_ms" {
+        i128::from(current_offset_ms) + n
+    } else {
+        n
+    };
+    if offset.abs() > i128::from(MAX_TEST_OFFSET_MS) {
+        return Err(if key == "advance_ms" {
+            beyond(&format!("would move the offset to {offset} ms,"))
+        } else {
+            beyond("is")
+        });
     }
     // In range, so the narrowing cannot lose anything.
     Ok(offset as i64)
@@ -503,6 +598,37 @@ mod tests {
             let e = clock_offset(j.as_ref(), body, i64::MAX / 2).unwrap_err();
             assert_eq!(e.status, StatusCode::BAD_REQUEST, "{body:?}");
         }
+    }
+
+    #[test]
+    fn refusals_echo_the_text_sent() {
+        let j = Some(json());
+        for (body, want) in [
+            (
+                &br#"{"count": 18446744073709551616}"#[..],
+                "not 18446744073709551616",
+            ),
+            (br#"{"count":1E3 }"#, "an integer, not 1E3"),
+            (
+                br#"{"count": -9223372036854775809}"#,
+                "not -9223372036854775809",
+            ),
+            (br#"{"format": "ULID"}"#, r#"not "ULID""#),
+            (
+                b"{\n\"count\":\n  1e999}",
+                "reads (about +/-1.8e308): 1e999 (number out of range at line 3 column 7)",
+            ),
+        ] {
+            let e = ids_request(j.as_ref(), body, 10).unwrap_err();
+            assert!(e.message.contains(want), "{e}");
+        }
+        let e = clock_offset(j.as_ref(), br#"{"offset_ms": -1e2}"#, 0).unwrap_err();
+        assert!(e.message.ends_with("not -1e2"), "{e}");
+        // Integers wider than any Rust integer are still integers (and out of range).
+        let wide = format!("{{\"offset_ms\": {}}}", "7".repeat(50));
+        let e = clock_offset(j.as_ref(), wide.as_bytes(), 0).unwrap_err();
+        assert!(e.message.contains(&"7".repeat(50)), "{e}");
+        assert!(e.message.contains("is beyond"), "{e}");
     }
 
     #[test]

@@ -5,6 +5,13 @@
 //! Waiting: one ID is first tried without waiting on the async worker (`try_next_id`); only if
 //! that would wait, and for every strict batch, the call moves to tokio's blocking pool, so no
 //! async worker ever sleeps. Monotonic generators never wait and are called inline.
+//!
+//! Shutdown (SIGTERM, SIGINT) cuts every waiting call: each blocking call runs under the core's
+//! `interruptible` hook, which answers "stop" once shutdown has begun (asked at least every
+//! 20 ms while the call waits, and at its first wait, so a call that starts later never waits),
+//! and the 64-bit generator's `interrupt_waits` is called at once. A cut call answers 503
+//! `INTERRUPTED`, having issued nothing; the runtime, which waits for blocking calls when it is
+//! dropped, then stops at once.
 //! Connections (header-read and idle timeouts, the connection cap) are `conns.rs`'s.
 
 use crate::conns::{self, Limits};
@@ -28,6 +35,7 @@ use polyflake::{format_id, Clock, Generator, Mode, TimeIdBuilder, UlidGenerator,
 use serde_json::json;
 use std::io::Write as _;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use utoipa::OpenApi;
@@ -96,6 +104,8 @@ struct AppState {
     metrics: Arc<Metrics>,
     /// `GET /openapi.json`, with this service's count cap.
     openapi: String,
+    /// Set when shutdown begins: every waiting generator call is then cut (see the module docs).
+    stopping: AtomicBool,
 }
 
 type Shared = Arc<AppState>;
@@ -117,7 +127,22 @@ impl AppState {
             max_count,
             test_clock,
             openapi: openapi_document(max_count).to_string(),
+            stopping: AtomicBool::new(false),
         })
+    }
+
+    /// Shutdown has begun: cut every generator call waiting now, and make later ones fail at
+    /// their first wait instead of waiting.
+    fn begin_stopping(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        // The 64-bit generator's calls stop at once; the UUIDv7 and ULID generators (which
+        // have no interrupt_waits) at the hook's next check, within 20 ms.
+        self.gen.interrupt_waits();
+    }
+
+    /// True once shutdown has begun (the hook every blocking call runs under).
+    fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
     }
 }
 
@@ -181,7 +206,8 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
     let clock = test_clock.clone().map(|c| Arc::new(c) as Arc<dyn Clock>);
     let time_ids = args.gen.time_id_builder(clock.clone())?;
     let gen = args.gen.build(&args.node, clock)?;
-    let state = Arc::new(AppState::new(gen, time_ids, max_count, test_clock)?);
+    let state = AppState::new(gen, time_ids, max_count, test_clock);
+    let state = Arc::new(state.map_err(|e| args.gen.as_typed(e))?);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -307,9 +333,11 @@ async fn serve(
     let app = router(state.clone());
     let signalled = Arc::new(tokio::sync::Notify::new());
     let notify = signalled.clone();
+    let stopping = state.clone();
     let server = conns::serve(listener, app, state.metrics.clone(), limits, async move {
         let name = signal.await;
-        eprintln!("polyflake serve: {name}: finishing open requests, then stopping");
+        stopping.begin_stopping();
+        eprintln!("polyflake serve: {name}: finishing open requests (a call waiting for the clock is cut: 503 INTERRUPTED), then stopping");
         notify.notify_one();
     });
     tokio::select! {
@@ -443,7 +471,8 @@ where
     };
     state.metrics.blocking_calls.inc();
     let s = state.clone();
-    match tokio::task::spawn_blocking(move || blocking(&s)).await {
+    let call = move || polyflake::interruptible(&|| s.is_stopping(), || blocking(&s));
+    match tokio::task::spawn_blocking(call).await {
         Ok(r) => Ok(r.map_err(refused)?.into_iter().map(G::text).collect()),
         Err(e) => Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -468,7 +497,7 @@ where
         (status = 400, description = "Malformed JSON, not an object, an unknown field, a repeated key, a format that is not one of the three, or a count that is not an integer from 1 to the cap", body = openapi::ErrorResponse),
         (status = 413, description = "The body is over 16 KiB", body = openapi::ErrorResponse),
         (status = 415, description = "A body without `Content-Type: application/json`", body = openapi::ErrorResponse),
-        (status = 503, description = "The generator refuses to issue now (clock behind or stuck, lead limit, lease not ready, expired or lost)", body = openapi::ErrorResponse,
+        (status = 503, description = "The generator refuses to issue now (clock behind or stuck, lead limit, lease not ready, expired or lost), or the service is stopping and cut the call while it waited (`INTERRUPTED`)", body = openapi::ErrorResponse,
             headers(("Retry-After" = String, description = "Seconds to wait: 1"))),
     ),
     tag = "ids"

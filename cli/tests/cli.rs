@@ -318,7 +318,7 @@ fn next_zero_prints_nothing() {
 
 #[test]
 fn other_node_sources() {
-    let env = std::process::Command::new(common::bin())
+    let env = common::command()
         .args(["next", "--node-id-env", "POLYFLAKE_TEST_NODE"])
         .env("POLYFLAKE_TEST_NODE", "321")
         .output()
@@ -345,7 +345,7 @@ fn next_defaults_to_a_file_lease() {
     // With POLYFLAKE_LEASE_DIR set, that is the default lease directory (else
     // /var/tmp/polyflake-leases).
     let runtime = common::temp_dir("xdg");
-    let out = std::process::Command::new(common::bin())
+    let out = common::command()
         .args(["next", "-n", "3", "--format", "json"])
         .env("POLYFLAKE_LEASE_DIR", runtime.join("polyflake"))
         .output()
@@ -361,7 +361,7 @@ fn next_defaults_to_a_file_lease() {
         .collect();
     assert!(slots.iter().any(|n| n.starts_with("slot-")), "{slots:?}");
     // The lease is freed at exit: a second run leases again and waits at most its guard.
-    let again = std::process::Command::new(common::bin())
+    let again = common::command()
         .args(["next", "--lease-dir"])
         .arg(runtime.join("polyflake"))
         .args(["--slots", "1"])
@@ -379,4 +379,79 @@ fn next_defaults_to_a_file_lease() {
         .unwrap();
     assert_eq!(fields_default(id).1, 0);
     let _ = std::fs::remove_dir_all(&runtime);
+}
+
+#[test]
+fn refusals_echo_what_was_typed() {
+    // (flag and value, the text the one-line error must hold, exit code)
+    let big = "9".repeat(45);
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["--node-id", "99999999999999999999999"],
+            "node id 99999999999999999999999 is out of range".into(),
+        ),
+        (
+            vec!["--node-id", &big],
+            format!("'{big}' for '--node-id <N>'"),
+        ),
+        (
+            vec!["--node-id", "1", "--epoch-ms", "99999999999999999999"],
+            "'99999999999999999999' for '--epoch-ms <MS>'".into(),
+        ),
+        (
+            vec!["--node-id", "1", "--epoch-ms", "9223372036854775807"],
+            "invalid epoch 9223372036854775807 ms".into(),
+        ),
+        (
+            vec!["--node-id", "1", "-n", "99999999999999999999999"],
+            "99999999999999999999999 is out of range".into(),
+        ),
+        (
+            vec!["--node-id", "1", "--max-wait-ms", "1e308"],
+            "max_wait_ms: 1e308 ms is over the 60000 ms limit".into(),
+        ),
+        (
+            vec!["--node-id", "1", "--max-wait-ms", "6e4.5"],
+            "'6e4.5' for '--max-wait-ms <MS>'".into(),
+        ),
+        (
+            vec!["--node-id", "1", "--max-wait-ms", "1e999"],
+            "\"1e999\" is not a finite number of ms".into(),
+        ),
+        (
+            vec!["--node-id", "1", "--max-wait-ms", "-0.50"],
+            "max_wait_ms: -0.50 is not".into(),
+        ),
+        (
+            vec!["--format", "ulid", "--max-wait-ms", "7e4"],
+            "max_wait_ms: 7e4 ms is over".into(),
+        ),
+        (
+            vec![
+                "--node-id",
+                "1",
+                "--max-forward-step-ms",
+                "99999999999999999999999",
+            ],
+            "\"99999999999999999999999\" is too large".into(),
+        ),
+        (
+            vec!["--node-id", "1", "--max-lead-ms", "99999999999999999999"],
+            "'99999999999999999999' for '--max-lead-ms <MS>'".into(),
+        ),
+    ];
+    for (args, want) in &cases {
+        let mut all = vec!["next"];
+        all.extend(args);
+        let line = assert_one_line_error(&all);
+        assert!(line.contains(want.as_str()), "{all:?}: {line}");
+        assert_eq!(run(&all).status.code(), Some(2), "{all:?}");
+    }
+    let r = common::run_env(
+        &["next", "--node-id-env", "POLYFLAKE_TEST_NODE"],
+        &[("POLYFLAKE_TEST_NODE", "18446744073709551616")],
+    );
+    assert!(r.stderr.contains("18446744073709551616"), "{}", r.stderr);
+    let r = run(&["serve", "--node-id", "1", "--max-wait-ms", "1e308"]);
+    assert!(r.stderr.contains("max_wait_ms: 1e308 ms"), "{}", r.stderr);
 }

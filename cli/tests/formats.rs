@@ -287,6 +287,8 @@ fn clock_flag_and_what_health_reports() {
         "{}",
         server.banner
     );
+    // The first service must stop first: node 6 is held host-wide while it runs.
+    drop(server);
     let server = Server::start(&["--node-id", "6"]);
     let h = server.get("/v1/health").json();
     assert_eq!(h["clock_source"], "precise");

@@ -848,3 +848,89 @@ fn etcd_lease_stops_issuing_at_r_when_etcd_goes_away() {
         .text()
         .contains("polyflake_lease_state{state=\""));
 }
+
+#[test]
+fn refusals_echo_the_json_text_sent() {
+    // The JSON text of a number as the client wrote it, never serde_json's f64 reading of it
+    // (18446744073709551616 used to come back as 1.8446744073709552e+19).
+    let server = Server::start(&["--node-id", "18", "--test-clock"]);
+    let wide = "1".to_string() + &"0".repeat(60);
+    let cases: Vec<(String, &str, String)> = vec![
+        (
+            "18446744073709551616".into(),
+            "INVALID_COUNT",
+            "count must be from 1 to 4096, not 18446744073709551616".into(),
+        ),
+        (
+            "-18446744073709551617".into(),
+            "INVALID_COUNT",
+            "not -18446744073709551617".into(),
+        ),
+        (wide.clone(), "INVALID_COUNT", format!("not {wide}")),
+        (
+            "1e3".into(),
+            "INVALID_COUNT",
+            "count must be an integer, not 1e3".into(),
+        ),
+        (
+            "1.0".into(),
+            "INVALID_COUNT",
+            "count must be an integer, not 1.0".into(),
+        ),
+        (
+            "-0.0e0".into(),
+            "INVALID_COUNT",
+            "count must be an integer, not -0.0e0".into(),
+        ),
+        (
+            "\"\\u0035\"".into(),
+            "INVALID_COUNT",
+            "count must be an integer, not \"\\u0035\"".into(),
+        ),
+        (
+            "1e400".into(),
+            "MALFORMED_JSON",
+            "number past what the service reads (about +/-1.8e308): 1e400".into(),
+        ),
+    ];
+    for (sent, code, want) in &cases {
+        let r = server.post_json("/v1/ids", &format!("{{\"count\":  {sent} }}"));
+        assert_eq!(r.status, 400, "{sent}: {}", r.text());
+        assert_eq!(r.error_code(), *code, "{sent}: {}", r.text());
+        let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(message.contains(want.as_str()), "{sent}: {message}");
+        assert!(!message.contains("e+"), "{sent}: {message}");
+    }
+    let r = server.post_json("/v1/ids", r#"{"format": "\u0075lid2"}"#);
+    assert_eq!(r.error_code(), "INVALID_FORMAT");
+    assert!(r.text().contains(r#"not \"\\u0075lid2\""#), "{}", r.text());
+    // The test clock's fields too.
+    for (body, want) in [
+        (
+            r#"{"offset_ms": 18446744073709551616}"#,
+            "offset_ms 18446744073709551616 is beyond",
+        ),
+        (
+            format!("{{\"advance_ms\": -{wide}}}").as_str(),
+            &format!("advance_ms -{wide} is beyond"),
+        ),
+        (
+            r#"{"advance_ms": 316224000001}"#,
+            "advance_ms 316224000001 would move the offset to 316224000001 ms, beyond",
+        ),
+        (
+            r#"{"offset_ms": 5E2}"#,
+            "offset_ms must be an integer, not 5E2",
+        ),
+    ] {
+        let r = server.post_json("/v1/admin/clock", body);
+        assert_eq!(
+            (r.status, r.error_code().as_str()),
+            (400, "INVALID_REQUEST"),
+            "{body}"
+        );
+        assert!(r.text().contains(want), "{body}: {}", r.text());
+    }
+    // Still serving.
+    assert_eq!(server.post_json("/v1/ids", r#"{"count": 3}"#).status, 200);
+}

@@ -43,6 +43,39 @@ pub fn temp_dir(tag: &str) -> PathBuf {
     d
 }
 
+/// The `POLYFLAKE_HOST_SCOPE` every `polyflake` this test starts runs in (unless the test gives
+/// its own): one scope per test and test process, so tests running side by side in one binary
+/// (cargo runs them on parallel threads, and several use `--node-id 1`) never hold the same
+/// static node id host-wide, while two processes of one test with the same node id still
+/// collide as they would on a real host. libtest runs each test on a thread named after it.
+pub fn test_scope() -> String {
+    use std::hash::{Hash, Hasher};
+    let thread = std::thread::current();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    thread.name().unwrap_or("unnamed").hash(&mut h);
+    if thread.name().is_none() {
+        thread.id().hash(&mut h);
+    }
+    // At most 40 bytes (the core's limit): "t<pid>-<16 hex digits>".
+    format!("t{}-{:016x}", std::process::id(), h.finish())
+}
+
+/// The environment for a spawned `polyflake`: this test's host scope unless `env` names one.
+fn with_scope<'a>(cmd: &'a mut Command, env: &[(&str, &std::ffi::OsStr)]) -> &'a mut Command {
+    if !env.iter().any(|(k, _)| *k == "POLYFLAKE_HOST_SCOPE") {
+        cmd.env("POLYFLAKE_HOST_SCOPE", test_scope());
+    }
+    cmd.envs(env.iter().copied())
+}
+
+/// A `polyflake` command (no stdin) in this test's host scope (see [`test_scope`]).
+pub fn command() -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.env("POLYFLAKE_HOST_SCOPE", test_scope())
+        .stdin(Stdio::null());
+    cmd
+}
+
 /// The output of a finished `polyflake` run.
 pub struct Run {
     pub status: ExitStatus,
@@ -57,9 +90,9 @@ pub fn run(args: &[&str]) -> Run {
 
 /// Run `polyflake ARGS...` with extra environment variables.
 pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let out = Command::new(bin())
-        .args(args)
-        .envs(env.iter().copied())
+    let env: Vec<(&str, &std::ffi::OsStr)> = env.iter().map(|(k, v)| (*k, v.as_ref())).collect();
+    let mut cmd = Command::new(bin());
+    let out = with_scope(cmd.args(args), &env)
         .stdin(Stdio::null())
         .output()
         .expect("run polyflake");
@@ -116,10 +149,7 @@ impl Server {
             &["--listen", "127.0.0.1:0"]
         };
         let mut cmd = Command::new(bin());
-        cmd.arg("serve")
-            .args(listen)
-            .args(args)
-            .envs(env.iter().copied())
+        with_scope(cmd.arg("serve").args(listen).args(args), env)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
