@@ -724,7 +724,7 @@ impl fmt::Display for Error {
                 };
                 write!(
                     f,
-                    "node id {node_id} is already held by {who} with the same epoch and layout (a forked parent, a sibling worker, another service): give each process its own node id, or take one from a lease (lease=\"file\")"
+                    "node id {node_id} is already held by {who} with the same epoch and layout (a forked parent, a sibling worker, another service): give each process its own node id, or take one from a lease (a file lease per process on one host)"
                 )
             }
             Error::Interrupted { node_id, waited_ms } => write!(
