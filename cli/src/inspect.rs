@@ -14,13 +14,18 @@ use std::path::PathBuf;
 pub enum LeaseCommand {
     /// Print each slot of a lease store without taking anything: held or not, the identity and
     /// holder that wrote it, its high-water mark R, R minus now (how long a new holder would
-    /// wait), whether that guard is poisoned (past --max-guard-wait-ms), and the store's ID space.
+    /// wait), whether that guard is poisoned (past --max-guard-wait-ms), the store's fence and
+    /// its ID space.
     Inspect(InspectArgs),
+    /// After restoring a store from a backup, before any new holder starts: raise the store's
+    /// fence to now + --margin-ms, so no new holder of any slot issues at or below it (the
+    /// restored store has forgotten what holders issued since the backup). Only ever raises it.
+    Fence(FenceArgs),
 }
 
-/// Which store to read, and how to judge it.
+/// Which store (the same flags as `serve`'s lease flags).
 #[derive(Debug, Args)]
-pub struct InspectArgs {
+pub struct StoreArgs {
     /// A file lease directory (default: the core's default lease directory).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["etcd", "zookeeper"])]
     lease_dir: Option<PathBuf>,
@@ -39,9 +44,53 @@ pub struct InspectArgs {
     /// TLS and authentication of the etcd or ZooKeeper store.
     #[command(flatten)]
     store_auth: StoreAuthArgs,
-    /// What a missing or damaged record is assumed to hide, in ms (as a new holder assumes).
+    /// The lease reserve in ms: what a missing or damaged record is assumed to hide (as a new
+    /// holder assumes), and part of the fence's default margin.
     #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_RESERVE_MS)]
     lease_reserve_ms: u64,
+}
+
+/// One store's options, as the core takes them.
+enum Store {
+    File(FileLeaseOptions),
+    Etcd(EtcdLeaseOptions),
+    ZooKeeper(polyflake::ZooKeeperLeaseOptions),
+}
+
+impl StoreArgs {
+    fn store(&self, max_guard_wait_ms: u64) -> Result<Store, CliError> {
+        Ok(if !self.zookeeper.is_empty() {
+            let mut o = zookeeper_options(&self.zookeeper);
+            o.prefix = self.zookeeper_prefix.clone();
+            o.reserve_ms = self.lease_reserve_ms;
+            o.max_guard_wait_ms = max_guard_wait_ms;
+            self.store_auth.apply_zookeeper(&mut o)?;
+            Store::ZooKeeper(o)
+        } else if self.etcd.is_empty() {
+            let mut o = FileLeaseOptions::new(
+                self.lease_dir
+                    .clone()
+                    .unwrap_or_else(polyflake::default_lease_dir),
+            );
+            o.reserve_ms = self.lease_reserve_ms;
+            o.max_guard_wait_ms = max_guard_wait_ms;
+            Store::File(o)
+        } else {
+            let mut o = EtcdLeaseOptions::new(self.etcd.clone());
+            o.prefix = self.etcd_prefix.clone();
+            o.reserve_ms = self.lease_reserve_ms;
+            o.max_guard_wait_ms = max_guard_wait_ms;
+            self.store_auth.apply_etcd(&mut o)?;
+            Store::Etcd(o)
+        })
+    }
+}
+
+/// Which store to read, and how to judge it.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    #[command(flatten)]
+    store: StoreArgs,
     /// A guard longer than this is reported as poisoned.
     #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_MAX_GUARD_WAIT_MS)]
     max_guard_wait_ms: u64,
@@ -50,32 +99,67 @@ pub struct InspectArgs {
     format: Format,
 }
 
+/// Which store to fence, and by how much.
+#[derive(Debug, Args)]
+pub struct FenceArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    /// The fence is now + this many ms: more than the clock skew between the hosts plus the
+    /// reserve (default: 60,000 ms of skew plus --lease-reserve-ms).
+    #[arg(long, value_name = "MS")]
+    margin_ms: Option<u64>,
+    /// Output style.
+    #[arg(long = "output", value_enum, default_value_t = Format::Plain)]
+    format: Format,
+}
+
 /// Run a `lease` subcommand.
 pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
-    let LeaseCommand::Inspect(a) = cmd;
-    let report = if !a.zookeeper.is_empty() {
-        let mut o = zookeeper_options(&a.zookeeper);
-        o.prefix = a.zookeeper_prefix.clone();
-        o.reserve_ms = a.lease_reserve_ms;
-        o.max_guard_wait_ms = a.max_guard_wait_ms;
-        a.store_auth.apply_zookeeper(&mut o)?;
-        polyflake::inspect_zookeeper_lease(&o)?
-    } else if a.etcd.is_empty() {
-        let mut o = FileLeaseOptions::new(
-            a.lease_dir
-                .clone()
-                .unwrap_or_else(polyflake::default_lease_dir),
-        );
-        o.reserve_ms = a.lease_reserve_ms;
-        o.max_guard_wait_ms = a.max_guard_wait_ms;
-        polyflake::inspect_file_lease(&o)?
-    } else {
-        let mut o = EtcdLeaseOptions::new(a.etcd.clone());
-        o.prefix = a.etcd_prefix.clone();
-        o.reserve_ms = a.lease_reserve_ms;
-        o.max_guard_wait_ms = a.max_guard_wait_ms;
-        a.store_auth.apply_etcd(&mut o)?;
-        polyflake::inspect_etcd_lease(&o)?
+    match cmd {
+        LeaseCommand::Inspect(a) => inspect(a),
+        LeaseCommand::Fence(a) => fence(a),
+    }
+}
+
+fn fence(a: FenceArgs) -> Result<(), CliError> {
+    let margin = a
+        .margin_ms
+        .unwrap_or(polyflake::DEFAULT_FENCE_SKEW_MS + a.store.lease_reserve_ms);
+    let r = match a.store.store(polyflake::DEFAULT_MAX_GUARD_WAIT_MS)? {
+        Store::File(o) => polyflake::fence_file_lease(&o, margin)?,
+        Store::Etcd(o) => polyflake::fence_etcd_lease(&o, margin)?,
+        Store::ZooKeeper(o) => polyflake::fence_zookeeper_lease(&o, margin)?,
+    };
+    emit(|out| {
+        match a.format {
+        Format::Json => writeln!(
+            out,
+            "{}",
+            json!({
+                "store": r.store,
+                "fence_ms": r.fence_ms,
+                "previous_ms": r.previous_ms,
+                "margin_ms": margin,
+            })
+        ),
+        Format::Plain => writeln!(
+            out,
+            "fenced {}: no new holder of any slot issues at or below {} ({} ms; margin {margin} ms; previous fence: {})",
+            r.store,
+            timefmt::iso_utc(r.fence_ms),
+            r.fence_ms,
+            r.previous_ms
+                .map_or("none".to_string(), |p| format!("{} ms", p)),
+        ),
+    }
+    })
+}
+
+fn inspect(a: InspectArgs) -> Result<(), CliError> {
+    let report = match a.store.store(a.max_guard_wait_ms)? {
+        Store::ZooKeeper(o) => polyflake::inspect_zookeeper_lease(&o)?,
+        Store::File(o) => polyflake::inspect_file_lease(&o)?,
+        Store::Etcd(o) => polyflake::inspect_etcd_lease(&o)?,
     };
     emit(|out| match a.format {
         Format::Json => writeln!(out, "{}", as_json(&report)),
@@ -85,11 +169,15 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
                 .map_or("none recorded".to_string(), |s| s.to_string());
             writeln!(
                 out,
-                "{} store {}\nID space: {space}\nnow: {} ({} ms)",
+                "{} store {}\nID space: {space}\nnow: {} ({} ms)\nfence: {}",
                 report.kind.name(),
                 report.store,
                 timefmt::iso_utc(report.now_ms),
-                report.now_ms
+                report.now_ms,
+                report.fence_ms.map_or("none".to_string(), |f| format!(
+                    "{} ({f} ms): no new holder issues at or below it",
+                    timefmt::iso_utc(f)
+                ))
             )?;
             writeln!(
                 out,
@@ -137,6 +225,7 @@ fn as_json(r: &StoreReport) -> serde_json::Value {
         "store": r.store,
         "space": r.space.map(|s| json!({"epoch_ms": s.epoch_ms, "layout": s.layout.to_string()})),
         "now_ms": r.now_ms,
+        "fence_ms": r.fence_ms,
         "slots": slots,
     })
 }

@@ -215,6 +215,12 @@ fn next(a: NextArgs) -> Result<(), CliError> {
         let g = a.gen.build(&a.node, None)?;
         // A freshly leased slot may sit behind its previous holder's high-water mark (the
         // restart guard): the core refuses until the clock passes it; a command waits it out.
+        // A guard longer than the wait limit (a fenced store, a clock far behind) is refused at
+        // once rather than after the whole limit.
+        let remaining = g.health().lease.map_or(0, |l| l.guard_remaining_ms);
+        if Duration::from_millis(remaining) > GUARD_WAIT_LIMIT {
+            g.next_id()?;
+        }
         g.wait_ready(GUARD_WAIT_LIMIT)?;
         let (ids, clock) = mint(&g, n)?;
         let v = json!({"ids": ids, "node_id": g.node_id(), "epoch_ms": g.epoch_ms(), "clock_source": clock});

@@ -230,3 +230,84 @@ fn a_forward_step_of_the_clock_is_503_until_it_comes_back() {
     let r = run(&["next", "--node-id", "42", "--max-forward-step-ms", "soon"]);
     assert_eq!(r.status.code(), Some(2), "{}", r.stderr);
 }
+
+/// `polyflake lease fence` (issue 26): after a restore, the operator raises the store's fence;
+/// `lease inspect` shows it, a new holder is refused until its clock passes it (the refusal
+/// says the fence is why), a fence only rises, and a bad margin is refused echoing it.
+#[test]
+fn lease_fence_raises_a_floor_that_inspect_shows_and_takers_honour() {
+    let dir = temp_dir("fence");
+    let d = dir.to_str().unwrap();
+    let r = run(&["lease", "fence", "--lease-dir", d, "--output", "json"]);
+    assert!(r.status.success(), "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let fence = v["fence_ms"].as_i64().unwrap();
+    assert_eq!(
+        v["margin_ms"], 65_000,
+        "the default: 60 s of skew plus the reserve"
+    );
+    assert!(v["previous_ms"].is_null());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    assert!((fence - now - 65_000).abs() < 30_000, "{fence} vs {now}");
+
+    // A smaller margin never lowers it.
+    let r = run(&[
+        "lease",
+        "fence",
+        "--lease-dir",
+        d,
+        "--margin-ms",
+        "10",
+        "--output",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        (v["fence_ms"].as_i64(), v["previous_ms"].as_i64()),
+        (Some(fence), Some(fence))
+    );
+
+    let r = run(&["lease", "inspect", "--lease-dir", d, "--output", "json"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["fence_ms"], fence);
+    let r = run(&["lease", "inspect", "--lease-dir", d]);
+    assert!(
+        r.stdout.contains("fence: ") && r.stdout.contains(&fence.to_string()),
+        "{}",
+        r.stdout
+    );
+
+    // A new holder waits for the fence, and says so.
+    let t = std::time::Instant::now();
+    let r = run(&["next", "--lease-dir", d]);
+    // Refused at once: the fence is further off than `next` would wait (30 s).
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    assert!(!r.status.success());
+    assert!(r.stderr.contains("LEASE_NOT_READY"), "{}", r.stderr);
+    assert!(r.stderr.contains("fence"), "{}", r.stderr);
+
+    let r = run(&[
+        "lease",
+        "fence",
+        "--lease-dir",
+        d,
+        "--margin-ms",
+        "99999999999999999999",
+    ]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(r.stderr.contains("99999999999999999999"), "{}", r.stderr);
+    let r = run(&[
+        "lease",
+        "fence",
+        "--lease-dir",
+        d,
+        "--margin-ms",
+        "40000000000",
+    ]);
+    assert!(!r.status.success());
+    assert!(r.stderr.contains("40000000000"), "{}", r.stderr);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

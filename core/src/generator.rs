@@ -1512,18 +1512,12 @@ impl Generator {
                     self.overflow(wall_ms).to_string()
                 },
             )
-        } else if let Some(l) = lease.as_ref().filter(|l| l.guard_waiting) {
+        } else if lease.as_ref().is_some_and(|l| l.guard_waiting) {
             let refusal =
                 self.lease_state
                     .refusal(self.node_id(), trusted_ms, None, last_issued_ms);
-            (
-                HealthStatus::RestartGuard,
-                if l.guard_note.is_empty() {
-                    refusal.to_string()
-                } else {
-                    format!("{refusal} ({})", l.guard_note)
-                },
-            )
+            // The refusal carries the guard note (why the guard is long, or the fence).
+            (HealthStatus::RestartGuard, refusal.to_string())
         } else if lease.as_ref().is_some_and(|l| l.expired) {
             (
                 HealthStatus::LeaseExpired,

@@ -60,6 +60,23 @@ pub(crate) fn check_window(store: &str, fence: Option<i64>, window_end_ms: i64) 
     }
 }
 
+/// The guard note of a slot whose guard the fence raised (`own`: the slot's own guard).
+pub(crate) fn note(note: String, own: i64, fence: Option<i64>) -> String {
+    match fence {
+        Some(f) if f > own => {
+            let fenced = format!(
+                "the store's fence {f} (`polyflake lease fence`, after a restore) is above the slot's own guard {own}"
+            );
+            if note.is_empty() {
+                fenced
+            } else {
+                format!("{note}; {fenced}")
+            }
+        }
+        _ => note,
+    }
+}
+
 /// A guard raised to the fence.
 pub(crate) fn floor(guard: i64, fence: Option<i64>) -> i64 {
     fence.map_or(guard, |f| guard.max(f))

@@ -580,12 +580,11 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             .as_ref()
             .and_then(mtime_ms)
             .filter(|_| ctx.system_clock);
-        let Some(guard) = guard_of(&rec, mtime, now, common.reserve_ms, window_end)
-            .map(|g| super::fence::floor(g, fence_ms))
-        else {
+        let Some(own_guard) = guard_of(&rec, mtime, now, common.reserve_ms, window_end) else {
             // R past the layout's window: this slot cannot be used, the others can.
             continue;
         };
+        let guard = super::fence::floor(own_guard, fence_ms);
         let r = guard.max(now).saturating_add(common.reserve_ms);
         let dir_lock = dir.reopen();
         let dir_reg = dir_lock.as_ref().and_then(|d| {
@@ -613,7 +612,11 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
         // The directory entry of a new slot file must survive a crash too.
         dir.sync();
         let note = [
-            guard_note(slot, guard, now, common.max_guard_wait_ms),
+            super::fence::note(
+                guard_note(slot, guard, now, common.max_guard_wait_ms),
+                own_guard,
+                fence_ms,
+            ),
             skipped.note(),
         ]
         .into_iter()

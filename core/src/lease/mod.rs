@@ -223,9 +223,14 @@ impl LeaseState {
                         "this clock stepped back under the slot this generator holds: it reads {now_ms}, {} ms behind the last ID it issued ({l}), and the slot's restart guard ({g}) holds again until the clock passes it",
                         l - now_ms
                     ),
-                    None => format!(
-                        "the slot's previous holder may have issued IDs up to {g}, a time this clock ({now_ms}) has not reached yet"
-                    ),
+                    None => match get(&self.guard_note) {
+                        note if note.is_empty() => format!(
+                            "the slot's previous holder may have issued IDs up to {g}, a time this clock ({now_ms}) has not reached yet"
+                        ),
+                        note => format!(
+                            "nothing may be issued up to {g}, a time this clock ({now_ms}) has not reached yet: {note}"
+                        ),
+                    },
                 };
                 return Error::LeaseNotReady {
                     node_id,

@@ -455,19 +455,23 @@ async fn take(
             return Err(e);
         }
         let now = ctx.now_ms()?;
-        let Some(guard) = guard_of(
+        let Some(own_guard) = guard_of(
             mark.as_ref().map(|(v, _)| v.as_slice()),
             now,
             common.reserve_ms,
             window_end,
-        )
-        .map(|g| fence::floor(g, fence_ms)) else {
+        ) else {
             // A mark past the layout's window: give the slot back, try the next.
             let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
             continue;
         };
+        let guard = fence::floor(own_guard, fence_ms);
         let r = guard.max(now).saturating_add(common.reserve_ms);
-        let note = guard_note(slot, guard, now, common.max_guard_wait_ms);
+        let note = fence::note(
+            guard_note(slot, guard, now, common.max_guard_wait_ms),
+            own_guard,
+            fence_ms,
+        );
         let mut held = Held {
             client,
             slot,
