@@ -9,6 +9,7 @@
 
 mod conns;
 pub mod errors;
+pub mod heal;
 pub mod idformat;
 mod metrics;
 pub mod openapi;

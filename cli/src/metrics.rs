@@ -8,7 +8,9 @@
 //! (refusals, blocking-pool calls, responses by status, connections closed by reason) are
 //! `prometheus-client` metrics the handlers move, written after the core's.
 
-use polyflake::{health_samples, Generator, MetricKind, Sample, HEALTH_METRICS};
+use crate::heal::LiveGenerator;
+use crate::idformat::IdGenerator;
+use polyflake::{health_samples, MetricKind, Sample, HEALTH_METRICS};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
@@ -29,7 +31,7 @@ type Label = [(&'static str, String); 1];
 /// generator whose health is encoded before them.
 #[derive(Debug, Clone)]
 pub(crate) struct Metrics {
-    gen: Arc<Generator>,
+    gen: Arc<LiveGenerator>,
     /// `POST /v1/ids` calls the generator refused.
     pub ids_refused: Counter,
     /// Generator calls moved to the blocking pool because they might sleep.
@@ -44,7 +46,7 @@ pub(crate) struct Metrics {
 
 impl Metrics {
     /// The metrics of this generator's service.
-    pub fn new(gen: Arc<Generator>) -> Metrics {
+    pub fn new(gen: Arc<LiveGenerator>) -> Metrics {
         let (responses, connections_closed) = (Family::default(), Family::default());
         let (ids_refused, blocking_calls) = (Counter::default(), Counter::default());
         let connections_open = Gauge::default();

@@ -16,6 +16,7 @@
 
 use crate::conns::{self, Limits};
 use crate::errors::CliError;
+use crate::heal::{LiveGenerator, Rebuild};
 use crate::idformat::{IdFormat, IdGenerator};
 use crate::metrics::Metrics;
 use crate::openapi;
@@ -44,6 +45,9 @@ pub use crate::request::BODY_LIMIT;
 
 /// How long graceful shutdown waits for open requests before closing them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// How often the service looks for a lost lease to replace.
+const HEAL_PERIOD: Duration = Duration::from_millis(250);
 
 /// Descriptors kept back from the connection cap for everything else the process opens
 /// (standard streams, the listener, the runtime, lease files, etcd connections, a refusal).
@@ -96,7 +100,8 @@ pub struct ServeArgs {
 
 /// What every handler shares.
 struct AppState {
-    gen: Arc<Generator>,
+    /// The 64-bit generator, replaced when its lease is lost (`heal`).
+    gen: Arc<LiveGenerator>,
     uuid7: Uuid7Generator,
     ulid: UlidGenerator,
     max_count: usize,
@@ -113,7 +118,7 @@ type Shared = Arc<AppState>;
 impl AppState {
     /// The state for these generators: `time_ids` makes the UUIDv7 and ULID ones.
     fn new(
-        gen: Generator,
+        gen: LiveGenerator,
         time_ids: TimeIdBuilder,
         max_count: usize,
         test_clock: Option<OffsetClock>,
@@ -205,7 +210,20 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
     let test_clock = args.test_clock.then(OffsetClock::default);
     let clock = test_clock.clone().map(|c| Arc::new(c) as Arc<dyn Clock>);
     let time_ids = args.gen.time_id_builder(clock.clone())?;
-    let gen = args.gen.build(&args.node, clock)?;
+    let gen = args.gen.build(&args.node, clock.clone())?;
+    // A generator from a lease is made again, from the same source, when its lease is lost.
+    let rebuild: Option<Rebuild> = gen.health().lease.is_some().then(|| {
+        let (gen_args, node) = (args.gen.clone(), args.node.clone());
+        Box::new(move || {
+            gen_args.build(&node, clock.clone()).map_err(|e| match e {
+                CliError::Core(e) => e,
+                other => polyflake::Error::InvalidNodeSource {
+                    reason: other.to_string(),
+                },
+            })
+        }) as Rebuild
+    });
+    let gen = LiveGenerator::new(gen, rebuild);
     let state = AppState::new(gen, time_ids, max_count, test_clock);
     let state = Arc::new(state.map_err(|e| args.gen.as_typed(e))?);
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -216,7 +234,7 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
     // Every connection is closed: the router and the handlers have let go of the state, so this
     // drop is the generator's last (a leased node id is freed here).
     drop(rt);
-    let node = state.gen.node_id();
+    let node = state.gen.get().node_id();
     drop(state);
     if result.is_ok() {
         eprintln!("polyflake serve: stopped; generator for node {node} dropped");
@@ -273,7 +291,12 @@ pub fn router_for(
     time_ids: TimeIdBuilder,
     max_count: usize,
 ) -> Result<Router, polyflake::Error> {
-    let state = AppState::new(gen, time_ids, max_count.max(1), None)?;
+    let state = AppState::new(
+        LiveGenerator::new(gen, None),
+        time_ids,
+        max_count.max(1),
+        None,
+    )?;
     Ok(router(Arc::new(state)))
 }
 
@@ -310,7 +333,7 @@ async fn serve(
         .map_err(|e| CliError::Runtime(format!("cannot read the bound address: {e}")))?;
     // Signals are caught from before the banner: a client may signal as soon as it reads it.
     let signal = shutdown_signal();
-    let g = &state.gen;
+    let g = state.gen.get();
     let layout = g.layout();
     let h = g.health();
     let source = match &h.lease {
@@ -331,6 +354,25 @@ async fn serve(
     let _ = std::io::stdout().flush();
 
     let app = router(state.clone());
+    // A lost lease is replaced by a new one (the new slot's restart guard answers 503 until the
+    // clock passes it); a failure to take one is retried.
+    let healer = state.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(HEAL_PERIOD).await;
+            if healer.is_stopping() {
+                break;
+            }
+            let s = healer.clone();
+            match tokio::task::spawn_blocking(move || s.gen.heal()).await {
+                Ok(Some(Ok(what))) => eprintln!("polyflake serve: {what}"),
+                Ok(Some(Err(e))) => eprintln!(
+                    "polyflake serve: the lease is lost and a new one could not be taken (trying again): {e}"
+                ),
+                _ => {}
+            }
+        }
+    });
     let signalled = Arc::new(tokio::sync::Notify::new());
     let notify = signalled.clone();
     let stopping = state.clone();
@@ -519,9 +561,14 @@ async fn issue(
         let v = json!({"format": req.format.name(), "ids": ids});
         return Ok(axum::Json(v).into_response());
     }
-    let g = &state.gen;
+    // The node id the IDs carry (the generator may have been replaced since they were minted).
+    let g = state.gen.get();
+    let node_id = match ids.first().and_then(|t| t.parse::<u64>().ok()) {
+        Some(id) => g.decode(id).map_or(g.node_id(), |d| d.node_id),
+        None => g.node_id(),
+    };
+    let epoch_ms = g.epoch_ms();
     let ids = ids.into_iter().map(openapi::IdText).collect();
-    let (node_id, epoch_ms) = (g.node_id(), g.epoch_ms());
     let v = openapi::IdsResponse {
         ids,
         node_id,
@@ -552,7 +599,7 @@ async fn decode_one(
     let Path(text) =
         path.map_err(|rej| ApiError::new(StatusCode::BAD_REQUEST, "INVALID_ID", rej.body_text()))?;
     let id = request::path_id(&text)?;
-    let d = state.gen.decode(id).map_err(|e| ApiError::core(&e))?;
+    let d = state.gen.get().decode(id).map_err(|e| ApiError::core(&e))?;
     let v = json!({
         "id": format_id(id),
         "time": iso_utc(d.timestamp_ms),
@@ -575,7 +622,8 @@ async fn decode_one(
     tag = "service"
 )]
 async fn health(State(state): State<Shared>) -> Response {
-    let (g, h) = (&state.gen, state.gen.health());
+    let g = state.gen.get();
+    let h = g.health();
     let mut body = json_value(polyflake::Value::Fields(h.fields()));
     // The snapshot's counters (the core's counter metrics, by field name) are nested.
     let counters: serde_json::Map<_, _> = polyflake::HEALTH_METRICS
