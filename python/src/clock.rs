@@ -115,7 +115,7 @@ impl Clock for CallableClock {
                 } else {
                     // KeyboardInterrupt (a Ctrl-C seen while the callable ran), SystemExit:
                     // raised as they are, not as a clock failure.
-                    crate::interrupt::stash(err);
+                    crate::errors::stash_signal(err);
                 }
                 ClockError(reason)
             })

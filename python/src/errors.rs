@@ -69,6 +69,28 @@ pub(crate) fn stash_clock_error(err: PyErr) {
     CLOCK_ERROR.with(|slot| *slot.borrow_mut() = Some(err));
 }
 
+thread_local! {
+    /// The exception a signal handler (or a Python clock, for KeyboardInterrupt and SystemExit)
+    /// raised on this thread during a core call: it replaces the core's error.
+    static PENDING: RefCell<Option<PyErr>> = const { RefCell::new(None) };
+}
+
+/// Keep `err` (a signal handler's exception) for the call under way on this thread to raise.
+pub(crate) fn stash_signal(err: PyErr) {
+    PENDING.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        // The first one wins: a second Ctrl-C before the call returns is the same request.
+        if slot.is_none() {
+            *slot = Some(err);
+        }
+    });
+}
+
+/// The exception stashed on this thread, if any (taken).
+pub(crate) fn take_signal() -> Option<PyErr> {
+    PENDING.with(|slot| slot.borrow_mut().take())
+}
+
 /// Drop a stashed clock exception that no error will carry (health() swallows clock failures).
 pub(crate) fn discard_clock_error() {
     CLOCK_ERROR.with(|slot| slot.borrow_mut().take());
@@ -78,7 +100,7 @@ pub(crate) fn discard_clock_error() {
 /// signal handler's exception raised during the call (KeyboardInterrupt) replaces it.
 #[cold]
 pub(crate) fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
-    if let Some(signal) = crate::interrupt::take() {
+    if let Some(signal) = take_signal() {
         discard_clock_error();
         return signal;
     }

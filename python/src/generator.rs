@@ -41,7 +41,7 @@ macro_rules! shared_methods {
                 // A failing Python clock is reported in the snapshot, not raised (but a Ctrl-C
                 // seen while it ran is).
                 $crate::errors::discard_clock_error();
-                if let Some(signal) = $crate::interrupt::take() {
+                if let Some(signal) = $crate::errors::take_signal() {
                     return Err(signal);
                 }
                 $crate::health::health(py, h)

@@ -7,32 +7,9 @@
 //! A call run for an asyncio task (`anext_id`, `anext_ids`) also stops when the task is
 //! cancelled, through its [`Cancel`] flag.
 
-use crate::errors::to_py_err;
+use crate::errors::{stash_signal, take_signal, to_py_err};
 use pyo3::prelude::*;
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-thread_local! {
-    /// The exception a signal handler (or a Python clock, for KeyboardInterrupt and SystemExit)
-    /// raised on this thread during a core call: it replaces the core's error.
-    static PENDING: RefCell<Option<PyErr>> = const { RefCell::new(None) };
-}
-
-/// Keep `err` (a signal handler's exception) for the call under way on this thread to raise.
-pub(crate) fn stash(err: PyErr) {
-    PENDING.with(|slot| {
-        let mut slot = slot.borrow_mut();
-        // The first one wins: a second Ctrl-C before the call returns is the same request.
-        if slot.is_none() {
-            *slot = Some(err);
-        }
-    });
-}
-
-/// The exception stashed on this thread, if any (taken).
-pub(crate) fn take() -> Option<PyErr> {
-    PENDING.with(|slot| slot.borrow_mut().take())
-}
 
 /// A cancel flag for one call run in a thread for an asyncio task: set when the task is
 /// cancelled (see `polyflake/_aio.py`), it stops the call's wait within a slice.
@@ -63,7 +40,7 @@ fn stop(cancel: Option<&Cancel>) -> bool {
     Python::try_attach(|py| match py.check_signals() {
         Ok(()) => false,
         Err(e) => {
-            stash(e);
+            stash_signal(e);
             true
         }
     })
@@ -80,7 +57,7 @@ pub(crate) fn waiting<T: Send>(
     f: impl FnOnce() -> polyflake::Result<T> + Send,
 ) -> PyResult<T> {
     let result = py.detach(|| polyflake::interruptible(&|| stop(cancel), f));
-    match (take(), result) {
+    match (take_signal(), result) {
         (Some(err), _) => Err(err),
         (None, Ok(v)) => Ok(v),
         (None, Err(e)) => Err(to_py_err(py, e)),

@@ -328,48 +328,22 @@ async fn take(
         });
         let mark = gets.next().flatten();
         let fence_value = gets.next().flatten();
+        // The fence: a number, and not past the window; else the slot goes back and the take
+        // is refused (an operator's fence is never ignored).
         let fence_ms = match &fence_value {
-            None => None,
-            Some((v, _)) => match fence::parse(v) {
-                Some(f) => Some(f),
-                None => {
-                    let _ = timed(
-                        timeout,
-                        "txn",
-                        client.txn(
-                            Txn::new()
-                                .when([Compare::value(
-                                    k.slot.clone(),
-                                    CompareOp::Equal,
-                                    token.clone(),
-                                )])
-                                .and_then([TxnOp::delete(k.slot.clone(), None)]),
-                        ),
-                    )
-                    .await;
-                    let _ = timed(timeout, "lease revoke", client.lease_revoke(lease_id)).await;
-                    return Err(fence::unreadable(store, &fence_key));
-                }
-            },
+            None => Ok(None),
+            Some((v, _)) => fence::parse(v)
+                .ok_or_else(|| fence::unreadable(store, &fence_key))
+                .and_then(|f| fence::check_window(store, Some(f), window_end).map(|()| Some(f))),
         };
-        if let Err(e) = fence::check_window(store, fence_ms, window_end) {
-            let _ = timed(
-                timeout,
-                "txn",
-                client.txn(
-                    Txn::new()
-                        .when([Compare::value(
-                            k.slot.clone(),
-                            CompareOp::Equal,
-                            token.clone(),
-                        )])
-                        .and_then([TxnOp::delete(k.slot.clone(), None)]),
-                ),
-            )
-            .await;
-            let _ = timed(timeout, "lease revoke", client.lease_revoke(lease_id)).await;
-            return Err(e);
-        }
+        let fence_ms = match fence_ms {
+            Ok(f) => f,
+            Err(e) => {
+                give_back(&mut client, &k.slot, &token, timeout).await;
+                let _ = timed(timeout, "lease revoke", client.lease_revoke(lease_id)).await;
+                return Err(e);
+            }
+        };
         let now = ctx.now_ms()?;
         let Some(own_guard) = guard_of(
             mark.as_ref().map(|(v, _)| v.as_slice()),
@@ -378,20 +352,7 @@ async fn take(
             window_end,
         ) else {
             // A mark past the layout's window: give the slot back, try the next.
-            let _ = timed(
-                timeout,
-                "txn",
-                client.txn(
-                    Txn::new()
-                        .when([Compare::value(
-                            k.slot.clone(),
-                            CompareOp::Equal,
-                            token.clone(),
-                        )])
-                        .and_then([TxnOp::delete(k.slot.clone(), None)]),
-                ),
-            )
-            .await;
+            give_back(&mut client, &k.slot, &token, timeout).await;
             continue;
         };
         let guard = fence::floor(own_guard, fence_ms);
@@ -441,6 +402,14 @@ async fn take(
         dir_or_prefix: store.to_string(),
         slots: common.slots,
     })
+}
+
+/// Give back a slot just taken (deleted only while it still carries our token).
+async fn give_back(client: &mut Client, slot_key: &str, token: &str, timeout: Duration) {
+    let txn = Txn::new()
+        .when([Compare::value(slot_key, CompareOp::Equal, token)])
+        .and_then([TxnOp::delete(slot_key, None)]);
+    let _ = timed(timeout, "txn", client.txn(txn)).await;
 }
 
 /// Write R in a transaction that proves we still own the slot and that the mark is the one we

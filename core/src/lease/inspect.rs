@@ -160,7 +160,7 @@ pub fn inspect_file_lease(options: &FileLeaseOptions) -> Result<StoreReport> {
         space,
         now_ms: now,
         slots,
-        fence_ms: super::fence::read_file_fence(&d).ok().flatten(),
+        fence_ms: super::file::read_file_fence(&d).ok().flatten(),
     })
 }
 

@@ -29,7 +29,8 @@ mod remote;
 #[cfg(all(feature = "zookeeper", not(loom)))]
 mod zookeeper;
 
-pub use fence::{fence_file_lease, FenceReport, DEFAULT_FENCE_SKEW_MS};
+pub use fence::{FenceReport, DEFAULT_FENCE_SKEW_MS};
+pub use file::fence_file_lease;
 pub use inspect::{inspect_file_lease, SlotReport, StoreReport};
 pub use record::IdSpace;
 pub use source::{
