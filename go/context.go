@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sync/atomic"
+	"sync"
 	"time"
 )
 
@@ -43,18 +43,46 @@ func timeoutOf(ctx context.Context) uint64 {
 	return uint64((left + time.Millisecond - 1) / time.Millisecond)
 }
 
+// interrupts orders a generator's interrupts against the Context calls they cut: each one
+// (a cancelled Context call's, counted in cuts, or Interrupt's, counted in hard) moves its count
+// and reaches the library under mu, and a call reads both counts under mu before it begins. A
+// call cut while its context is live thus knows what cut it: Interrupt (it fails) or another
+// call's cancellation (it starts again), never a stale count read between the two steps.
+type interrupts struct {
+	mu   sync.Mutex
+	cuts uint64
+	hard uint64
+}
+
+// counts reads both counts.
+func (s *interrupts) counts() (cuts, hard uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cuts, s.hard
+}
+
+// hardInterrupt is Interrupt: it counts, then cuts every call in flight (libInterrupt).
+func (s *interrupts) hardInterrupt(libInterrupt func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hard++
+	libInterrupt()
+}
+
 // callContext runs call (a library call given its timeout in ms) under ctx: the deadline is the
-// library's; cancellation interrupts the generator (interrupt) until call returns, counting each
-// such interrupt in cuts (the generator's, shared by every Context call on it). A call cut while
-// ctx is still live starts again when another Context call's cancellation cut it (cuts moved);
-// otherwise (Interrupt) it fails with ErrInterrupted.
-func callContext(ctx context.Context, cuts *atomic.Uint64, interrupt func(), call func(timeoutMs uint64) error) error {
+// library's; cancellation interrupts the generator (libInterrupt) until call returns, and never
+// after. A call cut while ctx is still live starts again when another Context call's
+// cancellation cut it; when Interrupt did, it fails with ErrInterrupted.
+func callContext(ctx context.Context, st *interrupts, libInterrupt func(), call func(timeoutMs uint64) error) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		seen := cuts.Load()
+		seenCuts, seenHard := st.counts()
 		var stop chan struct{}
+		// finished (under st.mu) is set once call has returned: the watcher interrupts only
+		// while it is false, so a late watcher never cuts a call begun after this one returned.
+		finished := false
 		if done := ctx.Done(); done != nil {
 			stop = make(chan struct{})
 			go func() {
@@ -66,8 +94,14 @@ func callContext(ctx context.Context, cuts *atomic.Uint64, interrupt func(), cal
 				tick := time.NewTicker(interruptEvery)
 				defer tick.Stop()
 				for {
-					cuts.Add(1)
-					interrupt()
+					st.mu.Lock()
+					if finished {
+						st.mu.Unlock()
+						return
+					}
+					st.cuts++
+					libInterrupt()
+					st.mu.Unlock()
 					select {
 					case <-stop:
 						return
@@ -78,6 +112,9 @@ func callContext(ctx context.Context, cuts *atomic.Uint64, interrupt func(), cal
 		}
 		err := call(timeoutOf(ctx))
 		if stop != nil {
+			st.mu.Lock()
+			finished = true
+			st.mu.Unlock()
 			close(stop)
 		}
 		var e *Error
@@ -91,8 +128,8 @@ func callContext(ctx context.Context, cuts *atomic.Uint64, interrupt func(), cal
 		if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
 			return &ContextError{Cause: context.DeadlineExceeded, Err: e}
 		}
-		if cuts.Load() == seen {
-			return err // Interrupt: a stop for every call
+		if cuts, hard := st.counts(); hard != seenHard || cuts == seenCuts {
+			return err // Interrupt: a stop for every call (or a cut from outside Go)
 		}
 	}
 }

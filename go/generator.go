@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -43,8 +42,8 @@ func (*noCopy) Unlock() {}
 // Generator share it, and its finalizer frees the handle once no copy can reach it.
 type generatorCell struct {
 	p *C.polyflake_generator
-	// contextCuts counts the interrupts made by cancelled Context calls (see callContext).
-	contextCuts atomic.Uint64
+	// intr orders interrupts against the Context calls they cut (see callContext).
+	intr interrupts
 }
 
 // ptr is the handle (NULL for a zero Generator: the library refuses it with ErrNullParameter).
@@ -55,12 +54,12 @@ func (g *Generator) ptr() *C.polyflake_generator {
 	return g.h.p
 }
 
-// cuts is the generator's count of interrupts made by cancelled Context calls.
-func (g *Generator) cuts() *atomic.Uint64 {
+// intr is the generator's record of interrupts (a fresh one for a zero value).
+func (g *Generator) intr() *interrupts {
 	if g == nil || g.h == nil {
-		return new(atomic.Uint64)
+		return new(interrupts)
 	}
-	return &g.h.contextCuts
+	return &g.h.intr
 }
 
 // cell is what the calls keep alive (runtime.KeepAlive) until the library has returned.
@@ -144,7 +143,7 @@ func (g *Generator) NextID() (int64, error) {
 // NextIDContext is NextID whose wait ends with ctx: see NextIDsContext.
 func (g *Generator) NextIDContext(ctx context.Context) (int64, error) {
 	var id int64
-	err := callContext(ctx, g.cuts(), g.Interrupt, func(timeoutMs uint64) error {
+	err := callContext(ctx, g.intr(), g.libInterrupt, func(timeoutMs uint64) error {
 		o := C.pf_next_id_within(g.ptr(), C.uint64_t(timeoutMs))
 		runtime.KeepAlive(g.cell())
 		id = int64(o.id)
@@ -180,7 +179,7 @@ func (g *Generator) NextIDs(buf []int64) error {
 // (errors.Is), buf untouched; a context already done fails with ctx.Err() before anything is
 // asked of the library. An explicit Interrupt stops Context calls too (ErrInterrupted).
 func (g *Generator) NextIDsContext(ctx context.Context, buf []int64) error {
-	return callContext(ctx, g.cuts(), g.Interrupt, func(timeoutMs uint64) error {
+	return callContext(ctx, g.intr(), g.libInterrupt, func(timeoutMs uint64) error {
 		err := check(C.pf_next_ids_within(g.ptr(), idsPtr(buf), C.size_t(len(buf)), C.uint64_t(timeoutMs)))
 		runtime.KeepAlive(g.cell())
 		return err
@@ -193,6 +192,11 @@ func (g *Generator) NextIDsContext(ctx context.Context, buf []int64) error {
 // affected. Context calls cut by it fail too (their context's cancellation restarts only the
 // other Context calls it cut: see NextIDsContext).
 func (g *Generator) Interrupt() {
+	g.intr().hardInterrupt(g.libInterrupt)
+}
+
+// libInterrupt asks the library to cut the calls in flight.
+func (g *Generator) libInterrupt() {
 	C.polyflake_generator_interrupt(g.ptr())
 	runtime.KeepAlive(g.cell())
 }

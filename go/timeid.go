@@ -8,7 +8,6 @@ import "C"
 import (
 	"context"
 	"runtime"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -114,8 +113,8 @@ type UUIDv7Generator struct {
 
 // uuid7Cell holds the C handle apart, shared by copies; its finalizer frees the handle.
 type uuid7Cell struct {
-	p           *C.polyflake_uuid7_generator
-	contextCuts atomic.Uint64
+	p    *C.polyflake_uuid7_generator
+	intr interrupts
 }
 
 // ULIDGenerator issues ULIDs that strictly increase (each one more than the last within a
@@ -127,8 +126,8 @@ type ULIDGenerator struct {
 
 // ulidCell holds the C handle apart, shared by copies; its finalizer frees the handle.
 type ulidCell struct {
-	p           *C.polyflake_ulid_generator
-	contextCuts atomic.Uint64
+	p    *C.polyflake_ulid_generator
+	intr interrupts
 }
 
 // ptr is the handle (NULL for a zero value: ErrNullParameter); cell is what calls keep alive.
@@ -139,11 +138,12 @@ func (g *UUIDv7Generator) ptr() *C.polyflake_uuid7_generator {
 	return g.h.p
 }
 
-func (g *UUIDv7Generator) cuts() *atomic.Uint64 {
+// intr is the generator's record of interrupts (a fresh one for a zero value).
+func (g *UUIDv7Generator) intr() *interrupts {
 	if g == nil || g.h == nil {
-		return new(atomic.Uint64)
+		return new(interrupts)
 	}
-	return &g.h.contextCuts
+	return &g.h.intr
 }
 
 func (g *UUIDv7Generator) cell() *uuid7Cell {
@@ -161,11 +161,12 @@ func (g *ULIDGenerator) ptr() *C.polyflake_ulid_generator {
 	return g.h.p
 }
 
-func (g *ULIDGenerator) cuts() *atomic.Uint64 {
+// intr is the generator's record of interrupts (a fresh one for a zero value).
+func (g *ULIDGenerator) intr() *interrupts {
 	if g == nil || g.h == nil {
-		return new(atomic.Uint64)
+		return new(interrupts)
 	}
-	return &g.h.contextCuts
+	return &g.h.intr
 }
 
 func (g *ULIDGenerator) cell() *ulidCell {
@@ -228,7 +229,7 @@ func (g *UUIDv7Generator) NextUUID() (UUID, error) {
 // NextUUIDContext is NextUUID whose wait ends with ctx; as Generator.NextIDsContext.
 func (g *UUIDv7Generator) NextUUIDContext(ctx context.Context) (UUID, error) {
 	var id UUID
-	err := callContext(ctx, g.cuts(), g.Interrupt, func(timeoutMs uint64) error {
+	err := callContext(ctx, g.intr(), g.libInterrupt, func(timeoutMs uint64) error {
 		o := C.pf_next_uuid7_within(g.ptr(), C.uint64_t(timeoutMs))
 		runtime.KeepAlive(g.cell())
 		id = UUID(bytesOf(o.id))
@@ -246,7 +247,7 @@ func (g *UUIDv7Generator) NextUUIDsContext(ctx context.Context, buf []UUID) erro
 	if len(buf) > 0 {
 		first = (*[16]byte)(&buf[0])
 	}
-	return callContext(ctx, g.cuts(), g.Interrupt, func(timeoutMs uint64) error {
+	return callContext(ctx, g.intr(), g.libInterrupt, func(timeoutMs uint64) error {
 		err := check(C.pf_next_uuid7s_within(g.ptr(), buf128(first, len(buf)), C.size_t(len(buf)), C.uint64_t(timeoutMs)))
 		runtime.KeepAlive(g.cell())
 		return err
@@ -255,6 +256,11 @@ func (g *UUIDv7Generator) NextUUIDsContext(ctx context.Context, buf []UUID) erro
 
 // Interrupt cuts short every call on this generator in flight now; as Generator.Interrupt.
 func (g *UUIDv7Generator) Interrupt() {
+	g.intr().hardInterrupt(g.libInterrupt)
+}
+
+// libInterrupt asks the library to cut the calls in flight.
+func (g *UUIDv7Generator) libInterrupt() {
 	C.polyflake_uuid7_generator_interrupt(g.ptr())
 	runtime.KeepAlive(g.cell())
 }
@@ -307,7 +313,7 @@ func (g *ULIDGenerator) NextULID() (ULID, error) {
 // NextULIDContext is NextULID whose wait ends with ctx; as Generator.NextIDsContext.
 func (g *ULIDGenerator) NextULIDContext(ctx context.Context) (ULID, error) {
 	var id ULID
-	err := callContext(ctx, g.cuts(), g.Interrupt, func(timeoutMs uint64) error {
+	err := callContext(ctx, g.intr(), g.libInterrupt, func(timeoutMs uint64) error {
 		o := C.pf_next_ulid_within(g.ptr(), C.uint64_t(timeoutMs))
 		runtime.KeepAlive(g.cell())
 		id = ULID(bytesOf(o.id))
@@ -325,7 +331,7 @@ func (g *ULIDGenerator) NextULIDsContext(ctx context.Context, buf []ULID) error 
 	if len(buf) > 0 {
 		first = (*[16]byte)(&buf[0])
 	}
-	return callContext(ctx, g.cuts(), g.Interrupt, func(timeoutMs uint64) error {
+	return callContext(ctx, g.intr(), g.libInterrupt, func(timeoutMs uint64) error {
 		err := check(C.pf_next_ulids_within(g.ptr(), buf128(first, len(buf)), C.size_t(len(buf)), C.uint64_t(timeoutMs)))
 		runtime.KeepAlive(g.cell())
 		return err
@@ -334,6 +340,11 @@ func (g *ULIDGenerator) NextULIDsContext(ctx context.Context, buf []ULID) error 
 
 // Interrupt cuts short every call on this generator in flight now; as Generator.Interrupt.
 func (g *ULIDGenerator) Interrupt() {
+	g.intr().hardInterrupt(g.libInterrupt)
+}
+
+// libInterrupt asks the library to cut the calls in flight.
+func (g *ULIDGenerator) libInterrupt() {
 	C.polyflake_ulid_generator_interrupt(g.ptr())
 	runtime.KeepAlive(g.cell())
 }
