@@ -13,7 +13,8 @@ type Health struct {
 	OK bool
 	// Status says why it is or is not healthy: "ok", "clock_behind", "clock_stuck",
 	// "clock_outside_window", "clock_failed", "lead_too_large", "used_after_fork",
-	// "restart_guard", "lease_expired", "lease_lost", "clock_ahead", "closed".
+	// "restart_guard", "lease_expired", "lease_lost", "clock_ahead", "closed",
+	// "store_rolled_back" (the lease store went back in time: the lease is lost).
 	Status string
 	// Reason is a human-readable reason; empty when OK.
 	Reason string

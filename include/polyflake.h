@@ -285,6 +285,10 @@ enum polyflake_health_status
    * The generator was closed.
    */
   POLYFLAKE_HEALTH_STATUS_CLOSED = 11,
+  /**
+   * Lease: the store went back in time (restored from an older backup); the lease is lost.
+   */
+  POLYFLAKE_HEALTH_STATUS_STORE_ROLLED_BACK = 12,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -184,7 +184,8 @@ export interface Health {
   /**
    * `'ok'`, `'clock_behind'`, `'clock_outside_window'`, `'clock_failed'`, `'clock_stuck'`,
    * `'lead_too_large'`, `'used_after_fork'`, `'restart_guard'`, `'lease_expired'`,
-   * `'lease_lost'`, `'clock_ahead'` or `'closed'`.
+   * `'lease_lost'`, `'clock_ahead'`, `'closed'` or `'store_rolled_back'` (the lease store was
+   * restored from an older backup under this holder: the lease is lost).
    */
   status: string
   /** A human-readable reason; empty when ok. */

@@ -2,7 +2,8 @@
 //! revoked or expired, the slot key or znode deleted, the store restored from a backup) stops
 //! for good, so the service makes a new one from the same node source (a new slot, behind its
 //! restart guard) and answers from it, instead of refusing until someone restarts it. Health is
-//! 503 meanwhile (`lease_lost`, then `restart_guard`).
+//! 503 meanwhile (`lease_lost` or `store_rolled_back`, then `restart_guard`). After a rollback the
+//! new slot is taken only once the clock has passed the old generator's R.
 
 use crate::idformat::IdGenerator;
 use polyflake::{Generator, Health, HealthStatus, Mode, Result};
@@ -49,8 +50,15 @@ impl LiveGenerator {
         let rebuild = self.rebuild.as_ref()?;
         let old = self.get();
         let h = old.health();
-        if h.status != HealthStatus::LeaseLost {
-            return None;
+        match h.status {
+            HealthStatus::LeaseLost => {}
+            // The store went back in time: it may have forgotten the R this generator issued
+            // up to, so a slot taken from it now could be guarded too briefly. Take none until
+            // the clock has passed that R: nothing this process issued can repeat (an operator's
+            // fence covers the other holders of the lost history).
+            HealthStatus::StoreRolledBack
+                if h.lease.as_ref().map_or(true, |l| h.wall_ms > l.high_water_ms) => {}
+            _ => return None,
         }
         Some(rebuild().map(|new| {
             let what = format!(

@@ -1,7 +1,8 @@
 //! The service heals (issue 26): a `polyflake serve` whose lease is lost (its etcd slot key
 //! deleted, as an expired lease or an operator would) answers 503 `lease_lost`, takes a new slot
 //! by itself, waits out that slot's restart guard (503 `restart_guard`), and serves again: no
-//! restart, and no ID repeated across the change.
+//! restart, and no ID repeated across the change. Under a store restored from an older backup it
+//! answers 503 `store_rolled_back`, then heals the same way.
 
 mod common;
 #[path = "../../core/tests/lease_support/mod.rs"]
@@ -58,4 +59,64 @@ fn a_service_whose_lease_is_lost_takes_a_new_one_and_serves_again() {
     );
     let h = server.get("/v1/health").json();
     assert_eq!(h["lease"]["slot"], second);
+}
+
+#[test]
+fn a_service_under_a_store_restored_from_a_backup_reports_it_and_heals() {
+    let mut etcd = Etcd::start();
+    let server = Server::start(&[
+        "--etcd",
+        &etcd.client_url,
+        "--etcd-prefix",
+        "/heal-restore",
+        "--slots",
+        "4",
+        "--lease-reserve-ms",
+        "500",
+    ]);
+    assert_eq!(server.wait_health(200, Duration::from_secs(20)).status, 200);
+    let mut seen = HashSet::new();
+    mint(&server, &mut seen);
+    let backup = std::env::temp_dir().join(format!("heal-restore-{}.db", std::process::id()));
+    etcd.snapshot(&backup);
+    // The service mints on after the backup: its R (and the store's revision) run ahead of it.
+    let until = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < until {
+        mint(&server, &mut seen);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    etcd.restore(&backup);
+    let _ = std::fs::remove_file(&backup);
+    // The holder sees a revision below the one it had seen: 503 store_rolled_back, not issuing.
+    let t = Instant::now();
+    let mut rolled = None;
+    while t.elapsed() < Duration::from_secs(20) && rolled.is_none() {
+        let h = server.get("/v1/health");
+        if h.status == 503 && h.json()["status"] == "store_rolled_back" {
+            rolled = Some(h.json());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let rolled = rolled.unwrap_or_else(|| {
+        panic!(
+            "the service never reported store_rolled_back: {}",
+            server.get("/v1/health").text()
+        )
+    });
+    assert!(
+        rolled["reason"]
+            .as_str()
+            .unwrap()
+            .contains("went back in time"),
+        "{rolled}"
+    );
+    eprintln!("store_rolled_back after {:?}", t.elapsed());
+    // It heals: a new slot once the clock has passed the old R, then 200, with no ID repeated.
+    let back = server.wait_health(200, Duration::from_secs(30));
+    assert_eq!(back.status, 200, "{}", back.text());
+    eprintln!("served again {:?} after the restore", t.elapsed());
+    for _ in 0..10 {
+        mint(&server, &mut seen);
+    }
+    assert!(server.stderr().contains("took node"), "{}", server.stderr());
 }

@@ -1470,7 +1470,11 @@ impl Generator {
             }
         } else if self.lease.is_some() && self.lease_state.is_lost() {
             (
-                HealthStatus::LeaseLost,
+                if self.lease_state.is_rolled_back() {
+                    HealthStatus::StoreRolledBack
+                } else {
+                    HealthStatus::LeaseLost
+                },
                 self.lease_state
                     .refusal(self.node_id(), 0, None, None)
                     .to_string(),
@@ -1742,6 +1746,11 @@ pub enum HealthStatus {
     ClockAhead,
     /// The generator was closed.
     Closed,
+    /// Lease: the store went back in time under this holder (restored from an older backup:
+    /// a lower revision or mark version than it had seen, or another cluster); the lease is
+    /// lost and the generator has stopped for good (calls fail with `LeaseLost`). Fence the
+    /// store (`polyflake lease fence`) before new holders start.
+    StoreRolledBack,
 }
 
 impl HealthStatus {
@@ -1760,11 +1769,12 @@ impl HealthStatus {
             HealthStatus::LeaseLost => "lease_lost",
             HealthStatus::ClockAhead => "clock_ahead",
             HealthStatus::Closed => "closed",
+            HealthStatus::StoreRolledBack => "store_rolled_back",
         }
     }
 
     /// Every status, in a fixed order (for tables and tests).
-    pub const ALL: [HealthStatus; 12] = [
+    pub const ALL: [HealthStatus; 13] = [
         HealthStatus::Ok,
         HealthStatus::ClockBehind,
         HealthStatus::ClockOutsideWindow,
@@ -1777,6 +1787,7 @@ impl HealthStatus {
         HealthStatus::LeaseLost,
         HealthStatus::ClockAhead,
         HealthStatus::Closed,
+        HealthStatus::StoreRolledBack,
     ];
 }
 

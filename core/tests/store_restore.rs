@@ -66,7 +66,7 @@ fn probe(
     // A, live across the restore, notices that the store went back in time and stops.
     let noticed = wait_until(Duration::from_secs(20), || {
         let h = a.health();
-        h.status == polyflake::HealthStatus::LeaseLost && h.reason.contains("back in time")
+        h.status == polyflake::HealthStatus::StoreRolledBack && h.reason.contains("back in time")
     });
     assert!(
         noticed,

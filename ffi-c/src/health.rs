@@ -38,6 +38,8 @@ pub enum polyflake_health_status {
     ClockAhead = 10,
     /// The generator was closed.
     Closed = 11,
+    /// Lease: the store went back in time (restored from an older backup); the lease is lost.
+    StoreRolledBack = 12,
 }
 
 /// Where a generator's node id came from (`polyflake_health_snapshot.source`), in the core's
@@ -349,6 +351,7 @@ mod tests {
             S::LeaseLost,
             S::ClockAhead,
             S::Closed,
+            S::StoreRolledBack,
         ];
         assert_eq!(statuses.len(), HealthStatus::ALL.len());
         for (c, core) in statuses.into_iter().zip(HealthStatus::ALL) {

@@ -1204,6 +1204,9 @@ static void bad_input(void) {
   CHECK(strstr(polyflake_result_message(21), "closed") != NULL, "message 21");
   CHECK(POLYFLAKE_HEALTH_STATUS_CLOCK_AHEAD == 10 && POLYFLAKE_HEALTH_STATUS_CLOSED == 11, "statuses");
   CHECK(strcmp(polyflake_health_status_name(10), "clock_ahead") == 0, "status 10");
+  CHECK(POLYFLAKE_HEALTH_STATUS_STORE_ROLLED_BACK == 12 &&
+            strcmp(polyflake_health_status_name(12), "store_rolled_back") == 0,
+        "status 12");
   CHECK(strcmp(polyflake_health_status_name(11), "closed") == 0, "status 11");
   CHECK(strcmp(polyflake_lease_phase_name(POLYFLAKE_LEASE_PHASE_RESTART_GUARD), "restart_guard") == 0, "phase");
   CHECK(strcmp(polyflake_lease_phase_name(9), "unknown") == 0, "unknown phase");

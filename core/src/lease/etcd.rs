@@ -540,7 +540,7 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                 let r = (now + h.common.reserve_ms).max(state.r_ms());
                 match write_hwm(&mut h, r).await {
                     Ok(true) => { state.publish(r); state.renewed(); None }
-                    Ok(false) if h.rolled_back.is_some() => h.rolled_back.take(),
+                    Ok(false) if h.rolled_back.is_some() => { state.rolled_back(); h.rolled_back.take() }
                     Ok(false) => Some(format!(
                         "the slot key {} is no longer ours, or its high-water mark {} was changed by someone else (the etcd lease expired or was revoked, or the keys were edited)",
                         h.keys.slot, h.keys.hwm

@@ -72,6 +72,8 @@ pub(crate) struct LeaseState {
     /// The previous holder's R found when the slot was taken (`NONE` if there was none).
     guard_until_ms: AtomicI64,
     lost: AtomicBool,
+    /// The loss was the store going back in time (restored from an older backup).
+    rolled_back: AtomicBool,
     closed: AtomicBool,
     renewals: AtomicU64,
     failures: AtomicU64,
@@ -96,6 +98,7 @@ impl LeaseState {
             r_ms: AtomicI64::new(NONE),
             guard_until_ms: AtomicI64::new(NONE),
             lost: AtomicBool::new(false),
+            rolled_back: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             renewals: AtomicU64::new(0),
             failures: AtomicU64::new(0),
@@ -156,6 +159,12 @@ impl LeaseState {
         set(&self.note, reason);
     }
 
+    /// The store was seen to go back in time: the loss that follows is reported as such
+    /// (health `store_rolled_back`).
+    fn rolled_back(&self) {
+        self.rolled_back.store(true, Ordering::Release);
+    }
+
     /// The generator is closed: nothing more is issued.
     pub(crate) fn close(&self) {
         let _w = self.writer.lock();
@@ -185,6 +194,10 @@ impl LeaseState {
     }
     pub(crate) fn is_lost(&self) -> bool {
         self.lost.load(Ordering::Acquire)
+    }
+    /// The lease was lost because the store went back in time.
+    pub(crate) fn is_rolled_back(&self) -> bool {
+        self.is_lost() && self.rolled_back.load(Ordering::Acquire)
     }
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)

@@ -668,6 +668,7 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                     _ => None,
                 };
                 if probe.is_some() {
+                    state.rolled_back();
                     probe
                 } else { match write_hwm(&mut h, r).await {
                     Ok(true) => { state.publish(r); state.renewed(); cut_off = None; None }
