@@ -57,7 +57,9 @@ impl LiveGenerator {
             // the clock has passed that R: nothing this process issued can repeat (an operator's
             // fence covers the other holders of the lost history).
             HealthStatus::StoreRolledBack
-                if h.lease.as_ref().map_or(true, |l| h.wall_ms > l.high_water_ms) => {}
+                if h.lease
+                    .as_ref()
+                    .map_or(true, |l| h.wall_ms > l.high_water_ms) => {}
             _ => return None,
         }
         Some(rebuild().map(|new| {

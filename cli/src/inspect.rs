@@ -169,9 +169,13 @@ fn inspect(a: InspectArgs) -> Result<(), CliError> {
                 .map_or("none recorded".to_string(), |s| s.to_string());
             writeln!(
                 out,
-                "{} store {}\nID space: {space}\nnow: {} ({} ms)\nfence: {}",
+                "{} store {}{}\nID space: {space}\nnow: {} ({} ms)\nfence: {}",
                 report.kind.name(),
                 report.store,
+                match (&report.store_identity, report.revision) {
+                    (Some(id), Some(rev)) => format!(" ({id}; highest revision seen: {rev})"),
+                    _ => String::new(),
+                },
                 timefmt::iso_utc(report.now_ms),
                 report.now_ms,
                 report.fence_ms.map_or("none".to_string(), |f| format!(
@@ -226,6 +230,8 @@ fn as_json(r: &StoreReport) -> serde_json::Value {
         "space": r.space.map(|s| json!({"epoch_ms": s.epoch_ms, "layout": s.layout.to_string()})),
         "now_ms": r.now_ms,
         "fence_ms": r.fence_ms,
+        "store_identity": r.store_identity,
+        "revision": r.revision,
         "slots": slots,
     })
 }

@@ -91,6 +91,14 @@ fn next_serve_and_inspect_on_a_zookeeper_lease() {
     let held = slots.iter().find(|s| s["slot"] == slot).unwrap();
     assert_eq!(held["held"], true, "{held}");
     assert!(held["guard_ms"].as_i64().unwrap() > 0, "{held}");
+    // The store's identity and the highest zxid seen (a restore shows as a lower one).
+    assert!(
+        v["store_identity"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("ZooKeeper database epoch "))
+            && v["revision"].as_i64().is_some_and(|z| z > 0),
+        "{v}"
+    );
     let r = run(&[
         "lease",
         "inspect",
@@ -101,7 +109,12 @@ fn next_serve_and_inspect_on_a_zookeeper_lease() {
     ]);
     assert!(r.status.success(), "{}", r.stderr);
     assert!(
-        r.stdout.starts_with("zookeeper store zookeeper 127.0.0.1:"),
+        r.stdout.starts_with("zookeeper store zookeeper 127.0.0.1:")
+            && r.stdout
+                .lines()
+                .next()
+                .unwrap()
+                .contains("highest revision seen: "),
         "{}",
         r.stdout
     );
@@ -254,6 +267,13 @@ fn etcd_over_tls_with_a_client_certificate_and_a_password_file() {
     let v = json(&run(&argv));
     assert_eq!(v["kind"], "etcd");
     assert_eq!(v["slots"].as_array().unwrap().len(), 1);
+    assert!(
+        v["store_identity"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("etcd cluster "))
+            && v["revision"].as_i64().is_some_and(|r| r > 0),
+        "{v}"
+    );
     let mut args: Vec<String> = vec!["next".into()];
     args.extend(tls(&bad));
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();

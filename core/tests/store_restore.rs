@@ -61,6 +61,11 @@ fn probe(
         .max()
         .unwrap();
 
+    let seen_before = inspect();
+    assert!(
+        seen_before.store_identity.is_some() && seen_before.revision.is_some(),
+        "{seen_before:?}"
+    );
     restore();
     let restored = std::time::Instant::now();
     // A, live across the restore, notices that the store went back in time and stops.
@@ -82,6 +87,20 @@ fn probe(
     assert_eq!(a.next_id().unwrap_err().kind(), ErrorKind::LeaseLost);
     // The restored store forgot A's R: its mark is C's, below what A issued.
     let before = inspect();
+    // `lease inspect` shows it: the highest revision (etcd) or zxid (ZooKeeper) went back.
+    assert!(
+        before.revision < seen_before.revision,
+        "revision {:?} after the restore, {:?} before",
+        before.revision,
+        seen_before.revision
+    );
+    eprintln!(
+        "inspect: {} at revision {:?} before the restore, {} at {:?} after",
+        seen_before.store_identity.as_deref().unwrap_or("-"),
+        seen_before.revision,
+        before.store_identity.as_deref().unwrap_or("-"),
+        before.revision
+    );
     let mark = before
         .slots
         .iter()

@@ -610,12 +610,13 @@ pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::inspect::StoreRepor
     let timeout = Duration::from_millis(o.connect_timeout_ms);
     rt.block_on(async {
         let mut client = connect(o, &creds, &store, timeout).await?;
-        let space_value = timed(timeout, "get", client.get(format!("{prefix}/space"), None))
+        let space_reply = timed(timeout, "get", client.get(format!("{prefix}/space"), None))
             .await
-            .map_err(|e| store_error(&store, "cannot read the ID space", e))?
-            .kvs()
-            .first()
-            .map(|kv| kv.value().to_vec());
+            .map_err(|e| store_error(&store, "cannot read the ID space", e))?;
+        let header = space_reply
+            .header()
+            .map(|h| (h.cluster_id(), h.member_id(), h.revision()));
+        let space_value = space_reply.kvs().first().map(|kv| kv.value().to_vec());
         let space = match space_value {
             Some(v) => Some(
                 record::parse_space(&v)
@@ -628,7 +629,7 @@ pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::inspect::StoreRepor
             .await
             .ok()
             .and_then(|r| r.kvs().first().and_then(|kv| fence::parse(kv.value())));
-        Ok(store_report(
+        let mut report = store_report(
             LeaseKind::Etcd,
             &store,
             space,
@@ -637,7 +638,12 @@ pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::inspect::StoreRepor
             o.reserve_ms,
             o.max_guard_wait_ms,
             fence_ms,
-        ))
+        );
+        if let Some((cluster, member, revision)) = header {
+            report.store_identity = Some(format!("etcd cluster {cluster:x}, member {member:x}"));
+            report.revision = Some(revision);
+        }
+        Ok(report)
     })
 }
 

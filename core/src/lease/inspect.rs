@@ -50,6 +50,14 @@ pub struct StoreReport {
     /// The store's fence (`polyflake lease fence`), Unix ms: no new holder of any slot issues
     /// at or below it. `None` when the store has none (or it could not be read).
     pub fence_ms: Option<i64>,
+    /// Which store answered, for telling a restored or replaced store from the one holders
+    /// used: etcd's cluster and member ids; ZooKeeper's database epoch (the high 32 bits of a
+    /// zxid). `None` for a file lease.
+    pub store_identity: Option<String>,
+    /// The highest revision (etcd: the store's revision when it answered) or zxid (ZooKeeper:
+    /// the latest change among the lease's znodes) this read saw: after a restore from an older
+    /// backup it is lower than before. `None` for a file lease.
+    pub revision: Option<i64>,
 }
 
 /// Read a file lease directory (`options.dir`) without taking anything: each slot file's
@@ -161,6 +169,8 @@ pub fn inspect_file_lease(options: &FileLeaseOptions) -> Result<StoreReport> {
         now_ms: now,
         slots,
         fence_ms: super::file::read_file_fence(&d).ok().flatten(),
+        store_identity: None,
+        revision: None,
     })
 }
 

@@ -321,5 +321,7 @@ pub(crate) fn store_report(
         now_ms: now,
         slots,
         fence_ms,
+        store_identity: None,
+        revision: None,
     }
 }

@@ -756,7 +756,7 @@ pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
             Ok((v, _)) => fence::parse(&v),
             Err(_) => None,
         };
-        let report = store_report(
+        let mut report = store_report(
             LeaseKind::ZooKeeper,
             &store,
             space,
@@ -766,9 +766,43 @@ pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
             o.max_guard_wait_ms,
             fence_ms,
         );
+        let zxid = latest_zxid(&client, &prefix, marks.keys(), timeout).await;
+        if zxid > 0 {
+            report.store_identity = Some(format!("ZooKeeper database epoch {}", zxid >> 32));
+            report.revision = Some(zxid);
+        }
         close(client, states).await;
         Ok(report)
     }))
+}
+
+/// The latest zxid among the lease's znodes: the prefix, its slot and mark directories (their
+/// children's creations and deletions) and each mark present (its writes). Costs one request per
+/// mark; 0 when nothing could be read.
+async fn latest_zxid<'a>(
+    client: &zk::Client,
+    prefix: &str,
+    marks: impl Iterator<Item = &'a u32>,
+    timeout: Duration,
+) -> i64 {
+    let paths: Vec<String> = [
+        prefix.to_string(),
+        format!("{prefix}/slot"),
+        format!("{prefix}/hwm"),
+        fence::fence_key(prefix),
+    ]
+    .into_iter()
+    .chain(marks.map(|&n| keys(prefix, n).hwm))
+    .collect();
+    // Every request is sent when its future is made: make them all, then wait in turn.
+    let pending: Vec<_> = paths.iter().map(|p| client.check_stat(p)).collect();
+    let mut latest = 0;
+    for reply in pending {
+        if let Ok(Some(stat)) = call(timeout, reply).await {
+            latest = latest.max(stat.mzxid).max(stat.pzxid).max(stat.czxid);
+        }
+    }
+    latest
 }
 
 /// Raise the store's fence to `now + margin_ms` (created if absent, else set on the version
