@@ -682,6 +682,13 @@ impl fmt::Display for Error {
                         f,
                         "clock stuck on node {node_id}: the sequence for this millisecond is spent and the clock did not advance within {max_wait_ms} ms"
                     )
+                } else if (*behind_ms as f64) <= *max_wait_ms {
+                    // A rewind the budget covers, on a clock that did not catch up in it (a
+                    // frozen or stepped test clock, a paused VM).
+                    write!(
+                        f,
+                        "clock moved backwards by {behind_ms} ms on node {node_id} and did not catch up within the wait budget ({max_wait_ms} ms): refusing to issue"
+                    )
                 } else {
                     write!(
                         f,

@@ -1534,13 +1534,22 @@ impl Generator {
                     )
                     .to_string(),
             )
-        } else if self.mode == Mode::Strict && lead_ms as f64 > self.max_wait_ms {
+        } else if self.mode == Mode::Strict && lead_ms > 0 {
+            // Behind at all: a call now waits (a frozen or slow clock may never catch up within
+            // the budget), or is refused at once past the budget.
             (
                 HealthStatus::ClockBehind,
-                format!(
-                    "clock is {lead_ms} ms behind the last issued millisecond (wait budget {} ms)",
-                    self.max_wait_ms
-                ),
+                if lead_ms as f64 > self.max_wait_ms {
+                    format!(
+                        "clock is {lead_ms} ms behind the last issued millisecond, more than the wait budget ({} ms): calls are refused until it catches up",
+                        self.max_wait_ms
+                    )
+                } else {
+                    format!(
+                        "clock is {lead_ms} ms behind the last issued millisecond: calls wait for it to catch up, at most the wait budget ({} ms), and are refused if it does not",
+                        self.max_wait_ms
+                    )
+                },
             )
         } else if self.mode == Mode::Strict
             && elapsed <= i128::from(self.stuck_at.load(Ordering::Relaxed))
@@ -1716,8 +1725,8 @@ impl Generator {
 pub enum HealthStatus {
     /// Issuing normally.
     Ok,
-    /// Strict mode: the wall clock is behind the last issued millisecond by more than the wait
-    /// budget, so calls are being refused.
+    /// Strict mode: the wall clock is behind the last issued millisecond, so calls wait for it
+    /// (at most the wait budget) or, past the budget, are refused.
     ClockBehind,
     /// The wall clock is before the epoch or past the layout's window.
     ClockOutsideWindow,

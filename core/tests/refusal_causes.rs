@@ -98,3 +98,56 @@ fn a_fresh_holder_under_a_previous_holders_guard_is_told_so() {
         "{err}"
     );
 }
+
+/// A rewind the wait budget covers, on a clock that never catches up (frozen): health says
+/// `clock_behind` at once (not `ok`), and the refusal says the clock did not catch up within the
+/// budget (not merely "moved backwards by 3 ms (wait budget 50 ms)", which reads as a
+/// contradiction). A rewind past the budget is refused at once, and health says so.
+#[test]
+fn a_small_rewind_on_a_frozen_clock_is_reported_as_such() {
+    let clock = ManualClock::new(1_735_689_600_000);
+    let g = Generator::builder(9)
+        .clock(clock.clone())
+        .max_wait_ms(50.0)
+        .build()
+        .unwrap();
+    g.next_id().unwrap();
+    assert!(g.health().ok);
+    clock.advance(-3);
+    let h = g.health();
+    assert_eq!(h.status, HealthStatus::ClockBehind, "{}", h.reason);
+    assert!(!h.ok);
+    assert!(
+        h.reason.contains("3 ms behind") && h.reason.contains("calls wait"),
+        "{}",
+        h.reason
+    );
+    let t = std::time::Instant::now();
+    let e = g.next_id().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ClockMovedBackwards);
+    assert!(
+        t.elapsed() >= std::time::Duration::from_millis(50),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(
+        e.to_string()
+            .contains("by 3 ms on node 9 and did not catch up within the wait budget (50 ms)"),
+        "{e}"
+    );
+    clock.advance(-100);
+    let h = g.health();
+    assert!(
+        h.status == HealthStatus::ClockBehind && h.reason.contains("more than the wait budget"),
+        "{}",
+        h.reason
+    );
+    let e = g.next_id().unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("by 103 ms on node 9 (wait budget 50 ms)"),
+        "{e}"
+    );
+    clock.advance(104);
+    assert!(g.next_id().is_ok() && g.health().ok);
+}

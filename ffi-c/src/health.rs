@@ -16,7 +16,7 @@ use std::ffi::c_char;
 pub enum polyflake_health_status {
     /// Issuing normally.
     Ok = 0,
-    /// Strict mode: the wall clock is behind the last issued ms by more than the wait budget.
+    /// Strict mode: the wall clock is behind the last issued ms (calls wait, or are refused).
     ClockBehind = 1,
     /// The wall clock is before the epoch or past the layout's window.
     ClockOutsideWindow = 2,
