@@ -291,6 +291,29 @@ pub struct Decoded {
     pub sequence: u32,
 }
 
+impl Decoded {
+    /// The ID's time as a [`SystemTime`](std::time::SystemTime), for a log line.
+    ///
+    /// ```
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// let d = polyflake::decode(1 << 22).unwrap(); // 1 ms after the default epoch
+    /// assert_eq!(d.time(), UNIX_EPOCH + Duration::from_millis(1_704_067_200_001));
+    /// ```
+    pub fn time(&self) -> std::time::SystemTime {
+        unix_ms_time(self.timestamp_ms)
+    }
+}
+
+/// Unix milliseconds as a [`SystemTime`](std::time::SystemTime) (before 1970 too).
+pub fn unix_ms_time(unix_ms: i64) -> std::time::SystemTime {
+    let at = std::time::Duration::from_millis(unix_ms.unsigned_abs());
+    if unix_ms >= 0 {
+        std::time::UNIX_EPOCH + at
+    } else {
+        std::time::UNIX_EPOCH - at
+    }
+}
+
 /// Check that a number is a valid ID: below 2^63.
 ///
 /// ```

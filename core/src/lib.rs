@@ -82,8 +82,8 @@ pub use generator::{
 };
 pub use interrupt::{interruptible, SLICE as INTERRUPT_SLICE};
 pub use layout::{
-    check_id, format_id, id_from_i128, parse_id, Decoded, Layout, DEFAULT_EPOCH_MS, MAX_ID,
-    MAX_NODE_OR_SEQUENCE_BITS,
+    check_id, format_id, id_from_i128, parse_id, unix_ms_time, Decoded, Layout, DEFAULT_EPOCH_MS,
+    MAX_ID, MAX_NODE_OR_SEQUENCE_BITS,
 };
 /// The lease stores' record parsers, for the fuzz targets only (feature `fuzzing`).
 #[cfg(feature = "fuzzing")]
