@@ -534,7 +534,7 @@ pub fn claims(s: &Summary) -> Vec<(String, String, String)> {
     ) {
         let failed: u64 = b.start_failures.values().sum();
         out.push((
-            "the blue-green ceiling (README): each colour needs its own node ids, at most 1,024 / 2 = 512 pods per colour on 10 bits".into(),
+            "the blue-green ceiling (docs/node-ids.md): each colour needs its own node ids, at most 1,024 / 2 = 512 pods per colour on 10 bits".into(),
             format!(
                 "{} nodes per colour: 41/10/12 peaked at {} of {} slots with {} failed green starts ({} green ready at the cutover); 41/12/10 peaked at {} of {}",
                 b.nodes,
