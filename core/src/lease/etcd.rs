@@ -43,6 +43,8 @@ struct Held {
     timeout: Duration,
     ttl_s: i64,
     store: String,
+    /// The etcd user we authenticate as (for what a refusal tells to check).
+    user: Option<String>,
     /// The mod revision of the mark as we last wrote it (0: the key did not exist).
     hwm_revision: i64,
     /// Marks whose write got no answer since the last answered one (a timeout, a dropped
@@ -59,6 +61,11 @@ struct Held {
 }
 
 impl Held {
+    /// A failed renewal request (`what` was being done) as the lease state's note.
+    fn note(&self, what: &str, e: &str) -> String {
+        cause(&format!("{what} ({})", self.store), self.user.as_deref(), e)
+    }
+
     /// Look at an answer's header: the revision and cluster id only move forward.
     fn saw(&mut self, header: Option<&etcd_client::ResponseHeader>) {
         let Some(hd) = header else { return };
@@ -80,6 +87,43 @@ impl Held {
         if self.seen.1 == 0 {
             self.seen.1 = cluster;
         }
+    }
+}
+
+/// What a failed request's words `e` say (`at`: what was being done, on which store), for an
+/// error or a renewal's note: etcd refusing our credentials or permissions ("not authorized: ",
+/// with what to check), no answer at all ("unreachable: "), or etcd's other answer as it is.
+fn cause(at: &str, user: Option<&str>, e: &str) -> String {
+    // etcd's own words, then gRPC's for PermissionDenied and Unauthenticated.
+    const REFUSED: [&str; 7] = [
+        "permission denied",
+        "user name is empty",
+        "invalid auth token",
+        "authentication failed",
+        "user name not found",
+        "does not have permission",
+        "authentication credentials",
+    ];
+    let lower = e.to_ascii_lowercase();
+    if REFUSED.iter().any(|w| lower.contains(w)) {
+        let check = match user {
+            Some(u) => format!(
+                "check that etcd user {u:?} has a role granting readwrite on every key under the prefix (`etcdctl user get {u}`, `etcdctl role get ROLE`), and its password"
+            ),
+            None => "etcd has authentication on: set username and password, for a user whose role grants readwrite on every key under the prefix".to_string(),
+        };
+        format!("not authorized: {at}: {e}; {check}")
+    } else if lower.contains("etcdserver:") {
+        format!("{at}: {e}")
+    } else {
+        format!("unreachable: {at}: {e}")
+    }
+}
+
+/// A failed request as a store error (see `cause`).
+fn refused(store: &str, what: &str, user: Option<&str>, e: &str) -> Error {
+    Error::LeaseStore {
+        reason: cause(&format!("{what} ({store})"), user, e),
     }
 }
 
@@ -191,6 +235,7 @@ async fn check_space(
     client: &mut Client,
     prefix: &str,
     store: &str,
+    user: Option<&str>,
     ours: IdSpace,
     timeout: Duration,
 ) -> Result<()> {
@@ -201,7 +246,7 @@ async fn check_space(
         .or_else([TxnOp::get(key.clone(), None)]);
     let resp = timed(timeout, "txn", client.txn(txn))
         .await
-        .map_err(|e| store_error(store, "cannot check the ID space", e))?;
+        .map_err(|e| refused(store, "cannot check the ID space", user, &e))?;
     if resp.succeeded() {
         return Ok(());
     }
@@ -217,9 +262,10 @@ async fn read_store(
     client: &mut Client,
     prefix: &str,
     store: &str,
+    user: Option<&str>,
     timeout: Duration,
 ) -> Result<(Vec<(u32, String)>, std::collections::HashMap<u32, Vec<u8>>)> {
-    let err = |what: &str, e: String| store_error(store, what, e);
+    let err = |what: &str, e: String| refused(store, what, user, &e);
     let number = slot_number;
     let taken = timed(
         timeout,
@@ -267,9 +313,10 @@ async fn take(
     timeout: Duration,
     ctx: &SlotContext,
 ) -> Result<Taken<Held>> {
-    let err = |what: &str, e: String| store_error(store, what, e);
+    let user = creds.username();
+    let err = |what: &str, e: String| refused(store, what, user, &e);
     let mut client = connect(o, creds, store, timeout).await?;
-    check_space(&mut client, prefix, store, ctx.space(), timeout).await?;
+    check_space(&mut client, prefix, store, user, ctx.space(), timeout).await?;
     let lease_id = timed(timeout, "lease grant", client.lease_grant(o.ttl_s, None))
         .await
         .map_err(|e| err("cannot create an etcd lease", e))?
@@ -286,7 +333,7 @@ async fn take(
             .first()
             .and_then(|kv| record::parse_owner_slot(kv.value()));
     }
-    let (taken, marks) = read_store(&mut client, prefix, store, timeout).await?;
+    let (taken, marks) = read_store(&mut client, prefix, store, user, timeout).await?;
     let window_end = ctx.window_end_ms();
     let now = ctx.now_ms()?;
     let order = free_slot_order(&common, &taken, &marks, own, now, window_end);
@@ -372,6 +419,7 @@ async fn take(
             timeout,
             ttl_s: o.ttl_s,
             store: store.to_string(),
+            user: user.map(str::to_string),
             hwm_revision: mark.map(|(_, rev)| rev).unwrap_or(0),
             unsure: Default::default(),
             seen: (0, 0),
@@ -515,7 +563,7 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
             .await
             {
                 Ok(k) => keeper = Some(k),
-                Err(e) => state.failed(format!("{}: {e}", h.store)),
+                Err(e) => state.failed(h.note("cannot keep the etcd lease alive", &e)),
             }
         }
         if watch.is_none() {
@@ -527,7 +575,9 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
             .await
             {
                 Ok(w) => watch = Some(w),
-                Err(e) => state.failed(format!("{}: {e}", h.store)),
+                Err(e) => {
+                    state.failed(h.note(&format!("cannot watch the slot key {}", h.keys.slot), &e))
+                }
             }
         }
         let lost = tokio::select! {
@@ -545,13 +595,16 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                         "the slot key {} is no longer ours, or its high-water mark {} was changed by someone else (the etcd lease expired or was revoked, or the keys were edited)",
                         h.keys.slot, h.keys.hwm
                     )),
-                    Err(e) => { state.failed(format!("{}: {e}", h.store)); None }
+                    Err(e) => {
+                        state.failed(h.note(&format!("cannot write the high-water mark {}", h.keys.hwm), &e));
+                        None
+                    }
                 }
             }
             _ = ka_tick.tick() => {
                 if let Some((k, _)) = keeper.as_mut() {
                     if let Err(e) = timed(h.timeout, "keep-alive", k.keep_alive()).await {
-                        state.failed(format!("{}: {e}", h.store));
+                        state.failed(h.note("cannot keep the etcd lease alive", &e));
                         keeper = None;
                     }
                 }
@@ -624,7 +677,8 @@ pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::inspect::StoreRepor
             ),
             None => None,
         };
-        let (taken, marks) = read_store(&mut client, &prefix, &store, timeout).await?;
+        let (taken, marks) =
+            read_store(&mut client, &prefix, &store, creds.username(), timeout).await?;
         let fence_ms = timed(timeout, "get", client.get(fence::fence_key(&prefix), None))
             .await
             .ok()

@@ -111,20 +111,33 @@ async fn call<T, E: Into<zk::Error>>(
     }
 }
 
-/// A failed call as a store error, with what a refusal of our credentials means.
+/// What a failed call says (`at`: what was being done, on which store), for an error or a
+/// renewal's note: ZooKeeper refusing our credentials or an ACL ("not authorized: ", with what
+/// to check), no answer at all ("unreachable: "), or its other answer as it is.
+fn cause(at: &str, user: Option<&str>, e: &Fail) -> String {
+    match e {
+        Fail::Zk(z @ (zk::Error::NoAuth | zk::Error::AuthFailed)) => {
+            let check = match user {
+                Some(u) => format!(
+                    "check the ACL of the znodes under the prefix (getAcl): digest user {u:?} needs all permissions on them (they belong to another ZooKeeper user, or their ACL was changed), and check the password of digest user {u:?}"
+                ),
+                None => "the znodes are protected by an ACL; set username and password (digest)"
+                    .to_string(),
+            };
+            format!("not authorized: {at}: ZooKeeper answered {z:?} ({z}); {check}")
+        }
+        Fail::TimedOut(_)
+        | Fail::Zk(zk::Error::ConnectionLoss | zk::Error::NoHosts | zk::Error::Timeout) => {
+            format!("unreachable: {at}: {e}")
+        }
+        Fail::Zk(_) => format!("{at}: {e}"),
+    }
+}
+
+/// A failed call as a store error (see `cause`).
 fn fail(store: &str, what: &str, user: Option<&str>, e: Fail) -> Error {
-    match (e, user) {
-        (Fail::Zk(zk::Error::NoAuth), Some(u)) => store_error(
-            store,
-            what,
-            format!("not authorized: the znodes belong to another ZooKeeper user, or the password of digest user {u:?} is wrong"),
-        ),
-        (Fail::Zk(zk::Error::NoAuth), None) => store_error(
-            store,
-            what,
-            "not authorized: the znodes are protected by an ACL; set username and password (digest)",
-        ),
-        (e, _) => store_error(store, what, e),
+    Error::LeaseStore {
+        reason: cause(&format!("{what} ({store})"), user, &e),
     }
 }
 
@@ -241,6 +254,13 @@ struct Held {
     lost_why: Option<String>,
     /// What a fresh client needs to look at the store while our session cannot reach it.
     reconnect: (ZooKeeperLeaseOptions, Credentials),
+}
+
+impl Held {
+    /// A failed renewal call (`what` was being done) as the lease state's note.
+    fn note(&self, what: &str, e: &Fail) -> String {
+        cause(&format!("{what} ({})", self.store), self.user.as_deref(), e)
+    }
 }
 
 /// Our session cannot reach the ensemble: has the store gone back in time (restored from a
@@ -649,7 +669,8 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                     state.lose("the ZooKeeper session expired".to_string());
                     break;
                 }
-                Err(e) => state.failed(format!("{}: watch: {e}", h.store)),
+                Err(e) => state
+                    .failed(h.note(&format!("cannot watch the slot znode {}", h.keys.slot), &e)),
             }
         }
         let lost = tokio::select! {
@@ -677,7 +698,7 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                         h.keys.slot, h.keys.hwm
                     ))),
                     Err(e) => {
-                        state.failed(format!("{}: {e}", h.store));
+                        state.failed(h.note(&format!("cannot write the high-water mark {}", h.keys.hwm), &e));
                         cut_off.get_or_insert_with(tokio::time::Instant::now);
                         None
                     }
@@ -688,7 +709,7 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                 zk::SessionState::AuthFailed => Some("ZooKeeper refused the session's authentication".to_string()),
                 zk::SessionState::Closed => Some("the ZooKeeper client was closed".to_string()),
                 zk::SessionState::Disconnected => {
-                    state.failed(format!("{}: disconnected from the ensemble", h.store));
+                    state.failed(format!("unreachable: disconnected from the ensemble ({})", h.store));
                     cut_off.get_or_insert_with(tokio::time::Instant::now);
                     None
                 }

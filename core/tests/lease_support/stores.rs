@@ -557,6 +557,14 @@ impl ZkClient {
             .unwrap_or_default()
     }
 
+    /// Replace the ACL of a znode (as its owner or an operator would, `setAcl`).
+    pub fn set_acl(&self, path: &str, acl: &[zookeeper_client::Acl]) -> Result<(), String> {
+        self.rt
+            .block_on(self.client.set_acl(path, acl, None))
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
     /// The ephemeral owner (session id) of a znode, 0 for a persistent one.
     pub fn ephemeral_owner(&self, path: &str) -> Option<i64> {
         self.rt
