@@ -699,7 +699,11 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                     ))),
                     Err(e) => {
                         state.failed(h.note(&format!("cannot write the high-water mark {}", h.keys.hwm), &e));
-                        cut_off.get_or_insert_with(tokio::time::Instant::now);
+                        // Cut off only when the ensemble did not answer (a refusal, NoAuth, is an
+                        // answer: no fresh-session probe for a rollback every period).
+                        if !matches!(e, Fail::Zk(zk::Error::NoAuth | zk::Error::AuthFailed)) {
+                            cut_off.get_or_insert_with(tokio::time::Instant::now);
+                        }
                         None
                     }
                 } }
