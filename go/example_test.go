@@ -1,9 +1,11 @@
 package polyflake_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	polyflake "example.invalid/polyflake/go"
 )
@@ -82,7 +84,7 @@ func ExampleFileLease() {
 	id, _ := g.NextID()
 	d, _ := g.Decode(id)
 	h := g.Health()
-	fmt.Println(d.NodeID == uint32(g.NodeID()), h.Source, h.Lease.Kind, h.Lease.Phase,
+	fmt.Println(d.NodeID == g.NodeID(), h.Source, h.Lease.Kind, h.Lease.Phase,
 		h.Lease.HighWaterMs >= d.TimestampMs)
 	// Output: true file_lease file held true
 }
@@ -149,4 +151,24 @@ func ExampleZooKeeper() {
 	_, err := polyflake.New(source)
 	fmt.Println(errors.Is(err, polyflake.ErrInvalidNodeSource))
 	// Output: true
+}
+
+// An ID's JSON is a decimal string (a JSON number above 2^53 is rounded by JavaScript); its time
+// comes from the generator that made it, which knows the layout and the epoch.
+func ExampleID() {
+	g := polyflake.MustNew(polyflake.NodeID(37), polyflake.WithClock(polyflake.NewManualClock(1737747358021)))
+	defer g.Close()
+	id, _ := g.Generate()
+	doc, _ := json.Marshal(map[string]polyflake.ID{"id": id})
+	fmt.Println(string(doc))
+	at, _ := g.Time(int64(id))
+	fmt.Println(at.Format(time.RFC3339Nano))
+	var back polyflake.ID
+	fmt.Println(json.Unmarshal([]byte(`"141264821508263936"`), &back), back == id)
+	fmt.Println(errors.Is(json.Unmarshal([]byte(`141264821508263936`), &back), polyflake.ErrInvalidID))
+	// Output:
+	// {"id":"141264821508263936"}
+	// 2025-01-24T19:35:58.021Z
+	// <nil> true
+	// true
 }

@@ -240,7 +240,7 @@ func FuzzDecodeCompose(f *testing.F) {
 		if id < 0 {
 			t.Fatalf("negative id %d decoded", id)
 		}
-		back, err := Compose(l, epochMs, d.TimestampMs, uint64(d.NodeID), uint64(d.Sequence))
+		back, err := Compose(l, epochMs, d.TimestampMs, d.NodeID, uint64(d.Sequence))
 		if err != nil || back != id {
 			t.Fatalf("%s epoch %d: %d decodes to %+v, composes to %d %v", l, epochMs, id, d, back, err)
 		}

@@ -241,7 +241,9 @@ func (g *Generator) Health() Health {
 	return healthOf(&h, r)
 }
 
-// NodeID is the node id the generator holds (for a lease: its slot).
+// NodeID is the node id the generator holds (for a lease: its slot). Every node id of this
+// package is an int64: this one, the NodeID option's, Decoded.NodeID, Health.NodeID,
+// LeaseHealth.Slot, Compose's; one compares with another, or goes back into NodeID, as it is.
 func (g *Generator) NodeID() int64 { return g.nodeID }
 
 // Layout is the generator's layout.

@@ -8,90 +8,98 @@ import "C"
 // Health is a snapshot of a generator's state and counters: the core's health fields, with the
 // names the core gives them (ids_issued is IDsIssued). Status, Source, Mode, ClockSource and the
 // lease's Kind and Phase are the core's stable names ("clock_behind", "file_lease", ...).
+//
+// Its JSON (encoding/json) has the core's field names, in the core's order (its Health::fields,
+// the Python binding's attribute names): {"ok":true,"status":"ok",...,"ids_issued":3,...,
+// "lease":null}; last_issued_ms is null before the first ID, lease null without a lease.
 type Health struct {
 	// OK is true when the generator can issue now.
-	OK bool
+	OK bool `json:"ok"`
 	// Status says why it is or is not healthy: "ok", "clock_behind", "clock_stuck",
 	// "clock_outside_window", "clock_failed", "lead_too_large", "used_after_fork",
 	// "restart_guard", "lease_expired", "lease_lost", "clock_ahead", "closed",
 	// "store_rolled_back" (the lease store went back in time: the lease is lost).
-	Status string
+	Status string `json:"status"`
 	// Reason is a human-readable reason; empty when OK.
-	Reason string
+	Reason string `json:"reason"`
 	// NodeID is the generator's node id (0 for UUIDv7 and ULID).
-	NodeID uint32
+	NodeID int64 `json:"node_id"`
 	// Source is where the node id came from: "static", "env", "hostname", "ipv4",
 	// "file_lease", "etcd", "zookeeper".
-	Source string
+	Source string `json:"source"`
 	// Mode is "strict" or "monotonic".
-	Mode string
+	Mode string `json:"mode"`
 	// LastIssuedMs is the Unix ms of the last ID issued (nil before the first).
-	LastIssuedMs *int64
+	LastIssuedMs *int64 `json:"last_issued_ms"`
 	// WallMs is the wall clock when the snapshot was taken (0 if the clock failed).
-	WallMs int64
+	WallMs int64 `json:"wall_ms"`
 	// LeadMs is how far the last issued millisecond is ahead of the wall clock.
-	LeadMs int64
+	LeadMs int64 `json:"lead_ms"`
 	// IDsIssued counts the IDs issued.
-	IDsIssued uint64
+	IDsIssued uint64 `json:"ids_issued"`
 	// RewindsWaited counts calls that waited out a small rewind.
-	RewindsWaited uint64
+	RewindsWaited uint64 `json:"rewinds_waited"`
 	// RewindsRefused counts calls refused because the clock was behind or stuck.
-	RewindsRefused uint64
+	RewindsRefused uint64 `json:"rewinds_refused"`
 	// SequenceExhaustions counts strict calls that found their millisecond spent.
-	SequenceExhaustions uint64
+	SequenceExhaustions uint64 `json:"sequence_exhaustions"`
 	// WaitSleeps counts the sleeps taken while waiting (strict mode never spins).
-	WaitSleeps uint64
+	WaitSleeps uint64 `json:"wait_sleeps"`
 	// MsBorrowed counts the milliseconds a monotonic generator moved into ahead of the clock.
-	MsBorrowed uint64
+	MsBorrowed uint64 `json:"ms_borrowed"`
 	// LeadRefused counts monotonic calls refused by the lead limit.
-	LeadRefused uint64
+	LeadRefused uint64 `json:"lead_refused"`
 	// LeaseRenewals counts lease renewals.
-	LeaseRenewals uint64
+	LeaseRenewals uint64 `json:"lease_renewals"`
 	// LeaseFailures counts failed lease renewals.
-	LeaseFailures uint64
+	LeaseFailures uint64 `json:"lease_failures"`
 	// ClockAheadMs is how far the wall clock reads ahead of what elapsed time vouches for, while
 	// that is a forward step not yet believed (0 otherwise).
-	ClockAheadMs int64
+	ClockAheadMs int64 `json:"clock_ahead_ms"`
 	// ForwardRefused counts strict calls refused because the clock had stepped ahead.
-	ForwardRefused uint64
+	ForwardRefused uint64 `json:"forward_refused"`
 	// ClockSource is the clock reading in effect: "precise" or "coarse".
-	ClockSource string
+	ClockSource string `json:"clock_source"`
 	// ClockTickNs is the resolution of the system clock in use, from clock_getres (0 for a test
 	// clock).
-	ClockTickNs uint64
+	ClockTickNs uint64 `json:"clock_tick_ns"`
 	// ClockNote says why a requested coarse source is not in effect; empty otherwise.
-	ClockNote string
+	ClockNote string `json:"clock_note"`
 	// Lease is the lease's state, or nil when the node id is not leased.
-	Lease *LeaseHealth
+	Lease *LeaseHealth `json:"lease"`
 }
 
 // LeaseHealth is the lease part of Health.
 type LeaseHealth struct {
 	// Kind is "file", "etcd" or "zookeeper" (the library's polyflake_lease_kind_name).
-	Kind string
+	Kind string `json:"kind"`
 	// Store is the directory, or the etcd endpoints or ZooKeeper ensemble and the prefix.
-	Store string
+	Store string `json:"store"`
 	// Slot is the slot held, which is the node id.
-	Slot uint32
+	Slot int64 `json:"slot"`
 	// HighWaterMs is the high-water mark R: no ID carries a later timestamp until the store has
 	// extended it.
-	HighWaterMs int64
+	HighWaterMs int64 `json:"high_water_ms"`
 	// GuardUntilMs is what the slot's previous holder may have reached (nil: no guard).
-	GuardUntilMs *int64
+	GuardUntilMs *int64 `json:"guard_until_ms"`
 	// GuardWaiting is true while the restart guard waits.
-	GuardWaiting bool
+	GuardWaiting bool `json:"guard_waiting"`
 	// GuardRemainingMs is how long the restart guard still waits.
-	GuardRemainingMs uint64
+	GuardRemainingMs uint64 `json:"guard_remaining_ms"`
 	// GuardNote says why the guard is long; empty otherwise.
-	GuardNote string
+	GuardNote string `json:"guard_note"`
 	// Lost is true once the lease is lost (the generator has stopped for good).
-	Lost bool
+	Lost bool `json:"lost"`
 	// Expired is true while the next ID would pass R.
-	Expired bool
+	Expired bool `json:"expired"`
 	// Phase is "held", "restart_guard", "expired" or "lost".
-	Phase string
+	Phase string `json:"phase"`
+	// Renewals counts the lease's renewals (the same count as Health.LeaseRenewals).
+	Renewals uint64 `json:"renewals"`
+	// Failures counts its failed renewals (the same count as Health.LeaseFailures).
+	Failures uint64 `json:"failures"`
 	// LastError is the last store error, or why the lease was lost; empty if none.
-	LastError string
+	LastError string `json:"last_error"`
 }
 
 // healthOf converts the C snapshot; a failed call (a bug in the library) is an unhealthy
@@ -104,7 +112,7 @@ func healthOf(h *C.polyflake_health_snapshot, r C.polyflake_result) Health {
 		OK:                  bool(h.ok),
 		Status:              C.GoString(C.polyflake_health_status_name(h.status)),
 		Reason:              C.GoString(&h.reason[0]),
-		NodeID:              uint32(h.node_id),
+		NodeID:              int64(h.node_id),
 		Source:              C.GoString(C.polyflake_node_source_name(h.source)),
 		Mode:                Mode(h.mode).String(),
 		WallMs:              int64(h.wall_ms),
@@ -132,7 +140,7 @@ func healthOf(h *C.polyflake_health_snapshot, r C.polyflake_result) Health {
 		out.Lease = &LeaseHealth{
 			Kind:             C.GoString(C.polyflake_lease_kind_name(C.uint32_t(h.lease_kind))),
 			Store:            C.GoString(&h.lease_store[0]),
-			Slot:             uint32(h.lease_slot),
+			Slot:             int64(h.lease_slot),
 			HighWaterMs:      int64(h.lease_high_water_ms),
 			GuardWaiting:     bool(h.lease_guard_waiting),
 			GuardRemainingMs: uint64(h.lease_guard_remaining_ms),
@@ -140,6 +148,8 @@ func healthOf(h *C.polyflake_health_snapshot, r C.polyflake_result) Health {
 			Lost:             bool(h.lease_lost),
 			Expired:          bool(h.lease_expired),
 			Phase:            C.GoString(C.polyflake_lease_phase_name(h.lease_phase)),
+			Renewals:         uint64(h.lease_renewals),
+			Failures:         uint64(h.lease_failures),
 			LastError:        C.GoString(&h.lease_last_error[0]),
 		}
 		if h.lease_has_guard {

@@ -69,7 +69,7 @@ func LayoutFromName(name string) (Layout, error) {
 // LayoutInfo is what a layout holds, as the core computes it.
 type LayoutInfo struct {
 	// MaxNodeID is 2^NodeBits - 1.
-	MaxNodeID uint64
+	MaxNodeID int64
 	// MaxSequence is 2^SequenceBits - 1.
 	MaxSequence uint64
 	// IDsPerMs is 2^SequenceBits: IDs one node issues in one millisecond.
@@ -86,7 +86,7 @@ func (l Layout) Describe() (LayoutInfo, error) {
 	if err := check(C.pf_layout_describe(l.c(), &i)); err != nil {
 		return LayoutInfo{}, err
 	}
-	return LayoutInfo{uint64(i.max_node_id), uint64(i.max_sequence), uint64(i.ids_per_ms),
+	return LayoutInfo{int64(i.max_node_id), uint64(i.max_sequence), uint64(i.ids_per_ms),
 		uint64(i.max_elapsed_ms), float64(i.years)}, nil
 }
 
@@ -95,14 +95,15 @@ type Decoded struct {
 	// TimestampMs is the Unix ms the ID was made at the latest (an upper bound: a monotonic
 	// generator may run ahead of the wall clock, never behind it).
 	TimestampMs int64
-	// NodeID is the node that made it.
-	NodeID uint32
+	// NodeID is the node that made it (an int64 like every node id of this package, though it
+	// always fits 32 bits).
+	NodeID int64
 	// Sequence is its position in that node's millisecond.
 	Sequence uint32
 }
 
 func decodedOf(d C.polyflake_decoded) Decoded {
-	return Decoded{int64(d.timestamp_ms), uint32(d.node_id), uint32(d.sequence)}
+	return Decoded{int64(d.timestamp_ms), int64(d.node_id), uint32(d.sequence)}
 }
 
 // Decode splits an ID of the default layout and epoch. Errors: ErrInvalidID for a negative id.
@@ -122,8 +123,16 @@ func DecodeWith(l Layout, epochMs int64, id int64) (Decoded, error) {
 
 // Compose packs a Unix-ms timestamp, node id and sequence into an ID of layout l and epoch
 // epochMs (the inverse of DecodeWith). Errors: ErrInvalidLayout, ErrTimestampOverflow (outside
-// the window), ErrInvalidNodeID, ErrInvalidArgument (sequence too large).
-func Compose(l Layout, epochMs, unixMs int64, nodeID, sequence uint64) (int64, error) {
+// the window), ErrInvalidNodeID (negative or too large), ErrInvalidArgument (sequence too large).
+func Compose(l Layout, epochMs, unixMs int64, nodeID int64, sequence uint64) (int64, error) {
+	if nodeID < 0 {
+		info, err := l.Describe()
+		if err != nil {
+			return 0, err
+		}
+		return 0, refuse(ErrInvalidNodeID, fmt.Sprintf("node id %d is out of range: it must be in [0, %d]",
+			nodeID, info.MaxNodeID))
+	}
 	var id C.uint64_t
 	err := check(C.pf_compose(l.c(), C.int64_t(epochMs), C.int64_t(unixMs), C.uint64_t(nodeID),
 		C.uint64_t(sequence), &id))

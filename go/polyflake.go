@@ -4,9 +4,14 @@
 // guard, sequence exhaustion, one node id per generator, leases, fork safety) lives in that core;
 // this package converts arguments, results and errors, nothing more.
 //
-// The library is found with pkg-config (`#cgo pkg-config: polyflake`): point PKG_CONFIG_PATH at
-// the directory holding polyflake.pc (the SDK's lib/pkgconfig, or target/release/pkgconfig after
-// `make build-c`).
+// The library is found with pkg-config: point PKG_CONFIG_PATH at the directory holding
+// polyflake.pc (the SDK's lib/pkgconfig, or the release directory's pkgconfig after
+// `make build-c`). By default the package links the shared library (`#cgo pkg-config:
+// polyflake`), and the program finds it through the absolute RUNPATH that polyflake.pc puts in
+// it: move or delete the SDK and the program no longer starts. Build with `-tags
+// polyflake_static` to link the static archive instead (`#cgo pkg-config: polyflake-static`):
+// the program then needs nothing of the SDK at run time. Go's build cache does not see a moved
+// SDK: after moving it, build with `-a` (or run `go clean -cache`) so the new paths are used.
 //
 // A Generator is made once per node and shared between goroutines:
 //
@@ -31,7 +36,6 @@
 package polyflake
 
 /*
-#cgo pkg-config: polyflake
 #include "polyflake_cgo.h"
 */
 import "C"

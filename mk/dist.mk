@@ -89,7 +89,8 @@ dist-c:
 	bash tests/dist/pack_sdk.sh $(ROOT) $(DIST_C_BUILT) $(DIST_STAGE)/ffi-c.log \
 	  $(DIST_VERSION) $(DIST_ABI) $(DIST_STAGE)/sdk/$(DIST_SDK) $(DIST)/$(DIST_SDK).tar.gz
 
-# The Go module as users vendor it: go/ under polyflake-go-VERSION/ (the SDK's .pc finds the library).
+# The Go module as users vendor it: go/ under polyflake-go-VERSION/ (the SDK's .pc finds the library;
+# docs/go.md, "Install from the release artifacts": a replace to it, PKG_CONFIG_PATH at the SDK).
 dist-go:
 	$(call say,Go: dist/polyflake-go-$(DIST_VERSION).tar.gz from go/)
 	@mkdir -p $(DIST)

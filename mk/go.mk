@@ -6,7 +6,11 @@
 #                   seeds and testdata/fuzz, then a short fuzzing run of each target) and of
 #                   tests/go (the layout and UUIDv7/ULID vectors, every scenario file on both clock
 #                   sources, bad node sources, NULL checks of the C ABI, 8 goroutines, file leases,
-#                   ZooKeeper leases against a real ZooKeeper from tests/stores/with_zookeeper.sh)
+#                   ZooKeeper leases against a real ZooKeeper from tests/stores/with_zookeeper.sh,
+#                   health's JSON names against the core's source), then tests/go/link.sh: a small
+#                   service built shared and with -tags polyflake_static against an SDK-shaped
+#                   copy of the library, which is then moved and deleted (the static build still
+#                   serves IDs, the shared one no longer starts; Go's build cache and the move)
 #   make fuzz-go    each fuzz target of go/ for FUZZ_GO_TIME (default 60s); a failing input is
 #                   written to go/testdata/fuzz/<target>/ and stays a regression case
 #   make bench-go   NextID per call beside bwmarrin/snowflake (also part of make bench-c)
@@ -50,12 +54,14 @@ test-go: build-c
 	$(call say,Go: go vet and gofmt; the go/ module's tests and runnable examples)
 	@unformatted=$$(gofmt -l go tests/go tests/polyglot/go); \
 	  [ -z "$$unformatted" ] || { echo "gofmt -l: $$unformatted"; exit 1; }
-	cd go && $(C_ENV) go vet ./... && $(C_ENV) go test -count=1 -v ./... 2>&1 | grep -v -e '^=== RUN' -e '--- PASS'; exit $${PIPESTATUS[0]}
+	cd go && $(C_ENV) go vet ./... && go vet -tags polyflake_static ./... && $(C_ENV) go test -count=1 -v ./... 2>&1 | grep -v -e '^=== RUN' -e '--- PASS'; exit $${PIPESTATUS[0]}
 	$(call say,Go: a short fuzzing run of each parser (-fuzztime $(GO_FUZZ_SHORT) per target))
 	$(call go_fuzz,$(GO_FUZZ_SHORT))
 	$(call say,Go through the go/ module: vectors and scenarios on both clock sources and leases and goroutines)
-	cd tests/go && $(C_ENV) go vet ./... && \
+	cd tests/go && $(C_ENV) go vet ./... && go vet -tags polyflake_static ./... && \
 	  ../stores/with_zookeeper.sh bash -c 'go test -count=1 -v ./... 2>&1 | grep -v -e "^=== RUN" -e "--- PASS"; exit $${PIPESTATUS[0]}'
+	$(call say,Go: a service linked shared and static (-tags polyflake_static); the SDK moved and then deleted)
+	bash tests/go/link.sh $(ROOT) $(C_LIBDIR)
 
 fuzz-go: build-c
 	$(call say,Go: each fuzz target for $(FUZZ_GO_TIME))

@@ -11,7 +11,10 @@
 #           with tsc --strict and run;
 #   C/C++   the SDK unpacked and moved (it is relocatable); README-C's C and C++ programs built
 #           with pkg-config and with CMake find_package, shared and static, and run;
-#   Go      a fresh module requiring the packed go/ through a replace, run against the SDK.
+#   Go      docs/go.md's install recipe (go-install: both tarballs unpacked, PKG_CONFIG_PATH,
+#           a replace) run as written in a fresh module for tests/dist/go/main.go and for each Go
+#           snippet of docs/go.md, each built and run (the ZooKeeper one beside a real ZooKeeper);
+#           one also with -tags polyflake_static, which still runs once the SDK is deleted.
 # Both servers are stopped and the temporary tree removed on exit, also on failure.
 #
 #   test_dist.sh ROOT DIST VERSION TOOLS
@@ -188,21 +191,54 @@ cmake --build build -j 2 > build.log || { cat build.log; fail "cmake build"; }
 ldd build/app_c_shared | grep -q "$sdk/lib/libpolyflake.so" || fail "CMake's shared program misses the SDK's .so"
 for t in app_c_shared app_c_static app_cpp_shared app_cpp_static; do echo "-- cmake $t"; "build/$t"; done
 
-step "Go: a fresh module on the packed go/ (replace), the library from the SDK's polyflake.pc"
-tar -xzf "$dist/polyflake-go-$version.tar.gz" -C "$work"
-mkdir -p "$work/go-app" && cd "$work/go-app"
-cp "$root/tests/dist/go/main.go" .
-cat > go.mod <<GOMOD
-module example.invalid/dist-smoke
-
-go 1.21
-
-require example.invalid/polyflake/go v$version
-
-replace example.invalid/polyflake/go => ../polyflake-go-$version
-GOMOD
-GOPROXY=off GOFLAGS=-mod=mod go run . | tee go.out
+step "Go: docs/go.md's install recipe on the two tarballs; tests/dist/go and every Go snippet of docs/go.md"
+# The recipe as the page prints it, but for where it unpacks (/opt/polyflake there). It runs in
+# each program's fresh module, beside the two tarballs, with nothing of the checkout or the C
+# step's environment: the module and the library come from the tarballs only.
+go_sdk=$work/go-sdk
+recipe=$(snippet "$root/docs/go.md" go-install)
+grep -q '^sdk=/opt/polyflake ' <<< "$recipe" || fail "docs/go.md's go-install no longer starts with sdk=/opt/polyflake"
+recipe=$(sed "1s|^sdk=/opt/polyflake |sdk=$go_sdk |" <<< "$recipe")
+go_app() { # DIR MAIN.GO: a fresh module with MAIN.GO, set up and built by the recipe (./app)
+  mkdir -p "$1" && cd "$1"
+  cp "$2" main.go
+  ln -sf "$dist/polyflake-$version-linux-x86_64.tar.gz" "$dist/polyflake-go-$version.tar.gz" .
+  env -u PKG_CONFIG_PATH -u CGO_LDFLAGS -u GOFLAGS GOPROXY=off bash -c 'set -euo pipefail
+    go mod init dist.example/app > /dev/null 2>&1
+    eval "$1"
+    go vet .
+    if [ -n "$2" ]; then go build -tags polyflake_static -o app_static .; fi' _ "$recipe" "${3:-}"
+  [ -x app ] || fail "the recipe built no ./app in $1"
+}
+go_app "$work/go-app" "$root/tests/dist/go/main.go" static
+runpath=$(readelf -d app | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+[[ $runpath == "$go_sdk/polyflake-$version-linux-x86_64/"* ]] || fail "the Go program's RUNPATH is '$runpath'"
+./app | tee go.out
 grep -qx "system clock: true 37" go.out && grep -qx "manual clock: 141264821508263936" go.out \
-  && grep -qx "step back refused: true" go.out || fail "the Go program's output"
+  && grep -qx "step back refused: true" go.out && grep -qx 'json: {"id":"141264821508263936","node_id":37}' go.out \
+  && grep -qx "linkage: shared" go.out || fail "the Go program's output"
+./app_static | grep -qx "linkage: static" || fail "the static Go program's linkage"
+go_snippets=$(sed -n 's/^<!-- snippet:\(go-[A-Za-z0-9_-]*\) -->$/\1/p' "$root/docs/go.md")
+ran=0
+for name in $go_snippets; do
+  [ "$name" != go-install ] || continue
+  snippet "$root/docs/go.md" "$name" > "$work/$name.go"
+  head -n1 "$work/$name.go" | grep -qx 'package main' || continue
+  echo "-- docs/go.md $name"
+  go_app "$work/go-docs-$name" "$work/$name.go"
+  if [ "$name" = go-zookeeper ]; then
+    "$root/tests/stores/with_zookeeper.sh" bash -c 'ZOOKEEPER_ENSEMBLE=$POLYFLAKE_TEST_ZOOKEEPER ./app'
+  else
+    ./app
+  fi
+  ran=$((ran + 1))
+done
+[ "$ran" -ge 5 ] || fail "only $ran Go snippets of docs/go.md ran"
+echo "$ran Go snippets of docs/go.md built by its install recipe and run"
+cd "$work"
+rm -rf "$go_sdk"
+if "$work/go-app/app" > /dev/null 2>&1; then fail "the shared Go program started with its SDK deleted"; fi
+"$work/go-app/app_static" | grep -qx "linkage: static" || fail "the static Go program without its SDK"
+echo "SDK deleted: the static Go program still runs, the shared one does not start"
 
 step "every install worked with no Rust toolchain on PATH"

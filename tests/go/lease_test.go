@@ -71,13 +71,13 @@ func TestFileLease(t *testing.T) {
 	}
 	last := ids[len(ids)-1]
 	d, err := a.Decode(last)
-	if err != nil || int64(d.NodeID) != a.NodeID() {
+	if err != nil || d.NodeID != a.NodeID() {
 		t.Fatalf("decode %d: %+v %v", last, d, err)
 	}
 
 	h := a.Health()
 	if !h.OK || h.Source != "file_lease" || h.Lease == nil || h.Lease.Kind != "file" ||
-		int64(h.Lease.Slot) != a.NodeID() || h.Lease.Lost || h.Lease.Expired || h.Lease.Phase != "held" ||
+		h.Lease.Slot != a.NodeID() || h.Lease.Lost || h.Lease.Expired || h.Lease.Phase != "held" ||
 		h.Lease.GuardUntilMs == nil || h.Lease.GuardWaiting || h.Lease.GuardNote != "" ||
 		!strings.Contains(h.Lease.Store, dir) {
 		t.Fatalf("health %+v lease %+v", h, h.Lease)
@@ -175,7 +175,7 @@ func TestZooKeeperLease(t *testing.T) {
 	d, _ := a.Decode(id)
 	h := a.Health()
 	if !h.OK || h.Source != "zookeeper" || h.Lease == nil || h.Lease.Kind != "zookeeper" ||
-		int64(h.Lease.Slot) != a.NodeID() || int64(d.NodeID) != a.NodeID() || h.Lease.Lost ||
+		h.Lease.Slot != a.NodeID() || d.NodeID != a.NodeID() || h.Lease.Lost ||
 		!strings.Contains(h.Lease.Store, ensemble) || !strings.Contains(h.Lease.Store, prefix) ||
 		h.Lease.HighWaterMs < d.TimestampMs {
 		t.Fatalf("health %+v lease %+v", h, h.Lease)

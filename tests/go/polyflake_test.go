@@ -108,7 +108,7 @@ func TestLayoutVectors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.MaxNodeID != uint64(i64(entry["max_node_id"])) || info.MaxSequence != uint64(i64(entry["max_sequence"])) || info.MaxElapsedMs != uint64(i64(entry["max_elapsed_ms"])) {
+		if info.MaxNodeID != i64(entry["max_node_id"]) || info.MaxSequence != uint64(i64(entry["max_sequence"])) || info.MaxElapsedMs != uint64(i64(entry["max_elapsed_ms"])) {
 			t.Errorf("%s: info %+v", name, info)
 		}
 		if fmt.Sprintf("%.2f", info.Years) != fmt.Sprintf("%.2f", f64(entry["years"])) {
@@ -116,12 +116,12 @@ func TestLayoutVectors(t *testing.T) {
 		}
 		for _, rc := range entry["cases"].([]any) {
 			c := rc.(obj)
-			ts, node, seq, text := i64(c["epoch_ms"]), uint64(i64(c["node_id"])), uint64(i64(c["sequence"])), c["id"].(string)
+			ts, node, seq, text := i64(c["epoch_ms"]), i64(c["node_id"]), uint64(i64(c["sequence"])), c["id"].(string)
 			want := id64(text)
 			if id, err := polyflake.Compose(l, polyflake.DefaultEpochMs, ts, node, seq); err != nil || id != want {
 				t.Errorf("%s compose %s: %d %v", name, text, id, err)
 			}
-			if d, err := polyflake.DecodeWith(l, polyflake.DefaultEpochMs, want); err != nil || d != (polyflake.Decoded{TimestampMs: ts, NodeID: uint32(node), Sequence: uint32(seq)}) {
+			if d, err := polyflake.DecodeWith(l, polyflake.DefaultEpochMs, want); err != nil || d != (polyflake.Decoded{TimestampMs: ts, NodeID: node, Sequence: uint32(seq)}) {
 				t.Errorf("%s decode %s: %+v %v", name, text, d, err)
 			}
 			if id, err := polyflake.ParseID(text); err != nil || id != want {
@@ -132,7 +132,7 @@ func TestLayoutVectors(t *testing.T) {
 			}
 			if seq == 0 {
 				clock := polyflake.NewManualClock(ts)
-				g, err := polyflake.New(polyflake.NodeID(int64(node)), polyflake.WithLayout(l), polyflake.WithClock(clock))
+				g, err := polyflake.New(polyflake.NodeID(node), polyflake.WithLayout(l), polyflake.WithClock(clock))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -151,7 +151,7 @@ func TestLayoutVectors(t *testing.T) {
 		lit := rl.(obj)
 		id, _ := polyflake.ParseID(lit["id"].(string))
 		d, err := polyflake.Decode(id)
-		if err != nil || d != (polyflake.Decoded{TimestampMs: i64(lit["epoch_ms"]), NodeID: uint32(i64(lit["node_id"])), Sequence: uint32(i64(lit["sequence"]))}) {
+		if err != nil || d != (polyflake.Decoded{TimestampMs: i64(lit["epoch_ms"]), NodeID: i64(lit["node_id"]), Sequence: uint32(i64(lit["sequence"]))}) {
 			t.Errorf("literal %v: %+v", lit["id"], d)
 		}
 	}

@@ -310,7 +310,7 @@ func checkID(t *testing.T, g ids, id id128, want obj, what string) {
 	if f := g.snowflake(); f != nil {
 		onlyKeys(t, want, what, "timestamp_ms", "node_id", "sequence")
 		d, err := f.Decode(to64(id))
-		if err != nil || d != (polyflake.Decoded{TimestampMs: i64(want["timestamp_ms"]), NodeID: uint32(i64(want["node_id"])), Sequence: uint32(i64(want["sequence"]))}) {
+		if err != nil || d != (polyflake.Decoded{TimestampMs: i64(want["timestamp_ms"]), NodeID: i64(want["node_id"]), Sequence: uint32(i64(want["sequence"]))}) {
 			t.Errorf("%s: decoded %+v (%v), want %v", what, d, err, want)
 		}
 		return

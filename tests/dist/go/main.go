@@ -1,8 +1,10 @@
-// A fresh Go program on the packed go/ module (test_dist.sh writes its go.mod with a replace to
-// the unpacked polyflake-go-VERSION/; the library comes from the unpacked C SDK's polyflake.pc).
+// A fresh Go program on the packed go/ module, set up by docs/go.md's install recipe (test_dist.sh:
+// a replace to the unpacked polyflake-go-VERSION/, the library from the unpacked C SDK's .pc
+// files), built shared and with -tags polyflake_static.
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -36,4 +38,16 @@ func main() {
 	clock.Advance(-600)
 	_, err = fixed.NextID()
 	fmt.Println("step back refused:", errors.Is(err, polyflake.ErrClockMovedBackwards))
+
+	// An ID's JSON is a decimal string; node ids are int64 throughout.
+	d, _ = fixed.Decode(literal)
+	doc, err := json.Marshal(struct {
+		ID     polyflake.ID `json:"id"`
+		NodeID int64        `json:"node_id"`
+	}{polyflake.ID(literal), d.NodeID})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("json:", string(doc))
+	fmt.Println("linkage:", polyflake.Linkage)
 }
