@@ -61,10 +61,12 @@ dist-python: deps-dist
 	PATH=$(DIST_VENV)/bin:$$PATH maturin sdist -m python/Cargo.toml -o $(DIST)
 	$(DIST_VENV)/bin/auditwheel show $(DIST)/polyflake-*.whl
 
-# The loader and types that ship are node/index.js and node/index.d.ts, drift-checked by
-# test-node. The addon is build-node's (release profile: what the tests and benchmarks ran), stripped: a
-# dist-profile build (thin LTO) compiled the whole tree again for an addon no smaller
-# (docs/decisions.md, "Building and testing").
+# The main package ships what node/package.json's exports map names (the loader and types,
+# node/index.js and node/index.d.ts, drift-checked by test-node; polyflake/prometheus), and
+# check_contents.py checks every module the guide imports against it. The addon is build-node's
+# (release profile: what the tests and benchmarks ran), stripped: a dist-profile build (thin LTO)
+# compiled the whole tree again for an addon no smaller (docs/decisions.md, "Building and
+# testing").
 dist-node: build-node
 	$(call say,Node: the tested addon stripped; then npm pack of polyflake and polyflake-linux-x64-gnu)
 	@mkdir -p $(DIST) && rm -f $(DIST)/polyflake-$(DIST_VERSION).tgz $(DIST)/polyflake-linux-x64-gnu-*.tgz

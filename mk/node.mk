@@ -9,7 +9,10 @@
 #                     deleted under a live holder, forward clock steps, the same-input table; the
 #                     UUIDv7/ULID vectors and scenarios on both clock sources; the async forms;
 #                     collectMetrics scraped; the Express example run and hit over HTTP; every
-#                     snippet of README.md's Node section and docs/node.md run and type-checked)
+#                     snippet of README.md's Node section and docs/node.md run and type-checked;
+#                     the TypeScript unions against the core's lists, isPolyflakeError, tsc --strict
+#                     refusing a wrong literal: test/types.test.js). tests/dist/node_guide.sh
+#                     (make test-dist) runs docs/node.md again against the installed packages
 #   make build-polyglot-node
 #                     the uniqueness run's Node participant, run as
 #                     `node tests/polyglot/participant.js LEASE_DIR SECONDS OUT_PATH` (needs the addon)
@@ -52,7 +55,7 @@ check-node-generated: build-node
 # with_zookeeper.sh appends the ensemble as the command's last argument: here it becomes sh's $1,
 # unused (the tests read POLYFLAKE_TEST_ZOOKEEPER), so that node --test does not take it for a file.
 test-node: check-node-generated
-	$(call say,Node: node --test beside a real ZooKeeper (scenarios on both clocks; layout and format vectors; async; metrics; Express; workers; child processes; leases; etcd; ZooKeeper; quiet faults; bad input; docs))
+	$(call say,Node: node --test beside a real ZooKeeper (scenarios on both clocks; layout and format vectors; async; metrics; Express; workers; child processes; leases; etcd; ZooKeeper; quiet faults; bad input; TypeScript types; docs))
 	cd $(NODE_DIR) && $(ROOT)/tests/stores/with_zookeeper.sh sh -c 'exec node --test test/' node-tests
 
 # The participant is plain JS over the addon: building it is building the addon, then a syntax check.

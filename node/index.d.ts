@@ -7,6 +7,95 @@
 // are the core's Health::fields() and LeaseHealth::fields() in camelCase (node/src/js.rs),
 // which node/test/quiet-faults.test.js checks against these declarations.
 
+/**
+ * Every `code` an error thrown (or a Promise rejected) by this package can carry: the core's
+ * stable codes, then the binding's own (`ERR_INVALID_ARG_TYPE`: a value of the wrong type;
+ * `ERR_OUT_OF_RANGE`: a Number that is not a safe integer; `INTERNAL_PANIC`: a bug).
+ */
+export type PolyflakeErrorCode =
+  | 'INVALID_LAYOUT'
+  | 'UNKNOWN_LAYOUT'
+  | 'INVALID_NODE_ID'
+  | 'INVALID_EPOCH'
+  | 'INVALID_ARGUMENT'
+  | 'INVALID_ID'
+  | 'CLOCK_MOVED_BACKWARDS'
+  | 'TIMESTAMP_OVERFLOW'
+  | 'LEAD_LIMIT_EXCEEDED'
+  | 'NODE_ID_IN_USE'
+  | 'USED_AFTER_FORK'
+  | 'CLOCK_FAILED'
+  | 'INVALID_NODE_SOURCE'
+  | 'NO_FREE_SLOT'
+  | 'LEASE_NOT_READY'
+  | 'LEASE_EXPIRED'
+  | 'LEASE_LOST'
+  | 'LEASE_STORE'
+  | 'CLOCK_JUMPED_AHEAD'
+  | 'ID_SPACE_MISMATCH'
+  | 'GENERATOR_CLOSED'
+  | 'INTERRUPTED'
+  | 'ERR_INVALID_ARG_TYPE'
+  | 'ERR_OUT_OF_RANGE'
+  | 'INTERNAL_PANIC'
+
+/**
+ * An error of this package (`isPolyflakeError(e)` tells): an `Error` (a `RangeError` for a bad
+ * value passed, a `TypeError` for a value of the wrong type) with a stable `code` and the
+ * error's data as camelCase properties (`behindMs`, `nodeId`, `holderPid`, ...; `null` where the
+ * core has none).
+ */
+export interface PolyflakeError extends Error {
+  code: PolyflakeErrorCode
+  [field: string]: unknown
+}
+
+/** `health().status`: `'ok'`, or why the generator cannot issue now. */
+export type HealthStatus =
+  | 'ok'
+  | 'clock_behind'
+  | 'clock_outside_window'
+  | 'clock_failed'
+  | 'clock_stuck'
+  | 'lead_too_large'
+  | 'used_after_fork'
+  | 'restart_guard'
+  | 'lease_expired'
+  | 'lease_lost'
+  | 'clock_ahead'
+  | 'closed'
+  | 'store_rolled_back'
+
+/** `health().source`: where the node id came from (`'static'` for the format generators too). */
+export type NodeIdSource = 'static' | 'env' | 'hostname' | 'ipv4' | 'file_lease' | 'etcd' | 'zookeeper'
+
+/** A generator's mode. */
+export type GeneratorMode = 'strict' | 'monotonic'
+
+/** The clock reading a generator takes. */
+export type ClockSourceName = 'precise' | 'coarse'
+
+/** `health().lease.kind`: the store the lease lives in. */
+export type LeaseKind = 'file' | 'etcd' | 'zookeeper'
+
+/** `health().lease.phase`: where the lease stands. */
+export type LeasePhase = 'held' | 'restart_guard' | 'expired' | 'lost'
+
+/** A decoded Snowflake ID (`Snowflake.decode(id)`, `gen.decode(id)`). */
+export interface DecodedId {
+  /**
+   * The ID's timestamp, Unix milliseconds: when it was made at the latest (a monotonic
+   * generator may run ahead of the wall clock, never behind it).
+   */
+  timestampMs: number
+  /** The node that made it. */
+  nodeId: number
+  /** Its position within that node's millisecond. */
+  sequence: number
+  /** `timestampMs` as a `Date` (exact: a Date holds whole ms), for a log line. */
+  time: Date
+}
+
 /** The node id of `new Snowflake(...)` / `new MonotonicSnowflake(...)`, besides the `SourceOptions`. */
 export interface SnowflakeOptions {
   /** This generator's node id, unique among live generators (0 to 1023 with the default layout). */
@@ -50,7 +139,7 @@ export interface ClockOptions {
    * Which reading of `clock` each ID takes (default `'precise'`): for a test clock, whose coarse
    * reading `ManualClock.setTickMs` models; on the system clock `clock: 'coarse'` says the same.
    */
-  clockSource?: 'precise' | 'coarse'
+  clockSource?: ClockSourceName
 }
 
 /** The monotonic generators' extra setting. */
@@ -187,7 +276,7 @@ export interface Health {
    * `'lease_lost'`, `'clock_ahead'`, `'closed'` or `'store_rolled_back'` (the lease store was
    * restored from an older backup under this holder: the lease is lost).
    */
-  status: string
+  status: HealthStatus
   /** A human-readable reason; empty when ok. */
   reason: string
   /** The generator's node id (a lease's slot). */
@@ -196,9 +285,9 @@ export interface Health {
    * Where the node id came from: `'static'`, `'env'`, `'hostname'`, `'ipv4'`,
    * `'file_lease'`, `'etcd'` or `'zookeeper'`.
    */
-  source: string
+  source: NodeIdSource
   /** `'strict'` or `'monotonic'`. */
-  mode: string
+  mode: GeneratorMode
   /** The Unix millisecond of the last issued ID (absent before the first). */
   lastIssuedMs?: number
   /** The wall clock when the snapshot was taken, Unix ms (0 if the clock failed). */
@@ -231,7 +320,7 @@ export interface Health {
   /** Strict calls refused because the clock had stepped ahead (`CLOCK_JUMPED_AHEAD`). */
   forwardRefused: number
   /** The clock reading in use: `'precise'` or `'coarse'`. */
-  clockSource: 'precise' | 'coarse'
+  clockSource: ClockSourceName
   /** The resolution of the system clock in use, in ns (0 for an injected clock). */
   clockTickNs: number
   /** Why a requested coarse source is not in use; empty otherwise. */
@@ -240,10 +329,10 @@ export interface Health {
   lease?: LeaseHealth
 }
 
-/** The lease part of `Health` (present when the node id comes from a file or etcd lease). */
+/** The lease part of `Health` (present when the node id comes from a lease). */
 export interface LeaseHealth {
-  /** `'file'` or `'etcd'`. */
-  kind: string
+  /** `'file'`, `'etcd'` or `'zookeeper'`. */
+  kind: LeaseKind
   /** The lease directory, or the etcd endpoints and key prefix. */
   store: string
   /** The slot held, which is the node id. */
@@ -272,7 +361,7 @@ export interface LeaseHealth {
   /** True while the next ID would pass R (the store has not extended it: `LEASE_EXPIRED`). */
   expired: boolean
   /** Where the lease stands: `'held'`, `'restart_guard'`, `'expired'` or `'lost'`. */
-  phase: string
+  phase: LeasePhase
   /** Successful extensions of R. */
   renewals: number
   /** Failed extensions (store unreachable, I/O errors). */
@@ -433,7 +522,11 @@ export declare class MonotonicSnowflake {
    * batch) is filled at once; one that must wait is filled on the libuv thread pool.
    */
   nextIdsAsync(count: number | bigint): Promise<BigInt64Array>
-  /** Decode an ID (bigint or decimal string) with this generator's layout and epoch. */
+  /**
+   * Decode an ID (bigint or decimal string) with this generator's layout and epoch:
+   * `timestampMs`, `nodeId`, `sequence`, and `time`, the same instant as a `Date`
+   * (`gen.decode(id).time.toISOString()` for a log line).
+   */
   decode(id: bigint | string): DecodedId
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
   static decode(id: bigint | string): DecodedId
@@ -465,7 +558,7 @@ export declare class MonotonicSnowflake {
    * The clock reading in effect: `'precise'`, or `'coarse'` where it was asked for and
    * the system's coarse clock is fine enough (`health().clockNote` says why not).
    */
-  get clockSource(): 'precise' | 'coarse'
+  get clockSource(): ClockSourceName
   /** This generator's layout. */
   get layout(): Layout
 }
@@ -569,7 +662,11 @@ export declare class Snowflake {
    * batch) is filled at once; one that must wait is filled on the libuv thread pool.
    */
   nextIdsAsync(count: number | bigint): Promise<BigInt64Array>
-  /** Decode an ID (bigint or decimal string) with this generator's layout and epoch. */
+  /**
+   * Decode an ID (bigint or decimal string) with this generator's layout and epoch:
+   * `timestampMs`, `nodeId`, `sequence`, and `time`, the same instant as a `Date`
+   * (`gen.decode(id).time.toISOString()` for a log line).
+   */
   decode(id: bigint | string): DecodedId
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
   static decode(id: bigint | string): DecodedId
@@ -601,7 +698,7 @@ export declare class Snowflake {
    * The clock reading in effect: `'precise'`, or `'coarse'` where it was asked for and
    * the system's coarse clock is fine enough (`health().clockNote` says why not).
    */
-  get clockSource(): 'precise' | 'coarse'
+  get clockSource(): ClockSourceName
   /** This generator's layout. */
   get layout(): Layout
 }
@@ -664,7 +761,7 @@ export declare class UlidGenerator {
   /** Stop issuing for good: later calls throw `GENERATOR_CLOSED`. */
   close(): void
   /** `'strict'` or `'monotonic'`. */
-  get mode(): 'strict' | 'monotonic'
+  get mode(): GeneratorMode
 }
 
 /**
@@ -726,24 +823,11 @@ export declare class Uuid7Generator {
   /** Stop issuing for good: later calls throw `GENERATOR_CLOSED`. */
   close(): void
   /** `'strict'` or `'monotonic'`. */
-  get mode(): 'strict' | 'monotonic'
+  get mode(): GeneratorMode
 }
 
 /** The version of the polyflake core inside this addon. */
 export declare const CORE_VERSION: string
-
-/** The three fields of an ID. */
-export interface DecodedId {
-  /**
-   * When the ID was made at the latest, in Unix milliseconds (a monotonic generator may run
-   * ahead of the wall clock, never behind it).
-   */
-  epochMs: number
-  /** The node that made it. */
-  nodeId: number
-  /** Its position within that node's millisecond. */
-  sequence: number
-}
 
 /** The default epoch, 2024-01-01T00:00:00Z, in Unix milliseconds. */
 export declare const DEFAULT_EPOCH_MS: number
@@ -782,6 +866,12 @@ export declare function idsToStrings(ids: BigInt64Array | Array<bigint | string>
 /** One ID (bigint or decimal string) as a decimal string, checked to be a valid ID. */
 export declare function idToString(id: bigint | string): string
 
+/**
+ * True when `e` is an error this package throws or rejects with: an `Error` whose `code` is a
+ * `PolyflakeErrorCode` (then `e.code` narrows to that union in TypeScript). Never throws.
+ */
+export declare function isPolyflakeError(e: unknown): e is PolyflakeError
+
 /** A custom layout as three bit counts (each at least 1, adding up to 63). */
 export interface LayoutBits {
   /** Bits of elapsed milliseconds. */
@@ -819,6 +909,9 @@ export declare function parseUuid(text: string): Buffer
 /** One ULID as text, from a process-wide strict generator made on first use. */
 export declare function ulid(): string
 
+/** The time of a ULID (text or 16 bytes) as a `Date` (exact: both hold whole ms). */
+export declare function ulidTime(id: string | Uint8Array): Date
+
 /** The Unix ms of a ULID (text or 16 bytes). */
 export declare function ulidTimestampMs(id: string | Uint8Array): number
 
@@ -827,6 +920,9 @@ export declare function ulidTimestampMs(id: string | Uint8Array): number
  * every worker thread). For explicit settings, Buffers or batches use a `Uuid7Generator`.
  */
 export declare function uuid7(): string
+
+/** The time of a UUID version 7 (text or 16 bytes) as a `Date` (exact: both hold whole ms). */
+export declare function uuid7Time(id: string | Uint8Array): Date
 
 /** The Unix ms of a UUID version 7 (text or 16 bytes); `INVALID_ID` unless it is version 7. */
 export declare function uuid7TimestampMs(id: string | Uint8Array): number

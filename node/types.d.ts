@@ -7,6 +7,95 @@
 // are the core's Health::fields() and LeaseHealth::fields() in camelCase (node/src/js.rs),
 // which node/test/quiet-faults.test.js checks against these declarations.
 
+/**
+ * Every `code` an error thrown (or a Promise rejected) by this package can carry: the core's
+ * stable codes, then the binding's own (`ERR_INVALID_ARG_TYPE`: a value of the wrong type;
+ * `ERR_OUT_OF_RANGE`: a Number that is not a safe integer; `INTERNAL_PANIC`: a bug).
+ */
+export type PolyflakeErrorCode =
+  | 'INVALID_LAYOUT'
+  | 'UNKNOWN_LAYOUT'
+  | 'INVALID_NODE_ID'
+  | 'INVALID_EPOCH'
+  | 'INVALID_ARGUMENT'
+  | 'INVALID_ID'
+  | 'CLOCK_MOVED_BACKWARDS'
+  | 'TIMESTAMP_OVERFLOW'
+  | 'LEAD_LIMIT_EXCEEDED'
+  | 'NODE_ID_IN_USE'
+  | 'USED_AFTER_FORK'
+  | 'CLOCK_FAILED'
+  | 'INVALID_NODE_SOURCE'
+  | 'NO_FREE_SLOT'
+  | 'LEASE_NOT_READY'
+  | 'LEASE_EXPIRED'
+  | 'LEASE_LOST'
+  | 'LEASE_STORE'
+  | 'CLOCK_JUMPED_AHEAD'
+  | 'ID_SPACE_MISMATCH'
+  | 'GENERATOR_CLOSED'
+  | 'INTERRUPTED'
+  | 'ERR_INVALID_ARG_TYPE'
+  | 'ERR_OUT_OF_RANGE'
+  | 'INTERNAL_PANIC'
+
+/**
+ * An error of this package (`isPolyflakeError(e)` tells): an `Error` (a `RangeError` for a bad
+ * value passed, a `TypeError` for a value of the wrong type) with a stable `code` and the
+ * error's data as camelCase properties (`behindMs`, `nodeId`, `holderPid`, ...; `null` where the
+ * core has none).
+ */
+export interface PolyflakeError extends Error {
+  code: PolyflakeErrorCode
+  [field: string]: unknown
+}
+
+/** `health().status`: `'ok'`, or why the generator cannot issue now. */
+export type HealthStatus =
+  | 'ok'
+  | 'clock_behind'
+  | 'clock_outside_window'
+  | 'clock_failed'
+  | 'clock_stuck'
+  | 'lead_too_large'
+  | 'used_after_fork'
+  | 'restart_guard'
+  | 'lease_expired'
+  | 'lease_lost'
+  | 'clock_ahead'
+  | 'closed'
+  | 'store_rolled_back'
+
+/** `health().source`: where the node id came from (`'static'` for the format generators too). */
+export type NodeIdSource = 'static' | 'env' | 'hostname' | 'ipv4' | 'file_lease' | 'etcd' | 'zookeeper'
+
+/** A generator's mode. */
+export type GeneratorMode = 'strict' | 'monotonic'
+
+/** The clock reading a generator takes. */
+export type ClockSourceName = 'precise' | 'coarse'
+
+/** `health().lease.kind`: the store the lease lives in. */
+export type LeaseKind = 'file' | 'etcd' | 'zookeeper'
+
+/** `health().lease.phase`: where the lease stands. */
+export type LeasePhase = 'held' | 'restart_guard' | 'expired' | 'lost'
+
+/** A decoded Snowflake ID (`Snowflake.decode(id)`, `gen.decode(id)`). */
+export interface DecodedId {
+  /**
+   * The ID's timestamp, Unix milliseconds: when it was made at the latest (a monotonic
+   * generator may run ahead of the wall clock, never behind it).
+   */
+  timestampMs: number
+  /** The node that made it. */
+  nodeId: number
+  /** Its position within that node's millisecond. */
+  sequence: number
+  /** `timestampMs` as a `Date` (exact: a Date holds whole ms), for a log line. */
+  time: Date
+}
+
 /** The node id of `new Snowflake(...)` / `new MonotonicSnowflake(...)`, besides the `SourceOptions`. */
 export interface SnowflakeOptions {
   /** This generator's node id, unique among live generators (0 to 1023 with the default layout). */
@@ -50,7 +139,7 @@ export interface ClockOptions {
    * Which reading of `clock` each ID takes (default `'precise'`): for a test clock, whose coarse
    * reading `ManualClock.setTickMs` models; on the system clock `clock: 'coarse'` says the same.
    */
-  clockSource?: 'precise' | 'coarse'
+  clockSource?: ClockSourceName
 }
 
 /** The monotonic generators' extra setting. */
@@ -187,7 +276,7 @@ export interface Health {
    * `'lease_lost'`, `'clock_ahead'`, `'closed'` or `'store_rolled_back'` (the lease store was
    * restored from an older backup under this holder: the lease is lost).
    */
-  status: string
+  status: HealthStatus
   /** A human-readable reason; empty when ok. */
   reason: string
   /** The generator's node id (a lease's slot). */
@@ -196,9 +285,9 @@ export interface Health {
    * Where the node id came from: `'static'`, `'env'`, `'hostname'`, `'ipv4'`,
    * `'file_lease'`, `'etcd'` or `'zookeeper'`.
    */
-  source: string
+  source: NodeIdSource
   /** `'strict'` or `'monotonic'`. */
-  mode: string
+  mode: GeneratorMode
   /** The Unix millisecond of the last issued ID (absent before the first). */
   lastIssuedMs?: number
   /** The wall clock when the snapshot was taken, Unix ms (0 if the clock failed). */
@@ -231,7 +320,7 @@ export interface Health {
   /** Strict calls refused because the clock had stepped ahead (`CLOCK_JUMPED_AHEAD`). */
   forwardRefused: number
   /** The clock reading in use: `'precise'` or `'coarse'`. */
-  clockSource: 'precise' | 'coarse'
+  clockSource: ClockSourceName
   /** The resolution of the system clock in use, in ns (0 for an injected clock). */
   clockTickNs: number
   /** Why a requested coarse source is not in use; empty otherwise. */
@@ -240,10 +329,10 @@ export interface Health {
   lease?: LeaseHealth
 }
 
-/** The lease part of `Health` (present when the node id comes from a file or etcd lease). */
+/** The lease part of `Health` (present when the node id comes from a lease). */
 export interface LeaseHealth {
-  /** `'file'` or `'etcd'`. */
-  kind: string
+  /** `'file'`, `'etcd'` or `'zookeeper'`. */
+  kind: LeaseKind
   /** The lease directory, or the etcd endpoints and key prefix. */
   store: string
   /** The slot held, which is the node id. */
@@ -272,7 +361,7 @@ export interface LeaseHealth {
   /** True while the next ID would pass R (the store has not extended it: `LEASE_EXPIRED`). */
   expired: boolean
   /** Where the lease stands: `'held'`, `'restart_guard'`, `'expired'` or `'lost'`. */
-  phase: string
+  phase: LeasePhase
   /** Successful extensions of R. */
   renewals: number
   /** Failed extensions (store unreachable, I/O errors). */

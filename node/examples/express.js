@@ -8,13 +8,15 @@
 //   GET /id          one ID as a decimal string (nextIdAsync: never blocks the event loop)
 //   GET /ids?count=N N IDs as decimal strings (nextIdsAsync: a batch that must wait for the next
 //                    milliseconds is filled on the libuv thread pool)
+//   POST /orders     a new record's ID (an ID per row: the usual use) with the JSON body sent and
+//                    the ID's time (gen.decode(id).time, a Date) as createdAt: 201
 //   GET /healthz     the generator's health; 503 when it cannot issue (for a load balancer)
 //   GET /metrics     Prometheus text: the generator's health metrics (polyflake/prometheus)
 // It prints `listening PORT` once ready. SIGTERM or SIGINT closes the server and then the
 // generator, which frees the slot at once for the next process.
 const express = require('express')
 const client = require('prom-client')
-const { Snowflake, idsToStrings } = require('polyflake')
+const { Snowflake, idsToStrings, isPolyflakeError } = require('polyflake')
 const { collectMetrics } = require('polyflake/prometheus')
 
 const [dir, port = '0', reserveMs = '5000'] = process.argv.slice(2)
@@ -32,7 +34,7 @@ const app = express()
 
 // A refusal (a rewind past maxWaitMs, a lost lease) is a 503 with the core's code.
 function refused(res, err) {
-  res.status(503).json({ error: err.code ?? 'INTERNAL', message: err.message })
+  res.status(503).json({ error: isPolyflakeError(err) ? err.code : 'INTERNAL', message: err.message })
 }
 
 app.get('/id', async (req, res) => {
@@ -55,6 +57,16 @@ app.get('/ids', async (req, res) => {
     // RangeError: a count above MAX_BATCH.
     if (err instanceof RangeError) res.status(400).json({ error: err.code, message: err.message })
     else refused(res, err)
+  }
+})
+
+app.post('/orders', express.json(), async (req, res) => {
+  try {
+    const id = await gen.nextIdAsync()
+    const createdAt = gen.decode(id).time.toISOString()
+    res.status(201).json({ id: id.toString(), createdAt, order: req.body ?? {} })
+  } catch (err) {
+    refused(res, err)
   }
 })
 

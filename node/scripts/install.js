@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm install` builds the addon from source with cargo (there are no prebuilt binaries).
+// `npm install` of a checkout builds the addon from source with cargo (the published package,
+// staged by tests/dist/stage_npm.js, has no install script: its addon comes prebuilt).
 //
 // Inside node/ (a development checkout) the devDependency @napi-rs/cli is present: run its
 // `napi build --platform --release`, which also regenerates index.js and index.d.ts. Installed

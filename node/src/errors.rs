@@ -5,7 +5,7 @@
 //! unsafe integer) are `TypeError`/`RangeError` with Node's usual codes; a panic is caught here
 //! and never unwinds into Node.
 
-use crate::js::{camel, napi_call, napi_make, pending_exception, take_exception, Fail, Val};
+use crate::js::{camel, napi_call, napi_make, pending_exception, take_exception, Fail, Ty, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::sys;
 use polyflake::{ErrorCategory, ErrorKind};
@@ -23,6 +23,35 @@ pub const CODE_TYPE: &str = "ERR_INVALID_ARG_TYPE";
 pub const CODE_RANGE: &str = "ERR_OUT_OF_RANGE";
 /// Code of the error thrown when Rust code panicked (a bug): the panic stops at the boundary.
 pub const CODE_PANIC: &str = "INTERNAL_PANIC";
+
+/// Every `code` a binding call can throw or reject with: the core's codes ([`ErrorKind::ALL`]),
+/// then the binding's own. TypeScript's `PolyflakeErrorCode` (node/types.d.ts) spells out the
+/// same list, which node/test/types.test.js checks. (A failing Node-API call itself, such as an
+/// allocation, throws with Node-API's status name instead: not a polyflake code.)
+pub fn codes() -> impl Iterator<Item = &'static str> {
+    let core = ErrorKind::ALL.into_iter().map(ErrorKind::code);
+    core.chain([CODE_TYPE, CODE_RANGE, CODE_PANIC])
+}
+
+/// True for what `isPolyflakeError` accepts: an `Error` whose `code` is one of [`codes`]. Never
+/// throws: a `code` getter that throws makes it false.
+pub fn is_polyflake_error(v: Val) -> std::result::Result<bool, Fail> {
+    if v.ty()? != Ty::Object || !v.is_error()? {
+        return Ok(false);
+    }
+    let code = match v.get("code") {
+        Ok(code) => code,
+        Err(_) => {
+            take_exception(v.env);
+            return Ok(false);
+        }
+    };
+    if code.ty()? != Ty::String {
+        return Ok(false);
+    }
+    let code = code.string()?;
+    Ok(codes().any(|c| c == code))
+}
 
 /// Properties every JS error has: a field of the same name is prefixed with its kind's name
 /// (`InvalidArgument`'s `name` is `invalidArgumentName`), never shadowing them.

@@ -135,7 +135,11 @@ fn texts<F: Format>(env: sys::napi_env, ids: &[u128]) -> FResult<Val> {
 /// `nextIdsAsync(count)`: filled at once with the core's all-or-nothing `try_*` batch, or on the
 /// pool when it must wait.
 fn ids_async<F: Format>(env: sys::napi_env, c: &Shared<F>, count: Val) -> FResult<Val> {
-    let n = count_arg(count)?;
+    // A bad count rejects too: an async form never throws at the call.
+    let n = match count_arg(count) {
+        Ok(n) => n,
+        Err(fail) => return pool::settled(env, Err(fail)),
+    };
     let fast = || {
         let mut ids = polyflake::batch_buffer::<u128>(n)?;
         let done = c.g.try_fill(&mut ids)?;
@@ -210,7 +214,7 @@ macro_rules! format_class {
             }
 
             /// `'strict'` or `'monotonic'`.
-            #[napi(getter, ts_return_type = "'strict' | 'monotonic'")]
+            #[napi(getter, ts_return_type = "GeneratorMode")]
             pub fn mode(&self) -> &'static str {
                 self.cell.g.mode().name()
             }
@@ -283,7 +287,8 @@ pub fn bind_module_functions(env: Env, exports: Object<'_>) -> Result<()> {
 /// load by `bind_module_functions`), text to bytes, canonical text, and the timestamp.
 macro_rules! format_functions {
     ($core:ty, $(#[doc = $d1:tt])* $next:ident, $(#[doc = $d2:tt])* $parse:ident,
-     $(#[doc = $d3:tt])* $format:ident, $(#[doc = $d4:tt])* $ts:ident) => {
+     $(#[doc = $d3:tt])* $format:ident, $(#[doc = $d4:tt])* $ts:ident,
+     $(#[doc = $d5:tt])* $time:ident) => {
         $(#[doc = $d1])*
         #[napi(ts_return_type = "string")]
         pub fn $next(env: Env) -> Result<Unknown<'static>> {
@@ -313,6 +318,12 @@ macro_rules! format_functions {
             // 48 bits: exact as a Number.
             guard(env.raw(), || Ok(<$core>::timestamp_ms(id_arg::<$core>(Val::of(env, &id))?)? as f64))
         }
+
+        $(#[doc = $d5])*
+        #[napi(ts_args_type = "id: string | Uint8Array", ts_return_type = "Date")]
+        pub fn $time<'env>(env: &'env Env, id: Unknown<'_>) -> Result<Unknown<'env>> {
+            js_value(env, |raw| Val::date(raw, <$core>::timestamp_ms(id_arg::<$core>(Val::of(*env, &id))?)?))
+        }
     };
 }
 
@@ -326,7 +337,9 @@ format_functions! {
     #[doc = " A UUID (16 bytes, or text in any case) as its canonical text: lower-case, hyphenated."]
     format_uuid,
     #[doc = " The Unix ms of a UUID version 7 (text or 16 bytes); `INVALID_ID` unless it is version 7."]
-    uuid7_timestamp_ms
+    uuid7_timestamp_ms,
+    #[doc = " The time of a UUID version 7 (text or 16 bytes) as a `Date` (exact: both hold whole ms)."]
+    uuid7_time
 }
 
 format_functions! {
@@ -338,5 +351,7 @@ format_functions! {
     #[doc = " A ULID (16 bytes, or text in any case) as its canonical text: upper-case Crockford base32."]
     format_ulid,
     #[doc = " The Unix ms of a ULID (text or 16 bytes)."]
-    ulid_timestamp_ms
+    ulid_timestamp_ms,
+    #[doc = " The time of a ULID (text or 16 bytes) as a `Date` (exact: both hold whole ms)."]
+    ulid_time
 }

@@ -16,18 +16,6 @@ use polyflake::{Decoded, Generator, Mode, NodeSource};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The three fields of an ID.
-#[napi(object)]
-pub struct DecodedId {
-    /// When the ID was made at the latest, in Unix milliseconds (a monotonic generator may run
-    /// ahead of the wall clock, never behind it).
-    pub epoch_ms: i64,
-    /// The node that made it.
-    pub node_id: u32,
-    /// Its position within that node's millisecond.
-    pub sequence: u32,
-}
-
 /// Make a core generator: `what` names the call in messages; `options` (`undefined` allowed
 /// when `optional`) takes the keys `own`, `epochMs`, `layout` and `settings::keys(mode)`;
 /// `source` reads the node source.
@@ -212,20 +200,17 @@ fn zookeeper(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
     })
 }
 
-/// A decoded ID for JS; a timestamp past 2^53 (a far-future custom epoch) would round as a
-/// Number, so it is refused.
-fn decoded(d: Decoded) -> FResult<DecodedId> {
-    if d.timestamp_ms.unsigned_abs() > (1 << 53) - 1 {
-        return Err(Fail::Range(format!(
-            "the decoded timestamp {} ms is not a safe integer as a Number",
-            d.timestamp_ms
-        )));
-    }
-    Ok(DecodedId {
-        epoch_ms: d.timestamp_ms,
-        node_id: d.node_id,
-        sequence: d.sequence,
-    })
+/// A decoded ID for JS (TypeScript's `DecodedId`, node/types.d.ts): `timestampMs`, `nodeId`,
+/// `sequence` and `time`, the timestamp as a `Date` (exact: a Date holds whole ms). A timestamp
+/// a Date cannot hold (a far-future custom epoch) is refused.
+fn decoded(env: sys::napi_env, d: Decoded) -> FResult<Val> {
+    let time = Val::date(env, d.timestamp_ms)?;
+    let out = Val::object(env)?;
+    out.set("timestampMs", Val::number(env, d.timestamp_ms as f64)?)?;
+    out.set("nodeId", Val::number(env, f64::from(d.node_id))?)?;
+    out.set("sequence", Val::number(env, f64::from(d.sequence))?)?;
+    out.set("time", time)?;
+    Ok(out)
 }
 
 type Flake = Shared<Generator>;
@@ -254,7 +239,11 @@ fn id_array(env: sys::napi_env, ids: Vec<u64>) -> FResult<Val> {
 /// `nextIdsAsync(count)`: filled at once by the core's all-or-nothing `try_next_ids`, or on the
 /// pool when it must wait.
 fn ids_async(env: sys::napi_env, c: &Flake, count: Val) -> FResult<Val> {
-    let n = count_arg(count)?;
+    // A bad count rejects too: an async form never throws at the call.
+    let n = match count_arg(count) {
+        Ok(n) => n,
+        Err(fail) => return pool::settled(env, Err(fail)),
+    };
     let fast = || {
         let mut done = false;
         let ids = Val::id_array(env, n, |out| {
@@ -399,16 +388,18 @@ macro_rules! generator_class {
                 js_value(env, |raw| ids_async(raw, &self.cell, Val::of(*env, &count)))
             }
 
-            /// Decode an ID (bigint or decimal string) with this generator's layout and epoch.
-            #[napi(js_name = "decode", ts_args_type = "id: bigint | string")]
-            pub fn decode_id(&self, env: Env, id: Unknown<'_>) -> Result<DecodedId> {
-                guard(env.raw(), || decoded(self.cell.g.decode(id_arg(Val::of(env, &id))?)?))
+            /// Decode an ID (bigint or decimal string) with this generator's layout and epoch:
+            /// `timestampMs`, `nodeId`, `sequence`, and `time`, the same instant as a `Date`
+            /// (`gen.decode(id).time.toISOString()` for a log line).
+            #[napi(js_name = "decode", ts_args_type = "id: bigint | string", ts_return_type = "DecodedId")]
+            pub fn decode_id<'env>(&self, env: &'env Env, id: Unknown<'_>) -> Result<Unknown<'env>> {
+                js_value(env, |raw| decoded(raw, self.cell.g.decode(id_arg(Val::of(*env, &id))?)?))
             }
 
             /// Decode an ID (bigint or decimal string) with the default layout and epoch.
-            #[napi(js_name = "decode", ts_args_type = "id: bigint | string")]
-            pub fn decode_default(env: Env, id: Unknown<'_>) -> Result<DecodedId> {
-                guard(env.raw(), || decoded(polyflake::decode(id_arg(Val::of(env, &id))?)?))
+            #[napi(js_name = "decode", ts_args_type = "id: bigint | string", ts_return_type = "DecodedId")]
+            pub fn decode_default<'env>(env: &'env Env, id: Unknown<'_>) -> Result<Unknown<'env>> {
+                js_value(env, |raw| decoded(raw, polyflake::decode(id_arg(Val::of(*env, &id))?)?))
             }
 
             /// Block the calling thread until the restart guard has passed, at most `timeoutMs`
@@ -468,7 +459,7 @@ macro_rules! generator_class {
 
             /// The clock reading in effect: `'precise'`, or `'coarse'` where it was asked for and
             /// the system's coarse clock is fine enough (`health().clockNote` says why not).
-            #[napi(getter, ts_return_type = "'precise' | 'coarse'")]
+            #[napi(getter, ts_return_type = "ClockSourceName")]
             pub fn clock_source(&self) -> &'static str {
                 self.cell.g.clock_source().name()
             }

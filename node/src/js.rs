@@ -377,6 +377,24 @@ impl Val {
         napi_make!(env, "create a bigint" => napi_create_bigint_uint64(id))
     }
 
+    /// A `Date` at Unix ms `ms`; refused (`RangeError`) outside the range a Date holds (100
+    /// million days either side of 1970), where it would be an Invalid Date.
+    pub fn date(env: sys::napi_env, ms: i64) -> Result<Val, Fail> {
+        const DATE_RANGE_MS: u64 = 8_640_000_000_000_000;
+        if ms.unsigned_abs() > DATE_RANGE_MS {
+            return Err(Fail::Range(format!(
+                "the time {ms} ms is outside the range of a JavaScript Date"
+            )));
+        }
+        napi_make!(env, "create a Date" => napi_create_date(ms as f64))
+    }
+
+    /// True for an object made by `Error` or one of its subclasses (`util.types.isNativeError`).
+    pub fn is_error(self) -> Result<bool, Fail> {
+        let mut yes = false;
+        napi_call!("is an Error" => napi_is_error(self.env, self.raw, &mut yes)).map(|()| yes)
+    }
+
     /// A plain object `{}`.
     pub fn object(env: sys::napi_env) -> Result<Val, Fail> {
         napi_make!(env, "create an object" => napi_create_object())

@@ -32,10 +32,10 @@ use napi::bindgen_prelude::{Env, Unknown};
 
 pub use clocks::{ManualClock, ScriptedClock};
 pub use formats::{
-    bind_module_functions, format_ulid, format_uuid, parse_ulid, parse_uuid, ulid,
-    ulid_timestamp_ms, uuid7, uuid7_timestamp_ms, UlidGenerator, Uuid7Generator,
+    bind_module_functions, format_ulid, format_uuid, parse_ulid, parse_uuid, ulid, ulid_time,
+    ulid_timestamp_ms, uuid7, uuid7_time, uuid7_timestamp_ms, UlidGenerator, Uuid7Generator,
 };
-pub use generator::{DecodedId, MonotonicSnowflake, Snowflake};
+pub use generator::{MonotonicSnowflake, Snowflake};
 pub use layout::{Layout, LayoutBits, LayoutPreset};
 pub use metrics::health_metrics;
 
@@ -97,6 +97,59 @@ pub fn ids_to_strings(env: Env, ids: Unknown<'_>) -> Result<Vec<String>> {
 pub fn id_to_string(env: Env, id: Unknown<'_>) -> Result<String> {
     guard(env.raw(), || {
         Ok(polyflake::format_id(id_arg(Val::of(env, &id))?))
+    })
+}
+
+/// True when `e` is an error this package throws or rejects with: an `Error` whose `code` is a
+/// `PolyflakeErrorCode` (then `e.code` narrows to that union in TypeScript). Never throws.
+#[napi(ts_args_type = "e: unknown", ts_return_type = "e is PolyflakeError")]
+pub fn is_polyflake_error(env: Env, e: Unknown<'_>) -> Result<bool> {
+    guard(env.raw(), || errors::is_polyflake_error(Val::of(env, &e)))
+}
+
+/// The core's lists of names that types.d.ts spells out as TypeScript unions, for
+/// node/test/types.test.js to compare (not part of the API: left out of index.d.ts).
+#[napi(js_name = "_typeNames", skip_typescript)]
+pub fn type_names(env: Env) -> Result<Unknown<'static>> {
+    use polyflake::{ClockSource, HealthStatus, LeaseKind, LeasePhase, Mode, NodeSourceKind};
+    // The core lists no LeaseKind::ALL: this match stops compiling when a kind is added.
+    let lease_kinds = [LeaseKind::File, LeaseKind::Etcd, LeaseKind::ZooKeeper];
+    for k in lease_kinds {
+        match k {
+            LeaseKind::File | LeaseKind::Etcd | LeaseKind::ZooKeeper => {}
+        }
+    }
+    let lists: [(&str, Vec<&str>); 7] = [
+        ("errorCodes", errors::codes().collect()),
+        (
+            "healthStatuses",
+            HealthStatus::ALL.map(HealthStatus::name).to_vec(),
+        ),
+        (
+            "sources",
+            NodeSourceKind::ALL.map(NodeSourceKind::name).to_vec(),
+        ),
+        ("modes", Mode::ALL.map(Mode::name).to_vec()),
+        (
+            "clockSources",
+            ClockSource::ALL.map(ClockSource::name).to_vec(),
+        ),
+        ("leaseKinds", lease_kinds.map(LeaseKind::name).to_vec()),
+        (
+            "leasePhases",
+            LeasePhase::ALL.map(LeasePhase::name).to_vec(),
+        ),
+    ];
+    let raw = env.raw();
+    guard(raw, || {
+        let out = Val::object(raw)?;
+        for (key, names) in lists {
+            out.set(
+                key,
+                Val::array(raw, names.into_iter().map(|n| Val::text(raw, n)))?,
+            )?;
+        }
+        Ok(out.unknown())
     })
 }
 

@@ -10,7 +10,7 @@ const { VECTORS, polyflake, readJson, throwsCode } = require('./helpers')
 
 const {
   Uuid7Generator, UlidGenerator, ManualClock, uuid7, ulid, parseUuid, parseUlid, formatUuid, formatUlid,
-  uuid7TimestampMs, ulidTimestampMs,
+  uuid7TimestampMs, ulidTimestampMs, uuid7Time, ulidTime,
 } = polyflake
 const V = readJson(path.join(VECTORS, 'formats.json'))
 
@@ -28,6 +28,9 @@ test('the RFC 9562 example: value, canonical text, fields and timestamp', () => 
   assert.equal(formatUuid(bytes), ex.canonical)
   assert.equal(uuid7TimestampMs(ex.text), ex.unix_ts_ms)
   assert.equal(uuid7TimestampMs(bytes), ex.unix_ts_ms)
+  // The time as a Date for a log line: exact, from text or bytes.
+  assert.deepEqual(uuid7Time(ex.text), new Date(ex.unix_ts_ms))
+  assert.equal(uuid7Time(bytes).getTime(), ex.unix_ts_ms)
   assert.equal(Number((value >> 76n) & 0xfn), ex.version)
   assert.equal(Number((value >> 62n) & 0x3n), ex.variant)
   assert.equal(Number((value >> 64n) & 0xfffn), ex.rand_a)
@@ -37,6 +40,7 @@ test('the RFC 9562 example: value, canonical text, fields and timestamp', () => 
 test('UUID limits, bad text and other versions', () => {
   for (const l of V.uuid.limits) {
     assert.equal(uuid7TimestampMs(l.text), l.unix_ts_ms, l.text)
+    assert.equal(uuid7Time(l.text).getTime(), l.unix_ts_ms, l.text)
     assert.equal(formatUuid(parseUuid(l.text)), l.text)
   }
   for (const bad of V.uuid.bad_text) {
@@ -46,6 +50,7 @@ test('UUID limits, bad text and other versions', () => {
   for (const other of V.uuid.not_v7) {
     assert.equal(parseUuid(other).length, 16, 'a UUID of another version still parses')
     throwsCode(assert, () => uuid7TimestampMs(other), RangeError, 'INVALID_ID')
+    throwsCode(assert, () => uuid7Time(other), RangeError, 'INVALID_ID')
   }
 })
 
@@ -56,17 +61,21 @@ test('ULID examples, monotonic pair, limits, aliases and bad text', () => {
     assert.equal(formatUlid(bytes), ex.text)
     assert.equal(ulidTimestampMs(ex.text), ex.unix_ts_ms)
     assert.equal(ulidTimestampMs(bytes), ex.unix_ts_ms)
+    assert.deepEqual(ulidTime(ex.text), new Date(ex.unix_ts_ms))
+    assert.equal(ulidTime(bytes).getTime(), ex.unix_ts_ms)
   }
   const [a, b] = V.ulid.monotonic_pair.map((t) => big(parseUlid(t)))
   assert.equal(b, a + 1n)
   for (const l of V.ulid.limits) {
     assert.equal(ulidTimestampMs(l.text), l.unix_ts_ms, l.text)
+    assert.equal(ulidTime(l.text).getTime(), l.unix_ts_ms, l.text)
     assert.equal(formatUlid(parseUlid(l.text)), l.text)
   }
   for (const al of V.ulid.aliases) assert.equal(formatUlid(al.text), al.canonical, al.text)
   for (const bad of V.ulid.bad_text) {
     throwsCode(assert, () => parseUlid(bad), RangeError, 'INVALID_ID')
     throwsCode(assert, () => ulidTimestampMs(bad), RangeError, 'INVALID_ID')
+    throwsCode(assert, () => ulidTime(bad), RangeError, 'INVALID_ID')
   }
 })
 
@@ -75,7 +84,7 @@ test('the helpers refuse wrong types and wrong lengths', () => {
     throwsCode(assert, () => f(5), TypeError, 'ERR_INVALID_ARG_TYPE')
     throwsCode(assert, () => f(Buffer.alloc(16)), TypeError, 'ERR_INVALID_ARG_TYPE')
   }
-  for (const f of [formatUuid, formatUlid, uuid7TimestampMs, ulidTimestampMs]) {
+  for (const f of [formatUuid, formatUlid, uuid7TimestampMs, ulidTimestampMs, uuid7Time, ulidTime]) {
     throwsCode(assert, () => f(Buffer.alloc(15)), RangeError, 'ERR_OUT_OF_RANGE')
     throwsCode(assert, () => f(123n), TypeError, 'ERR_INVALID_ARG_TYPE')
     throwsCode(assert, () => f(undefined), TypeError, 'ERR_INVALID_ARG_TYPE')

@@ -79,7 +79,7 @@ test('slots: 1 and a second holder: NO_FREE_SLOT; close() frees the slot for the
     assert.equal(next.closed, false)
     // The successor starts behind what the first really issued, and issues past it.
     const h = next.health()
-    assert.equal(h.lease.guardUntilMs, Number(Snowflake.decode(last).epochMs))
+    assert.equal(h.lease.guardUntilMs, Number(Snowflake.decode(last).timestampMs))
     next.waitReady(5000)
     const id = next.nextId()
     assert.ok(id > last)
@@ -116,7 +116,7 @@ test('the restart guard on a ManualClock: nothing until the clock passes the sto
     behind.set(T + 1)
     const after = b.nextId()
     assert.ok(after > before)
-    assert.equal(b.decode(after).epochMs, T + 1)
+    assert.equal(b.decode(after).timestampMs, T + 1)
     assert.equal(b.health().status, 'ok')
   } finally {
     b.close()
@@ -211,7 +211,7 @@ test('a slot held by a process that is killed is taken by the next, after the re
       assert.equal(typeof guard, 'number', 'the killed holder left its high-water mark')
       g.waitReady(10_000)
       const id = g.nextId()
-      assert.ok(g.decode(id).epochMs > guard, 'the first ID is past the killed holder\'s mark')
+      assert.ok(g.decode(id).timestampMs > guard, 'the first ID is past the killed holder\'s mark')
     } finally {
       g.close()
     }

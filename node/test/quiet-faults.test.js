@@ -111,10 +111,10 @@ test('a forward step is refused (CLOCK_JUMPED_AHEAD, with its data), and nothing
   clock.advance(-YEAR_MS)
   const after = g.nextId()
   assert.ok(after > before)
-  assert.ok(g.decode(after).epochMs < T + 60_000, 'issued from trusted time, not the step')
+  assert.ok(g.decode(after).timestampMs < T + 60_000, 'issued from trusted time, not the step')
   assert.deepEqual([g.health().ok, g.health().clockAheadMs], [true, 0])
   clock.advance(59_000) // a step within the bound is trusted
-  assert.equal(g.decode(g.nextId()).epochMs, clock.now())
+  assert.equal(g.decode(g.nextId()).timestampMs, clock.now())
 })
 
 test('a forward step that holds for forwardConfirmMs of elapsed time is believed', () => {
@@ -127,13 +127,13 @@ test('a forward step that holds for forwardConfirmMs of elapsed time is believed
   clock.advance(HOUR_MS) // a real correction of an hour
   throwsCode(assert, () => s.nextId(), Error, 'CLOCK_JUMPED_AHEAD')
   // Monotonic mode keeps issuing, from the trusted time: its floor does not follow the step.
-  assert.ok(g.decode(g.nextIds(1000)[999]).epochMs < T + 10)
+  assert.ok(g.decode(g.nextIds(1000)[999]).timestampMs < T + 10)
   assert.equal(g.health().ok, true)
   assert.ok(g.health().clockAheadMs >= HOUR_MS)
   clock.elapse(9_999)
   assert.equal(throwsCode(assert, () => s.nextId(), Error, 'CLOCK_JUMPED_AHEAD').confirmRemainingMs, 1)
   clock.elapse(1)
-  assert.equal(s.decode(s.nextId()).epochMs, clock.now())
+  assert.equal(s.decode(s.nextId()).timestampMs, clock.now())
   assert.deepEqual([s.health().status, s.health().clockAheadMs], ['ok', 0])
 })
 
@@ -142,12 +142,12 @@ test('a suspend is elapsed time, not a step; maxForwardStepMs: null turns the ch
   const g = new Snowflake({ nodeId: 3, clock })
   g.nextId()
   clock.elapse(8 * HOUR_MS) // a laptop lid closed overnight: wall and boot clock move together
-  assert.equal(g.decode(g.nextId()).epochMs, clock.now())
+  assert.equal(g.decode(g.nextId()).timestampMs, clock.now())
   const off = new Snowflake({ nodeId: 4, clock, maxForwardStepMs: null })
   assert.equal(off.maxForwardStepMs, null)
   off.nextId()
   clock.advance(YEAR_MS)
-  assert.equal(off.decode(off.nextId()).epochMs, clock.now())
+  assert.equal(off.decode(off.nextId()).timestampMs, clock.now())
   for (const bad of [-1, 1.5, '1000']) {
     assert.throws(() => new Snowflake({ nodeId: 5, clock, maxForwardStepMs: bad }), (e) => e.code === 'ERR_OUT_OF_RANGE' || e.code === 'ERR_INVALID_ARG_TYPE')
   }

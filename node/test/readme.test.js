@@ -35,7 +35,7 @@ test('the docs hold the Node snippets', () => {
   const names = all.map((s) => s.name)
   assert.equal(new Set(names).size, names.length, 'snippet names are unique')
   for (const name of ['node-quickstart', 'node-guide-snowflake', 'node-formats', 'node-coarse', 'node-lease',
-    'node-zookeeper', 'node-async', 'node-metrics']) {
+    'node-zookeeper', 'node-async', 'node-metrics', 'node-errors']) {
     assert.ok(names.includes(name), `missing snippet ${name}`)
   }
 })
@@ -89,4 +89,25 @@ test('docs/node.md\'s example files are the files the tests run', () => {
   for (const [, file, body] of copies) {
     assert.equal(body, fs.readFileSync(path.join(ROOT, file), 'utf8'), `docs/node.md's copy of ${file} differs from it`)
   }
+})
+
+// tests/dist/node_guide.sh runs every JavaScript/TypeScript block of docs/node.md against the
+// installed packages: each must be a snippet, a copy of an example file, or say why it cannot
+// run on its own (<!-- not-standalone: REASON --> right before it).
+test('every JavaScript/TypeScript block of docs/node.md runs somewhere or says why not', () => {
+  const lines = fs.readFileSync(path.join(ROOT, 'docs', 'node.md'), 'utf8').split('\n')
+  let fenced = false
+  const unmarked = []
+  lines.forEach((line, i) => {
+    if (!line.startsWith('```')) return
+    if (fenced) {
+      fenced = false
+      return
+    }
+    fenced = true
+    if (!/^```(js|ts|javascript|typescript|mjs|cjs)$/.test(line)) return
+    const before = lines[i - 1] ?? ''
+    if (!/^<!-- (snippet:[a-z0-9-]+|file:\S+|not-standalone: .+) -->$/.test(before)) unmarked.push(`line ${i + 1}`)
+  })
+  assert.deepEqual(unmarked, [], 'docs/node.md: a code block neither marked as a snippet or file nor as not standalone')
 })

@@ -111,9 +111,9 @@ function make(spec, where, leaseDir, clockSource) {
   return ['source' in spec ? cls.fromFileLease(opts) : new cls(opts), manual]
 }
 
-// The decoded fields in the scenario files' names (timestamp_ms is Node's epochMs).
+// The decoded fields in the scenario files' names (Node's timestampMs).
 function fields(d) {
-  return { timestamp_ms: d.epochMs, node_id: d.nodeId, sequence: d.sequence }
+  return { timestamp_ms: d.timestampMs, node_id: d.nodeId, sequence: d.sequence }
 }
 
 const ID_EXPECT = ['error', 'ids', 'sequences', 'max_sequence', 'first', 'last', 'increasing']

@@ -161,6 +161,17 @@ test('the Express example: IDs per request, health, metrics, 503 when unhealthy,
       }
     }
     assert.equal(seen.size, 50 + 10 + 5000 + 20000 + 1 + 300)
+    // POST: a record's ID, the body echoed, the ID's time as createdAt.
+    const posted = await fetch(`${app.base}/orders`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ item: 'book', qty: 2 }),
+    })
+    assert.equal(posted.status, 201)
+    const order = await posted.json()
+    assert.deepEqual(order.order, { item: 'book', qty: 2 })
+    const orderId = BigInt(order.id)
+    assert.ok(!seen.has(orderId))
+    seen.add(orderId)
+    assert.equal(Date.parse(order.createdAt), Snowflake.decode(orderId).timestampMs)
     assert.equal((await get('/ids?count=0')).status, 400)
     assert.equal((await get(`/ids?count=${polyflake.MAX_BATCH + 1}`)).status, 400)
     const h = await get('/healthz')

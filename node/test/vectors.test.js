@@ -39,7 +39,7 @@ for (const [name, L] of Object.entries(V.layouts)) {
         const again = new Snowflake({ nodeId: c.node_id, layout: spelled, clock })
         assert.equal(again.nextId(), BigInt(c.id), where)
       }
-      const want = { epochMs: c.epoch_ms, nodeId: c.node_id, sequence: c.sequence }
+      const want = { timestampMs: c.epoch_ms, nodeId: c.node_id, sequence: c.sequence, time: new Date(c.epoch_ms) }
       assert.deepEqual({ ...g.decode(c.id) }, want, where)
       assert.deepEqual({ ...g.decode(BigInt(c.id)) }, want, where)
       if (name.startsWith('default')) assert.deepEqual({ ...Snowflake.decode(c.id) }, want, where)
@@ -49,7 +49,7 @@ for (const [name, L] of Object.entries(V.layouts)) {
 
 test('the design literals', () => {
   for (const lit of V.literals) {
-    const want = { epochMs: lit.epoch_ms, nodeId: lit.node_id, sequence: lit.sequence }
+    const want = { timestampMs: lit.epoch_ms, nodeId: lit.node_id, sequence: lit.sequence, time: new Date(lit.epoch_ms) }
     assert.deepEqual({ ...Snowflake.decode(BigInt(lit.id)) }, want)
     assert.deepEqual({ ...Snowflake.decode(lit.id) }, want)
   }

@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 // Stages the npm packages the napi-rs v3 way, ready for `npm pack`:
-//   OUT/polyflake              the main package: the generated loader (index.js) and types
-//                              (index.d.ts), README, licenses, and one optionalDependency per
-//                              platform package, pinned to the same version; no install script
-//                              and no Rust sources (node/package.json's `install` builds from
-//                              source, which is for a checkout, not for users)
+//   OUT/polyflake              the main package: node/package.json's `exports` map and every
+//                              file it (or `main`/`types`) names: the generated loader
+//                              (index.js) and types (index.d.ts), polyflake/prometheus
+//                              (prometheus.js, .d.ts); its peer dependency (prom-client), README,
+//                              licenses, and one optionalDependency per platform package, pinned
+//                              to the same version; no install script and no Rust sources
+//                              (node/package.json's `install` builds from source, which is for a
+//                              checkout, not for users)
 //   OUT/polyflake-PLATFORM     one per addon: package.json from node/npm/linux-x64-gnu/ (the
 //                              template, checked in) with that platform's name, os, cpu and libc,
 //                              plus the prebuilt .node
@@ -65,6 +68,22 @@ for (const addon of addons) {
   console.log(`staged ${pkg.name}@${pkg.version}`)
 }
 
+// Every file the exports map, `main` and `types` name (a condition's target, nested or not), as
+// paths relative to node/; package.json is npm's own.
+function exported(value) {
+  if (typeof value === 'string') return [value]
+  if (value && typeof value === 'object') return Object.values(value).flatMap(exported)
+  return []
+}
+const shipped = [...new Set([dev.main, dev.types, ...exported(dev.exports)].map((f) => path.normalize(f)))]
+  .filter((f) => f !== 'package.json')
+for (const f of shipped) {
+  if (f.startsWith('..') || f.includes('*') || !fs.existsSync(path.join(root, 'node', f))) {
+    console.error(`node/package.json names ${f}, which is not a file in node/`)
+    process.exit(1)
+  }
+}
+
 const main = path.join(out, dev.name)
 fs.mkdirSync(main, { recursive: true })
 write(path.join(main, 'package.json'), {
@@ -74,11 +93,17 @@ write(path.join(main, 'package.json'), {
   license: dev.license,
   main: dev.main,
   types: dev.types,
-  files: ['index.js', 'index.d.ts', 'README.md', ...licenses],
+  exports: dev.exports,
+  files: [...shipped, 'README.md', ...licenses],
   engines: dev.engines,
+  peerDependencies: dev.peerDependencies,
+  peerDependenciesMeta: dev.peerDependenciesMeta,
   optionalDependencies: optional,
 })
-for (const f of ['index.js', 'index.d.ts']) copy(path.join(root, 'node', f), main)
+for (const f of shipped) {
+  fs.mkdirSync(path.dirname(path.join(main, f)), { recursive: true })
+  fs.copyFileSync(path.join(root, 'node', f), path.join(main, f))
+}
 copy(path.join(root, 'node/npm/README.md'), main)
 for (const l of licenses) copy(path.join(root, l), main)
-console.log(`staged ${dev.name}@${dev.version} with optionalDependencies ${Object.keys(optional).join(', ')}`)
+console.log(`staged ${dev.name}@${dev.version} (${shipped.join(', ')}) with optionalDependencies ${Object.keys(optional).join(', ')}`)

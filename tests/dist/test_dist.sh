@@ -157,6 +157,7 @@ if "$npm_tools/node_modules/.bin/tsc" --strict --noEmit --types node --typeRoots
 fi
 grep -q "TS2322" wrong.out || { cat wrong.out; fail "tsc failed for another reason"; }
 echo "tsc --strict: the README snippet passes; a bigint assigned to a number is refused"
+bash "$root/tests/dist/node_guide.sh" "$root" "$dist" "$version" "$registry" "$npm_tools" "$work/node-guide"
 
 step "C SDK: unpacked, moved elsewhere, README-C's programs with pkg-config (shared and static)"
 sdk_name=polyflake-$version-linux-x86_64
