@@ -9,6 +9,7 @@
 
 mod conns;
 pub mod errors;
+pub mod guardwait;
 pub mod heal;
 pub mod idformat;
 mod metrics;

@@ -11,7 +11,7 @@ use polyflake::Layout;
 use polyflake_cli::errors::CliError;
 use polyflake_cli::idformat::{decode_text, IdFormat, IdGenerator};
 use polyflake_cli::options::{DecodeArgs, GenArgs, NodeArgs};
-use polyflake_cli::{errors, serve, timefmt};
+use polyflake_cli::{errors, guardwait, serve, timefmt};
 use serde_json::json;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -217,9 +217,15 @@ fn next(a: NextArgs) -> Result<(), CliError> {
         // restart guard): the core refuses until the clock passes it; a command waits it out.
         // A guard longer than the wait limit (a fenced store, a clock far behind) is refused at
         // once rather than after the whole limit.
-        let remaining = g.health().lease.map_or(0, |l| l.guard_remaining_ms);
+        // A wait a person would notice (over half a second: a new slot waits one whole
+        // reserve, 5 s by default) is said on stderr, with why and how to avoid it.
+        let h = g.health();
+        let remaining = h.lease.as_ref().map_or(0, |l| l.guard_remaining_ms);
         if Duration::from_millis(remaining) > GUARD_WAIT_LIMIT {
             g.next_id()?;
+        }
+        if let Some(line) = guardwait::notice_from(&h, "next", a.node.lease_reserve_ms) {
+            eprintln!("{line}");
         }
         g.wait_ready(GUARD_WAIT_LIMIT)?;
         let (ids, clock) = mint(&g, n)?;

@@ -18,7 +18,8 @@ use utoipa::ToSchema;
 #[derive(ToSchema)]
 pub struct IdsRequest {
     /// How many IDs to mint, from 1 to the service's `--max-count` (default 4,096); 1 when
-    /// absent. Not null, not a string, not a fraction (`1.0` is refused).
+    /// absent. Not null, not a string. An integer as in JSON Schema: a number whose value has no
+    /// fractional part, however written (`3664.0` and `3.664e3` are 3664; `3664.5` is refused).
     #[schema(minimum = 1, required = false)]
     count: u64,
     /// The ID format: `snowflake` (the 64-bit ID, when absent), `uuidv7` (RFC 9562) or `ulid`.

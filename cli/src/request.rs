@@ -270,13 +270,6 @@ fn sent_text(body: &[u8], key: &str, value: &Value) -> String {
     .unwrap_or_else(|| value.to_string())
 }
 
-/// True for the text of a JSON integer (an optional minus and digits, no fraction or exponent),
-/// however many digits.
-fn is_integer_text(text: &str) -> bool {
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
-}
-
 /// An integer field's value, read from the text the client sent (`sent`, see [`sent_text`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Integer {
@@ -286,9 +279,88 @@ pub enum Integer {
     TooWide,
 }
 
+/// The integer that the text of a JSON number (`sent`) is, when its value has no fractional
+/// part, however it is written: `3664`, `3664.0`, `3.664e3`, `1E3`, `-0.0`. The value is read
+/// from the digits exactly, never through an `f64` (`9007199254740993.0` is
+/// 9,007,199,254,740,993). `None` for a value with a fractional part (`3664.5`, `1e-400`) or a
+/// text that is not a JSON number.
+///
+/// ```
+/// use polyflake_cli::request::{integral_number, Integer};
+/// assert_eq!(integral_number("3664.0"), Some(Integer::Fits(3664)));
+/// assert_eq!(integral_number("36.64e2"), Some(Integer::Fits(3664)));
+/// assert_eq!(integral_number("3664.5"), None);
+/// assert_eq!(integral_number("1e300"), Some(Integer::TooWide));
+/// ```
+pub fn integral_number(sent: &str) -> Option<Integer> {
+    let (negative, rest) = match sent.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, sent),
+    };
+    let (mantissa, exponent) = match rest.find(['e', 'E']) {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let (whole, fraction) = match mantissa.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (mantissa, None),
+    };
+    let all_digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if !all_digits(whole) || fraction.is_some_and(|f| !all_digits(f)) {
+        return None;
+    }
+    let fraction = fraction.unwrap_or("");
+    // The value is digits x 10^scale.
+    let digits: String = [whole, fraction].concat();
+    let digits = digits.trim_start_matches('0');
+    let significant = digits.trim_end_matches('0');
+    if significant.is_empty() {
+        // Zero, whatever the exponent (if the exponent is well formed).
+        return match exponent {
+            Some(e) if !all_digits(e.strip_prefix(['+', '-']).unwrap_or(e)) => None,
+            _ => Some(Integer::Fits(0)),
+        };
+    }
+    let trailing_zeros = (digits.len() - significant.len()) as i128;
+    let exponent: i128 = match exponent {
+        None => 0,
+        Some(e) => {
+            let magnitude = e.strip_prefix(['+', '-']).unwrap_or(e);
+            if !all_digits(magnitude) {
+                return None;
+            }
+            // Past 30 digits only the sign matters: +huge is too wide, -huge a fraction.
+            let magnitude = magnitude.trim_start_matches('0');
+            let magnitude: i128 = if magnitude.len() > 30 {
+                10i128.pow(30)
+            } else {
+                magnitude.parse().unwrap_or(0)
+            };
+            if e.starts_with('-') {
+                -magnitude
+            } else {
+                magnitude
+            }
+        }
+    };
+    // significant x 10^zeros, where zeros may be negative (a fractional part).
+    let zeros = exponent - fraction.len() as i128 + trailing_zeros;
+    if zeros < 0 {
+        return None;
+    }
+    // i128 holds every integer of up to 38 digits.
+    if significant.len() as i128 + zeros > 38 {
+        return Some(Integer::TooWide);
+    }
+    let magnitude: i128 = significant.parse::<i128>().ok()? * 10i128.pow(zeros as u32);
+    Some(Integer::Fits(if negative { -magnitude } else { magnitude }))
+}
+
 /// An integer field as an [`Integer`], or the 400 (with `code`) that says it is not one,
-/// echoing `sent`, the field's JSON text as the client wrote it. `1.0`, `1e3`, `"5"`, `true`
-/// and `null` are not integers; `18446744073709551616` is one (too wide for the core's types).
+/// echoing `sent`, the field's JSON text as the client wrote it. A number is an integer when its
+/// value is one, as in JSON Schema: `1.0` and `1e3` are 1 and 1000 ([`integral_number`]);
+/// `1.5`, `"5"`, `true` and `null` are not integers; `18446744073709551616` is one (too wide for
+/// the core's types).
 pub fn integer_field(
     value: &Value,
     sent: &str,
@@ -302,8 +374,8 @@ pub fn integer_field(
     {
         return Ok(Integer::Fits(n));
     }
-    if value.is_number() && is_integer_text(sent) {
-        return Ok(sent.parse::<i128>().map_or(Integer::TooWide, Integer::Fits));
+    if let Some(n) = value.is_number().then(|| integral_number(sent)).flatten() {
+        return Ok(n);
     }
     Err(ApiError::bad(
         code,
@@ -367,26 +439,30 @@ pub fn ids_request(
         None => 1,
         // The cap is the service's policy; the core's batch check (which the cap passed at
         // startup) converts the value.
-        Some(v) => match v.as_u64() {
-            Some(n) if (1..=max_count as u64).contains(&n) => {
-                polyflake::batch_len(i128::from(n)).map_err(|e| ApiError::core(&e))?
+        // A number written with a fraction or an exponent (`5.0`, `5e0`) is read from its text
+        // (JSON Schema's integer: any number whose value has no fractional part).
+        Some(v) => {
+            let n = match v.as_u64() {
+                Some(n) => Integer::Fits(i128::from(n)),
+                None => integer_field(v, &sent_text(body, "count", v), "count", "INVALID_COUNT")?,
+            };
+            match n {
+                Integer::Fits(n) if (1..=max_count as i128).contains(&n) => {
+                    polyflake::batch_len(n).map_err(|e| ApiError::core(&e))?
+                }
+                _ => {
+                    return Err(ApiError::bad(
+                        "INVALID_COUNT",
+                        format!(
+                            "count must be from 1 to {max_count}, not {}",
+                            sent_text(body, "count", v)
+                        ),
+                    ))
+                }
             }
-            _ => return Err(count_refusal(v, &sent_text(body, "count", v), max_count)),
-        },
+        }
     };
     Ok(IdsRequest { format, count })
-}
-
-/// Why a `count` value (`sent`, as the client wrote it) is not an integer from 1 to
-/// `max_count`.
-fn count_refusal(value: &Value, sent: &str, max_count: usize) -> ApiError {
-    match integer_field(value, sent, "count", "INVALID_COUNT") {
-        Err(e) => e,
-        Ok(_) => ApiError::bad(
-            "INVALID_COUNT",
-            format!("count must be from 1 to {max_count}, not {sent}"),
-        ),
-    }
 }
 
 /// The test clock's new offset from a `POST /v1/admin/clock` body: exactly one of
@@ -532,10 +608,32 @@ mod tests {
         assert_eq!(ids_count(None, b"", 10), Ok(1));
         assert_eq!(ids_count(Some(&json()), b"{}", 10), Ok(1));
         assert_eq!(ids_count(Some(&json()), b"{\"count\": 10}", 10), Ok(10));
+        // JSON Schema's integer: a number whose value has no fractional part, however written.
+        for body in [
+            "1.0",
+            "1e0",
+            "0.1e1",
+            "100e-2",
+            "1.000000000000000000000000000000000",
+        ] {
+            let body = format!("{{\"count\": {body}}}");
+            assert_eq!(
+                ids_count(Some(&json()), body.as_bytes(), 10),
+                Ok(1),
+                "{body}"
+            );
+        }
+        assert_eq!(
+            ids_count(Some(&json()), b"{\"count\": 3664.0}", 4096),
+            Ok(3664)
+        );
         for (body, code) in [
             (&b"{\"count\": 11}"[..], "INVALID_COUNT"),
             (b"{\"count\": 0}", "INVALID_COUNT"),
-            (b"{\"count\": 1.0}", "INVALID_COUNT"),
+            (b"{\"count\": 1.5}", "INVALID_COUNT"),
+            (b"{\"count\": 10.5e0}", "INVALID_COUNT"),
+            (b"{\"count\": 11.0}", "INVALID_COUNT"),
+            (b"{\"count\": -0.0}", "INVALID_COUNT"),
             (b"{\"cout\": 1}", "INVALID_REQUEST"),
             (b"{\"format\": \"uuid\"}", "INVALID_FORMAT"),
             (b"{\"format\": 7}", "INVALID_FORMAT"),
@@ -608,7 +706,10 @@ mod tests {
                 &br#"{"count": 18446744073709551616}"#[..],
                 "not 18446744073709551616",
             ),
-            (br#"{"count":1E3 }"#, "an integer, not 1E3"),
+            (br#"{"count":1E3 }"#, "from 1 to 10, not 1E3"),
+            (br#"{"count": 3664.5}"#, "an integer, not 3664.5"),
+            (br#"{"count": -1}"#, "from 1 to 10, not -1"),
+            (br#"{"count": 1e-400}"#, "an integer, not 1e-400"),
             (
                 br#"{"count": -9223372036854775809}"#,
                 "not -9223372036854775809",
@@ -622,13 +723,55 @@ mod tests {
             let e = ids_request(j.as_ref(), body, 10).unwrap_err();
             assert!(e.message.contains(want), "{e}");
         }
-        let e = clock_offset(j.as_ref(), br#"{"offset_ms": -1e2}"#, 0).unwrap_err();
-        assert!(e.message.ends_with("not -1e2"), "{e}");
+        let e = clock_offset(j.as_ref(), br#"{"offset_ms": -1e-2}"#, 0).unwrap_err();
+        assert!(e.message.ends_with("not -1e-2"), "{e}");
+        assert_eq!(
+            clock_offset(j.as_ref(), br#"{"offset_ms": -1e2}"#, 0),
+            Ok(-100)
+        );
         // Integers wider than any Rust integer are still integers (and out of range).
         let wide = format!("{{\"offset_ms\": {}}}", "7".repeat(50));
         let e = clock_offset(j.as_ref(), wide.as_bytes(), 0).unwrap_err();
         assert!(e.message.contains(&"7".repeat(50)), "{e}");
         assert!(e.message.contains("is beyond"), "{e}");
+    }
+
+    #[test]
+    fn integral_numbers() {
+        use Integer::{Fits, TooWide};
+        for (text, want) in [
+            ("0", Some(Fits(0))),
+            ("-0", Some(Fits(0))),
+            ("-0.0e-99999999999999999999999999999999999", Some(Fits(0))),
+            ("3664", Some(Fits(3664))),
+            ("3664.0", Some(Fits(3664))),
+            ("3664.000", Some(Fits(3664))),
+            ("3.664e3", Some(Fits(3664))),
+            ("3.664E+3", Some(Fits(3664))),
+            ("366400e-2", Some(Fits(3664))),
+            ("-1", Some(Fits(-1))),
+            ("-1.0", Some(Fits(-1))),
+            ("9007199254740993.0", Some(Fits(9_007_199_254_740_993))),
+            ("18446744073709551616", Some(Fits(1 << 64))),
+            ("1e37", Some(Fits(10i128.pow(37)))),
+            ("1e38", Some(TooWide)),
+            ("1e300", Some(TooWide)),
+            ("-1e99999999999999999999999999999999999", Some(TooWide)),
+            ("3664.5", None),
+            ("3664.05e1", None),
+            ("1e-1", None),
+            ("1e-400", None),
+            ("1e-99999999999999999999999999999999999", None),
+            ("", None),
+            ("-", None),
+            ("1.", None),
+            (".5", None),
+            ("1e", None),
+            ("\"5\"", None),
+            ("true", None),
+        ] {
+            assert_eq!(integral_number(text), want, "{text}");
+        }
     }
 
     #[test]

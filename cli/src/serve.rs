@@ -16,6 +16,7 @@
 
 use crate::conns::{self, Limits};
 use crate::errors::CliError;
+use crate::guardwait::GuardWatch;
 use crate::heal::{LiveGenerator, Rebuild};
 use crate::idformat::{IdFormat, IdGenerator};
 use crate::metrics::Metrics;
@@ -111,6 +112,8 @@ struct AppState {
     openapi: String,
     /// Set when shutdown begins: every waiting generator call is then cut (see the module docs).
     stopping: AtomicBool,
+    /// The lease's `--lease-reserve-ms` (for the restart-guard notice).
+    reserve_ms: u64,
 }
 
 type Shared = Arc<AppState>;
@@ -133,6 +136,7 @@ impl AppState {
             test_clock,
             openapi: openapi_document(max_count).to_string(),
             stopping: AtomicBool::new(false),
+            reserve_ms: polyflake::DEFAULT_RESERVE_MS,
         })
     }
 
@@ -225,7 +229,9 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
     });
     let gen = LiveGenerator::new(gen, rebuild);
     let state = AppState::new(gen, time_ids, max_count, test_clock);
-    let state = Arc::new(state.map_err(|e| args.gen.as_typed(e))?);
+    let mut state = state.map_err(|e| args.gen.as_typed(e))?;
+    state.reserve_ms = args.node.lease_reserve_ms;
+    let state = Arc::new(state);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -354,6 +360,14 @@ async fn serve(
     let _ = std::io::stdout().flush();
 
     let app = router(state.clone());
+    // A restart-guard wait of over half a second (503 meanwhile) is said on stderr, once per
+    // wait: now, after a heal, and when the clock steps back under the slot (seen within a
+    // quarter of a second).
+    let mut guard_watch = GuardWatch::default();
+    let reserve_ms = state.reserve_ms;
+    if let Some(line) = guard_watch.check(&state.gen.get(), "serve", reserve_ms) {
+        eprintln!("{line}");
+    }
     // A lost lease is replaced by a new one (the new slot's restart guard answers 503 until the
     // clock passes it); a failure to take one is retried.
     let healer = state.clone();
@@ -365,11 +379,17 @@ async fn serve(
             }
             let s = healer.clone();
             match tokio::task::spawn_blocking(move || s.gen.heal()).await {
-                Ok(Some(Ok(what))) => eprintln!("polyflake serve: {what}"),
+                Ok(Some(Ok(what))) => {
+                    eprintln!("polyflake serve: {what}");
+                    guard_watch.reset();
+                }
                 Ok(Some(Err(e))) => eprintln!(
                     "polyflake serve: the lease is lost and a new one could not be taken (trying again): {e}"
                 ),
                 _ => {}
+            }
+            if let Some(line) = guard_watch.check(&healer.gen.get(), "serve", reserve_ms) {
+                eprintln!("{line}");
             }
         }
     });

@@ -349,7 +349,7 @@ fn service_mints_every_format() {
         ("{\"format\": \"ulid\", \"count\": 0}", "INVALID_COUNT"),
         ("{\"format\": \"ulid\", \"count\": 5001}", "INVALID_COUNT"),
         ("{\"format\": \"uuidv7\", \"count\": -1}", "INVALID_COUNT"),
-        ("{\"format\": \"uuidv7\", \"count\": 1.0}", "INVALID_COUNT"),
+        ("{\"format\": \"uuidv7\", \"count\": 1.5}", "INVALID_COUNT"),
         (
             "{\"format\": \"uuidv7\", \"format\": \"ulid\"}",
             "DUPLICATE_KEY",

@@ -7,7 +7,7 @@ mod common;
 use common::{fields_default, repo_root, run, temp_dir, Server};
 use serde_json::Value;
 use std::collections::HashSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn ids_of(r: &common::Resp) -> Vec<u64> {
     assert_eq!(r.status, 200, "{}", r.text());
@@ -310,4 +310,136 @@ fn lease_fence_raises_a_floor_that_inspect_shows_and_takers_honour() {
     assert!(!r.status.success());
     assert!(r.stderr.contains("40000000000"), "{}", r.stderr);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The number of ms in a restart-guard notice: the digits after `prefix`.
+fn notice_ms(line: &str, prefix: &str) -> u64 {
+    let at = line.find(prefix).unwrap_or_else(|| panic!("{line}")) + prefix.len();
+    let digits: String = line[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap_or_else(|_| panic!("{line}"))
+}
+
+/// Issue 27: a wait a person notices says so. `next` on a fresh lease directory (a new
+/// machine's first run) waits one reserve, 5 s by default: one line on stderr says how long,
+/// why and how to avoid it. A second run on the same directory, a static node id and a wait of
+/// at most half a second say nothing.
+#[test]
+fn next_says_when_the_restart_guard_makes_it_wait() {
+    let dir = temp_dir("guard-notice");
+    let d = dir.to_str().unwrap();
+    let t = Instant::now();
+    let r = run(&["next", "--lease-dir", d]);
+    let took = t.elapsed();
+    assert!(r.status.success(), "{}", r.stderr);
+    assert_eq!(r.stdout.lines().count(), 1, "{}", r.stdout);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line, once: {}", r.stderr);
+    let line = lines[0];
+    assert!(line.starts_with("polyflake next: waiting "), "{line}");
+    let ms = notice_ms(line, "waiting ");
+    // One reserve (5,000 ms) less the moments since the slot was taken.
+    assert!((4_000..=5_000).contains(&ms), "{line}");
+    assert!(took >= Duration::from_millis(ms), "{took:?} {line}");
+    for words in [
+        "restart guard on node 0",
+        &format!("issuing again in {ms} ms"),
+        "one whole reserve (--lease-reserve-ms 5000)",
+        "a new slot",
+        &format!("keep the lease directory ({d}) between runs"),
+        "--node-id N",
+        "lower --lease-reserve-ms",
+    ] {
+        assert!(line.contains(words), "{words:?} not in {line}");
+    }
+
+    // The same directory again: the slot the first run released is taken at once, silently.
+    let t = Instant::now();
+    let r = run(&["next", "--lease-dir", d]);
+    assert!(r.status.success(), "{}", r.stderr);
+    assert_eq!(r.stderr, "", "no wait, no line");
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+
+    // A static node id has no guard.
+    let r = run(&["next", "--node-id", "3"]);
+    assert!(r.status.success(), "{}", r.stderr);
+    assert_eq!(r.stderr, "");
+
+    // Half a second or less is not worth a line (a new slot with a 400 ms reserve).
+    let small = temp_dir("guard-notice-small");
+    let r = run(&[
+        "next",
+        "--lease-dir",
+        small.to_str().unwrap(),
+        "--lease-reserve-ms",
+        "400",
+    ]);
+    assert!(r.status.success(), "{}", r.stderr);
+    assert_eq!(r.stderr, "");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&small);
+}
+
+/// The service says so too, once per wait: the new slot's guard at start, and again when its
+/// (test) clock steps back under the slot; a static node id says nothing.
+#[test]
+fn serve_says_when_the_restart_guard_makes_it_answer_503() {
+    let dir = temp_dir("guard-notice-serve");
+    let d = dir.to_str().unwrap();
+    let server = Server::start(&[
+        "--lease-dir",
+        d,
+        "--lease-reserve-ms",
+        "3000",
+        "--test-clock",
+    ]);
+    assert_eq!(server.get("/v1/health").status, 503);
+    assert_eq!(server.wait_health(200, Duration::from_secs(15)).status, 200);
+    assert_eq!(server.post_json("/v1/ids", "{}").status, 200);
+    let notices = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains("answer 503 (restart_guard) for"))
+            .map(str::to_string)
+            .collect()
+    };
+    let seen = notices(&server.stderr());
+    assert_eq!(seen.len(), 1, "once: {}", server.stderr());
+    let first = &seen[0];
+    assert!(first.starts_with("polyflake serve: "), "{first}");
+    assert!(
+        (1_000..=3_000).contains(&notice_ms(first, "for ")),
+        "{first}"
+    );
+    for words in [
+        "one whole reserve (--lease-reserve-ms 3000)",
+        "--node-id N",
+        "lower --lease-reserve-ms",
+    ] {
+        assert!(first.contains(words), "{words:?} not in {first}");
+    }
+
+    // The clock steps back 2.5 s under the slot: a second wait, said once more.
+    let r = server.post_json("/v1/admin/clock", "{\"advance_ms\": -2500}");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(server.get("/v1/health").status, 503);
+    assert_eq!(server.wait_health(200, Duration::from_secs(15)).status, 200);
+    std::thread::sleep(Duration::from_millis(600)); // a few more of the service's looks
+    let seen = notices(&server.stderr());
+    assert_eq!(seen.len(), 2, "once per wait: {}", server.stderr());
+    assert!(
+        seen[1].contains("stepped back under the slot"),
+        "{}",
+        seen[1]
+    );
+    assert!(notice_ms(&seen[1], "for ") > 500, "{}", seen[1]);
+    drop(server);
+
+    let server = Server::start(&["--node-id", "43"]);
+    assert_eq!(server.wait_health(200, Duration::from_secs(10)).status, 200);
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(notices(&server.stderr()).is_empty(), "{}", server.stderr());
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
 }

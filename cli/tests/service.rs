@@ -355,16 +355,23 @@ fn every_class_of_bad_input_is_a_json_4xx() {
             "INVALID_COUNT",
         ),
         (
-            "float one",
+            "float zero",
             &json,
-            b"{\"count\":1.0}".to_vec(),
+            b"{\"count\":0.0}".to_vec(),
             400,
             "INVALID_COUNT",
         ),
         (
-            "exponent",
+            "exponent over the cap",
             &json,
-            b"{\"count\":1e3}".to_vec(),
+            b"{\"count\":1e4}".to_vec(),
+            400,
+            "INVALID_COUNT",
+        ),
+        (
+            "negative exponent",
+            &json,
+            b"{\"count\":15e-1}".to_vec(),
             400,
             "INVALID_COUNT",
         ),
@@ -798,6 +805,15 @@ fn after_a_crash_health_is_503_while_the_restart_guard_waits() {
     assert_eq!(h.status, 200, "{}", h.text());
     let after = ids_of(&second.post_json("/v1/ids", "{}"));
     assert!(after[0] > *before.last().unwrap());
+    // The wait was said on stderr, once, with the crashed holder's guard as the reason.
+    let said: Vec<String> = second
+        .stderr()
+        .lines()
+        .filter(|l| l.contains("answer 503 (restart_guard) for"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(said.len(), 1, "{}", second.stderr());
+    assert!(said[0].contains("previous holder"), "{}", said[0]);
     drop(second);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -868,19 +884,24 @@ fn refusals_echo_the_json_text_sent() {
         ),
         (wide.clone(), "INVALID_COUNT", format!("not {wide}")),
         (
-            "1e3".into(),
+            "1e30".into(),
             "INVALID_COUNT",
-            "count must be an integer, not 1e3".into(),
+            "count must be from 1 to 4096, not 1e30".into(),
         ),
         (
-            "1.0".into(),
+            "3664.5".into(),
             "INVALID_COUNT",
-            "count must be an integer, not 1.0".into(),
+            "count must be an integer, not 3664.5".into(),
+        ),
+        (
+            "-1".into(),
+            "INVALID_COUNT",
+            "count must be from 1 to 4096, not -1".into(),
         ),
         (
             "-0.0e0".into(),
             "INVALID_COUNT",
-            "count must be an integer, not -0.0e0".into(),
+            "count must be from 1 to 4096, not -0.0e0".into(),
         ),
         (
             "\"\\u0035\"".into(),
@@ -919,8 +940,8 @@ fn refusals_echo_the_json_text_sent() {
             "advance_ms 316224000001 would move the offset to 316224000001 ms, beyond",
         ),
         (
-            r#"{"offset_ms": 5E2}"#,
-            "offset_ms must be an integer, not 5E2",
+            r#"{"offset_ms": 5.5E0}"#,
+            "offset_ms must be an integer, not 5.5E0",
         ),
     ] {
         let r = server.post_json("/v1/admin/clock", body);
@@ -931,6 +952,20 @@ fn refusals_echo_the_json_text_sent() {
         );
         assert!(r.text().contains(want), "{body}: {}", r.text());
     }
+    // A number whose value is an integer is that integer, however written (JSON Schema's
+    // integer, which the OpenAPI document uses; issue 27).
+    for (body, n) in [
+        (r#"{"count": 3664.0}"#, 3664),
+        (r#"{"count": 3.664e3, "format": "ulid"}"#, 3664),
+        (r#"{"count": 1E1, "format": "uuidv7"}"#, 10),
+        (r#"{"count": 4096.000}"#, 4096),
+    ] {
+        let r = server.post_json("/v1/ids", body);
+        assert_eq!(r.status, 200, "{body}: {}", r.text());
+        assert_eq!(r.json()["ids"].as_array().unwrap().len(), n, "{body}");
+    }
+    let r = server.post_json("/v1/admin/clock", r#"{"advance_ms": 0.0}"#);
+    assert_eq!(r.status, 200, "{}", r.text());
     // Still serving.
     assert_eq!(server.post_json("/v1/ids", r#"{"count": 3}"#).status, 200);
 }
