@@ -2,9 +2,14 @@
 # the project venv (.venv) and tested there, never from the source tree.
 #
 #   make build-python   build the wheel (target/wheels-python/) and install it into .venv
-#   make test-python    stubs checked with mypy.stubtest, then pytest against the installed wheel
+#   make test-python    stubs checked with mypy.stubtest (the same keywords, types and defaults as
+#                       the signatures help() shows), then pytest against the installed wheel
 #                       (with a real etcd, a real PostgreSQL 15, the FastAPI example on uvicorn,
-#                       and a real ZooKeeper: pytest runs inside tests/stores/with_zookeeper.sh)
+#                       and a real ZooKeeper: pytest runs inside tests/stores/with_zookeeper.sh;
+#                       docs/python.md's snippets and the example also under mypy --strict)
+#
+# The guide against the published wheel (installed from a package index, no Rust) is
+# tests/dist/python_guide.sh, run by `make test-dist` (mk/dist.mk).
 #   make bench-python   next_id beside time.time_ns, uuid4, uuid_utils.uuid7, snowflake-id; the
 #                       coarse clock, the async fast path, uuid7() beside uuid_utils
 #   make build-polyglot-python   the uniqueness run's Python participant (tests/polyglot/

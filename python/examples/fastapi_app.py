@@ -13,6 +13,7 @@
 
 import os
 from contextlib import asynccontextmanager
+from typing import AsyncIterator, Dict, List, Union
 
 from fastapi import FastAPI, Query, Request, Response
 from fastapi.responses import JSONResponse
@@ -25,17 +26,23 @@ LEASE_DIR = os.environ.get("POLYFLAKE_LEASE_DIR", "/var/tmp/polyflake-leases")
 
 
 @asynccontextmanager
-async def lifespan(app: FastAPI):
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # A new slot first waits out one reserve (5 s): /health says 503 until then.
     with polyflake.Snowflake.from_file_lease(LEASE_DIR) as ids:
-        app.state.ids = ids
-        app.state.metrics = CollectorRegistry()
-        app.state.metrics.register(Collector(ids))
+        metrics = CollectorRegistry()
+        metrics.register(Collector(ids))
+        app.state.ids, app.state.metrics = ids, metrics
         yield
     # Leaving the block closed the generator: the slot is free for the next process now.
 
 
 app = FastAPI(lifespan=lifespan)
+
+
+def generator() -> polyflake.Snowflake:
+    """The generator the lifespan made (app.state is untyped)."""
+    ids: polyflake.Snowflake = app.state.ids
+    return ids
 
 
 @app.exception_handler(polyflake.PolyflakeError)
@@ -46,18 +53,20 @@ async def refused(request: Request, e: polyflake.PolyflakeError) -> JSONResponse
 
 
 @app.post("/ids")
-async def new_ids(count: int = Query(1, ge=1, le=4096)) -> dict:
-    ids = await app.state.ids.anext_ids(count)
+async def new_ids(count: int = Query(1, ge=1, le=4096)) -> Dict[str, Union[List[str], int]]:
+    g = generator()
+    ids = await g.anext_ids(count)
     # Decimal strings: a JavaScript client's JSON.parse would round a bare 64-bit number.
-    return {"ids": [str(i) for i in ids], "node_id": app.state.ids.node_id}
+    return {"ids": [str(i) for i in ids], "node_id": g.node_id}
 
 
 @app.get("/health")
 async def health() -> JSONResponse:
-    h = app.state.ids.health()
+    h = generator().health()
     return JSONResponse(h.to_dict(), status_code=200 if h.ok else 503)
 
 
 @app.get("/metrics")
 async def metrics() -> Response:
-    return Response(generate_latest(app.state.metrics), media_type=CONTENT_TYPE_LATEST)
+    registry: CollectorRegistry = app.state.metrics
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

@@ -1,12 +1,13 @@
 """Type stubs for the native module polyflake._polyflake (hand-written, checked by mypy.stubtest).
 
-Every default shown is the core's (``DEFAULT_*`` below); the runtime takes settings as keywords.
+Every default shown is the core's (``DEFAULT_*`` below), as the runtime's signatures show them.
 """
 
 import array
 import ipaddress
 import os
 import uuid
+from datetime import datetime
 from types import TracebackType
 from typing import (
     Any,
@@ -28,7 +29,7 @@ from typing import (
     type_check_only,
 )
 
-from typing_extensions import Self, Unpack, disjoint_base
+from typing_extensions import Self, disjoint_base
 
 __all__ = [
     "CORE_VERSION",
@@ -73,6 +74,7 @@ __all__ = [
     "Uuid7Generator",
     "__version__",
     "decode",
+    "decode_time",
     "format_id",
     "format_ulid",
     "format_uuid",
@@ -81,10 +83,12 @@ __all__ = [
     "parse_uuid",
     "ulid",
     "ulid_bytes",
+    "ulid_time",
     "ulid_timestamp_ms",
     "uuid7",
     "uuid7_bytes",
     "uuid7_str",
+    "uuid7_time",
     "uuid7_timestamp_ms",
 ]
 
@@ -208,72 +212,150 @@ class Health(_Snapshot):
         """``(name, label values, value)`` for each metric of ``HEALTH_METRICS`` this snapshot
         gives (the lease's metrics only with a lease)."""
 
-class _ClockSettings(TypedDict, total=False):
-    """The settings every generator takes; an absent one is the core's default."""
-
-    max_wait_ms: float  # DEFAULT_MAX_WAIT_MS (5.0): strict mode's wait budget
-    # None: the system clock, precise; "coarse": its coarse reading (issue 16); or a clock object
-    clock: Optional[_ClockLike]
-    clock_source: _ClockSource  # "precise" (default); "coarse" reads a clock object's coarse reading
-    max_forward_step_ms: Optional[int]  # DEFAULT_MAX_FORWARD_STEP_MS (60000); None: no check
-    forward_confirm_ms: int  # DEFAULT_FORWARD_CONFIRM_MS (300000)
-    max_lead_ms: Optional[int]  # monotonic only; None (default): unbounded
-
-class _Settings(_ClockSettings, total=False):
-    """The keyword settings every Snowflake constructor takes."""
-
-    epoch_ms: int  # DEFAULT_EPOCH_MS (1704067200000, 2024-01-01T00:00:00Z)
-    layout: Optional[_LayoutLike]  # None: Layout.DEFAULT (41/10/12)
-
-class _LeaseSettings(_Settings, total=False):
-    slots: Optional[int]  # None: every node id of the layout
-    identity: Optional[str]  # None: the hostname
-    reserve_ms: int  # DEFAULT_RESERVE_MS (5000)
-    max_guard_wait_ms: int  # DEFAULT_MAX_GUARD_WAIT_MS (60000)
-
-class _CredentialSettings(_LeaseSettings, total=False):
-    """TLS and authentication of a remote store; None: the core reads ``POLYFLAKE_ETCD_*`` /
-    ``POLYFLAKE_ZOOKEEPER_*`` (``_CA_FILE``, ``_CERT_FILE``, ``_KEY_FILE``, ``_USERNAME``,
-    ``_PASSWORD``) when set."""
-
-    ca_file: Optional[_PathLike]
-    cert_file: Optional[_PathLike]
-    key_file: Optional[_PathLike]
-    username: Optional[str]
-    password: Optional[str]
-
-class _EtcdSettings(_CredentialSettings, total=False):
-    prefix: str  # "/polyflake"
-    ttl_s: int  # 10
-    connect_timeout_ms: int  # 2000
-
-class _ZooKeeperSettings(_CredentialSettings, total=False):
-    prefix: str  # "/polyflake"
-    session_timeout_ms: int  # 10000
-    connect_timeout_ms: int  # 2000
+# The keywords of the constructors, spelled out in each signature below (what help() shows at
+# runtime). Every default shown is the core's (``DEFAULT_*`` above); an absent keyword is its
+# default. ``clock``: None (the system clock), a clock source of it ("precise", "coarse"), or a
+# clock object; ``clock_source``: the reading to take of a clock object (None: precise).
+# ``max_forward_step_ms=None`` turns the forward-step check off; ``max_lead_ms`` is monotonic
+# mode's (None: unbounded), refused with any other value in strict mode. Lease keywords:
+# ``slots=None`` (every node id of the layout), ``identity=None`` (the hostname). Credentials
+# left None are read from ``POLYFLAKE_ETCD_*`` / ``POLYFLAKE_ZOOKEEPER_*`` (``_CA_FILE``,
+# ``_CERT_FILE``, ``_KEY_FILE``, ``_USERNAME``, ``_PASSWORD``) when set.
 
 @disjoint_base
 class Snowflake:
     """A strict generator: an issued timestamp never exceeds the wall clock. Called on
     ``MonotonicSnowflake``, every ``from_*`` constructor makes a monotonic one."""
 
-    def __new__(cls, node_id: int, **settings: Unpack[_Settings]) -> Self: ...
+    def __new__(
+        cls,
+        node_id: int,
+        *,
+        epoch_ms: int = 1704067200000,
+        layout: Optional[_LayoutLike] = None,
+        max_wait_ms: float = 5.0,
+        max_forward_step_ms: Optional[int] = 60000,
+        forward_confirm_ms: int = 300000,
+        clock: Optional[_ClockLike] = None,
+        clock_source: Optional[_ClockSource] = None,
+    ) -> Self: ...
     @classmethod
-    def from_file_lease(cls, dir: _PathLike, **settings: Unpack[_LeaseSettings]) -> Self:
+    def from_file_lease(
+        cls,
+        dir: _PathLike,
+        *,
+        slots: Optional[int] = None,
+        identity: Optional[str] = None,
+        reserve_ms: int = 5000,
+        max_guard_wait_ms: int = 60000,
+        epoch_ms: int = 1704067200000,
+        layout: Optional[_LayoutLike] = None,
+        max_wait_ms: float = 5.0,
+        max_forward_step_ms: Optional[int] = 60000,
+        forward_confirm_ms: int = 300000,
+        clock: Optional[_ClockLike] = None,
+        clock_source: Optional[_ClockSource] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> Self:
         """A slot leased from a directory of slot files (one host); ``close()`` frees it."""
     @classmethod
-    def from_etcd(cls, endpoints: Union[str, Iterable[str]], **settings: Unpack[_EtcdSettings]) -> Self:
+    def from_etcd(
+        cls,
+        endpoints: Union[str, Iterable[str]],
+        *,
+        prefix: str = "/polyflake",
+        ttl_s: int = 10,
+        connect_timeout_ms: int = 2000,
+        ca_file: Optional[_PathLike] = None,
+        cert_file: Optional[_PathLike] = None,
+        key_file: Optional[_PathLike] = None,
+        username: Optional[str] = None,
+        password: Optional[str] = None,
+        slots: Optional[int] = None,
+        identity: Optional[str] = None,
+        reserve_ms: int = 5000,
+        max_guard_wait_ms: int = 60000,
+        epoch_ms: int = 1704067200000,
+        layout: Optional[_LayoutLike] = None,
+        max_wait_ms: float = 5.0,
+        max_forward_step_ms: Optional[int] = 60000,
+        forward_confirm_ms: int = 300000,
+        clock: Optional[_ClockLike] = None,
+        clock_source: Optional[_ClockSource] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> Self:
         """A slot leased from an etcd v3 cluster; ``close()`` frees it."""
     @classmethod
-    def from_zookeeper(cls, ensemble: Union[str, Iterable[str]], **settings: Unpack[_ZooKeeperSettings]) -> Self:
+    def from_zookeeper(
+        cls,
+        ensemble: Union[str, Iterable[str]],
+        *,
+        prefix: str = "/polyflake",
+        session_timeout_ms: int = 10000,
+        connect_timeout_ms: int = 2000,
+        ca_file: Optional[_PathLike] = None,
+        cert_file: Optional[_PathLike] = None,
+        key_file: Optional[_PathLike] = None,
+        username: Optional[str] = None,
+        password: Optional[str] = None,
+        slots: Optional[int] = None,
+        identity: Optional[str] = None,
+        reserve_ms: int = 5000,
+        max_guard_wait_ms: int = 60000,
+        epoch_ms: int = 1704067200000,
+        layout: Optional[_LayoutLike] = None,
+        max_wait_ms: float = 5.0,
+        max_forward_step_ms: Optional[int] = 60000,
+        forward_confirm_ms: int = 300000,
+        clock: Optional[_ClockLike] = None,
+        clock_source: Optional[_ClockSource] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> Self:
         """A slot leased from a ZooKeeper ensemble (``"host:port,host:port"`` or a list);
         ``close()`` frees it."""
     @classmethod
-    def from_env(cls, var: str, **settings: Unpack[_Settings]) -> Self: ...
+    def from_env(
+        cls,
+        var: str,
+        *,
+        epoch_ms: int = 1704067200000,
+        layout: Optional[_LayoutLike] = None,
+        max_wait_ms: float = 5.0,
+        max_forward_step_ms: Optional[int] = 60000,
+        forward_confirm_ms: int = 300000,
+        clock: Optional[_ClockLike] = None,
+        clock_source: Optional[_ClockSource] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> Self: ...
     @classmethod
-    def from_hostname(cls, hostname: Optional[str] = None, **settings: Unpack[_Settings]) -> Self: ...
+    def from_hostname(
+        cls,
+        hostname: Optional[str] = None,
+        *,
+        epoch_ms: int = 1704067200000,
+        layout: Optional[_LayoutLike] = None,
+        max_wait_ms: float = 5.0,
+        max_forward_step_ms: Optional[int] = 60000,
+        forward_confirm_ms: int = 300000,
+        clock: Optional[_ClockLike] = None,
+        clock_source: Optional[_ClockSource] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> Self: ...
     @classmethod
-    def from_ipv4(cls, addr: _Ipv4Like, prefix_len: int, **settings: Unpack[_Settings]) -> Self: ...
+    def from_ipv4(
+        cls,
+        addr: _Ipv4Like,
+        prefix_len: int,
+        *,
+        epoch_ms: int = 1704067200000,
+        layout: Optional[_LayoutLike] = None,
+        max_wait_ms: float = 5.0,
+        max_forward_step_ms: Optional[int] = 60000,
+        forward_confirm_ms: int = 300000,
+        clock: Optional[_ClockLike] = None,
+        clock_source: Optional[_ClockSource] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> Self: ...
     def next_id(self) -> int: ...
     def try_next_id(self) -> Optional[int]:
         """An ID if that needs no wait; None where ``next_id()`` would sleep."""
@@ -283,9 +365,13 @@ class Snowflake:
     def anext_ids(self, count: int) -> Coroutine[Any, Any, array.array[int]]:
         """``await g.anext_ids(n)``: a strict batch runs in a thread; a monotonic one at once."""
     @staticmethod
-    def decode(id: int, /, *, layout: Optional[_LayoutLike] = None, epoch_ms: int = ...) -> _Decoded:
+    def decode(id: int, /, *, layout: Optional[_LayoutLike] = None, epoch_ms: int = 1704067200000) -> _Decoded:
         """On the class: the default layout and epoch (or those given). On a generator
         (``g.decode(x)``): that generator's layout and epoch; keywords are not accepted there."""
+    @staticmethod
+    def decode_time(id: int, /, *, layout: Optional[_LayoutLike] = None, epoch_ms: int = 1704067200000) -> datetime:
+        """The ID's time (``decode(id)["epoch_ms"]``) as an aware UTC ``datetime``; on a
+        generator, with its layout and epoch, as ``decode``."""
     def health(self) -> Health: ...
     def wait_ready(self, timeout_ms: Optional[float] = None) -> None: ...
     def close(self) -> None: ...
@@ -318,10 +404,19 @@ class Snowflake:
 class MonotonicSnowflake(Snowflake):
     """A monotonic generator: never waits, never duplicates; may run ahead of the wall clock."""
 
-    def __new__(cls, node_id: int, **settings: Unpack[_Settings]) -> Self: ...
-
-class _TimeIdSettings(_ClockSettings, total=False):
-    mode: Literal["strict", "monotonic"]  # "strict" (default)
+    def __new__(
+        cls,
+        node_id: int,
+        *,
+        epoch_ms: int = 1704067200000,
+        layout: Optional[_LayoutLike] = None,
+        max_wait_ms: float = 5.0,
+        max_forward_step_ms: Optional[int] = 60000,
+        forward_confirm_ms: int = 300000,
+        clock: Optional[_ClockLike] = None,
+        clock_source: Optional[_ClockSource] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> Self: ...
 
 _Id = TypeVar("_Id", uuid.UUID, str)
 
@@ -350,13 +445,33 @@ class _TimeIdGenerator(Generic[_Id]):
 class Uuid7Generator(_TimeIdGenerator[uuid.UUID]):
     """UUIDv7 (RFC 9562) with the Snowflake generators' rewind guard; no node id."""
 
-    def __new__(cls, **settings: Unpack[_TimeIdSettings]) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        mode: Literal["strict", "monotonic"] = "strict",
+        max_wait_ms: float = 5.0,
+        max_forward_step_ms: Optional[int] = 60000,
+        forward_confirm_ms: int = 300000,
+        clock: Optional[_ClockLike] = None,
+        clock_source: Optional[_ClockSource] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> Self: ...
 
 @final
 class UlidGenerator(_TimeIdGenerator[str]):
     """ULID (48-bit ms, 80 bits increasing within a millisecond); no node id."""
 
-    def __new__(cls, **settings: Unpack[_TimeIdSettings]) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        mode: Literal["strict", "monotonic"] = "strict",
+        max_wait_ms: float = 5.0,
+        max_forward_step_ms: Optional[int] = 60000,
+        forward_confirm_ms: int = 300000,
+        clock: Optional[_ClockLike] = None,
+        clock_source: Optional[_ClockSource] = None,
+        max_lead_ms: Optional[int] = None,
+    ) -> Self: ...
 
 def uuid7() -> uuid.UUID:
     """A UUIDv7 from the process-wide strict generator (made on first use)."""
@@ -368,9 +483,14 @@ def ulid_bytes() -> bytes: ...
 def parse_uuid(text: str) -> uuid.UUID: ...
 def format_uuid(id: Union[uuid.UUID, bytes, int, str]) -> str: ...
 def uuid7_timestamp_ms(id: Union[uuid.UUID, bytes, int, str]) -> int: ...
+def uuid7_time(id: Union[uuid.UUID, bytes, int, str]) -> datetime:
+    """The UUIDv7's time (``uuid7_timestamp_ms``) as an aware UTC ``datetime``."""
 def parse_ulid(text: str) -> bytes: ...
 def format_ulid(id: Union[bytes, int, str]) -> str: ...
 def ulid_timestamp_ms(id: Union[bytes, int, str]) -> int: ...
+def ulid_time(id: Union[bytes, int, str]) -> datetime:
+    """The ULID's time (``ulid_timestamp_ms``) as an aware UTC ``datetime``; past 9999-12-31,
+    Python's ``OverflowError``."""
 
 @final
 class ManualClock:
@@ -388,8 +508,11 @@ class ScriptedClock:
     @property
     def reads(self) -> int: ...
 
-def decode(id: int, /, *, layout: Optional[_LayoutLike] = None, epoch_ms: int = ...) -> _Decoded:
+def decode(id: int, /, *, layout: Optional[_LayoutLike] = None, epoch_ms: int = 1704067200000) -> _Decoded:
     """``epoch_ms`` defaults to ``DEFAULT_EPOCH_MS`` (1704067200000, 2024-01-01)."""
+def decode_time(id: int, /, *, layout: Optional[_LayoutLike] = None, epoch_ms: int = 1704067200000) -> datetime:
+    """The ID's time (``decode(id)["epoch_ms"]``) as an aware UTC ``datetime``, for a log line:
+    an upper bound on when it was made (monotonic mode may run ahead)."""
 def parse_id(text: str) -> int: ...
 def format_id(id: int) -> str: ...
 

@@ -10,10 +10,16 @@ use crate::interrupt::{waiting, Cancel};
 use crate::layout::{layout_arg, PyLayout};
 use crate::settings::{apply, Settings};
 use crate::source;
-use polyflake::{id_from_i128, ErrorKind, Generator, Layout, Mode, NodeSource, DEFAULT_EPOCH_MS};
+use crate::utc::utc_datetime;
+use polyflake::DEFAULT_ZOOKEEPER_TIMEOUT_MS;
+use polyflake::{id_from_i128, Decoded, ErrorKind, Generator, Layout, Mode, NodeSource};
+use polyflake::{DEFAULT_EPOCH_MS, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS};
+use polyflake::{DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S};
+use polyflake::{DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS};
+use polyflake::{DEFAULT_ZOOKEEPER_PREFIX, DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyType};
+use pyo3::types::{PyDict, PyModule, PyType};
 use std::time::{Duration, Instant};
 
 /// A strict generator: an issued timestamp never exceeds the wall clock.
@@ -126,13 +132,15 @@ pub(crate) use shared_methods;
 
 shared_methods!(Snowflake, gen);
 
-/// The generator from its node-id source and settings; `what` names the call.
+/// The generator from its node-id source and settings; `what` names the call, `lists_lead` says
+/// whether its signature lists `max_lead_ms` (see `apply`).
 fn build<'py>(
     py: Python<'py>,
     what: &str,
     source: impl FnOnce(&Settings<'py>) -> PyResult<NodeSource>,
     mode: Mode,
     settings: Option<&Bound<'py, PyDict>>,
+    lists_lead: bool,
 ) -> PyResult<Snowflake> {
     let s = Settings(settings.cloned());
     let mut b = Generator::builder_from(source(&s)?);
@@ -142,7 +150,7 @@ fn build<'py>(
     if let Some(v) = s.take("layout")? {
         b = b.layout(layout_arg(&v)?);
     }
-    let (b, _) = apply(b, mode, &s)?;
+    let (b, _) = apply(b, mode, &s, lists_lead)?;
     s.finish(what)?;
     // Building may wait (a lease's restart guard, up to max_guard_wait_ms): Ctrl-C cuts it.
     let gen = waiting(py, None, || b.build())?;
@@ -161,7 +169,7 @@ fn make<'py>(
     let monotonic = cls.is_subclass_of::<MonotonicSnowflake>()?;
     let mode = [Mode::Strict, Mode::Monotonic][usize::from(monotonic)];
     let what = format!("{}.{what}", cls.name()?);
-    let init = PyClassInitializer::from(build(py, &what, source, mode, settings)?);
+    let init = PyClassInitializer::from(build(py, &what, source, mode, settings, true)?);
     Ok(if monotonic {
         Py::new(py, init.add_subclass(MonotonicSnowflake))?.into_any()
     } else {
@@ -169,15 +177,17 @@ fn make<'py>(
     })
 }
 
-/// The `from_*` class methods, `name(argument: type, ...) => node-id source;` each.
+/// The `from_*` class methods, `name(argument: type, ...) => node-id source;` each, with the
+/// signature `help()` shows: the settings the source and `build` take, with the defaults they
+/// stand for (the core's, checked below; `python/tests/test_signatures.py` checks the keywords).
 macro_rules! from_sources {
-    ($($(#[doc = $doc:literal])* $name:ident($($arg:ident: $t:ty $(= $default:tt)?),*) =>
-        $source:expr;)*) => {
+    ($($(#[doc = $doc:literal])* $name:ident($($arg:ident: $t:ty $(= $default:tt)?),*)
+        $text:literal => $source:expr;)*) => {
         #[pymethods]
         impl Snowflake {$(
             $(#[doc = $doc])*
             #[classmethod]
-            #[pyo3(signature = ($($arg $(= $default)?,)* **settings))]
+            #[pyo3(signature = ($($arg $(= $default)?,)* **settings), text_signature = $text)]
             fn $name<'py>(
                 cls: &Bound<'py, PyType>,
                 $($arg: $t,)*
@@ -193,31 +203,62 @@ from_sources! {
     /// A generator on a slot leased from a directory (one host); settings `slots`, `identity`,
     /// `reserve_ms`, `max_guard_wait_ms`. Until the slot's restart guard has passed it raises
     /// `LeaseNotReady` (`wait_ready()` waits); `close()` frees the slot.
-    from_file_lease(dir: &Bound<'_, PyAny>) => |s| source::file_lease(dir, s);
+    from_file_lease(dir: &Bound<'_, PyAny>)
+        "($cls, dir, *, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
+        => |s| source::file_lease(dir, s);
     /// A generator on a slot leased from an etcd v3 cluster (one URL or several); settings
     /// `prefix`, `ttl_s`, `connect_timeout_ms`, those of `from_file_lease`, `ca_file`,
     /// `cert_file`, `key_file`, `username`, `password` (None: `POLYFLAKE_ETCD_*`).
-    from_etcd(endpoints: &Bound<'_, PyAny>) => |s| source::etcd_lease(endpoints, s);
+    from_etcd(endpoints: &Bound<'_, PyAny>)
+        "($cls, endpoints, *, prefix='/polyflake', ttl_s=10, connect_timeout_ms=2000, ca_file=None, cert_file=None, key_file=None, username=None, password=None, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
+        => |s| source::etcd_lease(endpoints, s);
     /// A generator on a slot leased from a ZooKeeper ensemble (`"host:port,host:port"` or a
     /// list); settings as `from_etcd` (`POLYFLAKE_ZOOKEEPER_*`), with `session_timeout_ms` (the
     /// lease's time to live) for `ttl_s`. An expired session stops the generator at once.
-    from_zookeeper(ensemble: &Bound<'_, PyAny>) => |s| source::zookeeper_lease(ensemble, s);
+    from_zookeeper(ensemble: &Bound<'_, PyAny>)
+        "($cls, ensemble, *, prefix='/polyflake', session_timeout_ms=10000, connect_timeout_ms=2000, ca_file=None, cert_file=None, key_file=None, username=None, password=None, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
+        => |s| source::zookeeper_lease(ensemble, s);
     /// A generator whose node id is the decimal integer in the environment variable `var`.
-    from_env(var: &Bound<'_, PyAny>) => |_| Ok(NodeSource::Env { var: str_arg(var, "var")? });
+    from_env(var: &Bound<'_, PyAny>)
+        "($cls, var, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
+        => |_| Ok(NodeSource::Env { var: str_arg(var, "var")? });
     /// A generator whose node id is the ordinal of a hostname (`ids-7` -> 7; None: this host).
-    from_hostname(hostname: Option<&Bound<'_, PyAny>> = None) =>
-        |_| Ok(NodeSource::Hostname { hostname: opt_str_arg(hostname, "hostname")? });
+    from_hostname(hostname: Option<&Bound<'_, PyAny>> = None)
+        "($cls, hostname=None, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
+        => |_| Ok(NodeSource::Hostname { hostname: opt_str_arg(hostname, "hostname")? });
     /// A generator whose node id is the host part of an IPv4 address in a subnet of
     /// `prefix_len` bits (which must fit the node field: a /22 or narrower for 10 node bits).
-    from_ipv4(addr: &Bound<'_, PyAny>, prefix_len: &Bound<'_, PyAny>) =>
-        |_| source::ipv4(addr, prefix_len);
+    from_ipv4(addr: &Bound<'_, PyAny>, prefix_len: &Bound<'_, PyAny>)
+        "($cls, addr, prefix_len, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
+        => |_| source::ipv4(addr, prefix_len);
+}
+
+// The defaults the signatures above and below show are the core's.
+const _: () = assert!(
+    DEFAULT_EPOCH_MS == 1_704_067_200_000
+        && DEFAULT_MAX_WAIT_MS == 5.0
+        && DEFAULT_MAX_FORWARD_STEP_MS == 60_000
+        && DEFAULT_FORWARD_CONFIRM_MS == 300_000
+        && DEFAULT_RESERVE_MS == 5_000
+        && DEFAULT_MAX_GUARD_WAIT_MS == 60_000
+        && DEFAULT_ETCD_TTL_S == 10
+        && DEFAULT_ETCD_TIMEOUT_MS == 2_000
+        && DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS == 10_000
+        && DEFAULT_ZOOKEEPER_TIMEOUT_MS == 2_000
+        && matches!(DEFAULT_ETCD_PREFIX.as_bytes(), b"/polyflake")
+        && matches!(DEFAULT_ZOOKEEPER_PREFIX.as_bytes(), b"/polyflake")
+);
+
+/// The core's decoding of an ID for a layout and epoch.
+fn decode_id(py: Python<'_>, id: i128, layout: Layout, epoch_ms: i64) -> PyResult<Decoded> {
+    id_from_i128(id)
+        .and_then(|id| layout.decode(id, epoch_ms))
+        .map_err(|e| to_py_err(py, e))
 }
 
 /// An ID as `{"epoch_ms", "node_id", "sequence"}` (`epoch_ms`: its Unix-ms timestamp).
 fn decoded(py: Python<'_>, id: i128, layout: Layout, epoch_ms: i64) -> PyResult<Py<PyDict>> {
-    let d = id_from_i128(id)
-        .and_then(|id| layout.decode(id, epoch_ms))
-        .map_err(|e| to_py_err(py, e))?;
+    let d = decode_id(py, id, layout, epoch_ms)?;
     let dict = PyDict::new(py);
     dict.set_item("epoch_ms", d.timestamp_ms)?;
     dict.set_item("node_id", d.node_id)?;
@@ -227,13 +268,22 @@ fn decoded(py: Python<'_>, id: i128, layout: Layout, epoch_ms: i64) -> PyResult<
 
 #[pymethods]
 impl Snowflake {
-    /// `Snowflake(node_id, *, epoch_ms, max_wait_ms, layout, clock, clock_source,
-    /// max_forward_step_ms, forward_confirm_ms)`; defaults are the core's.
+    /// `Snowflake(node_id, *, ...)`; every default shown is the core's (`DEFAULT_*`).
     #[new]
-    #[pyo3(signature = (node_id, **settings))]
+    #[pyo3(
+        signature = (node_id, **settings),
+        text_signature = "(node_id, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None)"
+    )]
     fn new(node_id: &Bound<'_, PyAny>, settings: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let source = |_: &_| Ok(NodeSource::Static(int_arg(node_id, "node_id")?));
-        build(node_id.py(), "Snowflake", source, Mode::Strict, settings)
+        build(
+            node_id.py(),
+            "Snowflake",
+            source,
+            Mode::Strict,
+            settings,
+            false,
+        )
     }
 
     /// Issue one ID.
@@ -268,13 +318,37 @@ impl Snowflake {
     /// `g.decode(x)`: that generator's.
     #[classattr]
     fn decode() -> DecodeMethod {
-        DecodeMethod
+        DecodeMethod {
+            function: "decode",
+            method: "_decode",
+        }
+    }
+
+    /// `Snowflake.decode_time(x)`, `g.decode_time(x)`: the ID's time as an aware UTC
+    /// `datetime`, decoded as `decode` does.
+    #[classattr]
+    fn decode_time() -> DecodeMethod {
+        DecodeMethod {
+            function: "decode_time",
+            method: "_decode_time",
+        }
     }
 
     /// What `g.decode(x)` calls.
     fn _decode(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<Py<PyDict>> {
         let (layout, epoch_ms) = (self.gen.layout(), self.gen.epoch_ms());
         decoded(py, id_arg(id, "id")?, layout, epoch_ms)
+    }
+
+    /// What `g.decode_time(x)` calls.
+    fn _decode_time<'py>(
+        &self,
+        py: Python<'py>,
+        id: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (layout, epoch_ms) = (self.gen.layout(), self.gen.epoch_ms());
+        let d = decode_id(py, id_arg(id, "id")?, layout, epoch_ms)?;
+        utc_datetime(py, d.timestamp_ms)
     }
 
     /// Wait while a lease's restart guard holds (`timeout_ms=None`: as long as it needs; at the
@@ -388,17 +462,20 @@ fn try_next_id(gen: &Generator) -> polyflake::Result<Option<u64>> {
 
 #[pymethods]
 impl MonotonicSnowflake {
-    /// `MonotonicSnowflake(node_id, *, ..., max_lead_ms)`: the settings of `Snowflake` and
-    /// `max_lead_ms`.
+    /// `MonotonicSnowflake(node_id, *, ..., max_lead_ms=None)`: the settings of `Snowflake` and
+    /// `max_lead_ms` (None: unbounded).
     #[new]
-    #[pyo3(signature = (node_id, **settings))]
+    #[pyo3(
+        signature = (node_id, **settings),
+        text_signature = "(node_id, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
+    )]
     fn new(
         node_id: &Bound<'_, PyAny>,
         settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let source = |_: &_| Ok(NodeSource::Static(int_arg(node_id, "node_id")?));
         let (py, mode) = (node_id.py(), Mode::Monotonic);
-        let base = build(py, "MonotonicSnowflake", source, mode, settings)?;
+        let base = build(py, "MonotonicSnowflake", source, mode, settings, true)?;
         Ok(PyClassInitializer::from(base).add_subclass(MonotonicSnowflake))
     }
 
@@ -408,10 +485,14 @@ impl MonotonicSnowflake {
     }
 }
 
-/// `Snowflake.decode`: on the class, the module's `decode`; on a generator, bound to its layout
-/// and epoch, so `g.decode(x)` never silently uses the wrong layout.
+/// `Snowflake.decode` (and `decode_time`): on the class, the module's `function`; on a
+/// generator, its `method`, bound to its layout and epoch, so `g.decode(x)` never silently uses
+/// the wrong layout.
 #[pyclass(frozen, module = "polyflake")]
-pub(crate) struct DecodeMethod;
+pub(crate) struct DecodeMethod {
+    function: &'static str,
+    method: &'static str,
+}
 
 #[pymethods]
 impl DecodeMethod {
@@ -421,19 +502,24 @@ impl DecodeMethod {
         instance: &Bound<'_, PyAny>,
         _owner: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        static DECODE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
         if instance.is_none() {
-            let decode = DECODE.import(py, "polyflake._polyflake", "decode")?;
-            return Ok(decode.clone().unbind());
+            let module = MODULE.get_or_try_init(py, || {
+                Ok::<_, PyErr>(py.import("polyflake._polyflake")?.unbind())
+            })?;
+            return Ok(module.bind(py).getattr(self.function)?.unbind());
         }
-        Ok(instance.getattr("_decode")?.unbind())
+        Ok(instance.getattr(self.method)?.unbind())
     }
 }
 
 /// Decode an ID: `{"epoch_ms", "node_id", "sequence"}` for a layout and epoch (default
 /// 41/10/12 and 2024-01-01); `epoch_ms` is the ID's Unix-ms timestamp.
 #[pyfunction]
-#[pyo3(signature = (id, /, *, layout = None, epoch_ms = DEFAULT_EPOCH_MS))]
+#[pyo3(
+    signature = (id, /, *, layout = None, epoch_ms = DEFAULT_EPOCH_MS),
+    text_signature = "(id, /, *, layout=None, epoch_ms=1704067200000)"
+)]
 pub(crate) fn decode(
     py: Python<'_>,
     id: &Bound<'_, PyAny>,
@@ -442,6 +528,24 @@ pub(crate) fn decode(
 ) -> PyResult<Py<PyDict>> {
     let layout = layout.map_or(Ok(Layout::DEFAULT), layout_arg)?;
     decoded(py, id_arg(id, "id")?, layout, epoch_ms)
+}
+
+/// An ID's time as an aware UTC `datetime` (for a log line), decoded as `decode` does: its
+/// Unix-ms timestamp, an upper bound on when it was made (monotonic mode may run ahead).
+#[pyfunction]
+#[pyo3(
+    signature = (id, /, *, layout = None, epoch_ms = DEFAULT_EPOCH_MS),
+    text_signature = "(id, /, *, layout=None, epoch_ms=1704067200000)"
+)]
+pub(crate) fn decode_time<'py>(
+    py: Python<'py>,
+    id: &Bound<'py, PyAny>,
+    layout: Option<&Bound<'py, PyAny>>,
+    #[pyo3(from_py_with = epoch_arg)] epoch_ms: i64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let layout = layout.map_or(Ok(Layout::DEFAULT), layout_arg)?;
+    let d = decode_id(py, id_arg(id, "id")?, layout, epoch_ms)?;
+    utc_datetime(py, d.timestamp_ms)
 }
 
 /// The epoch of `decode`: it comes back out in the answer, so it is refused outside 64 bits.

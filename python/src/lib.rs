@@ -24,6 +24,7 @@ mod layout;
 mod settings;
 mod source;
 mod timeid;
+mod utc;
 
 use crate::args::{id_arg, str_arg};
 use crate::errors::to_py_err;
@@ -57,7 +58,7 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<health::PyHealth>()?;
     m.add_class::<health::PyLeaseHealth>()?;
     m.add_class::<layout::PyLayout>()?;
-    add_functions! { m: generator::decode, parse_id, format_id }
+    add_functions! { m: generator::decode, generator::decode_time, parse_id, format_id }
     timeid::register(m)?;
     errors::register(m)?;
     m.add("HEALTH_METRICS", health::metric_table(py)?)?;

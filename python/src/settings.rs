@@ -23,6 +23,15 @@ impl<'py> Settings<'py> {
         Ok(value)
     }
 
+    /// Take the setting `key` if it is given as None (its default where the signature lists it).
+    pub(crate) fn take_none(&self, key: &str) -> PyResult<()> {
+        let Some(d) = &self.0 else { return Ok(()) };
+        if d.get_item(key)?.is_some_and(|v| v.is_none()) {
+            d.del_item(key)?;
+        }
+        Ok(())
+    }
+
     /// Set `field` to the setting `key` made by `conv`, if given.
     pub(crate) fn set<T>(
         &self,
@@ -39,10 +48,15 @@ impl<'py> Settings<'py> {
     /// Refuse what no `take` asked for.
     pub(crate) fn finish(&self, what: &str) -> PyResult<()> {
         match self.0.as_ref().and_then(|d| d.keys().iter().next()) {
-            Some(key) => Err(PyTypeError::new_err(format!(
-                "{what}() got an unexpected keyword argument {}",
-                key.repr()?
-            ))),
+            Some(key) => {
+                // Listed in some signatures, but a monotonic generator's only.
+                let lead = key.eq("max_lead_ms")?;
+                let hint = ["", " (a monotonic generator's setting)"][usize::from(lead)];
+                Err(PyTypeError::new_err(format!(
+                    "{what}() got an unexpected keyword argument {}{hint}",
+                    key.repr()?
+                )))
+            }
             None => Ok(()),
         }
     }
@@ -68,9 +82,16 @@ tunable! {
     forward_confirm_ms(u64); clock_source(ClockSource); shared_clock(Arc<dyn Clock>);
 }
 
-/// Apply the mode and the shared settings (`max_lead_ms` in monotonic mode only: elsewhere
-/// `finish` refuses it); also says whether the builder reads a clock object.
-pub(crate) fn apply<B: Tunable>(b: B, mode: Mode, s: &Settings<'_>) -> PyResult<(B, bool)> {
+/// Apply the mode and the shared settings; also says whether the builder reads a clock object.
+/// `max_lead_ms` is monotonic mode's: in strict mode its default (None) is taken where the
+/// signature lists it (`lists_lead`: every constructor but `Snowflake`'s own), and any other
+/// value is left for `finish` to refuse.
+pub(crate) fn apply<B: Tunable>(
+    b: B,
+    mode: Mode,
+    s: &Settings<'_>,
+    lists_lead: bool,
+) -> PyResult<(B, bool)> {
     let mut b = b.mode(mode);
     if let Some(v) = s.take("max_wait_ms")? {
         b = b.max_wait_ms(float_arg(&v, "max_wait_ms")?);
@@ -87,10 +108,14 @@ pub(crate) fn apply<B: Tunable>(b: B, mode: Mode, s: &Settings<'_>) -> PyResult<
             let lead = (!v.is_none()).then(|| i64_arg(&v, "max_lead_ms"));
             b = b.max_lead_ms(lead.transpose()?);
         }
+    } else if lists_lead {
+        s.take_none("max_lead_ms")?;
     }
     // `clock=`: a `polyflake.testing` clock, a callable, None, or a clock source of the system
-    // clock (`"precise"`, `"coarse"`); `clock_source=`: the reading to take of a clock object.
-    let (clock, mut name) = (s.take("clock")?, s.take("clock_source")?);
+    // clock (`"precise"`, `"coarse"`); `clock_source=`: the reading to take of a clock object
+    // (None, the default: its precise reading).
+    let (clock, name) = (s.take("clock")?, s.take("clock_source")?);
+    let mut name = name.filter(|n| !n.is_none());
     let injected = match clock.filter(|c| !c.is_none()) {
         Some(c) if c.is_instance_of::<PyString>() => {
             if name.is_some() {

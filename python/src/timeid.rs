@@ -5,6 +5,7 @@ use crate::args::{batch_bytes, int_value, str_arg, wrong_type};
 use crate::errors::to_py_err;
 use crate::interrupt::{waiting, Cancel};
 use crate::settings::{apply, Settings};
+use crate::utc::utc_datetime;
 use polyflake::{self as pf, Error, Health, Mode, TimeIdBuilder};
 use polyflake::{UlidGenerator, Uuid7Generator};
 use pyo3::prelude::*;
@@ -137,7 +138,7 @@ fn make(
         Some(m) => Mode::from_name(&str_arg(&m, "mode")?).map_err(|e| to_py_err(py, e))?,
         None => Mode::Strict,
     };
-    let (b, injected) = apply(TimeIdBuilder::new(), mode, &s)?;
+    let (b, injected) = apply(TimeIdBuilder::new(), mode, &s, true)?;
     s.finish(what)?;
     let engine = match what {
         "UlidGenerator" => b.build_ulid().map(Engine::Ulid),
@@ -156,8 +157,13 @@ macro_rules! time_id_classes {
 
         #[pymethods]
         impl $class {
+            /// Every default shown is the core's (`DEFAULT_*`); `max_lead_ms` is monotonic
+            /// mode's (None: unbounded).
             #[new]
-            #[pyo3(signature = (**settings))]
+            #[pyo3(
+                signature = (**settings),
+                text_signature = "(*, mode='strict', max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
+            )]
             fn new(
                 py: Python<'_>,
                 settings: Option<&Bound<'_, PyDict>>,
@@ -340,6 +346,13 @@ fn uuid7_timestamp_ms(id: &Bound<'_, PyAny>) -> PyResult<i64> {
     pf::uuid7_timestamp_ms(id128_arg(id, pf::parse_uuid)?).map_err(|e| to_py_err(id.py(), e))
 }
 
+/// The time of a UUIDv7 (a `uuid.UUID`, 16 bytes, an int or text) as an aware UTC `datetime`.
+#[pyfunction]
+fn uuid7_time<'py>(id: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let ms = pf::uuid7_timestamp_ms(id128_arg(id, pf::parse_uuid)?);
+    utc_datetime(id.py(), ms.map_err(|e| to_py_err(id.py(), e))?)
+}
+
 /// Parse a ULID's text (Crockford base32, any case) into its 16 bytes, big-endian.
 #[pyfunction]
 fn parse_ulid<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
@@ -359,6 +372,16 @@ fn ulid_timestamp_ms(id: &Bound<'_, PyAny>) -> PyResult<i64> {
     Ok(pf::ulid_timestamp_ms(id128_arg(id, pf::parse_ulid)?))
 }
 
+/// The time of a ULID (16 bytes, an int or text) as an aware UTC `datetime` (a ULID past
+/// 9999-12-31, which 48 bits of ms reach, is Python's `OverflowError`).
+#[pyfunction]
+fn ulid_time<'py>(id: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    utc_datetime(
+        id.py(),
+        pf::ulid_timestamp_ms(id128_arg(id, pf::parse_ulid)?),
+    )
+}
+
 /// Add the classes and functions of this module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyUuid7Generator>()?;
@@ -366,6 +389,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The shared base is not public (not in `__all__`), but reachable for the stubs.
     m.setattr("_TimeIdGenerator", m.py().get_type::<TimeIdGenerator>())?;
     add_functions! { m: uuid7, uuid7_str, uuid7_bytes, ulid, ulid_bytes, parse_uuid, format_uuid,
-    uuid7_timestamp_ms, parse_ulid, format_ulid, ulid_timestamp_ms }
+    uuid7_timestamp_ms, uuid7_time, parse_ulid, format_ulid, ulid_timestamp_ms, ulid_time }
     Ok(())
 }

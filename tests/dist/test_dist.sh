@@ -130,6 +130,7 @@ if MYPY_CACHE_DIR=$work/mypy-cache "$venv_tools/bin/mypy" --strict --python-exec
 fi
 grep -q 'Incompatible types in assignment' wrong.out || { cat wrong.out; fail "mypy failed for another reason"; }
 echo "mypy --strict: the README snippet passes; an int assigned to a str is refused"
+bash "$root/tests/dist/python_guide.sh" "$root" "http://127.0.0.1:$py_port/simple" "$version" "$venv_tools/bin/mypy"
 
 step "Node: npm install polyflake from the local registry into a fresh project"
 mkdir -p "$work/npm-app" && cd "$work/npm-app"
