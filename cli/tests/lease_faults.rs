@@ -346,8 +346,8 @@ fn next_says_when_the_restart_guard_makes_it_wait() {
     for words in [
         "restart guard on node 0",
         &format!("issuing again in {ms} ms"),
-        "one whole reserve (--lease-reserve-ms 5000)",
-        "a new slot",
+        "no readable high-water mark (a new slot",
+        "one reserve (5000 ms)",
         &format!("keep the lease directory ({d}) between runs"),
         "--node-id N",
         "lower --lease-reserve-ms",
@@ -413,7 +413,7 @@ fn serve_says_when_the_restart_guard_makes_it_answer_503() {
         "{first}"
     );
     for words in [
-        "one whole reserve (--lease-reserve-ms 3000)",
+        "one reserve (3000 ms)",
         "--node-id N",
         "lower --lease-reserve-ms",
     ] {
