@@ -2,9 +2,10 @@
 
 `ZooKeeper` starts Debian's ZooKeeper 3.8 (its Java main, as tests/stores/with_zookeeper.sh
 does) on 127.0.0.1 with a free port and a temporary data dir; `stop` kills it and `start` brings
-it back on the same port and data. `Client` speaks just enough of the ZooKeeper wire protocol
-(jute framing: connect, getChildren, getData, delete, close) for the run to list and delete a
-holder's slot znode, as an operator or a broken tool would, without a client library.
+it back on the same port and data (or on a private port, where no holder looks). `Client` speaks
+just enough of the ZooKeeper wire protocol (jute framing: connect, getChildren, getData, delete,
+close) for the run to list and delete a holder's slot znode, as an operator or a broken tool
+would, without a client library.
 """
 
 from __future__ import annotations
@@ -36,34 +37,43 @@ class ZooKeeper:
     def __init__(self, workdir: Path):
         self.dir = workdir / "zookeeper"
         self.dir.mkdir(parents=True, exist_ok=True)
+        self.data = self.dir / "data"
         self.port = free_port()
         self.ensemble = f"127.0.0.1:{self.port}"
-        (self.dir / "zoo.cfg").write_text(
-            f"tickTime=200\ndataDir={self.dir / 'data'}\nclientPort={self.port}\n"
-            "clientPortAddress=127.0.0.1\nmaxSessionTimeout=60000\nadmin.enableServer=false\n"
-            "4lw.commands.whitelist=ruok,srvr,cons\n")
         self.proc: subprocess.Popen | None = None
         self.start()
 
-    def start(self) -> None:
+    def config(self, port: int) -> Path:
+        """A server config on `port` over the one data dir (the run's port, or a private one)."""
+        cfg = self.dir / f"zoo-{port}.cfg"
+        cfg.write_text(
+            f"tickTime=200\ndataDir={self.data}\nclientPort={port}\n"
+            "clientPortAddress=127.0.0.1\nmaxSessionTimeout=60000\nadmin.enableServer=false\n"
+            "4lw.commands.whitelist=ruok,srvr,cons\n")
+        return cfg
+
+    def start(self, port: int | None = None) -> None:
+        """Start on the run's port, or on `port` (where no holder looks: to fence a restored
+        store before any holder reaches it)."""
+        port = port or self.port
         classpath = ":".join([JAR, *[j for j in EXTRA_JARS if Path(j).exists()]])
         log = open(self.dir / "zookeeper.log", "ab")
         self.proc = subprocess.Popen(
             [JAVA, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
              "-Dzookeeper.jmx.log4j.disable=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
              "-cp", classpath, "org.apache.zookeeper.server.ZooKeeperServerMain",
-             str(self.dir / "zoo.cfg")],
+             str(self.config(port))],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
-        while not self.serving():
+        while not self.serving(port):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 sys.exit(f"nemesis: ZooKeeper did not serve within 60 s (log: {self.dir}/zookeeper.log)")
             time.sleep(0.1)
 
-    def serving(self) -> bool:
+    def serving(self, port: int | None = None) -> bool:
         """`srvr` names a mode only once the server takes sessions (`ruok` answers earlier)."""
         try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+            with socket.create_connection(("127.0.0.1", port or self.port), timeout=1) as s:
                 s.sendall(b"srvr")
                 reply = b""
                 while chunk := s.recv(4096):
