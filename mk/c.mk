@@ -18,6 +18,11 @@
 #   make test-c-faults the quiet faults of issue 11 from C: slot files and directories removed
 #                   under a live holder (two processes), fork faults, damaged records, poisoned
 #                   slots, one ID space per store; shared, static, valgrind
+#   make test-cpp   the header-only C++ API (include/polyflake.hpp): tests/cpp/test_polyflake_hpp.cpp
+#                   built as C++17 and C++20 (-Wall -Wextra -Wpedantic -Werror) against the shared
+#                   and the static library, run beside a real ZooKeeper and etcd, under valgrind,
+#                   and built with gcc's ASan+UBSan and run; part of test-c. (make test-sanitize
+#                   also runs it against the -Zsanitizer=address library: test-cpp-asan)
 #   make bench-c    polyflake_next_id per call from Rust, C and Go (beside bwmarrin/snowflake),
 #                   on the precise and the coarse clock source
 #   make build-polyglot-c build-polyglot-cpp
@@ -30,7 +35,7 @@ TEST_TARGETS += test-c
 
 .PHONY: deps-c build-c header-c check-header-c test-c test-c-unit test-c-programs test-c-valgrind \
 	test-c-docs test-c-lease test-c-faults test-c-waits test-c-polyglot bench-c \
-	build-polyglot-c build-polyglot-cpp
+	build-polyglot-c build-polyglot-cpp test-cpp test-cpp-asan
 
 CBINDGEN_VERSION := 0.29.4
 CBINDGEN := $(TOOLS_CACHE)/cbindgen-$(CBINDGEN_VERSION)/bin/cbindgen
@@ -171,7 +176,63 @@ test-c-docs: build-c
 	$(C_ENV) tests/stores/with_zookeeper.sh bash -c 'ZOOKEEPER_ENSEMBLE=$$POLYFLAKE_TEST_ZOOKEEPER \
 	  bash tests/c/readme_snippets.sh $(C_TESTDIR)/docs $(C_DOCS)' _
 
-test-c: test-c-unit test-c-programs test-c-valgrind test-c-lease test-c-faults test-c-waits test-c-polyglot test-c-docs
+test-c: test-c-unit test-c-programs test-c-valgrind test-c-lease test-c-faults test-c-waits test-c-polyglot test-c-docs \
+	test-cpp
+
+# The C++ API, include/polyflake.hpp: one test program built as C++17 and C++20 against both
+# libraries (this tree's include/ first: the .pc files in the shared target directory may name
+# another checkout's), run beside a real ZooKeeper and etcd, then under valgrind, then built with
+# gcc's AddressSanitizer + UBSan (the library itself plain; test-cpp-asan below uses the
+# instrumented one) and run.
+CPP_TESTDIR := $(CARGO_TARGET_DIR)/cpp-tests
+CPP_TEST_SRC := tests/cpp/test_polyflake_hpp.cpp
+CPP_STRICT := -Wall -Wextra -Wpedantic -Werror -I$(ROOT)/include
+CPP_ASAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+CPP_SAN_ENV := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:strict_string_checks=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# $(1) 17 or 20, $(2) shared or static, $(3) the pkg-config package, $(4) flags, $(5) the name's tail
+cpp_hpp = g++ -std=c++$(1) $(CPP_STRICT) $(4) $(CPP_TEST_SRC) -o $(CPP_TESTDIR)/test_hpp_$(1)_$(2)$(5) \
+	$$(pkg-config --cflags --libs $(3)) -lpthread
+CPP_PROGRAMS := test_hpp_17_shared test_hpp_17_static test_hpp_20_shared test_hpp_20_static
+test-cpp: build-c
+	$(call say,C++ API (polyflake.hpp): C++17 and C++20 against the shared and the static library; real stores then valgrind then ASan+UBSan)
+	@mkdir -p $(CPP_TESTDIR)
+	@$(C_ENV) set -e; for std in 17 20; do \
+	  echo "g++ -std=c++$$std $(CPP_STRICT) -O2 -g $(CPP_TEST_SRC) (shared, static, asan shared, asan static)"; \
+	  $(call cpp_hpp,$${std},shared,polyflake,-O2 -g,); \
+	  $(call cpp_hpp,$${std},static,polyflake-static,-O2 -g,); \
+	  $(call cpp_hpp,$${std},shared,polyflake,$(CPP_ASAN),_asan); \
+	  $(call cpp_hpp,$${std},static,polyflake-static,$(CPP_ASAN),_asan); done
+	@! ldd $(CPP_TESTDIR)/test_hpp_17_static | grep -q libpolyflake || { echo "static build links the .so"; exit 1; }
+	@ldd $(CPP_TESTDIR)/test_hpp_20_shared | grep -q libpolyflake.so || { echo "shared build misses the .so"; exit 1; }
+	tests/stores/with_zookeeper.sh tests/c/with_etcd.sh bash -c 'for t in $(CPP_PROGRAMS); do \
+	  echo "--- $$t"; $(CPP_TESTDIR)/$$t "$$1" "$$2" || exit 1; done' _
+	@for t in $(CPP_PROGRAMS); do \
+	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(CPP_TESTDIR)/$$t || exit 1; done
+	@for t in $(CPP_PROGRAMS); do \
+	  echo "--- ASan+UBSan $${t}_asan"; $(CPP_SAN_ENV) $(CPP_TESTDIR)/$${t}_asan > $(CPP_TESTDIR)/$${t}_asan.log 2>&1; rc=$$?; \
+	  tail -n 1 $(CPP_TESTDIR)/$${t}_asan.log; \
+	  if [ $$rc -ne 0 ] || grep -q 'runtime error\|Sanitizer' $(CPP_TESTDIR)/$${t}_asan.log; then \
+	    echo "$${t}_asan failed (exit $$rc)"; grep -B2 -A30 'runtime error\|Sanitizer\|FAIL' $(CPP_TESTDIR)/$${t}_asan.log | head -n 60; exit 1; fi; \
+	done
+
+# The same program against the library built with -Zsanitizer=address (mk/sanitize.mk; no remote
+# stores in that build: POLYFLAKE_CPP_NO_STORES), C++17 and C++20; part of make test-sanitize.
+test-sanitize: test-cpp-asan
+test-cpp-asan: build-asan
+	$(call say,AddressSanitizer + UBSan: the C++ API test against the instrumented static and shared library)
+	@mkdir -p $(SAN_BIN)
+	g++ -std=c++17 $(CPP_STRICT) $(SAN_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
+	  $(CPP_TEST_SRC) -o $(SAN_BIN)/test_hpp_asan_static $(SAN_ASAN_LIB)/libpolyflake.a $(SAN_STATIC_LIBS)
+	g++ -std=c++20 $(CPP_STRICT) $(SAN_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
+	  $(CPP_TEST_SRC) -o $(SAN_BIN)/test_hpp_asan_shared -L$(SAN_ASAN_LIB) -Wl,-rpath,$(SAN_ASAN_LIB) -lpolyflake -lpthread
+	@ldd $(SAN_BIN)/test_hpp_asan_shared | grep -q "$(SAN_ASAN_LIB)/libpolyflake.so" || { echo "the shared program misses the instrumented .so"; exit 1; }
+	@for t in test_hpp_asan_static test_hpp_asan_shared; do \
+	  echo "--- $$t"; $(SAN_ENV) POLYFLAKE_CPP_NO_STORES=1 $(SAN_BIN)/$$t > $(SAN_BIN)/$$t.log 2>&1; rc=$$?; \
+	  tail -n 2 $(SAN_BIN)/$$t.log; \
+	  if [ $$rc -ne 0 ] || grep -q 'runtime error\|Sanitizer' $(SAN_BIN)/$$t.log; then \
+	    echo "$$t failed (exit $$rc): see $(SAN_BIN)/$$t.log"; grep -B2 -A30 'runtime error\|Sanitizer\|FAIL' $(SAN_BIN)/$$t.log | head -n 60; exit 1; fi; \
+	done
 
 test-c-unit: check-header-c
 	$(call say,ffi-c unit tests)
