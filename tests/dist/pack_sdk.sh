@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Assembles the C SDK from the dist build and packs it:
-#   include/polyflake.h
+#   include/polyflake.h, include/polyflake.hpp (the header-only C++17 API over it)
 #   lib/libpolyflake.so.VERSION, libpolyflake.so.ABI -> it (the soname), libpolyflake.so -> .so.ABI
 #   lib/libpolyflake.a
 #   lib/pkgconfig/polyflake.pc, polyflake-static.pc     (prefix from ${pcfiledir}: relocatable)
@@ -21,7 +21,7 @@ soname=$(readelf -d "$libdir/libpolyflake.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]
 [ "$soname" = "libpolyflake.so.$abi" ] || { echo "soname is '$soname', not libpolyflake.so.$abi"; exit 1; }
 
 rm -rf "$stage" && mkdir -p "$stage/include" "$stage/lib/pkgconfig" "$stage/lib/cmake/polyflake"
-cp "$root/include/polyflake.h" "$stage/include/"
+cp "$root/include/polyflake.h" "$root/include/polyflake.hpp" "$stage/include/"
 cp "$libdir/libpolyflake.so" "$stage/lib/libpolyflake.so.$version"
 strip --strip-all "$stage/lib/libpolyflake.so.$version"
 ln -s "libpolyflake.so.$version" "$stage/lib/libpolyflake.so.$abi"

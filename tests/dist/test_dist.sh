@@ -9,8 +9,10 @@
 #   Node    npm install polyflake --registry ... in a fresh project (the platform package comes
 #           through optionalDependencies); the README snippet the package carries is compiled
 #           with tsc --strict and run;
-#   C/C++   the SDK unpacked and moved (it is relocatable); README-C's C and C++ programs built
-#           with pkg-config and with CMake find_package, shared and static, and run;
+#   C/C++   the SDK unpacked and moved (it is relocatable); README-C's C program, its C++ program
+#           on polyflake.h and its C++ API program (polyflake.hpp, C++17 and C++20) built with
+#           pkg-config and with CMake find_package (polyflake::polyflake, polyflake::cpp and their
+#           _static forms), shared and static, and run;
 #   Go      docs/go.md's install recipe (go-install: both tarballs unpacked, PKG_CONFIG_PATH,
 #           a replace) run as written in a fresh module for tests/dist/go/main.go and for each Go
 #           snippet of docs/go.md, each built and run (the ZooKeeper one beside a real ZooKeeper);
@@ -160,7 +162,7 @@ grep -q "TS2322" wrong.out || { cat wrong.out; fail "tsc failed for another reas
 echo "tsc --strict: the README snippet passes; a bigint assigned to a number is refused"
 bash "$root/tests/dist/node_guide.sh" "$root" "$dist" "$version" "$registry" "$npm_tools" "$work/node-guide"
 
-step "C SDK: unpacked, moved elsewhere, README-C's programs with pkg-config (shared and static)"
+step "C SDK: unpacked, moved elsewhere, README-C's programs (C, C++, the C++ API) with pkg-config (shared and static)"
 sdk_name=polyflake-$version-linux-x86_64
 mkdir -p "$work/unpack" && tar -xzf "$dist/$sdk_name.tar.gz" -C "$work/unpack"
 mkdir -p "$work/opt" && mv "$work/unpack/$sdk_name" "$work/opt/"
@@ -170,28 +172,43 @@ readelf -d "$sdk/lib/libpolyflake.so" | grep -q "(SONAME).*\[libpolyflake.so.${v
 mkdir -p "$work/c" && cd "$work/c"
 snippet "$sdk/README-C.md" sdk-c > app.c
 snippet "$sdk/README-C.md" sdk-cpp > app.cpp
+snippet "$sdk/README-C.md" sdk-hpp > app_hpp.cpp
+[ -f "$sdk/include/polyflake.hpp" ] || fail "the SDK has no include/polyflake.hpp"
+grep -q '#include "polyflake.hpp"' app_hpp.cpp && ! grep -q '#include "polyflake.h"' app_hpp.cpp \
+  || fail "README-C's sdk-hpp program does not use polyflake.hpp alone"
 export PKG_CONFIG_PATH=$sdk/lib/pkgconfig
 [ "$(pkg-config --modversion polyflake)" = "$version" ] || fail "pkg-config --modversion polyflake"
 gcc -std=c99 -Wall -Wextra -pedantic -Werror app.c -o c_shared $(pkg-config --cflags --libs polyflake)
 gcc -std=c99 -Wall -Wextra -pedantic -Werror app.c -o c_static $(pkg-config --cflags --libs polyflake-static)
 g++ -std=c++17 -Wall -Wextra -Werror app.cpp -o cpp_shared $(pkg-config --cflags --libs polyflake)
 g++ -std=c++17 -Wall -Wextra -Werror app.cpp -o cpp_static $(pkg-config --cflags --libs polyflake-static)
-for t in c_shared cpp_shared; do
+for std in 17 20; do
+  g++ -std=c++$std -Wall -Wextra -Wpedantic -Werror app_hpp.cpp -o hpp${std}_shared $(pkg-config --cflags --libs polyflake)
+  g++ -std=c++$std -Wall -Wextra -Wpedantic -Werror app_hpp.cpp -o hpp${std}_static $(pkg-config --cflags --libs polyflake-static)
+done
+for t in c_shared cpp_shared hpp17_shared hpp20_shared; do
   ldd "./$t" | grep -q "libpolyflake.so.${version%.*} => $sdk/lib/" || { ldd "./$t"; fail "$t does not load the SDK's .so by soname"; }
 done
-for t in c_static cpp_static; do
+for t in c_static cpp_static hpp17_static hpp20_static; do
   ! ldd "./$t" | grep -q libpolyflake || fail "$t links the shared library"
 done
-for t in c_shared c_static cpp_shared cpp_static; do echo "-- $t"; "./$t"; done
+for t in c_shared c_static cpp_shared cpp_static hpp17_shared hpp17_static hpp20_shared hpp20_static; do
+  echo "-- $t"; "./$t"
+done
 
-step "C SDK: the same programs with CMake find_package(polyflake), shared and static"
+step "C SDK: the same programs with CMake find_package(polyflake): polyflake::polyflake and polyflake::cpp, shared and static"
 cp "$root/tests/dist/cmake/CMakeLists.txt" .
 cmake -S . -B build -DCMAKE_PREFIX_PATH="$sdk" -DCMAKE_BUILD_TYPE=Release > cmake.log || { cat cmake.log; fail "cmake configure"; }
 grep "polyflake $version from $sdk/lib/cmake/polyflake" cmake.log
 cmake --build build -j 2 > build.log || { cat build.log; fail "cmake build"; }
 ! ldd build/app_c_static | grep -q libpolyflake || fail "CMake's static program links the shared library"
 ldd build/app_c_shared | grep -q "$sdk/lib/libpolyflake.so" || fail "CMake's shared program misses the SDK's .so"
-for t in app_c_shared app_c_static app_cpp_shared app_cpp_static; do echo "-- cmake $t"; "build/$t"; done
+! ldd build/app_hpp_static | grep -q libpolyflake || fail "polyflake::cpp_static links the shared library"
+ldd build/app_hpp_shared | grep -q "$sdk/lib/libpolyflake.so" || fail "polyflake::cpp misses the SDK's .so"
+for t in app_c_shared app_c_static app_cpp_shared app_cpp_static app_hpp_shared app_hpp_static \
+  app_hpp20_shared app_hpp20_static; do
+  echo "-- cmake $t"; "build/$t"
+done
 
 step "Go: docs/go.md's install recipe on the two tarballs; tests/dist/go and every Go snippet of docs/go.md"
 # The recipe as the page prints it, but for where it unpacks (/opt/polyflake there). It runs in
