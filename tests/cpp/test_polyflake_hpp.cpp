@@ -411,6 +411,7 @@ void test_deadlines_and_interrupt() {
   // interrupt() from another thread cuts a batch in flight; later calls are not affected.
   std::atomic<bool> started{false};
   std::string code;
+  const std::uint64_t sleeps = g.health().wait_sleeps;  // before the call: a wait counts once
   std::thread worker([&] {
     started = true;
     try {
@@ -421,7 +422,6 @@ void test_deadlines_and_interrupt() {
     }
   });
   while (!started) std::this_thread::yield();
-  const std::uint64_t sleeps = g.health().wait_sleeps;
   check(until_waiting([&] { return g.health().wait_sleeps > sleeps; }), "the batch waits (health wait_sleeps)");
   t = Clock::now();
   g.interrupt();
@@ -762,6 +762,7 @@ void test_timeid(const char *name, std::size_t text_len) {
   expect_error(n + ": next_ids_within(4, 20ms)", "INTERRUPTED", [&] { w.next_ids_within(untouched.data(), 4, 20ms); });
   check(untouched[0] == Id{} && untouched[3] == Id{}, n + ": buffer untouched");
   std::string code;
+  const std::uint64_t sleeps = w.health().wait_sleeps;  // before the call: a wait counts once
   std::thread worker([&] {
     try {
       w.next_id();
@@ -770,7 +771,6 @@ void test_timeid(const char *name, std::size_t text_len) {
       code = std::string(e.code());
     }
   });
-  const std::uint64_t sleeps = w.health().wait_sleeps;
   check(until_waiting([&] { return w.health().wait_sleeps > sleeps; }), n + ": the call waits (health wait_sleeps)");
   start = Clock::now();
   w.interrupt();
