@@ -242,7 +242,7 @@ enum polyflake_health_status
    */
   POLYFLAKE_HEALTH_STATUS_OK = 0,
   /**
-   * Strict mode: the wall clock is behind the last issued ms by more than the wait budget.
+   * Strict mode: the wall clock is behind the last issued ms (calls wait, or are refused).
    */
   POLYFLAKE_HEALTH_STATUS_CLOCK_BEHIND = 1,
   /**

@@ -160,7 +160,8 @@ impl LeaseState {
     }
 
     /// The store was seen to go back in time: the loss that follows is reported as such
-    /// (health `store_rolled_back`).
+    /// (health `store_rolled_back`). Only the remote stores can see it.
+    #[cfg_attr(not(any(feature = "etcd", feature = "zookeeper")), allow(dead_code))]
     fn rolled_back(&self) {
         self.rolled_back.store(true, Ordering::Release);
     }
