@@ -196,6 +196,12 @@ for t in c_shared c_static cpp_shared cpp_static hpp17_shared hpp17_static hpp20
   echo "-- $t"; "./$t"
 done
 
+step "C SDK: every C and C++ snippet of docs/c.md, against the unpacked SDK (pkg-config, shared and static)"
+SNIPPET_LANGS="c cpp" "$root/tests/stores/with_zookeeper.sh" bash -c \
+  'ZOOKEEPER_ENSEMBLE=$POLYFLAKE_TEST_ZOOKEEPER bash "$0/tests/c/readme_snippets.sh" "$1" "$0/docs/c.md"' \
+  "$root" "$work/c-docs"
+cd "$work/c"
+
 step "C SDK: the same programs with CMake find_package(polyflake): polyflake::polyflake and polyflake::cpp, shared and static"
 cp "$root/tests/dist/cmake/CMakeLists.txt" .
 cmake -S . -B build -DCMAKE_PREFIX_PATH="$sdk" -DCMAKE_BUILD_TYPE=Release > cmake.log || { cat cmake.log; fail "cmake configure"; }
