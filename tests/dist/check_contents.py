@@ -179,7 +179,7 @@ def main() -> int:
     with tarfile.open(sdk) as t:
         top = sdk.name[: -len(".tar.gz")]
         members = {m.name: m for m in t.getmembers()}
-        for f in ["include/polyflake.h", f"lib/libpolyflake.so.{version}", "lib/libpolyflake.a",
+        for f in ["include/polyflake.h", "include/polyflake.hpp", f"lib/libpolyflake.so.{version}", "lib/libpolyflake.a",
                   "lib/pkgconfig/polyflake.pc", "lib/pkgconfig/polyflake-static.pc",
                   "lib/cmake/polyflake/polyflake-config.cmake",
                   "lib/cmake/polyflake/polyflake-config-version.cmake",
