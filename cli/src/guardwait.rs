@@ -1,7 +1,7 @@
 //! Saying so when a lease's restart guard makes a person wait: `next` sleeps through it and
 //! `serve` answers 503 `restart_guard` during it, so a wait of more than half a second gets one
 //! line on stderr: how long, why (the core's words, from its health snapshot), and how to avoid
-//! it. A new slot (a new machine, a new lease directory) waits one reserve, 5 s by default.
+//! it. A new slot (a new machine, a new lease directory) waits one whole reserve, 5 s by default.
 
 use polyflake::{Generator, Health, HealthStatus, LeaseKind};
 
@@ -39,13 +39,19 @@ pub fn notice_from(h: &Health, who: &str, reserve_ms: u64) -> Option<String> {
     if h.last_issued_ms.is_some() {
         return Some(line);
     }
-    // A slot with no R recorded (a new slot) has the core's note saying so; a slot with an
-    // earlier holder's R has none: that holder stopped without releasing it while its R was
-    // ahead of the clock (up to one reserve: R is renewed every fifth of one).
     if l.guard_note.is_empty() {
-        line.push_str(&format!(
-            " The slot's previous holder stopped without releasing it (a crash, a kill, or moments ago) while its R was ahead of the clock (at most one reserve, --lease-reserve-ms {reserve_ms})."
-        ));
+        // A slot with no R recorded is guarded for one reserve from now; a holder that stopped
+        // without releasing its slot left an R up to one reserve ahead (renewed every fifth of
+        // one).
+        if ms.saturating_add(reserve_ms / 5) >= reserve_ms {
+            line.push_str(&format!(
+                " That is one whole reserve (--lease-reserve-ms {reserve_ms}): the slot had no record of an earlier holder's R (a new slot: a new machine or lease directory), or its holder stopped moments ago without releasing it."
+            ));
+        } else {
+            line.push_str(
+                " The slot's previous holder stopped without releasing it (a crash, a kill) while its R was ahead of the clock.",
+            );
+        }
     }
     let keep = match l.kind {
         LeaseKind::File => format!(

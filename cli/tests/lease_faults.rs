@@ -347,8 +347,8 @@ fn next_says_when_the_restart_guard_makes_it_wait() {
     for words in [
         "restart guard on node 0",
         &format!("issuing again in {ms} ms"),
-        "no readable high-water mark (a new slot",
-        "one reserve (5000 ms)",
+        "one whole reserve (--lease-reserve-ms 5000)",
+        "a new slot",
         &format!("keep the lease directory ({d}) between runs"),
         "--node-id N",
         "lower --lease-reserve-ms",
@@ -414,7 +414,7 @@ fn serve_says_when_the_restart_guard_makes_it_answer_503() {
         "{first}"
     );
     for words in [
-        "one reserve (3000 ms)",
+        "one whole reserve (--lease-reserve-ms 3000)",
         "--node-id N",
         "lower --lease-reserve-ms",
     ] {

@@ -93,14 +93,10 @@ fn a_fresh_holder_under_a_previous_holders_guard_is_told_so() {
         .unwrap();
     let err = g.next_id().unwrap_err();
     assert_eq!(err.kind(), ErrorKind::LeaseNotReady);
-    // A new slot: the guard is one reserve, and the refusal says why and how to avoid it.
-    for words in [
-        "slot 0 had no readable high-water mark (a new slot, or its record was lost)",
-        "one reserve (1000 ms)",
-        "keeps its lease store",
-    ] {
-        assert!(err.to_string().contains(words), "{words:?} not in {err}");
-    }
+    assert!(
+        err.to_string().contains("previous holder may have issued"),
+        "{err}"
+    );
 }
 
 /// A rewind the wait budget covers, on a clock that never catches up (frozen): health says

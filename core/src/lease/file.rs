@@ -614,14 +614,7 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
         dir.sync();
         let note = [
             fence::note(
-                guard_note(
-                    slot,
-                    guard,
-                    now,
-                    common.max_guard_wait_ms,
-                    matches!(rec, SlotRecord::Complete { .. }),
-                    common.reserve_ms,
-                ),
+                guard_note(slot, guard, now, common.max_guard_wait_ms),
                 own_guard,
                 fence_ms,
             ),

@@ -128,25 +128,16 @@ pub(crate) fn slot_order(
 }
 
 /// The note health shows when a slot was taken with a guard past `max_guard_wait_ms`.
-///
-/// `recorded`: the slot had a readable high-water mark. Without one (a new slot, or a record
-/// lost) the guard is one reserve past now, and the note says why and how to avoid the wait.
 pub(crate) fn guard_note(
     slot: u32,
     guard_until_ms: i64,
     now_ms: i64,
     max_guard_wait_ms: i64,
-    recorded: bool,
-    reserve_ms: i64,
 ) -> String {
     let wait = guard_until_ms.saturating_sub(now_ms);
     if wait > max_guard_wait_ms {
         format!(
             "slot {slot} was taken with a restart guard of {wait} ms, over max_guard_wait_ms = {max_guard_wait_ms}, because no slot with a shorter guard was free (its previous holder issued IDs that far in the future: a clock stepped ahead)"
-        )
-    } else if !recorded {
-        format!(
-            "slot {slot} had no readable high-water mark (a new slot, or its record was lost), so it waits one reserve ({reserve_ms} ms): a holder nobody can see may have issued that far; a process that keeps its lease store and restarts finds its own record and waits only past it (or use a smaller reserve_ms, or a static node id)"
         )
     } else {
         String::new()

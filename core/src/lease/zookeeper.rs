@@ -488,16 +488,7 @@ async fn take(
         let guard = fence::floor(own_guard, fence_ms);
         let r = guard.max(now).saturating_add(common.reserve_ms);
         let note = fence::note(
-            guard_note(
-                slot,
-                guard,
-                now,
-                common.max_guard_wait_ms,
-                mark.as_ref()
-                    .and_then(|(v, _)| record::parse_mark(v))
-                    .is_some(),
-                common.reserve_ms,
-            ),
+            guard_note(slot, guard, now, common.max_guard_wait_ms),
             own_guard,
             fence_ms,
         );
