@@ -51,6 +51,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
+mod fencing;
+pub use fencing::fence_file_lease;
+pub(crate) use fencing::read_file_fence;
+
 /// The ID-space record's file name.
 pub(crate) const SPACE_FILE: &str = "polyflake-space";
 /// A slot file is never read past this many bytes (a record is 512).
@@ -746,82 +750,4 @@ fn spawn_renewal(
         .map_err(|e| Error::LeaseStore {
             reason: format!("cannot start the lease renewal thread: {e}"),
         })
-}
-
-/// The file of a file lease directory that holds the fence (`polyflake lease fence`).
-pub(crate) const FENCE_FILE: &str = "polyflake-fence";
-
-/// A file lease directory's fence (`None`: there is none).
-pub(crate) fn read_file_fence(dir: &LeaseDir) -> Result<Option<i64>> {
-    let path = dir.path().join(FENCE_FILE);
-    let store = dir.path().display().to_string();
-    match dir.open_name(FENCE_FILE, false, false) {
-        Ok(Opened::Absent) => Ok(None),
-        Ok(Opened::File(f, _)) => {
-            let bytes = read_head(&f).map_err(|e| Error::LeaseStore {
-                reason: format!("cannot read {}: {e}", path.display()),
-            })?;
-            fence::parse(&bytes)
-                .map(Some)
-                .ok_or_else(|| fence::unreadable(&store, &path.display().to_string()))
-        }
-        Ok(Opened::Unsafe(u)) => Err(Error::LeaseStore {
-            reason: format!(
-                "the fence {} is {u}: it was not read (another user may have planted it: remove it, or give this service a directory of its own)",
-                path.display()
-            ),
-        }),
-        Err(e) => Err(Error::LeaseStore {
-            reason: format!("cannot read {}: {e}", path.display()),
-        }),
-    }
-}
-
-/// Raise a file lease directory's fence to `now + margin_ms` (never lowering it): written to a
-/// new file, made durable, then renamed over the old one, so a taker reads the old fence or
-/// the new one, never a torn one.
-///
-/// ```
-/// use polyflake::{fence_file_lease, FileLeaseOptions, Generator, NodeSource, ErrorKind};
-/// let dir = std::env::temp_dir().join(format!("polyflake-fence-doc-{}", std::process::id()));
-/// let o = FileLeaseOptions::new(&dir);
-/// let fence = fence_file_lease(&o, 60_000).unwrap();
-/// // A new holder waits until its clock passes the fence.
-/// let g = Generator::builder_from(NodeSource::FileLease(o)).build().unwrap();
-/// assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
-/// assert!(g.health().lease.unwrap().guard_until_ms.unwrap() >= fence.fence_ms);
-/// # drop(g); std::fs::remove_dir_all(&dir).unwrap();
-/// ```
-pub fn fence_file_lease(options: &FileLeaseOptions, margin_ms: u64) -> Result<FenceReport> {
-    let dir = open_dir(options.dir.as_path())?;
-    let store = dir.path().display().to_string();
-    let previous = read_file_fence(&dir)?;
-    let fence = fence::next(previous, margin_ms)?;
-    let tmp = format!(
-        ".{FENCE_FILE}.{}.{:x}",
-        std::process::id(),
-        crate::clock::SystemClock::read_ms()
-    );
-    let write = || -> std::io::Result<()> {
-        let mut f = dir.create_new(&tmp)?;
-        std::io::Write::write_all(&mut f, fence.to_string().as_bytes())?;
-        f.sync_all()?;
-        dir.rename_over(&tmp, FENCE_FILE)?;
-        dir.sync();
-        Ok(())
-    };
-    write().map_err(|e| {
-        dir.remove(&tmp);
-        Error::LeaseStore {
-            reason: format!(
-                "cannot write the fence {}: {e}",
-                dir.path().join(FENCE_FILE).display()
-            ),
-        }
-    })?;
-    Ok(FenceReport {
-        store,
-        fence_ms: fence,
-        previous_ms: previous,
-    })
 }
