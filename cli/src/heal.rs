@@ -64,8 +64,9 @@ impl LiveGenerator {
         }
         Some(rebuild().map(|new| {
             let what = format!(
-                "lease lost on node {} ({}); took node {} from a new lease",
+                "lease lost on node {} ({}: {}); took node {} from a new lease",
                 old.node_id(),
+                h.status.name(),
                 h.reason,
                 new.node_id()
             );

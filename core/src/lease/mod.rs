@@ -240,7 +240,7 @@ impl LeaseState {
                     ),
                     None => match get(&self.guard_note) {
                         note if note.is_empty() => format!(
-                            "the slot's previous holder may have issued IDs up to {g}, a time this clock ({now_ms}) has not reached yet (a slot with no readable record counts one reserve_ms from its take, as far as a holder nobody can see may have gone: keep the lease store between runs, or use a smaller reserve_ms or a static node id)"
+                            "the slot's previous holder may have issued IDs up to {g}, a time this clock ({now_ms}) has not reached yet (a slot with no record: one reserve_ms from its take)"
                         ),
                         note => format!(
                             "nothing may be issued up to {g}, a time this clock ({now_ms}) has not reached yet: {note}"
