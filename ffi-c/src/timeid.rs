@@ -7,7 +7,7 @@ use crate::boundary::{
     arg, boundary, c_str, free_handle, new_handle, out, write_c_string, write_out,
 };
 use crate::clock::polyflake_clock;
-use crate::generator::{close_of, deadline_in, default_config, handle, passed, shared_settings};
+use crate::generator::{close_of, deadline_in, default_config, handle, passed, settings_of};
 use crate::health::{health_of, polyflake_health_snapshot};
 use crate::result::polyflake_result;
 use polyflake_core::{
@@ -53,18 +53,7 @@ pub struct polyflake_timeid_config {
 pub extern "C" fn polyflake_timeid_config_init(
     out_config: *mut polyflake_timeid_config,
 ) -> polyflake_result {
-    write_out(out_config, || {
-        let d = default_config()?;
-        Ok(polyflake_timeid_config {
-            mode: d.mode,
-            clock_source: d.clock_source,
-            max_wait_ms: d.max_wait_ms,
-            max_forward_step_ms: d.max_forward_step_ms,
-            forward_confirm_ms: d.forward_confirm_ms,
-            has_max_lead: d.has_max_lead,
-            max_lead_ms: d.max_lead_ms,
-        })
-    })
+    write_out(out_config, || Ok(default_config()?.shared()))
 }
 
 /// A generator of UUIDs version 7 (RFC 9562): an opaque handle, thread-safe (share it). Its
@@ -126,7 +115,9 @@ fn new_timeid<G>(
 ) -> polyflake_result {
     new_handle(out_generator, || {
         let cfg = arg(config)?;
-        Ok(build(shared_settings!(TimeIdBuilder::new(), cfg, clock))?)
+        Ok(build(
+            TimeIdBuilder::new().settings(settings_of(cfg, clock)?),
+        )?)
     })
 }
 
