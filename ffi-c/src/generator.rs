@@ -65,9 +65,9 @@ pub struct polyflake_config {
     /// Monotonic mode's limit on running ahead of the wall clock, in ms (>= 0).
     pub max_lead_ms: i64,
     /// How far the wall clock may read ahead of the time elapsed since it was last trusted
-    /// before it is a forward STEP, in ms (default 60,000; 1 to a year): strict mode refuses to
-    /// issue from a step (POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD), monotonic mode keeps issuing
-    /// from the trusted time. POLYFLAKE_FORWARD_STEP_OFF turns the check off.
+    /// before it is a forward STEP, in ms (default 60,000; 1 to a day, 86,400,000): strict mode
+    /// refuses to issue from a step (POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD), monotonic mode keeps
+    /// issuing from the trusted time. POLYFLAKE_FORWARD_STEP_OFF turns the check off.
     pub max_forward_step_ms: u64,
     /// How long a stepped-ahead clock must hold its new offset before it is believed as a
     /// correction, in ms of elapsed time (default 300,000).
