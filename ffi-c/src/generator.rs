@@ -5,10 +5,9 @@ use crate::boundary::{arg, boundary, free_handle, new_handle, out, write_out};
 use crate::clock::polyflake_clock;
 use crate::id::{polyflake_decoded, polyflake_layout};
 use crate::result::polyflake_result;
-use crate::timeid::polyflake_timeid_config;
 use polyflake_core::{
     batch_len, interruptible, ClockSource, Error, Generator, Health, ManualClock, Mode, NodeSource,
-    Settings, DEFAULT_EPOCH_MS,
+    DEFAULT_EPOCH_MS,
 };
 use std::time::{Duration, Instant};
 
@@ -124,48 +123,6 @@ pub(crate) fn pick<T: Copy, const N: usize>(
     })
 }
 
-/// The core `Settings` that a config's shared fields and the optional clock (NULL: the system
-/// clock) stand for: the ONE value every C constructor hands its builder. Returns the core's
-/// error for a code out of range (the mode first, then the clock source).
-pub(crate) fn settings_of(
-    cfg: &polyflake_timeid_config,
-    clock: *const polyflake_clock,
-) -> Result<Settings, polyflake_result> {
-    let step = cfg.max_forward_step_ms;
-    Ok(Settings {
-        mode: pick(Mode::ALL, Mode::name, cfg.mode, "mode")?,
-        max_wait_ms: cfg.max_wait_ms,
-        max_lead_ms: (cfg.has_max_lead != 0).then_some(cfg.max_lead_ms),
-        max_forward_step_ms: (step != POLYFLAKE_FORWARD_STEP_OFF).then_some(step),
-        forward_confirm_ms: cfg.forward_confirm_ms,
-        clock_source: pick(
-            ClockSource::ALL,
-            ClockSource::name,
-            cfg.clock_source,
-            "clock_source",
-        )?,
-        clock: match clock.is_null() {
-            true => None,
-            false => Some(arg(clock)?.shared.clone()),
-        },
-    })
-}
-
-impl polyflake_config {
-    /// The settings every generator shares, as the UUIDv7 and ULID config holds them.
-    pub(crate) fn shared(&self) -> polyflake_timeid_config {
-        polyflake_timeid_config {
-            mode: self.mode,
-            clock_source: self.clock_source,
-            max_wait_ms: self.max_wait_ms,
-            max_forward_step_ms: self.max_forward_step_ms,
-            forward_confirm_ms: self.forward_confirm_ms,
-            has_max_lead: self.has_max_lead,
-            max_lead_ms: self.max_lead_ms,
-        }
-    }
-}
-
 /// A generator of unique, time-sortable 64-bit IDs for one node id: an opaque handle. Any number
 /// of threads may call every function but `polyflake_generator_free` on it at once (the hot path
 /// is a clock read and a compare-and-swap, no lock).
@@ -218,9 +175,7 @@ pub(crate) fn new_generator(
             .layout(cfg.layout.to_core()?)
             .epoch_ms(cfg.epoch_ms);
         Ok(polyflake_generator {
-            inner: builder
-                .settings(settings_of(&cfg.shared(), clock)?)
-                .build()?,
+            inner: builder.settings(cfg.shared().settings(clock)?).build()?,
         })
     })
 }

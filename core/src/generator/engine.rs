@@ -8,6 +8,12 @@
 //! may wait) and the monotonic step (which never does), and the wait under one deadline per
 //! call. The batch steps (`batch.rs`) reserve runs of the same word the same way. Loom checks
 //! this compare-and-swap path (`loom/tests/loom.rs`, `make loom`).
+//!
+//! A reading order: [`Generator::next_id`], then `next_strict` and `next_monotonic` (the two
+//! steps), `read` / `elapsed_of` (the clock reading and the window), `check_ahead` (monotonic
+//! mode's bounds), `wait_rewind` / `wait_exhausted` / `sleep` (the wait and its one deadline),
+//! and `record` (the counters). The `Generator` struct itself, with each field's meaning, is in
+//! `mod.rs`.
 
 use super::Generator;
 use crate::clock::{Clock, SystemClock};
