@@ -159,7 +159,7 @@ func TestNodeIDsAreInt64Everywhere(t *testing.T) {
 	}
 }
 
-// healthFields are the core's health field names in its order (core/src/generator.rs,
+// healthFields are the core's health field names in its order (core/src/generator/health.rs,
 // Health::fields; tests/go checks this list against that source), leaseFields the lease's
 // (core/src/lease/mod.rs, LeaseHealth::fields).
 var healthFields = []string{"ok", "status", "reason", "node_id", "source", "mode", "last_issued_ms",

@@ -528,9 +528,9 @@ typedef struct polyflake_config {
   int64_t max_lead_ms;
   /**
    * How far the wall clock may read ahead of the time elapsed since it was last trusted
-   * before it is a forward STEP, in ms (default 60,000; 1 to a year): strict mode refuses to
-   * issue from a step (POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD), monotonic mode keeps issuing
-   * from the trusted time. POLYFLAKE_FORWARD_STEP_OFF turns the check off.
+   * before it is a forward STEP, in ms (default 60,000; 1 to a day, 86,400,000): strict mode
+   * refuses to issue from a step (POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD), monotonic mode keeps
+   * issuing from the trusted time. POLYFLAKE_FORWARD_STEP_OFF turns the check off.
    */
   uint64_t max_forward_step_ms;
   /**

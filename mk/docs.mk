@@ -14,3 +14,20 @@ test-docs-links:
 	$(call say,docs: the link checker's own test; then every relative link and anchor of README.md docs/*.md sdk/README-C.md CHANGELOG.md BENCHMARKS.md)
 	python3 tests/docs/test_check_links.py
 	python3 tests/docs/check_links.py
+
+# The shared generator settings' defaults (issue 28): every statement of one in the docs, the C
+# header, the Go docs, the Python stubs and signatures and the Node types states the core's
+# figure (`Settings::default()`, printed by the settings_defaults example).
+#
+#   make test-docs-defaults   the checker's own test (a wrong figure fails with file:line), then
+#                             the check of every statement against the core
+
+TEST_TARGETS += test-docs-defaults
+
+.PHONY: test-docs-defaults
+
+test-docs-defaults:
+	$(call say,docs: the defaults checker's own test; then every stated default of a shared generator setting against the core's Settings::default())
+	python3 tests/docs/test_check_defaults.py
+	$(CARGO) run --release -q -p polyflake --example settings_defaults > $(CARGO_TARGET_DIR)/settings-defaults.json
+	python3 tests/docs/check_defaults.py --defaults $(CARGO_TARGET_DIR)/settings-defaults.json

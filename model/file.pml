@@ -90,7 +90,7 @@ proctype Holder(byte p) {
   byte g, r, c, fin, i;
 end_loop:
   do
-  /* generator.rs::Builder::build -> mod.rs::LeaseRuntime::acquire: a process starts a
+  /* generator/builder.rs::Builder::build -> mod.rs::LeaseRuntime::acquire: a process starts a
    * generator (the first, or a restart after a crash or close); the take steps follow. */
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 0 -> incarnate(p) ; EAGER_ALL() }
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 1 && restart -> restart = 0; incarnate(p) ; EAGER_ALL() }
@@ -99,7 +99,7 @@ end_loop:
   :: atomic { tok[p] != 0 && slot[p] == NONE && TAKE_OK && flk[0] == 0 -> file_take(p, 0) ; EAGER_ALL() }
   :: atomic { tok[p] != 0 && slot[p] == NONE && TAKE_OK && flk[1] == 0 -> file_take(p, 1) ; EAGER_ALL() }
 
-  /* generator.rs::next_monotonic / next_strict: issue within (floor, limit]. */
+  /* generator/engine.rs::next_monotonic / next_strict: issue within (floor, limit]. */
 
   /* file.rs::SlotFile::renew, first half: SlotFile::check_held (same dev/inode, link count
    * above 0, our holder token); the clock was read just before (spawn_renewal). */
@@ -180,7 +180,7 @@ end_loop:
        run Holder(NH) ; EAGER_ALL() }
 #endif
 
-  /* generator.rs::after_fork -> mod.rs::LeaseRuntime::relet_after_fork: let go of the
+  /* generator/engine.rs::after_fork -> mod.rs::LeaseRuntime::relet_after_fork: let go of the
    * parent's session by forgetting it (mod.rs::abandon: the fork handler already closed the
    * child's copies, never unlocking them), suspend, take a fresh slot with a new holder token. */
   :: atomic { inherited[p] ->

@@ -1,11 +1,11 @@
 /*
  * fork() and the process-wide registry of node ids (core/src/registry.rs, core/src/fork.rs,
- * core/src/generator.rs), included by lease.pml when STORE == 0. Static node id 2.
+ * core/src/generator/), included by lease.pml when STORE == 0. Static node id 2.
  *
  * Process 0 (the parent) makes a static generator (registry::claim), issues, may close it
  * and make another (the successor continues after the registry's last state word), and may
  * fork. Process 1 (the child) inherits the parent's generator, which refuses with
- * UsedAfterFork (generator.rs::after_fork), and may make its own static generator with the
+ * UsedAfterFork (generator/engine.rs::after_fork), and may make its own static generator with the
  * same node id: registry::claim must refuse it while the parent's is live. The code holds a
  * static id host-wide (registry.rs: an abstract Unix socket; R_FORKREG); before issue 25 it
  * checked only the child's copy of the table, whose entry carries the parent's fork
@@ -27,7 +27,7 @@ bool child_alive;
 /* registry::claim. With R_FORKREG (the code): the host-wide hold (an abstract socket that one
  * live process holds) refuses an id another live process holds, the parent included; the
  * process's own table gives the last state word issued under the id in this process, and
- * generator.rs counts the millisecond the id was taken in as spent (the previous holder's last
+ * generator/builder.rs counts the millisecond the id was taken in as spent (the previous holder's last
  * state died with it). Without it (the code before issue 25): only the process's own table. */
 inline claim(p) {
 #if R_FORKREG
@@ -57,10 +57,10 @@ proctype Proc(byte p) {
   byte made;
 end_loop:
   do
-  /* Generator::builder(2).build(): registry::claim (generator.rs, NodeIdInUse otherwise). */
+  /* Generator::builder(2).build(): registry::claim (generator/builder.rs, NodeIdInUse otherwise). */
   :: atomic { !has_gen[p] && made < 2 -> claim(p); has_gen[p] = 1; made++; lim[p] = MS - 1;
        printf("MSC: H%d makes a static generator for node 2 (resumes after ms %d seq %d)\n", p, lms[p], lseq[p]) }
-  /* generator.rs::next_strict (no lease: floor -1, limit the layout's end). */
+  /* generator/engine.rs::next_strict (no lease: floor -1, limit the layout's end). */
   :: atomic { has_gen[p] && CAN_ISSUE(p) -> issue(p, NODE) }
   /* Generator::close: Claim::release with the last state word. */
   :: atomic { has_gen[p] -> has_gen[p] = 0; lim[p] = 0; release(p);

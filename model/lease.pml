@@ -183,7 +183,7 @@ bool unfenced;                  /* restored, not yet fenced */
 #define NEXTM(p) (CLK(p) > lms[p] -> CLK(p) : (lseq[p] < SEQ - 1 -> lms[p] : lms[p] + 1))
 #define NEXTQ(p) (CLK(p) > lms[p] -> 0 : (lseq[p] < SEQ - 1 -> lseq[p] + 1 : 0))
 
-/* core/src/generator.rs::next_monotonic / next_strict (window check in elapsed_of and
+/* core/src/generator/engine.rs::next_monotonic / next_strict (window check in elapsed_of and
  * check_ahead): issue only when floor < now and the ID's ms <= limit. Strict mode issues a
  * subset of what is modelled (it never borrows ahead of the clock). */
 #if MONO

@@ -99,7 +99,7 @@ proctype Holder(byte p) {
   byte g, r, c, fin, i, s;
 end_loop:
   do
-  /* generator.rs::Builder::build -> mod.rs::LeaseRuntime::acquire: a process starts a
+  /* generator/builder.rs::Builder::build -> mod.rs::LeaseRuntime::acquire: a process starts a
    * generator: etcd.rs::take's lease grant / zookeeper.rs::connect (the session). */
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 0 -> incarnate(p); alive = alive | (1 << tok[p]) ; EAGER_ALL() }
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 1 && restart -> restart = 0; incarnate(p);
@@ -131,7 +131,7 @@ end_loop:
        fi;
        g = 0; r = 0; s = 0 ; EAGER_ALL() }
 
-  /* generator.rs::next_monotonic / next_strict: issue within (floor, limit]. */
+  /* generator/engine.rs::next_monotonic / next_strict: issue within (floor, limit]. */
 
   /* etcd.rs::renew / zookeeper.rs::renew, the renew_tick arm: R = max(now + reserve, R),
    * write_hwm, then LeaseState::publish; Ok(false) loses the lease; an error (store down, a

@@ -6,7 +6,7 @@ use crate::errors::CliError;
 use clap::Args;
 use polyflake::{
     Builder, Clock, ClockSource, EtcdLeaseOptions, FileLeaseOptions, Generator, Layout, Mode,
-    NodeSource, TimeIdBuilder, ZooKeeperLeaseOptions,
+    NodeSource, Settings, TimeIdBuilder, ZooKeeperLeaseOptions,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -262,25 +262,6 @@ fn read_password(flag: &str, path: &Path) -> Result<String, CliError> {
     Ok(line.to_string())
 }
 
-/// The settings every format's builder takes (`polyflake::Builder` and `TimeIdBuilder` have the
-/// same setters), from `--clock`, `--monotonic`, `--max-wait-ms`, `--max-lead-ms` and the
-/// forward-step flags, and an injected clock if any (the service's test clock).
-macro_rules! timing_settings {
-    ($args:expr, $builder:expr, $clock:expr) => {{
-        let b = $builder
-            .clock_source($args.clock_source()?)
-            .mode($args.mode())
-            .max_wait_ms($args.max_wait_ms.value)
-            .max_lead_ms($args.max_lead_ms)
-            .max_forward_step_ms($args.max_forward_step_ms.0)
-            .forward_confirm_ms($args.forward_confirm_ms);
-        match $clock {
-            Some(c) => b.shared_clock(c),
-            None => b,
-        }
-    }};
-}
-
 /// The generator's settings.
 #[derive(Debug, Clone, Args)]
 pub struct GenArgs {
@@ -399,13 +380,28 @@ impl GenArgs {
         }
     }
 
+    /// The ONE core `Settings` every format's builder takes, from `--clock`, `--monotonic`,
+    /// `--max-wait-ms`, `--max-lead-ms` and the forward-step flags, and an injected clock if any
+    /// (the service's test clock).
+    pub fn settings(&self, clock: Option<Arc<dyn Clock>>) -> Result<Settings, CliError> {
+        Ok(Settings {
+            clock_source: self.clock_source()?,
+            mode: self.mode(),
+            max_wait_ms: self.max_wait_ms.value,
+            max_lead_ms: self.max_lead_ms,
+            max_forward_step_ms: self.max_forward_step_ms.0,
+            forward_confirm_ms: self.forward_confirm_ms,
+            clock,
+        })
+    }
+
     /// The settings of a UUIDv7 or ULID generator: these flags less the layout and epoch
     /// (which are the Snowflake format's), optionally on an injected clock.
     pub fn time_id_builder(
         &self,
         clock: Option<Arc<dyn Clock>>,
     ) -> Result<TimeIdBuilder, CliError> {
-        Ok(timing_settings!(self, TimeIdBuilder::new(), clock))
+        Ok(TimeIdBuilder::new().settings(self.settings(clock)?))
     }
 
     /// True when `--layout` or `--epoch-ms` was moved from its default (they describe the
@@ -420,7 +416,7 @@ impl GenArgs {
         node: &NodeArgs,
         clock: Option<Arc<dyn Clock>>,
     ) -> Result<Generator, CliError> {
-        let b = timing_settings!(self, node.builder()?, clock);
+        let b = node.builder()?.settings(self.settings(clock)?);
         let b = b.layout(self.layout()?).epoch_ms(self.epoch_ms);
         b.build().map_err(|e| self.as_typed(e).into())
     }

@@ -14,12 +14,7 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
-/// The default bound on a forward step, in ms (see `docs/decisions.md`).
-pub const DEFAULT_MAX_FORWARD_STEP_MS: u64 = 60_000;
-/// The default time a stepped offset must hold before it is believed, in ms.
-pub const DEFAULT_FORWARD_CONFIRM_MS: u64 = 300_000;
-/// The largest value either setting accepts (a day).
-pub(crate) const MAX_FORWARD_SETTING_MS: u64 = 86_400_000;
+// The defaults and the range of both settings live with the other settings (`settings.rs`).
 /// How much the offset of a stepped clock may wander while it is being confirmed (a slewing
 /// clock moves at most 0.5 ms per second; a second re-step restarts the confirmation).
 const STEADY_MS: i64 = 1_000;

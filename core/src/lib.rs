@@ -68,6 +68,7 @@ mod lease;
 mod metrics;
 mod random;
 mod registry;
+mod settings;
 mod sync;
 mod timeid;
 
@@ -75,10 +76,8 @@ pub use clock::{
     Clock, ClockError, ClockSource, ManualClock, ScriptedClock, SystemClock, MAX_COARSE_TICK_NS,
 };
 pub use error::{Error, ErrorCategory, ErrorKind, Result, Value};
-pub use forward::{DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS};
 pub use generator::{
-    batch_buffer, batch_len, decode, Builder, Generator, Health, HealthStatus, Mode,
-    DEFAULT_MAX_WAIT_MS, MAX_BATCH,
+    batch_buffer, batch_len, decode, Builder, Generator, Health, HealthStatus, MAX_BATCH,
 };
 pub use interrupt::{interruptible, SLICE as INTERRUPT_SLICE};
 pub use layout::{
@@ -100,6 +99,10 @@ pub use lease::{
 };
 
 pub use metrics::{health_samples, Metric, MetricKind, Sample, HEALTH_METRICS};
+pub use settings::{
+    Mode, Settings, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS, DEFAULT_MAX_WAIT_MS,
+    DEFAULT_MODE, MAX_WAIT_LIMIT_MS,
+};
 pub use timeid::{
     format_ulid, format_uuid, parse_ulid, parse_uuid, ulid_timestamp_ms, uuid7_timestamp_ms,
     TimeIdBuilder, UlidGenerator, Uuid7Generator,

@@ -26,6 +26,7 @@ use crate::fork;
 use crate::forklock::ForkLock;
 use crate::generator::{Builder, Generator, Health, Kind, Mode};
 use crate::random::{os_seed, random_u64};
+use crate::settings::Settings;
 use rand::rngs::ChaCha12Rng;
 use rand::{Rng, SeedableRng};
 use std::cell::RefCell;
@@ -60,6 +61,18 @@ impl TimeIdBuilder {
         TimeIdBuilder {
             inner: Generator::builder(0),
         }
+    }
+    /// Every shared setting at once (see [`Settings`]), replacing what the one-field setters
+    /// wrote.
+    ///
+    /// ```
+    /// use polyflake::{Mode, Settings, TimeIdBuilder};
+    /// let s = Settings { mode: Mode::Monotonic, ..Settings::default() };
+    /// let g = TimeIdBuilder::new().settings(s).build_ulid().unwrap();
+    /// assert_eq!(g.settings().mode, Mode::Monotonic);
+    /// ```
+    pub fn settings(self, settings: Settings) -> Self {
+        self.with(|b| b.settings(settings))
     }
     /// Strict or monotonic (default strict).
     pub fn mode(self, mode: Mode) -> Self {
@@ -187,6 +200,10 @@ impl Uuid7Generator {
             *o = uuid7_of(s as i64, random_u64());
         }
         Ok(true)
+    }
+    /// The shared settings this generator runs with (see [`Generator::settings`]).
+    pub fn settings(&self) -> Settings {
+        self.inner.settings()
     }
     /// The engine's health (node id 0; `lead_ms`, counters and clock state as for Snowflake).
     pub fn health(&self) -> Health {
@@ -325,6 +342,10 @@ impl UlidGenerator {
             *o = self.of(s as i64);
         }
         Ok(true)
+    }
+    /// The shared settings this generator runs with (see [`Generator::settings`]).
+    pub fn settings(&self) -> Settings {
+        self.inner.settings()
     }
     /// The engine's health.
     pub fn health(&self) -> Health {

@@ -64,9 +64,9 @@ pub struct polyflake_config {
     /// Monotonic mode's limit on running ahead of the wall clock, in ms (>= 0).
     pub max_lead_ms: i64,
     /// How far the wall clock may read ahead of the time elapsed since it was last trusted
-    /// before it is a forward STEP, in ms (default 60,000; 1 to a year): strict mode refuses to
-    /// issue from a step (POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD), monotonic mode keeps issuing
-    /// from the trusted time. POLYFLAKE_FORWARD_STEP_OFF turns the check off.
+    /// before it is a forward STEP, in ms (default 60,000; 1 to a day, 86,400,000): strict mode
+    /// refuses to issue from a step (POLYFLAKE_RESULT_CLOCK_JUMPED_AHEAD), monotonic mode keeps
+    /// issuing from the trusted time. POLYFLAKE_FORWARD_STEP_OFF turns the check off.
     pub max_forward_step_ms: u64,
     /// How long a stepped-ahead clock must hold its new offset before it is believed as a
     /// correction, in ms of elapsed time (default 300,000).
@@ -123,30 +123,6 @@ pub(crate) fn pick<T: Copy, const N: usize>(
     })
 }
 
-/// Apply the settings every generator shares, and the optional clock (NULL: the system clock),
-/// from a C config to a core `Builder` or `TimeIdBuilder` (the same setters); returns early
-/// with the core's error.
-macro_rules! shared_settings {
-    ($builder:expr, $cfg:expr, $clock:expr) => {{
-        let cfg = $cfg;
-        let step = cfg.max_forward_step_ms;
-        use polyflake_core::{ClockSource as C, Mode as M};
-        use $crate::generator::pick;
-        let b = $builder
-            .mode(pick(M::ALL, M::name, cfg.mode, "mode")?)
-            .max_wait_ms(cfg.max_wait_ms)
-            .max_lead_ms((cfg.has_max_lead != 0).then_some(cfg.max_lead_ms))
-            .max_forward_step_ms((step != $crate::POLYFLAKE_FORWARD_STEP_OFF).then_some(step))
-            .forward_confirm_ms(cfg.forward_confirm_ms)
-            .clock_source(pick(C::ALL, C::name, cfg.clock_source, "clock_source")?);
-        match $clock.is_null() {
-            true => b,
-            false => b.shared_clock($crate::boundary::arg($clock)?.shared.clone()),
-        }
-    }};
-}
-pub(crate) use shared_settings;
-
 /// A generator of unique, time-sortable 64-bit IDs for one node id: an opaque handle. Any number
 /// of threads may call every function but `polyflake_generator_free` on it at once (the hot path
 /// is a clock read and a compare-and-swap, no lock).
@@ -199,7 +175,7 @@ pub(crate) fn new_generator(
             .layout(cfg.layout.to_core()?)
             .epoch_ms(cfg.epoch_ms);
         Ok(polyflake_generator {
-            inner: shared_settings!(builder, cfg, clock).build()?,
+            inner: builder.settings(cfg.shared().settings(clock)?).build()?,
         })
     })
 }

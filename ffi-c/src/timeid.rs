@@ -7,12 +7,16 @@ use crate::boundary::{
     arg, boundary, c_str, free_handle, new_handle, out, write_c_string, write_out,
 };
 use crate::clock::polyflake_clock;
-use crate::generator::{close_of, deadline_in, default_config, handle, passed, shared_settings};
+use crate::generator::{
+    close_of, deadline_in, default_config, handle, passed, pick, polyflake_config,
+    POLYFLAKE_FORWARD_STEP_OFF,
+};
 use crate::health::{health_of, polyflake_health_snapshot};
 use crate::result::polyflake_result;
 use polyflake_core::{
     batch_len, format_ulid, format_uuid, interruptible, parse_ulid, parse_uuid, ulid_timestamp_ms,
-    uuid7_timestamp_ms, Result, TimeIdBuilder, UlidGenerator, Uuid7Generator,
+    uuid7_timestamp_ms, ClockSource, Mode, Result, Settings, TimeIdBuilder, UlidGenerator,
+    Uuid7Generator,
 };
 use std::ffi::c_char;
 use std::time::Instant;
@@ -48,23 +52,57 @@ pub struct polyflake_timeid_config {
     pub max_lead_ms: i64,
 }
 
+impl polyflake_timeid_config {
+    /// The core `Settings` these fields and the optional clock (NULL: the system clock) stand
+    /// for: the ONE value every C constructor, Snowflake's included, hands its builder. Returns
+    /// the core's error for a code out of range (the mode first, then the clock source).
+    pub(crate) fn settings(
+        &self,
+        clock: *const polyflake_clock,
+    ) -> std::result::Result<Settings, polyflake_result> {
+        let step = self.max_forward_step_ms;
+        Ok(Settings {
+            mode: pick(Mode::ALL, Mode::name, self.mode, "mode")?,
+            max_wait_ms: self.max_wait_ms,
+            max_lead_ms: (self.has_max_lead != 0).then_some(self.max_lead_ms),
+            max_forward_step_ms: (step != POLYFLAKE_FORWARD_STEP_OFF).then_some(step),
+            forward_confirm_ms: self.forward_confirm_ms,
+            clock_source: pick(
+                ClockSource::ALL,
+                ClockSource::name,
+                self.clock_source,
+                "clock_source",
+            )?,
+            clock: match clock.is_null() {
+                true => None,
+                false => Some(arg(clock)?.shared.clone()),
+            },
+        })
+    }
+}
+
+impl polyflake_config {
+    /// The settings every generator shares, as this struct holds them (written here, beside the
+    /// struct it fills, so the Snowflake handle's file needs nothing from this one).
+    pub(crate) fn shared(&self) -> polyflake_timeid_config {
+        polyflake_timeid_config {
+            mode: self.mode,
+            clock_source: self.clock_source,
+            max_wait_ms: self.max_wait_ms,
+            max_forward_step_ms: self.max_forward_step_ms,
+            forward_confirm_ms: self.forward_confirm_ms,
+            has_max_lead: self.has_max_lead,
+            max_lead_ms: self.max_lead_ms,
+        }
+    }
+}
+
 /// Fill `*out_config` with the core's defaults (those of `polyflake_config_init`).
 #[no_mangle]
 pub extern "C" fn polyflake_timeid_config_init(
     out_config: *mut polyflake_timeid_config,
 ) -> polyflake_result {
-    write_out(out_config, || {
-        let d = default_config()?;
-        Ok(polyflake_timeid_config {
-            mode: d.mode,
-            clock_source: d.clock_source,
-            max_wait_ms: d.max_wait_ms,
-            max_forward_step_ms: d.max_forward_step_ms,
-            forward_confirm_ms: d.forward_confirm_ms,
-            has_max_lead: d.has_max_lead,
-            max_lead_ms: d.max_lead_ms,
-        })
-    })
+    write_out(out_config, || Ok(default_config()?.shared()))
 }
 
 /// A generator of UUIDs version 7 (RFC 9562): an opaque handle, thread-safe (share it). Its
@@ -126,7 +164,7 @@ fn new_timeid<G>(
 ) -> polyflake_result {
     new_handle(out_generator, || {
         let cfg = arg(config)?;
-        Ok(build(shared_settings!(TimeIdBuilder::new(), cfg, clock))?)
+        Ok(build(TimeIdBuilder::new().settings(cfg.settings(clock)?))?)
     })
 }
 

@@ -10,7 +10,7 @@ use crate::fast::{self, install, method, Cell, Raw, Shared};
 use crate::js::{count_arg, string_arg, Fail, Ty, Val};
 use crate::metrics::samples;
 use crate::pool::{self, bodies, issue_methods, Issue};
-use crate::settings::{self, apply, only_keys, FResult};
+use crate::settings::{self, only_keys, FResult};
 use crate::stop::waiting;
 use napi::bindgen_prelude::{Env, Object, This, Unknown};
 use napi::{sys, JsValue};
@@ -78,12 +78,9 @@ fn make<F: Format>(env: Env, options: Val) -> FResult<Cell<F>> {
         };
         let keys = settings::keys(mode.unwrap_or(Mode::Strict));
         only_keys(options, &what, &[&["mode"][..], &keys].concat())?;
-        if let Some(mode) = mode {
-            b = b.mode(mode);
-        }
-        let s = settings::read(env, options, false)?;
+        let s = settings::read(env, options, mode.unwrap_or(Mode::Strict), false)?;
         js_clock = s.js_clock;
-        b = apply!(b, s);
+        b = b.settings(s.core);
     }
     Ok(Cell {
         g: F::build(b)?,

@@ -8,7 +8,7 @@ use crate::js::{count_arg, id_arg, int_arg, narrow, string_arg, Fail, Ty, Val};
 use crate::layout::{layout_arg, Layout};
 use crate::metrics::samples;
 use crate::pool::{self, bodies, issue_methods, Issue};
-use crate::settings::{self, apply, only_keys, FResult};
+use crate::settings::{self, only_keys, FResult};
 use crate::stop::waiting;
 use napi::bindgen_prelude::{ClassInstance, Env, JavaScriptClassExt, This, Unknown};
 use napi::{sys, JsValue};
@@ -44,9 +44,9 @@ fn make(
         if let Some(v) = options.get_opt("layout")? {
             b = b.layout(layout_arg(env, v)?);
         }
-        let s = settings::read(env, options, leased)?;
+        let s = settings::read(env, options, mode, leased)?;
         js_clock = s.js_clock;
-        b = apply!(b, s);
+        b = b.settings(s.core);
     }
     Ok(Cell {
         g: b.build()?,

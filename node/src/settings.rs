@@ -1,12 +1,12 @@
 //! The settings every generator takes, Snowflake and the 128-bit formats alike: the wait, lead
-//! and forward-step bounds and the clock, read from an options object for the core's two
-//! builders ([`polyflake::Builder`], [`polyflake::TimeIdBuilder`], whose setters share names).
-//! A setting left out is never set, so every default is the core's.
+//! and forward-step bounds and the clock, read from an options object into one core
+//! [`polyflake::Settings`] for either of the core's two builders. A setting left out keeps
+//! [`polyflake::Settings::default`], so every default is the core's.
 
 use crate::clocks::{JsFnClock, ManualClock, ScriptedClock};
 use crate::js::{f64_arg, narrow, string_arg, Fail, Ty, Val};
 use napi::bindgen_prelude::Env;
-use polyflake::{Clock, ClockSource, Mode};
+use polyflake::{ClockSource, Mode, Settings as CoreSettings};
 use std::sync::Arc;
 
 /// What the option readers return.
@@ -21,45 +21,13 @@ const KEYS: [&str; 5] = [
     "clockSource",
 ];
 
-/// The settings read from an options object, for [`apply!`].
-#[derive(Default)]
+/// The settings read from an options object: the ONE core value a builder takes whole.
 pub(crate) struct Settings {
-    pub(crate) max_wait_ms: Option<f64>,
-    pub(crate) max_lead_ms: Option<i64>,
-    pub(crate) max_forward_step_ms: Option<Option<u64>>,
-    pub(crate) forward_confirm_ms: Option<u64>,
-    pub(crate) clock_source: Option<ClockSource>,
-    pub(crate) clock: Option<Arc<dyn Clock>>,
+    /// What the options say, every setting left out at the core's default.
+    pub(crate) core: CoreSettings,
     /// The clock is a JS function (only its own thread may call it).
     pub(crate) js_clock: bool,
 }
-
-/// Apply [`Settings`] to either core builder.
-macro_rules! apply {
-    ($builder:expr, $s:expr) => {{
-        let (mut b, s) = ($builder, $s);
-        if let Some(ms) = s.max_wait_ms {
-            b = b.max_wait_ms(ms);
-        }
-        if s.max_lead_ms.is_some() {
-            b = b.max_lead_ms(s.max_lead_ms);
-        }
-        if let Some(step) = s.max_forward_step_ms {
-            b = b.max_forward_step_ms(step);
-        }
-        if let Some(ms) = s.forward_confirm_ms {
-            b = b.forward_confirm_ms(ms);
-        }
-        if let Some(source) = s.clock_source {
-            b = b.clock_source(source);
-        }
-        if let Some(clock) = &s.clock {
-            b = b.shared_clock(Arc::clone(clock));
-        }
-        b
-    }};
-}
-pub(crate) use apply;
 
 /// Refuse `options` unless it is an object (`what` names the call).
 pub(crate) fn object(options: Val, what: &str) -> FResult<()> {
@@ -111,41 +79,56 @@ pub(crate) fn keys(mode: Mode) -> Vec<&'static str> {
     [&KEYS[..], lead].concat()
 }
 
-/// Read the shared settings of `options`, whose keys were checked against [`keys`] (a leased
-/// generator takes no clock function: its background thread reads the clock too).
-pub(crate) fn read(env: Env, options: Val, leased: bool) -> FResult<Settings> {
-    let (mut s, o) = (Settings::default(), options);
-    o.read_some("maxWaitMs", f64_arg, &mut s.max_wait_ms)?;
-    o.read("maxLeadMs", or_null, &mut s.max_lead_ms)?;
-    o.read_some("maxForwardStepMs", or_null, &mut s.max_forward_step_ms)?;
-    o.read_some("forwardConfirmMs", narrow, &mut s.forward_confirm_ms)?;
-    o.read_some("clockSource", source, &mut s.clock_source)?;
+/// Read the shared settings of `options` for a generator of `mode`, whose keys were checked
+/// against [`keys`] (a leased generator takes no clock function: its background thread reads the
+/// clock too).
+pub(crate) fn read(env: Env, options: Val, mode: Mode, leased: bool) -> FResult<Settings> {
+    let core = CoreSettings {
+        mode,
+        ..CoreSettings::default()
+    };
+    let (mut s, o) = (
+        Settings {
+            core,
+            js_clock: false,
+        },
+        options,
+    );
+    o.read("maxWaitMs", f64_arg, &mut s.core.max_wait_ms)?;
+    o.read("maxLeadMs", or_null, &mut s.core.max_lead_ms)?;
+    o.read("maxForwardStepMs", or_null, &mut s.core.max_forward_step_ms)?;
+    o.read("forwardConfirmMs", narrow, &mut s.core.forward_confirm_ms)?;
+    let mut named = None;
+    o.read_some("clockSource", source, &mut named)?;
+    if let Some(source) = named {
+        s.core.clock_source = source;
+    }
     let Some(v) = options.get_opt("clock")? else {
         return Ok(s);
     };
     match v.ty()? {
-        Ty::String if s.clock_source.is_some() => {
+        Ty::String if named.is_some() => {
             return Err(Fail::Type(
                 "clock names the clock source already: give clock: 'coarse' or clockSource, not both".into(),
             ))
         }
-        Ty::String => s.clock_source = Some(source(v, "clock")?),
+        Ty::String => s.core.clock_source = source(v, "clock")?,
         Ty::Function if leased => {
             return Err(Fail::Type(
                 "a leased generator's background thread reads the clock too, and a JS function can only be called on its own thread: pass a ManualClock or a ScriptedClock".into(),
             ))
         }
         Ty::Function => {
-            s.clock = Some(Arc::new(JsFnClock::new(v)?));
+            s.core.clock = Some(Arc::new(JsFnClock::new(v)?));
             s.js_clock = true;
         }
         _ => {
             if let Some(c) = v.instance::<ManualClock>(&env)? {
-                s.clock = Some(Arc::new(c.inner.clone()));
+                s.core.clock = Some(Arc::new(c.inner.clone()));
                 return Ok(s);
             }
             if let Some(c) = v.instance::<ScriptedClock>(&env)? {
-                s.clock = Some(c.inner.clone());
+                s.core.clock = Some(c.inner.clone());
                 return Ok(s);
             }
             return Err(Fail::Type(format!(

@@ -8,7 +8,7 @@ use crate::args::{opt_str_arg, str_arg};
 use crate::errors::to_py_err;
 use crate::interrupt::{waiting, Cancel};
 use crate::layout::{layout_arg, PyLayout};
-use crate::settings::{apply, Settings};
+use crate::settings::{core_settings, Settings};
 use crate::source;
 use crate::utc::utc_datetime;
 use polyflake::DEFAULT_ZOOKEEPER_TIMEOUT_MS;
@@ -133,7 +133,7 @@ pub(crate) use shared_methods;
 shared_methods!(Snowflake, gen);
 
 /// The generator from its node-id source and settings; `what` names the call, `lists_lead` says
-/// whether its signature lists `max_lead_ms` (see `apply`).
+/// whether its signature lists `max_lead_ms` (see `core_settings`).
 fn build<'py>(
     py: Python<'py>,
     what: &str,
@@ -150,7 +150,7 @@ fn build<'py>(
     if let Some(v) = s.take("layout")? {
         b = b.layout(layout_arg(&v)?);
     }
-    let (b, _) = apply(b, mode, &s, lists_lead)?;
+    let b = b.settings(core_settings(mode, &s, lists_lead)?.0);
     s.finish(what)?;
     // Building may wait (a lease's restart guard, up to max_guard_wait_ms): Ctrl-C cuts it.
     let gen = waiting(py, None, || b.build())?;

@@ -1,9 +1,10 @@
-//! Constructors' keyword settings, and those both of the core's builders take, applied by one fn.
+//! Constructors' keyword settings, and the core `Settings` both of the core's builders take,
+//! made by one fn.
 
 use crate::args::{bad_argument, float_arg, i64_arg, str_arg, type_name, unsigned_arg};
 use crate::clock::{CallableClock, PyManualClock, PyScriptedClock};
 use crate::errors::to_py_err;
-use polyflake::{Builder, Clock, ClockSource, Mode, TimeIdBuilder};
+use polyflake::{Clock, ClockSource, Mode, Settings as CoreSettings};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -62,52 +63,37 @@ impl<'py> Settings<'py> {
     }
 }
 
-/// `Tunable`: the settings both core builders take, `name(type);` each (the builder's method).
-macro_rules! tunable {
-    ($($name:ident($t:ty);)*) => {
-        pub(crate) trait Tunable: Sized {
-            $(fn $name(self, value: $t) -> Self;)*
-        }
-        impl Tunable for Builder {
-            $(fn $name(self, value: $t) -> Self { Builder::$name(self, value) })*
-        }
-        impl Tunable for TimeIdBuilder {
-            $(fn $name(self, value: $t) -> Self { TimeIdBuilder::$name(self, value) })*
-        }
-    };
-}
-
-tunable! {
-    mode(Mode); max_wait_ms(f64); max_lead_ms(Option<i64>); max_forward_step_ms(Option<u64>);
-    forward_confirm_ms(u64); clock_source(ClockSource); shared_clock(Arc<dyn Clock>);
-}
-
-/// Apply the mode and the shared settings; also says whether the builder reads a clock object.
-/// `max_lead_ms` is monotonic mode's: in strict mode its default (None) is taken where the
-/// signature lists it (`lists_lead`: every constructor but `Snowflake`'s own), and any other
-/// value is left for `finish` to refuse.
-pub(crate) fn apply<B: Tunable>(
-    b: B,
+/// The ONE core `Settings` a constructor's keywords stand for, with the mode; also says whether
+/// it reads a clock object. `max_lead_ms` is monotonic mode's: in strict mode its default (None)
+/// is taken where the signature lists it (`lists_lead`: every constructor but `Snowflake`'s
+/// own), and any other value is left for `finish` to refuse.
+pub(crate) fn core_settings(
     mode: Mode,
     s: &Settings<'_>,
     lists_lead: bool,
-) -> PyResult<(B, bool)> {
-    let mut b = b.mode(mode);
-    if let Some(v) = s.take("max_wait_ms")? {
-        b = b.max_wait_ms(float_arg(&v, "max_wait_ms")?);
-    }
-    if let Some(v) = s.take("max_forward_step_ms")? {
-        let step = (!v.is_none()).then(|| unsigned_arg(&v, "max_forward_step_ms", bad_argument));
-        b = b.max_forward_step_ms(step.transpose()?);
-    }
-    if let Some(v) = s.take("forward_confirm_ms")? {
-        b = b.forward_confirm_ms(unsigned_arg(&v, "forward_confirm_ms", bad_argument)?);
-    }
+) -> PyResult<(CoreSettings, bool)> {
+    let mut out = CoreSettings {
+        mode,
+        ..CoreSettings::default()
+    };
+    s.set("max_wait_ms", &mut out.max_wait_ms, float_arg)?;
+    s.set(
+        "max_forward_step_ms",
+        &mut out.max_forward_step_ms,
+        |v, key| {
+            let step = (!v.is_none()).then(|| unsigned_arg(v, key, bad_argument));
+            step.transpose()
+        },
+    )?;
+    s.set(
+        "forward_confirm_ms",
+        &mut out.forward_confirm_ms,
+        |v, key| unsigned_arg(v, key, bad_argument),
+    )?;
     if mode == Mode::Monotonic {
-        if let Some(v) = s.take("max_lead_ms")? {
-            let lead = (!v.is_none()).then(|| i64_arg(&v, "max_lead_ms"));
-            b = b.max_lead_ms(lead.transpose()?);
-        }
+        s.set("max_lead_ms", &mut out.max_lead_ms, |v, key| {
+            (!v.is_none()).then(|| i64_arg(v, key)).transpose()
+        })?;
     } else if lists_lead {
         s.take_none("max_lead_ms")?;
     }
@@ -116,7 +102,7 @@ pub(crate) fn apply<B: Tunable>(
     // (None, the default: its precise reading).
     let (clock, name) = (s.take("clock")?, s.take("clock_source")?);
     let mut name = name.filter(|n| !n.is_none());
-    let injected = match clock.filter(|c| !c.is_none()) {
+    match clock.filter(|c| !c.is_none()) {
         Some(c) if c.is_instance_of::<PyString>() => {
             if name.is_some() {
                 return Err(PyTypeError::new_err(
@@ -124,19 +110,16 @@ pub(crate) fn apply<B: Tunable>(
                 ));
             }
             name = Some(c);
-            false
         }
-        Some(c) => {
-            b = b.shared_clock(clock_object(&c)?);
-            true
-        }
-        None => false,
-    };
+        Some(c) => out.clock = Some(clock_object(&c)?),
+        None => {}
+    }
     if let Some(n) = name {
         let source = ClockSource::from_name(&str_arg(&n, "clock_source")?);
-        b = b.clock_source(source.map_err(|e| to_py_err(n.py(), e))?);
+        out.clock_source = source.map_err(|e| to_py_err(n.py(), e))?;
     }
-    Ok((b, injected))
+    let injected = out.clock.is_some();
+    Ok((out, injected))
 }
 
 /// A clock object as the core's `Clock`.

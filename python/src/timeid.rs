@@ -4,7 +4,7 @@
 use crate::args::{batch_bytes, int_value, str_arg, wrong_type};
 use crate::errors::to_py_err;
 use crate::interrupt::{waiting, Cancel};
-use crate::settings::{apply, Settings};
+use crate::settings::{core_settings, Settings};
 use crate::utc::utc_datetime;
 use polyflake::{self as pf, Error, Health, Mode, TimeIdBuilder};
 use polyflake::{UlidGenerator, Uuid7Generator};
@@ -138,7 +138,8 @@ fn make(
         Some(m) => Mode::from_name(&str_arg(&m, "mode")?).map_err(|e| to_py_err(py, e))?,
         None => Mode::Strict,
     };
-    let (b, injected) = apply(TimeIdBuilder::new(), mode, &s, true)?;
+    let (settings, injected) = core_settings(mode, &s, true)?;
+    let b = TimeIdBuilder::new().settings(settings);
     s.finish(what)?;
     let engine = match what {
         "UlidGenerator" => b.build_ulid().map(Engine::Ulid),

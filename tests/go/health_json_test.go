@@ -58,7 +58,7 @@ func jsonKeys(t *testing.T, raw []byte) ([]string, map[string]json.RawMessage) {
 // The Go Health's JSON names are the core's, read from the core's source (the C ABI has no list
 // of them): a field the core adds or renames fails here until the Go struct follows.
 func TestHealthJSONNamesAreTheCoresSource(t *testing.T) {
-	health := coreFields(t, "../../core/src/generator.rs")
+	health := coreFields(t, "../../core/src/generator/health.rs")
 	lease := coreFields(t, "../../core/src/lease/mod.rs")
 	dir := t.TempDir()
 	g, err := polyflake.New(polyflake.FileLease(dir, polyflake.Slots(1), polyflake.ReserveMs(100)))
@@ -72,7 +72,7 @@ func TestHealthJSONNamesAreTheCoresSource(t *testing.T) {
 	}
 	keys, values := jsonKeys(t, raw)
 	if strings.Join(keys, " ") != strings.Join(health, " ") {
-		t.Fatalf("Go health JSON:\n%v\ncore (generator.rs Health::fields):\n%v", keys, health)
+		t.Fatalf("Go health JSON:\n%v\ncore (generator/health.rs Health::fields):\n%v", keys, health)
 	}
 	lkeys, _ := jsonKeys(t, values["lease"])
 	if strings.Join(lkeys, " ") != strings.Join(lease, " ") {
