@@ -4,8 +4,7 @@
 
 use polyflake::{
     format_id, format_ulid, format_uuid, parse_id, parse_ulid, parse_uuid, ulid_timestamp_ms,
-    uuid7_timestamp_ms, Decoded, Generator, Health, Layout, Mode, Result, UlidGenerator,
-    Uuid7Generator,
+    uuid7_timestamp_ms, Decoded, Layout, Result,
 };
 use std::fmt;
 
@@ -56,81 +55,6 @@ impl fmt::Display for IdFormat {
         f.write_str(self.name())
     }
 }
-
-/// A generator of one ID format, as the commands and the service call it.
-pub trait IdGenerator: Send + Sync + 'static {
-    /// The ID's integer (`u64` or `u128`).
-    type Id: Copy + Default + Send + 'static;
-    /// The format it mints.
-    const FORMAT: IdFormat;
-    /// One ID without waiting: `None` where [`IdGenerator::one`] would sleep.
-    fn try_one(&self) -> Result<Option<Self::Id>>;
-    /// One ID, waiting if need be.
-    fn one(&self) -> Result<Self::Id>;
-    /// Fill `out` with increasing IDs (one batch through the core).
-    fn fill(&self, out: &mut [Self::Id]) -> Result<()>;
-    /// Strict or monotonic.
-    fn mode(&self) -> Mode;
-    /// The health snapshot.
-    fn health(&self) -> Health;
-    /// An ID's text in this format.
-    fn text(id: Self::Id) -> String;
-}
-
-macro_rules! id_generator {
-    ($t:ty, $id:ty, $format:ident, $try_one:ident, $one:ident, $fill:ident, $text:ident) => {
-        impl IdGenerator for $t {
-            type Id = $id;
-            const FORMAT: IdFormat = IdFormat::$format;
-            fn try_one(&self) -> Result<Option<$id>> {
-                self.$try_one()
-            }
-            fn one(&self) -> Result<$id> {
-                self.$one()
-            }
-            fn fill(&self, out: &mut [$id]) -> Result<()> {
-                self.$fill(out)
-            }
-            fn mode(&self) -> Mode {
-                <$t>::mode(self)
-            }
-            fn health(&self) -> Health {
-                <$t>::health(self)
-            }
-            fn text(id: $id) -> String {
-                $text(id)
-            }
-        }
-    };
-}
-
-id_generator!(
-    Generator,
-    u64,
-    Snowflake,
-    try_next_id,
-    next_id,
-    next_ids,
-    format_id
-);
-id_generator!(
-    Uuid7Generator,
-    u128,
-    Uuid7,
-    try_next_uuid,
-    next_uuid,
-    next_uuids,
-    format_uuid
-);
-id_generator!(
-    UlidGenerator,
-    u128,
-    Ulid,
-    try_next_ulid,
-    next_ulid,
-    next_ulids,
-    format_ulid
-);
 
 /// What `decode` found in one text: its format, its text as the core writes it, its time, and
 /// (a 64-bit ID only) its fields with the given layout and epoch.

@@ -6,8 +6,8 @@
 //! trait, macro or dispatch. Every implementation here delegates: no rule lives in this file.
 
 use crate::{
-    format_id, format_ulid, format_uuid, parse_id, parse_ulid, parse_uuid, Generator, Health,
-    Mode, Result, UlidGenerator, Uuid7Generator,
+    format_id, format_ulid, format_uuid, parse_id, parse_ulid, parse_uuid, Generator, Health, Mode,
+    Result, UlidGenerator, Uuid7Generator,
 };
 use std::fmt;
 
@@ -234,7 +234,10 @@ mod tests {
         let g = Generator::builder(37).clock(ManualClock::new(at)).build();
         drive(&g.unwrap(), 4096);
         // A spent millisecond: the try says so where the inherent call would wait.
-        let g = Generator::builder(37).clock(ManualClock::new(at)).build().unwrap();
+        let g = Generator::builder(37)
+            .clock(ManualClock::new(at))
+            .build()
+            .unwrap();
         let mut all = vec![0; 4096];
         Issuer::next_ids(&g, &mut all).unwrap();
         assert_eq!(Issuer::try_next_id(&g).unwrap(), None);
@@ -245,8 +248,14 @@ mod tests {
 
     #[test]
     fn the_text_is_the_core_functions() {
-        assert_eq!(Generator::format_id(141264821508263936), "141264821508263936");
-        assert_eq!(Generator::parse_id("141264821508263936").unwrap(), 141264821508263936);
+        assert_eq!(
+            Generator::format_id(141264821508263936),
+            "141264821508263936"
+        );
+        assert_eq!(
+            Generator::parse_id("141264821508263936").unwrap(),
+            141264821508263936
+        );
         let u = 0x017F22E2_79B0_7CC3_98C4_DC0C0C07398F;
         assert_eq!(Uuid7Generator::format_id(u), format_uuid(u));
         assert_eq!(UlidGenerator::format_id(u), format_ulid(u));

@@ -7,7 +7,7 @@ use crate::fast::{install, method, Cell, Shared};
 use crate::js::{count_arg, id_arg, int_arg, narrow, string_arg, Fail, Ty, Val};
 use crate::layout::{layout_arg, Layout};
 use crate::metrics::samples;
-use crate::pool::{self, bodies, issue_methods, Issue};
+use crate::pool::{self, bodies, issue_methods};
 use crate::settings::{self, apply, only_keys, FResult};
 use crate::stop::waiting;
 use napi::bindgen_prelude::{ClassInstance, Env, JavaScriptClassExt, This, Unknown};
@@ -214,19 +214,6 @@ fn decoded(env: sys::napi_env, d: Decoded) -> FResult<Val> {
 }
 
 type Flake = Shared<Generator>;
-
-impl Issue for Generator {
-    type Id = u64;
-    fn next(&self) -> polyflake::Result<u64> {
-        self.next_id()
-    }
-    fn try_next(&self) -> polyflake::Result<Option<u64>> {
-        self.try_next_id()
-    }
-    fn js(env: sys::napi_env, id: u64) -> FResult<Val> {
-        Val::id(env, id)
-    }
-}
 
 /// A BigInt64Array of the IDs `ids`.
 fn id_array(env: sys::napi_env, ids: Vec<u64>) -> FResult<Val> {

@@ -1,4 +1,4 @@
-//! Issuing one ID, the same for every generator ([`Issue`]): the bodies of the bound functions
+//! Issuing one ID, the same for every generator (the core's [`Issuer`]): the bodies of the bound functions
 //! `nextId`, `tryNextId` and `nextIdAsync`, and the async forms. A Promise is settled at once, on
 //! the JS thread, when the core's `try_*` call issues without a wait (no thread hop), and
 //! otherwise by the core's blocking call on the libuv thread pool (a napi-rs `AsyncTask`). A
@@ -11,44 +11,59 @@ use crate::js::{napi_call, napi_make, Fail, Val};
 use crate::stop::{pool_wait, waiting, PoolWait};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::{sys, JsValue, ScopedTask};
+use polyflake::Issuer;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-/// A core generator as the bound functions see it: the Snowflake one and the 128-bit ones.
-pub(crate) trait Issue: Send + Sync + Sized + 'static {
-    /// Its ID (`u64` or `u128`).
-    type Id: Send + 'static;
-    /// One ID, waiting where the core waits.
-    fn next(&self) -> polyflake::Result<Self::Id>;
-    /// One ID, or `None` where that needs a wait.
-    fn try_next(&self) -> polyflake::Result<Option<Self::Id>>;
-    /// An ID as its JS value.
-    fn js(env: sys::napi_env, id: Self::Id) -> Result<Val, Fail>;
+/// An ID as its JS value: a Snowflake ID a `bigint`, a UUID or ULID its generator's text.
+pub(crate) trait JsId: Sized {
+    /// `id`, issued by a `G`, as its JS value.
+    fn js<G: Issuer<Id = Self>>(env: sys::napi_env, id: Self) -> Result<Val, Fail>;
+}
+
+impl JsId for u64 {
+    fn js<G: Issuer<Id = u64>>(env: sys::napi_env, id: u64) -> Result<Val, Fail> {
+        Val::id(env, id)
+    }
+}
+
+impl JsId for u128 {
+    fn js<G: Issuer<Id = u128>>(env: sys::napi_env, id: u128) -> Result<Val, Fail> {
+        Val::ascii(env, G::format_id(id).as_bytes())
+    }
+}
+
+/// An ID of `G` as its JS value.
+pub(crate) fn js<G: Issuer<Id: JsId>>(env: sys::napi_env, id: G::Id) -> Result<Val, Fail> {
+    <G::Id as JsId>::js::<G>(env, id)
 }
 
 /// `nextId()`.
-pub(crate) fn next_id<G: Issue>(env: sys::napi_env, c: &Shared<G>) -> Raw {
-    Ok(G::js(env, waiting(env, || c.g.next())?)?.raw)
+pub(crate) fn next_id<G: Issuer<Id: JsId> + 'static>(env: sys::napi_env, c: &Shared<G>) -> Raw {
+    Ok(js::<G>(env, waiting(env, || c.g.next_id())?)?.raw)
 }
 
 /// `tryNextId()`: `null` where `nextId()` would wait.
-pub(crate) fn try_next_id<G: Issue>(env: sys::napi_env, c: &Shared<G>) -> Raw {
-    Ok(match c.g.try_next()? {
-        Some(id) => G::js(env, id)?,
+pub(crate) fn try_next_id<G: Issuer<Id: JsId> + 'static>(env: sys::napi_env, c: &Shared<G>) -> Raw {
+    Ok(match c.g.try_next_id()? {
+        Some(id) => js::<G>(env, id)?,
         None => Val::null(env)?,
     }
     .raw)
 }
 
 /// `nextIdAsync()` (see `fast.rs`: the JS wrapper calls it only where `tryNextId()` is `null`).
-pub(crate) fn next_id_async<G: Issue>(env: sys::napi_env, c: &Shared<G>) -> Raw {
-    let fast = || c.g.try_next()?.map(|id| G::js(env, id)).transpose();
-    Ok(promise(env, c, fast, G::next, G::js)?.raw)
+pub(crate) fn next_id_async<G: Issuer<Id: JsId> + 'static>(
+    env: sys::napi_env,
+    c: &Shared<G>,
+) -> Raw {
+    let fast = || c.g.try_next_id()?.map(|id| js::<G>(env, id)).transpose();
+    Ok(promise(env, c, fast, G::next_id, js::<G>)?.raw)
 }
 
 /// The functions every generator instance gets bound to it (see `fast.rs`).
-pub(crate) fn bodies<G: Issue>() -> [(&'static CStr, Body<G>); 3] {
+pub(crate) fn bodies<G: Issuer<Id: JsId> + 'static>() -> [(&'static CStr, Body<G>); 3] {
     [
         (c"nextId", next_id::<G>),
         (c"tryNextId", try_next_id::<G>),
