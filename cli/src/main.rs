@@ -8,10 +8,10 @@ mod inspect;
 
 use clap::{error::ErrorKind as ClapErrorKind, Args, Parser, Subcommand, ValueEnum};
 use polyflake::{Issuer, Layout};
-use polyflake_cli::errors::CliError;
-use polyflake_cli::idformat::{decode_text, IdFormat};
+use polyflake_cli::error::CliError;
 use polyflake_cli::options::{DecodeArgs, GenArgs, NodeArgs};
-use polyflake_cli::{errors, guardwait, serve, timefmt};
+use polyflake_cli::timeid::{decode_text, IdFormat};
+use polyflake_cli::{error, guardwait, serve, timefmt};
 use serde_json::json;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;

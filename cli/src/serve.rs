@@ -14,17 +14,17 @@
 //! dropped, then stops at once.
 //! Connections (header-read and idle timeouts, the connection cap) are `conns.rs`'s.
 
+use crate::clock::OffsetClock;
 use crate::conns::{self, Limits};
-use crate::errors::CliError;
+use crate::error::CliError;
 use crate::guardwait::GuardWatch;
 use crate::heal::{LiveGenerator, Rebuild};
-use crate::idformat::IdFormat;
 use crate::metrics::Metrics;
 use crate::openapi;
 use crate::options::{GenArgs, NodeArgs};
 use crate::request::{self, ApiError};
-use crate::testclock::OffsetClock;
 use crate::timefmt::iso_utc;
+use crate::timeid::IdFormat;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, State};

@@ -7,9 +7,9 @@ use crate::boundary::{
     arg, boundary, c_str, free_handle, new_handle, out, write_c_string, write_out,
 };
 use crate::clock::polyflake_clock;
+use crate::error::polyflake_result;
 use crate::generator::{close_of, deadline_in, default_config, handle, passed, shared_settings};
 use crate::health::{health_of, polyflake_health_snapshot};
-use crate::result::polyflake_result;
 use polyflake_core::{
     batch_len, format_ulid, format_uuid, interruptible, parse_ulid, parse_uuid, ulid_timestamp_ms,
     uuid7_timestamp_ms, Result, TimeIdBuilder, UlidGenerator, Uuid7Generator,

@@ -3,7 +3,7 @@
 //! builders ([`polyflake::Builder`], [`polyflake::TimeIdBuilder`], whose setters share names).
 //! A setting left out is never set, so every default is the core's.
 
-use crate::clocks::{JsFnClock, ManualClock, ScriptedClock};
+use crate::clock::{JsFnClock, ManualClock, ScriptedClock};
 use crate::js::{f64_arg, narrow, string_arg, Fail, Ty, Val};
 use napi::bindgen_prelude::Env;
 use polyflake::{Clock, ClockSource, Mode};

@@ -2,7 +2,7 @@
 //! process-wide strict generators made on first use, and the text helpers.
 
 use crate::args::{batch_bytes, int_value, str_arg, wrong_type};
-use crate::errors::to_py_err;
+use crate::error::to_py_err;
 use crate::interrupt::{waiting, Cancel};
 use crate::settings::{apply, Settings};
 use crate::utc::utc_datetime;

@@ -5,13 +5,13 @@
 //! 16 bytes big-endian in a `Buffer` on request; batches are one `Buffer` of 16 bytes per ID, or
 //! an array of strings. Every rule (layout, counters, randomness, text) is the core's.
 
-use crate::errors::{guard, js_value, Result};
+use crate::error::{guard, js_value, Result};
 use crate::fast::{self, install, method, Cell, Raw, Shared};
+use crate::interrupt::waiting;
+use crate::issue::{self, bodies, issue_methods, js};
 use crate::js::{count_arg, string_arg, Fail, Ty, Val};
 use crate::metrics::samples;
-use crate::pool::{self, bodies, issue_methods, js};
 use crate::settings::{self, apply, only_keys, FResult};
-use crate::stop::waiting;
 use napi::bindgen_prelude::{Env, Object, This, Unknown};
 use napi::{sys, JsValue};
 use polyflake::{Issuer, Mode, TimeIdBuilder};
@@ -132,7 +132,7 @@ fn ids_async<F: Format>(env: sys::napi_env, c: &Shared<F>, count: Val) -> FResul
     // A bad count rejects too: an async form never throws at the call.
     let n = match count_arg(count) {
         Ok(n) => n,
-        Err(fail) => return pool::settled(env, Err(fail)),
+        Err(fail) => return issue::settled(env, Err(fail)),
     };
     let fast = || {
         let mut ids = polyflake::batch_buffer::<u128>(n)?;
@@ -144,7 +144,7 @@ fn ids_async<F: Format>(env: sys::napi_env, c: &Shared<F>, count: Val) -> FResul
         g.next_ids(&mut ids).map(|()| ids)
     };
     let out = |env, ids: Vec<u128>| Val::bytes_of(env, &ids);
-    pool::promise(env, c, fast, work, out)
+    issue::promise(env, c, fast, work, out)
 }
 
 /// Both classes, from one implementation over [`Format`].

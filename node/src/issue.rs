@@ -5,10 +5,10 @@
 //! generator on a JS clock function waits on its own thread instead (only it may call the
 //! function), blocking as the synchronous forms do.
 
-use crate::errors::{error_value, panic_fail};
+use crate::error::{error_value, panic_fail};
 use crate::fast::{Body, Raw, Shared};
+use crate::interrupt::{pool_wait, waiting, PoolWait};
 use crate::js::{napi_call, napi_make, Fail, Val};
-use crate::stop::{pool_wait, waiting, PoolWait};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::{sys, JsValue, ScopedTask};
 use polyflake::Issuer;
@@ -82,14 +82,14 @@ macro_rules! issue_methods {
             /// Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
             #[napi(ts_return_type = $id)]
             pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, pool::next_id)
+                method(env, &self.cell, issue::next_id)
             }
 
             /// One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
             /// millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
             #[napi(ts_return_type = $maybe)]
             pub fn try_next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, pool::try_next_id)
+                method(env, &self.cell, issue::try_next_id)
             }
 
             /// One ID as a Promise that never blocks the event loop: settled at once when no
@@ -97,7 +97,7 @@ macro_rules! issue_methods {
             /// A refusal rejects with the error `nextId()` would throw.
             #[napi(ts_return_type = $promise)]
             pub fn next_id_async<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, pool::next_id_async)
+                method(env, &self.cell, issue::next_id_async)
             }
 
             /// A snapshot of this generator's state, counters and lease if any (reads the clock
