@@ -1,7 +1,7 @@
-//! Issuing one ID, the same for every generator (the core's [`Issuer`]): the bodies of the bound functions
-//! `nextId`, `tryNextId` and `nextIdAsync`, and the async forms. A Promise is settled at once, on
-//! the JS thread, when the core's `try_*` call issues without a wait (no thread hop), and
-//! otherwise by the core's blocking call on the libuv thread pool (a napi-rs `AsyncTask`). A
+//! Issuing one ID, the same for every generator (the core's [`Issuer`]): the bodies of the bound
+//! functions `nextId`, `tryNextId` and `nextIdAsync`, and the async forms. A Promise is settled
+//! at once, on the JS thread, when the core's `try_*` call issues without a wait (no thread hop),
+//! and otherwise by the core's blocking call on the libuv thread pool (a napi-rs `AsyncTask`). A
 //! generator on a JS clock function waits on its own thread instead (only it may call the
 //! function), blocking as the synchronous forms do.
 

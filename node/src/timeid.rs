@@ -1,9 +1,10 @@
 //! UUIDv7 and ULID (issue 15): `Uuid7Generator` and `UlidGenerator`, ONE class implementation
 //! (`format_class!`) over the core's two generators (generic over the core's [`Issuer`], with
-//! [`Format`] below for the rest), the text helpers, and the module-level `uuid7()` / `ulid()` on process-wide
-//! strict generators made on first use. IDs are strings by default (the core's canonical text),
-//! 16 bytes big-endian in a `Buffer` on request; batches are one `Buffer` of 16 bytes per ID, or
-//! an array of strings. Every rule (layout, counters, randomness, text) is the core's.
+//! [`Format`] below for the rest), the text helpers, and the module-level `uuid7()` / `ulid()`
+//! on process-wide strict generators made on first use. IDs are strings by default (the core's
+//! canonical text), 16 bytes big-endian in a `Buffer` on request; batches are one `Buffer` of 16
+//! bytes per ID, or an array of strings. Every rule (layout, counters, randomness, text) is the
+//! core's.
 
 use crate::error::{guard, js_value, Result};
 use crate::fast::{self, install, method, Cell, Raw, Shared};
