@@ -3,7 +3,7 @@
 
 // The TypeScript-only types, written here (node/types.d.ts) and put first in the generated
 // index.d.ts by `napi build` (package.json napi.dtsHeaderFile). The options objects are read
-// key by key in node/src/generator.rs, formats.rs and settings.rs, which refuse unknown keys; `Health` and `LeaseHealth`
+// key by key in node/src/generator.rs, timeid.rs and settings.rs, which refuse unknown keys; `Health` and `LeaseHealth`
 // are the core's Health::fields() and LeaseHealth::fields() in camelCase (node/src/js.rs),
 // which node/test/quiet-faults.test.js checks against these declarations.
 

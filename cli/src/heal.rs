@@ -5,8 +5,7 @@
 //! 503 meanwhile (`lease_lost` or `store_rolled_back`, then `restart_guard`). After a rollback the
 //! new slot is taken only once the clock has passed the old generator's R.
 
-use crate::idformat::IdGenerator;
-use polyflake::{Generator, Health, HealthStatus, Mode, Result};
+use polyflake::{Generator, Health, HealthStatus, Issuer, Mode, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -75,11 +74,6 @@ impl LiveGenerator {
             what
         }))
     }
-
-    /// Cut every call waiting on the generator answering now.
-    pub fn interrupt_waits(&self) {
-        self.get().interrupt_waits()
-    }
 }
 
 impl std::fmt::Debug for LiveGenerator {
@@ -91,25 +85,37 @@ impl std::fmt::Debug for LiveGenerator {
     }
 }
 
-impl IdGenerator for LiveGenerator {
+/// The service issues through the generator answering now.
+impl Issuer for LiveGenerator {
     type Id = u64;
-    const FORMAT: crate::idformat::IdFormat = <Generator as IdGenerator>::FORMAT;
-    fn try_one(&self) -> Result<Option<u64>> {
-        self.get().try_next_id()
-    }
-    fn one(&self) -> Result<u64> {
+    fn next_id(&self) -> Result<u64> {
         self.get().next_id()
     }
-    fn fill(&self, out: &mut [u64]) -> Result<()> {
+    fn try_next_id(&self) -> Result<Option<u64>> {
+        self.get().try_next_id()
+    }
+    fn next_ids(&self, out: &mut [u64]) -> Result<()> {
         self.get().next_ids(out)
     }
-    fn mode(&self) -> Mode {
-        self.get().mode()
+    fn try_next_ids(&self, out: &mut [u64]) -> Result<bool> {
+        self.get().try_next_ids(out)
     }
     fn health(&self) -> Health {
         self.get().health()
     }
-    fn text(id: u64) -> String {
-        <Generator as IdGenerator>::text(id)
+    fn close(&self) {
+        self.get().close()
+    }
+    fn mode(&self) -> Mode {
+        self.get().mode()
+    }
+    fn interrupt_waits(&self) {
+        self.get().interrupt_waits()
+    }
+    fn format_id(id: u64) -> String {
+        Generator::format_id(id)
+    }
+    fn parse_id(text: &str) -> Result<u64> {
+        Generator::parse_id(text)
     }
 }

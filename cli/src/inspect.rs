@@ -1,7 +1,7 @@
 //! `polyflake lease inspect`: what an operator sees of a lease store (the core reads it; this
 //! prints it).
 
-use crate::errors::CliError;
+use crate::error::CliError;
 use crate::{emit, timefmt, Format};
 use clap::{Args, Subcommand};
 use polyflake::{EtcdLeaseOptions, FileLeaseOptions, StoreReport};

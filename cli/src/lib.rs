@@ -7,15 +7,15 @@
 
 #![deny(missing_docs)]
 
+pub mod clock;
 mod conns;
-pub mod errors;
+pub mod error;
 pub mod guardwait;
 pub mod heal;
-pub mod idformat;
 mod metrics;
 pub mod openapi;
 pub mod options;
 pub mod request;
 pub mod serve;
-pub mod testclock;
 pub mod timefmt;
+pub mod timeid;

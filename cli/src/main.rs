@@ -7,11 +7,11 @@
 mod inspect;
 
 use clap::{error::ErrorKind as ClapErrorKind, Args, Parser, Subcommand, ValueEnum};
-use polyflake::Layout;
-use polyflake_cli::errors::CliError;
-use polyflake_cli::idformat::{decode_text, IdFormat, IdGenerator};
+use polyflake::{Issuer, Layout};
+use polyflake_cli::error::CliError;
 use polyflake_cli::options::{DecodeArgs, GenArgs, NodeArgs};
-use polyflake_cli::{errors, guardwait, serve, timefmt};
+use polyflake_cli::timeid::{decode_text, IdFormat};
+use polyflake_cli::{error, guardwait, serve, timefmt};
 use serde_json::json;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -253,10 +253,10 @@ fn next(a: NextArgs) -> Result<(), CliError> {
 }
 
 /// `n` IDs as text (one batch through the core), and the generator's clock source.
-fn mint<G: IdGenerator>(g: &G, n: usize) -> Result<(Vec<String>, &'static str), CliError> {
+fn mint<G: Issuer>(g: &G, n: usize) -> Result<(Vec<String>, &'static str), CliError> {
     let mut ids = vec![G::Id::default(); n];
-    g.fill(&mut ids)?;
-    let texts = ids.into_iter().map(G::text).collect();
+    g.next_ids(&mut ids)?;
+    let texts = ids.into_iter().map(G::format_id).collect();
     Ok((texts, g.health().clock_source.name()))
 }
 

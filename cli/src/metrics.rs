@@ -9,8 +9,7 @@
 //! `prometheus-client` metrics the handlers move, written after the core's.
 
 use crate::heal::LiveGenerator;
-use crate::idformat::IdGenerator;
-use polyflake::{health_samples, MetricKind, Sample, HEALTH_METRICS};
+use polyflake::{health_samples, Issuer, MetricKind, Sample, HEALTH_METRICS};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};

@@ -2,7 +2,7 @@
 //! settings. Every check on the values (node id range, layout, epoch, wait budget) is the core's:
 //! this module only hands them to [`polyflake::Builder`].
 
-use crate::errors::CliError;
+use crate::error::CliError;
 use clap::Args;
 use polyflake::{
     Builder, Clock, ClockSource, EtcdLeaseOptions, FileLeaseOptions, Generator, Layout, Mode,

@@ -6,8 +6,8 @@
 //!
 //! Every refusal is an [`ApiError`]: a 4xx status, a stable code and a message.
 
-use crate::errors::http_status;
-use crate::idformat::IdFormat;
+use crate::error::http_status;
+use crate::timeid::IdFormat;
 use axum::http::{HeaderValue, StatusCode};
 use serde::de::{self, DeserializeSeed, Deserializer as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};

@@ -14,17 +14,17 @@
 //! dropped, then stops at once.
 //! Connections (header-read and idle timeouts, the connection cap) are `conns.rs`'s.
 
+use crate::clock::OffsetClock;
 use crate::conns::{self, Limits};
-use crate::errors::CliError;
+use crate::error::CliError;
 use crate::guardwait::GuardWatch;
 use crate::heal::{LiveGenerator, Rebuild};
-use crate::idformat::{IdFormat, IdGenerator};
 use crate::metrics::Metrics;
 use crate::openapi;
 use crate::options::{GenArgs, NodeArgs};
 use crate::request::{self, ApiError};
-use crate::testclock::OffsetClock;
 use crate::timefmt::iso_utc;
+use crate::timeid::IdFormat;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, State};
@@ -33,7 +33,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use clap::Args;
-use polyflake::{format_id, Clock, Generator, Mode, TimeIdBuilder, UlidGenerator, Uuid7Generator};
+use polyflake::{
+    format_id, Clock, Generator, Issuer, Mode, TimeIdBuilder, UlidGenerator, Uuid7Generator,
+};
 use serde_json::json;
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -509,7 +511,7 @@ fn body_bytes(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
 /// monotonic batch is made inline, and anything that may sleep runs on the blocking pool.
 async fn mint<G, P>(state: &Shared, count: usize, pick: P) -> Result<Vec<String>, ApiError>
 where
-    G: IdGenerator,
+    G: Issuer + 'static,
     P: Fn(&AppState) -> &G + Send + 'static,
 {
     let g = pick(state);
@@ -519,23 +521,23 @@ where
     };
     type Call<Id> = Box<dyn FnOnce(&AppState) -> polyflake::Result<Vec<Id>> + Send>;
     let blocking: Call<G::Id> = if count == 1 {
-        if let Some(id) = g.try_one().map_err(refused)? {
-            return Ok(vec![G::text(id)]);
+        if let Some(id) = g.try_next_id().map_err(refused)? {
+            return Ok(vec![G::format_id(id)]);
         }
-        Box::new(move |s| pick(s).one().map(|id| vec![id]))
+        Box::new(move |s| pick(s).next_id().map(|id| vec![id]))
     } else {
         let mut ids = vec![G::Id::default(); count];
         if g.mode() == Mode::Monotonic {
-            g.fill(&mut ids).map_err(refused)?;
-            return Ok(ids.into_iter().map(G::text).collect());
+            g.next_ids(&mut ids).map_err(refused)?;
+            return Ok(ids.into_iter().map(G::format_id).collect());
         }
-        Box::new(move |s| pick(s).fill(&mut ids).map(|()| ids))
+        Box::new(move |s| pick(s).next_ids(&mut ids).map(|()| ids))
     };
     state.metrics.blocking_calls.inc();
     let s = state.clone();
     let call = move || polyflake::interruptible(&|| s.is_stopping(), || blocking(&s));
     match tokio::task::spawn_blocking(call).await {
-        Ok(r) => Ok(r.map_err(refused)?.into_iter().map(G::text).collect()),
+        Ok(r) => Ok(r.map_err(refused)?.into_iter().map(G::format_id).collect()),
         Err(e) => Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "INTERNAL",

@@ -63,6 +63,7 @@ mod forklock;
 mod forward;
 mod generator;
 mod interrupt;
+mod issue;
 mod layout;
 mod lease;
 mod metrics;
@@ -80,6 +81,7 @@ pub use generator::{
     batch_buffer, batch_len, decode, Builder, Generator, Health, HealthStatus, MAX_BATCH,
 };
 pub use interrupt::{interruptible, SLICE as INTERRUPT_SLICE};
+pub use issue::Issuer;
 pub use layout::{
     check_id, format_id, id_from_i128, parse_id, unix_ms_time, Decoded, Layout, DEFAULT_EPOCH_MS,
     MAX_ID, MAX_NODE_OR_SEQUENCE_BITS,

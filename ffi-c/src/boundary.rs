@@ -1,7 +1,7 @@
 //! The panic boundary, the pointer checks and the one out-param writer every entry point goes
 //! through, and the conversions of C strings and static names.
 
-use crate::result::polyflake_result;
+use crate::error::polyflake_result;
 use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;

@@ -2,7 +2,7 @@
 //! takes (NULL for the system clock).
 
 use crate::boundary::{arg, boundary, free_handle, new_handle, write_out};
-use crate::result::polyflake_result;
+use crate::error::polyflake_result;
 use polyflake_core::{Clock, Error, ManualClock, ScriptedClock};
 use std::sync::Arc;
 

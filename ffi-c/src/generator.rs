@@ -3,8 +3,8 @@
 
 use crate::boundary::{arg, boundary, free_handle, new_handle, out, write_out};
 use crate::clock::polyflake_clock;
+use crate::error::polyflake_result;
 use crate::id::{polyflake_decoded, polyflake_layout};
-use crate::result::polyflake_result;
 use polyflake_core::{
     batch_len, interruptible, ClockSource, Error, Generator, Health, ManualClock, Mode, NodeSource,
     DEFAULT_EPOCH_MS,
@@ -432,7 +432,7 @@ mod tests {
         assert_eq!(r, polyflake_result::Interrupted);
         assert!(took >= Duration::from_millis(50), "{took:?}");
         assert!(buf.iter().all(|v| *v == 7), "nothing written");
-        assert!(crate::result::last_error().contains("interrupted after waiting"));
+        assert!(crate::error::last_error().contains("interrupted after waiting"));
         // The farthest deadline (u64::MAX ms): a short batch issues.
         assert_eq!(
             polyflake_next_ids_within(g, buf.as_mut_ptr(), 4, u64::MAX),
@@ -450,13 +450,13 @@ mod tests {
     fn a_code_out_of_range_names_the_field_and_its_codes() {
         let e = pick(Mode::ALL, Mode::name, 2, "mode").unwrap_err();
         assert_eq!(e, polyflake_result::InvalidArgument);
-        let msg = crate::result::last_error();
+        let msg = crate::error::last_error();
         assert!(
             msg.contains("2 is not a polyflake_mode (0 strict, 1 monotonic)"),
             "{msg}"
         );
         pick(ClockSource::ALL, ClockSource::name, 7, "clock_source").unwrap_err();
-        let msg = crate::result::last_error();
+        let msg = crate::error::last_error();
         assert!(
             msg.contains("7 is not a polyflake_clock_source (0 precise, 1 coarse)"),
             "{msg}"

@@ -2,8 +2,8 @@
 //! of statuses, sources, lease kinds and phases and clock sources from the core's own lists.
 
 use crate::boundary::{arg, boundary_value, fill_char_array, write_out};
+use crate::error::{polyflake_result, static_name, NameTable};
 use crate::generator::{polyflake_generator, Handle};
-use crate::result::{polyflake_result, static_name, NameTable};
 use polyflake_core::{
     ClockSource, Health, HealthStatus, LeaseKind, LeasePhase, Mode, NodeSourceKind, Value,
 };

@@ -1,7 +1,7 @@
 //! Layouts, decoding, composing, and IDs as decimal text.
 
 use crate::boundary::{boundary_value, c_str, out, write_c_string, write_out};
-use crate::result::polyflake_result;
+use crate::error::polyflake_result;
 use polyflake_core::{check_id, format_id, parse_id, Decoded, Layout};
 use std::ffi::c_char;
 

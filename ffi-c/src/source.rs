@@ -4,8 +4,8 @@
 
 use crate::boundary::{arg, c_str, c_utf8, c_utf8_opt, write_out};
 use crate::clock::polyflake_clock;
+use crate::error::polyflake_result;
 use crate::generator::{new_generator, polyflake_config, polyflake_generator};
-use crate::result::polyflake_result;
 use polyflake_core::{EtcdLeaseOptions, FileLeaseOptions, NodeSource, ZooKeeperLeaseOptions};
 use std::ffi::{c_char, OsStr};
 use std::os::unix::ffi::OsStrExt;

@@ -7,12 +7,12 @@ use crate::boundary::{
     arg, boundary, c_str, free_handle, new_handle, out, write_c_string, write_out,
 };
 use crate::clock::polyflake_clock;
+use crate::error::polyflake_result;
 use crate::generator::{
     close_of, deadline_in, default_config, handle, passed, pick, polyflake_config,
     POLYFLAKE_FORWARD_STEP_OFF,
 };
 use crate::health::{health_of, polyflake_health_snapshot};
-use crate::result::polyflake_result;
 use polyflake_core::{
     batch_len, format_ulid, format_uuid, interruptible, parse_ulid, parse_uuid, ulid_timestamp_ms,
     uuid7_timestamp_ms, ClockSource, Mode, Result, Settings, TimeIdBuilder, UlidGenerator,

@@ -6,7 +6,7 @@
 use axum::http::{HeaderValue, StatusCode};
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
-use polyflake_cli::idformat::IdFormat;
+use polyflake_cli::timeid::IdFormat;
 use polyflake_cli::request::{
     clock_offset, ids_count, ids_request, is_json, parse_json_unique_keys, path_id, IdsRequest,
     JsonError, MAX_TEST_OFFSET_MS,

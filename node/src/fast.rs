@@ -8,7 +8,7 @@
 //! `const f = gen.nextId` stays valid (after `close()` the core refuses). The prototype methods
 //! napi-rs generates (what index.d.ts documents) run the same bodies.
 
-use crate::errors::{self, throw_fail};
+use crate::error::{self, throw_fail};
 use crate::js::{napi_call, napi_make, Fail, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::sys;
@@ -21,7 +21,7 @@ pub(crate) struct Cell<G> {
     /// The core generator (a Snowflake one, or a UUIDv7 or ULID one).
     pub(crate) g: G,
     /// True when it reads a JS clock function, which only its own JS thread may call: the
-    /// async forms then wait on that thread instead of the libuv pool (see `pool.rs`).
+    /// async forms then wait on that thread instead of the libuv pool (see `issue.rs`).
     pub(crate) js_clock: bool,
 }
 
@@ -64,7 +64,7 @@ unsafe extern "C" fn call<G>(env: sys::napi_env, info: sys::napi_callback_info) 
 /// The end of a raw Node-API callback: `f`'s value, or its failure (or panic) thrown into `env`
 /// and NULL returned, as Node-API expects of a callback that threw.
 pub(crate) fn run(env: sys::napi_env, f: impl FnOnce() -> Raw) -> sys::napi_value {
-    errors::caught(env, f).unwrap_or(ptr::null_mut())
+    error::caught(env, f).unwrap_or(ptr::null_mut())
 }
 
 unsafe extern "C" fn release<G>(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
@@ -151,8 +151,8 @@ pub(crate) fn method<'env, G>(
     env: &'env Env,
     cell: &Shared<G>,
     body: Body<G>,
-) -> errors::Result<Unknown<'env>> {
-    errors::js_value(env, |raw| Ok(Val::new(raw, body(raw, cell)?)))
+) -> error::Result<Unknown<'env>> {
+    error::js_value(env, |raw| Ok(Val::new(raw, body(raw, cell)?)))
 }
 
 /// The async fast path in JavaScript: V8's own `Promise.resolve`/`reject` of the bound

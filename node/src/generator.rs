@@ -2,14 +2,14 @@
 //! twice because JavaScript names the mode by the class. Each instance wraps one core
 //! [`polyflake::Generator`] on a given node id or one of the core's [`NodeSource`]s.
 
-use crate::errors::{guard, js_value, Result};
+use crate::error::{guard, js_value, Result};
 use crate::fast::{install, method, Cell, Shared};
+use crate::interrupt::waiting;
+use crate::issue::{self, bodies, issue_methods};
 use crate::js::{count_arg, id_arg, int_arg, narrow, string_arg, Fail, Ty, Val};
 use crate::layout::{layout_arg, Layout};
 use crate::metrics::samples;
-use crate::pool::{self, bodies, issue_methods, Issue};
 use crate::settings::{self, only_keys, FResult};
-use crate::stop::waiting;
 use napi::bindgen_prelude::{ClassInstance, Env, JavaScriptClassExt, This, Unknown};
 use napi::{sys, JsValue};
 use polyflake::{Decoded, Generator, Mode, NodeSource};
@@ -215,19 +215,6 @@ fn decoded(env: sys::napi_env, d: Decoded) -> FResult<Val> {
 
 type Flake = Shared<Generator>;
 
-impl Issue for Generator {
-    type Id = u64;
-    fn next(&self) -> polyflake::Result<u64> {
-        self.next_id()
-    }
-    fn try_next(&self) -> polyflake::Result<Option<u64>> {
-        self.try_next_id()
-    }
-    fn js(env: sys::napi_env, id: u64) -> FResult<Val> {
-        Val::id(env, id)
-    }
-}
-
 /// A BigInt64Array of the IDs `ids`.
 fn id_array(env: sys::napi_env, ids: Vec<u64>) -> FResult<Val> {
     Val::id_array(env, ids.len(), |out| {
@@ -242,7 +229,7 @@ fn ids_async(env: sys::napi_env, c: &Flake, count: Val) -> FResult<Val> {
     // A bad count rejects too: an async form never throws at the call.
     let n = match count_arg(count) {
         Ok(n) => n,
-        Err(fail) => return pool::settled(env, Err(fail)),
+        Err(fail) => return issue::settled(env, Err(fail)),
     };
     let fast = || {
         let mut done = false;
@@ -256,7 +243,7 @@ fn ids_async(env: sys::napi_env, c: &Flake, count: Val) -> FResult<Val> {
         let mut ids = polyflake::batch_buffer::<u64>(n)?;
         g.next_ids(&mut ids).map(|()| ids)
     };
-    pool::promise(env, c, fast, work, id_array)
+    issue::promise(env, c, fast, work, id_array)
 }
 
 /// Both classes, from one implementation: `$mode` is the class's mode, the string literals the

@@ -16,7 +16,7 @@ use std::ptr;
 /// `Number.MAX_SAFE_INTEGER`: the largest integer a JS Number holds exactly, with its neighbours.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
-/// Everything a binding call can fail with, before it is thrown (see `errors.rs`).
+/// Everything a binding call can fail with, before it is thrown (see `error.rs`).
 #[derive(Debug)]
 pub enum Fail {
     /// A rule of the core refused (configuration, IDs, clock faults, a closed generator).

@@ -2,7 +2,7 @@
 //! sequenceBits }` objects and the `Layout` class all turn into a core [`polyflake::Layout`],
 //! which does every check.
 
-use crate::errors::{guard, Result};
+use crate::error::{guard, Result};
 use crate::js::{narrow, string_arg, Fail, Ty, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 

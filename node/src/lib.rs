@@ -4,40 +4,41 @@
 //! more: every rule about IDs lives in `core/`. IDs cross as `bigint` (never a Number, which
 //! rounds above 2^53) or decimal strings; UUIDs and ULIDs as text or 16 bytes.
 //!
-//! Modules, each using only those listed before it: `js` (the value layer and `Fail`), `errors`
-//! (throwing), `fast` (the generator cell and the bound functions), `stop` (waits cut when the
-//! environment terminates), `pool` (issuing, sync and async), `clocks`, `settings`, `layout`,
-//! `metrics`, `generator` (the two Snowflake classes), `formats` (the two 128-bit classes).
+//! Modules, each using only those listed before it (named as the core names the same concern):
+//! `js` (the value layer and `Fail`), `error` (throwing), `fast` (the generator cell and the
+//! bound functions), `interrupt` (waits cut when the environment terminates), `issue` (issuing
+//! through the core's `Issuer`, sync and async), `clock`, `settings`, `layout`, `metrics`,
+//! `generator` (the two Snowflake classes), `timeid` (the two 128-bit classes).
 
 #![deny(missing_docs)]
 
 #[macro_use]
 extern crate napi_derive;
 
-mod clocks;
-mod errors;
+mod clock;
+mod error;
 mod fast;
-mod formats;
 mod generator;
+mod interrupt;
+mod issue;
 mod js;
 mod layout;
 mod metrics;
-mod pool;
 mod settings;
-mod stop;
+mod timeid;
 
-use crate::errors::{guard, Result};
+use crate::error::{guard, Result};
 use crate::js::{id_arg, Fail, Ty, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 
-pub use clocks::{ManualClock, ScriptedClock};
-pub use formats::{
-    bind_module_functions, format_ulid, format_uuid, parse_ulid, parse_uuid, ulid, ulid_time,
-    ulid_timestamp_ms, uuid7, uuid7_time, uuid7_timestamp_ms, UlidGenerator, Uuid7Generator,
-};
+pub use clock::{ManualClock, ScriptedClock};
 pub use generator::{MonotonicSnowflake, Snowflake};
 pub use layout::{Layout, LayoutBits, LayoutPreset};
 pub use metrics::health_metrics;
+pub use timeid::{
+    bind_module_functions, format_ulid, format_uuid, parse_ulid, parse_uuid, ulid, ulid_time,
+    ulid_timestamp_ms, uuid7, uuid7_time, uuid7_timestamp_ms, UlidGenerator, Uuid7Generator,
+};
 
 /// The version of the polyflake core inside this addon.
 #[napi]
@@ -104,7 +105,7 @@ pub fn id_to_string(env: Env, id: Unknown<'_>) -> Result<String> {
 /// `PolyflakeErrorCode` (then `e.code` narrows to that union in TypeScript). Never throws.
 #[napi(ts_args_type = "e: unknown", ts_return_type = "e is PolyflakeError")]
 pub fn is_polyflake_error(env: Env, e: Unknown<'_>) -> Result<bool> {
-    guard(env.raw(), || errors::is_polyflake_error(Val::of(env, &e)))
+    guard(env.raw(), || error::is_polyflake_error(Val::of(env, &e)))
 }
 
 /// The core's lists of names that types.d.ts spells out as TypeScript unions, for
@@ -120,7 +121,7 @@ pub fn type_names(env: Env) -> Result<Unknown<'static>> {
         }
     }
     let lists: [(&str, Vec<&str>); 7] = [
-        ("errorCodes", errors::codes().collect()),
+        ("errorCodes", error::codes().collect()),
         (
             "healthStatuses",
             HealthStatus::ALL.map(HealthStatus::name).to_vec(),

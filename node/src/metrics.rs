@@ -3,7 +3,7 @@
 //! [`polyflake::health_samples`] of its health. `polyflake/prometheus` (`prometheus.js`) turns
 //! them into prom-client metrics; no metric name is written anywhere in the binding.
 
-use crate::errors::{guard, Result};
+use crate::error::{guard, Result};
 use crate::js::{Fail, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::sys;

@@ -3,7 +3,7 @@
 //! [`polyflake::Settings`] for either of the core's two builders. A setting left out keeps
 //! [`polyflake::Settings::default`], so every default is the core's.
 
-use crate::clocks::{JsFnClock, ManualClock, ScriptedClock};
+use crate::clock::{JsFnClock, ManualClock, ScriptedClock};
 use crate::js::{f64_arg, narrow, string_arg, Fail, Ty, Val};
 use napi::bindgen_prelude::Env;
 use polyflake::{ClockSource, Mode, Settings as CoreSettings};

@@ -3,7 +3,7 @@
 //! and no exception; a coroutine costs more than the ID), given once; a wait, `asyncio.to_thread`
 //! (through `polyflake._aio`, which cuts the wait short when the awaiting task is cancelled).
 
-use crate::errors::to_py_err;
+use crate::error::to_py_err;
 use crate::interrupt::Cancel;
 use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration, PyTypeError};
 use pyo3::ffi;

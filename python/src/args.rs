@@ -1,6 +1,6 @@
 //! Python arguments to Rust values: type conversion only (every range rule is the core's).
 
-use crate::errors::to_py_err;
+use crate::error::to_py_err;
 use crate::interrupt::{waiting, Cancel};
 use polyflake::{batch_len, Error};
 use pyo3::exceptions::{PyOverflowError, PyTypeError};

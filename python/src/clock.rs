@@ -2,7 +2,7 @@
 //! `ScriptedClock` (in `polyflake.testing`), and any Python callable returning int milliseconds.
 
 use crate::args::{bad_argument, clamped_i64, exact_i64_arg, i64_arg, unsigned_arg};
-use crate::errors::{stash_clock_error, to_py_err};
+use crate::error::{stash_clock_error, to_py_err};
 use polyflake::{Clock, ClockError};
 use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
@@ -115,7 +115,7 @@ impl Clock for CallableClock {
                 } else {
                     // KeyboardInterrupt (a Ctrl-C seen while the callable ran), SystemExit:
                     // raised as they are, not as a clock failure.
-                    crate::errors::stash_signal(err);
+                    crate::error::stash_signal(err);
                 }
                 ClockError(reason)
             })

@@ -5,7 +5,7 @@
 use crate::args::{bad_argument, batch_bytes, exact_i64_arg, float_arg, getters, i64_arg};
 use crate::args::{id_arg, int_arg};
 use crate::args::{opt_str_arg, str_arg};
-use crate::errors::to_py_err;
+use crate::error::to_py_err;
 use crate::interrupt::{waiting, Cancel};
 use crate::layout::{layout_arg, PyLayout};
 use crate::settings::{core_settings, Settings};
@@ -46,8 +46,8 @@ macro_rules! shared_methods {
                 let h = py.detach(|| self.$core.health());
                 // A failing Python clock is reported in the snapshot, not raised (but a Ctrl-C
                 // seen while it ran is).
-                $crate::errors::discard_clock_error();
-                if let Some(signal) = $crate::errors::take_signal() {
+                $crate::error::discard_clock_error();
+                if let Some(signal) = $crate::error::take_signal() {
                     return Err(signal);
                 }
                 $crate::health::health(py, h)

@@ -7,7 +7,7 @@
 //! A call run for an asyncio task (`anext_id`, `anext_ids`) also stops when the task is
 //! cancelled, through its [`Cancel`] flag.
 
-use crate::errors::{stash_signal, take_signal, to_py_err};
+use crate::error::{stash_signal, take_signal, to_py_err};
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -1,7 +1,7 @@
 //! `Layout`: the core's `polyflake::Layout` (its presets become class attributes in `lib.rs`).
 
 use crate::args::{bad_argument, getters, type_name, unsigned_arg};
-use crate::errors::to_py_err;
+use crate::error::to_py_err;
 use polyflake::Layout;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

@@ -1,5 +1,5 @@
 //! `polyflake._polyflake`: the Python face of the polyflake core, which holds every rule about IDs;
-//! this module converts Python values, calls the core and maps its errors (`errors.rs`).
+//! this module converts Python values, calls the core and maps its errors (`error.rs`).
 
 #![deny(missing_docs)]
 
@@ -16,7 +16,7 @@ macro_rules! add_functions {
 mod aio;
 mod args;
 mod clock;
-mod errors;
+mod error;
 mod generator;
 mod health;
 mod interrupt;
@@ -27,7 +27,7 @@ mod timeid;
 mod utc;
 
 use crate::args::{id_arg, str_arg};
-use crate::errors::to_py_err;
+use crate::error::to_py_err;
 use polyflake::{
     DEFAULT_EPOCH_MS, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS,
     DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS, MAX_BATCH, MAX_ID,
@@ -60,7 +60,7 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<layout::PyLayout>()?;
     add_functions! { m: generator::decode, generator::decode_time, parse_id, format_id }
     timeid::register(m)?;
-    errors::register(m)?;
+    error::register(m)?;
     m.add("HEALTH_METRICS", health::metric_table(py)?)?;
     let layout = py.get_type::<layout::PyLayout>();
     for (name, preset) in polyflake::Layout::PRESETS {

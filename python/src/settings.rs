@@ -3,7 +3,7 @@
 
 use crate::args::{bad_argument, float_arg, i64_arg, str_arg, type_name, unsigned_arg};
 use crate::clock::{CallableClock, PyManualClock, PyScriptedClock};
-use crate::errors::to_py_err;
+use crate::error::to_py_err;
 use polyflake::{Clock, ClockSource, Mode, Settings as CoreSettings};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

@@ -2,7 +2,7 @@
 //! the core's `NodeSource`. Type conversion only: every range and rule is the core's.
 
 use crate::args::{i64_arg, int_arg, opt_str_arg, str_arg, unsigned_arg, wrong_type};
-use crate::errors::to_py_err;
+use crate::error::to_py_err;
 use crate::settings::Settings;
 use polyflake::LEASE_CREDENTIALS;
 use polyflake::{Error, EtcdLeaseOptions, FileLeaseOptions, NodeSource, ZooKeeperLeaseOptions};

@@ -2,11 +2,11 @@
 //! process-wide strict generators made on first use, and the text helpers.
 
 use crate::args::{batch_bytes, int_value, str_arg, wrong_type};
-use crate::errors::to_py_err;
+use crate::error::to_py_err;
 use crate::interrupt::{waiting, Cancel};
 use crate::settings::{core_settings, Settings};
 use crate::utc::utc_datetime;
-use polyflake::{self as pf, Error, Health, Mode, TimeIdBuilder};
+use polyflake::{self as pf, Error, Issuer, Mode, TimeIdBuilder};
 use polyflake::{UlidGenerator, Uuid7Generator};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -27,27 +27,17 @@ enum Form {
     Bytes,
 }
 
-/// The engine's calls, `name(arguments) -> type = UUIDv7 method / ULID method;` each.
-macro_rules! dispatch {
-    ($($name:ident($($a:ident: $t:ty),*) -> $r:ty = $uuid:ident / $ulid:ident;)*) => {
-        impl Engine {$(
-            fn $name(&self, $($a: $t),*) -> $r {
-                match self {
-                    Engine::Uuid7(g) => g.$uuid($($a),*),
-                    Engine::Ulid(g) => g.$ulid($($a),*),
-                }
-            }
-        )*}
-    };
-}
+/// Either engine as the core's [`Issuer`]: `engine.next_id()`, `engine.health()` and the rest
+/// are the core's calls on whichever generator it holds.
+impl std::ops::Deref for Engine {
+    type Target = dyn Issuer<Id = u128>;
 
-dispatch! {
-    try_next() -> polyflake::Result<Option<u128>> = try_next_uuid / try_next_ulid;
-    next() -> polyflake::Result<u128> = next_uuid / next_ulid;
-    fill(out: &mut [u128]) -> polyflake::Result<()> = next_uuids / next_ulids;
-    health() -> Health = health / health;
-    close() -> () = close / close;
-    mode() -> Mode = mode / mode;
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Engine::Uuid7(g) => g,
+            Engine::Ulid(g) => g,
+        }
+    }
 }
 
 impl Engine {
@@ -55,7 +45,7 @@ impl Engine {
     /// skips the try, which would spend a scripted clock's reading).
     fn issue_u128(&self, py: Python<'_>, clocked: bool) -> PyResult<u128> {
         if !clocked || self.mode() == Mode::Monotonic {
-            match self.try_next() {
+            match self.try_next_id() {
                 Ok(Some(u)) => return Ok(u),
                 Ok(None) => {}
                 Err(e) => return Err(to_py_err(py, e)),
@@ -66,7 +56,7 @@ impl Engine {
 
     /// One ID with the GIL released, cut short by Ctrl-C (or `cancel`) while it waits.
     fn next_with(&self, py: Python<'_>, cancel: Option<&Cancel>) -> PyResult<u128> {
-        waiting(py, cancel, || self.next())
+        waiting(py, cancel, || self.next_id())
     }
 
     fn to_py<'py>(&self, py: Python<'py>, u: u128, form: Form) -> PyResult<Bound<'py, PyAny>> {
@@ -212,7 +202,7 @@ impl TimeIdGenerator {
         _py: Python<'py>,
         count: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        batch_bytes(count, None, |out| self.engine.fill(out), u128::to_be)
+        batch_bytes(count, None, |out| self.engine.next_ids(out), u128::to_be)
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
@@ -235,7 +225,7 @@ impl TimeIdGenerator {
     }
 
     fn try_now(&self) -> polyflake::Result<Option<u128>> {
-        self.engine.try_next()
+        self.engine.try_next_id()
     }
 
     fn next_id_with(&self, py: Python<'_>, cancel: Option<&Cancel>) -> PyResult<u128> {
@@ -248,7 +238,7 @@ impl TimeIdGenerator {
         count: &Bound<'py, PyAny>,
         cancel: Option<&Cancel>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let bytes = batch_bytes(count, cancel, |out| self.engine.fill(out), u128::to_be)?;
+        let bytes = batch_bytes(count, cancel, |out| self.engine.next_ids(out), u128::to_be)?;
         Ok(bytes.into_any())
     }
 

@@ -4,8 +4,7 @@
 
 use polyflake::{
     format_id, format_ulid, format_uuid, parse_id, parse_ulid, parse_uuid, ulid_timestamp_ms,
-    uuid7_timestamp_ms, Decoded, Generator, Health, Layout, Mode, Result, UlidGenerator,
-    Uuid7Generator,
+    uuid7_timestamp_ms, Decoded, Layout, Result,
 };
 use std::fmt;
 
@@ -36,7 +35,7 @@ impl IdFormat {
     /// The format with this name (exactly as [`IdFormat::name`] writes it).
     ///
     /// ```
-    /// use polyflake_cli::idformat::IdFormat;
+    /// use polyflake_cli::timeid::IdFormat;
     /// assert_eq!(IdFormat::from_name("uuidv7"), Some(IdFormat::Uuid7));
     /// assert_eq!(IdFormat::from_name("UUID"), None);
     /// ```
@@ -57,81 +56,6 @@ impl fmt::Display for IdFormat {
     }
 }
 
-/// A generator of one ID format, as the commands and the service call it.
-pub trait IdGenerator: Send + Sync + 'static {
-    /// The ID's integer (`u64` or `u128`).
-    type Id: Copy + Default + Send + 'static;
-    /// The format it mints.
-    const FORMAT: IdFormat;
-    /// One ID without waiting: `None` where [`IdGenerator::one`] would sleep.
-    fn try_one(&self) -> Result<Option<Self::Id>>;
-    /// One ID, waiting if need be.
-    fn one(&self) -> Result<Self::Id>;
-    /// Fill `out` with increasing IDs (one batch through the core).
-    fn fill(&self, out: &mut [Self::Id]) -> Result<()>;
-    /// Strict or monotonic.
-    fn mode(&self) -> Mode;
-    /// The health snapshot.
-    fn health(&self) -> Health;
-    /// An ID's text in this format.
-    fn text(id: Self::Id) -> String;
-}
-
-macro_rules! id_generator {
-    ($t:ty, $id:ty, $format:ident, $try_one:ident, $one:ident, $fill:ident, $text:ident) => {
-        impl IdGenerator for $t {
-            type Id = $id;
-            const FORMAT: IdFormat = IdFormat::$format;
-            fn try_one(&self) -> Result<Option<$id>> {
-                self.$try_one()
-            }
-            fn one(&self) -> Result<$id> {
-                self.$one()
-            }
-            fn fill(&self, out: &mut [$id]) -> Result<()> {
-                self.$fill(out)
-            }
-            fn mode(&self) -> Mode {
-                <$t>::mode(self)
-            }
-            fn health(&self) -> Health {
-                <$t>::health(self)
-            }
-            fn text(id: $id) -> String {
-                $text(id)
-            }
-        }
-    };
-}
-
-id_generator!(
-    Generator,
-    u64,
-    Snowflake,
-    try_next_id,
-    next_id,
-    next_ids,
-    format_id
-);
-id_generator!(
-    Uuid7Generator,
-    u128,
-    Uuid7,
-    try_next_uuid,
-    next_uuid,
-    next_uuids,
-    format_uuid
-);
-id_generator!(
-    UlidGenerator,
-    u128,
-    Ulid,
-    try_next_ulid,
-    next_ulid,
-    next_ulids,
-    format_ulid
-);
-
 /// What `decode` found in one text: its format, its text as the core writes it, its time, and
 /// (a 64-bit ID only) its fields with the given layout and epoch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,7 +75,7 @@ pub struct DecodedText {
 ///
 /// ```
 /// use polyflake::{Layout, DEFAULT_EPOCH_MS};
-/// use polyflake_cli::idformat::{decode_text, IdFormat};
+/// use polyflake_cli::timeid::{decode_text, IdFormat};
 /// let l = Layout::default();
 /// let d = decode_text("017F22E2-79B0-7CC3-98C4-DC0C0C07398F", &l, DEFAULT_EPOCH_MS).unwrap();
 /// assert_eq!((d.format, d.text.as_str(), d.unix_ms), (IdFormat::Uuid7, "017f22e2-79b0-7cc3-98c4-dc0c0c07398f", 1_645_557_742_000));

@@ -1,7 +1,7 @@
 //! Test clocks for JavaScript: thin wrappers around the core's [`polyflake::ManualClock`] and
 //! [`polyflake::ScriptedClock`], and a clock that calls a JS function.
 
-use crate::errors::{guard, Result};
+use crate::error::{guard, Result};
 use crate::js::{napi_call, napi_make, narrow, take_exception, Fail, Ty, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::sys;

@@ -1,54 +1,69 @@
-//! Issuing one ID, the same for every generator ([`Issue`]): the bodies of the bound functions
-//! `nextId`, `tryNextId` and `nextIdAsync`, and the async forms. A Promise is settled at once, on
-//! the JS thread, when the core's `try_*` call issues without a wait (no thread hop), and
-//! otherwise by the core's blocking call on the libuv thread pool (a napi-rs `AsyncTask`). A
+//! Issuing one ID, the same for every generator (the core's [`Issuer`]): the bodies of the bound
+//! functions `nextId`, `tryNextId` and `nextIdAsync`, and the async forms. A Promise is settled
+//! at once, on the JS thread, when the core's `try_*` call issues without a wait (no thread hop),
+//! and otherwise by the core's blocking call on the libuv thread pool (a napi-rs `AsyncTask`). A
 //! generator on a JS clock function waits on its own thread instead (only it may call the
 //! function), blocking as the synchronous forms do.
 
-use crate::errors::{error_value, panic_fail};
+use crate::error::{error_value, panic_fail};
 use crate::fast::{Body, Raw, Shared};
+use crate::interrupt::{pool_wait, waiting, PoolWait};
 use crate::js::{napi_call, napi_make, Fail, Val};
-use crate::stop::{pool_wait, waiting, PoolWait};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::{sys, JsValue, ScopedTask};
+use polyflake::Issuer;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-/// A core generator as the bound functions see it: the Snowflake one and the 128-bit ones.
-pub(crate) trait Issue: Send + Sync + Sized + 'static {
-    /// Its ID (`u64` or `u128`).
-    type Id: Send + 'static;
-    /// One ID, waiting where the core waits.
-    fn next(&self) -> polyflake::Result<Self::Id>;
-    /// One ID, or `None` where that needs a wait.
-    fn try_next(&self) -> polyflake::Result<Option<Self::Id>>;
-    /// An ID as its JS value.
-    fn js(env: sys::napi_env, id: Self::Id) -> Result<Val, Fail>;
+/// An ID as its JS value: a Snowflake ID a `bigint`, a UUID or ULID its generator's text.
+pub(crate) trait JsId: Sized {
+    /// `id`, issued by a `G`, as its JS value.
+    fn js<G: Issuer<Id = Self>>(env: sys::napi_env, id: Self) -> Result<Val, Fail>;
+}
+
+impl JsId for u64 {
+    fn js<G: Issuer<Id = u64>>(env: sys::napi_env, id: u64) -> Result<Val, Fail> {
+        Val::id(env, id)
+    }
+}
+
+impl JsId for u128 {
+    fn js<G: Issuer<Id = u128>>(env: sys::napi_env, id: u128) -> Result<Val, Fail> {
+        Val::ascii(env, G::format_id(id).as_bytes())
+    }
+}
+
+/// An ID of `G` as its JS value.
+pub(crate) fn js<G: Issuer<Id: JsId>>(env: sys::napi_env, id: G::Id) -> Result<Val, Fail> {
+    <G::Id as JsId>::js::<G>(env, id)
 }
 
 /// `nextId()`.
-pub(crate) fn next_id<G: Issue>(env: sys::napi_env, c: &Shared<G>) -> Raw {
-    Ok(G::js(env, waiting(env, || c.g.next())?)?.raw)
+pub(crate) fn next_id<G: Issuer<Id: JsId> + 'static>(env: sys::napi_env, c: &Shared<G>) -> Raw {
+    Ok(js::<G>(env, waiting(env, || c.g.next_id())?)?.raw)
 }
 
 /// `tryNextId()`: `null` where `nextId()` would wait.
-pub(crate) fn try_next_id<G: Issue>(env: sys::napi_env, c: &Shared<G>) -> Raw {
-    Ok(match c.g.try_next()? {
-        Some(id) => G::js(env, id)?,
+pub(crate) fn try_next_id<G: Issuer<Id: JsId> + 'static>(env: sys::napi_env, c: &Shared<G>) -> Raw {
+    Ok(match c.g.try_next_id()? {
+        Some(id) => js::<G>(env, id)?,
         None => Val::null(env)?,
     }
     .raw)
 }
 
 /// `nextIdAsync()` (see `fast.rs`: the JS wrapper calls it only where `tryNextId()` is `null`).
-pub(crate) fn next_id_async<G: Issue>(env: sys::napi_env, c: &Shared<G>) -> Raw {
-    let fast = || c.g.try_next()?.map(|id| G::js(env, id)).transpose();
-    Ok(promise(env, c, fast, G::next, G::js)?.raw)
+pub(crate) fn next_id_async<G: Issuer<Id: JsId> + 'static>(
+    env: sys::napi_env,
+    c: &Shared<G>,
+) -> Raw {
+    let fast = || c.g.try_next_id()?.map(|id| js::<G>(env, id)).transpose();
+    Ok(promise(env, c, fast, G::next_id, js::<G>)?.raw)
 }
 
 /// The functions every generator instance gets bound to it (see `fast.rs`).
-pub(crate) fn bodies<G: Issue>() -> [(&'static CStr, Body<G>); 3] {
+pub(crate) fn bodies<G: Issuer<Id: JsId> + 'static>() -> [(&'static CStr, Body<G>); 3] {
     [
         (c"nextId", next_id::<G>),
         (c"tryNextId", try_next_id::<G>),
@@ -67,14 +82,14 @@ macro_rules! issue_methods {
             /// Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
             #[napi(ts_return_type = $id)]
             pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, pool::next_id)
+                method(env, &self.cell, issue::next_id)
             }
 
             /// One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
             /// millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
             #[napi(ts_return_type = $maybe)]
             pub fn try_next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, pool::try_next_id)
+                method(env, &self.cell, issue::try_next_id)
             }
 
             /// One ID as a Promise that never blocks the event loop: settled at once when no
@@ -82,7 +97,7 @@ macro_rules! issue_methods {
             /// A refusal rejects with the error `nextId()` would throw.
             #[napi(ts_return_type = $promise)]
             pub fn next_id_async<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, pool::next_id_async)
+                method(env, &self.cell, issue::next_id_async)
             }
 
             /// A snapshot of this generator's state, counters and lease if any (reads the clock

@@ -1,68 +1,63 @@
 //! UUIDv7 and ULID (issue 15): `Uuid7Generator` and `UlidGenerator`, ONE class implementation
-//! (`format_class!`) over the core's two generators (the [`Format`] trait below only renames
-//! their methods), the text helpers, and the module-level `uuid7()` / `ulid()` on process-wide
-//! strict generators made on first use. IDs are strings by default (the core's canonical text),
-//! 16 bytes big-endian in a `Buffer` on request; batches are one `Buffer` of 16 bytes per ID, or
-//! an array of strings. Every rule (layout, counters, randomness, text) is the core's.
+//! (`format_class!`) over the core's two generators (generic over the core's [`Issuer`], with
+//! [`Format`] below for the rest), the text helpers, and the module-level `uuid7()` / `ulid()`
+//! on process-wide strict generators made on first use. IDs are strings by default (the core's
+//! canonical text), 16 bytes big-endian in a `Buffer` on request; batches are one `Buffer` of 16
+//! bytes per ID, or an array of strings. Every rule (layout, counters, randomness, text) is the
+//! core's.
 
-use crate::errors::{guard, js_value, Result};
+use crate::error::{guard, js_value, Result};
 use crate::fast::{self, install, method, Cell, Raw, Shared};
+use crate::interrupt::waiting;
+use crate::issue::{self, bodies, issue_methods, js};
 use crate::js::{count_arg, string_arg, Fail, Ty, Val};
 use crate::metrics::samples;
-use crate::pool::{self, bodies, issue_methods, Issue};
 use crate::settings::{self, only_keys, FResult};
-use crate::stop::waiting;
 use napi::bindgen_prelude::{Env, Object, This, Unknown};
 use napi::{sys, JsValue};
-use polyflake::{Mode, TimeIdBuilder};
+use polyflake::{Issuer, Mode, TimeIdBuilder};
 use std::ffi::CStr;
 use std::ptr;
 use std::sync::{Arc, OnceLock};
 
-/// The rest of the core's UUIDv7 and ULID generators and text functions under one set of names
-/// (their `health`, `close` and `mode` already share names).
-pub(crate) trait Format: Issue<Id = u128> {
+/// What the two 128-bit classes need beyond the core's [`Issuer`]: the class name, the
+/// builder call, the timestamp, and the process-wide generator.
+pub(crate) trait Format: Issuer<Id = u128> + Sized + 'static {
     /// The JS class, for messages.
     const CLASS: &'static str;
+    /// The generator these settings make.
     fn build(b: TimeIdBuilder) -> polyflake::Result<Self>;
-    fn fill(&self, out: &mut [u128]) -> polyflake::Result<()>;
-    fn try_fill(&self, out: &mut [u128]) -> polyflake::Result<bool>;
-    fn text(id: u128) -> String;
-    fn parse(text: &str) -> polyflake::Result<u128>;
+    /// An ID's Unix ms.
     fn timestamp_ms(id: u128) -> polyflake::Result<i64>;
     /// The process-wide strict generator of `uuid7()` / `ulid()`, made on first use.
     fn global() -> &'static OnceLock<Self>;
 }
 
-/// [`Issue`] and [`Format`] for one core generator: its methods' and functions' names.
-#[rustfmt::skip]
-macro_rules! format_impl {
-    ($core:ident, $build:ident, $next:ident, $try_next:ident, $fill:ident, $try_fill:ident,
-     $text:ident, $parse:ident, $ts:expr, $global:ident) => {
-        impl Issue for polyflake::$core {
-            type Id = u128;
-            fn next(&self) -> polyflake::Result<u128> { self.$next() }
-            fn try_next(&self) -> polyflake::Result<Option<u128>> { self.$try_next() }
-            fn js(env: sys::napi_env, id: u128) -> FResult<Val> { Val::ascii(env, Self::text(id).as_bytes()) }
-        }
-
-        impl Format for polyflake::$core {
-            const CLASS: &'static str = stringify!($core);
-            fn build(b: TimeIdBuilder) -> polyflake::Result<Self> { b.$build() }
-            fn fill(&self, out: &mut [u128]) -> polyflake::Result<()> { self.$fill(out) }
-            fn try_fill(&self, out: &mut [u128]) -> polyflake::Result<bool> { self.$try_fill(out) }
-            fn text(id: u128) -> String { polyflake::$text(id) }
-            fn parse(text: &str) -> polyflake::Result<u128> { polyflake::$parse(text) }
-            fn timestamp_ms(id: u128) -> polyflake::Result<i64> { $ts(id) }
-            fn global() -> &'static OnceLock<Self> { &$global }
-        }
-    };
+impl Format for polyflake::Uuid7Generator {
+    const CLASS: &'static str = "Uuid7Generator";
+    fn build(b: TimeIdBuilder) -> polyflake::Result<Self> {
+        b.build_uuid7()
+    }
+    fn timestamp_ms(id: u128) -> polyflake::Result<i64> {
+        polyflake::uuid7_timestamp_ms(id)
+    }
+    fn global() -> &'static OnceLock<Self> {
+        &UUID7
+    }
 }
 
-format_impl! { Uuid7Generator, build_uuid7, next_uuid, try_next_uuid, next_uuids, try_next_uuids,
-format_uuid, parse_uuid, polyflake::uuid7_timestamp_ms, UUID7 }
-format_impl! { UlidGenerator, build_ulid, next_ulid, try_next_ulid, next_ulids, try_next_ulids,
-format_ulid, parse_ulid, |id| Ok(polyflake::ulid_timestamp_ms(id)), ULID }
+impl Format for polyflake::UlidGenerator {
+    const CLASS: &'static str = "UlidGenerator";
+    fn build(b: TimeIdBuilder) -> polyflake::Result<Self> {
+        b.build_ulid()
+    }
+    fn timestamp_ms(id: u128) -> polyflake::Result<i64> {
+        Ok(polyflake::ulid_timestamp_ms(id))
+    }
+    fn global() -> &'static OnceLock<Self> {
+        &ULID
+    }
+}
 
 /// `new Uuid7Generator(options?)` / `new UlidGenerator(options?)`: `mode` (`'strict'` or
 /// `'monotonic'`) and the shared settings; no node id, layout or epoch.
@@ -91,7 +86,7 @@ fn make<F: Format>(env: Env, options: Val) -> FResult<Cell<F>> {
 /// An ID argument: its text, or 16 bytes big-endian in a Uint8Array (a Buffer).
 fn id_arg<F: Format>(v: Val) -> FResult<u128> {
     if v.ty()? == Ty::String {
-        return Ok(F::parse(&v.string()?)?);
+        return Ok(F::parse_id(&v.string()?)?);
     }
     match v.bytes()? {
         Some(b) => match <[u8; 16]>::try_from(b) {
@@ -109,7 +104,7 @@ fn id_arg<F: Format>(v: Val) -> FResult<u128> {
 }
 
 fn next_id_buffer<F: Format>(env: sys::napi_env, c: &Shared<F>) -> Raw {
-    Ok(Val::bytes_of(env, &[waiting(env, || c.g.next())?])?.raw)
+    Ok(Val::bytes_of(env, &[waiting(env, || c.g.next_id())?])?.raw)
 }
 
 /// A batch of `count` from `c`, into `out`'s shape.
@@ -120,13 +115,13 @@ fn batch<F: Format>(
     out: fn(sys::napi_env, &[u128]) -> FResult<Val>,
 ) -> FResult<Val> {
     let mut ids = polyflake::batch_buffer::<u128>(count_arg(count)?)?;
-    waiting(env, || c.g.fill(&mut ids))?;
+    waiting(env, || c.g.next_ids(&mut ids))?;
     out(env, &ids)
 }
 
 /// IDs as an array of strings.
 fn texts<F: Format>(env: sys::napi_env, ids: &[u128]) -> FResult<Val> {
-    Val::array(env, ids.iter().map(|id| F::js(env, *id)))
+    Val::array(env, ids.iter().map(|id| js::<F>(env, *id)))
 }
 
 /// `nextIdsAsync(count)`: filled at once with the core's all-or-nothing `try_*` batch, or on the
@@ -135,19 +130,19 @@ fn ids_async<F: Format>(env: sys::napi_env, c: &Shared<F>, count: Val) -> FResul
     // A bad count rejects too: an async form never throws at the call.
     let n = match count_arg(count) {
         Ok(n) => n,
-        Err(fail) => return pool::settled(env, Err(fail)),
+        Err(fail) => return issue::settled(env, Err(fail)),
     };
     let fast = || {
         let mut ids = polyflake::batch_buffer::<u128>(n)?;
-        let done = c.g.try_fill(&mut ids)?;
+        let done = c.g.try_next_ids(&mut ids)?;
         done.then(|| Val::bytes_of(env, &ids)).transpose()
     };
     let work = move |g: &F| {
         let mut ids = polyflake::batch_buffer::<u128>(n)?;
-        g.fill(&mut ids).map(|()| ids)
+        g.next_ids(&mut ids).map(|()| ids)
     };
     let out = |env, ids: Vec<u128>| Val::bytes_of(env, &ids);
-    pool::promise(env, c, fast, work, out)
+    issue::promise(env, c, fast, work, out)
 }
 
 /// Both classes, from one implementation over [`Format`].
@@ -250,7 +245,7 @@ fn next_shared<F: Format>(env: sys::napi_env) -> Raw {
             F::global().get_or_init(|| made)
         }
     };
-    Ok(F::js(env, waiting(env, || g.next())?)?.raw)
+    Ok(js::<F>(env, waiting(env, || g.next_id())?)?.raw)
 }
 
 unsafe extern "C" fn shared_callback<F: Format>(
@@ -298,7 +293,7 @@ macro_rules! format_functions {
         pub fn $parse(env: Env, text: Unknown<'_>) -> Result<Unknown<'static>> {
             let raw = env.raw();
             guard(raw, || {
-                let id = <$core>::parse(&string_arg(Val::of(env, &text), "text")?)?;
+                let id = <$core>::parse_id(&string_arg(Val::of(env, &text), "text")?)?;
                 Ok(Val::bytes_of(raw, &[id])?.unknown())
             })
         }
@@ -306,7 +301,7 @@ macro_rules! format_functions {
         $(#[doc = $d3])*
         #[napi(ts_args_type = "id: Uint8Array | string")]
         pub fn $format(env: Env, id: Unknown<'_>) -> Result<String> {
-            guard(env.raw(), || Ok(<$core>::text(id_arg::<$core>(Val::of(env, &id))?)))
+            guard(env.raw(), || Ok(<$core>::format_id(id_arg::<$core>(Val::of(env, &id))?)))
         }
 
         $(#[doc = $d4])*
