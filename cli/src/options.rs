@@ -205,75 +205,37 @@ pub fn zookeeper_options(servers: &[String]) -> ZooKeeperLeaseOptions {
 /// have variables too, read by the core when the flag is absent).
 #[derive(Debug, Clone, Args)]
 pub struct StoreAuthArgs {
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "etcd",
-        help = "etcd: the CA certificate(s) (PEM) the servers' certificates must chain to"
-    )]
+    /// etcd: the CA certificate(s) (PEM) the servers' certificates must chain to
+    #[arg(long, value_name = "FILE", requires = "etcd")]
     etcd_ca_file: Option<PathBuf>,
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "etcd",
-        help = "etcd: this client's certificate (PEM), with --etcd-key-file"
-    )]
+    /// etcd: this client's certificate (PEM), with --etcd-key-file
+    #[arg(long, value_name = "FILE", requires = "etcd")]
     etcd_cert_file: Option<PathBuf>,
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "etcd",
-        help = "etcd: the private key (PEM) of --etcd-cert-file"
-    )]
+    /// etcd: the private key (PEM) of --etcd-cert-file
+    #[arg(long, value_name = "FILE", requires = "etcd")]
     etcd_key_file: Option<PathBuf>,
-    #[arg(
-        long,
-        value_name = "NAME",
-        requires = "etcd",
-        help = "etcd: the user to authenticate as"
-    )]
+    /// etcd: the user to authenticate as
+    #[arg(long, value_name = "NAME", requires = "etcd")]
     etcd_username: Option<String>,
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "etcd",
-        help = "etcd: a file holding the password (one line), or set POLYFLAKE_ETCD_PASSWORD"
-    )]
+    /// etcd: a file holding the password (one line), or set POLYFLAKE_ETCD_PASSWORD
+    #[arg(long, value_name = "FILE", requires = "etcd")]
     etcd_password_file: Option<PathBuf>,
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "zookeeper",
-        help = "ZooKeeper: the CA certificate(s) (PEM) the servers' certificates must chain to (the ensemble's secure client port)"
-    )]
+    /// ZooKeeper: the CA certificate(s) (PEM) the servers' certificates must chain to (the
+    /// ensemble's secure client port)
+    #[arg(long, value_name = "FILE", requires = "zookeeper")]
     zookeeper_ca_file: Option<PathBuf>,
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "zookeeper",
-        help = "ZooKeeper: this client's certificate (PEM), with --zookeeper-key-file"
-    )]
+    /// ZooKeeper: this client's certificate (PEM), with --zookeeper-key-file
+    #[arg(long, value_name = "FILE", requires = "zookeeper")]
     zookeeper_cert_file: Option<PathBuf>,
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "zookeeper",
-        help = "ZooKeeper: the private key (PEM) of --zookeeper-cert-file"
-    )]
+    /// ZooKeeper: the private key (PEM) of --zookeeper-cert-file
+    #[arg(long, value_name = "FILE", requires = "zookeeper")]
     zookeeper_key_file: Option<PathBuf>,
-    #[arg(
-        long,
-        value_name = "NAME",
-        requires = "zookeeper",
-        help = "ZooKeeper: the digest user to authenticate as; the znodes polyflake creates are then writable by this user only"
-    )]
+    /// ZooKeeper: the digest user to authenticate as; the znodes polyflake creates are then
+    /// writable by this user only
+    #[arg(long, value_name = "NAME", requires = "zookeeper")]
     zookeeper_username: Option<String>,
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "zookeeper",
-        help = "ZooKeeper: a file holding the password (one line), or set POLYFLAKE_ZOOKEEPER_PASSWORD"
-    )]
+    /// ZooKeeper: a file holding the password (one line), or set POLYFLAKE_ZOOKEEPER_PASSWORD
+    #[arg(long, value_name = "FILE", requires = "zookeeper")]
     zookeeper_password_file: Option<PathBuf>,
 }
 

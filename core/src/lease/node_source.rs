@@ -1,7 +1,7 @@
 //! Where a generator's node id comes from: [`NodeSource`], its kinds, and the fixed sources
 //! (static, environment, hostname, IPv4). The lease kinds' options live in `options.rs`.
 
-use super::options::{EtcdLeaseOptions, FileLeaseOptions, ZooKeeperLeaseOptions};
+use super::options::{this_hostname, EtcdLeaseOptions, FileLeaseOptions, ZooKeeperLeaseOptions};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use std::net::Ipv4Addr;
@@ -225,18 +225,4 @@ pub fn hostname_ordinal(hostname: &str) -> Result<u64> {
         });
     }
     Ok(digits.parse().unwrap_or(u64::MAX))
-}
-
-/// This host's name (`gethostname`).
-pub(crate) fn this_hostname() -> Result<String> {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it or fails.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) };
-    if rc != 0 {
-        return Err(Error::InvalidNodeSource {
-            reason: format!("gethostname failed: {}", std::io::Error::last_os_error()),
-        });
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
 }

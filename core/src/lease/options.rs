@@ -2,7 +2,6 @@
 //! [`LeaseCommon`] (slots, identity, reserve, guard wait), and the two remote stores a
 //! [`RemoteStore`] (prefix, connect timeout, [`StoreCredentials`]).
 
-use super::node_source::this_hostname;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use std::ffi::OsString;
@@ -137,6 +136,21 @@ pub(crate) struct Common {
     pub identity: String,
     pub reserve_ms: i64,
     pub max_guard_wait_ms: i64,
+}
+
+/// This host's name (`gethostname`): the default lease identity, and the name
+/// `NodeSource::Hostname { hostname: None }` reads.
+pub(crate) fn this_hostname() -> Result<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it or fails.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) };
+    if rc != 0 {
+        return Err(Error::InvalidNodeSource {
+            reason: format!("gethostname failed: {}", std::io::Error::last_os_error()),
+        });
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
 }
 
 /// The TLS and authentication fields of a remote store (etcd or ZooKeeper). Each field left
