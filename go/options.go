@@ -203,11 +203,16 @@ func FromIPv4(addr string, prefixLen int64) Option {
 	})
 }
 
-// leaseOptions are every lease's options, filled with the core's defaults.
+// leaseOptions are every lease's options, filled with the core's defaults: the settings every
+// lease shares once (common, copied into the chosen kind's C options at the call), each kind's
+// own fields in its C options.
 type leaseOptions struct {
-	file C.polyflake_file_lease_options
-	etcd C.polyflake_etcd_options
-	zk   C.polyflake_zookeeper_options
+	common C.polyflake_lease_common
+	file   C.polyflake_file_lease_options
+	etcd   C.polyflake_etcd_options
+	zk     C.polyflake_zookeeper_options
+	// the remote store's connect timeout when set (nil: the store's default)
+	connectTimeoutMs *uint64
 	// strings to set, kept until the call (C copies of them are made then)
 	identity, prefix                              *string
 	caFile, certFile, keyFile, username, password *string
@@ -256,9 +261,7 @@ func (f zookeeperOption) zookeeper(o *leaseOptions) { f(o) }
 
 // Slots caps the slots (node ids) a lease uses, 1 to 2^NodeBits (default: every node id).
 func Slots(n uint32) LeaseOption {
-	return leaseOption(func(o *leaseOptions) {
-		o.file.slots, o.etcd.slots, o.zk.slots = C.uint32_t(n), C.uint32_t(n), C.uint32_t(n)
-	})
+	return leaseOption(func(o *leaseOptions) { o.common.slots = C.uint32_t(n) })
 }
 
 // Identity is a stable name whose previous slot is tried first (default: this host's name).
@@ -269,19 +272,13 @@ func Identity(name string) LeaseOption {
 // ReserveMs is how far ahead of the clock the high-water mark R is kept (default 5,000): the
 // longest a successor of a crashed holder, or a new slot, waits before its first ID.
 func ReserveMs(ms uint64) LeaseOption {
-	return leaseOption(func(o *leaseOptions) {
-		v := C.uint64_t(ms)
-		o.file.reserve_ms, o.etcd.reserve_ms, o.zk.reserve_ms = v, v, v
-	})
+	return leaseOption(func(o *leaseOptions) { o.common.reserve_ms = C.uint64_t(ms) })
 }
 
 // MaxGuardWaitMs: a free slot whose restart guard is longer than this (default 60,000) is taken
 // only when no other slot is free.
 func MaxGuardWaitMs(ms uint64) LeaseOption {
-	return leaseOption(func(o *leaseOptions) {
-		v := C.uint64_t(ms)
-		o.file.max_guard_wait_ms, o.etcd.max_guard_wait_ms, o.zk.max_guard_wait_ms = v, v, v
-	})
+	return leaseOption(func(o *leaseOptions) { o.common.max_guard_wait_ms = C.uint64_t(ms) })
 }
 
 // Prefix is the etcd key prefix or the ZooKeeper znode path (default "/polyflake"; for
@@ -303,9 +300,7 @@ func SessionTimeoutMs(ms uint64) ZooKeeperOption {
 
 // ConnectTimeoutMs bounds connecting to the store and each request (default 2,000).
 func ConnectTimeoutMs(ms uint64) RemoteOption {
-	return remoteOption(func(o *leaseOptions) {
-		o.etcd.connect_timeout_ms, o.zk.connect_timeout_ms = C.uint64_t(ms), C.uint64_t(ms)
-	})
+	return remoteOption(func(o *leaseOptions) { o.connectTimeoutMs = &ms })
 }
 
 // CAFile is a PEM file of the CA certificate(s) the servers' certificates must chain to: it
@@ -342,6 +337,7 @@ func newLeaseOptions() *leaseOptions {
 	C.polyflake_file_lease_options_init(&o.file)
 	C.polyflake_etcd_options_init(&o.etcd)
 	C.polyflake_zookeeper_options_init(&o.zk)
+	o.common = o.file.common
 	return o
 }
 
@@ -370,14 +366,21 @@ func (s *cStrings) optional(text *string, what string) (*C.char, error) {
 	return s.add(*text, what)
 }
 
-// identityC is the C identity of any lease (nil: the default, this host's name).
-func (o *leaseOptions) identityC(s *cStrings) (*C.char, error) {
-	return s.optional(o.identity, "the lease identity")
+// commonC is the C form of the settings every lease shares, the identity's string among s
+// (nil: the default, this host's name).
+func (o *leaseOptions) commonC(s *cStrings) (c C.polyflake_lease_common, err error) {
+	c = o.common
+	c.identity, err = s.optional(o.identity, "the lease identity")
+	return c, err
 }
 
-// remoteC writes the C prefix and the TLS and credential strings of a remote store's lease into
-// the C options' fields (nil: unset).
-func (o *leaseOptions) remoteC(s *cStrings, prefix **C.char, c *C.polyflake_store_credentials) (err error) {
+// remoteC writes the connect timeout when set, the C prefix and the TLS and credential strings
+// into a remote store's C options (nil: unset).
+func (o *leaseOptions) remoteC(s *cStrings, store *C.polyflake_remote_store) (err error) {
+	if o.connectTimeoutMs != nil {
+		store.connect_timeout_ms = C.uint64_t(*o.connectTimeoutMs)
+	}
+	prefix, c := &store.prefix, &store.credentials
 	fields := [6]struct {
 		dst  **C.char
 		v    *string
@@ -413,7 +416,7 @@ func FileLease(dir string, opts ...LeaseOption) Option {
 		if o.file.dir, err = strs.add(dir, "the lease directory"); err != nil {
 			return err
 		}
-		if o.file.identity, err = o.identityC(&strs); err != nil {
+		if o.file.common, err = o.commonC(&strs); err != nil {
 			return err
 		}
 		return check(C.pf_generator_new_file_lease(cfg, &o.file, k, out))
@@ -433,10 +436,10 @@ func Etcd(endpoints []string, opts ...EtcdOption) Option {
 		var strs cStrings
 		defer strs.free()
 		var err error
-		if o.etcd.identity, err = o.identityC(&strs); err != nil {
+		if o.etcd.common, err = o.commonC(&strs); err != nil {
 			return err
 		}
-		if err = o.remoteC(&strs, &o.etcd.prefix, &o.etcd.credentials); err != nil {
+		if err = o.remoteC(&strs, &o.etcd.store); err != nil {
 			return err
 		}
 		// The array of endpoint pointers lives in C memory: the options passed to C may hold no
@@ -475,10 +478,10 @@ func ZooKeeper(ensemble string, opts ...ZooKeeperOption) Option {
 		if o.zk.ensemble, err = strs.add(ensemble, "the ZooKeeper ensemble"); err != nil {
 			return err
 		}
-		if o.zk.identity, err = o.identityC(&strs); err != nil {
+		if o.zk.common, err = o.commonC(&strs); err != nil {
 			return err
 		}
-		if err = o.remoteC(&strs, &o.zk.prefix, &o.zk.credentials); err != nil {
+		if err = o.remoteC(&strs, &o.zk.store); err != nil {
 			return err
 		}
 		return check(C.pf_generator_new_zookeeper(cfg, &o.zk, k, out))

@@ -752,16 +752,10 @@ typedef struct polyflake_layout_info {
 } polyflake_layout_info;
 
 /**
- * Options of a file lease (`polyflake_generator_new_file_lease`). Fill it with
- * `polyflake_file_lease_options_init` (the core's defaults), set `dir`, change what you need.
- * The strings are only read during the call. Every number is judged by the core as written.
+ * The settings every lease kind shares (the `common` of the file, etcd and ZooKeeper options).
+ * Every number is judged by the core as written.
  */
-typedef struct polyflake_file_lease_options {
-  /**
-   * The lease directory, a NUL-terminated path (created if missing), shared by every process
-   * that shares node ids, on a local file system. Required.
-   */
-  const char *dir;
+typedef struct polyflake_lease_common {
   /**
    * How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default): every node id.
    */
@@ -781,12 +775,29 @@ typedef struct polyflake_file_lease_options {
    * when no other slot is free, and health then says why (`lease_guard_note`).
    */
   uint64_t max_guard_wait_ms;
+} polyflake_lease_common;
+
+/**
+ * Options of a file lease (`polyflake_generator_new_file_lease`). Fill it with
+ * `polyflake_file_lease_options_init` (the core's defaults), set `dir`, change what you need.
+ * The strings are only read during the call.
+ */
+typedef struct polyflake_file_lease_options {
+  /**
+   * The lease directory, a NUL-terminated path (created if missing), shared by every process
+   * that shares node ids, on a local file system. Required.
+   */
+  const char *dir;
+  /**
+   * Slots, identity, reserve and guard wait.
+   */
+  struct polyflake_lease_common common;
 } polyflake_file_lease_options;
 
 /**
- * TLS and authentication of a remote lease store (the `credentials` of the etcd and ZooKeeper
- * options), NUL-terminated strings. A NULL field (the default) is read from the store's
- * environment variable, POLYFLAKE_ETCD_<FIELD> or POLYFLAKE_ZOOKEEPER_<FIELD> (such as
+ * TLS and authentication of a remote lease store (the `store.credentials` of the etcd and
+ * ZooKeeper options), NUL-terminated strings. A NULL field (the default) is read from the
+ * store's environment variable, POLYFLAKE_ETCD_<FIELD> or POLYFLAKE_ZOOKEEPER_<FIELD> (such as
  * POLYFLAKE_ETCD_CA_FILE), when that is set; else it is not used.
  */
 typedef struct polyflake_store_credentials {
@@ -815,9 +826,28 @@ typedef struct polyflake_store_credentials {
 } polyflake_store_credentials;
 
 /**
+ * Where a remote store (etcd or ZooKeeper) keeps a lease's records and how it is reached (the
+ * `store` of their options).
+ */
+typedef struct polyflake_remote_store {
+  /**
+   * The key or znode prefix, NUL-terminated UTF-8 (for ZooKeeper an absolute path); NULL (the
+   * default) means the core's "/polyflake". One prefix per ID space (epoch and layout).
+   */
+  const char *prefix;
+  /**
+   * The timeout of connecting and of each request, in ms (1 to 600,000; default 2,000).
+   */
+  uint64_t connect_timeout_ms;
+  /**
+   * TLS and authentication (default: all NULL, the environment's).
+   */
+  struct polyflake_store_credentials credentials;
+} polyflake_remote_store;
+
+/**
  * Options of an etcd lease (`polyflake_generator_new_etcd`). Fill it with
- * `polyflake_etcd_options_init` (the core's defaults), set the endpoints, change what you need;
- * the rest as `polyflake_file_lease_options`.
+ * `polyflake_etcd_options_init` (the core's defaults), set the endpoints, change what you need.
  */
 typedef struct polyflake_etcd_options {
   /**
@@ -831,44 +861,23 @@ typedef struct polyflake_etcd_options {
    */
   size_t endpoint_count;
   /**
-   * The key prefix, NUL-terminated UTF-8; NULL (the default) means the core's "/polyflake".
-   * One prefix per ID space (epoch and layout).
-   */
-  const char *prefix;
-  /**
    * The etcd lease's time to live in seconds (1 to 3600; default 10).
    */
   int64_t ttl_s;
   /**
-   * How far ahead of the clock R is kept, in ms (default 5,000).
+   * Prefix, connect timeout and credentials.
    */
-  uint64_t reserve_ms;
+  struct polyflake_remote_store store;
   /**
-   * As in `polyflake_file_lease_options`.
+   * Slots, identity, reserve and guard wait.
    */
-  uint32_t slots;
-  /**
-   * As in `polyflake_file_lease_options`.
-   */
-  const char *identity;
-  /**
-   * The timeout of connecting and of each request, in ms (1 to 600,000; default 2,000).
-   */
-  uint64_t connect_timeout_ms;
-  /**
-   * As in `polyflake_file_lease_options` (default 60,000).
-   */
-  uint64_t max_guard_wait_ms;
-  /**
-   * TLS and authentication (default: all NULL, the environment's).
-   */
-  struct polyflake_store_credentials credentials;
+  struct polyflake_lease_common common;
 } polyflake_etcd_options;
 
 /**
  * Options of a ZooKeeper lease (`polyflake_generator_new_zookeeper`). Fill it with
  * `polyflake_zookeeper_options_init` (the core's defaults), set `ensemble`, change what you
- * need; the rest as `polyflake_etcd_options`.
+ * need.
  */
 typedef struct polyflake_zookeeper_options {
   /**
@@ -878,39 +887,18 @@ typedef struct polyflake_zookeeper_options {
    */
   const char *ensemble;
   /**
-   * The znode prefix, an absolute path (NUL-terminated UTF-8); NULL (the default) means the
-   * core's "/polyflake". One prefix per ID space (epoch and layout).
-   */
-  const char *prefix;
-  /**
    * The session timeout asked of the ensemble, in ms (default 10,000): the lease's time to
    * live. The ensemble bounds it (by default 2 to 20 ticks of its tickTime).
    */
   uint64_t session_timeout_ms;
   /**
-   * How far ahead of the clock R is kept, in ms (default 5,000).
+   * Prefix (an absolute path), connect timeout and credentials.
    */
-  uint64_t reserve_ms;
+  struct polyflake_remote_store store;
   /**
-   * As in `polyflake_file_lease_options`.
+   * Slots, identity, reserve and guard wait.
    */
-  uint32_t slots;
-  /**
-   * As in `polyflake_file_lease_options`.
-   */
-  const char *identity;
-  /**
-   * The timeout of connecting and of each request, in ms (default 2,000).
-   */
-  uint64_t connect_timeout_ms;
-  /**
-   * As in `polyflake_file_lease_options` (default 60,000).
-   */
-  uint64_t max_guard_wait_ms;
-  /**
-   * TLS and authentication (default: all NULL, the environment's).
-   */
-  struct polyflake_store_credentials credentials;
+  struct polyflake_lease_common common;
 } polyflake_zookeeper_options;
 
 /**
@@ -1257,16 +1245,16 @@ polyflake_result polyflake_format_id(uint64_t id, char *buf, size_t len, size_t 
 polyflake_result polyflake_file_lease_options_init(struct polyflake_file_lease_options *out_options);
 
 /**
- * Fill `*out_options` with the core's defaults: no endpoints (set them), prefix NULL
- * ("/polyflake"), TTL 10 s, reserve 5,000 ms, POLYFLAKE_ALL_SLOTS, the hostname as identity,
- * timeout 2,000 ms, max_guard_wait_ms 60,000, credentials NULL.
+ * Fill `*out_options` with the core's defaults: no endpoints (set them), TTL 10 s, store prefix
+ * NULL ("/polyflake"), timeout 2,000 ms, credentials NULL, POLYFLAKE_ALL_SLOTS, the hostname as
+ * identity, reserve 5,000 ms, max_guard_wait_ms 60,000.
  */
 polyflake_result polyflake_etcd_options_init(struct polyflake_etcd_options *out_options);
 
 /**
- * Fill `*out_options` with the core's defaults: `ensemble` NULL (set it), prefix NULL
- * ("/polyflake"), session timeout 10,000 ms, reserve 5,000 ms, POLYFLAKE_ALL_SLOTS, the
- * hostname as identity, timeout 2,000 ms, max_guard_wait_ms 60,000, credentials NULL.
+ * Fill `*out_options` with the core's defaults: `ensemble` NULL (set it), session timeout
+ * 10,000 ms, store prefix NULL ("/polyflake"), timeout 2,000 ms, credentials NULL,
+ * POLYFLAKE_ALL_SLOTS, the hostname as identity, reserve 5,000 ms, max_guard_wait_ms 60,000.
  */
 polyflake_result polyflake_zookeeper_options_init(struct polyflake_zookeeper_options *out_options);
 

@@ -361,9 +361,9 @@ struct FileLeaseOptions {
   explicit FileLeaseOptions(std::string directory) : dir(std::move(directory)) {
     polyflake_file_lease_options c{};
     detail::check(polyflake_file_lease_options_init(&c));
-    slots = c.slots;
-    reserve_ms = c.reserve_ms;
-    max_guard_wait_ms = c.max_guard_wait_ms;
+    slots = c.common.slots;
+    reserve_ms = c.common.reserve_ms;
+    max_guard_wait_ms = c.common.max_guard_wait_ms;
   }
 };
 
@@ -394,10 +394,10 @@ struct EtcdOptions {
     polyflake_etcd_options c{};
     detail::check(polyflake_etcd_options_init(&c));
     ttl_s = c.ttl_s;
-    reserve_ms = c.reserve_ms;
-    slots = c.slots;
-    connect_timeout_ms = c.connect_timeout_ms;
-    max_guard_wait_ms = c.max_guard_wait_ms;
+    reserve_ms = c.common.reserve_ms;
+    slots = c.common.slots;
+    connect_timeout_ms = c.store.connect_timeout_ms;
+    max_guard_wait_ms = c.common.max_guard_wait_ms;
   }
 };
 
@@ -428,10 +428,10 @@ struct ZooKeeperOptions {
     polyflake_zookeeper_options c{};
     detail::check(polyflake_zookeeper_options_init(&c));
     session_timeout_ms = c.session_timeout_ms;
-    reserve_ms = c.reserve_ms;
-    slots = c.slots;
-    connect_timeout_ms = c.connect_timeout_ms;
-    max_guard_wait_ms = c.max_guard_wait_ms;
+    reserve_ms = c.common.reserve_ms;
+    slots = c.common.slots;
+    connect_timeout_ms = c.store.connect_timeout_ms;
+    max_guard_wait_ms = c.common.max_guard_wait_ms;
   }
 };
 
@@ -703,10 +703,7 @@ class Snowflake {
     polyflake_file_lease_options o{};
     detail::check(polyflake_file_lease_options_init(&o));
     o.dir = options.dir.c_str();
-    o.slots = options.slots;
-    o.identity = detail::c_str_or_null(options.identity);
-    o.reserve_ms = options.reserve_ms;
-    o.max_guard_wait_ms = options.max_guard_wait_ms;
+    o.common = lease_common(options);
     polyflake_generator *g = nullptr;
     detail::check(polyflake_generator_new_file_lease(&c, &o, clock ? clock->get() : nullptr, &g));
     return Snowflake(Adopt{}, g);
@@ -723,14 +720,9 @@ class Snowflake {
     detail::check(polyflake_etcd_options_init(&o));
     o.endpoints = endpoints.empty() ? nullptr : endpoints.data();
     o.endpoint_count = endpoints.size();
-    o.prefix = detail::c_str_or_null(options.prefix);
     o.ttl_s = options.ttl_s;
-    o.reserve_ms = options.reserve_ms;
-    o.slots = options.slots;
-    o.identity = detail::c_str_or_null(options.identity);
-    o.connect_timeout_ms = options.connect_timeout_ms;
-    o.max_guard_wait_ms = options.max_guard_wait_ms;
-    o.credentials = credentials(options.credentials);
+    o.store = remote_store(options);
+    o.common = lease_common(options);
     polyflake_generator *g = nullptr;
     detail::check(polyflake_generator_new_etcd(&c, &o, clock ? clock->get() : nullptr, &g));
     return Snowflake(Adopt{}, g);
@@ -744,14 +736,9 @@ class Snowflake {
     polyflake_zookeeper_options o{};
     detail::check(polyflake_zookeeper_options_init(&o));
     o.ensemble = options.ensemble.c_str();
-    o.prefix = detail::c_str_or_null(options.prefix);
     o.session_timeout_ms = options.session_timeout_ms;
-    o.reserve_ms = options.reserve_ms;
-    o.slots = options.slots;
-    o.identity = detail::c_str_or_null(options.identity);
-    o.connect_timeout_ms = options.connect_timeout_ms;
-    o.max_guard_wait_ms = options.max_guard_wait_ms;
-    o.credentials = credentials(options.credentials);
+    o.store = remote_store(options);
+    o.common = lease_common(options);
     polyflake_generator *g = nullptr;
     detail::check(polyflake_generator_new_zookeeper(&c, &o, clock ? clock->get() : nullptr, &g));
     return Snowflake(Adopt{}, g);
@@ -919,10 +906,19 @@ class Snowflake {
     detail::check(polyflake_generator_new(&c, clock, &g));
     return g;
   }
-  static polyflake_store_credentials credentials(const Credentials &c) {
-    return {detail::c_str_or_null(c.ca_file), detail::c_str_or_null(c.cert_file),
-            detail::c_str_or_null(c.key_file), detail::c_str_or_null(c.username),
-            detail::c_str_or_null(c.password)};
+  /// The settings every lease shares, from any of the three options (strings borrowed).
+  template <typename Options>
+  static polyflake_lease_common lease_common(const Options &o) {
+    return {o.slots, detail::c_str_or_null(o.identity), o.reserve_ms, o.max_guard_wait_ms};
+  }
+  /// Prefix, timeout and credentials of an etcd or ZooKeeper lease (strings borrowed).
+  template <typename Options>
+  static polyflake_remote_store remote_store(const Options &o) {
+    const Credentials &c = o.credentials;
+    return {detail::c_str_or_null(o.prefix), o.connect_timeout_ms,
+            {detail::c_str_or_null(c.ca_file), detail::c_str_or_null(c.cert_file),
+             detail::c_str_or_null(c.key_file), detail::c_str_or_null(c.username),
+             detail::c_str_or_null(c.password)}};
   }
 
   detail::Handle<polyflake_generator, polyflake_generator_free> handle_;

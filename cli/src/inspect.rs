@@ -4,7 +4,7 @@
 use crate::error::CliError;
 use crate::{emit, timefmt, Format};
 use clap::{Args, Subcommand};
-use polyflake::{EtcdLeaseOptions, FileLeaseOptions, StoreReport};
+use polyflake::{EtcdLeaseOptions, FileLeaseOptions, LeaseCommon, StoreReport};
 use polyflake_cli::options::{zookeeper_options, StoreAuthArgs};
 use serde_json::json;
 use std::path::PathBuf;
@@ -58,29 +58,34 @@ enum Store {
 }
 
 impl StoreArgs {
+    /// What inspecting and fencing judge by: the reserve a damaged record hides and the guard
+    /// that counts as poisoned (slots and identity play no part).
+    fn common(&self, max_guard_wait_ms: u64) -> LeaseCommon {
+        LeaseCommon {
+            reserve_ms: self.lease_reserve_ms,
+            max_guard_wait_ms,
+            ..LeaseCommon::default()
+        }
+    }
+
     fn store(&self, max_guard_wait_ms: u64) -> Result<Store, CliError> {
         Ok(if !self.zookeeper.is_empty() {
             let mut o = zookeeper_options(&self.zookeeper);
-            o.prefix = self.zookeeper_prefix.clone();
-            o.reserve_ms = self.lease_reserve_ms;
-            o.max_guard_wait_ms = max_guard_wait_ms;
-            self.store_auth.apply_zookeeper(&mut o)?;
+            o.store.prefix = self.zookeeper_prefix.clone();
+            o.store.credentials = self.store_auth.zookeeper()?;
+            o.common = self.common(max_guard_wait_ms);
             Store::ZooKeeper(o)
         } else if self.etcd.is_empty() {
-            let mut o = FileLeaseOptions::new(
-                self.lease_dir
-                    .clone()
-                    .unwrap_or_else(polyflake::default_lease_dir),
-            );
-            o.reserve_ms = self.lease_reserve_ms;
-            o.max_guard_wait_ms = max_guard_wait_ms;
-            Store::File(o)
+            let dir = self.lease_dir.clone();
+            Store::File(FileLeaseOptions {
+                dir: dir.unwrap_or_else(polyflake::default_lease_dir),
+                common: self.common(max_guard_wait_ms),
+            })
         } else {
             let mut o = EtcdLeaseOptions::new(self.etcd.clone());
-            o.prefix = self.etcd_prefix.clone();
-            o.reserve_ms = self.lease_reserve_ms;
-            o.max_guard_wait_ms = max_guard_wait_ms;
-            self.store_auth.apply_etcd(&mut o)?;
+            o.store.prefix = self.etcd_prefix.clone();
+            o.store.credentials = self.store_auth.etcd()?;
+            o.common = self.common(max_guard_wait_ms);
             Store::Etcd(o)
         })
     }

@@ -5,8 +5,9 @@
 use crate::error::CliError;
 use clap::Args;
 use polyflake::{
-    Builder, Clock, ClockSource, EtcdLeaseOptions, FileLeaseOptions, Generator, Layout, Mode,
-    NodeSource, Settings, TimeIdBuilder, ZooKeeperLeaseOptions,
+    Builder, Clock, ClockSource, EtcdLeaseOptions, FileLeaseOptions, Generator, Layout,
+    LeaseCommon, Mode, NodeSource, RemoteStore, Settings, StoreCredentials, TimeIdBuilder,
+    ZooKeeperLeaseOptions,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -92,19 +93,17 @@ pub struct NodeArgs {
     pub max_guard_wait_ms: u64,
 }
 
-/// The lease flags every store's options share.
-macro_rules! lease_settings {
-    ($args:expr, $o:expr) => {{
-        let mut o = $o;
-        o.slots = $args.slots;
-        o.identity = $args.lease_identity.clone();
-        o.reserve_ms = $args.lease_reserve_ms;
-        o.max_guard_wait_ms = $args.max_guard_wait_ms;
-        o
-    }};
-}
-
 impl NodeArgs {
+    /// The lease flags every store's options share.
+    fn lease_common(&self) -> LeaseCommon {
+        LeaseCommon {
+            slots: self.slots,
+            identity: self.lease_identity.clone(),
+            reserve_ms: self.lease_reserve_ms,
+            max_guard_wait_ms: self.max_guard_wait_ms,
+        }
+    }
+
     /// True when a node id source other than a lease was named.
     fn names_node_id(&self) -> bool {
         self.node_id.is_some()
@@ -149,24 +148,34 @@ impl NodeArgs {
             return Ok(NodeSource::ipv4(addr, prefix.parse().map_err(|_| bad())?)?);
         }
         if !self.etcd.is_empty() {
-            let mut o = lease_settings!(self, EtcdLeaseOptions::new(self.etcd.clone()));
-            o.prefix = self.etcd_prefix.clone();
-            o.ttl_s = self.etcd_ttl_s;
-            o.connect_timeout_ms = self.etcd_connect_timeout_ms;
-            self.store_auth.apply_etcd(&mut o)?;
-            return Ok(NodeSource::Etcd(o));
+            return Ok(NodeSource::Etcd(EtcdLeaseOptions {
+                ttl_s: self.etcd_ttl_s,
+                store: RemoteStore {
+                    prefix: self.etcd_prefix.clone(),
+                    connect_timeout_ms: self.etcd_connect_timeout_ms,
+                    credentials: self.store_auth.etcd()?,
+                },
+                common: self.lease_common(),
+                ..EtcdLeaseOptions::new(self.etcd.clone())
+            }));
         }
         if !self.zookeeper.is_empty() {
-            let mut o = lease_settings!(self, zookeeper_options(&self.zookeeper));
-            o.prefix = self.zookeeper_prefix.clone();
-            o.session_timeout_ms = self.zookeeper_session_timeout_ms;
-            o.connect_timeout_ms = self.zookeeper_connect_timeout_ms;
-            self.store_auth.apply_zookeeper(&mut o)?;
-            return Ok(NodeSource::ZooKeeper(o));
+            return Ok(NodeSource::ZooKeeper(ZooKeeperLeaseOptions {
+                session_timeout_ms: self.zookeeper_session_timeout_ms,
+                store: RemoteStore {
+                    prefix: self.zookeeper_prefix.clone(),
+                    connect_timeout_ms: self.zookeeper_connect_timeout_ms,
+                    credentials: self.store_auth.zookeeper()?,
+                },
+                common: self.lease_common(),
+                ..zookeeper_options(&self.zookeeper)
+            }));
         }
         let dir = self.lease_dir.clone();
-        let o = FileLeaseOptions::new(dir.unwrap_or_else(polyflake::default_lease_dir));
-        Ok(NodeSource::FileLease(lease_settings!(self, o)))
+        Ok(NodeSource::FileLease(FileLeaseOptions {
+            dir: dir.unwrap_or_else(polyflake::default_lease_dir),
+            common: self.lease_common(),
+        }))
     }
 
     /// True when any node-source or lease flag was given (the UUIDv7 and ULID formats take
@@ -190,62 +199,96 @@ pub fn zookeeper_options(servers: &[String]) -> ZooKeeperLeaseOptions {
     ZooKeeperLeaseOptions::from_ensemble(&servers.join(","))
 }
 
-/// The TLS and authentication flags of each remote store (`--etcd-ca-file` and so on), and the
-/// method that puts them into the store's options: five flags written once for both stores.
-macro_rules! store_auth_args {
-    ($($store:literal $label:literal $env:literal [$ca_note:literal, $user_note:literal]
-        $apply:ident($opts:ty): $ca:ident $cert:ident $key:ident $user:ident $password:ident;)*) => {
-        /// TLS and authentication of a remote lease store. Passwords are never taken on the
-        /// command line: from a file (`--etcd-password-file`, `--zookeeper-password-file`) or
-        /// from the environment (`POLYFLAKE_ETCD_PASSWORD`, `POLYFLAKE_ZOOKEEPER_PASSWORD`; the
-        /// other settings have variables too, read by the core when the flag is absent).
-        #[derive(Debug, Clone, Args)]
-        pub struct StoreAuthArgs {
-            $(
-                #[arg(long, value_name = "FILE", requires = $store, help = concat!($label,
-                    ": the CA certificate(s) (PEM) the servers' certificates must chain to", $ca_note))]
-                $ca: Option<PathBuf>,
-                #[arg(long, value_name = "FILE", requires = $store, help = concat!($label,
-                    ": this client's certificate (PEM), with --", $store, "-key-file"))]
-                $cert: Option<PathBuf>,
-                #[arg(long, value_name = "FILE", requires = $store, help = concat!($label,
-                    ": the private key (PEM) of --", $store, "-cert-file"))]
-                $key: Option<PathBuf>,
-                #[arg(long, value_name = "NAME", requires = $store,
-                    help = concat!($label, ": the ", $user_note))]
-                $user: Option<String>,
-                #[arg(long, value_name = "FILE", requires = $store, help = concat!($label,
-                    ": a file holding the password (one line), or set POLYFLAKE_", $env, "_PASSWORD"))]
-                $password: Option<PathBuf>,
-            )*
-        }
-
-        impl StoreAuthArgs {
-            $(
-                #[doc = concat!("Put the ", $label, " flags into `o` (absent ones stay `None`: the core reads the environment).")]
-                pub fn $apply(&self, o: &mut $opts) -> Result<(), CliError> {
-                    o.ca_file = self.$ca.clone();
-                    o.cert_file = self.$cert.clone();
-                    o.key_file = self.$key.clone();
-                    o.username = self.$user.clone();
-                    if let Some(p) = &self.$password {
-                        let flag = concat!("--", $store, "-password-file");
-                        o.password = Some(read_password(flag, p)?);
-                    }
-                    Ok(())
-                }
-            )*
-        }
-    };
+/// TLS and authentication of a remote lease store. Passwords are never taken on the command
+/// line: from a file (`--etcd-password-file`, `--zookeeper-password-file`) or from the
+/// environment (`POLYFLAKE_ETCD_PASSWORD`, `POLYFLAKE_ZOOKEEPER_PASSWORD`; the other settings
+/// have variables too, read by the core when the flag is absent).
+#[derive(Debug, Clone, Args)]
+pub struct StoreAuthArgs {
+    /// etcd: the CA certificate(s) (PEM) the servers' certificates must chain to
+    #[arg(long, value_name = "FILE", requires = "etcd")]
+    etcd_ca_file: Option<PathBuf>,
+    /// etcd: this client's certificate (PEM), with --etcd-key-file
+    #[arg(long, value_name = "FILE", requires = "etcd")]
+    etcd_cert_file: Option<PathBuf>,
+    /// etcd: the private key (PEM) of --etcd-cert-file
+    #[arg(long, value_name = "FILE", requires = "etcd")]
+    etcd_key_file: Option<PathBuf>,
+    /// etcd: the user to authenticate as
+    #[arg(long, value_name = "NAME", requires = "etcd")]
+    etcd_username: Option<String>,
+    /// etcd: a file holding the password (one line), or set POLYFLAKE_ETCD_PASSWORD
+    #[arg(long, value_name = "FILE", requires = "etcd")]
+    etcd_password_file: Option<PathBuf>,
+    /// ZooKeeper: the CA certificate(s) (PEM) the servers' certificates must chain to (the
+    /// ensemble's secure client port)
+    #[arg(long, value_name = "FILE", requires = "zookeeper")]
+    zookeeper_ca_file: Option<PathBuf>,
+    /// ZooKeeper: this client's certificate (PEM), with --zookeeper-key-file
+    #[arg(long, value_name = "FILE", requires = "zookeeper")]
+    zookeeper_cert_file: Option<PathBuf>,
+    /// ZooKeeper: the private key (PEM) of --zookeeper-cert-file
+    #[arg(long, value_name = "FILE", requires = "zookeeper")]
+    zookeeper_key_file: Option<PathBuf>,
+    /// ZooKeeper: the digest user to authenticate as; the znodes polyflake creates are then
+    /// writable by this user only
+    #[arg(long, value_name = "NAME", requires = "zookeeper")]
+    zookeeper_username: Option<String>,
+    /// ZooKeeper: a file holding the password (one line), or set POLYFLAKE_ZOOKEEPER_PASSWORD
+    #[arg(long, value_name = "FILE", requires = "zookeeper")]
+    zookeeper_password_file: Option<PathBuf>,
 }
 
-store_auth_args! {
-    "etcd" "etcd" "ETCD" ["", "user to authenticate as"]
-        apply_etcd(EtcdLeaseOptions): etcd_ca_file etcd_cert_file etcd_key_file etcd_username etcd_password_file;
-    "zookeeper" "ZooKeeper" "ZOOKEEPER" [" (the ensemble's secure client port)",
-        "digest user to authenticate as; the znodes polyflake creates are then writable by this user only"]
-        apply_zookeeper(ZooKeeperLeaseOptions): zookeeper_ca_file zookeeper_cert_file zookeeper_key_file
-        zookeeper_username zookeeper_password_file;
+impl StoreAuthArgs {
+    /// The `--etcd-*` TLS and authentication flags (absent ones stay `None`: the core reads
+    /// the environment).
+    pub fn etcd(&self) -> Result<StoreCredentials, CliError> {
+        credentials(
+            [
+                &self.etcd_ca_file,
+                &self.etcd_cert_file,
+                &self.etcd_key_file,
+            ],
+            &self.etcd_username,
+            &self.etcd_password_file,
+            "--etcd-password-file",
+        )
+    }
+
+    /// The `--zookeeper-*` TLS and authentication flags (absent ones stay `None`: the core
+    /// reads the environment).
+    pub fn zookeeper(&self) -> Result<StoreCredentials, CliError> {
+        credentials(
+            [
+                &self.zookeeper_ca_file,
+                &self.zookeeper_cert_file,
+                &self.zookeeper_key_file,
+            ],
+            &self.zookeeper_username,
+            &self.zookeeper_password_file,
+            "--zookeeper-password-file",
+        )
+    }
+}
+
+/// One store's credentials from its flags: the CA, certificate and key files, the user name,
+/// and the password read from the file given to `password_flag`.
+fn credentials(
+    [ca_file, cert_file, key_file]: [&Option<PathBuf>; 3],
+    username: &Option<String>,
+    password_file: &Option<PathBuf>,
+    password_flag: &str,
+) -> Result<StoreCredentials, CliError> {
+    Ok(StoreCredentials {
+        ca_file: ca_file.clone(),
+        cert_file: cert_file.clone(),
+        key_file: key_file.clone(),
+        username: username.clone(),
+        password: match password_file {
+            Some(p) => Some(read_password(password_flag, p)?),
+            None => None,
+        },
+    })
 }
 
 /// A password file's content: its first line, without the line ending.

@@ -66,15 +66,15 @@ fn main() {
 fn node_source(lease: &str) -> NodeSource {
     let Some(rest) = lease.strip_prefix("zk://") else {
         let mut opts = FileLeaseOptions::new(lease);
-        opts.identity = Some("rust".into());
+        opts.common.identity = Some("rust".into());
         return NodeSource::FileLease(opts);
     };
     let (ensemble, prefix) = rest
         .split_once('/')
         .unwrap_or_else(|| fail(format!("{lease:?}: expected zk://HOST:PORT,.../PREFIX")));
     let mut opts = ZooKeeperLeaseOptions::from_ensemble(ensemble);
-    opts.prefix = format!("/{prefix}");
-    opts.identity = Some("rust".into());
+    opts.store.prefix = format!("/{prefix}");
+    opts.common.identity = Some("rust".into());
     NodeSource::ZooKeeper(opts)
 }
 

@@ -93,11 +93,11 @@ pub use lease::fuzzing as lease_records;
 pub use lease::{
     default_lease_dir, fence_etcd_lease, fence_file_lease, fence_zookeeper_lease, hostname_ordinal,
     inspect_etcd_lease, inspect_file_lease, inspect_zookeeper_lease, EtcdLeaseOptions, FenceReport,
-    FileLeaseOptions, IdSpace, LeaseHealth, LeaseKind, LeasePhase, NodeSource, NodeSourceKind,
-    SlotReport, StoreReport, ZooKeeperLeaseOptions, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS,
-    DEFAULT_ETCD_TTL_S, DEFAULT_FENCE_SKEW_MS, DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_RESERVE_MS,
-    DEFAULT_ZOOKEEPER_PREFIX, DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS, DEFAULT_ZOOKEEPER_TIMEOUT_MS,
-    LEASE_CREDENTIALS,
+    FileLeaseOptions, IdSpace, LeaseCommon, LeaseHealth, LeaseKind, LeasePhase, NodeSource,
+    NodeSourceKind, RemoteStore, SlotReport, StoreCredentials, StoreReport, ZooKeeperLeaseOptions,
+    DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S, DEFAULT_FENCE_SKEW_MS,
+    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_RESERVE_MS, DEFAULT_ZOOKEEPER_PREFIX,
+    DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS, DEFAULT_ZOOKEEPER_TIMEOUT_MS, LEASE_CREDENTIALS,
 };
 
 pub use metrics::{health_samples, Metric, MetricKind, Sample, HEALTH_METRICS};

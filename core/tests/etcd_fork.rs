@@ -14,9 +14,9 @@ use std::time::Duration;
 fn forked_child_re_leases_from_etcd_and_ids_never_collide() {
     let etcd = Etcd::start();
     let mut o = EtcdLeaseOptions::new(vec![etcd.client_url.clone()]);
-    o.prefix = "/pf-fork".into();
-    o.slots = Some(4);
-    o.reserve_ms = 500;
+    o.store.prefix = "/pf-fork".into();
+    o.common.slots = Some(4);
+    o.common.reserve_ms = 500;
     o.ttl_s = 2;
     let g = Generator::builder_from(NodeSource::Etcd(o))
         .build()

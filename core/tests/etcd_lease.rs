@@ -21,11 +21,11 @@ fn child_process_entry() {
 
 fn opts(etcd: &Etcd, prefix: &str, slots: u32) -> EtcdLeaseOptions {
     let mut o = EtcdLeaseOptions::new(vec![etcd.client_url.clone()]);
-    o.prefix = prefix.into();
-    o.slots = Some(slots);
-    o.reserve_ms = 500;
+    o.store.prefix = prefix.into();
+    o.common.slots = Some(slots);
+    o.common.reserve_ms = 500;
     o.ttl_s = 2;
-    o.connect_timeout_ms = 500;
+    o.store.connect_timeout_ms = 500;
     o
 }
 
@@ -242,8 +242,8 @@ fn revoking_the_lease_stops_the_generator_at_once() {
 #[test]
 fn bad_etcd_options_and_an_unreachable_cluster_are_clear_errors() {
     let mut o = EtcdLeaseOptions::new(vec![format!("http://127.0.0.1:{}", free_port())]);
-    o.connect_timeout_ms = 300;
-    o.slots = Some(2);
+    o.store.connect_timeout_ms = 300;
+    o.common.slots = Some(2);
     let e = lease(o.clone(), 4).build().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::LeaseStore, "{e}");
     assert!(e.to_string().contains("etcd"), "{e}");
@@ -253,12 +253,12 @@ fn bad_etcd_options_and_an_unreachable_cluster_are_clear_errors() {
         ErrorKind::InvalidNodeSource
     );
     o.ttl_s = 2;
-    o.prefix = "nope".into();
+    o.store.prefix = "nope".into();
     assert_eq!(
         lease(o.clone(), 4).build().unwrap_err().kind(),
         ErrorKind::InvalidNodeSource
     );
-    o.prefix = "/ok".into();
+    o.store.prefix = "/ok".into();
     o.endpoints.clear();
     assert_eq!(
         lease(o, 4).build().unwrap_err().kind(),
@@ -337,12 +337,12 @@ fn tls_client_certificates_and_authentication() {
     let etcd = Etcd::start_secure(certs.clone(), "root-password");
     assert!(etcd.client_url.starts_with("https://"));
     let mut o = opts(&etcd, "/pf-tls", 2);
-    o.connect_timeout_ms = 2000;
-    o.ca_file = Some(certs.ca.clone());
-    o.cert_file = Some(certs.client_cert.clone());
-    o.key_file = Some(certs.client_key.clone());
-    o.username = Some("root".into());
-    o.password = Some("root-password".into());
+    o.store.connect_timeout_ms = 2000;
+    o.store.credentials.ca_file = Some(certs.ca.clone());
+    o.store.credentials.cert_file = Some(certs.client_cert.clone());
+    o.store.credentials.key_file = Some(certs.client_key.clone());
+    o.store.credentials.username = Some("root".into());
+    o.store.credentials.password = Some("root-password".into());
     let g = lease(o.clone(), 8).build().unwrap();
     g.wait_ready(Duration::from_secs(5)).unwrap();
     let ready = now_ms();
@@ -380,14 +380,14 @@ fn tls_client_certificates_and_authentication() {
         eprintln!("{want}: {e}");
     };
     let mut wrong_ca = o.clone();
-    wrong_ca.ca_file = Some(certs.other_ca.clone());
+    wrong_ca.store.credentials.ca_file = Some(certs.other_ca.clone());
     refused(wrong_ca, "not signed by ca_file");
     let mut no_cert = o.clone();
-    no_cert.cert_file = None;
-    no_cert.key_file = None;
+    no_cert.store.credentials.cert_file = None;
+    no_cert.store.credentials.key_file = None;
     refused(no_cert, "requires a client certificate");
     let mut wrong_password = o.clone();
-    wrong_password.password = Some("wrong".into());
+    wrong_password.store.credentials.password = Some("wrong".into());
     refused(wrong_password, "the user name or password was refused");
     // TLS options with a plain-HTTP endpoint: refused before connecting.
     let mut plain = o;
@@ -403,6 +403,6 @@ fn tls_client_certificates_and_authentication() {
 fn a_wide_layout_with_default_slots_takes_a_slot_quickly() {
     let etcd = Etcd::start();
     let mut o = opts(&etcd, "/pf-wide", 1);
-    o.slots = None;
+    o.common.slots = None;
     assert_a_wide_layout_leases_quickly("etcd", NodeSource::Etcd(o), Duration::from_secs(3));
 }

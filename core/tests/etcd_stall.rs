@@ -26,10 +26,10 @@ const TRIALS: usize = 20;
 fn holder(etcd_port: u16, i: usize) -> (Relay, Builder) {
     let relay = Relay::start(etcd_port);
     let mut o = EtcdLeaseOptions::new(vec![format!("http://127.0.0.1:{}", relay.port)]);
-    o.prefix = "/pf-stall".into();
-    o.slots = Some(TRIALS as u32);
+    o.store.prefix = "/pf-stall".into();
+    o.common.slots = Some(TRIALS as u32);
     if i % 2 == 1 {
-        o.connect_timeout_ms = 1000;
+        o.store.connect_timeout_ms = 1000;
         o.ttl_s = 6;
     }
     let b = Generator::builder_from(NodeSource::Etcd(o)).epoch_ms(DEFAULT_EPOCH_MS + 26);

@@ -38,8 +38,8 @@ fn lease(o: FileLeaseOptions, test: i64) -> Builder {
 
 fn opts(dir: &TempDir, slots: u32) -> FileLeaseOptions {
     let mut o = FileLeaseOptions::new(dir.path());
-    o.slots = Some(slots);
-    o.reserve_ms = 500;
+    o.common.slots = Some(slots);
+    o.common.reserve_ms = 500;
     o
 }
 
@@ -250,7 +250,7 @@ fn a_stable_identity_gets_its_slot_back() {
     let dir = TempDir::new("identity");
     let with = |who: &str| {
         let mut o = opts(&dir, 8);
-        o.identity = Some(who.into());
+        o.common.identity = Some(who.into());
         lease(o, 2).build().unwrap()
     };
     let a = with("alpha");
@@ -273,13 +273,13 @@ fn bad_lease_options_are_clear_errors() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidNodeSource);
     assert!(e.to_string().contains("slots = 0"), "{e}");
-    o.slots = Some(1025);
+    o.common.slots = Some(1025);
     let e = Generator::builder_from(NodeSource::FileLease(o.clone()))
         .build()
         .unwrap_err();
     assert!(e.to_string().contains("1 to 1024"), "{e}");
-    o.slots = Some(4);
-    o.reserve_ms = 0;
+    o.common.slots = Some(4);
+    o.common.reserve_ms = 0;
     let e = Generator::builder_from(NodeSource::FileLease(o.clone()))
         .build()
         .unwrap_err();

@@ -17,8 +17,8 @@ use std::time::Duration;
 
 fn opts(dir: &Path, slots: u32) -> FileLeaseOptions {
     let mut o = FileLeaseOptions::new(dir);
-    o.slots = Some(slots);
-    o.reserve_ms = 200;
+    o.common.slots = Some(slots);
+    o.common.reserve_ms = 200;
     o
 }
 

@@ -124,8 +124,8 @@ fn shared_dir(tag: &str) -> TempDir {
 
 fn lease(dir: &Path, slots: Option<u32>, test: i64) -> Builder {
     let mut o = FileLeaseOptions::new(dir);
-    o.slots = slots;
-    o.reserve_ms = 50;
+    o.common.slots = slots;
+    o.common.reserve_ms = 50;
     Generator::builder_from(NodeSource::FileLease(o)).epoch_ms(DEFAULT_EPOCH_MS + 500 + test)
 }
 

@@ -160,7 +160,7 @@ fn the_restart_guard_wait_is_cut_too() {
         std::env::temp_dir().join(format!("polyflake-interrupt-guard-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut o = polyflake::FileLeaseOptions::new(&dir);
-    o.slots = Some(1);
+    o.common.slots = Some(1);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()

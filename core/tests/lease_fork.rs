@@ -15,8 +15,8 @@ use std::time::Duration;
 fn forked_child_takes_a_fresh_slot_and_ids_never_collide() {
     let dir = TempDir::new("fork");
     let mut o = FileLeaseOptions::new(dir.path());
-    o.slots = Some(4);
-    o.reserve_ms = 500;
+    o.common.slots = Some(4);
+    o.common.reserve_ms = 500;
     for mode in [Mode::Strict, Mode::Monotonic] {
         let g = Generator::builder_from(NodeSource::FileLease(o.clone()))
             .mode(mode)

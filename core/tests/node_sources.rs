@@ -145,13 +145,13 @@ fn bad_node_sources_give_the_tabled_code_and_message() {
             "file_lease" => {
                 let mut o = polyflake::FileLeaseOptions::new(&dir);
                 if let Some(r) = src.get("reserve_ms") {
-                    o.reserve_ms = r.as_u64().unwrap();
+                    o.common.reserve_ms = r.as_u64().unwrap();
                 }
                 if let Some(i) = src.get("identity") {
-                    o.identity = Some(i.as_str().unwrap().to_string());
+                    o.common.identity = Some(i.as_str().unwrap().to_string());
                 }
                 if let Some(n) = src.get("slots") {
-                    o.slots = Some(n.as_u64().unwrap() as u32);
+                    o.common.slots = Some(n.as_u64().unwrap() as u32);
                 }
                 Ok(polyflake::NodeSource::FileLease(o))
             }

@@ -30,8 +30,8 @@ fn lease(o: FileLeaseOptions, test: i64) -> Builder {
 
 fn opts(dir: &Path, slots: u32, reserve_ms: u64) -> FileLeaseOptions {
     let mut o = FileLeaseOptions::new(dir);
-    o.slots = Some(slots);
-    o.reserve_ms = reserve_ms;
+    o.common.slots = Some(slots);
+    o.common.reserve_ms = reserve_ms;
     o
 }
 

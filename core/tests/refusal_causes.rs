@@ -13,8 +13,8 @@ use polyflake::{
 
 fn opts(dir: &TempDir) -> FileLeaseOptions {
     let mut o = FileLeaseOptions::new(dir.path());
-    o.slots = Some(1);
-    o.reserve_ms = 1_000;
+    o.common.slots = Some(1);
+    o.common.reserve_ms = 1_000;
     o
 }
 

@@ -147,9 +147,9 @@ fn build(spec: &Value, lease_dir: &Path) -> Result<Built, Error> {
             only_keys(source, &["kind", "slots", "reserve_ms"], "source");
             assert_eq!(source["kind"], "file_lease", "source kind");
             let mut o = FileLeaseOptions::new(lease_dir);
-            o.slots = source.get("slots").map(|v| v.as_u64().unwrap() as u32);
+            o.common.slots = source.get("slots").map(|v| v.as_u64().unwrap() as u32);
             if let Some(r) = source.get("reserve_ms") {
-                o.reserve_ms = r.as_u64().unwrap();
+                o.common.reserve_ms = r.as_u64().unwrap();
             }
             Generator::builder_from(NodeSource::FileLease(o))
         }

@@ -120,16 +120,16 @@ fn etcd_a_revoked_permission_is_named_not_authorized() {
         etcd.etcdctl(args).unwrap();
     }
     let mut o = EtcdLeaseOptions::new(vec![etcd.client_url.clone()]);
-    o.prefix = "/pf-auth".into();
-    o.slots = Some(1);
-    o.reserve_ms = 500;
+    o.store.prefix = "/pf-auth".into();
+    o.common.slots = Some(1);
+    o.common.reserve_ms = 500;
     o.ttl_s = 3;
-    o.connect_timeout_ms = 1000;
-    o.ca_file = Some(certs.ca.clone());
-    o.cert_file = Some(certs.client_cert.clone());
-    o.key_file = Some(certs.client_key.clone());
-    o.username = Some("holder".into());
-    o.password = Some("holder-password".into());
+    o.store.connect_timeout_ms = 1000;
+    o.store.credentials.ca_file = Some(certs.ca.clone());
+    o.store.credentials.cert_file = Some(certs.client_cert.clone());
+    o.store.credentials.key_file = Some(certs.client_key.clone());
+    o.store.credentials.username = Some("holder".into());
+    o.store.credentials.password = Some("holder-password".into());
     let g = lease(NodeSource::Etcd(o), 1).build().unwrap();
     renewing(&g);
 
@@ -176,13 +176,13 @@ fn etcd_a_revoked_permission_is_named_not_authorized() {
 fn zookeeper_a_read_only_acl_is_named_not_authorized() {
     let zk = ZooKeeper::start();
     let mut o = ZooKeeperLeaseOptions::new(vec![zk.ensemble()]);
-    o.prefix = "/pf-auth".into();
-    o.slots = Some(1);
-    o.reserve_ms = 500;
+    o.store.prefix = "/pf-auth".into();
+    o.common.slots = Some(1);
+    o.common.reserve_ms = 500;
     o.session_timeout_ms = 4000;
-    o.connect_timeout_ms = 3000;
-    o.username = Some("ids".into());
-    o.password = Some("ids-password".into());
+    o.store.connect_timeout_ms = 3000;
+    o.store.credentials.username = Some("ids".into());
+    o.store.credentials.password = Some("ids-password".into());
     let g = lease(NodeSource::ZooKeeper(o), 2).build().unwrap();
     renewing(&g);
     let hwm = format!("/pf-auth/hwm/{:04}", g.node_id());
@@ -220,11 +220,11 @@ fn zookeeper_a_read_only_acl_is_named_not_authorized() {
 fn etcd_stopped_is_named_unreachable_not_unauthorized() {
     let mut etcd = Etcd::start();
     let mut o = EtcdLeaseOptions::new(vec![etcd.client_url.clone()]);
-    o.prefix = "/pf-down".into();
-    o.slots = Some(1);
-    o.reserve_ms = 500;
+    o.store.prefix = "/pf-down".into();
+    o.common.slots = Some(1);
+    o.common.reserve_ms = 500;
     o.ttl_s = 3;
-    o.connect_timeout_ms = 500;
+    o.store.connect_timeout_ms = 500;
     let g = lease(NodeSource::Etcd(o), 3).build().unwrap();
     renewing(&g);
     etcd.stop();

@@ -159,11 +159,11 @@ fn etcd_restored_from_a_snapshot_then_fenced_gives_no_duplicate() {
     let snap = TempDir::new("etcd-snap");
     let file = snap.path().join("backup.db");
     let mut o = EtcdLeaseOptions::new(vec![etcd.client_url.clone()]);
-    o.prefix = "/pf-restore".into();
-    o.slots = Some(1);
-    o.reserve_ms = 500;
+    o.store.prefix = "/pf-restore".into();
+    o.common.slots = Some(1);
+    o.common.reserve_ms = 500;
     o.ttl_s = 2;
-    o.connect_timeout_ms = 2_000;
+    o.store.connect_timeout_ms = 2_000;
     let make = |clock: &ManualClock| {
         Generator::builder_from(NodeSource::Etcd(o.clone()))
             .epoch_ms(DEFAULT_EPOCH_MS + 26)
@@ -185,13 +185,13 @@ fn zookeeper_restored_from_a_data_dir_copy_then_fenced_gives_no_duplicate() {
     let snap = TempDir::new("zk-backup");
     let copy = snap.path().join("data");
     let mut o = ZooKeeperLeaseOptions::new(vec![zk.ensemble()]);
-    o.prefix = "/pf-restore".into();
-    o.slots = Some(1);
-    o.reserve_ms = 500;
+    o.store.prefix = "/pf-restore".into();
+    o.common.slots = Some(1);
+    o.common.reserve_ms = 500;
     // The default session timeout's order (10 s): the rollback must be noticed well before the
     // session would expire.
     o.session_timeout_ms = 10_000;
-    o.connect_timeout_ms = 2_000;
+    o.store.connect_timeout_ms = 2_000;
     let make = |clock: &ManualClock| {
         Generator::builder_from(NodeSource::ZooKeeper(o.clone()))
             .epoch_ms(DEFAULT_EPOCH_MS + 27)

@@ -31,7 +31,7 @@ fn lease_and_mint(layout: Layout, taken_before: u32) -> (Duration, u64) {
     let clock = ManualClock::new(epoch + 1);
     let options = FileLeaseOptions::new(dir.path());
     let mut opts = options.clone();
-    opts.reserve_ms = RESERVE_MS;
+    opts.common.reserve_ms = RESERVE_MS;
     let build = || {
         Generator::builder_from(NodeSource::FileLease(opts.clone()))
             .layout(layout)

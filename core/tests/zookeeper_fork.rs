@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 fn zookeeper_leases_across_fork() {
     let zk = ZooKeeper::start();
     let mut o = ZooKeeperLeaseOptions::new(vec![zk.ensemble()]);
-    o.prefix = "/pf-fork".into();
-    o.slots = Some(4);
-    o.reserve_ms = 500;
+    o.store.prefix = "/pf-fork".into();
+    o.common.slots = Some(4);
+    o.common.reserve_ms = 500;
     o.session_timeout_ms = 2000;
 
     // 1. This process has not used ZooKeeper yet: a child makes its own generator and leases.

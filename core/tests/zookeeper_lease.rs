@@ -23,11 +23,11 @@ fn child_process_entry() {
 
 fn opts(zk: &ZooKeeper, prefix: &str, slots: u32) -> ZooKeeperLeaseOptions {
     let mut o = ZooKeeperLeaseOptions::new(vec![zk.ensemble()]);
-    o.prefix = prefix.into();
-    o.slots = Some(slots);
-    o.reserve_ms = 500;
+    o.store.prefix = prefix.into();
+    o.common.slots = Some(slots);
+    o.common.reserve_ms = 500;
     o.session_timeout_ms = 2000;
-    o.connect_timeout_ms = 3000;
+    o.store.connect_timeout_ms = 3000;
     o
 }
 
@@ -416,7 +416,7 @@ fn a_deleted_slot_znode_or_an_edited_mark_loses_the_lease() {
     c.set(&hwm, b"garbage").unwrap();
     let before = now_ms();
     let mut o = opts(&zk, "/pf-del", 2);
-    o.identity = Some("someone".into());
+    o.common.identity = Some("someone".into());
     let s = lease(o.clone(), 4).build().unwrap();
     let t = lease(o, 4).build().unwrap();
     let on_slot = if s.node_id() == slot { &s } else { &t };
@@ -443,8 +443,8 @@ fn a_zookeeper_store_serves_one_id_space() {
 fn bad_zookeeper_options_and_an_unreachable_ensemble_are_clear_errors() {
     let dir = TempDir::new("zk-bad");
     let mut o = ZooKeeperLeaseOptions::new(vec![format!("127.0.0.1:{}", free_port())]);
-    o.connect_timeout_ms = 500;
-    o.slots = Some(2);
+    o.store.connect_timeout_ms = 500;
+    o.common.slots = Some(2);
     let start = Instant::now();
     let e = lease(o.clone(), 7).build().unwrap_err();
     assert!(
@@ -468,7 +468,7 @@ fn bad_zookeeper_options_and_an_unreachable_ensemble_are_clear_errors() {
         "at least one server",
     );
     let mut p = o.clone();
-    p.prefix = "polyflake".into();
+    p.store.prefix = "polyflake".into();
     invalid(&p, "must start with '/'");
     let mut p = o.clone();
     p.ensemble = vec!["zk1".into()];
@@ -477,7 +477,7 @@ fn bad_zookeeper_options_and_an_unreachable_ensemble_are_clear_errors() {
     p.session_timeout_ms = 0;
     invalid(&p, "session_timeout_ms");
     let mut p = o.clone();
-    p.ca_file = Some(dir.path().join("missing-ca.pem"));
+    p.store.credentials.ca_file = Some(dir.path().join("missing-ca.pem"));
     invalid(&p, "missing-ca.pem: cannot read it");
     let garbage = dir.path().join("garbage.pem");
     std::fs::write(
@@ -486,19 +486,19 @@ fn bad_zookeeper_options_and_an_unreachable_ensemble_are_clear_errors() {
     )
     .unwrap();
     let mut p = o.clone();
-    p.ca_file = Some(garbage.clone());
+    p.store.credentials.ca_file = Some(garbage.clone());
     invalid(&p, "does not parse");
     std::fs::write(dir.path().join("empty.pem"), "nothing here\n").unwrap();
-    p.ca_file = Some(dir.path().join("empty.pem"));
+    p.store.credentials.ca_file = Some(dir.path().join("empty.pem"));
     invalid(&p, "no PEM CERTIFICATE");
     let mut p = o.clone();
-    p.cert_file = Some(garbage);
+    p.store.credentials.cert_file = Some(garbage);
     invalid(&p, "needs key_file");
     let mut p = o.clone();
-    p.username = Some("ids".into());
+    p.store.credentials.username = Some("ids".into());
     invalid(&p, "has no password");
     let mut p = o;
-    p.password = Some("x".into());
+    p.store.credentials.password = Some("x".into());
     invalid(&p, "without a user name");
 }
 
@@ -506,8 +506,8 @@ fn bad_zookeeper_options_and_an_unreachable_ensemble_are_clear_errors() {
 fn digest_auth_and_acls_keep_other_clients_out() {
     let zk = ZooKeeper::start();
     let mut o = opts(&zk, "/pf-acl", 2);
-    o.username = Some("ids".into());
-    o.password = Some("right-password".into());
+    o.store.credentials.username = Some("ids".into());
+    o.store.credentials.password = Some("right-password".into());
     let g = lease(o.clone(), 8).build().unwrap();
     g.wait_ready(Duration::from_secs(5)).unwrap();
     g.next_id().unwrap();
@@ -548,7 +548,7 @@ fn digest_auth_and_acls_keep_other_clients_out() {
     g.next_id().unwrap();
     // A generator with the wrong password: a clear LEASE_STORE error, quickly.
     let mut bad = o.clone();
-    bad.password = Some("wrong".into());
+    bad.store.credentials.password = Some("wrong".into());
     let start = Instant::now();
     let e = lease(bad, 8).build().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::LeaseStore, "{e}");
@@ -559,8 +559,8 @@ fn digest_auth_and_acls_keep_other_clients_out() {
     assert!(start.elapsed() < Duration::from_secs(4));
     // Without credentials at all: the same refusal, saying to set them.
     let mut none = o;
-    none.username = None;
-    none.password = None;
+    none.store.credentials.username = None;
+    none.store.credentials.password = None;
     let e = lease(none, 8).build().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::LeaseStore, "{e}");
     assert!(e.to_string().contains("username and password"), "{e}");
@@ -572,9 +572,9 @@ fn tls_with_client_certificates() {
     let zk = ZooKeeper::start_tls(certs.clone());
     let mut o = opts(&zk, "/pf-tls", 2);
     o.ensemble = vec![zk.secure_ensemble()];
-    o.ca_file = Some(certs.ca.clone());
-    o.cert_file = Some(certs.client_cert.clone());
-    o.key_file = Some(certs.client_key.clone());
+    o.store.credentials.ca_file = Some(certs.ca.clone());
+    o.store.credentials.cert_file = Some(certs.client_cert.clone());
+    o.store.credentials.key_file = Some(certs.client_key.clone());
     let g = lease(o.clone(), 9).build().unwrap();
     g.wait_ready(Duration::from_secs(5)).unwrap();
     g.next_id().unwrap();
@@ -594,11 +594,11 @@ fn tls_with_client_certificates() {
         );
     };
     let mut wrong_ca = o.clone();
-    wrong_ca.ca_file = Some(certs.other_ca.clone());
+    wrong_ca.store.credentials.ca_file = Some(certs.other_ca.clone());
     refused(wrong_ca, "not signed by ca_file");
     let mut no_cert = o.clone();
-    no_cert.cert_file = None;
-    no_cert.key_file = None;
+    no_cert.store.credentials.cert_file = None;
+    no_cert.store.credentials.key_file = None;
     refused(no_cert, "requires a client certificate");
     drop(g);
 }
@@ -608,7 +608,7 @@ fn tls_with_client_certificates() {
 fn a_wide_layout_with_default_slots_takes_a_slot_quickly() {
     let zk = ZooKeeper::start();
     let mut o = opts(&zk, "/pf-wide", 1);
-    o.slots = None;
+    o.common.slots = None;
     assert_a_wide_layout_leases_quickly(
         "zookeeper",
         NodeSource::ZooKeeper(o),

@@ -412,7 +412,7 @@ mod tests {
     fn every_field_of_the_walk_lands_in_the_struct() {
         let dir = std::env::temp_dir().join(format!("polyflake-ffi-health-{}", std::process::id()));
         let mut o = FileLeaseOptions::new(&dir);
-        o.slots = Some(4);
+        o.common.slots = Some(4);
         let clock = ManualClock::new(1_800_000_000_000);
         let g = Generator::builder_from(NodeSource::FileLease(o))
             .clock(clock.clone())

@@ -6,7 +6,10 @@ use crate::boundary::{arg, c_str, c_utf8, c_utf8_opt, write_out};
 use crate::clock::polyflake_clock;
 use crate::error::polyflake_result;
 use crate::generator::{new_generator, polyflake_config, polyflake_generator};
-use polyflake_core::{EtcdLeaseOptions, FileLeaseOptions, NodeSource, ZooKeeperLeaseOptions};
+use polyflake_core::{
+    EtcdLeaseOptions, FileLeaseOptions, LeaseCommon, NodeSource, RemoteStore, StoreCredentials,
+    ZooKeeperLeaseOptions,
+};
 use std::ffi::{c_char, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -15,15 +18,11 @@ use std::ptr::null;
 /// The `slots` value of the lease options meaning every node id of the layout (the default).
 pub const POLYFLAKE_ALL_SLOTS: u32 = u32::MAX;
 
-/// Options of a file lease (`polyflake_generator_new_file_lease`). Fill it with
-/// `polyflake_file_lease_options_init` (the core's defaults), set `dir`, change what you need.
-/// The strings are only read during the call. Every number is judged by the core as written.
+/// The settings every lease kind shares (the `common` of the file, etcd and ZooKeeper options).
+/// Every number is judged by the core as written.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct polyflake_file_lease_options {
-    /// The lease directory, a NUL-terminated path (created if missing), shared by every process
-    /// that shares node ids, on a local file system. Required.
-    pub dir: *const c_char,
+pub struct polyflake_lease_common {
     /// How many slots to use, 1 to 2^node_bits; POLYFLAKE_ALL_SLOTS (the default): every node id.
     pub slots: u32,
     /// A stable identity, NUL-terminated UTF-8: the slot it held before is tried first. NULL
@@ -37,9 +36,22 @@ pub struct polyflake_file_lease_options {
     pub max_guard_wait_ms: u64,
 }
 
-/// TLS and authentication of a remote lease store (the `credentials` of the etcd and ZooKeeper
-/// options), NUL-terminated strings. A NULL field (the default) is read from the store's
-/// environment variable, POLYFLAKE_ETCD_<FIELD> or POLYFLAKE_ZOOKEEPER_<FIELD> (such as
+/// Options of a file lease (`polyflake_generator_new_file_lease`). Fill it with
+/// `polyflake_file_lease_options_init` (the core's defaults), set `dir`, change what you need.
+/// The strings are only read during the call.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct polyflake_file_lease_options {
+    /// The lease directory, a NUL-terminated path (created if missing), shared by every process
+    /// that shares node ids, on a local file system. Required.
+    pub dir: *const c_char,
+    /// Slots, identity, reserve and guard wait.
+    pub common: polyflake_lease_common,
+}
+
+/// TLS and authentication of a remote lease store (the `store.credentials` of the etcd and
+/// ZooKeeper options), NUL-terminated strings. A NULL field (the default) is read from the
+/// store's environment variable, POLYFLAKE_ETCD_<FIELD> or POLYFLAKE_ZOOKEEPER_<FIELD> (such as
 /// POLYFLAKE_ETCD_CA_FILE), when that is set; else it is not used.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -58,9 +70,22 @@ pub struct polyflake_store_credentials {
     pub password: *const c_char,
 }
 
+/// Where a remote store (etcd or ZooKeeper) keeps a lease's records and how it is reached (the
+/// `store` of their options).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct polyflake_remote_store {
+    /// The key or znode prefix, NUL-terminated UTF-8 (for ZooKeeper an absolute path); NULL (the
+    /// default) means the core's "/polyflake". One prefix per ID space (epoch and layout).
+    pub prefix: *const c_char,
+    /// The timeout of connecting and of each request, in ms (1 to 600,000; default 2,000).
+    pub connect_timeout_ms: u64,
+    /// TLS and authentication (default: all NULL, the environment's).
+    pub credentials: polyflake_store_credentials,
+}
+
 /// Options of an etcd lease (`polyflake_generator_new_etcd`). Fill it with
-/// `polyflake_etcd_options_init` (the core's defaults), set the endpoints, change what you need;
-/// the rest as `polyflake_file_lease_options`.
+/// `polyflake_etcd_options_init` (the core's defaults), set the endpoints, change what you need.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct polyflake_etcd_options {
@@ -70,28 +95,17 @@ pub struct polyflake_etcd_options {
     pub endpoints: *const *const c_char,
     /// How many strings `endpoints` holds (at least 1).
     pub endpoint_count: usize,
-    /// The key prefix, NUL-terminated UTF-8; NULL (the default) means the core's "/polyflake".
-    /// One prefix per ID space (epoch and layout).
-    pub prefix: *const c_char,
     /// The etcd lease's time to live in seconds (1 to 3600; default 10).
     pub ttl_s: i64,
-    /// How far ahead of the clock R is kept, in ms (default 5,000).
-    pub reserve_ms: u64,
-    /// As in `polyflake_file_lease_options`.
-    pub slots: u32,
-    /// As in `polyflake_file_lease_options`.
-    pub identity: *const c_char,
-    /// The timeout of connecting and of each request, in ms (1 to 600,000; default 2,000).
-    pub connect_timeout_ms: u64,
-    /// As in `polyflake_file_lease_options` (default 60,000).
-    pub max_guard_wait_ms: u64,
-    /// TLS and authentication (default: all NULL, the environment's).
-    pub credentials: polyflake_store_credentials,
+    /// Prefix, connect timeout and credentials.
+    pub store: polyflake_remote_store,
+    /// Slots, identity, reserve and guard wait.
+    pub common: polyflake_lease_common,
 }
 
 /// Options of a ZooKeeper lease (`polyflake_generator_new_zookeeper`). Fill it with
 /// `polyflake_zookeeper_options_init` (the core's defaults), set `ensemble`, change what you
-/// need; the rest as `polyflake_etcd_options`.
+/// need.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct polyflake_zookeeper_options {
@@ -99,34 +113,14 @@ pub struct polyflake_zookeeper_options {
     /// `"host:port,host:port,..."` (spaces around commas ignored). Required (no server in it:
     /// POLYFLAKE_RESULT_INVALID_NODE_SOURCE).
     pub ensemble: *const c_char,
-    /// The znode prefix, an absolute path (NUL-terminated UTF-8); NULL (the default) means the
-    /// core's "/polyflake". One prefix per ID space (epoch and layout).
-    pub prefix: *const c_char,
     /// The session timeout asked of the ensemble, in ms (default 10,000): the lease's time to
     /// live. The ensemble bounds it (by default 2 to 20 ticks of its tickTime).
     pub session_timeout_ms: u64,
-    /// How far ahead of the clock R is kept, in ms (default 5,000).
-    pub reserve_ms: u64,
-    /// As in `polyflake_file_lease_options`.
-    pub slots: u32,
-    /// As in `polyflake_file_lease_options`.
-    pub identity: *const c_char,
-    /// The timeout of connecting and of each request, in ms (default 2,000).
-    pub connect_timeout_ms: u64,
-    /// As in `polyflake_file_lease_options` (default 60,000).
-    pub max_guard_wait_ms: u64,
-    /// TLS and authentication (default: all NULL, the environment's).
-    pub credentials: polyflake_store_credentials,
+    /// Prefix (an absolute path), connect timeout and credentials.
+    pub store: polyflake_remote_store,
+    /// Slots, identity, reserve and guard wait.
+    pub common: polyflake_lease_common,
 }
-
-/// No credentials given: the core reads its environment variables.
-const NO_CREDENTIALS: polyflake_store_credentials = polyflake_store_credentials {
-    ca_file: null(),
-    cert_file: null(),
-    key_file: null(),
-    username: null(),
-    password: null(),
-};
 
 /// A required path; a path is bytes on Unix: taken as given, UTF-8 or not.
 fn path(p: *const c_char) -> Result<PathBuf, polyflake_result> {
@@ -138,43 +132,65 @@ fn path_opt(p: *const c_char) -> Result<Option<PathBuf>, polyflake_result> {
     (!p.is_null()).then(|| path(p)).transpose()
 }
 
-/// A C options struct `$t` holding the core's defaults `$d`: the fields every lease shares (and
-/// with `remote`, those of etcd and ZooKeeper) with its strings NULL, then the named fields.
-macro_rules! with_defaults {
-    (remote $t:ident, $d:ident = $e:expr, $($f:ident: $v:expr),*) => {
-        with_defaults!($t, $d = $e, prefix: null(), connect_timeout_ms: $d.connect_timeout_ms,
-            credentials: NO_CREDENTIALS, $($f: $v),*)
-    };
-    ($t:ident, $d:ident = $e:expr, $($f:ident: $v:expr),*) => {{
-        let $d = $e;
-        $t { slots: $d.slots.unwrap_or(POLYFLAKE_ALL_SLOTS), identity: null(),
-            reserve_ms: $d.reserve_ms, max_guard_wait_ms: $d.max_guard_wait_ms, $($f: $v),* }
-    }};
+/// The C form of the core's `common` defaults (the identity NULL: the hostname).
+fn lease_common_defaults(d: &LeaseCommon) -> polyflake_lease_common {
+    polyflake_lease_common {
+        slots: d.slots.unwrap_or(POLYFLAKE_ALL_SLOTS),
+        identity: null(),
+        reserve_ms: d.reserve_ms,
+        max_guard_wait_ms: d.max_guard_wait_ms,
+    }
 }
 
-/// Copy the fields every lease shares (and with `remote`, those of etcd and ZooKeeper) from the
-/// C options `$o` onto the core's options `$core`. A NULL prefix keeps the core's default; a
-/// NULL credential is `None` (the core then reads its environment variables).
-macro_rules! copy_fields {
-    (remote $core:ident, $o:ident, $prefix:literal) => {
-        if let Some(prefix) = c_utf8_opt($o.prefix, $prefix)? {
-            $core.prefix = prefix;
-        }
-        $core.connect_timeout_ms = $o.connect_timeout_ms;
-        let c = &$o.credentials;
-        $core.ca_file = path_opt(c.ca_file)?;
-        $core.cert_file = path_opt(c.cert_file)?;
-        $core.key_file = path_opt(c.key_file)?;
-        $core.username = c_utf8_opt(c.username, "the user name")?;
-        $core.password = c_utf8_opt(c.password, "the password")?;
-        copy_fields!($core, $o);
-    };
-    ($core:ident, $o:ident) => {
-        $core.slots = ($o.slots != POLYFLAKE_ALL_SLOTS).then_some($o.slots);
-        $core.identity = c_utf8_opt($o.identity, "the lease identity")?;
-        $core.reserve_ms = $o.reserve_ms;
-        $core.max_guard_wait_ms = $o.max_guard_wait_ms;
-    };
+/// The core's `common` from the C one, numbers as written (a zero stays a zero, for the core to
+/// refuse).
+fn lease_common(c: &polyflake_lease_common) -> Result<LeaseCommon, polyflake_result> {
+    Ok(LeaseCommon {
+        slots: (c.slots != POLYFLAKE_ALL_SLOTS).then_some(c.slots),
+        identity: c_utf8_opt(c.identity, "the lease identity")?,
+        reserve_ms: c.reserve_ms,
+        max_guard_wait_ms: c.max_guard_wait_ms,
+    })
+}
+
+/// The C form of a remote store's defaults: the prefix NULL (the core's), no credentials (the
+/// core reads its environment variables).
+fn remote_store_defaults(d: &RemoteStore) -> polyflake_remote_store {
+    polyflake_remote_store {
+        prefix: null(),
+        connect_timeout_ms: d.connect_timeout_ms,
+        credentials: polyflake_store_credentials {
+            ca_file: null(),
+            cert_file: null(),
+            key_file: null(),
+            username: null(),
+            password: null(),
+        },
+    }
+}
+
+/// The core's remote store from the C one over the store's defaults `d`: a NULL prefix keeps
+/// the default (named `prefix_what` in errors); a NULL credential is `None`.
+fn remote_store(
+    c: &polyflake_remote_store,
+    mut d: RemoteStore,
+    prefix_what: &'static str,
+) -> Result<RemoteStore, polyflake_result> {
+    if let Some(prefix) = c_utf8_opt(c.prefix, prefix_what)? {
+        d.prefix = prefix;
+    }
+    let k = &c.credentials;
+    Ok(RemoteStore {
+        prefix: d.prefix,
+        connect_timeout_ms: c.connect_timeout_ms,
+        credentials: StoreCredentials {
+            ca_file: path_opt(k.ca_file)?,
+            cert_file: path_opt(k.cert_file)?,
+            key_file: path_opt(k.key_file)?,
+            username: c_utf8_opt(k.username, "the user name")?,
+            password: c_utf8_opt(k.password, "the password")?,
+        },
+    })
 }
 
 /// Fill `*out_options` with the core's defaults: `dir` NULL (set it), POLYFLAKE_ALL_SLOTS, the
@@ -184,45 +200,56 @@ pub extern "C" fn polyflake_file_lease_options_init(
     out_options: *mut polyflake_file_lease_options,
 ) -> polyflake_result {
     write_out(out_options, || {
-        let o = with_defaults!(polyflake_file_lease_options, d = FileLeaseOptions::new(""),
-            dir: null());
-        Ok(o)
+        let d = FileLeaseOptions::new("");
+        Ok(polyflake_file_lease_options {
+            dir: null(),
+            common: lease_common_defaults(&d.common),
+        })
     })
 }
 
-/// Fill `*out_options` with the core's defaults: no endpoints (set them), prefix NULL
-/// ("/polyflake"), TTL 10 s, reserve 5,000 ms, POLYFLAKE_ALL_SLOTS, the hostname as identity,
-/// timeout 2,000 ms, max_guard_wait_ms 60,000, credentials NULL.
+/// Fill `*out_options` with the core's defaults: no endpoints (set them), TTL 10 s, store prefix
+/// NULL ("/polyflake"), timeout 2,000 ms, credentials NULL, POLYFLAKE_ALL_SLOTS, the hostname as
+/// identity, reserve 5,000 ms, max_guard_wait_ms 60,000.
 #[no_mangle]
 pub extern "C" fn polyflake_etcd_options_init(
     out_options: *mut polyflake_etcd_options,
 ) -> polyflake_result {
     write_out(out_options, || {
-        Ok(
-            with_defaults!(remote polyflake_etcd_options, d = EtcdLeaseOptions::new(Vec::new()),
-            endpoints: null(), endpoint_count: 0, ttl_s: d.ttl_s),
-        )
+        let d = EtcdLeaseOptions::new(Vec::new());
+        Ok(polyflake_etcd_options {
+            endpoints: null(),
+            endpoint_count: 0,
+            ttl_s: d.ttl_s,
+            store: remote_store_defaults(&d.store),
+            common: lease_common_defaults(&d.common),
+        })
     })
 }
 
-/// Fill `*out_options` with the core's defaults: `ensemble` NULL (set it), prefix NULL
-/// ("/polyflake"), session timeout 10,000 ms, reserve 5,000 ms, POLYFLAKE_ALL_SLOTS, the
-/// hostname as identity, timeout 2,000 ms, max_guard_wait_ms 60,000, credentials NULL.
+/// Fill `*out_options` with the core's defaults: `ensemble` NULL (set it), session timeout
+/// 10,000 ms, store prefix NULL ("/polyflake"), timeout 2,000 ms, credentials NULL,
+/// POLYFLAKE_ALL_SLOTS, the hostname as identity, reserve 5,000 ms, max_guard_wait_ms 60,000.
 #[no_mangle]
 pub extern "C" fn polyflake_zookeeper_options_init(
     out_options: *mut polyflake_zookeeper_options,
 ) -> polyflake_result {
     write_out(out_options, || {
-        Ok(with_defaults!(remote polyflake_zookeeper_options,
-            d = ZooKeeperLeaseOptions::new(Vec::new()),
-            ensemble: null(), session_timeout_ms: d.session_timeout_ms))
+        let d = ZooKeeperLeaseOptions::new(Vec::new());
+        Ok(polyflake_zookeeper_options {
+            ensemble: null(),
+            session_timeout_ms: d.session_timeout_ms,
+            store: remote_store_defaults(&d.store),
+            common: lease_common_defaults(&d.common),
+        })
     })
 }
 
 fn file_source(o: &polyflake_file_lease_options) -> Result<NodeSource, polyflake_result> {
-    let mut f = FileLeaseOptions::new(path(o.dir)?);
-    copy_fields!(f, o);
-    Ok(NodeSource::FileLease(f))
+    Ok(NodeSource::FileLease(FileLeaseOptions {
+        dir: path(o.dir)?,
+        common: lease_common(&o.common)?,
+    }))
 }
 
 fn etcd_source(o: &polyflake_etcd_options) -> Result<NodeSource, polyflake_result> {
@@ -232,19 +259,26 @@ fn etcd_source(o: &polyflake_etcd_options) -> Result<NodeSource, polyflake_resul
         n => unsafe { std::slice::from_raw_parts(arg(o.endpoints)?, n) },
     };
     let endpoints = endpoints.iter().map(|p| c_utf8(*p, "an etcd endpoint"));
-    let mut e = EtcdLeaseOptions::new(endpoints.collect::<Result<_, _>>()?);
-    e.ttl_s = o.ttl_s;
-    copy_fields!(remote e, o, "the etcd prefix");
-    Ok(NodeSource::Etcd(e))
+    let d = EtcdLeaseOptions::new(endpoints.collect::<Result<_, _>>()?);
+    Ok(NodeSource::Etcd(EtcdLeaseOptions {
+        ttl_s: o.ttl_s,
+        store: remote_store(&o.store, d.store, "the etcd prefix")?,
+        common: lease_common(&o.common)?,
+        ..d
+    }))
 }
 
 fn zookeeper_source(o: &polyflake_zookeeper_options) -> Result<NodeSource, polyflake_result> {
     let ensemble = c_utf8(o.ensemble, "the ZooKeeper ensemble")?;
-    let mut z = ZooKeeperLeaseOptions::from_ensemble(&ensemble);
-    z.session_timeout_ms = o.session_timeout_ms;
-    copy_fields!(remote z, o, "the ZooKeeper prefix");
-    Ok(NodeSource::ZooKeeper(z))
+    let d = ZooKeeperLeaseOptions::from_ensemble(&ensemble);
+    Ok(NodeSource::ZooKeeper(ZooKeeperLeaseOptions {
+        session_timeout_ms: o.session_timeout_ms,
+        store: remote_store(&o.store, d.store, "the ZooKeeper prefix")?,
+        common: lease_common(&o.common)?,
+        ..d
+    }))
 }
+
 /// As `polyflake_generator_new`, the node id being a slot leased from a directory of slot files
 /// (one host, no server; `config->node_id` is ignored; a test `clock` drives R and the guard).
 ///
@@ -375,12 +409,12 @@ mod tests {
         };
         assert_eq!(fl, FileLeaseOptions::new("/tmp/x"));
         // A zero the caller wrote stays a zero: the core refuses it, never a default.
-        f.reserve_ms = 0;
-        f.slots = 0;
+        f.common.reserve_ms = 0;
+        f.common.slots = 0;
         let NodeSource::FileLease(fl) = file_source(&f).unwrap() else {
             panic!("not a file lease")
         };
-        assert_eq!((fl.reserve_ms, fl.slots), (0, Some(0)));
+        assert_eq!((fl.common.reserve_ms, fl.common.slots), (0, Some(0)));
     }
 
     #[test]
@@ -394,32 +428,34 @@ mod tests {
             o,
             ZooKeeperLeaseOptions::from_ensemble("127.0.0.1:1,127.0.0.1:2")
         );
-        z.prefix = c"ids".as_ptr();
-        z.credentials.ca_file = c"/ca.pem".as_ptr();
-        z.credentials.username = c"u".as_ptr();
-        z.credentials.password = c"p".as_ptr();
+        z.store.prefix = c"ids".as_ptr();
+        let zc = &mut z.store.credentials;
+        zc.ca_file = c"/ca.pem".as_ptr();
+        zc.username = c"u".as_ptr();
+        zc.password = c"p".as_ptr();
         let NodeSource::ZooKeeper(o) = zookeeper_source(&z).unwrap() else {
             panic!("not ZooKeeper")
         };
-        assert_eq!(o.prefix, "ids"); // refused by the core, not rewritten here
-        assert_eq!(o.ca_file, Some(PathBuf::from("/ca.pem")));
+        assert_eq!(o.store.prefix, "ids"); // refused by the core, not rewritten here
+        let c = o.store.credentials;
+        assert_eq!(c.ca_file, Some(PathBuf::from("/ca.pem")));
         assert_eq!(
-            (o.username.as_deref(), o.password.as_deref()),
+            (c.username.as_deref(), c.password.as_deref()),
             (Some("u"), Some("p"))
         );
-        assert_eq!((o.cert_file, o.key_file), (None, None));
+        assert_eq!((c.cert_file, c.key_file), (None, None));
         z.ensemble = std::ptr::null();
         assert_eq!(
             zookeeper_source(&z).unwrap_err(),
             polyflake_result::NullParameter
         );
         let mut e = crate::boundary::tests::init(polyflake_etcd_options_init);
-        e.credentials.key_file = c"/k.pem".as_ptr();
-        e.credentials.cert_file = c"/c.pem".as_ptr();
+        e.store.credentials.key_file = c"/k.pem".as_ptr();
+        e.store.credentials.cert_file = c"/c.pem".as_ptr();
         let NodeSource::Etcd(o) = etcd_source(&e).unwrap() else {
             panic!("not etcd")
         };
-        assert_eq!(o.key_file, Some(PathBuf::from("/k.pem")));
-        assert_eq!(o.cert_file, Some(PathBuf::from("/c.pem")));
+        assert_eq!(o.store.credentials.key_file, Some(PathBuf::from("/k.pem")));
+        assert_eq!(o.store.credentials.cert_file, Some(PathBuf::from("/c.pem")));
     }
 }

@@ -12,7 +12,7 @@ use crate::metrics::samples;
 use crate::settings::{self, only_keys, FResult};
 use napi::bindgen_prelude::{ClassInstance, Env, JavaScriptClassExt, This, Unknown};
 use napi::{sys, JsValue};
-use polyflake::{Decoded, Generator, Mode, NodeSource};
+use polyflake::{Decoded, Generator, LeaseCommon, Mode, NodeSource, RemoteStore};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -85,17 +85,17 @@ fn fixed(
     make(env, &what, mode, options, true, &[], |_| Ok(source))
 }
 
-/// The options both lease kinds share, read into the core's options `$l` (same field names).
-macro_rules! lease_common {
-    ($o:expr, $l:expr) => {
-        $o.read_some("slots", narrow, &mut $l.slots)?;
-        $o.read_some("identity", string_arg, &mut $l.identity)?;
-        $o.read("reserveMs", narrow, &mut $l.reserve_ms)?;
-        $o.read("maxGuardWaitMs", narrow, &mut $l.max_guard_wait_ms)?;
-    };
+/// The options every lease kind shares ([`LEASE_KEYS`]), absent ones at the core's defaults.
+fn lease_common(o: Val) -> FResult<LeaseCommon> {
+    let mut c = LeaseCommon::default();
+    o.read_some("slots", narrow, &mut c.slots)?;
+    o.read_some("identity", string_arg, &mut c.identity)?;
+    o.read("reserveMs", narrow, &mut c.reserve_ms)?;
+    o.read("maxGuardWaitMs", narrow, &mut c.max_guard_wait_ms)?;
+    Ok(c)
 }
 
-/// The keys `lease_common!` reads.
+/// The keys `lease_common` reads.
 const LEASE_KEYS: [&str; 4] = ["slots", "identity", "reserveMs", "maxGuardWaitMs"];
 
 /// `fromFileLease({ dir, slots?, identity?, reserveMs?, maxGuardWaitMs?, ... })`.
@@ -106,39 +106,34 @@ fn file_lease(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
         let Some(dir) = o.get_opt("dir")? else {
             return Err(Fail::Type(format!("{what}: dir is required")));
         };
-        let mut f = polyflake::FileLeaseOptions::new(string_arg(dir, "dir")?);
-        lease_common!(o, f);
-        Ok(NodeSource::FileLease(f))
+        Ok(NodeSource::FileLease(polyflake::FileLeaseOptions {
+            dir: string_arg(dir, "dir")?.into(),
+            common: lease_common(o)?,
+        }))
     })
 }
 
-/// The TLS and authentication options both remote stores share: each of [`AUTH_KEYS`] is the
-/// camelCase name of one of the core's `LEASE_CREDENTIALS`, set through the core's
-/// `set_credential`; `undefined` leaves the field to its environment variable.
-macro_rules! store_auth {
-    ($o:expr, $l:expr) => {
-        for (name, key) in polyflake::LEASE_CREDENTIALS.into_iter().zip(AUTH_KEYS) {
-            if let Some(v) = $o.get_opt(key)? {
-                $l.set_credential(name, Some(string_arg(v, key)?.into()))?;
-            }
+/// What both remote stores read over their defaults `store`: `prefix`, `connectTimeoutMs`, and
+/// the TLS and authentication options, each of [`AUTH_KEYS`] the camelCase name of one of the
+/// core's `LEASE_CREDENTIALS`, set through the core's `StoreCredentials::set`; `undefined`
+/// leaves the field to its environment variable.
+fn remote_store(o: Val, mut store: RemoteStore) -> FResult<RemoteStore> {
+    o.read("prefix", string_arg, &mut store.prefix)?;
+    o.read("connectTimeoutMs", narrow, &mut store.connect_timeout_ms)?;
+    for (name, key) in polyflake::LEASE_CREDENTIALS.into_iter().zip(AUTH_KEYS) {
+        if let Some(v) = o.get_opt(key)? {
+            store
+                .credentials
+                .set(name, Some(string_arg(v, key)?.into()))?;
         }
-    };
+    }
+    Ok(store)
 }
 
-/// What both remote stores read besides their own options (same field names in the core).
-macro_rules! store_common {
-    ($o:expr, $l:expr) => {
-        $o.read("prefix", string_arg, &mut $l.prefix)?;
-        $o.read("connectTimeoutMs", narrow, &mut $l.connect_timeout_ms)?;
-        lease_common!($o, $l);
-        store_auth!($o, $l);
-    };
-}
-
-/// The keys `store_auth!` reads, in the order of the core's `LEASE_CREDENTIALS`.
+/// The credential keys `remote_store` reads, in the order of the core's `LEASE_CREDENTIALS`.
 const AUTH_KEYS: [&str; 5] = ["caFile", "certFile", "keyFile", "username", "password"];
 
-/// The keys of a remote store: its own, then those `store_common!` reads.
+/// The keys of a remote store: its own, then those `remote_store` and `lease_common` read.
 fn store_keys(own: &[&'static str]) -> Vec<&'static str> {
     [
         own,
@@ -175,7 +170,8 @@ fn etcd(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
         };
         let mut e = polyflake::EtcdLeaseOptions::new(servers(v, "endpoints")?);
         o.read("ttlS", narrow, &mut e.ttl_s)?;
-        store_common!(o, e);
+        e.store = remote_store(o, e.store)?;
+        e.common = lease_common(o)?;
         Ok(NodeSource::Etcd(e))
     })
 }
@@ -195,7 +191,8 @@ fn zookeeper(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
             Some(v) => polyflake::ZooKeeperLeaseOptions::new(servers(v, "ensemble")?),
         };
         o.read("sessionTimeoutMs", narrow, &mut z.session_timeout_ms)?;
-        store_common!(o, z);
+        z.store = remote_store(o, z.store)?;
+        z.common = lease_common(o)?;
         Ok(NodeSource::ZooKeeper(z))
     })
 }

@@ -5,7 +5,10 @@ use crate::args::{i64_arg, int_arg, opt_str_arg, str_arg, unsigned_arg, wrong_ty
 use crate::error::to_py_err;
 use crate::settings::Settings;
 use polyflake::LEASE_CREDENTIALS;
-use polyflake::{Error, EtcdLeaseOptions, FileLeaseOptions, NodeSource, ZooKeeperLeaseOptions};
+use polyflake::{
+    Error, EtcdLeaseOptions, FileLeaseOptions, LeaseCommon, NodeSource, RemoteStore,
+    ZooKeeperLeaseOptions,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use std::path::PathBuf;
@@ -18,35 +21,39 @@ fn unsigned<T: TryFrom<i128>>(v: &Bound<'_, PyAny>, key: &'static str) -> PyResu
     unsigned_arg(v, key, bad)
 }
 
-/// The settings every lease kind takes (the same field names in each kind's options).
-macro_rules! lease_settings {
-    ($o:ident, $s:ident) => {
-        let slots = |v: &Bound<'_, PyAny>, k| (!v.is_none()).then(|| unsigned(v, k)).transpose();
-        $s.set("slots", &mut $o.slots, slots)?;
-        $o.identity = opt_str_arg($s.take("identity")?.as_ref(), "identity")?;
-        $s.set("reserve_ms", &mut $o.reserve_ms, unsigned)?;
-        $s.set("max_guard_wait_ms", &mut $o.max_guard_wait_ms, unsigned)?;
-    };
+/// The settings every lease kind takes: `slots` (None: every slot), `identity` (None: the
+/// hostname), `reserve_ms`, `max_guard_wait_ms`; absent ones at the core's defaults.
+fn lease_common(s: &Settings<'_>) -> PyResult<LeaseCommon> {
+    let mut c = LeaseCommon::default();
+    let slots = |v: &Bound<'_, PyAny>, k| (!v.is_none()).then(|| unsigned(v, k)).transpose();
+    s.set("slots", &mut c.slots, slots)?;
+    c.identity = opt_str_arg(s.take("identity")?.as_ref(), "identity")?;
+    s.set("reserve_ms", &mut c.reserve_ms, unsigned)?;
+    s.set("max_guard_wait_ms", &mut c.max_guard_wait_ms, unsigned)?;
+    Ok(c)
 }
 
-/// What both remote stores take: `prefix`, `connect_timeout_ms`, the lease settings and the TLS
-/// and authentication ones (None or absent: the core reads its environment variable).
-macro_rules! remote_settings {
-    ($o:ident, $s:ident) => {
-        $s.set("prefix", &mut $o.prefix, |v, k| str_arg(v, k))?;
-        $s.set("connect_timeout_ms", &mut $o.connect_timeout_ms, unsigned)?;
-        lease_settings!($o, $s);
-        for key in LEASE_CREDENTIALS {
-            if let Some(v) = $s.take(key)?.filter(|v| !v.is_none()) {
-                let text = match key.ends_with("_file") {
-                    true => path_arg(&v, key)?.into_os_string(),
-                    false => str_arg(&v, key)?.into(),
-                };
-                let set = $o.set_credential(key, Some(text));
-                set.map_err(|e| to_py_err(v.py(), e))?;
-            }
+/// What both remote stores take over their defaults `store`: `prefix`, `connect_timeout_ms`
+/// and the TLS and authentication settings (None or absent: the core reads its environment
+/// variable).
+fn remote_store(s: &Settings<'_>, mut store: RemoteStore) -> PyResult<RemoteStore> {
+    s.set("prefix", &mut store.prefix, |v, k| str_arg(v, k))?;
+    s.set(
+        "connect_timeout_ms",
+        &mut store.connect_timeout_ms,
+        unsigned,
+    )?;
+    for key in LEASE_CREDENTIALS {
+        if let Some(v) = s.take(key)?.filter(|v| !v.is_none()) {
+            let text = match key.ends_with("_file") {
+                true => path_arg(&v, key)?.into_os_string(),
+                false => str_arg(&v, key)?.into(),
+            };
+            let set = store.credentials.set(key, Some(text));
+            set.map_err(|e| to_py_err(v.py(), e))?;
         }
-    };
+    }
+    Ok(store)
 }
 
 /// A file system path: a `str` or an `os.PathLike` (what `open()` takes; `bytes` is refused).
@@ -74,9 +81,10 @@ fn str_list(obj: &Bound<'_, PyAny>, what: &str, want: &str) -> PyResult<Vec<Stri
 
 /// `from_file_lease(dir, ...)`.
 pub(crate) fn file_lease(dir: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyResult<NodeSource> {
-    let mut o = FileLeaseOptions::new(path_arg(dir, "dir")?);
-    lease_settings!(o, s);
-    Ok(NodeSource::FileLease(o))
+    Ok(NodeSource::FileLease(FileLeaseOptions {
+        dir: path_arg(dir, "dir")?,
+        common: lease_common(s)?,
+    }))
 }
 
 /// `from_etcd(endpoints, ...)`: one URL or an iterable of them.
@@ -88,7 +96,8 @@ pub(crate) fn etcd_lease(endpoints: &Bound<'_, PyAny>, s: &Settings<'_>) -> PyRe
     )?;
     let mut o = EtcdLeaseOptions::new(urls);
     s.set("ttl_s", &mut o.ttl_s, |v, k| i64_arg(v, k))?;
-    remote_settings!(o, s);
+    o.store = remote_store(s, o.store)?;
+    o.common = lease_common(s)?;
     Ok(NodeSource::Etcd(o))
 }
 
@@ -104,7 +113,8 @@ pub(crate) fn zookeeper_lease(
         ZooKeeperLeaseOptions::new(str_list(ensemble, "ensemble", want)?)
     };
     s.set("session_timeout_ms", &mut o.session_timeout_ms, unsigned)?;
-    remote_settings!(o, s);
+    o.store = remote_store(s, o.store)?;
+    o.common = lease_common(s)?;
     Ok(NodeSource::ZooKeeper(o))
 }
 

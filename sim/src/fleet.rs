@@ -478,8 +478,8 @@ impl<'a> Run<'a> {
         let builder = match self.lease_dir {
             Some(dir) if self.sc.leases => {
                 let mut o = FileLeaseOptions::new(dir);
-                o.identity = Some(self.nodes[i].identity.clone());
-                o.reserve_ms = RESERVE_MS;
+                o.common.identity = Some(self.nodes[i].identity.clone());
+                o.common.reserve_ms = RESERVE_MS;
                 Generator::builder_from(NodeSource::FileLease(o))
             }
             _ => Generator::builder(i as u32),

@@ -56,8 +56,8 @@ static polyflake_generator *lease(const char *dir, uint32_t slots, uint64_t rese
   polyflake_config_init(&defaults);
   polyflake_file_lease_options_init(&o);
   o.dir = dir;
-  o.slots = slots;
-  o.reserve_ms = reserve_ms;
+  o.common.slots = slots;
+  o.common.reserve_ms = reserve_ms;
   *r = polyflake_generator_new_file_lease(cfg ? cfg : &defaults, &o, NULL, &g);
   return g;
 }

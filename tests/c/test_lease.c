@@ -68,16 +68,16 @@ static void file_leases(void) {
   cfg.node_id = 999; /* ignored: the slot is the node id */
   CHECK_RESULT(polyflake_file_lease_options_init(&o), POLYFLAKE_RESULT_OK);
   /* The core's defaults, from the init function (0 is never a default). */
-  CHECK(o.dir == NULL && o.slots == POLYFLAKE_ALL_SLOTS && o.identity == NULL &&
-            o.reserve_ms == 5000 && o.max_guard_wait_ms == 60000,
+  CHECK(o.dir == NULL && o.common.slots == POLYFLAKE_ALL_SLOTS && o.common.identity == NULL &&
+            o.common.reserve_ms == 5000 && o.common.max_guard_wait_ms == 60000,
         "file lease defaults");
   o.dir = dir;
-  o.slots = 2;
-  o.identity = "c-test-a";
-  o.reserve_ms = reserve;
+  o.common.slots = 2;
+  o.common.identity = "c-test-a";
+  o.common.reserve_ms = reserve;
 
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &a), POLYFLAKE_RESULT_OK);
-  o.identity = "c-test-b";
+  o.common.identity = "c-test-b";
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &b), POLYFLAKE_RESULT_OK);
   if (!a || !b) {
     fprintf(stderr, "FATAL: no file lease: %s\n", last_message());
@@ -146,7 +146,7 @@ static void file_leases(void) {
         h.lease_renewals, h.lease_failures);
 
   /* Both slots held: a third holder is refused, with the directory and slot count named. */
-  o.identity = "c-test-c";
+  o.common.identity = "c-test-c";
   c = (polyflake_generator *)&id; /* a sentinel: must stay untouched */
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &c), POLYFLAKE_RESULT_NO_FREE_SLOT);
   CHECK(c == (polyflake_generator *)&id, "out-param written on error");
@@ -178,8 +178,8 @@ static void file_leases(void) {
   polyflake_generator_free(c);
 
   /* slots = 1 and two holders: the second gets NO_FREE_SLOT. */
-  o.slots = 1;
-  o.identity = NULL; /* the hostname */
+  o.common.slots = 1;
+  o.common.identity = NULL; /* the hostname */
   a = b = NULL;
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &a), POLYFLAKE_RESULT_OK);
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &b), POLYFLAKE_RESULT_NO_FREE_SLOT);
@@ -216,31 +216,31 @@ static void bad_options(void) {
   CHECK_RESULT(polyflake_generator_new_file_lease(NULL, &o, NULL, &g), N);
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, NULL, NULL, &g), N);
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, NULL), N);
-  o.slots = 1025; /* more than the 1024 node ids of 10 node bits */
+  o.common.slots = 1025; /* more than the 1024 node ids of 10 node bits */
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
   CHECK(strstr(last_message(), "1025") != NULL, "message: %s", last_message());
-  o.slots = 0; /* refused: 0 is no default (POLYFLAKE_ALL_SLOTS is "every node id") */
+  o.common.slots = 0; /* refused: 0 is no default (POLYFLAKE_ALL_SLOTS is "every node id") */
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
   CHECK(strstr(last_message(), "slots = 0") != NULL, "message: %s", last_message());
-  o.slots = POLYFLAKE_ALL_SLOTS;
-  o.reserve_ms = 5;
+  o.common.slots = POLYFLAKE_ALL_SLOTS;
+  o.common.reserve_ms = 5;
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
-  o.reserve_ms = 0; /* refused like every other binding: never silently the default */
+  o.common.reserve_ms = 0; /* refused like every other binding: never silently the default */
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
   CHECK(strstr(last_message(), "reserve_ms = 0") != NULL, "message: %s", last_message());
-  o.reserve_ms = 5000;
-  o.max_guard_wait_ms = UINT64_C(31536000001); /* past a year */
+  o.common.reserve_ms = 5000;
+  o.common.max_guard_wait_ms = UINT64_C(31536000001); /* past a year */
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
   CHECK(strstr(last_message(), "max_guard_wait_ms") != NULL, "message: %s", last_message());
-  o.max_guard_wait_ms = 60000;
-  o.identity = "a/b";
+  o.common.max_guard_wait_ms = 60000;
+  o.common.identity = "a/b";
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
-  o.identity = "";
+  o.common.identity = "";
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
-  o.identity = "\xff\xfe";
+  o.common.identity = "\xff\xfe";
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), S);
   CHECK(strstr(last_message(), "UTF-8") != NULL, "message: %s", last_message());
-  o.identity = NULL;
+  o.common.identity = NULL;
   cfg.mode = 9;
   CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
   polyflake_config_init(&cfg);
@@ -249,9 +249,10 @@ static void bad_options(void) {
   CHECK(g == NULL, "out-param written on error");
 
   CHECK_RESULT(polyflake_etcd_options_init(&e), POLYFLAKE_RESULT_OK);
-  CHECK(e.endpoints == NULL && e.endpoint_count == 0 && e.prefix == NULL && e.ttl_s == 10 &&
-            e.reserve_ms == 5000 && e.slots == POLYFLAKE_ALL_SLOTS && e.identity == NULL &&
-            e.connect_timeout_ms == 2000 && e.max_guard_wait_ms == 60000,
+  CHECK(e.endpoints == NULL && e.endpoint_count == 0 && e.ttl_s == 10 &&
+            e.store.prefix == NULL && e.store.connect_timeout_ms == 2000 &&
+            e.common.reserve_ms == 5000 && e.common.slots == POLYFLAKE_ALL_SLOTS &&
+            e.common.identity == NULL && e.common.max_guard_wait_ms == 60000,
         "etcd defaults");
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S); /* no endpoint */
   e.endpoint_count = 1;
@@ -268,18 +269,18 @@ static void bad_options(void) {
   e.ttl_s = 0; /* refused, never the default */
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
   e.ttl_s = 10;
-  e.connect_timeout_ms = 0;
+  e.store.connect_timeout_ms = 0;
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
-  e.connect_timeout_ms = 2000;
-  e.prefix = "no-slash";
+  e.store.connect_timeout_ms = 2000;
+  e.store.prefix = "no-slash";
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
-  e.prefix = "/\xc3";
+  e.store.prefix = "/\xc3";
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
-  e.prefix = NULL;
-  e.connect_timeout_ms = 600001;
+  e.store.prefix = NULL;
+  e.store.connect_timeout_ms = 600001;
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
   /* Nothing listens on port 1: the store error comes back within the short timeout. */
-  e.connect_timeout_ms = 300;
+  e.store.connect_timeout_ms = 300;
   {
     double start = now_ms();
     CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), POLYFLAKE_RESULT_LEASE_STORE);
@@ -395,13 +396,14 @@ static void zookeeper_and_tls_options(void) {
   polyflake_config_init(&cfg);
   CHECK_RESULT(polyflake_zookeeper_options_init(NULL), N);
   CHECK_RESULT(polyflake_zookeeper_options_init(&z), POLYFLAKE_RESULT_OK);
-  CHECK(z.ensemble == NULL && z.prefix == NULL && z.session_timeout_ms == 10000 &&
-            z.reserve_ms == 5000 && z.slots == POLYFLAKE_ALL_SLOTS && z.identity == NULL &&
-            z.connect_timeout_ms == 2000 && z.max_guard_wait_ms == 60000,
+  CHECK(z.ensemble == NULL && z.session_timeout_ms == 10000 && z.store.prefix == NULL &&
+            z.store.connect_timeout_ms == 2000 && z.common.reserve_ms == 5000 &&
+            z.common.slots == POLYFLAKE_ALL_SLOTS && z.common.identity == NULL &&
+            z.common.max_guard_wait_ms == 60000,
         "ZooKeeper defaults");
-  CHECK(z.credentials.ca_file == NULL && z.credentials.cert_file == NULL &&
-            z.credentials.key_file == NULL && z.credentials.username == NULL &&
-            z.credentials.password == NULL,
+  CHECK(z.store.credentials.ca_file == NULL && z.store.credentials.cert_file == NULL &&
+            z.store.credentials.key_file == NULL && z.store.credentials.username == NULL &&
+            z.store.credentials.password == NULL,
         "ZooKeeper TLS defaults");
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), N); /* ensemble NULL */
   z.ensemble = "";
@@ -416,33 +418,33 @@ static void zookeeper_and_tls_options(void) {
   CHECK_RESULT(polyflake_generator_new_zookeeper(NULL, &z, NULL, &g), N);
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, NULL, NULL, &g), N);
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, NULL), N);
-  z.prefix = "polyflake"; /* no leading slash */
+  z.store.prefix = "polyflake"; /* no leading slash */
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
   CHECK(strstr(last_message(), "must start with '/'") != NULL, "message: %s", last_message());
-  z.prefix = "/\xc3";
+  z.store.prefix = "/\xc3";
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
   CHECK(strstr(last_message(), "UTF-8") != NULL, "message: %s", last_message());
-  z.prefix = NULL;
+  z.store.prefix = NULL;
   z.session_timeout_ms = 0; /* refused, never the default */
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
   CHECK(strstr(last_message(), "session_timeout_ms") != NULL, "message: %s", last_message());
   z.session_timeout_ms = 10000;
-  z.credentials.username = "ids"; /* a user without a password */
+  z.store.credentials.username = "ids"; /* a user without a password */
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
   CHECK(strstr(last_message(), "has no password") != NULL, "message: %s", last_message());
-  z.credentials.username = NULL;
-  z.credentials.ca_file = "/nonexistent/c-missing-ca.pem";
+  z.store.credentials.username = NULL;
+  z.store.credentials.ca_file = "/nonexistent/c-missing-ca.pem";
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
   CHECK(strstr(last_message(), "c-missing-ca.pem: cannot read it") != NULL, "message: %s",
         last_message());
   /* A NULL field is the core's environment variable: the same file named from there. */
-  z.credentials.ca_file = NULL;
+  z.store.credentials.ca_file = NULL;
   setenv("POLYFLAKE_ZOOKEEPER_CA_FILE", "/nonexistent/c-env-ca.pem", 1);
   CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), S);
   CHECK(strstr(last_message(), "c-env-ca.pem") != NULL, "message: %s", last_message());
   unsetenv("POLYFLAKE_ZOOKEEPER_CA_FILE");
   /* Nothing listens on port 1: the store error comes back within connect_timeout_ms. */
-  z.connect_timeout_ms = 500;
+  z.store.connect_timeout_ms = 500;
   {
     double start = now_ms();
     CHECK_RESULT(polyflake_generator_new_zookeeper(&cfg, &z, NULL, &g), POLYFLAKE_RESULT_LEASE_STORE);
@@ -452,26 +454,26 @@ static void zookeeper_and_tls_options(void) {
 
   /* The etcd options' TLS and credential fields reach the core the same way. */
   CHECK_RESULT(polyflake_etcd_options_init(&e), POLYFLAKE_RESULT_OK);
-  CHECK(e.credentials.ca_file == NULL && e.credentials.cert_file == NULL &&
-            e.credentials.key_file == NULL && e.credentials.username == NULL &&
-            e.credentials.password == NULL,
+  CHECK(e.store.credentials.ca_file == NULL && e.store.credentials.cert_file == NULL &&
+            e.store.credentials.key_file == NULL && e.store.credentials.username == NULL &&
+            e.store.credentials.password == NULL,
         "etcd TLS defaults");
   e.endpoints = &endpoint;
   e.endpoint_count = 1;
-  e.credentials.ca_file = "/nonexistent/c-etcd-ca.pem";
+  e.store.credentials.ca_file = "/nonexistent/c-etcd-ca.pem";
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
   CHECK(strstr(last_message(), "c-etcd-ca.pem") != NULL, "message: %s", last_message());
-  e.credentials.ca_file = NULL;
+  e.store.credentials.ca_file = NULL;
   setenv("POLYFLAKE_ETCD_CERT_FILE", "/nonexistent/c-etcd-env-cert.pem", 1);
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
   CHECK(strstr(last_message(), "key_file") != NULL, "message: %s", last_message());
   unsetenv("POLYFLAKE_ETCD_CERT_FILE");
-  e.credentials.password = "c-secret-9"; /* a password without a user */
+  e.store.credentials.password = "c-secret-9"; /* a password without a user */
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
   CHECK(strstr(last_message(), "user name") != NULL, "message: %s", last_message());
   CHECK(strstr(last_message(), "c-secret-9") == NULL, "password in the message: %s", last_message());
-  e.credentials.password = NULL;
-  e.credentials.username = "\xff";
+  e.store.credentials.password = NULL;
+  e.store.credentials.username = "\xff";
   CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), S);
   CHECK(strstr(last_message(), "UTF-8") != NULL, "message: %s", last_message());
   CHECK(g == NULL, "out-param written on error");
@@ -500,24 +502,24 @@ static polyflake_result new_remote(const remote_store *st, const char *identity,
     polyflake_zookeeper_options z;
     polyflake_zookeeper_options_init(&z);
     z.ensemble = st->where;
-    z.prefix = st->prefix;
-    z.slots = 2;
-    z.reserve_ms = reserve;
-    z.connect_timeout_ms = timeout;
-    z.identity = identity;
-    z.credentials.username = st->username;
-    z.credentials.password = st->password;
+    z.store.prefix = st->prefix;
+    z.common.slots = 2;
+    z.common.reserve_ms = reserve;
+    z.store.connect_timeout_ms = timeout;
+    z.common.identity = identity;
+    z.store.credentials.username = st->username;
+    z.store.credentials.password = st->password;
     return polyflake_generator_new_zookeeper(&cfg, &z, NULL, out);
   } else {
     polyflake_etcd_options e;
     polyflake_etcd_options_init(&e);
     e.endpoints = &st->where;
     e.endpoint_count = 1;
-    e.prefix = st->prefix;
-    e.slots = 2;
-    e.reserve_ms = reserve;
-    e.connect_timeout_ms = timeout;
-    e.identity = identity;
+    e.store.prefix = st->prefix;
+    e.common.slots = 2;
+    e.common.reserve_ms = reserve;
+    e.store.connect_timeout_ms = timeout;
+    e.common.identity = identity;
     return polyflake_generator_new_etcd(&cfg, &e, NULL, out);
   }
 }

@@ -408,8 +408,8 @@ static polyflake_result build_snowflake(const cJSON *spec, const char *where,
     if (strcmp(str(source, "kind"), "file_lease") != 0) die("unknown source kind", where);
     polyflake_file_lease_options_init(&lease);
     lease.dir = lease_dir_get();
-    if (get(source, "slots")) lease.slots = (uint32_t)num(source, "slots");
-    if (get(source, "reserve_ms")) lease.reserve_ms = (uint64_t)num(source, "reserve_ms");
+    if (get(source, "slots")) lease.common.slots = (uint32_t)num(source, "slots");
+    if (get(source, "reserve_ms")) lease.common.reserve_ms = (uint64_t)num(source, "reserve_ms");
     opts = &lease;
   } else {
     cfg.node_id = num(spec, "node_id");
@@ -1251,9 +1251,9 @@ static void bad_node_sources(const char *vectors) {
       polyflake_file_lease_options_init(&o);
       if (!mkdtemp(dir)) die("mkdtemp", dir);
       o.dir = dir; /* the table's "TMP": a fresh directory */
-      if (get(src, "slots")) o.slots = (uint32_t)num(src, "slots");
-      if (get(src, "reserve_ms")) o.reserve_ms = (uint64_t)num(src, "reserve_ms");
-      if (get(src, "identity")) o.identity = str(src, "identity");
+      if (get(src, "slots")) o.common.slots = (uint32_t)num(src, "slots");
+      if (get(src, "reserve_ms")) o.common.reserve_ms = (uint64_t)num(src, "reserve_ms");
+      if (get(src, "identity")) o.common.identity = str(src, "identity");
       r = polyflake_generator_new_file_lease(&cfg, &o, NULL, &g);
       /* Refused before the directory was touched: it is still empty. */
       CHECK(rmdir(dir) == 0, "%s: the lease directory was written", name);

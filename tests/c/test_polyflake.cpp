@@ -341,8 +341,8 @@ polyflake_result build_snowflake(const json &spec, const std::string &where,
       throw std::runtime_error(where + ": source kind " + source["kind"].dump());
     polyflake_file_lease_options_init(&lease);
     lease.dir = dir.get();
-    if (source.contains("slots")) lease.slots = source["slots"].get<uint32_t>();
-    if (source.contains("reserve_ms")) lease.reserve_ms = source["reserve_ms"].get<uint64_t>();
+    if (source.contains("slots")) lease.common.slots = source["slots"].get<uint32_t>();
+    if (source.contains("reserve_ms")) lease.common.reserve_ms = source["reserve_ms"].get<uint64_t>();
     opts = &lease;
   }
   if (!opts) cfg.node_id = spec["node_id"].get<int64_t>();

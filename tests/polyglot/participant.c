@@ -145,15 +145,15 @@ static polyflake_generator *lease_from(const char *where) {
     ensemble[n] = 0;
     polyflake_zookeeper_options_init(&zk);
     zk.ensemble = ensemble;
-    zk.prefix = slash; /* NULL: the default prefix */
-    zk.identity = LANGUAGE;
+    zk.store.prefix = slash; /* NULL: the default prefix */
+    zk.common.identity = LANGUAGE;
     if ((r = polyflake_generator_new_zookeeper(&cfg, &zk, NULL, &gen)) != POLYFLAKE_RESULT_OK)
       fail("ZooKeeper lease", r);
   } else {
     polyflake_file_lease_options opts;
     polyflake_file_lease_options_init(&opts);
     opts.dir = where;
-    opts.identity = LANGUAGE;
+    opts.common.identity = LANGUAGE;
     if ((r = polyflake_generator_new_file_lease(&cfg, &opts, NULL, &gen)) != POLYFLAKE_RESULT_OK)
       fail("file lease", r);
   }

@@ -144,15 +144,15 @@ int run(const std::string &dir, const std::string &seconds_text, const std::stri
     polyflake_zookeeper_options zk;
     polyflake_zookeeper_options_init(&zk);
     zk.ensemble = ensemble.c_str();
-    zk.prefix = prefix.empty() ? nullptr : prefix.c_str();  // nullptr: the default prefix
-    zk.identity = kLanguage;
+    zk.store.prefix = prefix.empty() ? nullptr : prefix.c_str();  // nullptr: the default prefix
+    zk.common.identity = kLanguage;
     r = polyflake_generator_new_zookeeper(&cfg, &zk, nullptr, &g);
     if (r != POLYFLAKE_RESULT_OK) raise("ZooKeeper lease", r);
   } else {
     polyflake_file_lease_options opts;
     polyflake_file_lease_options_init(&opts);
     opts.dir = dir.c_str();
-    opts.identity = kLanguage;
+    opts.common.identity = kLanguage;
     r = polyflake_generator_new_file_lease(&cfg, &opts, nullptr, &g);
     if (r != POLYFLAKE_RESULT_OK) raise("file lease", r);
   }

@@ -128,8 +128,8 @@ impl Generator {
     /// use polyflake::{FileLeaseOptions, Generator, NodeSource};
     /// let dir = std::env::temp_dir().join(format!("polyflake-doc-{}", std::process::id()));
     /// let mut opts = FileLeaseOptions::new(&dir);
-    /// opts.slots = Some(4);
-    /// opts.reserve_ms = 50;
+    /// opts.common.slots = Some(4);
+    /// opts.common.reserve_ms = 50;
     /// let a = Generator::builder_from(NodeSource::FileLease(opts.clone())).build().unwrap();
     /// let b = Generator::builder_from(NodeSource::FileLease(opts)).build().unwrap();
     /// assert_ne!(a.node_id(), b.node_id()); // two slots of one directory

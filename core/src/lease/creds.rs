@@ -3,7 +3,7 @@
 //! so a missing file or a certificate that does not parse is a clear `InvalidNodeSource` naming
 //! the file, never a vague handshake failure later.
 
-use super::source::CredentialOptions;
+use super::options::CredentialOptions;
 use crate::error::{Error, Result};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};

@@ -18,12 +18,12 @@
 
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
 use super::fence::{self, FenceReport};
+use super::options::{Common, EtcdLeaseOptions};
 use super::record::{self, IdSpace};
 use super::remote::{
     chain, check_remote, compare_space, free_slot_order, guard_of, keys, runtime, slot_number,
     start_session, store_error, store_report, timed, Keys, Taken,
 };
-use super::source::{check_common, Common, EtcdLeaseOptions};
 use super::{guard_note, renew_period, LeaseKind, LeaseState, Session, SlotContext, Stop};
 use crate::error::{Error, Result};
 use etcd_client::{
@@ -133,8 +133,8 @@ fn check_options(o: &EtcdLeaseOptions) -> Result<(String, String, Credentials)> 
         "etcd",
         &o.endpoints,
         "endpoint",
-        &o.prefix,
-        o.connect_timeout_ms,
+        &o.store.prefix,
+        o.store.connect_timeout_ms,
     )?;
     if !(1..=3600).contains(&o.ttl_s) {
         return Err(Error::InvalidNodeSource {
@@ -206,16 +206,10 @@ async fn connect(
 }
 
 pub(crate) fn acquire(o: &EtcdLeaseOptions, ctx: SlotContext, generation: u64) -> Result<Session> {
-    let common = check_common(
-        ctx.layout,
-        o.slots,
-        &o.identity,
-        o.reserve_ms,
-        o.max_guard_wait_ms,
-    )?;
+    let common = o.common.check(ctx.layout)?;
     let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.connect_timeout_ms);
+    let timeout = Duration::from_millis(o.store.connect_timeout_ms);
     let taken = rt.block_on(take(o, &creds, &prefix, &store, common, timeout, &ctx))?;
     let slot = taken.0.slot;
     start_session(
@@ -660,7 +654,7 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
 pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::inspect::StoreReport> {
     let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.connect_timeout_ms);
+    let timeout = Duration::from_millis(o.store.connect_timeout_ms);
     rt.block_on(async {
         let mut client = connect(o, &creds, &store, timeout).await?;
         let space_reply = timed(timeout, "get", client.get(format!("{prefix}/space"), None))
@@ -689,8 +683,8 @@ pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::inspect::StoreRepor
             space,
             &taken,
             &marks,
-            o.reserve_ms,
-            o.max_guard_wait_ms,
+            o.common.reserve_ms,
+            o.common.max_guard_wait_ms,
             fence_ms,
         );
         if let Some((cluster, member, revision)) = header {
@@ -706,7 +700,7 @@ pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::inspect::StoreRepor
 pub(crate) fn fence(o: &EtcdLeaseOptions, margin_ms: u64) -> Result<FenceReport> {
     let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.connect_timeout_ms);
+    let timeout = Duration::from_millis(o.store.connect_timeout_ms);
     let key = fence::fence_key(&prefix);
     rt.block_on(async {
         let mut client = connect(o, &creds, &store, timeout).await?;

@@ -37,8 +37,8 @@
 
 use super::dir::{LeaseDir, Opened, Unsafe, SHARED_DIR};
 use super::fence::{self, FenceReport};
+use super::options::FileLeaseOptions;
 use super::record::{self, IdSpace, SlotRecord};
-use super::source::{check_common, FileLeaseOptions};
 use super::{guard_note, renew_period, slot_order, LeaseState, Session, SlotContext, Stop};
 use crate::error::{Error, Result};
 use crate::fork::{self, RegisteredFd};
@@ -515,13 +515,7 @@ fn survey(
 // Modelled in model/file.pml: inline file_take, called by the two take steps of Holder (make
 // model).
 pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -> Result<Session> {
-    let common = check_common(
-        ctx.layout,
-        o.slots,
-        &o.identity,
-        o.reserve_ms,
-        o.max_guard_wait_ms,
-    )?;
+    let common = o.common.check(ctx.layout)?;
     let dir = open_dir(o.dir.as_path())?;
     let dpath = o.dir.as_path();
     check_space(&dir, ctx.space())?;

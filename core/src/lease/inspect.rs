@@ -61,17 +61,17 @@ pub struct StoreReport {
 }
 
 /// Read a file lease directory (`options.dir`) without taking anything: each slot file's
-/// record, whether a live holder has it locked, and the recorded ID space. `options.reserve_ms`
-/// is what a damaged or missing record is assumed to hide (as a taker would assume it), and
-/// `options.max_guard_wait_ms` what counts as poisoned. Names are read as a generator reads
-/// them: never followed, and only from a regular file with one link (anything else is reported
+/// record, whether a live holder has it locked, and the recorded ID space.
+/// `options.common.reserve_ms` is what a damaged or missing record is assumed to hide (as a taker
+/// would assume it), and `options.common.max_guard_wait_ms` what counts as poisoned. Names are
+/// read as a generator reads them: never followed, and only from a regular file with one link (anything else is reported
 /// as `unsafe: ...` without a byte of it read). Costs the directory's entries.
 ///
 /// ```
 /// use polyflake::{inspect_file_lease, FileLeaseOptions, Generator, NodeSource};
 /// let dir = std::env::temp_dir().join(format!("polyflake-inspect-doc-{}", std::process::id()));
 /// let mut o = FileLeaseOptions::new(&dir);
-/// o.slots = Some(2);
+/// o.common.slots = Some(2);
 /// let g = Generator::builder_from(NodeSource::FileLease(o.clone())).build().unwrap();
 /// let report = inspect_file_lease(&o).unwrap();
 /// assert!(report.slots.iter().any(|s| s.slot == g.node_id() && s.held));
@@ -79,7 +79,8 @@ pub struct StoreReport {
 /// ```
 pub fn inspect_file_lease(options: &FileLeaseOptions) -> Result<StoreReport> {
     let dir = options.dir.as_path();
-    let (reserve_ms, max_guard_wait_ms) = (options.reserve_ms, options.max_guard_wait_ms);
+    let (reserve_ms, max_guard_wait_ms) =
+        (options.common.reserve_ms, options.common.max_guard_wait_ms);
     let err = |what: &str, e: std::io::Error| Error::LeaseStore {
         reason: format!("{what} in lease directory {}: {e}", dir.display()),
     };

@@ -3,9 +3,9 @@
 //! slots are tried in, the ID-space comparison, and the operator's report of a store.
 
 use super::inspect::{report, SlotReport, StoreReport};
+use super::options::Common;
 use super::order::SlotOrder;
 use super::record::{self, IdSpace};
-use super::source::Common;
 use super::{slot_order, LeaseKind, Session, SlotContext, Stop};
 use crate::error::{Error, Result};
 use crate::registry::Claim;

@@ -26,12 +26,12 @@
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
 use super::fence::{self, FenceReport};
 use super::inspect::StoreReport;
+use super::options::{Common, ZooKeeperLeaseOptions};
 use super::record::{self, IdSpace};
 use super::remote::{
     check_remote, compare_space, free_slot_order, guard_of, keys, runtime, slot_number,
     start_session, store_error, store_report, Keys, Taken,
 };
-use super::source::{check_common, Common, ZooKeeperLeaseOptions};
 use super::{guard_note, renew_period, LeaseKind, LeaseState, Session, SlotContext, Stop};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -150,8 +150,8 @@ fn check_options(o: &ZooKeeperLeaseOptions) -> Result<(String, String, Credentia
         "zookeeper",
         &o.ensemble,
         "server (host:port)",
-        &o.prefix,
-        o.connect_timeout_ms,
+        &o.store.prefix,
+        o.store.connect_timeout_ms,
     )?;
     let invalid = |reason: String| Error::InvalidNodeSource { reason };
     for server in &o.ensemble {
@@ -296,16 +296,10 @@ pub(crate) fn acquire(
     ctx: SlotContext,
     generation: u64,
 ) -> Result<Session> {
-    let common = check_common(
-        ctx.layout,
-        o.slots,
-        &o.identity,
-        o.reserve_ms,
-        o.max_guard_wait_ms,
-    )?;
+    let common = o.common.check(ctx.layout)?;
     let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.connect_timeout_ms);
+    let timeout = Duration::from_millis(o.store.connect_timeout_ms);
     let taken = rt.block_on(with_spawner(take(
         o, &creds, &prefix, &store, common, timeout, &ctx,
     )))?;

@@ -193,26 +193,26 @@ pub fn child_source() -> NodeSource {
     match env("LEASE").as_str() {
         "file" => {
             let mut o = FileLeaseOptions::new(env("DIR"));
-            o.slots = slots;
-            o.reserve_ms = reserve_ms;
+            o.common.slots = slots;
+            o.common.reserve_ms = reserve_ms;
             NodeSource::FileLease(o)
         }
         "etcd" => {
             let mut o = EtcdLeaseOptions::new(vec![env("ENDPOINT")]);
-            o.prefix = env("PREFIX");
-            o.slots = slots;
-            o.reserve_ms = reserve_ms;
+            o.store.prefix = env("PREFIX");
+            o.common.slots = slots;
+            o.common.reserve_ms = reserve_ms;
             o.ttl_s = env_or("TTL_S", "2").parse().unwrap();
-            o.connect_timeout_ms = 1000;
+            o.store.connect_timeout_ms = 1000;
             NodeSource::Etcd(o)
         }
         "zookeeper" => {
             let mut o = ZooKeeperLeaseOptions::from_ensemble(&env("ENSEMBLE"));
-            o.prefix = env("PREFIX");
-            o.slots = slots;
-            o.reserve_ms = reserve_ms;
+            o.store.prefix = env("PREFIX");
+            o.common.slots = slots;
+            o.common.reserve_ms = reserve_ms;
             o.session_timeout_ms = env_or("SESSION_MS", "2000").parse().unwrap();
-            o.connect_timeout_ms = 3000;
+            o.store.connect_timeout_ms = 3000;
             NodeSource::ZooKeeper(o)
         }
         other => panic!("unknown LEASE {other}"),

@@ -7,7 +7,7 @@ use super::*;
 pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
     let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.connect_timeout_ms);
+    let timeout = Duration::from_millis(o.store.connect_timeout_ms);
     let user = creds.username();
     rt.block_on(with_spawner(async {
         let client = connect(o, &creds, &store, timeout).await?;
@@ -31,8 +31,8 @@ pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
             space,
             &taken,
             &marks,
-            o.reserve_ms,
-            o.max_guard_wait_ms,
+            o.common.reserve_ms,
+            o.common.max_guard_wait_ms,
             fence_ms,
         );
         let zxid = latest_zxid(&client, &prefix, marks.keys(), timeout).await;
@@ -79,7 +79,7 @@ async fn latest_zxid<'a>(
 pub(crate) fn fence(o: &ZooKeeperLeaseOptions, margin_ms: u64) -> Result<FenceReport> {
     let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.connect_timeout_ms);
+    let timeout = Duration::from_millis(o.store.connect_timeout_ms);
     let user = creds.username();
     let acls = acl_list(&creds);
     let key = fence::fence_key(&prefix);
