@@ -70,6 +70,7 @@ mod random;
 mod registry;
 mod sync;
 mod timeid;
+mod window;
 
 pub use clock::{
     Clock, ClockError, ClockSource, ManualClock, ScriptedClock, SystemClock, MAX_COARSE_TICK_NS,

@@ -37,12 +37,16 @@
 
 use super::dir::{LeaseDir, Opened, Unsafe, SHARED_DIR};
 use super::fence::{self, FenceReport};
+use super::order::guard_of;
 use super::record::{self, IdSpace, SlotRecord};
+use super::session::{renew_period, Plan, Session, SlotContext, Stop, Taken};
 use super::source::{check_common, FileLeaseOptions};
-use super::{guard_note, renew_period, slot_order, LeaseState, Session, SlotContext, Stop};
+use super::store::{slot_number, store_error};
+use super::{guard_note, slot_order};
 use crate::error::{Error, Result};
 use crate::fork::{self, RegisteredFd};
 use crate::forklock::ForkLock;
+use crate::window::Window;
 use std::fs::File;
 use std::io::{ErrorKind as IoKind, Read};
 use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt};
@@ -113,17 +117,6 @@ impl Skipped {
     }
 }
 
-/// The slot number of a directory entry named `slot-NNNN`.
-pub(crate) fn slot_number(name: &std::ffi::OsStr) -> Option<u32> {
-    record::parse_slot_name(name.to_str()?.strip_prefix("slot-")?)
-}
-
-fn store_error(dir: &Path, what: &str, e: impl std::fmt::Display) -> Error {
-    Error::LeaseStore {
-        reason: format!("{what} in lease directory {}: {e}", dir.display()),
-    }
-}
-
 /// Read at most `READ_LIMIT` bytes from the start of a file.
 pub(crate) fn read_head(file: &File) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::with_capacity(record::RECORD_LEN);
@@ -136,29 +129,24 @@ pub(crate) fn mtime_ms(meta: &std::fs::Metadata) -> Option<i64> {
     Some(m.duration_since(UNIX_EPOCH).ok()?.as_millis() as i64)
 }
 
-/// The restart guard a record implies: its R when complete; otherwise a full reserve past the
-/// later of the file's mtime and now (the worst a holder we cannot see could have reached).
-/// `None` when the record's R lies past the layout's window: the slot cannot be used.
+/// The restart guard a slot record implies (see `order::guard_of`): its R when complete;
+/// otherwise a full reserve past the later of the file's mtime and now. `None` when the
+/// record's R lies past the layout's window: the slot cannot be used.
 // Modelled in model/file.pml: inline file_take (the record's R, or max(mtime, now) + reserve) (make
 // model).
-pub(crate) fn guard_of(
+pub(crate) fn record_guard(
     rec: &SlotRecord,
     mtime_ms: Option<i64>,
     now_ms: i64,
     reserve_ms: i64,
     window_end_ms: i64,
 ) -> Option<i64> {
-    match rec {
-        SlotRecord::Complete { high_water_ms, .. } => {
-            (*high_water_ms <= window_end_ms).then_some(*high_water_ms)
-        }
-        SlotRecord::Empty | SlotRecord::Incomplete(_) => Some(
-            mtime_ms
-                .unwrap_or(now_ms)
-                .max(now_ms)
-                .saturating_add(reserve_ms),
-        ),
-    }
+    let mark = match rec {
+        SlotRecord::Complete { high_water_ms, .. } => Some(*high_water_ms),
+        SlotRecord::Empty | SlotRecord::Incomplete(_) => None,
+    };
+    let unknown_from = mtime_ms.unwrap_or(now_ms).max(now_ms);
+    guard_of(mark, unknown_from, reserve_ms, window_end_ms)
 }
 
 fn lock(file: &File, op: libc::c_int) -> std::io::Result<bool> {
@@ -290,7 +278,7 @@ impl SlotFile {
     /// leaves R where it was (the generator issues up to it, then waits for the next try).
     // Modelled in model/file.pml: Holder, the renewal's two halves (check_held, then write and
     // publish) (make model).
-    pub(crate) fn renew(&self, state: &LeaseState, now_ms: i64) {
+    pub(crate) fn renew(&self, state: &Window, now_ms: i64) {
         let _io = self.io.lock();
         if state.is_lost() || state.is_closed() {
             return;
@@ -316,7 +304,7 @@ impl SlotFile {
 
     /// The final write of a clean close (only while the slot is still ours).
     // Modelled in model/file.pml: Holder, the clean close step (make model).
-    fn finish(&self, state: &LeaseState, final_r_ms: i64) {
+    fn finish(&self, state: &Window, final_r_ms: i64) {
         let _io = self.io.lock();
         if !state.is_lost() && self.check_held().is_ok() {
             let _ = self.write(final_r_ms);
@@ -475,7 +463,7 @@ fn survey(
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(n) = slot_number(&name) else {
+        let Some(n) = name.to_str().and_then(|n| slot_number(n, "slot-")) else {
             continue;
         };
         // Spelled as we spell it: another spelling of the number is not this slot's file.
@@ -504,7 +492,7 @@ fn survey(
             .and_then(mtime_ms)
             .filter(|_| ctx.system_clock);
         let ours = matches!(&rec, SlotRecord::Complete { owner, .. } if owner == identity);
-        if let Some(g) = guard_of(&rec, mtime, now_ms, reserve_ms, window_end_ms) {
+        if let Some(g) = record_guard(&rec, mtime, now_ms, reserve_ms, window_end_ms) {
             out.slots
                 .push((n, Some(g - now_ms).filter(|w| *w > 0), ours));
         }
@@ -585,7 +573,7 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             .as_ref()
             .and_then(mtime_ms)
             .filter(|_| ctx.system_clock);
-        let Some(own_guard) = guard_of(&rec, mtime, now, common.reserve_ms, window_end) else {
+        let Some(own_guard) = record_guard(&rec, mtime, now, common.reserve_ms, window_end) else {
             // R past the layout's window: this slot cannot be used, the others can.
             continue;
         };
@@ -628,16 +616,21 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
         .filter(|n| !n.is_empty())
         .collect::<Vec<_>>()
         .join("; ");
-        ctx.state.start(guard, r, note);
-        let stop = Stop::new();
-        let thread = spawn_renewal(held.clone(), ctx, stop.clone())?;
-        return Ok(Session {
+        let plan = Plan {
             slot,
             generation,
-            stop,
-            thread: Some(thread),
-            file: Some(held),
+            thread_name: format!("polyflake-lease-{slot}"),
+            file: Some(held.clone()),
+        };
+        let taken = Taken {
+            held,
             claim,
+            guard_ms: guard,
+            r_ms: r,
+            guard_note: note,
+        };
+        return Session::start(plan, taken, ctx, renew).map_err(|e| Error::LeaseStore {
+            reason: format!("cannot start the lease renewal thread: {e}"),
         });
     }
     if let Some(e) = cannot_create {
@@ -727,27 +720,18 @@ fn take_file(dir: &LeaseDir, name: &str) -> Result<Take> {
     ))
 }
 
-fn spawn_renewal(
-    held: Arc<SlotFile>,
-    ctx: SlotContext,
-    stop: Arc<Stop>,
-) -> Result<std::thread::JoinHandle<()>> {
+/// The renewal thread of a file lease: a renewal every period until stopped, then the final
+/// write of a clean close.
+fn renew(held: Arc<SlotFile>, ctx: SlotContext, stop: Arc<Stop>) {
     let period = renew_period(held.reserve_ms);
-    std::thread::Builder::new()
-        .name(format!("polyflake-lease-{}", held.slot))
-        .spawn(move || {
-            let state = &ctx.state;
-            while !stop.wait(period) {
-                match ctx.now_ms() {
-                    Ok(now) => held.renew(state, now),
-                    Err(e) => state.failed(e.to_string()),
-                }
-            }
-            if let Some(r) = stop.final_r_ms() {
-                held.finish(state, r);
-            }
-        })
-        .map_err(|e| Error::LeaseStore {
-            reason: format!("cannot start the lease renewal thread: {e}"),
-        })
+    let state = &ctx.state;
+    while !stop.wait(period) {
+        match ctx.now_ms() {
+            Ok(now) => held.renew(state, now),
+            Err(e) => state.failed(e.to_string()),
+        }
+    }
+    if let Some(r) = stop.final_r_ms() {
+        held.finish(state, r);
+    }
 }

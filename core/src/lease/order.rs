@@ -127,6 +127,24 @@ pub(crate) fn slot_order(
     }
 }
 
+/// The restart guard a stored mark implies: its R when the store holds a readable one, else a
+/// full reserve past `unknown_from_ms` (now, or a slot file's later modification time: a holder
+/// we cannot see may have reached that far). `None` when R lies past the layout's window: the
+/// slot is left unused.
+// Modelled in model/remote.pml: RGUARD, and model/file.pml: inline file_take (the record's R, or
+// max(mtime, now) + reserve) (make model).
+pub(crate) fn guard_of(
+    mark: Option<i64>,
+    unknown_from_ms: i64,
+    reserve_ms: i64,
+    window_end_ms: i64,
+) -> Option<i64> {
+    match mark {
+        Some(r) => (r <= window_end_ms).then_some(r),
+        None => Some(unknown_from_ms.saturating_add(reserve_ms)),
+    }
+}
+
 /// The note health shows when a slot was taken with a guard past `max_guard_wait_ms`.
 pub(crate) fn guard_note(
     slot: u32,

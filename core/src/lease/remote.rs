@@ -1,18 +1,23 @@
-//! What the two remote stores (etcd, ZooKeeper) share: their option checks, errors with
-//! timeouts, the runtime and the renewal thread, the reading of a stored mark, the order free
-//! slots are tried in, the ID-space comparison, and the operator's report of a store.
+//! What the two remote stores (etcd, ZooKeeper) share: the take and renewal algorithm
+//! (`remote/protocol.rs`, over the `Store` and `Holder` interfaces), their option checks, errors
+//! with timeouts, the runtime, the order free slots are tried in, the ID-space comparison, and
+//! the operator's report of a store.
 
 use super::inspect::{report, SlotReport, StoreReport};
-use super::order::SlotOrder;
+use super::order::{guard_of, SlotOrder};
 use super::record::{self, IdSpace};
 use super::source::Common;
-use super::{slot_order, LeaseKind, Session, SlotContext, Stop};
+pub(crate) use super::store::{slot_number, store_error};
+use super::{slot_order, LeaseKind};
 use crate::error::{Error, Result};
-use crate::registry::Claim;
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
+
+mod protocol;
+pub(crate) use protocol::{
+    finish, renew_tick, start, take, Contents, Created, Holder, Lost, Mark, Store,
+};
 
 /// A slot's two keys (etcd) or znodes (ZooKeeper).
 pub(crate) struct Keys {
@@ -26,13 +31,6 @@ pub(crate) fn keys(prefix: &str, slot: u32) -> Keys {
     Keys {
         slot: format!("{prefix}/slot/{}", record::slot_name(slot)),
         hwm: format!("{prefix}/hwm/{}", record::slot_name(slot)),
-    }
-}
-
-/// A store error naming the store.
-pub(crate) fn store_error(where_: &str, what: &str, e: impl std::fmt::Display) -> Error {
-    Error::LeaseStore {
-        reason: format!("{what} ({where_}): {e}"),
     }
 }
 
@@ -135,28 +133,6 @@ pub(crate) fn check_remote(
     Ok(trimmed)
 }
 
-/// The guard a stored mark implies: its R when it is a plain number of ms, else a full reserve
-/// past now (a holder we cannot see may have reached that far); `None` when R lies past the
-/// layout's window (the slot is left unused).
-// Modelled in model/remote.pml: RGUARD (make model).
-pub(crate) fn guard_of(
-    value: Option<&[u8]>,
-    now_ms: i64,
-    reserve_ms: i64,
-    window_end_ms: i64,
-) -> Option<i64> {
-    match value.and_then(record::parse_mark) {
-        Some(r) => (r <= window_end_ms).then_some(r),
-        None => Some(now_ms.saturating_add(reserve_ms)),
-    }
-}
-
-/// The slot number at the end of a key or path (`.../slot/0007` -> 7), spelled as a holder
-/// spells it.
-pub(crate) fn slot_number(key: &str) -> Option<u32> {
-    record::parse_slot_name(key.rsplit('/').next()?)
-}
-
 /// The free slots to try, in order (see `slot_order`): `taken` are the held ones, `marks` the
 /// stored marks, `own` the slot this identity held last. Costs what the store holds: a number
 /// with neither a slot key nor a mark is a new slot, produced only when it is reached.
@@ -178,12 +154,8 @@ pub(crate) fn free_slot_order(
         .into_iter()
         .filter(|n| held.binary_search(n).is_err())
         .filter_map(|n| {
-            let g = guard_of(
-                marks.get(&n).map(Vec::as_slice),
-                now,
-                common.reserve_ms,
-                window_end,
-            );
+            let mark = marks.get(&n).and_then(|v| record::parse_mark(v));
+            let g = guard_of(mark, now, common.reserve_ms, window_end);
             let Some(g) = g else {
                 // Past the layout's window: never taken, not new either.
                 present.push(n);
@@ -220,47 +192,6 @@ pub(crate) fn compare_space(store: &str, key: &str, value: &[u8], ours: IdSpace)
     Ok(())
 }
 
-/// A slot just taken: the held store handle, the process claim, the guard, R, the guard note.
-pub(crate) type Taken<H> = (H, Option<Claim>, i64, i64, String);
-
-/// Publish a slot just taken and start its renewal thread, which runs `renew` on `rt` until the
-/// generator lets go.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn start_session<H, F, Fut>(
-    rt: tokio::runtime::Runtime,
-    thread_name: String,
-    store: &str,
-    slot: u32,
-    taken: Taken<H>,
-    ctx: SlotContext,
-    generation: u64,
-    renew: F,
-) -> Result<Session>
-where
-    H: Send + 'static,
-    F: FnOnce(H, SlotContext, Arc<Stop>) -> Fut + Send + 'static,
-    Fut: Future<Output = ()>,
-{
-    let (held, claim, guard, r, note) = taken;
-    ctx.state.start(guard, r, note);
-    let stop = Stop::new();
-    let thread_stop = stop.clone();
-    let thread = std::thread::Builder::new()
-        .name(thread_name)
-        .spawn(move || {
-            rt.block_on(renew(held, ctx, thread_stop));
-        })
-        .map_err(|e| store_error(store, "cannot start the lease renewal thread", e))?;
-    Ok(Session {
-        slot,
-        generation,
-        stop,
-        thread: Some(thread),
-        file: None,
-        claim,
-    })
-}
-
 /// The operator's view of a remote store: each slot's holder (the slot key's or znode's value,
 /// `identity/pid/...`) and mark.
 #[allow(clippy::too_many_arguments)]
@@ -290,8 +221,8 @@ pub(crate) fn store_report(
         .map(|n| {
             let holder = taken.iter().find(|(t, _)| *t == n).map(|(_, v)| v.clone());
             let mark = marks.get(&n);
-            let guard = guard_of(mark.map(Vec::as_slice), now, reserve_ms as i64, window_end);
             let parsed = mark.and_then(|v| record::parse_mark(v));
+            let guard = guard_of(parsed, now, reserve_ms as i64, window_end);
             let state = match (mark, parsed) {
                 (None, _) => "missing".to_string(),
                 (Some(_), Some(_)) => "complete".to_string(),

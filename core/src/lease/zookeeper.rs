@@ -28,12 +28,14 @@ use super::fence::{self, FenceReport};
 use super::inspect::StoreReport;
 use super::record::{self, IdSpace};
 use super::remote::{
-    check_remote, compare_space, free_slot_order, guard_of, keys, runtime, slot_number,
-    start_session, store_error, store_report, Keys, Taken,
+    self, check_remote, compare_space, runtime, slot_number, store_error, store_report, Contents,
+    Created, Holder, Keys, Lost, Mark, Store,
 };
+use super::session::{renew_period, Session, SlotContext, Stop};
 use super::source::{check_common, Common, ZooKeeperLeaseOptions};
-use super::{guard_note, renew_period, LeaseKind, LeaseState, Session, SlotContext, Stop};
+use super::LeaseKind;
 use crate::error::{Error, Result};
+use crate::window::Window;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -244,7 +246,7 @@ struct Held {
     token: String,
     acls: Vec<zk::Acl>,
     user: Option<String>,
-    common: Common,
+    reserve_ms: i64,
     timeout: Duration,
     store: String,
     /// The mark's version as we last wrote it (`None`: there was no mark).
@@ -256,7 +258,16 @@ struct Held {
     /// Why the last write found the lease lost (set with `Ok(false)` from `write_hwm`).
     lost_why: Option<String>,
     /// What a fresh client needs to look at the store while our session cannot reach it.
-    reconnect: (ZooKeeperLeaseOptions, Credentials),
+    reconnect: Reconnect,
+    /// Since when our session has been cut off from the ensemble (for the rollback probe).
+    cut_off: Option<tokio::time::Instant>,
+}
+
+/// What a fresh client needs: the options and the credentials resolved from them.
+#[derive(Clone)]
+struct Reconnect {
+    options: ZooKeeperLeaseOptions,
+    creds: Credentials,
 }
 
 impl Held {
@@ -272,8 +283,8 @@ impl Held {
 /// means the store has forgotten our writes. `Some(reason)` then; `None` when it cannot tell.
 async fn rolled_back(h: &Held) -> Option<String> {
     let ours = h.hwm_version?;
-    let (o, creds) = &h.reconnect;
-    let client = connect(o, creds, &h.store, h.timeout).await.ok()?;
+    let Reconnect { options, creds } = &h.reconnect;
+    let client = connect(options, creds, &h.store, h.timeout).await.ok()?;
     let states = client.state_watcher();
     let seen = call(h.timeout, client.get_data(&h.keys.hwm)).await;
     close(client, states).await;
@@ -306,19 +317,18 @@ pub(crate) fn acquire(
     let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
     let timeout = Duration::from_millis(o.connect_timeout_ms);
-    let taken = rt.block_on(with_spawner(take(
-        o, &creds, &prefix, &store, common, timeout, &ctx,
-    )))?;
-    let slot = taken.0.slot;
-    start_session(
+    let taken = rt.block_on(with_spawner(async {
+        let taking = open(o, &creds, &prefix, &store, &common, timeout, &ctx).await?;
+        remote::take(taking, &prefix, &store, &common, &ctx).await
+    }))?;
+    remote::start(
         rt,
-        format!("polyflake-zookeeper-{slot}"),
+        "zookeeper",
         &store,
-        slot,
+        generation,
         taken,
         ctx,
-        generation,
-        |held, ctx, stop| with_spawner(renew(held, ctx, stop)),
+        |h, ctx, stop| with_spawner(renew(h, ctx, stop)),
     )
 }
 
@@ -367,7 +377,7 @@ async fn children(
     // Every request is sent when its future is made: make them all, then wait in turn.
     let pending: Vec<_> = names
         .iter()
-        .filter_map(|n| Some((slot_number(n)?, client.get_data(&format!("{dir}/{n}")))))
+        .filter_map(|n| Some((slot_number(n, "")?, client.get_data(&format!("{dir}/{n}")))))
         .collect();
     let mut out = HashMap::new();
     for (slot, reply) in pending {
@@ -389,7 +399,7 @@ async fn read_store(
     store: &str,
     user: Option<&str>,
     timeout: Duration,
-) -> Result<(Vec<(u32, String)>, HashMap<u32, Vec<u8>>)> {
+) -> Result<Contents> {
     let taken = children(client, &format!("{prefix}/slot"), timeout)
         .await
         .map_err(|e| fail(store, "cannot list the slots", user, e))?
@@ -399,155 +409,219 @@ async fn read_store(
     let marks = children(client, &format!("{prefix}/hwm"), timeout)
         .await
         .map_err(|e| fail(store, "cannot list the high-water marks", user, e))?;
-    Ok((taken, marks))
+    Ok(Contents { taken, marks })
 }
 
-// Modelled in model/remote.pml: Holder, the two take steps (STORE=3) (make model).
-async fn take(
+/// A ZooKeeper store while a slot is taken: the client, whose session our token names.
+struct Taking<'a> {
+    client: zk::Client,
+    prefix: &'a str,
+    store: &'a str,
+    user: Option<String>,
+    acls: Vec<zk::Acl>,
+    timeout: Duration,
+    token: String,
+    reconnect: Reconnect,
+}
+
+/// Connect (the session), create the directories and check the store's ID space (the take's
+/// first step).
+// Modelled in model/remote.pml: Holder, the start step (the session) (make model).
+async fn open<'a>(
     o: &ZooKeeperLeaseOptions,
     creds: &Credentials,
-    prefix: &str,
-    store: &str,
-    common: Common,
+    prefix: &'a str,
+    store: &'a str,
+    common: &Common,
     timeout: Duration,
     ctx: &SlotContext,
-) -> Result<Taken<Held>> {
+) -> Result<Taking<'a>> {
     let client = connect(o, creds, store, timeout).await?;
     let acls = acl_list(creds);
     let user = creds.username().map(str::to_string);
-    let user_ref = user.as_deref();
+    let space = ctx.space();
     prepare(
         &client,
         prefix,
         store,
         &acls,
-        user_ref,
-        ctx.space(),
+        user.as_deref(),
+        space,
         timeout,
     )
     .await?;
     let token = record::render_token(&common.identity, std::process::id(), client.session_id().0);
-    let owner_key = format!("{prefix}/owner/{}", common.identity);
-    let fence_key = fence::fence_key(prefix);
-    let own = match call(timeout, client.get_data(&owner_key)).await {
-        Ok((v, _)) => record::parse_owner_slot(&v),
-        Err(_) => None,
-    };
-    let (taken, marks) = read_store(&client, prefix, store, user_ref, timeout).await?;
-    let window_end = ctx.window_end_ms();
-    let order = free_slot_order(&common, &taken, &marks, own, ctx.now_ms()?, window_end);
-    let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&acls));
+    Ok(Taking {
+        client,
+        prefix,
+        store,
+        user,
+        acls,
+        timeout,
+        token,
+        reconnect: Reconnect {
+            options: o.clone(),
+            creds: creds.clone(),
+        },
+    })
+}
 
-    for slot in order {
-        let Some(claim) = ctx.claim(slot) else {
-            continue;
-        };
-        let k = keys(prefix, slot);
-        match call(
-            timeout,
-            client.create(&k.slot, token.as_bytes(), &ephemeral),
-        )
-        .await
-        {
+impl Store for Taking<'_> {
+    type Held = Held;
+
+    async fn owner_slot(&mut self, key: &str) -> Option<u32> {
+        match call(self.timeout, self.client.get_data(key)).await {
+            Ok((v, _)) => record::parse_owner_slot(&v),
+            Err(_) => None,
+        }
+    }
+
+    async fn contents(&mut self) -> Result<Contents> {
+        let user = self.user.as_deref();
+        read_store(&self.client, self.prefix, self.store, user, self.timeout).await
+    }
+
+    /// Create the EPHEMERAL slot znode if absent, then read the mark and the fence.
+    // Modelled in model/remote.pml: Holder, the first take step (STORE=3) (make model).
+    async fn create_slot(&mut self, k: &Keys) -> Result<Option<Created>> {
+        let (timeout, store, user) = (self.timeout, self.store, self.user.as_deref());
+        let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&self.acls));
+        let created = self
+            .client
+            .create(&k.slot, self.token.as_bytes(), &ephemeral);
+        match call(timeout, created).await {
             Ok(_) => {}
-            Err(Fail::Zk(zk::Error::NodeExists)) => continue,
-            Err(e) => return Err(fail(store, "cannot take a slot", user_ref, e)),
+            Err(Fail::Zk(zk::Error::NodeExists)) => return Ok(None),
+            Err(e) => return Err(fail(store, "cannot take a slot", user, e)),
         }
-        let mark = match call(timeout, client.get_data(&k.hwm)).await {
-            Ok((v, stat)) => Some((v, stat.version)),
+        let mark = match call(timeout, self.client.get_data(&k.hwm)).await {
+            Ok((value, stat)) => Some(Mark {
+                value,
+                version: i64::from(stat.version),
+            }),
             Err(Fail::Zk(zk::Error::NoNode)) => None,
-            Err(e) => return Err(fail(store, "cannot read the high-water mark", user_ref, e)),
+            Err(e) => return Err(fail(store, "cannot read the high-water mark", user, e)),
         };
-        // The fence, read after the slot is ours: a floor under every slot's guard.
-        let fence_ms = match call(timeout, client.get_data(&fence_key)).await {
-            Ok((v, _)) => match fence::parse(&v) {
-                Some(f) => Some(f),
-                None => {
-                    let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
-                    return Err(fence::unreadable(store, &fence_key));
-                }
-            },
-            Err(Fail::Zk(zk::Error::NoNode)) => None,
-            Err(e) => {
-                let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
-                return Err(fail(store, "cannot read the fence", user_ref, e));
-            }
+        let fence_key = fence::fence_key(self.prefix);
+        let fence = match call(timeout, self.client.get_data(&fence_key)).await {
+            Ok((v, _)) => Ok(Some(v)),
+            Err(Fail::Zk(zk::Error::NoNode)) => Ok(None),
+            Err(e) => Err(fail(store, "cannot read the fence", user, e)),
         };
-        if let Err(e) = fence::check_window(store, fence_ms, window_end) {
-            let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
-            return Err(e);
-        }
-        let now = ctx.now_ms()?;
-        let Some(own_guard) = guard_of(
-            mark.as_ref().map(|(v, _)| v.as_slice()),
-            now,
-            common.reserve_ms,
-            window_end,
-        ) else {
-            // A mark past the layout's window: give the slot back, try the next.
-            let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
-            continue;
-        };
-        let guard = fence::floor(own_guard, fence_ms);
-        let r = guard.max(now).saturating_add(common.reserve_ms);
-        let note = fence::note(
-            guard_note(slot, guard, now, common.max_guard_wait_ms),
-            own_guard,
-            fence_ms,
-        );
-        let mut held = Held {
-            client,
+        Ok(Some(Created { mark, fence }))
+    }
+
+    async fn give_back(&mut self, k: &Keys) {
+        let _ = call(self.timeout, self.client.delete(&k.slot, Some(0))).await;
+    }
+
+    async fn abandon(&mut self) {
+        // The session ends with the client: nothing to give back before.
+    }
+
+    fn hold(self, slot: u32, keys: Keys, version: Option<i64>, reserve_ms: i64) -> Held {
+        Held {
+            client: self.client,
             slot,
-            keys: k,
-            token,
-            acls,
-            user,
-            common,
-            timeout,
-            store: store.to_string(),
-            hwm_version: mark.map(|(_, v)| v),
+            keys,
+            token: self.token,
+            acls: self.acls,
+            user: self.user,
+            reserve_ms,
+            timeout: self.timeout,
+            store: self.store.to_string(),
+            // Read from ZooKeeper as an i32.
+            hwm_version: version.map(|v| v as i32),
             unsure: Default::default(),
             lost_why: None,
-            reconnect: (o.clone(), creds.clone()),
-        };
-        match write_hwm(&mut held, r).await {
-            Ok(true) => {}
-            Ok(false) => {
-                return Err(store_error(
-                    store,
-                    "lost the slot while taking it",
-                    "the slot znode or its high-water mark changed",
-                ))
-            }
-            Err(e) => {
-                return Err(fail(
-                    store,
-                    "cannot write the high-water mark",
-                    held.user.as_deref(),
-                    e,
-                ))
-            }
+            reconnect: self.reconnect,
+            cut_off: None,
         }
-        let owner = slot.to_string();
-        if let Err(Fail::Zk(zk::Error::NoNode)) = call(
-            timeout,
-            held.client.set_data(&owner_key, owner.as_bytes(), None),
+    }
+}
+
+impl Holder for Held {
+    type Fail = Fail;
+
+    fn slot(&self) -> u32 {
+        self.slot
+    }
+
+    fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
+    fn reserve_ms(&self) -> i64 {
+        self.reserve_ms
+    }
+
+    async fn write_mark(&mut self, r: i64) -> std::result::Result<bool, Fail> {
+        write_hwm(self, r).await
+    }
+
+    fn lost(&mut self) -> Lost {
+        let reason = self.lost_why.take().unwrap_or_else(|| {
+            format!(
+                "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else",
+                self.keys.slot, self.keys.hwm
+            )
+        });
+        Lost {
+            reason,
+            rolled_back: false,
+        }
+    }
+
+    fn note(&self, what: &str, e: &Fail) -> String {
+        Held::note(self, what, e)
+    }
+
+    fn refused(&self, what: &str, e: Fail) -> Error {
+        fail(&self.store, what, self.user.as_deref(), e)
+    }
+
+    fn lost_while_taking(&self) -> Error {
+        store_error(
+            &self.store,
+            "lost the slot while taking it",
+            "the slot znode or its high-water mark changed",
         )
-        .await
-        {
-            let dir = zk::CreateMode::Persistent.with_acls(zk::Acls::new(&held.acls));
+    }
+
+    async fn record_owner(&mut self, key: &str, slot: u32) {
+        let owner = slot.to_string();
+        let set = self.client.set_data(key, owner.as_bytes(), None);
+        if let Err(Fail::Zk(zk::Error::NoNode)) = call(self.timeout, set).await {
+            let dir = zk::CreateMode::Persistent.with_acls(zk::Acls::new(&self.acls));
             let _ = call(
-                timeout,
-                held.client.create(&owner_key, owner.as_bytes(), &dir),
+                self.timeout,
+                self.client.create(key, owner.as_bytes(), &dir),
             )
             .await;
         }
-        return Ok((held, claim, guard, r, note));
     }
-    Err(Error::NoFreeSlot {
-        dir_or_prefix: store.to_string(),
-        slots: common.slots,
-    })
+
+    /// Cut off for a renewal period: look with a fresh session first.
+    async fn rolled_back(&mut self) -> Option<String> {
+        match self.cut_off {
+            Some(since) if since.elapsed() >= renew_period(self.reserve_ms) => {
+                rolled_back(self).await
+            }
+            _ => None,
+        }
+    }
+
+    fn wrote(&mut self, failed: Option<&Fail>) {
+        match failed {
+            None => self.cut_off = None,
+            // Cut off only when the ensemble did not answer (a refusal, NoAuth, is an answer:
+            // no fresh-session probe for a rollback every period).
+            Some(Fail::Zk(zk::Error::NoAuth | zk::Error::AuthFailed)) => {}
+            Some(_) => {
+                self.cut_off.get_or_insert_with(tokio::time::Instant::now);
+            }
+        }
+    }
 }
 
 /// Write R in one multi-op that checks our slot znode (it exists, unchanged) and sets the mark
@@ -642,13 +716,11 @@ fn lost_by(event: &zk::WatchedEvent, slot: &str) -> Option<String> {
 // Modelled in model/remote.pml: Holder, the renewal, late write, loss and close steps (STORE=3)
 // (make model).
 async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
-    let state: &LeaseState = &ctx.state;
-    let mut renew_tick = tokio::time::interval(renew_period(h.common.reserve_ms));
+    let state: &Window = &ctx.state;
+    let mut renew_tick = tokio::time::interval(renew_period(h.reserve_ms));
     renew_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut states = h.client.state_watcher();
     let mut watch: Option<zk::OneshotWatcher> = None;
-    // Since when our session has been cut off from the ensemble (for the rollback probe).
-    let mut cut_off: Option<tokio::time::Instant> = None;
     loop {
         if stop.is_stopped() {
             break;
@@ -678,46 +750,14 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
         }
         let lost = tokio::select! {
             _ = stop.notify.notified() => break,
-            _ = renew_tick.tick() => {
-                let now = match ctx.now_ms() {
-                    Ok(n) => n,
-                    Err(e) => { state.failed(e.to_string()); continue; }
-                };
-                let r = (now + h.common.reserve_ms).max(state.r_ms());
-                // Cut off for a renewal period: look with a fresh session first.
-                let probe = match cut_off {
-                    Some(since) if since.elapsed() >= renew_period(h.common.reserve_ms) => {
-                        rolled_back(&h).await
-                    }
-                    _ => None,
-                };
-                if probe.is_some() {
-                    state.rolled_back();
-                    probe
-                } else { match write_hwm(&mut h, r).await {
-                    Ok(true) => { state.publish(r); state.renewed(); cut_off = None; None }
-                    Ok(false) => Some(h.lost_why.take().unwrap_or_else(|| format!(
-                        "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else",
-                        h.keys.slot, h.keys.hwm
-                    ))),
-                    Err(e) => {
-                        state.failed(h.note(&format!("cannot write the high-water mark {}", h.keys.hwm), &e));
-                        // Cut off only when the ensemble did not answer (a refusal, NoAuth, is an
-                        // answer: no fresh-session probe for a rollback every period).
-                        if !matches!(e, Fail::Zk(zk::Error::NoAuth | zk::Error::AuthFailed)) {
-                            cut_off.get_or_insert_with(tokio::time::Instant::now);
-                        }
-                        None
-                    }
-                } }
-            }
+            _ = renew_tick.tick() => remote::renew_tick(&mut h, &ctx).await,
             s = states.changed() => match s {
                 zk::SessionState::Expired => Some("the ZooKeeper session expired".to_string()),
                 zk::SessionState::AuthFailed => Some("ZooKeeper refused the session's authentication".to_string()),
                 zk::SessionState::Closed => Some("the ZooKeeper client was closed".to_string()),
                 zk::SessionState::Disconnected => {
                     state.failed(format!("unreachable: disconnected from the ensemble ({})", h.store));
-                    cut_off.get_or_insert_with(tokio::time::Instant::now);
+                    h.cut_off.get_or_insert_with(tokio::time::Instant::now);
                     None
                 }
                 _ => None,
@@ -739,9 +779,7 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
         return;
     }
     // A clean close: leave the final R, then free the slot.
-    if let Some(r) = stop.final_r_ms() {
-        let _ = write_hwm(&mut h, r).await;
-    }
+    remote::finish(&mut h, &stop).await;
     let _ = call(h.timeout, h.client.delete(&h.keys.slot, Some(0))).await;
     close(h.client, states).await;
 }

@@ -1,6 +1,7 @@
 //! The operator's side of a ZooKeeper lease store: `lease inspect` (every slot, the store's
 //! database epoch and latest zxid) and `lease fence`, apart from the holders' protocol.
 
+use super::super::remote::keys;
 use super::*;
 
 /// Read every slot under the prefix without taking anything.
@@ -20,7 +21,7 @@ pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
             Err(Fail::Zk(zk::Error::NoNode)) => None,
             Err(e) => return Err(fail(&store, "cannot read the ID space", user, e)),
         };
-        let (taken, marks) = read_store(&client, &prefix, &store, user, timeout).await?;
+        let Contents { taken, marks } = read_store(&client, &prefix, &store, user, timeout).await?;
         let fence_ms = match call(timeout, client.get_data(&fence::fence_key(&prefix))).await {
             Ok((v, _)) => fence::parse(&v),
             Err(_) => None,
