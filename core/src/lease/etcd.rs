@@ -18,13 +18,14 @@
 
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
 use super::fence::{self, FenceReport};
+use super::read_options::{LeaseOptions, RemoteOptions};
 use super::record::{self, IdSpace};
 use super::remote::{
     self, chain, check_remote, compare_space, runtime, slot_number, store_error, store_report,
-    timed, Contents, Created, Holder, Keys, Lost, Mark, Store,
+    timed, Contents, Created, HeldSlot, Holder, Keys, Lost, Mark, Store,
 };
 use super::session::{renew_period, Session, SlotContext, Stop};
-use super::source::{check_common, Common, EtcdLeaseOptions};
+use super::source::{Common, EtcdLeaseOptions};
 use super::LeaseKind;
 use crate::error::{Error, Result};
 use crate::window::Window;
@@ -35,13 +36,15 @@ use etcd_client::{
 use std::sync::Arc;
 use std::time::Duration;
 
+mod admin;
+pub(crate) use admin::{fence, inspect};
+
 struct Held {
     client: Client,
-    slot: u32,
-    keys: Keys,
+    /// The slot, its keys, the reserve.
+    at: HeldSlot,
     token: String,
     lease_id: i64,
-    reserve_ms: i64,
     timeout: Duration,
     ttl_s: i64,
     store: String,
@@ -157,13 +160,7 @@ fn refused(store: &str, what: &str, user: Option<&str>, e: &str) -> Error {
 
 /// The checked prefix (no trailing `/`), the store's name for messages, and the credentials.
 fn check_options(o: &EtcdLeaseOptions) -> Result<(String, String, Credentials)> {
-    let prefix = check_remote(
-        "etcd",
-        &o.endpoints,
-        "endpoint",
-        &o.prefix,
-        o.connect_timeout_ms,
-    )?;
+    let prefix = check_remote("etcd", o.remote(), "endpoint")?;
     if !(1..=3600).contains(&o.ttl_s) {
         return Err(Error::InvalidNodeSource {
             reason: format!("etcd ttl_s = {} is out of range: 1 to 3600", o.ttl_s),
@@ -171,7 +168,7 @@ fn check_options(o: &EtcdLeaseOptions) -> Result<(String, String, Credentials)> 
     }
     let creds = o.credentials().resolve()?;
     if creds.tls() {
-        if let Some(plain) = o.endpoints.iter().find(|e| e.starts_with("http://")) {
+        if let Some(plain) = o.remote().servers.iter().find(|e| e.starts_with("http://")) {
             return Err(Error::InvalidNodeSource {
                 reason: format!(
                     "etcd endpoint {plain} is plain HTTP but TLS is configured (ca_file or cert_file): use https://"
@@ -179,7 +176,7 @@ fn check_options(o: &EtcdLeaseOptions) -> Result<(String, String, Credentials)> 
             });
         }
     }
-    let store = format!("etcd {} prefix {prefix}", o.endpoints.join(","));
+    let store = format!("etcd {} prefix {prefix}", o.remote().servers.join(","));
     Ok((prefix, store, creds))
 }
 
@@ -210,7 +207,7 @@ async fn connect(
             .with_auto_token_refresh(true);
     }
     let connecting = async {
-        Client::connect(o.endpoints.clone(), Some(options))
+        Client::connect(o.remote().servers.to_vec(), Some(options))
             .await
             .map_err(|e| chain(&e))
     };
@@ -219,7 +216,7 @@ async fn connect(
         Err(e) => {
             let e = match creds
                 .tls()
-                .then(|| probe_tls(&o.endpoints[0], creds, timeout))
+                .then(|| probe_tls(&o.remote().servers[0], creds, timeout))
             {
                 Some(Some(why)) if !e.contains(&why) => format!("{e} (TLS: {why})"),
                 _ => e,
@@ -234,16 +231,10 @@ async fn connect(
 }
 
 pub(crate) fn acquire(o: &EtcdLeaseOptions, ctx: SlotContext, generation: u64) -> Result<Session> {
-    let common = check_common(
-        ctx.layout,
-        o.slots,
-        &o.identity,
-        o.reserve_ms,
-        o.max_guard_wait_ms,
-    )?;
+    let common = o.common(ctx.layout)?;
     let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.connect_timeout_ms);
+    let timeout = o.remote().timeout();
     let taken = rt.block_on(async {
         let taking = open(o, &creds, &prefix, &store, &common, timeout, &ctx).await?;
         remote::take(taking, &prefix, &store, &common, &ctx).await
@@ -443,14 +434,12 @@ impl Store for Taking<'_> {
         let _ = timed(self.timeout, "lease revoke", lease).await;
     }
 
-    fn hold(self, slot: u32, keys: Keys, version: Option<i64>, reserve_ms: i64) -> Held {
+    fn hold(self, at: HeldSlot, version: Option<i64>) -> Held {
         let mut held = Held {
             client: self.client,
-            slot,
-            keys,
+            at,
             token: self.token,
             lease_id: self.lease_id,
-            reserve_ms,
             timeout: self.timeout,
             ttl_s: self.ttl_s,
             store: self.store.to_string(),
@@ -470,16 +459,8 @@ impl Store for Taking<'_> {
 impl Holder for Held {
     type Fail = String;
 
-    fn slot(&self) -> u32 {
-        self.slot
-    }
-
-    fn keys(&self) -> &Keys {
-        &self.keys
-    }
-
-    fn reserve_ms(&self) -> i64 {
-        self.reserve_ms
+    fn at(&self) -> &HeldSlot {
+        &self.at
     }
 
     async fn write_mark(&mut self, r: i64) -> std::result::Result<bool, String> {
@@ -495,7 +476,7 @@ impl Holder for Held {
             None => Lost {
                 reason: format!(
                     "the slot key {} is no longer ours, or its high-water mark {} was changed by someone else (the etcd lease expired or was revoked, or the keys were edited)",
-                    self.keys.slot, self.keys.hwm
+                    self.at.keys.slot, self.at.keys.hwm
                 ),
                 rolled_back: false,
             },
@@ -560,17 +541,17 @@ async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, String> {
 
 async fn write_hwm_once(h: &mut Held, r: i64) -> std::result::Result<bool, String> {
     let mark_unchanged = if h.hwm_revision == 0 {
-        Compare::create_revision(h.keys.hwm.clone(), CompareOp::Equal, 0)
+        Compare::create_revision(h.at.keys.hwm.clone(), CompareOp::Equal, 0)
     } else {
-        Compare::mod_revision(h.keys.hwm.clone(), CompareOp::Equal, h.hwm_revision)
+        Compare::mod_revision(h.at.keys.hwm.clone(), CompareOp::Equal, h.hwm_revision)
     };
     let txn = Txn::new()
         .when([
-            Compare::value(h.keys.slot.clone(), CompareOp::Equal, h.token.clone()),
-            Compare::lease(h.keys.slot.clone(), CompareOp::Equal, h.lease_id),
+            Compare::value(h.at.keys.slot.clone(), CompareOp::Equal, h.token.clone()),
+            Compare::lease(h.at.keys.slot.clone(), CompareOp::Equal, h.lease_id),
             mark_unchanged,
         ])
-        .and_then([TxnOp::put(h.keys.hwm.clone(), r.to_string(), None)]);
+        .and_then([TxnOp::put(h.at.keys.hwm.clone(), r.to_string(), None)]);
     let resp = match timed(h.timeout, "txn", h.client.txn(txn)).await {
         Ok(resp) => resp,
         Err(e) => {
@@ -594,7 +575,7 @@ async fn write_hwm_once(h: &mut Held, r: i64) -> std::result::Result<bool, Strin
 /// After a failed compare with unanswered writes behind us: did one of them land? `Ok(true)`:
 /// yes, its revision is adopted (the caller writes again).
 async fn adopt_landed_write(h: &mut Held) -> std::result::Result<bool, String> {
-    let slot = timed(h.timeout, "get", h.client.get(h.keys.slot.clone(), None)).await?;
+    let slot = timed(h.timeout, "get", h.client.get(h.at.keys.slot.clone(), None)).await?;
     let ours = slot
         .kvs()
         .first()
@@ -602,7 +583,7 @@ async fn adopt_landed_write(h: &mut Held) -> std::result::Result<bool, String> {
     if !ours {
         return Ok(false);
     }
-    let mark = timed(h.timeout, "get", h.client.get(h.keys.hwm.clone(), None)).await?;
+    let mark = timed(h.timeout, "get", h.client.get(h.at.keys.hwm.clone(), None)).await?;
     let Some(kv) = mark.kvs().first() else {
         return Ok(false);
     };
@@ -620,7 +601,7 @@ async fn adopt_landed_write(h: &mut Held) -> std::result::Result<bool, String> {
 // (make model).
 async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
     let state: &Window = &ctx.state;
-    let mut renew_tick = tokio::time::interval(renew_period(h.reserve_ms));
+    let mut renew_tick = tokio::time::interval(renew_period(h.at.reserve_ms));
     renew_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let ka_every = Duration::from_millis(((h.ttl_s * 1000) / 3).max(200) as u64);
     let mut ka_tick = tokio::time::interval(ka_every);
@@ -648,14 +629,13 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
             match timed(
                 h.timeout,
                 "watch",
-                h.client.watch(h.keys.slot.clone(), None),
+                h.client.watch(h.at.keys.slot.clone(), None),
             )
             .await
             {
                 Ok(w) => watch = Some(w),
-                Err(e) => {
-                    state.failed(h.note(&format!("cannot watch the slot key {}", h.keys.slot), &e))
-                }
+                Err(e) => state
+                    .failed(h.note(&format!("cannot watch the slot key {}", h.at.keys.slot), &e)),
             }
         }
         let lost = tokio::select! {
@@ -686,11 +666,11 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                         match ev.event_type() {
                             EventType::Delete => Some(format!(
                                 "the slot key {} was deleted (the etcd lease expired or was revoked)",
-                                h.keys.slot
+                                h.at.keys.slot
                             )),
                             EventType::Put if !ours => Some(format!(
                                 "the slot key {} was overwritten by another holder",
-                                h.keys.slot
+                                h.at.keys.slot
                             )),
                             EventType::Put => None,
                         }
@@ -712,93 +692,4 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
     // A clean close: leave the final R, then free the slot (revoking deletes the slot key).
     remote::finish(&mut h, &stop).await;
     let _ = timed(h.timeout, "lease revoke", h.client.lease_revoke(h.lease_id)).await;
-}
-
-/// Read every slot under the prefix without taking anything.
-pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::inspect::StoreReport> {
-    let (prefix, store, creds) = check_options(o)?;
-    let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.connect_timeout_ms);
-    rt.block_on(async {
-        let mut client = connect(o, &creds, &store, timeout).await?;
-        let space_reply = timed(timeout, "get", client.get(format!("{prefix}/space"), None))
-            .await
-            .map_err(|e| store_error(&store, "cannot read the ID space", e))?;
-        let header = space_reply
-            .header()
-            .map(|h| (h.cluster_id(), h.member_id(), h.revision()));
-        let space_value = space_reply.kvs().first().map(|kv| kv.value().to_vec());
-        let space = match space_value {
-            Some(v) => Some(
-                record::parse_space(&v)
-                    .map_err(|why| store_error(&store, "cannot read the ID-space record", why))?,
-            ),
-            None => None,
-        };
-        let Contents { taken, marks } =
-            read_store(&mut client, &prefix, &store, creds.username(), timeout).await?;
-        let fence_ms = timed(timeout, "get", client.get(fence::fence_key(&prefix), None))
-            .await
-            .ok()
-            .and_then(|r| r.kvs().first().and_then(|kv| fence::parse(kv.value())));
-        let mut report = store_report(
-            LeaseKind::Etcd,
-            &store,
-            space,
-            &taken,
-            &marks,
-            o.reserve_ms,
-            o.max_guard_wait_ms,
-            fence_ms,
-        );
-        if let Some((cluster, member, revision)) = header {
-            report.store_identity = Some(format!("etcd cluster {cluster:x}, member {member:x}"));
-            report.revision = Some(revision);
-        }
-        Ok(report)
-    })
-}
-
-/// Raise the store's fence to `now + margin_ms` (a compare-and-swap on the fence key, so two
-/// operators fencing at once both leave the higher value).
-pub(crate) fn fence(o: &EtcdLeaseOptions, margin_ms: u64) -> Result<FenceReport> {
-    let (prefix, store, creds) = check_options(o)?;
-    let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.connect_timeout_ms);
-    let key = fence::fence_key(&prefix);
-    rt.block_on(async {
-        let mut client = connect(o, &creds, &store, timeout).await?;
-        loop {
-            let got = timed(timeout, "get", client.get(key.clone(), None))
-                .await
-                .map_err(|e| store_error(&store, "cannot read the fence", e))?;
-            let (previous, unchanged) = match got.kvs().first() {
-                None => (
-                    None,
-                    Compare::create_revision(key.clone(), CompareOp::Equal, 0),
-                ),
-                Some(kv) => (
-                    // An unreadable fence is replaced by a readable one.
-                    fence::parse(kv.value()),
-                    Compare::mod_revision(key.clone(), CompareOp::Equal, kv.mod_revision()),
-                ),
-            };
-            let value = fence::next(previous, margin_ms)?;
-            let txn = Txn::new().when([unchanged]).and_then([TxnOp::put(
-                key.clone(),
-                value.to_string(),
-                None,
-            )]);
-            let resp = timed(timeout, "txn", client.txn(txn))
-                .await
-                .map_err(|e| store_error(&store, "cannot write the fence", e))?;
-            if resp.succeeded() {
-                return Ok(FenceReport {
-                    store: store.clone(),
-                    fence_ms: value,
-                    previous_ms: previous,
-                });
-            }
-        }
-    })
 }

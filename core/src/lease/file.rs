@@ -37,10 +37,11 @@
 
 use super::dir::{LeaseDir, Opened, Unsafe, SHARED_DIR};
 use super::fence::{self, FenceReport};
-use super::order::guard_of;
+use super::order::{guard_of, Surveyed};
+use super::read_options::LeaseOptions;
 use super::record::{self, IdSpace, SlotRecord};
 use super::session::{renew_period, Plan, Session, SlotContext, Stop, Taken};
-use super::source::{check_common, FileLeaseOptions};
+use super::source::FileLeaseOptions;
 use super::store::{slot_number, store_error};
 use super::{guard_note, slot_order};
 use crate::error::{Error, Result};
@@ -163,9 +164,20 @@ fn lock(file: &File, op: libc::c_int) -> std::io::Result<bool> {
     }
 }
 
+/// A slot file opened to take it: its descriptor registered with the fork handler, and the
+/// device and inode it was opened at.
+struct SlotFd {
+    // The registration first: fields drop in order, so a fork handler never sees a
+    // registration of a descriptor already closed.
+    reg: RegisteredFd,
+    file: File,
+    dev: u64,
+    ino: u64,
+}
+
 /// What opening a slot file to take it found.
 enum Open {
-    Registered(File, RegisteredFd, u64, u64),
+    Registered(SlotFd),
     Unsafe(Unsafe),
 }
 
@@ -175,7 +187,12 @@ fn open_registered(dir: &LeaseDir, name: &str) -> std::io::Result<Open> {
     fork::without_fork(|| match dir.open_name(name, true, true)? {
         Opened::File(file, st) => {
             let reg = fork::register_fd(file.as_raw_fd(), st.st_dev, st.st_ino);
-            Ok(Open::Registered(file, reg, st.st_dev, st.st_ino))
+            Ok(Open::Registered(SlotFd {
+                reg,
+                file,
+                dev: st.st_dev,
+                ino: st.st_ino,
+            }))
         }
         Opened::Unsafe(u) => Ok(Open::Unsafe(u)),
         Opened::Absent => Err(IoKind::NotFound.into()),
@@ -435,11 +452,10 @@ pub(crate) fn nonce() -> u64 {
 }
 
 /// What the directory holds, as far as can be seen without locking: every slot file below
-/// `slots` with `(slot, ms until its guard passes (None if it has), whether it is this
-/// identity's)`; slots whose R lies past the layout's window and unsafe names are left out of
-/// it but listed in `present` (never taken, new or not). Costs the directory's entries.
+/// `slots`; slots whose R lies past the layout's window and unsafe names are left out of it but
+/// listed in `present` (never taken, new or not). Costs the directory's entries.
 struct Survey {
-    slots: Vec<(u32, Option<i64>, bool)>,
+    slots: Vec<Surveyed>,
     present: Vec<u32>,
 }
 
@@ -493,8 +509,11 @@ fn survey(
             .filter(|_| ctx.system_clock);
         let ours = matches!(&rec, SlotRecord::Complete { owner, .. } if owner == identity);
         if let Some(g) = record_guard(&rec, mtime, now_ms, reserve_ms, window_end_ms) {
-            out.slots
-                .push((n, Some(g - now_ms).filter(|w| *w > 0), ours));
+            out.slots.push(Surveyed {
+                slot: n,
+                wait_ms: Some(g - now_ms).filter(|w| *w > 0),
+                ours,
+            });
         }
     }
     out
@@ -503,13 +522,7 @@ fn survey(
 // Modelled in model/file.pml: inline file_take, called by the two take steps of Holder (make
 // model).
 pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -> Result<Session> {
-    let common = check_common(
-        ctx.layout,
-        o.slots,
-        &o.identity,
-        o.reserve_ms,
-        o.max_guard_wait_ms,
-    )?;
+    let common = o.common(ctx.layout)?;
     let dir = open_dir(o.dir.as_path())?;
     let dpath = o.dir.as_path();
     check_space(&dir, ctx.space())?;
@@ -542,8 +555,14 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
     while let Some(slot) = order.next() {
         let name = slot_file_name(slot);
         let path = slot_path(dpath, slot);
-        let (file, reg, dev, ino) = match take_file(&dir, &name)? {
-            Take::Taken(file, reg, dev, ino) => (file, reg, dev, ino),
+        // Bound in this order, dropped in the reverse: the registration before the descriptor.
+        let SlotFd {
+            file,
+            reg,
+            dev,
+            ino,
+        } = match take_file(&dir, &name)? {
+            Take::Taken(fd) => fd,
             Take::Busy => continue,
             Take::Unsafe(u) => {
                 skipped.add(dpath, &name, &u);
@@ -661,8 +680,8 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
 
 /// What trying one slot file came to.
 enum Take {
-    /// Opened and locked: the descriptor, its fork registration, its device and inode.
-    Taken(File, RegisteredFd, u64, u64),
+    /// Opened and locked.
+    Taken(SlotFd),
     /// Held by someone else, or another user's file.
     Busy,
     /// Something other than a usable slot file is at the name.
@@ -678,8 +697,8 @@ enum Take {
 fn take_file(dir: &LeaseDir, name: &str) -> Result<Take> {
     let d = dir.path();
     for _ in 0..8 {
-        let (file, reg, dev, ino) = match open_registered(dir, name) {
-            Ok(Open::Registered(file, reg, dev, ino)) => (file, reg, dev, ino),
+        let fd = match open_registered(dir, name) {
+            Ok(Open::Registered(fd)) => fd,
             Ok(Open::Unsafe(u)) => return Ok(Take::Unsafe(u)),
             // Another user's slot file in a shared directory: not ours to take. Nothing at the
             // name: the directory is not ours to write.
@@ -699,17 +718,17 @@ fn take_file(dir: &LeaseDir, name: &str) -> Result<Take> {
                 ))
             }
         };
-        if !lock(&file, libc::LOCK_EX).map_err(|e| store_error(d, "flock failed", e))? {
+        if !lock(&fd.file, libc::LOCK_EX).map_err(|e| store_error(d, "flock failed", e))? {
             return Ok(Take::Busy);
         }
         match dir.stat(name) {
-            Ok(Some(st)) if (st.st_dev, st.st_ino) == (dev, ino) => {
-                return Ok(Take::Taken(file, reg, dev, ino))
+            Ok(Some(st)) if (st.st_dev, st.st_ino) == (fd.dev, fd.ino) => {
+                return Ok(Take::Taken(fd))
             }
             // Replaced or deleted between the open and the lock: try the name again.
             _ => {
                 // SAFETY: flock on a descriptor we own.
-                unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
+                unsafe { libc::flock(fd.file.as_raw_fd(), libc::LOCK_UN) };
             }
         }
     }

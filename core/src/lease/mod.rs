@@ -24,6 +24,7 @@ pub mod fuzzing;
 mod health;
 mod inspect;
 mod order;
+mod read_options;
 mod record;
 mod session;
 mod source;

@@ -4,7 +4,8 @@
 //! the operator's report of a store.
 
 use super::inspect::{report, SlotReport, StoreReport};
-use super::order::{guard_of, SlotOrder};
+use super::order::{guard_of, SlotOrder, Surveyed};
+use super::read_options::{Guards, Remote};
 use super::record::{self, IdSpace};
 use super::source::Common;
 pub(crate) use super::store::{slot_number, store_error};
@@ -16,7 +17,7 @@ use std::time::Duration;
 
 mod protocol;
 pub(crate) use protocol::{
-    finish, renew_tick, start, take, Contents, Created, Holder, Lost, Mark, Store,
+    finish, renew_tick, start, take, Contents, Created, HeldSlot, Holder, Lost, Mark, Store,
 };
 
 /// A slot's two keys (etcd) or znodes (ZooKeeper).
@@ -104,13 +105,12 @@ pub(crate) fn runtime(store: &str) -> Result<tokio::runtime::Runtime> {
 }
 
 /// Check what both remote stores' options share; the prefix without a trailing `/`.
-pub(crate) fn check_remote(
-    kind: &str,
-    servers: &[String],
-    what_servers: &str,
-    prefix: &str,
-    connect_timeout_ms: u64,
-) -> Result<String> {
+pub(crate) fn check_remote(kind: &str, options: Remote<'_>, what_servers: &str) -> Result<String> {
+    let Remote {
+        servers,
+        prefix,
+        connect_timeout_ms,
+    } = options;
     let invalid = |reason: String| Error::InvalidNodeSource { reason };
     if servers.iter().all(|s| s.trim().is_empty()) {
         return Err(invalid(format!("{kind} needs at least one {what_servers}")));
@@ -161,7 +161,11 @@ pub(crate) fn free_slot_order(
                 present.push(n);
                 return None;
             };
-            Some((n, Some(g - now).filter(|w| *w > 0), own == Some(n)))
+            Some(Surveyed {
+                slot: n,
+                wait_ms: Some(g - now).filter(|w| *w > 0),
+                ours: own == Some(n),
+            })
         })
         .collect::<Vec<_>>();
     slot_order(
@@ -194,17 +198,19 @@ pub(crate) fn compare_space(store: &str, key: &str, value: &[u8], ours: IdSpace)
 
 /// The operator's view of a remote store: each slot's holder (the slot key's or znode's value,
 /// `identity/pid/...`) and mark.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn store_report(
     kind: LeaseKind,
     store: &str,
     space: Option<IdSpace>,
     taken: &[(u32, String)],
     marks: &HashMap<u32, Vec<u8>>,
-    reserve_ms: u64,
-    max_guard_wait_ms: u64,
+    guards: Guards,
     fence_ms: Option<i64>,
 ) -> StoreReport {
+    let Guards {
+        reserve_ms,
+        max_guard_wait_ms,
+    } = guards;
     let now = crate::clock::SystemClock::read_ms();
     let window_end = space
         .map(|s| s.epoch_ms.saturating_add(s.layout.max_elapsed_ms() as i64))

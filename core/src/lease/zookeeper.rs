@@ -26,13 +26,14 @@
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
 use super::fence::{self, FenceReport};
 use super::inspect::StoreReport;
+use super::read_options::{LeaseOptions, RemoteOptions};
 use super::record::{self, IdSpace};
 use super::remote::{
     self, check_remote, compare_space, runtime, slot_number, store_error, store_report, Contents,
-    Created, Holder, Keys, Lost, Mark, Store,
+    Created, HeldSlot, Holder, Keys, Lost, Mark, Store,
 };
 use super::session::{renew_period, Session, SlotContext, Stop};
-use super::source::{check_common, Common, ZooKeeperLeaseOptions};
+use super::source::{Common, ZooKeeperLeaseOptions};
 use super::LeaseKind;
 use crate::error::{Error, Result};
 use crate::window::Window;
@@ -44,209 +45,18 @@ use std::time::Duration;
 use zookeeper_client as zk;
 
 mod admin;
+mod client;
 pub(crate) use admin::{fence, inspect};
-
-/// The fork generation in which this process first used the ZooKeeper client (`u64::MAX`:
-/// never).
-static USED_IN: AtomicU64 = AtomicU64::new(u64::MAX);
-
-/// Refuse in a process forked after the client was used (see the module's notes on fork).
-fn check_fork(store: &str) -> Result<()> {
-    let now = crate::fork::fork_generation();
-    let used = match USED_IN.compare_exchange(u64::MAX, now, Ordering::SeqCst, Ordering::SeqCst) {
-        Ok(_) => now,
-        Err(used) => used,
-    };
-    if used != now {
-        return Err(store_error(
-            store,
-            "cannot use ZooKeeper in this process",
-            "it is a fork of a process that already used the ZooKeeper client, whose I/O thread \
-             (async-io's reactor) does not exist after fork; make ZooKeeper-leased generators \
-             after forking (in each worker), or start workers with spawn instead of fork",
-        ));
-    }
-    Ok(())
-}
-
-/// Runs zookeeper-client's spawned tasks on the current tokio runtime. The client spawns through
-/// `spawns-core`, whose tokio support registers itself at link time (`linkme`); a C program
-/// linking `libpolyflake.a` never references that registration, so the linker drops it and the
-/// client panics with "no spawner". Naming the spawner on every poll does not depend on the link.
-struct TokioSpawner;
-
-impl spawns_core::Spawn for TokioSpawner {
-    fn spawn(&self, task: spawns_core::Task) {
-        tokio::spawn(Box::into_pin(task.future));
-    }
-}
-
-/// `f` with `TokioSpawner` entered around each of its polls (on whichever thread polls it).
-fn with_spawner<F: Future>(f: F) -> impl Future<Output = F::Output> {
-    let mut f = Box::pin(f);
-    std::future::poll_fn(move |cx| {
-        let _scope = spawns_core::enter(&TokioSpawner);
-        f.as_mut().poll(cx)
-    })
-}
-
-/// A ZooKeeper call that failed or timed out.
-enum Fail {
-    Zk(zk::Error),
-    TimedOut(Duration),
-}
-
-impl std::fmt::Display for Fail {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Fail::Zk(e) => write!(f, "{e}"),
-            Fail::TimedOut(d) => write!(f, "timed out after {} ms", d.as_millis()),
-        }
-    }
-}
-
-async fn call<T, E: Into<zk::Error>>(
-    d: Duration,
-    f: impl Future<Output = std::result::Result<T, E>>,
-) -> std::result::Result<T, Fail> {
-    match tokio::time::timeout(d, f).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(Fail::Zk(e.into())),
-        Err(_) => Err(Fail::TimedOut(d)),
-    }
-}
-
-/// What a failed call says (`at`: what was being done, on which store), for an error or a
-/// renewal's note: ZooKeeper refusing our credentials or an ACL ("not authorized: ", with what
-/// to check), no answer at all ("unreachable: "), or its other answer as it is.
-fn cause(at: &str, user: Option<&str>, e: &Fail) -> String {
-    match e {
-        Fail::Zk(z @ (zk::Error::NoAuth | zk::Error::AuthFailed)) => {
-            let check = match user {
-                Some(u) => format!(
-                    "check the ACL of the znodes under the prefix (getAcl): digest user {u:?} needs all permissions on them (they belong to another ZooKeeper user, or their ACL was changed), and check the password of digest user {u:?}"
-                ),
-                None => "the znodes are protected by an ACL; set username and password (digest)"
-                    .to_string(),
-            };
-            format!("not authorized: {at}: ZooKeeper answered {z:?} ({z}); {check}")
-        }
-        Fail::TimedOut(_)
-        | Fail::Zk(zk::Error::ConnectionLoss | zk::Error::NoHosts | zk::Error::Timeout) => {
-            format!("unreachable: {at}: {e}")
-        }
-        Fail::Zk(_) => format!("{at}: {e}"),
-    }
-}
-
-/// A failed call as a store error (see `cause`).
-fn fail(store: &str, what: &str, user: Option<&str>, e: Fail) -> Error {
-    Error::LeaseStore {
-        reason: cause(&format!("{what} ({store})"), user, &e),
-    }
-}
-
-/// The checked prefix, the store's name, and the credentials.
-fn check_options(o: &ZooKeeperLeaseOptions) -> Result<(String, String, Credentials)> {
-    let prefix = check_remote(
-        "zookeeper",
-        &o.ensemble,
-        "server (host:port)",
-        &o.prefix,
-        o.connect_timeout_ms,
-    )?;
-    let invalid = |reason: String| Error::InvalidNodeSource { reason };
-    for server in &o.ensemble {
-        let (host, port) = server.rsplit_once(':').unwrap_or((server.as_str(), ""));
-        if host.trim().is_empty()
-            || server.contains('/')
-            || server.contains(',')
-            || port.parse::<u16>().map_or(true, |p| p == 0)
-        {
-            return Err(invalid(format!(
-                "zookeeper server {server:?} is not host:port (such as 10.0.0.5:2181)"
-            )));
-        }
-    }
-    if !(100..=600_000).contains(&o.session_timeout_ms) {
-        return Err(invalid(format!(
-            "zookeeper session_timeout_ms = {} is out of range: 100 to 600000",
-            o.session_timeout_ms
-        )));
-    }
-    let creds = o.credentials().resolve()?;
-    let store = format!("zookeeper {} prefix {prefix}", o.ensemble.join(","));
-    Ok((prefix, store, creds))
-}
-
-/// The ACL of every znode polyflake creates.
-fn acl_list(creds: &Credentials) -> Vec<zk::Acl> {
-    match creds.user {
-        Some(_) => vec![
-            zk::Acl::new(zk::Permission::ALL, zk::AuthId::authed()),
-            zk::Acl::new(zk::Permission::READ, zk::AuthId::anyone()),
-        ],
-        None => vec![zk::Acl::new(zk::Permission::ALL, zk::AuthId::anyone())],
-    }
-}
-
-async fn connect(
-    o: &ZooKeeperLeaseOptions,
-    creds: &Credentials,
-    store: &str,
-    timeout: Duration,
-) -> Result<zk::Client> {
-    check_fork(store)?;
-    // The client builds a rustls configuration even for plain connections.
-    install_crypto_provider();
-    let mut c = zk::Client::connector();
-    let session = Duration::from_millis(o.session_timeout_ms);
-    c.session_timeout(session);
-    // Each connection attempt may take up to the connect timeout (a loaded server, a TLS
-    // handshake), within the client's limit of 3/5 of the session; the client retries the
-    // ensemble until `timeout` ends the whole attempt.
-    c.connection_timeout(timeout.min(session * 3 / 5));
-    if let Some((user, password)) = &creds.user {
-        c.auth(
-            "digest".to_string(),
-            format!("{user}:{password}").into_bytes(),
-        );
-    }
-    let cluster = o.ensemble.join(",");
-    let connected = if creds.tls() {
-        let mut tls = zk::TlsOptions::no_ca();
-        let bad = |e: zk::Error| store_error(store, "cannot set up TLS", e);
-        if let Some(ca) = &creds.ca_pem {
-            tls = tls.with_pem_ca_certs(ca).map_err(bad)?;
-        }
-        if let Some((cert, key)) = &creds.identity {
-            tls = tls.with_pem_identity(cert, key).map_err(bad)?;
-        }
-        c.tls(tls);
-        call(timeout, c.secure_connect(&cluster)).await
-    } else {
-        call(timeout, c.connect(&cluster)).await
-    };
-    connected.map_err(|e| {
-        let mut text = e.to_string();
-        if creds.tls() {
-            if let Some(why) = probe_tls(&o.ensemble[0], creds, timeout) {
-                text = format!("{text} (TLS: {why})");
-            }
-        }
-        store_error(store, "cannot reach ZooKeeper", explain(creds.tls(), text))
-    })
-}
+use client::{acl_list, call, cause, check_options, connect, fail, with_spawner, Fail};
 
 /// What a holder keeps.
 struct Held {
     client: zk::Client,
-    slot: u32,
-    keys: Keys,
+    /// The slot, its keys, the reserve.
+    at: HeldSlot,
     token: String,
     acls: Vec<zk::Acl>,
     user: Option<String>,
-    reserve_ms: i64,
     timeout: Duration,
     store: String,
     /// The mark's version as we last wrote it (`None`: there was no mark).
@@ -286,7 +96,7 @@ async fn rolled_back(h: &Held) -> Option<String> {
     let Reconnect { options, creds } = &h.reconnect;
     let client = connect(options, creds, &h.store, h.timeout).await.ok()?;
     let states = client.state_watcher();
-    let seen = call(h.timeout, client.get_data(&h.keys.hwm)).await;
+    let seen = call(h.timeout, client.get_data(&h.at.keys.hwm)).await;
     close(client, states).await;
     let found = match seen {
         Ok((_, stat)) => Some(stat.version),
@@ -296,7 +106,7 @@ async fn rolled_back(h: &Held) -> Option<String> {
     (found.map_or(true, |v| v < ours)).then(|| {
         format!(
             "the ZooKeeper store went back in time: the high-water mark {} is at version {}, and this holder wrote version {ours} (the store was restored from an older backup?); fence it (`polyflake lease fence`) before new holders start",
-            h.keys.hwm,
+            h.at.keys.hwm,
             found.map_or_else(|| "none (missing)".to_string(), |v| v.to_string())
         )
     })
@@ -307,16 +117,10 @@ pub(crate) fn acquire(
     ctx: SlotContext,
     generation: u64,
 ) -> Result<Session> {
-    let common = check_common(
-        ctx.layout,
-        o.slots,
-        &o.identity,
-        o.reserve_ms,
-        o.max_guard_wait_ms,
-    )?;
+    let common = o.common(ctx.layout)?;
     let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.connect_timeout_ms);
+    let timeout = o.remote().timeout();
     let taken = rt.block_on(with_spawner(async {
         let taking = open(o, &creds, &prefix, &store, &common, timeout, &ctx).await?;
         remote::take(taking, &prefix, &store, &common, &ctx).await
@@ -519,15 +323,13 @@ impl Store for Taking<'_> {
         // The session ends with the client: nothing to give back before.
     }
 
-    fn hold(self, slot: u32, keys: Keys, version: Option<i64>, reserve_ms: i64) -> Held {
+    fn hold(self, at: HeldSlot, version: Option<i64>) -> Held {
         Held {
             client: self.client,
-            slot,
-            keys,
+            at,
             token: self.token,
             acls: self.acls,
             user: self.user,
-            reserve_ms,
             timeout: self.timeout,
             store: self.store.to_string(),
             // Read from ZooKeeper as an i32.
@@ -543,16 +345,8 @@ impl Store for Taking<'_> {
 impl Holder for Held {
     type Fail = Fail;
 
-    fn slot(&self) -> u32 {
-        self.slot
-    }
-
-    fn keys(&self) -> &Keys {
-        &self.keys
-    }
-
-    fn reserve_ms(&self) -> i64 {
-        self.reserve_ms
+    fn at(&self) -> &HeldSlot {
+        &self.at
     }
 
     async fn write_mark(&mut self, r: i64) -> std::result::Result<bool, Fail> {
@@ -563,7 +357,7 @@ impl Holder for Held {
         let reason = self.lost_why.take().unwrap_or_else(|| {
             format!(
                 "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else",
-                self.keys.slot, self.keys.hwm
+                self.at.keys.slot, self.at.keys.hwm
             )
         });
         Lost {
@@ -604,7 +398,7 @@ impl Holder for Held {
     /// Cut off for a renewal period: look with a fresh session first.
     async fn rolled_back(&mut self) -> Option<String> {
         match self.cut_off {
-            Some(since) if since.elapsed() >= renew_period(self.reserve_ms) => {
+            Some(since) if since.elapsed() >= renew_period(self.at.reserve_ms) => {
                 rolled_back(self).await
             }
             _ => None,
@@ -634,10 +428,10 @@ async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, Fail> {
     let create = zk::CreateMode::Persistent.with_acls(zk::Acls::new(&h.acls));
     let mut w = h.client.new_multi_writer();
     let added = w
-        .add_check_version(&h.keys.slot, 0)
+        .add_check_version(&h.at.keys.slot, 0)
         .and_then(|_| match h.hwm_version {
-            Some(v) => w.add_set_data(&h.keys.hwm, data.as_bytes(), Some(v)),
-            None => w.add_create(&h.keys.hwm, data.as_bytes(), &create),
+            Some(v) => w.add_set_data(&h.at.keys.hwm, data.as_bytes(), Some(v)),
+            None => w.add_create(&h.at.keys.hwm, data.as_bytes(), &create),
         });
     added.map_err(Fail::Zk)?;
     match call(h.timeout, w.commit()).await {
@@ -652,8 +446,8 @@ async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, Fail> {
         Err(Fail::Zk(zk::Error::BadVersion | zk::Error::NodeExists)) if !h.unsure.is_empty() => {
             // An earlier write may have been applied without an answer: if the mark holds one
             // of our unanswered values (and the slot is still ours), adopt its version.
-            let mark = call(h.timeout, h.client.get_data(&h.keys.hwm)).await?;
-            let slot = call(h.timeout, h.client.get_data(&h.keys.slot)).await?;
+            let mark = call(h.timeout, h.client.get_data(&h.at.keys.hwm)).await?;
+            let slot = call(h.timeout, h.client.get_data(&h.at.keys.slot)).await?;
             let landed = crate::lease::record::parse_mark(&mark.0)
                 .is_some_and(|v| h.unsure.contains(v) && v.to_string().as_bytes() == mark.0);
             if landed && slot.0 == h.token.as_bytes() {
@@ -677,12 +471,12 @@ async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, Fail> {
             h.lost_why = Some(match e {
                 zk::Error::NoNode => format!(
                     "the slot znode {} (or its high-water mark {}) was deleted (the ZooKeeper session expired, or someone deleted it)",
-                    h.keys.slot, h.keys.hwm
+                    h.at.keys.slot, h.at.keys.hwm
                 ),
                 zk::Error::SessionExpired => "the ZooKeeper session expired".to_string(),
                 _ => format!(
                     "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else (the ZooKeeper session expired, or the znodes were edited)",
-                    h.keys.slot, h.keys.hwm
+                    h.at.keys.slot, h.at.keys.hwm
                 ),
             });
             Ok(false)
@@ -717,7 +511,7 @@ fn lost_by(event: &zk::WatchedEvent, slot: &str) -> Option<String> {
 // (make model).
 async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
     let state: &Window = &ctx.state;
-    let mut renew_tick = tokio::time::interval(renew_period(h.reserve_ms));
+    let mut renew_tick = tokio::time::interval(renew_period(h.at.reserve_ms));
     renew_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut states = h.client.state_watcher();
     let mut watch: Option<zk::OneshotWatcher> = None;
@@ -727,25 +521,27 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
         }
         // (Re)arm the watch on our slot znode, checking it is still ours.
         if watch.is_none() {
-            match call(h.timeout, h.client.get_and_watch_data(&h.keys.slot)).await {
+            match call(h.timeout, h.client.get_and_watch_data(&h.at.keys.slot)).await {
                 Ok((data, _, w)) if data == h.token.as_bytes() => watch = Some(w),
                 Ok(_) => {
                     state.lose(format!(
                         "the slot znode {} now holds another holder's token",
-                        h.keys.slot
+                        h.at.keys.slot
                     ));
                     break;
                 }
                 Err(Fail::Zk(zk::Error::NoNode)) => {
-                    state.lose(format!("the slot znode {} was deleted", h.keys.slot));
+                    state.lose(format!("the slot znode {} was deleted", h.at.keys.slot));
                     break;
                 }
                 Err(Fail::Zk(zk::Error::SessionExpired)) => {
                     state.lose("the ZooKeeper session expired".to_string());
                     break;
                 }
-                Err(e) => state
-                    .failed(h.note(&format!("cannot watch the slot znode {}", h.keys.slot), &e)),
+                Err(e) => state.failed(h.note(
+                    &format!("cannot watch the slot znode {}", h.at.keys.slot),
+                    &e,
+                )),
             }
         }
         let lost = tokio::select! {
@@ -763,7 +559,7 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                 _ => None,
             },
             ev = async { watch.take().expect("checked").changed().await }, if watch.is_some() => {
-                lost_by(&ev, &h.keys.slot)
+                lost_by(&ev, &h.at.keys.slot)
             }
         };
         if let Some(reason) = lost {
@@ -780,7 +576,7 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
     }
     // A clean close: leave the final R, then free the slot.
     remote::finish(&mut h, &stop).await;
-    let _ = call(h.timeout, h.client.delete(&h.keys.slot, Some(0))).await;
+    let _ = call(h.timeout, h.client.delete(&h.at.keys.slot, Some(0))).await;
     close(h.client, states).await;
 }
 

@@ -65,7 +65,16 @@ pub(crate) trait Store {
     async fn abandon(&mut self);
 
     /// The slot is ours: what its renewal holds. `version`: the mark's, as read (`None`: none).
-    fn hold(self, slot: u32, keys: Keys, version: Option<i64>, reserve_ms: i64) -> Self::Held;
+    fn hold(self, at: HeldSlot, version: Option<i64>) -> Self::Held;
+}
+
+/// The slot a remote holder holds, whichever the store.
+pub(crate) struct HeldSlot {
+    pub slot: u32,
+    /// Its keys or znodes.
+    pub keys: Keys,
+    /// How far ahead of the clock R is kept.
+    pub reserve_ms: i64,
 }
 
 /// Why a write of R found the lease lost.
@@ -81,13 +90,7 @@ pub(crate) trait Holder {
     type Fail: std::fmt::Display;
 
     /// The slot held.
-    fn slot(&self) -> u32;
-
-    /// The slot's keys or znodes.
-    fn keys(&self) -> &Keys;
-
-    /// How far ahead of the clock R is kept.
-    fn reserve_ms(&self) -> i64;
+    fn at(&self) -> &HeldSlot;
 
     /// Write R only while the slot is ours and the mark is the one we last wrote (so R in the
     /// store only grows). `Ok(false)`: either is no longer true (`lost` says why).
@@ -177,7 +180,12 @@ pub(crate) async fn take<S: Store>(
             fence_ms,
         );
         let version = created.mark.map(|m| m.version);
-        let mut held = store.hold(slot, k, version, common.reserve_ms);
+        let at = HeldSlot {
+            slot,
+            keys: k,
+            reserve_ms: common.reserve_ms,
+        };
+        let mut held = store.hold(at, version);
         match held.write_mark(r).await {
             Ok(true) => {}
             Ok(false) => return Err(held.lost_while_taking()),
@@ -212,7 +220,7 @@ pub(crate) async fn renew_tick<H: Holder>(h: &mut H, ctx: &SlotContext) -> Optio
             return None;
         }
     };
-    let r = (now + h.reserve_ms()).max(state.r_ms());
+    let r = (now + h.at().reserve_ms).max(state.r_ms());
     if let Some(reason) = h.rolled_back().await {
         state.rolled_back();
         return Some(reason);
@@ -232,7 +240,7 @@ pub(crate) async fn renew_tick<H: Holder>(h: &mut H, ctx: &SlotContext) -> Optio
             Some(lost.reason)
         }
         Err(e) => {
-            let what = format!("cannot write the high-water mark {}", h.keys().hwm);
+            let what = format!("cannot write the high-water mark {}", h.at().keys.hwm);
             state.failed(h.note(&what, &e));
             h.wrote(Some(&e));
             None
@@ -264,7 +272,7 @@ where
     F: FnOnce(H, SlotContext, Arc<Stop>) -> Fut + Send + 'static,
     Fut: Future<Output = ()>,
 {
-    let slot = taken.held.slot();
+    let slot = taken.held.at().slot;
     let plan = Plan {
         slot,
         generation,

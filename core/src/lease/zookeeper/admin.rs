@@ -8,7 +8,7 @@ use super::*;
 pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
     let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.connect_timeout_ms);
+    let timeout = o.remote().timeout();
     let user = creds.username();
     rt.block_on(with_spawner(async {
         let client = connect(o, &creds, &store, timeout).await?;
@@ -32,8 +32,7 @@ pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
             space,
             &taken,
             &marks,
-            o.reserve_ms,
-            o.max_guard_wait_ms,
+            o.guards(),
             fence_ms,
         );
         let zxid = latest_zxid(&client, &prefix, marks.keys(), timeout).await;
@@ -80,7 +79,7 @@ async fn latest_zxid<'a>(
 pub(crate) fn fence(o: &ZooKeeperLeaseOptions, margin_ms: u64) -> Result<FenceReport> {
     let (prefix, store, creds) = check_options(o)?;
     let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.connect_timeout_ms);
+    let timeout = o.remote().timeout();
     let user = creds.username();
     let acls = acl_list(&creds);
     let key = fence::fence_key(&prefix);
