@@ -459,12 +459,25 @@ impl Store for Taking<'_> {
 impl Holder for Held {
     type Fail = String;
 
-    fn at(&self) -> &HeldSlot {
-        &self.at
-    }
-
-    async fn write_mark(&mut self, r: i64) -> std::result::Result<bool, String> {
-        write_hwm(self, r).await
+    /// Write R in a transaction that proves we still own the slot and that the mark is the one we
+    /// last wrote (so R in the store only grows). `Ok(false)`: either is no longer true.
+    ///
+    /// A write that got no answer may still have been applied (the link stalled, etcd applied it
+    /// when the link came back): the holder then no longer knows the mark's revision, and its next
+    /// compare fails although nobody else wrote. So every unanswered value is kept, and a failed
+    /// compare re-reads the slot key and the mark: when the slot key is still ours (our token, our
+    /// etcd lease) and the mark holds one of our unanswered values, that write landed. Nobody else
+    /// can have written it, since every writer's transaction requires the slot key to carry its own
+    /// token; the holder adopts the mark's revision and writes again. Anything else loses the
+    /// lease.
+    // Modelled in model/remote.pml: WRITE_OK and BUMP (STORE=2; R_CHECK) (make model).
+    async fn write_hwm(&mut self, r: i64) -> std::result::Result<bool, String> {
+        match write_hwm_once(self, r).await {
+            Ok(false) if !self.unsure.is_empty() && adopt_landed_write(self).await? => {
+                write_hwm_once(self, r).await
+            }
+            other => other,
+        }
     }
 
     fn lost(&mut self) -> Lost {
@@ -504,11 +517,15 @@ impl Holder for Held {
     }
 
     async fn rolled_back(&mut self) -> Option<String> {
-        // Seen in the answers themselves (`saw`): `write_mark` then finds the lease lost.
+        // Seen in the answers themselves (`saw`): `write_hwm` then finds the lease lost.
         None
     }
 
     fn wrote(&mut self, _failed: Option<&String>) {}
+
+    fn at(&self) -> &HeldSlot {
+        &self.at
+    }
 }
 
 /// Give back a slot just taken (deleted only while it still carries our token).
@@ -517,26 +534,6 @@ async fn give_back(client: &mut Client, slot_key: &str, token: &str, timeout: Du
         .when([Compare::value(slot_key, CompareOp::Equal, token)])
         .and_then([TxnOp::delete(slot_key, None)]);
     let _ = timed(timeout, "txn", client.txn(txn)).await;
-}
-
-/// Write R in a transaction that proves we still own the slot and that the mark is the one we
-/// last wrote (so R in the store only grows). `Ok(false)`: either is no longer true.
-///
-/// A write that got no answer may still have been applied (the link stalled, etcd applied it
-/// when the link came back): the holder then no longer knows the mark's revision, and its next
-/// compare fails although nobody else wrote. So every unanswered value is kept, and a failed
-/// compare re-reads the slot key and the mark: when the slot key is still ours (our token, our
-/// etcd lease) and the mark holds one of our unanswered values, that write landed. Nobody else
-/// can have written it, since every writer's transaction requires the slot key to carry its own
-/// token; the holder adopts the mark's revision and writes again. Anything else loses the lease.
-// Modelled in model/remote.pml: WRITE_OK and BUMP (STORE=2; R_CHECK) (make model).
-async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, String> {
-    match write_hwm_once(h, r).await {
-        Ok(false) if !h.unsure.is_empty() && adopt_landed_write(h).await? => {
-            write_hwm_once(h, r).await
-        }
-        other => other,
-    }
 }
 
 async fn write_hwm_once(h: &mut Held, r: i64) -> std::result::Result<bool, String> {

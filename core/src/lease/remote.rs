@@ -196,21 +196,33 @@ pub(crate) fn compare_space(store: &str, key: &str, value: &[u8], ours: IdSpace)
     Ok(())
 }
 
+/// What the operator's look at a remote store found: its ID space, its slots and marks, its
+/// fence.
+pub(crate) struct Found {
+    pub space: Option<IdSpace>,
+    pub contents: Contents,
+    pub fence_ms: Option<i64>,
+}
+
 /// The operator's view of a remote store: each slot's holder (the slot key's or znode's value,
 /// `identity/pid/...`) and mark.
 pub(crate) fn store_report(
     kind: LeaseKind,
     store: &str,
-    space: Option<IdSpace>,
-    taken: &[(u32, String)],
-    marks: &HashMap<u32, Vec<u8>>,
+    found: &Found,
     guards: Guards,
-    fence_ms: Option<i64>,
 ) -> StoreReport {
     let Guards {
         reserve_ms,
         max_guard_wait_ms,
     } = guards;
+    let Found {
+        space,
+        contents: Contents { taken, marks },
+        fence_ms,
+    } = found;
+    let space = *space;
+    let fence_ms = *fence_ms;
     let now = crate::clock::SystemClock::read_ms();
     let window_end = space
         .map(|s| s.epoch_ms.saturating_add(s.layout.max_elapsed_ms() as i64))

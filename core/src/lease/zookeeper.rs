@@ -345,12 +345,76 @@ impl Store for Taking<'_> {
 impl Holder for Held {
     type Fail = Fail;
 
-    fn at(&self) -> &HeldSlot {
-        &self.at
-    }
-
-    async fn write_mark(&mut self, r: i64) -> std::result::Result<bool, Fail> {
-        write_hwm(self, r).await
+    /// Write R in one multi-op that checks our slot znode (it exists, unchanged) and sets the mark
+    /// at the version we last wrote (or creates it): R in the store only grows, and only the
+    /// holder moves it. `Ok(false)`: either check failed (the lease is lost).
+    // Modelled in model/remote.pml: WRITE_OK, BUMP and the adoption of an unsure write (STORE=3;
+    // R_CHECK) (make model).
+    async fn write_hwm(&mut self, r: i64) -> std::result::Result<bool, Fail> {
+        let data = r.to_string();
+        let create = zk::CreateMode::Persistent.with_acls(zk::Acls::new(&self.acls));
+        let mut w = self.client.new_multi_writer();
+        let added =
+            w.add_check_version(&self.at.keys.slot, 0)
+                .and_then(|_| match self.hwm_version {
+                    Some(v) => w.add_set_data(&self.at.keys.hwm, data.as_bytes(), Some(v)),
+                    None => w.add_create(&self.at.keys.hwm, data.as_bytes(), &create),
+                });
+        added.map_err(Fail::Zk)?;
+        match call(self.timeout, w.commit()).await {
+            Ok(results) => {
+                self.hwm_version = Some(match results.last() {
+                    Some(zk::MultiWriteResult::SetData { stat }) => stat.version,
+                    _ => 0,
+                });
+                self.unsure.clear();
+                Ok(true)
+            }
+            Err(Fail::Zk(zk::Error::BadVersion | zk::Error::NodeExists))
+                if !self.unsure.is_empty() =>
+            {
+                // An earlier write may have been applied without an answer: if the mark holds one
+                // of our unanswered values (and the slot is still ours), adopt its version.
+                let mark = call(self.timeout, self.client.get_data(&self.at.keys.hwm)).await?;
+                let slot = call(self.timeout, self.client.get_data(&self.at.keys.slot)).await?;
+                let landed = crate::lease::record::parse_mark(&mark.0)
+                    .is_some_and(|v| self.unsure.contains(v) && v.to_string().as_bytes() == mark.0);
+                if landed && slot.0 == self.token.as_bytes() {
+                    self.hwm_version = Some(mark.1.version);
+                    self.unsure.clear();
+                    return Err(Fail::Zk(zk::Error::UnexpectedError(
+                        "an earlier write of the mark was applied without an answer; adopted it"
+                            .to_string(),
+                    )));
+                }
+                Ok(false)
+            }
+            Err(Fail::Zk(
+                e @ (zk::Error::NoNode
+                | zk::Error::BadVersion
+                | zk::Error::NodeExists
+                | zk::Error::SessionExpired),
+            )) => {
+                // The cause, as far as the refusal tells it: a check on a deleted znode fails with
+                // NoNode (the renewal can see a delete before the watch does).
+                self.lost_why = Some(match e {
+                    zk::Error::NoNode => format!(
+                        "the slot znode {} (or its high-water mark {}) was deleted (the ZooKeeper session expired, or someone deleted it)",
+                        self.at.keys.slot, self.at.keys.hwm
+                    ),
+                    zk::Error::SessionExpired => "the ZooKeeper session expired".to_string(),
+                    _ => format!(
+                        "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else (the ZooKeeper session expired, or the znodes were edited)",
+                        self.at.keys.slot, self.at.keys.hwm
+                    ),
+                });
+                Ok(false)
+            }
+            Err(e) => {
+                self.unsure.add(r);
+                Err(e)
+            }
+        }
     }
 
     fn lost(&mut self) -> Lost {
@@ -416,75 +480,9 @@ impl Holder for Held {
             }
         }
     }
-}
 
-/// Write R in one multi-op that checks our slot znode (it exists, unchanged) and sets the mark
-/// at the version we last wrote (or creates it): R in the store only grows, and only the
-/// holder moves it. `Ok(false)`: either check failed (the lease is lost).
-// Modelled in model/remote.pml: WRITE_OK, BUMP and the adoption of an unsure write (STORE=3;
-// R_CHECK) (make model).
-async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, Fail> {
-    let data = r.to_string();
-    let create = zk::CreateMode::Persistent.with_acls(zk::Acls::new(&h.acls));
-    let mut w = h.client.new_multi_writer();
-    let added = w
-        .add_check_version(&h.at.keys.slot, 0)
-        .and_then(|_| match h.hwm_version {
-            Some(v) => w.add_set_data(&h.at.keys.hwm, data.as_bytes(), Some(v)),
-            None => w.add_create(&h.at.keys.hwm, data.as_bytes(), &create),
-        });
-    added.map_err(Fail::Zk)?;
-    match call(h.timeout, w.commit()).await {
-        Ok(results) => {
-            h.hwm_version = Some(match results.last() {
-                Some(zk::MultiWriteResult::SetData { stat }) => stat.version,
-                _ => 0,
-            });
-            h.unsure.clear();
-            Ok(true)
-        }
-        Err(Fail::Zk(zk::Error::BadVersion | zk::Error::NodeExists)) if !h.unsure.is_empty() => {
-            // An earlier write may have been applied without an answer: if the mark holds one
-            // of our unanswered values (and the slot is still ours), adopt its version.
-            let mark = call(h.timeout, h.client.get_data(&h.at.keys.hwm)).await?;
-            let slot = call(h.timeout, h.client.get_data(&h.at.keys.slot)).await?;
-            let landed = crate::lease::record::parse_mark(&mark.0)
-                .is_some_and(|v| h.unsure.contains(v) && v.to_string().as_bytes() == mark.0);
-            if landed && slot.0 == h.token.as_bytes() {
-                h.hwm_version = Some(mark.1.version);
-                h.unsure.clear();
-                return Err(Fail::Zk(zk::Error::UnexpectedError(
-                    "an earlier write of the mark was applied without an answer; adopted it"
-                        .to_string(),
-                )));
-            }
-            Ok(false)
-        }
-        Err(Fail::Zk(
-            e @ (zk::Error::NoNode
-            | zk::Error::BadVersion
-            | zk::Error::NodeExists
-            | zk::Error::SessionExpired),
-        )) => {
-            // The cause, as far as the refusal tells it: a check on a deleted znode fails with
-            // NoNode (the renewal can see a delete before the watch does).
-            h.lost_why = Some(match e {
-                zk::Error::NoNode => format!(
-                    "the slot znode {} (or its high-water mark {}) was deleted (the ZooKeeper session expired, or someone deleted it)",
-                    h.at.keys.slot, h.at.keys.hwm
-                ),
-                zk::Error::SessionExpired => "the ZooKeeper session expired".to_string(),
-                _ => format!(
-                    "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else (the ZooKeeper session expired, or the znodes were edited)",
-                    h.at.keys.slot, h.at.keys.hwm
-                ),
-            });
-            Ok(false)
-        }
-        Err(e) => {
-            h.unsure.add(r);
-            Err(e)
-        }
+    fn at(&self) -> &HeldSlot {
+        &self.at
     }
 }
 

@@ -1,6 +1,7 @@
 //! The operator's side of an etcd lease store: `lease inspect` (every slot, the cluster and its
 //! revision) and `lease fence`, apart from the holders' protocol.
 
+use super::super::remote::Found;
 use super::*;
 
 /// Read every slot under the prefix without taking anything.
@@ -24,21 +25,17 @@ pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::super::inspect::Sto
             ),
             None => None,
         };
-        let Contents { taken, marks } =
-            read_store(&mut client, &prefix, &store, creds.username(), timeout).await?;
+        let contents = read_store(&mut client, &prefix, &store, creds.username(), timeout).await?;
         let fence_ms = timed(timeout, "get", client.get(fence::fence_key(&prefix), None))
             .await
             .ok()
             .and_then(|r| r.kvs().first().and_then(|kv| fence::parse(kv.value())));
-        let mut report = store_report(
-            LeaseKind::Etcd,
-            &store,
+        let found = Found {
             space,
-            &taken,
-            &marks,
-            o.guards(),
+            contents,
             fence_ms,
-        );
+        };
+        let mut report = store_report(LeaseKind::Etcd, &store, &found, o.guards());
         if let Some((cluster, member, revision)) = header {
             report.store_identity = Some(format!("etcd cluster {cluster:x}, member {member:x}"));
             report.revision = Some(revision);

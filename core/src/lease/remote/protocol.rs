@@ -89,14 +89,11 @@ pub(crate) trait Holder {
     /// A request that failed (no answer, or a refusal).
     type Fail: std::fmt::Display;
 
-    /// The slot held.
-    fn at(&self) -> &HeldSlot;
-
     /// Write R only while the slot is ours and the mark is the one we last wrote (so R in the
     /// store only grows). `Ok(false)`: either is no longer true (`lost` says why).
-    async fn write_mark(&mut self, r: i64) -> std::result::Result<bool, Self::Fail>;
+    async fn write_hwm(&mut self, r: i64) -> std::result::Result<bool, Self::Fail>;
 
-    /// Why the last `write_mark` returned `Ok(false)`.
+    /// Why the last `write_hwm` returned `Ok(false)`.
     fn lost(&mut self) -> Lost;
 
     /// A failed request (`what` was being done) as the window's note.
@@ -116,6 +113,9 @@ pub(crate) trait Holder {
 
     /// A renewal's write was answered (`None`) or failed (`Some`).
     fn wrote(&mut self, failed: Option<&Self::Fail>);
+
+    /// The slot held.
+    fn at(&self) -> &HeldSlot;
 }
 
 /// Take a free slot (see the module's notes): the slot's first R is durable when this returns.
@@ -186,7 +186,7 @@ pub(crate) async fn take<S: Store>(
             reserve_ms: common.reserve_ms,
         };
         let mut held = store.hold(at, version);
-        match held.write_mark(r).await {
+        match held.write_hwm(r).await {
             Ok(true) => {}
             Ok(false) => return Err(held.lost_while_taking()),
             Err(e) => return Err(held.refused("cannot write the high-water mark", e)),
@@ -225,7 +225,7 @@ pub(crate) async fn renew_tick<H: Holder>(h: &mut H, ctx: &SlotContext) -> Optio
         state.rolled_back();
         return Some(reason);
     }
-    match h.write_mark(r).await {
+    match h.write_hwm(r).await {
         Ok(true) => {
             state.publish(r);
             state.renewed();
@@ -252,7 +252,7 @@ pub(crate) async fn renew_tick<H: Holder>(h: &mut H, ctx: &SlotContext) -> Optio
 // Modelled in model/remote.pml: Holder, the clean close step (final R) (make model).
 pub(crate) async fn finish<H: Holder>(h: &mut H, stop: &Stop) {
     if let Some(r) = stop.final_r_ms() {
-        let _ = h.write_mark(r).await;
+        let _ = h.write_hwm(r).await;
     }
 }
 

@@ -1,7 +1,7 @@
 //! The operator's side of a ZooKeeper lease store: `lease inspect` (every slot, the store's
 //! database epoch and latest zxid) and `lease fence`, apart from the holders' protocol.
 
-use super::super::remote::keys;
+use super::super::remote::{keys, Found};
 use super::*;
 
 /// Read every slot under the prefix without taking anything.
@@ -21,21 +21,19 @@ pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
             Err(Fail::Zk(zk::Error::NoNode)) => None,
             Err(e) => return Err(fail(&store, "cannot read the ID space", user, e)),
         };
-        let Contents { taken, marks } = read_store(&client, &prefix, &store, user, timeout).await?;
+        let contents = read_store(&client, &prefix, &store, user, timeout).await?;
         let fence_ms = match call(timeout, client.get_data(&fence::fence_key(&prefix))).await {
             Ok((v, _)) => fence::parse(&v),
             Err(_) => None,
         };
-        let mut report = store_report(
-            LeaseKind::ZooKeeper,
-            &store,
+        let found = Found {
             space,
-            &taken,
-            &marks,
-            o.guards(),
+            contents,
             fence_ms,
-        );
-        let zxid = latest_zxid(&client, &prefix, marks.keys(), timeout).await;
+        };
+        let mut report = store_report(LeaseKind::ZooKeeper, &store, &found, o.guards());
+        let marks = found.contents.marks.keys();
+        let zxid = latest_zxid(&client, &prefix, marks, timeout).await;
         if zxid > 0 {
             report.store_identity = Some(format!("ZooKeeper database epoch {}", zxid >> 32));
             report.revision = Some(zxid);
