@@ -22,7 +22,7 @@ use super::read_options::{LeaseOptions, RemoteOptions};
 use super::record::{self, IdSpace};
 use super::remote::{
     self, chain, check_remote, compare_space, runtime, slot_number, store_error, store_report,
-    timed, Contents, Created, HeldSlot, Holder, Keys, Lost, Mark, Store,
+    timed, Checked, Contents, Created, HeldSlot, Holder, Keys, Lost, Mark, Store,
 };
 use super::session::{renew_period, Session, SlotContext, Stop};
 use super::source::{Common, EtcdLeaseOptions};
@@ -159,7 +159,7 @@ fn refused(store: &str, what: &str, user: Option<&str>, e: &str) -> Error {
 }
 
 /// The checked prefix (no trailing `/`), the store's name for messages, and the credentials.
-fn check_options(o: &EtcdLeaseOptions) -> Result<(String, String, Credentials)> {
+fn check_options(o: &EtcdLeaseOptions) -> Result<Checked> {
     let prefix = check_remote("etcd", o.remote(), "endpoint")?;
     if !(1..=3600).contains(&o.ttl_s) {
         return Err(Error::InvalidNodeSource {
@@ -177,7 +177,11 @@ fn check_options(o: &EtcdLeaseOptions) -> Result<(String, String, Credentials)> 
         }
     }
     let store = format!("etcd {} prefix {prefix}", o.remote().servers.join(","));
-    Ok((prefix, store, creds))
+    Ok(Checked {
+        prefix,
+        store,
+        creds,
+    })
 }
 
 async fn connect(
@@ -232,14 +236,14 @@ async fn connect(
 
 pub(crate) fn acquire(o: &EtcdLeaseOptions, ctx: SlotContext, generation: u64) -> Result<Session> {
     let common = o.common(ctx.layout)?;
-    let (prefix, store, creds) = check_options(o)?;
-    let rt = runtime(&store)?;
-    let timeout = o.remote().timeout();
+    let checked = check_options(o)?;
+    let (prefix, store) = (checked.prefix.as_str(), checked.store.as_str());
+    let rt = runtime(store)?;
     let taken = rt.block_on(async {
-        let taking = open(o, &creds, &prefix, &store, &common, timeout, &ctx).await?;
-        remote::take(taking, &prefix, &store, &common, &ctx).await
+        let taking = open(o, &checked, &common, &ctx).await?;
+        remote::take(taking, prefix, store, &common, &ctx).await
     })?;
-    remote::start(rt, "etcd", &store, generation, taken, ctx, renew)
+    remote::start(rt, "etcd", store, generation, taken, ctx, renew)
 }
 
 /// Check the store's ID space, recording ours if it has none (created only if absent).
@@ -333,13 +337,12 @@ struct Taking<'a> {
 // Modelled in model/remote.pml: Holder, the start step (the lease grant) (make model).
 async fn open<'a>(
     o: &EtcdLeaseOptions,
-    creds: &'a Credentials,
-    prefix: &'a str,
-    store: &'a str,
+    checked: &'a Checked,
     common: &Common,
-    timeout: Duration,
     ctx: &SlotContext,
 ) -> Result<Taking<'a>> {
+    let (prefix, store, creds) = (&checked.prefix, &checked.store, &checked.creds);
+    let timeout = o.remote().timeout();
     let user = creds.username();
     let mut client = connect(o, creds, store, timeout).await?;
     check_space(&mut client, prefix, store, user, ctx.space(), timeout).await?;

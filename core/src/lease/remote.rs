@@ -3,6 +3,7 @@
 //! with timeouts, the runtime, the order free slots are tried in, the ID-space comparison, and
 //! the operator's report of a store.
 
+use super::creds::Credentials;
 use super::inspect::{report, SlotReport, StoreReport};
 use super::order::{guard_of, SlotOrder, Surveyed};
 use super::read_options::{Guards, Remote};
@@ -102,6 +103,16 @@ pub(crate) fn runtime(store: &str) -> Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .map_err(|e| store_error(store, "cannot start the tokio runtime", e))
+}
+
+/// A remote store's options, checked.
+pub(crate) struct Checked {
+    /// The key prefix, without a trailing `/`.
+    pub prefix: String,
+    /// The store's name for messages (`etcd ENDPOINTS prefix PREFIX`).
+    pub store: String,
+    /// The credentials, read from their files.
+    pub creds: Credentials,
 }
 
 /// Check what both remote stores' options share; the prefix without a trailing `/`.

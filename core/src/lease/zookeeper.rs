@@ -29,8 +29,8 @@ use super::inspect::StoreReport;
 use super::read_options::{LeaseOptions, RemoteOptions};
 use super::record::{self, IdSpace};
 use super::remote::{
-    self, check_remote, compare_space, runtime, slot_number, store_error, store_report, Contents,
-    Created, HeldSlot, Holder, Keys, Lost, Mark, Store,
+    self, check_remote, compare_space, runtime, slot_number, store_error, store_report, Checked,
+    Contents, Created, HeldSlot, Holder, Keys, Lost, Mark, Store,
 };
 use super::session::{renew_period, Session, SlotContext, Stop};
 use super::source::{Common, ZooKeeperLeaseOptions};
@@ -118,17 +118,16 @@ pub(crate) fn acquire(
     generation: u64,
 ) -> Result<Session> {
     let common = o.common(ctx.layout)?;
-    let (prefix, store, creds) = check_options(o)?;
-    let rt = runtime(&store)?;
-    let timeout = o.remote().timeout();
+    let checked = check_options(o)?;
+    let rt = runtime(&checked.store)?;
     let taken = rt.block_on(with_spawner(async {
-        let taking = open(o, &creds, &prefix, &store, &common, timeout, &ctx).await?;
-        remote::take(taking, &prefix, &store, &common, &ctx).await
+        let taking = open(o, &checked, &common, &ctx).await?;
+        remote::take(taking, &checked.prefix, &checked.store, &common, &ctx).await
     }))?;
     remote::start(
         rt,
         "zookeeper",
-        &store,
+        &checked.store,
         generation,
         taken,
         ctx,
@@ -233,13 +232,12 @@ struct Taking<'a> {
 // Modelled in model/remote.pml: Holder, the start step (the session) (make model).
 async fn open<'a>(
     o: &ZooKeeperLeaseOptions,
-    creds: &Credentials,
-    prefix: &'a str,
-    store: &'a str,
+    checked: &'a Checked,
     common: &Common,
-    timeout: Duration,
     ctx: &SlotContext,
 ) -> Result<Taking<'a>> {
+    let (prefix, store, creds) = (&checked.prefix, &checked.store, &checked.creds);
+    let timeout = o.remote().timeout();
     let client = connect(o, creds, store, timeout).await?;
     let acls = acl_list(creds);
     let user = creds.username().map(str::to_string);

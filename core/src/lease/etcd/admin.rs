@@ -6,7 +6,8 @@ use super::*;
 
 /// Read every slot under the prefix without taking anything.
 pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::super::inspect::StoreReport> {
-    let (prefix, store, creds) = check_options(o)?;
+    let checked = check_options(o)?;
+    let (prefix, store, creds) = (checked.prefix, checked.store, checked.creds);
     let rt = runtime(&store)?;
     let timeout = o.remote().timeout();
     rt.block_on(async {
@@ -47,7 +48,8 @@ pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::super::inspect::Sto
 /// Raise the store's fence to `now + margin_ms` (a compare-and-swap on the fence key, so two
 /// operators fencing at once both leave the higher value).
 pub(crate) fn fence(o: &EtcdLeaseOptions, margin_ms: u64) -> Result<FenceReport> {
-    let (prefix, store, creds) = check_options(o)?;
+    let checked = check_options(o)?;
+    let (prefix, store, creds) = (checked.prefix, checked.store, checked.creds);
     let rt = runtime(&store)?;
     let timeout = o.remote().timeout();
     let key = fence::fence_key(&prefix);

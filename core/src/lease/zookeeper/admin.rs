@@ -6,7 +6,8 @@ use super::*;
 
 /// Read every slot under the prefix without taking anything.
 pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
-    let (prefix, store, creds) = check_options(o)?;
+    let checked = check_options(o)?;
+    let (prefix, store, creds) = (checked.prefix, checked.store, checked.creds);
     let rt = runtime(&store)?;
     let timeout = o.remote().timeout();
     let user = creds.username();
@@ -75,7 +76,8 @@ async fn latest_zxid<'a>(
 /// Raise the store's fence to `now + margin_ms` (created if absent, else set on the version
 /// read, so two operators fencing at once both leave the higher value).
 pub(crate) fn fence(o: &ZooKeeperLeaseOptions, margin_ms: u64) -> Result<FenceReport> {
-    let (prefix, store, creds) = check_options(o)?;
+    let checked = check_options(o)?;
+    let (prefix, store, creds) = (checked.prefix, checked.store, checked.creds);
     let rt = runtime(&store)?;
     let timeout = o.remote().timeout();
     let user = creds.username();

@@ -105,7 +105,7 @@ pub(super) fn fail(store: &str, what: &str, user: Option<&str>, e: Fail) -> Erro
 }
 
 /// The checked prefix, the store's name, and the credentials.
-pub(super) fn check_options(o: &ZooKeeperLeaseOptions) -> Result<(String, String, Credentials)> {
+pub(super) fn check_options(o: &ZooKeeperLeaseOptions) -> Result<Checked> {
     let prefix = check_remote("zookeeper", o.remote(), "server (host:port)")?;
     let invalid = |reason: String| Error::InvalidNodeSource { reason };
     for server in o.remote().servers {
@@ -128,7 +128,11 @@ pub(super) fn check_options(o: &ZooKeeperLeaseOptions) -> Result<(String, String
     }
     let creds = o.credentials().resolve()?;
     let store = format!("zookeeper {} prefix {prefix}", o.remote().servers.join(","));
-    Ok((prefix, store, creds))
+    Ok(Checked {
+        prefix,
+        store,
+        creds,
+    })
 }
 
 /// The ACL of every znode polyflake creates.
