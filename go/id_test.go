@@ -161,7 +161,7 @@ func TestNodeIDsAreInt64Everywhere(t *testing.T) {
 
 // healthFields are the core's health field names in its order (core/src/generator/health.rs,
 // Health::fields; tests/go checks this list against that source), leaseFields the lease's
-// (core/src/lease/mod.rs, LeaseHealth::fields).
+// (core/src/lease/health.rs, LeaseHealth::fields).
 var healthFields = []string{"ok", "status", "reason", "node_id", "source", "mode", "last_issued_ms",
 	"wall_ms", "lead_ms", "ids_issued", "rewinds_waited", "rewinds_refused", "sequence_exhaustions",
 	"wait_sleeps", "ms_borrowed", "lead_refused", "lease_renewals", "lease_failures", "clock_ahead_ms",

@@ -56,7 +56,8 @@ byte s_rT[NS];
 #define ENV_STORE_FAULTS
 #endif
 
-/* file.rs::acquire (+ take_file, guard_of, SlotFile::write, LeaseState::start): lock a slot
+/* file.rs::acquire (+ take_file, record_guard and order.rs::guard_of, SlotFile::write,
+ * Session::start and Window::start): lock a slot
  * file (creating it if missing), check the path still names it, read the record, guard = its R
  * when complete, else a full reserve past max(mtime, now); R = max(guard, now) + reserve,
  * written (pwrite + fdatasync) before the first ID. Slot order (slot_order) is a preference
@@ -90,7 +91,7 @@ proctype Holder(byte p) {
   byte g, r, c, fin, i;
 end_loop:
   do
-  /* generator/builder.rs::Builder::build -> mod.rs::LeaseRuntime::acquire: a process starts a
+  /* generator/builder.rs::Builder::build -> session.rs::LeaseRuntime::acquire: a process starts a
    * generator (the first, or a restart after a crash or close); the take steps follow. */
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 0 -> incarnate(p) ; EAGER_ALL() }
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 1 && restart -> restart = 0; incarnate(p) ; EAGER_ALL() }
@@ -126,7 +127,7 @@ end_loop:
 #endif
      ; EAGER_ALL() }
   /* file.rs::SlotFile::renew, second half: R = max(now + reserve, R), SlotFile::write (pwrite
-   * at offset 0 + fdatasync), then LeaseState::publish. A SIGSTOP may fall between the halves. */
+   * at offset 0 + fdatasync), then Window::publish. A SIGSTOP may fall between the halves. */
   :: atomic { pend[p] ->
        pend[p] = 0;
        r = max(c + RES, myR[p]);
@@ -142,7 +143,7 @@ end_loop:
        fi;
        r = 0; c = 0 ; EAGER_ALL() }
 
-  /* mod.rs::LeaseRuntime::close (Release::Clean) + file.rs::SlotFile::finish + Drop for
+  /* session.rs::LeaseRuntime::close (Release::Clean) + file.rs::SlotFile::finish + Drop for
    * SlotFile: shut the window, write R = min(max(last issued, guard), R) if the slot is still
    * ours, unlock. */
   :: atomic { ends > 0 && slot[p] != NONE && !lost[p] && !pend[p] && !inherited[p] && p < NH ->
@@ -180,8 +181,8 @@ end_loop:
        run Holder(NH) ; EAGER_ALL() }
 #endif
 
-  /* generator/engine.rs::after_fork -> mod.rs::LeaseRuntime::relet_after_fork: let go of the
-   * parent's session by forgetting it (mod.rs::abandon: the fork handler already closed the
+  /* generator/engine.rs::after_fork -> session.rs::LeaseRuntime::relet_after_fork: let go of the
+   * parent's session by forgetting it (session.rs::abandon: the fork handler already closed the
    * child's copies, never unlocking them), suspend, take a fresh slot with a new holder token. */
   :: atomic { inherited[p] ->
 #if !R_FSTAT

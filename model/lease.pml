@@ -135,7 +135,7 @@ byte off[NP];                   /* clock offset + 1: 0, 1 or 2 (set to 1 in init
 /* ---------------------------------------------------------------------------------------- */
 /* What was issued (ghost), and the properties                                              */
 byte issued[3 * MS];            /* bit q of issued[node * MS + ms]: (node, ms, q) was issued */
-bool held[NP];                  /* ghost: a slot taken and started (LeaseState::start) */
+bool held[NP];                  /* ghost: a slot taken and started (Window::start)     */
 bool any[NP];                   /* the current incarnation of each process issued an ID */
 byte iss_max[NS];               /* ghost: the highest ms issued on the slot (node) */
 byte dead_lim[NS];              /* ghost: the highest limit of a holder of the slot that crashed */
@@ -146,9 +146,9 @@ byte hiR;                       /* ghost: the highest R ever durably written (th
 byte tok[NP];                   /* token of the current incarnation (0: none running) */
 byte inc[NP];                   /* incarnations so far */
 byte slot[NP];                  /* slot held (NONE) = node id */
-byte floor_[NP];                /* LeaseState.floor: the restart guard G */
-byte lim[NP];                   /* LeaseState.limit: 0 = nothing may be issued */
-byte myR[NP];                   /* LeaseState.r_ms: R as this holder last wrote it */
+byte floor_[NP];                /* Window.floor: the restart guard G     */
+byte lim[NP];                   /* Window.limit: 0 = nothing may be issued     */
+byte myR[NP];                   /* Window.r_ms: R as this holder last wrote it     */
 byte pred[NP];                  /* ghost: the predecessors' possible R when the slot was taken */
 byte lms[NP];                   /* the state word: last ms ... */
 byte lseq[NP];                  /* ... and sequence issued */
@@ -213,7 +213,7 @@ inline issue(p, node) {
   }
 }
 
-/* LeaseState::publish: R is durable, let the generator issue up to it (never below). */
+/* Window::publish (core/src/window.rs): R is durable, let the generator issue up to it (never below). */
 inline publish(p, r) {
   myR[p] = max(myR[p], r);
 #if R_BEFORE
@@ -226,13 +226,13 @@ inline durable(p, r) {
   hiR = max(hiR, r)
 }
 
-/* LeaseState::lose: stop at once, for good. */
+/* Window::lose: stop at once, for good. */
 inline lose(p) {
   printf("MSC: H%d loses its lease (LeaseLost)\n", p);
   lost[p] = 1; lim[p] = 0; pend[p] = 0
 }
 
-/* LeaseState::start (core/src/lease/mod.rs): the guard and the first R, already durable. */
+/* Window::start (core/src/window.rs, called by session.rs::Session::start): the guard and the first R, already durable. */
 inline start(p, s, g, r) {
   slot[p] = s; held[p] = 1;
   /* the predecessors' possible R: what was issued on the slot, what a crashed holder may

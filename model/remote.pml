@@ -1,7 +1,8 @@
 /*
  * The remote leases, included by lease.pml when STORE == 2 (etcd, core/src/lease/etcd.rs) or
  * STORE == 3 (ZooKeeper, core/src/lease/zookeeper.rs); what they share is
- * core/src/lease/remote.rs.
+ * core/src/lease/remote.rs, and their one take and renewal is core/src/lease/remote/protocol.rs
+ * (take, renew_tick, finish) over each store's Store and Holder implementations.
  *
  * The store: per slot, the slot key (etcd: `{prefix}/slot/NNNN` on an etcd lease; ZooKeeper:
  * the EPHEMERAL znode of a session), holding the holder's token (0: absent), and the mark
@@ -90,7 +91,7 @@ bool expired;
 #define WRITE_OK(p, s, v) (skey[s] != 0 && ALIVE(tok[p]) && mver[s] == (v))
 #endif
 
-/* remote.rs::guard_of: the mark when there is one, else a full reserve past now. */
+/* order.rs::guard_of: the mark when there is one, else a full reserve past now. */
 #define RGUARD(p, s) (mk[s] != 0 -> mk[s] : CLK(p) + RES)
 
 #define INHERITED(e) 0
@@ -99,14 +100,15 @@ proctype Holder(byte p) {
   byte g, r, c, fin, i, s;
 end_loop:
   do
-  /* generator/builder.rs::Builder::build -> mod.rs::LeaseRuntime::acquire: a process starts a
-   * generator: etcd.rs::take's lease grant / zookeeper.rs::connect (the session). */
+  /* generator/builder.rs::Builder::build -> session.rs::LeaseRuntime::acquire: a process starts a
+   * generator: etcd.rs::open's lease grant / zookeeper.rs::open (the session). */
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 0 -> incarnate(p); alive = alive | (1 << tok[p]) ; EAGER_ALL() }
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 1 && restart -> restart = 0; incarnate(p);
        alive = alive | (1 << tok[p]) ; EAGER_ALL() }
 
-  /* etcd.rs::take (the txn on create_revision == 0 that puts the slot key and gets the mark) /
-   * zookeeper.rs::take (create the ephemeral slot znode, get_data the mark). */
+  /* protocol.rs::take -> Store::create_slot: etcd.rs (the txn on create_revision == 0 that puts
+   * the slot key and gets the mark) / zookeeper.rs (create the ephemeral slot znode, get_data the
+   * mark). */
   :: atomic { tok[p] != 0 && slot[p] == NONE && !taking[p] && TAKE_OK && ALIVE(tok[p]) &&
               (skey[0] == 0 || skey[1] == 0) ->
        if :: skey[0] == 0 -> s = 0 :: skey[1] == 0 -> s = 1 fi;
@@ -114,7 +116,7 @@ end_loop:
        g = RGUARD(p, s); hv[p] = mver[s]; taking[p] = 1; slot[p] = s;
        printf("MSC: H%d takes the slot key %d: mark %d (version %d), guard %d\n", p, s, mk[s], mver[s], g);
        s = 0 ; EAGER_ALL() }
-  /* ... then write_hwm(R = max(guard, now) + reserve) before the first ID (LeaseState::start);
+  /* ... then write_hwm(R = max(guard, now) + reserve) before the first ID (Window::start);
    * a failed compare is "lost the slot while taking it": the generator is not made. */
   :: atomic { taking[p] ->
        taking[p] = 0; s = slot[p];
@@ -134,7 +136,7 @@ end_loop:
   /* generator/engine.rs::next_monotonic / next_strict: issue within (floor, limit]. */
 
   /* etcd.rs::renew / zookeeper.rs::renew, the renew_tick arm: R = max(now + reserve, R),
-   * write_hwm, then LeaseState::publish; Ok(false) loses the lease; an error (store down, a
+   * write_hwm, then Window::publish; Ok(false) loses the lease; an error (store down, a
    * timeout) is a failed renewal. A write may time out and still land later (late_r). */
   :: atomic { slot[p] != NONE && !taking[p] && !lost[p] && CLK(p) != tried[p] ->
        c = CLK(p); tried[p] = c; s = slot[p];

@@ -72,6 +72,7 @@ mod registry;
 mod settings;
 mod sync;
 mod timeid;
+mod window;
 
 pub use clock::{
     Clock, ClockError, ClockSource, ManualClock, ScriptedClock, SystemClock, MAX_COARSE_TICK_NS,

@@ -59,7 +59,7 @@ func jsonKeys(t *testing.T, raw []byte) ([]string, map[string]json.RawMessage) {
 // of them): a field the core adds or renames fails here until the Go struct follows.
 func TestHealthJSONNamesAreTheCoresSource(t *testing.T) {
 	health := coreFields(t, "../../core/src/generator/health.rs")
-	lease := coreFields(t, "../../core/src/lease/mod.rs")
+	lease := coreFields(t, "../../core/src/lease/health.rs")
 	dir := t.TempDir()
 	g, err := polyflake.New(polyflake.FileLease(dir, polyflake.Slots(1), polyflake.ReserveMs(100)))
 	if err != nil {
@@ -76,6 +76,6 @@ func TestHealthJSONNamesAreTheCoresSource(t *testing.T) {
 	}
 	lkeys, _ := jsonKeys(t, values["lease"])
 	if strings.Join(lkeys, " ") != strings.Join(lease, " ") {
-		t.Fatalf("Go lease JSON:\n%v\ncore (lease/mod.rs LeaseHealth::fields):\n%v", lkeys, lease)
+		t.Fatalf("Go lease JSON:\n%v\ncore (lease/health.rs LeaseHealth::fields):\n%v", lkeys, lease)
 	}
 }

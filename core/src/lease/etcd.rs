@@ -18,28 +18,33 @@
 
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
 use super::fence::{self, FenceReport};
-use super::options::{Common, EtcdLeaseOptions};
+use super::read_options::{LeaseOptions, RemoteOptions};
 use super::record::{self, IdSpace};
 use super::remote::{
-    chain, check_remote, compare_space, free_slot_order, guard_of, keys, runtime, slot_number,
-    start_session, store_error, store_report, timed, Keys, Taken,
+    self, chain, check_remote, compare_space, runtime, slot_number, store_error, store_report,
+    timed, Checked, Contents, Created, HeldSlot, Holder, Keys, Lost, Mark, Store,
 };
-use super::{guard_note, renew_period, LeaseKind, LeaseState, Session, SlotContext, Stop};
+use super::session::{renew_period, Session, SlotContext, Stop};
+use super::source::{Common, EtcdLeaseOptions};
+use super::LeaseKind;
 use crate::error::{Error, Result};
+use crate::window::Window;
 use etcd_client::{
     Certificate, Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, Identity,
-    PutOptions, TlsOptions, Txn, TxnOp, TxnOpResponse,
+    PutOptions, ResponseHeader, TlsOptions, Txn, TxnOp, TxnOpResponse,
 };
 use std::sync::Arc;
 use std::time::Duration;
 
+mod admin;
+pub(crate) use admin::{fence, inspect};
+
 struct Held {
     client: Client,
-    slot: u32,
-    keys: Keys,
+    /// The slot, its keys, the reserve.
+    at: HeldSlot,
     token: String,
     lease_id: i64,
-    common: Common,
     timeout: Duration,
     ttl_s: i64,
     store: String,
@@ -55,7 +60,7 @@ struct Held {
     /// are sequential, each answered after the last, unlike the watch and keep-alive streams):
     /// a store's revision only grows, so a lower one (or another cluster) means the store went
     /// back in time.
-    seen: (i64, u64),
+    seen: Seen,
     /// Set when an answer showed the store went back in time.
     rolled_back: Option<String>,
 }
@@ -67,25 +72,51 @@ impl Held {
     }
 
     /// Look at an answer's header: the revision and cluster id only move forward.
-    fn saw(&mut self, header: Option<&etcd_client::ResponseHeader>) {
-        let Some(hd) = header else { return };
-        let (rev, cluster) = (hd.revision(), hd.cluster_id());
+    fn saw(&mut self, header: Option<&ResponseHeader>) {
+        if let Some(hd) = header {
+            self.saw_at(Seen::of(hd));
+        }
+    }
+
+    fn saw_at(
+        &mut self,
+        Seen {
+            revision: rev,
+            cluster,
+        }: Seen,
+    ) {
         if self.rolled_back.is_none() {
-            if rev < self.seen.0 {
+            if rev < self.seen.revision {
                 self.rolled_back = Some(format!(
                     "the etcd store went back in time: it answered at revision {rev} after revision {} (restored from an older backup?); fence it (`polyflake lease fence`) before new holders start",
-                    self.seen.0
+                    self.seen.revision
                 ));
-            } else if self.seen.1 != 0 && cluster != 0 && cluster != self.seen.1 {
+            } else if self.seen.cluster != 0 && cluster != 0 && cluster != self.seen.cluster {
                 self.rolled_back = Some(format!(
                     "the etcd store was replaced: cluster id {cluster:x} after {:x} (restored from a backup?); fence it (`polyflake lease fence`) before new holders start",
-                    self.seen.1
+                    self.seen.cluster
                 ));
             }
         }
-        self.seen.0 = self.seen.0.max(rev);
-        if self.seen.1 == 0 {
-            self.seen.1 = cluster;
+        self.seen.revision = self.seen.revision.max(rev);
+        if self.seen.cluster == 0 {
+            self.seen.cluster = cluster;
+        }
+    }
+}
+
+/// The highest store revision and the cluster id an answer carried (0: none yet).
+#[derive(Debug, Clone, Copy, Default)]
+struct Seen {
+    revision: i64,
+    cluster: u64,
+}
+
+impl Seen {
+    fn of(header: &ResponseHeader) -> Seen {
+        Seen {
+            revision: header.revision(),
+            cluster: header.cluster_id(),
         }
     }
 }
@@ -128,14 +159,8 @@ fn refused(store: &str, what: &str, user: Option<&str>, e: &str) -> Error {
 }
 
 /// The checked prefix (no trailing `/`), the store's name for messages, and the credentials.
-fn check_options(o: &EtcdLeaseOptions) -> Result<(String, String, Credentials)> {
-    let prefix = check_remote(
-        "etcd",
-        &o.endpoints,
-        "endpoint",
-        &o.store.prefix,
-        o.store.connect_timeout_ms,
-    )?;
+fn check_options(o: &EtcdLeaseOptions) -> Result<Checked> {
+    let prefix = check_remote("etcd", o.remote(), "endpoint")?;
     if !(1..=3600).contains(&o.ttl_s) {
         return Err(Error::InvalidNodeSource {
             reason: format!("etcd ttl_s = {} is out of range: 1 to 3600", o.ttl_s),
@@ -143,7 +168,7 @@ fn check_options(o: &EtcdLeaseOptions) -> Result<(String, String, Credentials)> 
     }
     let creds = o.credentials().resolve()?;
     if creds.tls() {
-        if let Some(plain) = o.endpoints.iter().find(|e| e.starts_with("http://")) {
+        if let Some(plain) = o.remote().servers.iter().find(|e| e.starts_with("http://")) {
             return Err(Error::InvalidNodeSource {
                 reason: format!(
                     "etcd endpoint {plain} is plain HTTP but TLS is configured (ca_file or cert_file): use https://"
@@ -151,8 +176,12 @@ fn check_options(o: &EtcdLeaseOptions) -> Result<(String, String, Credentials)> 
             });
         }
     }
-    let store = format!("etcd {} prefix {prefix}", o.endpoints.join(","));
-    Ok((prefix, store, creds))
+    let store = format!("etcd {} prefix {prefix}", o.remote().servers.join(","));
+    Ok(Checked {
+        prefix,
+        store,
+        creds,
+    })
 }
 
 async fn connect(
@@ -182,7 +211,7 @@ async fn connect(
             .with_auto_token_refresh(true);
     }
     let connecting = async {
-        Client::connect(o.endpoints.clone(), Some(options))
+        Client::connect(o.remote().servers.to_vec(), Some(options))
             .await
             .map_err(|e| chain(&e))
     };
@@ -191,7 +220,7 @@ async fn connect(
         Err(e) => {
             let e = match creds
                 .tls()
-                .then(|| probe_tls(&o.endpoints[0], creds, timeout))
+                .then(|| probe_tls(&o.remote().servers[0], creds, timeout))
             {
                 Some(Some(why)) if !e.contains(&why) => format!("{e} (TLS: {why})"),
                 _ => e,
@@ -206,22 +235,15 @@ async fn connect(
 }
 
 pub(crate) fn acquire(o: &EtcdLeaseOptions, ctx: SlotContext, generation: u64) -> Result<Session> {
-    let common = o.common.check(ctx.layout)?;
-    let (prefix, store, creds) = check_options(o)?;
-    let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.store.connect_timeout_ms);
-    let taken = rt.block_on(take(o, &creds, &prefix, &store, common, timeout, &ctx))?;
-    let slot = taken.0.slot;
-    start_session(
-        rt,
-        format!("polyflake-etcd-{slot}"),
-        &store,
-        slot,
-        taken,
-        ctx,
-        generation,
-        renew,
-    )
+    let common = o.common(ctx.layout)?;
+    let checked = check_options(o)?;
+    let (prefix, store) = (checked.prefix.as_str(), checked.store.as_str());
+    let rt = runtime(store)?;
+    let taken = rt.block_on(async {
+        let taking = open(o, &checked, &common, &ctx).await?;
+        remote::take(taking, prefix, store, &common, &ctx).await
+    })?;
+    remote::start(rt, "etcd", store, generation, taken, ctx, renew)
 }
 
 /// Check the store's ID space, recording ours if it has none (created only if absent).
@@ -258,9 +280,9 @@ async fn read_store(
     store: &str,
     user: Option<&str>,
     timeout: Duration,
-) -> Result<(Vec<(u32, String)>, std::collections::HashMap<u32, Vec<u8>>)> {
+) -> Result<Contents> {
     let err = |what: &str, e: String| refused(store, what, user, &e);
-    let number = slot_number;
+    let number = |key: &str| slot_number(key, "");
     let taken = timed(
         timeout,
         "list slots",
@@ -294,49 +316,81 @@ async fn read_store(
     .iter()
     .filter_map(|kv| Some((number(kv.key_str().ok()?)?, kv.value().to_vec())))
     .collect();
-    Ok((taken, marks))
+    Ok(Contents { taken, marks })
 }
 
-// Modelled in model/remote.pml: Holder, the two take steps (STORE=2) (make model).
-async fn take(
-    o: &EtcdLeaseOptions,
-    creds: &Credentials,
-    prefix: &str,
-    store: &str,
-    common: Common,
+/// An etcd store while a slot is taken: the client, and our etcd lease with the token naming it.
+struct Taking<'a> {
+    client: Client,
+    prefix: &'a str,
+    store: &'a str,
+    user: Option<&'a str>,
     timeout: Duration,
+    ttl_s: i64,
+    lease_id: i64,
+    token: String,
+    /// What the last slot creation's answer carried (the held slot's first `Held::saw`).
+    seen: Option<Seen>,
+}
+
+/// Connect, check the store's ID space, and create our etcd lease (the take's first step).
+// Modelled in model/remote.pml: Holder, the start step (the lease grant) (make model).
+async fn open<'a>(
+    o: &EtcdLeaseOptions,
+    checked: &'a Checked,
+    common: &Common,
     ctx: &SlotContext,
-) -> Result<Taken<Held>> {
+) -> Result<Taking<'a>> {
+    let (prefix, store, creds) = (&checked.prefix, &checked.store, &checked.creds);
+    let timeout = o.remote().timeout();
     let user = creds.username();
-    let err = |what: &str, e: String| refused(store, what, user, &e);
     let mut client = connect(o, creds, store, timeout).await?;
     check_space(&mut client, prefix, store, user, ctx.space(), timeout).await?;
     let lease_id = timed(timeout, "lease grant", client.lease_grant(o.ttl_s, None))
         .await
-        .map_err(|e| err("cannot create an etcd lease", e))?
+        .map_err(|e| refused(store, "cannot create an etcd lease", user, &e))?
         .id();
     let token = record::render_token(&common.identity, std::process::id(), lease_id);
-    // Free slots whose mark has passed first (the slot this identity held before ahead of
-    // the rest), then the nearest guard; poisoned ones last.
-    let owner_key = format!("{prefix}/owner/{}", common.identity);
-    let fence_key = fence::fence_key(prefix);
-    let mut own = None;
-    if let Ok(resp) = timed(timeout, "get", client.get(owner_key.clone(), None)).await {
-        own = resp
-            .kvs()
-            .first()
-            .and_then(|kv| record::parse_owner_slot(kv.value()));
-    }
-    let (taken, marks) = read_store(&mut client, prefix, store, user, timeout).await?;
-    let window_end = ctx.window_end_ms();
-    let now = ctx.now_ms()?;
-    let order = free_slot_order(&common, &taken, &marks, own, now, window_end);
+    Ok(Taking {
+        client,
+        prefix,
+        store,
+        user,
+        timeout,
+        ttl_s: o.ttl_s,
+        lease_id,
+        token,
+        seen: None,
+    })
+}
 
-    for slot in order {
-        let Some(claim) = ctx.claim(slot) else {
-            continue;
-        };
-        let k = keys(prefix, slot);
+impl Store for Taking<'_> {
+    type Held = Held;
+
+    async fn owner_slot(&mut self, key: &str) -> Option<u32> {
+        let resp = timed(self.timeout, "get", self.client.get(key, None))
+            .await
+            .ok()?;
+        resp.kvs()
+            .first()
+            .and_then(|kv| record::parse_owner_slot(kv.value()))
+    }
+
+    async fn contents(&mut self) -> Result<Contents> {
+        read_store(
+            &mut self.client,
+            self.prefix,
+            self.store,
+            self.user,
+            self.timeout,
+        )
+        .await
+    }
+
+    /// One transaction: create the slot key on our etcd lease if absent, and read the mark and
+    /// the fence with it.
+    // Modelled in model/remote.pml: Holder, the first take step (STORE=2) (make model).
+    async fn create_slot(&mut self, k: &Keys) -> Result<Option<Created>> {
         let txn = Txn::new()
             .when([Compare::create_revision(
                 k.slot.clone(),
@@ -346,104 +400,135 @@ async fn take(
             .and_then([
                 TxnOp::put(
                     k.slot.clone(),
-                    token.clone(),
-                    Some(PutOptions::new().with_lease(lease_id)),
+                    self.token.clone(),
+                    Some(PutOptions::new().with_lease(self.lease_id)),
                 ),
                 TxnOp::get(k.hwm.clone(), None),
-                // The fence, read in the same transaction: a floor under every slot's guard.
-                TxnOp::get(fence_key.clone(), None),
+                TxnOp::get(fence::fence_key(self.prefix), None),
             ]);
-        let resp = timed(timeout, "txn", client.txn(txn))
+        let resp = timed(self.timeout, "txn", self.client.txn(txn))
             .await
-            .map_err(|e| err("cannot take a slot", e))?;
+            .map_err(|e| refused(self.store, "cannot take a slot", self.user, &e))?;
         if !resp.succeeded() {
-            continue;
+            return Ok(None);
         }
+        self.seen = resp.header().map(Seen::of);
         let mut gets = resp.op_responses().into_iter().filter_map(|r| match r {
-            TxnOpResponse::Get(g) => Some(
-                g.kvs()
-                    .first()
-                    .map(|kv| (kv.value().to_vec(), kv.mod_revision())),
-            ),
+            TxnOpResponse::Get(g) => Some(g.kvs().first().map(|kv| Mark {
+                value: kv.value().to_vec(),
+                version: kv.mod_revision(),
+            })),
             _ => None,
         });
         let mark = gets.next().flatten();
-        let fence_value = gets.next().flatten();
-        // The fence: a number, and not past the window; else the slot goes back and the take
-        // is refused (an operator's fence is never ignored).
-        let fence_ms = match &fence_value {
-            None => Ok(None),
-            Some((v, _)) => fence::parse(v)
-                .ok_or_else(|| fence::unreadable(store, &fence_key))
-                .and_then(|f| fence::check_window(store, Some(f), window_end).map(|()| Some(f))),
-        };
-        let fence_ms = match fence_ms {
-            Ok(f) => f,
-            Err(e) => {
-                give_back(&mut client, &k.slot, &token, timeout).await;
-                let _ = timed(timeout, "lease revoke", client.lease_revoke(lease_id)).await;
-                return Err(e);
-            }
-        };
-        let now = ctx.now_ms()?;
-        let Some(own_guard) = guard_of(
-            mark.as_ref().map(|(v, _)| v.as_slice()),
-            now,
-            common.reserve_ms,
-            window_end,
-        ) else {
-            // A mark past the layout's window: give the slot back, try the next.
-            give_back(&mut client, &k.slot, &token, timeout).await;
-            continue;
-        };
-        let guard = fence::floor(own_guard, fence_ms);
-        let r = guard.max(now).saturating_add(common.reserve_ms);
-        let note = fence::note(
-            guard_note(slot, guard, now, common.max_guard_wait_ms),
-            own_guard,
-            fence_ms,
-        );
-        let held = Held {
-            client,
-            slot,
-            keys: k,
-            token,
-            lease_id,
-            common,
-            timeout,
-            ttl_s: o.ttl_s,
-            store: store.to_string(),
-            user: user.map(str::to_string),
-            hwm_revision: mark.map(|(_, rev)| rev).unwrap_or(0),
+        let fence = gets.next().flatten().map(|f| f.value);
+        Ok(Some(Created {
+            mark,
+            fence: Ok(fence),
+        }))
+    }
+
+    async fn give_back(&mut self, k: &Keys) {
+        give_back(&mut self.client, &k.slot, &self.token, self.timeout).await;
+    }
+
+    async fn abandon(&mut self) {
+        let lease = self.client.lease_revoke(self.lease_id);
+        let _ = timed(self.timeout, "lease revoke", lease).await;
+    }
+
+    fn hold(self, at: HeldSlot, version: Option<i64>) -> Held {
+        let mut held = Held {
+            client: self.client,
+            at,
+            token: self.token,
+            lease_id: self.lease_id,
+            timeout: self.timeout,
+            ttl_s: self.ttl_s,
+            store: self.store.to_string(),
+            user: self.user.map(str::to_string),
+            hwm_revision: version.unwrap_or(0),
             unsure: Default::default(),
-            seen: (0, 0),
+            seen: Seen::default(),
             rolled_back: None,
         };
-        let mut held = held;
-        held.saw(resp.header());
-        match write_hwm(&mut held, r).await {
-            Ok(true) => {}
-            Ok(false) => {
-                return Err(err(
-                    "lost the slot while taking it",
-                    "the slot key changed".into(),
-                ))
-            }
-            Err(e) => return Err(err("cannot write the high-water mark", e)),
+        if let Some(seen) = self.seen {
+            held.saw_at(seen);
         }
-        let _ = timed(
-            timeout,
-            "put owner",
-            held.client.put(owner_key, slot.to_string(), None),
-        )
-        .await;
-        return Ok((held, claim, guard, r, note));
+        held
     }
-    let _ = timed(timeout, "lease revoke", client.lease_revoke(lease_id)).await;
-    Err(Error::NoFreeSlot {
-        dir_or_prefix: store.to_string(),
-        slots: common.slots,
-    })
+}
+
+impl Holder for Held {
+    type Fail = String;
+
+    /// Write R in a transaction that proves we still own the slot and that the mark is the one we
+    /// last wrote (so R in the store only grows). `Ok(false)`: either is no longer true.
+    ///
+    /// A write that got no answer may still have been applied (the link stalled, etcd applied it
+    /// when the link came back): the holder then no longer knows the mark's revision, and its next
+    /// compare fails although nobody else wrote. So every unanswered value is kept, and a failed
+    /// compare re-reads the slot key and the mark: when the slot key is still ours (our token, our
+    /// etcd lease) and the mark holds one of our unanswered values, that write landed. Nobody else
+    /// can have written it, since every writer's transaction requires the slot key to carry its own
+    /// token; the holder adopts the mark's revision and writes again. Anything else loses the
+    /// lease.
+    // Modelled in model/remote.pml: WRITE_OK and BUMP (STORE=2; R_CHECK) (make model).
+    async fn write_hwm(&mut self, r: i64) -> std::result::Result<bool, String> {
+        match write_hwm_once(self, r).await {
+            Ok(false) if !self.unsure.is_empty() && adopt_landed_write(self).await? => {
+                write_hwm_once(self, r).await
+            }
+            other => other,
+        }
+    }
+
+    fn lost(&mut self) -> Lost {
+        match self.rolled_back.take() {
+            Some(reason) => Lost {
+                reason,
+                rolled_back: true,
+            },
+            None => Lost {
+                reason: format!(
+                    "the slot key {} is no longer ours, or its high-water mark {} was changed by someone else (the etcd lease expired or was revoked, or the keys were edited)",
+                    self.at.keys.slot, self.at.keys.hwm
+                ),
+                rolled_back: false,
+            },
+        }
+    }
+
+    fn note(&self, what: &str, e: &String) -> String {
+        Held::note(self, what, e)
+    }
+
+    fn refused(&self, what: &str, e: String) -> Error {
+        refused(&self.store, what, self.user.as_deref(), &e)
+    }
+
+    fn lost_while_taking(&self) -> Error {
+        self.refused(
+            "lost the slot while taking it",
+            "the slot key changed".into(),
+        )
+    }
+
+    async fn record_owner(&mut self, key: &str, slot: u32) {
+        let put = self.client.put(key, slot.to_string(), None);
+        let _ = timed(self.timeout, "put owner", put).await;
+    }
+
+    async fn rolled_back(&mut self) -> Option<String> {
+        // Seen in the answers themselves (`saw`): `write_hwm` then finds the lease lost.
+        None
+    }
+
+    fn wrote(&mut self, _failed: Option<&String>) {}
+
+    fn at(&self) -> &HeldSlot {
+        &self.at
+    }
 }
 
 /// Give back a slot just taken (deleted only while it still carries our token).
@@ -454,39 +539,19 @@ async fn give_back(client: &mut Client, slot_key: &str, token: &str, timeout: Du
     let _ = timed(timeout, "txn", client.txn(txn)).await;
 }
 
-/// Write R in a transaction that proves we still own the slot and that the mark is the one we
-/// last wrote (so R in the store only grows). `Ok(false)`: either is no longer true.
-///
-/// A write that got no answer may still have been applied (the link stalled, etcd applied it
-/// when the link came back): the holder then no longer knows the mark's revision, and its next
-/// compare fails although nobody else wrote. So every unanswered value is kept, and a failed
-/// compare re-reads the slot key and the mark: when the slot key is still ours (our token, our
-/// etcd lease) and the mark holds one of our unanswered values, that write landed. Nobody else
-/// can have written it, since every writer's transaction requires the slot key to carry its own
-/// token; the holder adopts the mark's revision and writes again. Anything else loses the lease.
-// Modelled in model/remote.pml: WRITE_OK and BUMP (STORE=2; R_CHECK) (make model).
-async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, String> {
-    match write_hwm_once(h, r).await {
-        Ok(false) if !h.unsure.is_empty() && adopt_landed_write(h).await? => {
-            write_hwm_once(h, r).await
-        }
-        other => other,
-    }
-}
-
 async fn write_hwm_once(h: &mut Held, r: i64) -> std::result::Result<bool, String> {
     let mark_unchanged = if h.hwm_revision == 0 {
-        Compare::create_revision(h.keys.hwm.clone(), CompareOp::Equal, 0)
+        Compare::create_revision(h.at.keys.hwm.clone(), CompareOp::Equal, 0)
     } else {
-        Compare::mod_revision(h.keys.hwm.clone(), CompareOp::Equal, h.hwm_revision)
+        Compare::mod_revision(h.at.keys.hwm.clone(), CompareOp::Equal, h.hwm_revision)
     };
     let txn = Txn::new()
         .when([
-            Compare::value(h.keys.slot.clone(), CompareOp::Equal, h.token.clone()),
-            Compare::lease(h.keys.slot.clone(), CompareOp::Equal, h.lease_id),
+            Compare::value(h.at.keys.slot.clone(), CompareOp::Equal, h.token.clone()),
+            Compare::lease(h.at.keys.slot.clone(), CompareOp::Equal, h.lease_id),
             mark_unchanged,
         ])
-        .and_then([TxnOp::put(h.keys.hwm.clone(), r.to_string(), None)]);
+        .and_then([TxnOp::put(h.at.keys.hwm.clone(), r.to_string(), None)]);
     let resp = match timed(h.timeout, "txn", h.client.txn(txn)).await {
         Ok(resp) => resp,
         Err(e) => {
@@ -510,7 +575,7 @@ async fn write_hwm_once(h: &mut Held, r: i64) -> std::result::Result<bool, Strin
 /// After a failed compare with unanswered writes behind us: did one of them land? `Ok(true)`:
 /// yes, its revision is adopted (the caller writes again).
 async fn adopt_landed_write(h: &mut Held) -> std::result::Result<bool, String> {
-    let slot = timed(h.timeout, "get", h.client.get(h.keys.slot.clone(), None)).await?;
+    let slot = timed(h.timeout, "get", h.client.get(h.at.keys.slot.clone(), None)).await?;
     let ours = slot
         .kvs()
         .first()
@@ -518,7 +583,7 @@ async fn adopt_landed_write(h: &mut Held) -> std::result::Result<bool, String> {
     if !ours {
         return Ok(false);
     }
-    let mark = timed(h.timeout, "get", h.client.get(h.keys.hwm.clone(), None)).await?;
+    let mark = timed(h.timeout, "get", h.client.get(h.at.keys.hwm.clone(), None)).await?;
     let Some(kv) = mark.kvs().first() else {
         return Ok(false);
     };
@@ -535,8 +600,8 @@ async fn adopt_landed_write(h: &mut Held) -> std::result::Result<bool, String> {
 // Modelled in model/remote.pml: Holder, the renewal, late write, loss and close steps (STORE=2)
 // (make model).
 async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
-    let state: &LeaseState = &ctx.state;
-    let mut renew_tick = tokio::time::interval(renew_period(h.common.reserve_ms));
+    let state: &Window = &ctx.state;
+    let mut renew_tick = tokio::time::interval(renew_period(h.at.reserve_ms));
     renew_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let ka_every = Duration::from_millis(((h.ttl_s * 1000) / 3).max(200) as u64);
     let mut ka_tick = tokio::time::interval(ka_every);
@@ -564,37 +629,18 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
             match timed(
                 h.timeout,
                 "watch",
-                h.client.watch(h.keys.slot.clone(), None),
+                h.client.watch(h.at.keys.slot.clone(), None),
             )
             .await
             {
                 Ok(w) => watch = Some(w),
-                Err(e) => {
-                    state.failed(h.note(&format!("cannot watch the slot key {}", h.keys.slot), &e))
-                }
+                Err(e) => state
+                    .failed(h.note(&format!("cannot watch the slot key {}", h.at.keys.slot), &e)),
             }
         }
         let lost = tokio::select! {
             _ = stop.notify.notified() => break,
-            _ = renew_tick.tick() => {
-                let now = match ctx.now_ms() {
-                    Ok(n) => n,
-                    Err(e) => { state.failed(e.to_string()); continue; }
-                };
-                let r = (now + h.common.reserve_ms).max(state.r_ms());
-                match write_hwm(&mut h, r).await {
-                    Ok(true) => { state.publish(r); state.renewed(); None }
-                    Ok(false) if h.rolled_back.is_some() => { state.rolled_back(); h.rolled_back.take() }
-                    Ok(false) => Some(format!(
-                        "the slot key {} is no longer ours, or its high-water mark {} was changed by someone else (the etcd lease expired or was revoked, or the keys were edited)",
-                        h.keys.slot, h.keys.hwm
-                    )),
-                    Err(e) => {
-                        state.failed(h.note(&format!("cannot write the high-water mark {}", h.keys.hwm), &e));
-                        None
-                    }
-                }
-            }
+            _ = renew_tick.tick() => remote::renew_tick(&mut h, &ctx).await,
             _ = ka_tick.tick() => {
                 if let Some((k, _)) = keeper.as_mut() {
                     if let Err(e) = timed(h.timeout, "keep-alive", k.keep_alive()).await {
@@ -620,11 +666,11 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
                         match ev.event_type() {
                             EventType::Delete => Some(format!(
                                 "the slot key {} was deleted (the etcd lease expired or was revoked)",
-                                h.keys.slot
+                                h.at.keys.slot
                             )),
                             EventType::Put if !ours => Some(format!(
                                 "the slot key {} was overwritten by another holder",
-                                h.keys.slot
+                                h.at.keys.slot
                             )),
                             EventType::Put => None,
                         }
@@ -644,97 +690,6 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
         }
     }
     // A clean close: leave the final R, then free the slot (revoking deletes the slot key).
-    if let Some(r) = stop.final_r_ms() {
-        let _ = write_hwm(&mut h, r).await;
-    }
+    remote::finish(&mut h, &stop).await;
     let _ = timed(h.timeout, "lease revoke", h.client.lease_revoke(h.lease_id)).await;
-}
-
-/// Read every slot under the prefix without taking anything.
-pub(crate) fn inspect(o: &EtcdLeaseOptions) -> Result<super::inspect::StoreReport> {
-    let (prefix, store, creds) = check_options(o)?;
-    let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.store.connect_timeout_ms);
-    rt.block_on(async {
-        let mut client = connect(o, &creds, &store, timeout).await?;
-        let space_reply = timed(timeout, "get", client.get(format!("{prefix}/space"), None))
-            .await
-            .map_err(|e| store_error(&store, "cannot read the ID space", e))?;
-        let header = space_reply
-            .header()
-            .map(|h| (h.cluster_id(), h.member_id(), h.revision()));
-        let space_value = space_reply.kvs().first().map(|kv| kv.value().to_vec());
-        let space = match space_value {
-            Some(v) => Some(
-                record::parse_space(&v)
-                    .map_err(|why| store_error(&store, "cannot read the ID-space record", why))?,
-            ),
-            None => None,
-        };
-        let (taken, marks) =
-            read_store(&mut client, &prefix, &store, creds.username(), timeout).await?;
-        let fence_ms = timed(timeout, "get", client.get(fence::fence_key(&prefix), None))
-            .await
-            .ok()
-            .and_then(|r| r.kvs().first().and_then(|kv| fence::parse(kv.value())));
-        let mut report = store_report(
-            LeaseKind::Etcd,
-            &store,
-            space,
-            &taken,
-            &marks,
-            o.common.reserve_ms,
-            o.common.max_guard_wait_ms,
-            fence_ms,
-        );
-        if let Some((cluster, member, revision)) = header {
-            report.store_identity = Some(format!("etcd cluster {cluster:x}, member {member:x}"));
-            report.revision = Some(revision);
-        }
-        Ok(report)
-    })
-}
-
-/// Raise the store's fence to `now + margin_ms` (a compare-and-swap on the fence key, so two
-/// operators fencing at once both leave the higher value).
-pub(crate) fn fence(o: &EtcdLeaseOptions, margin_ms: u64) -> Result<FenceReport> {
-    let (prefix, store, creds) = check_options(o)?;
-    let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.store.connect_timeout_ms);
-    let key = fence::fence_key(&prefix);
-    rt.block_on(async {
-        let mut client = connect(o, &creds, &store, timeout).await?;
-        loop {
-            let got = timed(timeout, "get", client.get(key.clone(), None))
-                .await
-                .map_err(|e| store_error(&store, "cannot read the fence", e))?;
-            let (previous, unchanged) = match got.kvs().first() {
-                None => (
-                    None,
-                    Compare::create_revision(key.clone(), CompareOp::Equal, 0),
-                ),
-                Some(kv) => (
-                    // An unreadable fence is replaced by a readable one.
-                    fence::parse(kv.value()),
-                    Compare::mod_revision(key.clone(), CompareOp::Equal, kv.mod_revision()),
-                ),
-            };
-            let value = fence::next(previous, margin_ms)?;
-            let txn = Txn::new().when([unchanged]).and_then([TxnOp::put(
-                key.clone(),
-                value.to_string(),
-                None,
-            )]);
-            let resp = timed(timeout, "txn", client.txn(txn))
-                .await
-                .map_err(|e| store_error(&store, "cannot write the fence", e))?;
-            if resp.succeeded() {
-                return Ok(FenceReport {
-                    store: store.clone(),
-                    fence_ms: value,
-                    previous_ms: previous,
-                });
-            }
-        }
-    })
 }

@@ -37,12 +37,17 @@
 
 use super::dir::{LeaseDir, Opened, Unsafe, SHARED_DIR};
 use super::fence::{self, FenceReport};
-use super::options::FileLeaseOptions;
+use super::order::{guard_of, Surveyed};
+use super::read_options::LeaseOptions;
 use super::record::{self, IdSpace, SlotRecord};
-use super::{guard_note, renew_period, slot_order, LeaseState, Session, SlotContext, Stop};
+use super::session::{renew_period, Plan, Session, SlotContext, Stop, Taken};
+use super::source::FileLeaseOptions;
+use super::store::{slot_number, store_error};
+use super::{guard_note, slot_order};
 use crate::error::{Error, Result};
 use crate::fork::{self, RegisteredFd};
 use crate::forklock::ForkLock;
+use crate::window::Window;
 use std::fs::File;
 use std::io::{ErrorKind as IoKind, Read};
 use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt};
@@ -113,17 +118,6 @@ impl Skipped {
     }
 }
 
-/// The slot number of a directory entry named `slot-NNNN`.
-pub(crate) fn slot_number(name: &std::ffi::OsStr) -> Option<u32> {
-    record::parse_slot_name(name.to_str()?.strip_prefix("slot-")?)
-}
-
-fn store_error(dir: &Path, what: &str, e: impl std::fmt::Display) -> Error {
-    Error::LeaseStore {
-        reason: format!("{what} in lease directory {}: {e}", dir.display()),
-    }
-}
-
 /// Read at most `READ_LIMIT` bytes from the start of a file.
 pub(crate) fn read_head(file: &File) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::with_capacity(record::RECORD_LEN);
@@ -136,29 +130,24 @@ pub(crate) fn mtime_ms(meta: &std::fs::Metadata) -> Option<i64> {
     Some(m.duration_since(UNIX_EPOCH).ok()?.as_millis() as i64)
 }
 
-/// The restart guard a record implies: its R when complete; otherwise a full reserve past the
-/// later of the file's mtime and now (the worst a holder we cannot see could have reached).
-/// `None` when the record's R lies past the layout's window: the slot cannot be used.
+/// The restart guard a slot record implies (see `order::guard_of`): its R when complete;
+/// otherwise a full reserve past the later of the file's mtime and now. `None` when the
+/// record's R lies past the layout's window: the slot cannot be used.
 // Modelled in model/file.pml: inline file_take (the record's R, or max(mtime, now) + reserve) (make
 // model).
-pub(crate) fn guard_of(
+pub(crate) fn record_guard(
     rec: &SlotRecord,
     mtime_ms: Option<i64>,
     now_ms: i64,
     reserve_ms: i64,
     window_end_ms: i64,
 ) -> Option<i64> {
-    match rec {
-        SlotRecord::Complete { high_water_ms, .. } => {
-            (*high_water_ms <= window_end_ms).then_some(*high_water_ms)
-        }
-        SlotRecord::Empty | SlotRecord::Incomplete(_) => Some(
-            mtime_ms
-                .unwrap_or(now_ms)
-                .max(now_ms)
-                .saturating_add(reserve_ms),
-        ),
-    }
+    let mark = match rec {
+        SlotRecord::Complete { high_water_ms, .. } => Some(*high_water_ms),
+        SlotRecord::Empty | SlotRecord::Incomplete(_) => None,
+    };
+    let unknown_from = mtime_ms.unwrap_or(now_ms).max(now_ms);
+    guard_of(mark, unknown_from, reserve_ms, window_end_ms)
 }
 
 fn lock(file: &File, op: libc::c_int) -> std::io::Result<bool> {
@@ -175,9 +164,20 @@ fn lock(file: &File, op: libc::c_int) -> std::io::Result<bool> {
     }
 }
 
+/// A slot file opened to take it: its descriptor registered with the fork handler, and the
+/// device and inode it was opened at.
+struct SlotFd {
+    // The registration first: fields drop in order, so a fork handler never sees a
+    // registration of a descriptor already closed.
+    reg: RegisteredFd,
+    file: File,
+    dev: u64,
+    ino: u64,
+}
+
 /// What opening a slot file to take it found.
 enum Open {
-    Registered(File, RegisteredFd, u64, u64),
+    Registered(SlotFd),
     Unsafe(Unsafe),
 }
 
@@ -187,7 +187,12 @@ fn open_registered(dir: &LeaseDir, name: &str) -> std::io::Result<Open> {
     fork::without_fork(|| match dir.open_name(name, true, true)? {
         Opened::File(file, st) => {
             let reg = fork::register_fd(file.as_raw_fd(), st.st_dev, st.st_ino);
-            Ok(Open::Registered(file, reg, st.st_dev, st.st_ino))
+            Ok(Open::Registered(SlotFd {
+                reg,
+                file,
+                dev: st.st_dev,
+                ino: st.st_ino,
+            }))
         }
         Opened::Unsafe(u) => Ok(Open::Unsafe(u)),
         Opened::Absent => Err(IoKind::NotFound.into()),
@@ -290,7 +295,7 @@ impl SlotFile {
     /// leaves R where it was (the generator issues up to it, then waits for the next try).
     // Modelled in model/file.pml: Holder, the renewal's two halves (check_held, then write and
     // publish) (make model).
-    pub(crate) fn renew(&self, state: &LeaseState, now_ms: i64) {
+    pub(crate) fn renew(&self, state: &Window, now_ms: i64) {
         let _io = self.io.lock();
         if state.is_lost() || state.is_closed() {
             return;
@@ -316,7 +321,7 @@ impl SlotFile {
 
     /// The final write of a clean close (only while the slot is still ours).
     // Modelled in model/file.pml: Holder, the clean close step (make model).
-    fn finish(&self, state: &LeaseState, final_r_ms: i64) {
+    fn finish(&self, state: &Window, final_r_ms: i64) {
         let _io = self.io.lock();
         if !state.is_lost() && self.check_held().is_ok() {
             let _ = self.write(final_r_ms);
@@ -447,11 +452,10 @@ pub(crate) fn nonce() -> u64 {
 }
 
 /// What the directory holds, as far as can be seen without locking: every slot file below
-/// `slots` with `(slot, ms until its guard passes (None if it has), whether it is this
-/// identity's)`; slots whose R lies past the layout's window and unsafe names are left out of
-/// it but listed in `present` (never taken, new or not). Costs the directory's entries.
+/// `slots`; slots whose R lies past the layout's window and unsafe names are left out of it but
+/// listed in `present` (never taken, new or not). Costs the directory's entries.
 struct Survey {
-    slots: Vec<(u32, Option<i64>, bool)>,
+    slots: Vec<Surveyed>,
     present: Vec<u32>,
 }
 
@@ -475,7 +479,7 @@ fn survey(
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(n) = slot_number(&name) else {
+        let Some(n) = name.to_str().and_then(|n| slot_number(n, "slot-")) else {
             continue;
         };
         // Spelled as we spell it: another spelling of the number is not this slot's file.
@@ -504,9 +508,12 @@ fn survey(
             .and_then(mtime_ms)
             .filter(|_| ctx.system_clock);
         let ours = matches!(&rec, SlotRecord::Complete { owner, .. } if owner == identity);
-        if let Some(g) = guard_of(&rec, mtime, now_ms, reserve_ms, window_end_ms) {
-            out.slots
-                .push((n, Some(g - now_ms).filter(|w| *w > 0), ours));
+        if let Some(g) = record_guard(&rec, mtime, now_ms, reserve_ms, window_end_ms) {
+            out.slots.push(Surveyed {
+                slot: n,
+                wait_ms: Some(g - now_ms).filter(|w| *w > 0),
+                ours,
+            });
         }
     }
     out
@@ -515,7 +522,7 @@ fn survey(
 // Modelled in model/file.pml: inline file_take, called by the two take steps of Holder (make
 // model).
 pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -> Result<Session> {
-    let common = o.common.check(ctx.layout)?;
+    let common = o.common(ctx.layout)?;
     let dir = open_dir(o.dir.as_path())?;
     let dpath = o.dir.as_path();
     check_space(&dir, ctx.space())?;
@@ -548,8 +555,14 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
     while let Some(slot) = order.next() {
         let name = slot_file_name(slot);
         let path = slot_path(dpath, slot);
-        let (file, reg, dev, ino) = match take_file(&dir, &name)? {
-            Take::Taken(file, reg, dev, ino) => (file, reg, dev, ino),
+        // Bound in this order, dropped in the reverse: the registration before the descriptor.
+        let SlotFd {
+            file,
+            reg,
+            dev,
+            ino,
+        } = match take_file(&dir, &name)? {
+            Take::Taken(fd) => fd,
             Take::Busy => continue,
             Take::Unsafe(u) => {
                 skipped.add(dpath, &name, &u);
@@ -579,7 +592,7 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             .as_ref()
             .and_then(mtime_ms)
             .filter(|_| ctx.system_clock);
-        let Some(own_guard) = guard_of(&rec, mtime, now, common.reserve_ms, window_end) else {
+        let Some(own_guard) = record_guard(&rec, mtime, now, common.reserve_ms, window_end) else {
             // R past the layout's window: this slot cannot be used, the others can.
             continue;
         };
@@ -622,16 +635,21 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
         .filter(|n| !n.is_empty())
         .collect::<Vec<_>>()
         .join("; ");
-        ctx.state.start(guard, r, note);
-        let stop = Stop::new();
-        let thread = spawn_renewal(held.clone(), ctx, stop.clone())?;
-        return Ok(Session {
+        let plan = Plan {
             slot,
             generation,
-            stop,
-            thread: Some(thread),
-            file: Some(held),
+            thread_name: format!("polyflake-lease-{slot}"),
+            file: Some(held.clone()),
+        };
+        let taken = Taken {
+            held,
             claim,
+            guard_ms: guard,
+            r_ms: r,
+            guard_note: note,
+        };
+        return Session::start(plan, taken, ctx, renew).map_err(|e| Error::LeaseStore {
+            reason: format!("cannot start the lease renewal thread: {e}"),
         });
     }
     if let Some(e) = cannot_create {
@@ -662,8 +680,8 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
 
 /// What trying one slot file came to.
 enum Take {
-    /// Opened and locked: the descriptor, its fork registration, its device and inode.
-    Taken(File, RegisteredFd, u64, u64),
+    /// Opened and locked.
+    Taken(SlotFd),
     /// Held by someone else, or another user's file.
     Busy,
     /// Something other than a usable slot file is at the name.
@@ -679,8 +697,8 @@ enum Take {
 fn take_file(dir: &LeaseDir, name: &str) -> Result<Take> {
     let d = dir.path();
     for _ in 0..8 {
-        let (file, reg, dev, ino) = match open_registered(dir, name) {
-            Ok(Open::Registered(file, reg, dev, ino)) => (file, reg, dev, ino),
+        let fd = match open_registered(dir, name) {
+            Ok(Open::Registered(fd)) => fd,
             Ok(Open::Unsafe(u)) => return Ok(Take::Unsafe(u)),
             // Another user's slot file in a shared directory: not ours to take. Nothing at the
             // name: the directory is not ours to write.
@@ -700,17 +718,17 @@ fn take_file(dir: &LeaseDir, name: &str) -> Result<Take> {
                 ))
             }
         };
-        if !lock(&file, libc::LOCK_EX).map_err(|e| store_error(d, "flock failed", e))? {
+        if !lock(&fd.file, libc::LOCK_EX).map_err(|e| store_error(d, "flock failed", e))? {
             return Ok(Take::Busy);
         }
         match dir.stat(name) {
-            Ok(Some(st)) if (st.st_dev, st.st_ino) == (dev, ino) => {
-                return Ok(Take::Taken(file, reg, dev, ino))
+            Ok(Some(st)) if (st.st_dev, st.st_ino) == (fd.dev, fd.ino) => {
+                return Ok(Take::Taken(fd))
             }
             // Replaced or deleted between the open and the lock: try the name again.
             _ => {
                 // SAFETY: flock on a descriptor we own.
-                unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
+                unsafe { libc::flock(fd.file.as_raw_fd(), libc::LOCK_UN) };
             }
         }
     }
@@ -721,27 +739,18 @@ fn take_file(dir: &LeaseDir, name: &str) -> Result<Take> {
     ))
 }
 
-fn spawn_renewal(
-    held: Arc<SlotFile>,
-    ctx: SlotContext,
-    stop: Arc<Stop>,
-) -> Result<std::thread::JoinHandle<()>> {
+/// The renewal thread of a file lease: a renewal every period until stopped, then the final
+/// write of a clean close.
+fn renew(held: Arc<SlotFile>, ctx: SlotContext, stop: Arc<Stop>) {
     let period = renew_period(held.reserve_ms);
-    std::thread::Builder::new()
-        .name(format!("polyflake-lease-{}", held.slot))
-        .spawn(move || {
-            let state = &ctx.state;
-            while !stop.wait(period) {
-                match ctx.now_ms() {
-                    Ok(now) => held.renew(state, now),
-                    Err(e) => state.failed(e.to_string()),
-                }
-            }
-            if let Some(r) = stop.final_r_ms() {
-                held.finish(state, r);
-            }
-        })
-        .map_err(|e| Error::LeaseStore {
-            reason: format!("cannot start the lease renewal thread: {e}"),
-        })
+    let state = &ctx.state;
+    while !stop.wait(period) {
+        match ctx.now_ms() {
+            Ok(now) => held.renew(state, now),
+            Err(e) => state.failed(e.to_string()),
+        }
+    }
+    if let Some(r) = stop.final_r_ms() {
+        held.finish(state, r);
+    }
 }

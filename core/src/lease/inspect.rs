@@ -2,8 +2,9 @@
 //! whether its guard is poisoned, and the store's ID space (`polyflake lease inspect`).
 
 use super::dir::{LeaseDir, Opened};
-use super::file::{guard_of, mtime_ms, read_head, read_space, slot_file_name, slot_number};
+use super::file::{mtime_ms, read_head, read_space, record_guard, slot_file_name};
 use super::record::{self, IdSpace, SlotRecord};
+use super::store::slot_number;
 use super::{FileLeaseOptions, LeaseKind};
 use crate::clock::SystemClock;
 use crate::error::{Error, Result};
@@ -103,7 +104,11 @@ pub fn inspect_file_lease(options: &FileLeaseOptions) -> Result<StoreReport> {
     let mut slots = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(|e| err("cannot list", e))? {
         let entry = entry.map_err(|e| err("cannot list", e))?;
-        let Some(slot) = slot_number(&entry.file_name()) else {
+        let Some(slot) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| slot_number(n, "slot-"))
+        else {
             continue;
         };
         let name = slot_file_name(slot);
@@ -138,7 +143,7 @@ pub fn inspect_file_lease(options: &FileLeaseOptions) -> Result<StoreReport> {
         let mtime = file.metadata().ok().as_ref().and_then(mtime_ms);
         drop(file);
         let rec = record::parse_slot(&bytes, slot);
-        let guard = guard_of(&rec, mtime, now, reserve_ms as i64, window_end);
+        let guard = record_guard(&rec, mtime, now, reserve_ms as i64, window_end);
         let (identity, holder, state) = match &rec {
             SlotRecord::Complete { owner, holder, .. } => {
                 (Some(owner.clone()), holder.clone(), "complete".to_string())

@@ -93,15 +93,24 @@ impl Iterator for SlotOrder {
     }
 }
 
+/// A present slot worth trying, as surveyed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Surveyed {
+    pub slot: u32,
+    /// How long its guard still waits, in ms from now (`None`, or not above 0: it has passed).
+    pub wait_ms: Option<i64>,
+    /// The slot was this identity's.
+    pub ours: bool,
+}
+
 /// The order to try slots in: free slots whose R has passed (this identity's first), then this
 /// identity's own slot, then the nearest guard, and slots whose guard exceeds
-/// `max_guard_wait_ms` last. `survey` holds the present slots worth trying, each
-/// `(slot, guard ms from now or None if passed, whether it is this identity's)`; `present` every
+/// `max_guard_wait_ms` last. `survey` holds the present slots worth trying; `present` every
 /// number the store has something at (tried or not: a slot left out of `survey` is skipped,
 /// never taken as new). Every other number below `slots` is a new slot, guarded for
 /// `new_wait_ms` (a full reserve).
 pub(crate) fn slot_order(
-    survey: impl IntoIterator<Item = (u32, Option<i64>, bool)>,
+    survey: impl IntoIterator<Item = Surveyed>,
     mut present: Vec<u32>,
     slots: u32,
     new_wait_ms: i64,
@@ -109,8 +118,8 @@ pub(crate) fn slot_order(
 ) -> SlotOrder {
     let mut ranked: Vec<(Rank, u32)> = survey
         .into_iter()
-        .filter(|(slot, _, _)| *slot < slots)
-        .map(|(slot, wait, ours)| (rank(wait, ours, max_guard_wait_ms), slot))
+        .filter(|s| s.slot < slots)
+        .map(|s| (rank(s.wait_ms, s.ours, max_guard_wait_ms), s.slot))
         .collect();
     ranked.sort();
     present.extend(ranked.iter().map(|(_, slot)| *slot));
@@ -124,6 +133,24 @@ pub(crate) fn slot_order(
         slots: u64::from(slots),
         new_rank: rank(Some(new_wait_ms), false, max_guard_wait_ms),
         new_allowed: true,
+    }
+}
+
+/// The restart guard a stored mark implies: its R when the store holds a readable one, else a
+/// full reserve past `unknown_from_ms` (now, or a slot file's later modification time: a holder
+/// we cannot see may have reached that far). `None` when R lies past the layout's window: the
+/// slot is left unused.
+// Modelled in model/remote.pml: RGUARD, and model/file.pml: inline file_take (the record's R, or
+// max(mtime, now) + reserve) (make model).
+pub(crate) fn guard_of(
+    mark: Option<i64>,
+    unknown_from_ms: i64,
+    reserve_ms: i64,
+    window_end_ms: i64,
+) -> Option<i64> {
+    match mark {
+        Some(r) => (r <= window_end_ms).then_some(r),
+        None => Some(unknown_from_ms.saturating_add(reserve_ms)),
     }
 }
 
@@ -148,6 +175,17 @@ pub(crate) fn guard_note(
 mod tests {
     use super::*;
 
+    fn surveyed(survey: &[(u32, Option<i64>, bool)]) -> Vec<Surveyed> {
+        survey
+            .iter()
+            .map(|&(slot, wait_ms, ours)| Surveyed {
+                slot,
+                wait_ms,
+                ours,
+            })
+            .collect()
+    }
+
     /// The order as it was computed before absent numbers were merged lazily: every number
     /// below `slots` ranked, absent ones as new slots.
     fn reference(
@@ -171,7 +209,7 @@ mod tests {
     #[test]
     fn passed_slots_come_first_then_the_nearest_guard_then_poisoned_ones() {
         let order: Vec<u32> = slot_order(
-            [
+            surveyed(&[
                 (0, Some(31_536_000_000), false),
                 (1, Some(4_000), false),
                 (2, None, false),
@@ -179,7 +217,7 @@ mod tests {
                 (4, Some(200), false),
                 (5, Some(-1), false),
                 (6, Some(3_000), true),
-            ],
+            ]),
             Vec::new(),
             7,
             4_000,
@@ -204,7 +242,8 @@ mod tests {
         for slots in [1, 5, 8, 13, 20] {
             for new_wait in [10, 3_999, 4_000, 4_001, 90_000] {
                 let got: Vec<u32> =
-                    slot_order(survey, skipped.to_vec(), slots, new_wait, 60_000).collect();
+                    slot_order(surveyed(&survey), skipped.to_vec(), slots, new_wait, 60_000)
+                        .collect();
                 assert_eq!(
                     got,
                     reference(&survey, &skipped, slots, new_wait, 60_000),
@@ -216,7 +255,13 @@ mod tests {
 
     #[test]
     fn four_billion_slots_cost_nothing_until_tried() {
-        let mut order = slot_order([(0, Some(100), false)], vec![1], u32::MAX, 1_000, 60_000);
+        let mut order = slot_order(
+            surveyed(&[(0, Some(100), false)]),
+            vec![1],
+            u32::MAX,
+            1_000,
+            60_000,
+        );
         assert_eq!(order.next(), Some(0));
         assert_eq!(order.next(), Some(2));
         assert_eq!(order.next(), Some(3));

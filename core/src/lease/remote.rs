@@ -1,18 +1,25 @@
-//! What the two remote stores (etcd, ZooKeeper) share: their option checks, errors with
-//! timeouts, the runtime and the renewal thread, the reading of a stored mark, the order free
-//! slots are tried in, the ID-space comparison, and the operator's report of a store.
+//! What the two remote stores (etcd, ZooKeeper) share: the take and renewal algorithm
+//! (`remote/protocol.rs`, over the `Store` and `Holder` interfaces), their option checks, errors
+//! with timeouts, the runtime, the order free slots are tried in, the ID-space comparison, and
+//! the operator's report of a store.
 
+use super::creds::Credentials;
 use super::inspect::{report, SlotReport, StoreReport};
-use super::options::Common;
-use super::order::SlotOrder;
+use super::order::{guard_of, SlotOrder, Surveyed};
+use super::read_options::{Guards, Remote};
 use super::record::{self, IdSpace};
-use super::{slot_order, LeaseKind, Session, SlotContext, Stop};
+use super::source::Common;
+pub(crate) use super::store::{slot_number, store_error};
+use super::{slot_order, LeaseKind};
 use crate::error::{Error, Result};
-use crate::registry::Claim;
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
+
+mod protocol;
+pub(crate) use protocol::{
+    finish, renew_tick, start, take, Contents, Created, HeldSlot, Holder, Lost, Mark, Store,
+};
 
 /// A slot's two keys (etcd) or znodes (ZooKeeper).
 pub(crate) struct Keys {
@@ -26,13 +33,6 @@ pub(crate) fn keys(prefix: &str, slot: u32) -> Keys {
     Keys {
         slot: format!("{prefix}/slot/{}", record::slot_name(slot)),
         hwm: format!("{prefix}/hwm/{}", record::slot_name(slot)),
-    }
-}
-
-/// A store error naming the store.
-pub(crate) fn store_error(where_: &str, what: &str, e: impl std::fmt::Display) -> Error {
-    Error::LeaseStore {
-        reason: format!("{what} ({where_}): {e}"),
     }
 }
 
@@ -105,14 +105,23 @@ pub(crate) fn runtime(store: &str) -> Result<tokio::runtime::Runtime> {
         .map_err(|e| store_error(store, "cannot start the tokio runtime", e))
 }
 
+/// A remote store's options, checked.
+pub(crate) struct Checked {
+    /// The key prefix, without a trailing `/`.
+    pub prefix: String,
+    /// The store's name for messages (`etcd ENDPOINTS prefix PREFIX`).
+    pub store: String,
+    /// The credentials, read from their files.
+    pub creds: Credentials,
+}
+
 /// Check what both remote stores' options share; the prefix without a trailing `/`.
-pub(crate) fn check_remote(
-    kind: &str,
-    servers: &[String],
-    what_servers: &str,
-    prefix: &str,
-    connect_timeout_ms: u64,
-) -> Result<String> {
+pub(crate) fn check_remote(kind: &str, options: Remote<'_>, what_servers: &str) -> Result<String> {
+    let Remote {
+        servers,
+        prefix,
+        connect_timeout_ms,
+    } = options;
     let invalid = |reason: String| Error::InvalidNodeSource { reason };
     if servers.iter().all(|s| s.trim().is_empty()) {
         return Err(invalid(format!("{kind} needs at least one {what_servers}")));
@@ -133,28 +142,6 @@ pub(crate) fn check_remote(
         )));
     }
     Ok(trimmed)
-}
-
-/// The guard a stored mark implies: its R when it is a plain number of ms, else a full reserve
-/// past now (a holder we cannot see may have reached that far); `None` when R lies past the
-/// layout's window (the slot is left unused).
-// Modelled in model/remote.pml: RGUARD (make model).
-pub(crate) fn guard_of(
-    value: Option<&[u8]>,
-    now_ms: i64,
-    reserve_ms: i64,
-    window_end_ms: i64,
-) -> Option<i64> {
-    match value.and_then(record::parse_mark) {
-        Some(r) => (r <= window_end_ms).then_some(r),
-        None => Some(now_ms.saturating_add(reserve_ms)),
-    }
-}
-
-/// The slot number at the end of a key or path (`.../slot/0007` -> 7), spelled as a holder
-/// spells it.
-pub(crate) fn slot_number(key: &str) -> Option<u32> {
-    record::parse_slot_name(key.rsplit('/').next()?)
 }
 
 /// The free slots to try, in order (see `slot_order`): `taken` are the held ones, `marks` the
@@ -178,18 +165,18 @@ pub(crate) fn free_slot_order(
         .into_iter()
         .filter(|n| held.binary_search(n).is_err())
         .filter_map(|n| {
-            let g = guard_of(
-                marks.get(&n).map(Vec::as_slice),
-                now,
-                common.reserve_ms,
-                window_end,
-            );
+            let mark = marks.get(&n).and_then(|v| record::parse_mark(v));
+            let g = guard_of(mark, now, common.reserve_ms, window_end);
             let Some(g) = g else {
                 // Past the layout's window: never taken, not new either.
                 present.push(n);
                 return None;
             };
-            Some((n, Some(g - now).filter(|w| *w > 0), own == Some(n)))
+            Some(Surveyed {
+                slot: n,
+                wait_ms: Some(g - now).filter(|w| *w > 0),
+                ours: own == Some(n),
+            })
         })
         .collect::<Vec<_>>();
     slot_order(
@@ -220,60 +207,33 @@ pub(crate) fn compare_space(store: &str, key: &str, value: &[u8], ours: IdSpace)
     Ok(())
 }
 
-/// A slot just taken: the held store handle, the process claim, the guard, R, the guard note.
-pub(crate) type Taken<H> = (H, Option<Claim>, i64, i64, String);
-
-/// Publish a slot just taken and start its renewal thread, which runs `renew` on `rt` until the
-/// generator lets go.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn start_session<H, F, Fut>(
-    rt: tokio::runtime::Runtime,
-    thread_name: String,
-    store: &str,
-    slot: u32,
-    taken: Taken<H>,
-    ctx: SlotContext,
-    generation: u64,
-    renew: F,
-) -> Result<Session>
-where
-    H: Send + 'static,
-    F: FnOnce(H, SlotContext, Arc<Stop>) -> Fut + Send + 'static,
-    Fut: Future<Output = ()>,
-{
-    let (held, claim, guard, r, note) = taken;
-    ctx.state.start(guard, r, note);
-    let stop = Stop::new();
-    let thread_stop = stop.clone();
-    let thread = std::thread::Builder::new()
-        .name(thread_name)
-        .spawn(move || {
-            rt.block_on(renew(held, ctx, thread_stop));
-        })
-        .map_err(|e| store_error(store, "cannot start the lease renewal thread", e))?;
-    Ok(Session {
-        slot,
-        generation,
-        stop,
-        thread: Some(thread),
-        file: None,
-        claim,
-    })
+/// What the operator's look at a remote store found: its ID space, its slots and marks, its
+/// fence.
+pub(crate) struct Found {
+    pub space: Option<IdSpace>,
+    pub contents: Contents,
+    pub fence_ms: Option<i64>,
 }
 
 /// The operator's view of a remote store: each slot's holder (the slot key's or znode's value,
 /// `identity/pid/...`) and mark.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn store_report(
     kind: LeaseKind,
     store: &str,
-    space: Option<IdSpace>,
-    taken: &[(u32, String)],
-    marks: &HashMap<u32, Vec<u8>>,
-    reserve_ms: u64,
-    max_guard_wait_ms: u64,
-    fence_ms: Option<i64>,
+    found: &Found,
+    guards: Guards,
 ) -> StoreReport {
+    let Guards {
+        reserve_ms,
+        max_guard_wait_ms,
+    } = guards;
+    let Found {
+        space,
+        contents: Contents { taken, marks },
+        fence_ms,
+    } = found;
+    let space = *space;
+    let fence_ms = *fence_ms;
     let now = crate::clock::SystemClock::read_ms();
     let window_end = space
         .map(|s| s.epoch_ms.saturating_add(s.layout.max_elapsed_ms() as i64))
@@ -290,8 +250,8 @@ pub(crate) fn store_report(
         .map(|n| {
             let holder = taken.iter().find(|(t, _)| *t == n).map(|(_, v)| v.clone());
             let mark = marks.get(&n);
-            let guard = guard_of(mark.map(Vec::as_slice), now, reserve_ms as i64, window_end);
             let parsed = mark.and_then(|v| record::parse_mark(v));
+            let guard = guard_of(parsed, now, reserve_ms as i64, window_end);
             let state = match (mark, parsed) {
                 (None, _) => "missing".to_string(),
                 (Some(_), Some(_)) => "complete".to_string(),

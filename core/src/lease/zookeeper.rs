@@ -26,14 +26,17 @@
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
 use super::fence::{self, FenceReport};
 use super::inspect::StoreReport;
-use super::options::{Common, ZooKeeperLeaseOptions};
+use super::read_options::{LeaseOptions, RemoteOptions};
 use super::record::{self, IdSpace};
 use super::remote::{
-    check_remote, compare_space, free_slot_order, guard_of, keys, runtime, slot_number,
-    start_session, store_error, store_report, Keys, Taken,
+    self, check_remote, compare_space, runtime, slot_number, store_error, store_report, Checked,
+    Contents, Created, HeldSlot, Holder, Keys, Lost, Mark, Store,
 };
-use super::{guard_note, renew_period, LeaseKind, LeaseState, Session, SlotContext, Stop};
+use super::session::{renew_period, Session, SlotContext, Stop};
+use super::source::{Common, ZooKeeperLeaseOptions};
+use super::LeaseKind;
 use crate::error::{Error, Result};
+use crate::window::Window;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,209 +45,18 @@ use std::time::Duration;
 use zookeeper_client as zk;
 
 mod admin;
+mod client;
 pub(crate) use admin::{fence, inspect};
-
-/// The fork generation in which this process first used the ZooKeeper client (`u64::MAX`:
-/// never).
-static USED_IN: AtomicU64 = AtomicU64::new(u64::MAX);
-
-/// Refuse in a process forked after the client was used (see the module's notes on fork).
-fn check_fork(store: &str) -> Result<()> {
-    let now = crate::fork::fork_generation();
-    let used = match USED_IN.compare_exchange(u64::MAX, now, Ordering::SeqCst, Ordering::SeqCst) {
-        Ok(_) => now,
-        Err(used) => used,
-    };
-    if used != now {
-        return Err(store_error(
-            store,
-            "cannot use ZooKeeper in this process",
-            "it is a fork of a process that already used the ZooKeeper client, whose I/O thread \
-             (async-io's reactor) does not exist after fork; make ZooKeeper-leased generators \
-             after forking (in each worker), or start workers with spawn instead of fork",
-        ));
-    }
-    Ok(())
-}
-
-/// Runs zookeeper-client's spawned tasks on the current tokio runtime. The client spawns through
-/// `spawns-core`, whose tokio support registers itself at link time (`linkme`); a C program
-/// linking `libpolyflake.a` never references that registration, so the linker drops it and the
-/// client panics with "no spawner". Naming the spawner on every poll does not depend on the link.
-struct TokioSpawner;
-
-impl spawns_core::Spawn for TokioSpawner {
-    fn spawn(&self, task: spawns_core::Task) {
-        tokio::spawn(Box::into_pin(task.future));
-    }
-}
-
-/// `f` with `TokioSpawner` entered around each of its polls (on whichever thread polls it).
-fn with_spawner<F: Future>(f: F) -> impl Future<Output = F::Output> {
-    let mut f = Box::pin(f);
-    std::future::poll_fn(move |cx| {
-        let _scope = spawns_core::enter(&TokioSpawner);
-        f.as_mut().poll(cx)
-    })
-}
-
-/// A ZooKeeper call that failed or timed out.
-enum Fail {
-    Zk(zk::Error),
-    TimedOut(Duration),
-}
-
-impl std::fmt::Display for Fail {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Fail::Zk(e) => write!(f, "{e}"),
-            Fail::TimedOut(d) => write!(f, "timed out after {} ms", d.as_millis()),
-        }
-    }
-}
-
-async fn call<T, E: Into<zk::Error>>(
-    d: Duration,
-    f: impl Future<Output = std::result::Result<T, E>>,
-) -> std::result::Result<T, Fail> {
-    match tokio::time::timeout(d, f).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(Fail::Zk(e.into())),
-        Err(_) => Err(Fail::TimedOut(d)),
-    }
-}
-
-/// What a failed call says (`at`: what was being done, on which store), for an error or a
-/// renewal's note: ZooKeeper refusing our credentials or an ACL ("not authorized: ", with what
-/// to check), no answer at all ("unreachable: "), or its other answer as it is.
-fn cause(at: &str, user: Option<&str>, e: &Fail) -> String {
-    match e {
-        Fail::Zk(z @ (zk::Error::NoAuth | zk::Error::AuthFailed)) => {
-            let check = match user {
-                Some(u) => format!(
-                    "check the ACL of the znodes under the prefix (getAcl): digest user {u:?} needs all permissions on them (they belong to another ZooKeeper user, or their ACL was changed), and check the password of digest user {u:?}"
-                ),
-                None => "the znodes are protected by an ACL; set username and password (digest)"
-                    .to_string(),
-            };
-            format!("not authorized: {at}: ZooKeeper answered {z:?} ({z}); {check}")
-        }
-        Fail::TimedOut(_)
-        | Fail::Zk(zk::Error::ConnectionLoss | zk::Error::NoHosts | zk::Error::Timeout) => {
-            format!("unreachable: {at}: {e}")
-        }
-        Fail::Zk(_) => format!("{at}: {e}"),
-    }
-}
-
-/// A failed call as a store error (see `cause`).
-fn fail(store: &str, what: &str, user: Option<&str>, e: Fail) -> Error {
-    Error::LeaseStore {
-        reason: cause(&format!("{what} ({store})"), user, &e),
-    }
-}
-
-/// The checked prefix, the store's name, and the credentials.
-fn check_options(o: &ZooKeeperLeaseOptions) -> Result<(String, String, Credentials)> {
-    let prefix = check_remote(
-        "zookeeper",
-        &o.ensemble,
-        "server (host:port)",
-        &o.store.prefix,
-        o.store.connect_timeout_ms,
-    )?;
-    let invalid = |reason: String| Error::InvalidNodeSource { reason };
-    for server in &o.ensemble {
-        let (host, port) = server.rsplit_once(':').unwrap_or((server.as_str(), ""));
-        if host.trim().is_empty()
-            || server.contains('/')
-            || server.contains(',')
-            || port.parse::<u16>().map_or(true, |p| p == 0)
-        {
-            return Err(invalid(format!(
-                "zookeeper server {server:?} is not host:port (such as 10.0.0.5:2181)"
-            )));
-        }
-    }
-    if !(100..=600_000).contains(&o.session_timeout_ms) {
-        return Err(invalid(format!(
-            "zookeeper session_timeout_ms = {} is out of range: 100 to 600000",
-            o.session_timeout_ms
-        )));
-    }
-    let creds = o.credentials().resolve()?;
-    let store = format!("zookeeper {} prefix {prefix}", o.ensemble.join(","));
-    Ok((prefix, store, creds))
-}
-
-/// The ACL of every znode polyflake creates.
-fn acl_list(creds: &Credentials) -> Vec<zk::Acl> {
-    match creds.user {
-        Some(_) => vec![
-            zk::Acl::new(zk::Permission::ALL, zk::AuthId::authed()),
-            zk::Acl::new(zk::Permission::READ, zk::AuthId::anyone()),
-        ],
-        None => vec![zk::Acl::new(zk::Permission::ALL, zk::AuthId::anyone())],
-    }
-}
-
-async fn connect(
-    o: &ZooKeeperLeaseOptions,
-    creds: &Credentials,
-    store: &str,
-    timeout: Duration,
-) -> Result<zk::Client> {
-    check_fork(store)?;
-    // The client builds a rustls configuration even for plain connections.
-    install_crypto_provider();
-    let mut c = zk::Client::connector();
-    let session = Duration::from_millis(o.session_timeout_ms);
-    c.session_timeout(session);
-    // Each connection attempt may take up to the connect timeout (a loaded server, a TLS
-    // handshake), within the client's limit of 3/5 of the session; the client retries the
-    // ensemble until `timeout` ends the whole attempt.
-    c.connection_timeout(timeout.min(session * 3 / 5));
-    if let Some((user, password)) = &creds.user {
-        c.auth(
-            "digest".to_string(),
-            format!("{user}:{password}").into_bytes(),
-        );
-    }
-    let cluster = o.ensemble.join(",");
-    let connected = if creds.tls() {
-        let mut tls = zk::TlsOptions::no_ca();
-        let bad = |e: zk::Error| store_error(store, "cannot set up TLS", e);
-        if let Some(ca) = &creds.ca_pem {
-            tls = tls.with_pem_ca_certs(ca).map_err(bad)?;
-        }
-        if let Some((cert, key)) = &creds.identity {
-            tls = tls.with_pem_identity(cert, key).map_err(bad)?;
-        }
-        c.tls(tls);
-        call(timeout, c.secure_connect(&cluster)).await
-    } else {
-        call(timeout, c.connect(&cluster)).await
-    };
-    connected.map_err(|e| {
-        let mut text = e.to_string();
-        if creds.tls() {
-            if let Some(why) = probe_tls(&o.ensemble[0], creds, timeout) {
-                text = format!("{text} (TLS: {why})");
-            }
-        }
-        store_error(store, "cannot reach ZooKeeper", explain(creds.tls(), text))
-    })
-}
+use client::{acl_list, call, cause, check_options, connect, fail, with_spawner, Fail};
 
 /// What a holder keeps.
 struct Held {
     client: zk::Client,
-    slot: u32,
-    keys: Keys,
+    /// The slot, its keys, the reserve.
+    at: HeldSlot,
     token: String,
     acls: Vec<zk::Acl>,
     user: Option<String>,
-    common: Common,
     timeout: Duration,
     store: String,
     /// The mark's version as we last wrote it (`None`: there was no mark).
@@ -256,7 +68,16 @@ struct Held {
     /// Why the last write found the lease lost (set with `Ok(false)` from `write_hwm`).
     lost_why: Option<String>,
     /// What a fresh client needs to look at the store while our session cannot reach it.
-    reconnect: (ZooKeeperLeaseOptions, Credentials),
+    reconnect: Reconnect,
+    /// Since when our session has been cut off from the ensemble (for the rollback probe).
+    cut_off: Option<tokio::time::Instant>,
+}
+
+/// What a fresh client needs: the options and the credentials resolved from them.
+#[derive(Clone)]
+struct Reconnect {
+    options: ZooKeeperLeaseOptions,
+    creds: Credentials,
 }
 
 impl Held {
@@ -272,10 +93,10 @@ impl Held {
 /// means the store has forgotten our writes. `Some(reason)` then; `None` when it cannot tell.
 async fn rolled_back(h: &Held) -> Option<String> {
     let ours = h.hwm_version?;
-    let (o, creds) = &h.reconnect;
-    let client = connect(o, creds, &h.store, h.timeout).await.ok()?;
+    let Reconnect { options, creds } = &h.reconnect;
+    let client = connect(options, creds, &h.store, h.timeout).await.ok()?;
     let states = client.state_watcher();
-    let seen = call(h.timeout, client.get_data(&h.keys.hwm)).await;
+    let seen = call(h.timeout, client.get_data(&h.at.keys.hwm)).await;
     close(client, states).await;
     let found = match seen {
         Ok((_, stat)) => Some(stat.version),
@@ -285,7 +106,7 @@ async fn rolled_back(h: &Held) -> Option<String> {
     (found.map_or(true, |v| v < ours)).then(|| {
         format!(
             "the ZooKeeper store went back in time: the high-water mark {} is at version {}, and this holder wrote version {ours} (the store was restored from an older backup?); fence it (`polyflake lease fence`) before new holders start",
-            h.keys.hwm,
+            h.at.keys.hwm,
             found.map_or_else(|| "none (missing)".to_string(), |v| v.to_string())
         )
     })
@@ -296,23 +117,21 @@ pub(crate) fn acquire(
     ctx: SlotContext,
     generation: u64,
 ) -> Result<Session> {
-    let common = o.common.check(ctx.layout)?;
-    let (prefix, store, creds) = check_options(o)?;
-    let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.store.connect_timeout_ms);
-    let taken = rt.block_on(with_spawner(take(
-        o, &creds, &prefix, &store, common, timeout, &ctx,
-    )))?;
-    let slot = taken.0.slot;
-    start_session(
+    let common = o.common(ctx.layout)?;
+    let checked = check_options(o)?;
+    let rt = runtime(&checked.store)?;
+    let taken = rt.block_on(with_spawner(async {
+        let taking = open(o, &checked, &common, &ctx).await?;
+        remote::take(taking, &checked.prefix, &checked.store, &common, &ctx).await
+    }))?;
+    remote::start(
         rt,
-        format!("polyflake-zookeeper-{slot}"),
-        &store,
-        slot,
+        "zookeeper",
+        &checked.store,
+        generation,
         taken,
         ctx,
-        generation,
-        |held, ctx, stop| with_spawner(renew(held, ctx, stop)),
+        |h, ctx, stop| with_spawner(renew(h, ctx, stop)),
     )
 }
 
@@ -361,7 +180,7 @@ async fn children(
     // Every request is sent when its future is made: make them all, then wait in turn.
     let pending: Vec<_> = names
         .iter()
-        .filter_map(|n| Some((slot_number(n)?, client.get_data(&format!("{dir}/{n}")))))
+        .filter_map(|n| Some((slot_number(n, "")?, client.get_data(&format!("{dir}/{n}")))))
         .collect();
     let mut out = HashMap::new();
     for (slot, reply) in pending {
@@ -383,7 +202,7 @@ async fn read_store(
     store: &str,
     user: Option<&str>,
     timeout: Duration,
-) -> Result<(Vec<(u32, String)>, HashMap<u32, Vec<u8>>)> {
+) -> Result<Contents> {
     let taken = children(client, &format!("{prefix}/slot"), timeout)
         .await
         .map_err(|e| fail(store, "cannot list the slots", user, e))?
@@ -393,224 +212,275 @@ async fn read_store(
     let marks = children(client, &format!("{prefix}/hwm"), timeout)
         .await
         .map_err(|e| fail(store, "cannot list the high-water marks", user, e))?;
-    Ok((taken, marks))
+    Ok(Contents { taken, marks })
 }
 
-// Modelled in model/remote.pml: Holder, the two take steps (STORE=3) (make model).
-async fn take(
-    o: &ZooKeeperLeaseOptions,
-    creds: &Credentials,
-    prefix: &str,
-    store: &str,
-    common: Common,
+/// A ZooKeeper store while a slot is taken: the client, whose session our token names.
+struct Taking<'a> {
+    client: zk::Client,
+    prefix: &'a str,
+    store: &'a str,
+    user: Option<String>,
+    acls: Vec<zk::Acl>,
     timeout: Duration,
+    token: String,
+    reconnect: Reconnect,
+}
+
+/// Connect (the session), create the directories and check the store's ID space (the take's
+/// first step).
+// Modelled in model/remote.pml: Holder, the start step (the session) (make model).
+async fn open<'a>(
+    o: &ZooKeeperLeaseOptions,
+    checked: &'a Checked,
+    common: &Common,
     ctx: &SlotContext,
-) -> Result<Taken<Held>> {
+) -> Result<Taking<'a>> {
+    let (prefix, store, creds) = (&checked.prefix, &checked.store, &checked.creds);
+    let timeout = o.remote().timeout();
     let client = connect(o, creds, store, timeout).await?;
     let acls = acl_list(creds);
     let user = creds.username().map(str::to_string);
-    let user_ref = user.as_deref();
+    let space = ctx.space();
     prepare(
         &client,
         prefix,
         store,
         &acls,
-        user_ref,
-        ctx.space(),
+        user.as_deref(),
+        space,
         timeout,
     )
     .await?;
     let token = record::render_token(&common.identity, std::process::id(), client.session_id().0);
-    let owner_key = format!("{prefix}/owner/{}", common.identity);
-    let fence_key = fence::fence_key(prefix);
-    let own = match call(timeout, client.get_data(&owner_key)).await {
-        Ok((v, _)) => record::parse_owner_slot(&v),
-        Err(_) => None,
-    };
-    let (taken, marks) = read_store(&client, prefix, store, user_ref, timeout).await?;
-    let window_end = ctx.window_end_ms();
-    let order = free_slot_order(&common, &taken, &marks, own, ctx.now_ms()?, window_end);
-    let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&acls));
-
-    for slot in order {
-        let Some(claim) = ctx.claim(slot) else {
-            continue;
-        };
-        let k = keys(prefix, slot);
-        match call(
-            timeout,
-            client.create(&k.slot, token.as_bytes(), &ephemeral),
-        )
-        .await
-        {
-            Ok(_) => {}
-            Err(Fail::Zk(zk::Error::NodeExists)) => continue,
-            Err(e) => return Err(fail(store, "cannot take a slot", user_ref, e)),
-        }
-        let mark = match call(timeout, client.get_data(&k.hwm)).await {
-            Ok((v, stat)) => Some((v, stat.version)),
-            Err(Fail::Zk(zk::Error::NoNode)) => None,
-            Err(e) => return Err(fail(store, "cannot read the high-water mark", user_ref, e)),
-        };
-        // The fence, read after the slot is ours: a floor under every slot's guard.
-        let fence_ms = match call(timeout, client.get_data(&fence_key)).await {
-            Ok((v, _)) => match fence::parse(&v) {
-                Some(f) => Some(f),
-                None => {
-                    let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
-                    return Err(fence::unreadable(store, &fence_key));
-                }
-            },
-            Err(Fail::Zk(zk::Error::NoNode)) => None,
-            Err(e) => {
-                let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
-                return Err(fail(store, "cannot read the fence", user_ref, e));
-            }
-        };
-        if let Err(e) = fence::check_window(store, fence_ms, window_end) {
-            let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
-            return Err(e);
-        }
-        let now = ctx.now_ms()?;
-        let Some(own_guard) = guard_of(
-            mark.as_ref().map(|(v, _)| v.as_slice()),
-            now,
-            common.reserve_ms,
-            window_end,
-        ) else {
-            // A mark past the layout's window: give the slot back, try the next.
-            let _ = call(timeout, client.delete(&k.slot, Some(0))).await;
-            continue;
-        };
-        let guard = fence::floor(own_guard, fence_ms);
-        let r = guard.max(now).saturating_add(common.reserve_ms);
-        let note = fence::note(
-            guard_note(slot, guard, now, common.max_guard_wait_ms),
-            own_guard,
-            fence_ms,
-        );
-        let mut held = Held {
-            client,
-            slot,
-            keys: k,
-            token,
-            acls,
-            user,
-            common,
-            timeout,
-            store: store.to_string(),
-            hwm_version: mark.map(|(_, v)| v),
-            unsure: Default::default(),
-            lost_why: None,
-            reconnect: (o.clone(), creds.clone()),
-        };
-        match write_hwm(&mut held, r).await {
-            Ok(true) => {}
-            Ok(false) => {
-                return Err(store_error(
-                    store,
-                    "lost the slot while taking it",
-                    "the slot znode or its high-water mark changed",
-                ))
-            }
-            Err(e) => {
-                return Err(fail(
-                    store,
-                    "cannot write the high-water mark",
-                    held.user.as_deref(),
-                    e,
-                ))
-            }
-        }
-        let owner = slot.to_string();
-        if let Err(Fail::Zk(zk::Error::NoNode)) = call(
-            timeout,
-            held.client.set_data(&owner_key, owner.as_bytes(), None),
-        )
-        .await
-        {
-            let dir = zk::CreateMode::Persistent.with_acls(zk::Acls::new(&held.acls));
-            let _ = call(
-                timeout,
-                held.client.create(&owner_key, owner.as_bytes(), &dir),
-            )
-            .await;
-        }
-        return Ok((held, claim, guard, r, note));
-    }
-    Err(Error::NoFreeSlot {
-        dir_or_prefix: store.to_string(),
-        slots: common.slots,
+    Ok(Taking {
+        client,
+        prefix,
+        store,
+        user,
+        acls,
+        timeout,
+        token,
+        reconnect: Reconnect {
+            options: o.clone(),
+            creds: creds.clone(),
+        },
     })
 }
 
-/// Write R in one multi-op that checks our slot znode (it exists, unchanged) and sets the mark
-/// at the version we last wrote (or creates it): R in the store only grows, and only the
-/// holder moves it. `Ok(false)`: either check failed (the lease is lost).
-// Modelled in model/remote.pml: WRITE_OK, BUMP and the adoption of an unsure write (STORE=3;
-// R_CHECK) (make model).
-async fn write_hwm(h: &mut Held, r: i64) -> std::result::Result<bool, Fail> {
-    let data = r.to_string();
-    let create = zk::CreateMode::Persistent.with_acls(zk::Acls::new(&h.acls));
-    let mut w = h.client.new_multi_writer();
-    let added = w
-        .add_check_version(&h.keys.slot, 0)
-        .and_then(|_| match h.hwm_version {
-            Some(v) => w.add_set_data(&h.keys.hwm, data.as_bytes(), Some(v)),
-            None => w.add_create(&h.keys.hwm, data.as_bytes(), &create),
-        });
-    added.map_err(Fail::Zk)?;
-    match call(h.timeout, w.commit()).await {
-        Ok(results) => {
-            h.hwm_version = Some(match results.last() {
-                Some(zk::MultiWriteResult::SetData { stat }) => stat.version,
-                _ => 0,
-            });
-            h.unsure.clear();
-            Ok(true)
+impl Store for Taking<'_> {
+    type Held = Held;
+
+    async fn owner_slot(&mut self, key: &str) -> Option<u32> {
+        match call(self.timeout, self.client.get_data(key)).await {
+            Ok((v, _)) => record::parse_owner_slot(&v),
+            Err(_) => None,
         }
-        Err(Fail::Zk(zk::Error::BadVersion | zk::Error::NodeExists)) if !h.unsure.is_empty() => {
-            // An earlier write may have been applied without an answer: if the mark holds one
-            // of our unanswered values (and the slot is still ours), adopt its version.
-            let mark = call(h.timeout, h.client.get_data(&h.keys.hwm)).await?;
-            let slot = call(h.timeout, h.client.get_data(&h.keys.slot)).await?;
-            let landed = crate::lease::record::parse_mark(&mark.0)
-                .is_some_and(|v| h.unsure.contains(v) && v.to_string().as_bytes() == mark.0);
-            if landed && slot.0 == h.token.as_bytes() {
-                h.hwm_version = Some(mark.1.version);
-                h.unsure.clear();
-                return Err(Fail::Zk(zk::Error::UnexpectedError(
-                    "an earlier write of the mark was applied without an answer; adopted it"
-                        .to_string(),
-                )));
+    }
+
+    async fn contents(&mut self) -> Result<Contents> {
+        let user = self.user.as_deref();
+        read_store(&self.client, self.prefix, self.store, user, self.timeout).await
+    }
+
+    /// Create the EPHEMERAL slot znode if absent, then read the mark and the fence.
+    // Modelled in model/remote.pml: Holder, the first take step (STORE=3) (make model).
+    async fn create_slot(&mut self, k: &Keys) -> Result<Option<Created>> {
+        let (timeout, store, user) = (self.timeout, self.store, self.user.as_deref());
+        let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&self.acls));
+        let created = self
+            .client
+            .create(&k.slot, self.token.as_bytes(), &ephemeral);
+        match call(timeout, created).await {
+            Ok(_) => {}
+            Err(Fail::Zk(zk::Error::NodeExists)) => return Ok(None),
+            Err(e) => return Err(fail(store, "cannot take a slot", user, e)),
+        }
+        let mark = match call(timeout, self.client.get_data(&k.hwm)).await {
+            Ok((value, stat)) => Some(Mark {
+                value,
+                version: i64::from(stat.version),
+            }),
+            Err(Fail::Zk(zk::Error::NoNode)) => None,
+            Err(e) => return Err(fail(store, "cannot read the high-water mark", user, e)),
+        };
+        let fence_key = fence::fence_key(self.prefix);
+        let fence = match call(timeout, self.client.get_data(&fence_key)).await {
+            Ok((v, _)) => Ok(Some(v)),
+            Err(Fail::Zk(zk::Error::NoNode)) => Ok(None),
+            Err(e) => Err(fail(store, "cannot read the fence", user, e)),
+        };
+        Ok(Some(Created { mark, fence }))
+    }
+
+    async fn give_back(&mut self, k: &Keys) {
+        let _ = call(self.timeout, self.client.delete(&k.slot, Some(0))).await;
+    }
+
+    async fn abandon(&mut self) {
+        // The session ends with the client: nothing to give back before.
+    }
+
+    fn hold(self, at: HeldSlot, version: Option<i64>) -> Held {
+        Held {
+            client: self.client,
+            at,
+            token: self.token,
+            acls: self.acls,
+            user: self.user,
+            timeout: self.timeout,
+            store: self.store.to_string(),
+            // Read from ZooKeeper as an i32.
+            hwm_version: version.map(|v| v as i32),
+            unsure: Default::default(),
+            lost_why: None,
+            reconnect: self.reconnect,
+            cut_off: None,
+        }
+    }
+}
+
+impl Holder for Held {
+    type Fail = Fail;
+
+    /// Write R in one multi-op that checks our slot znode (it exists, unchanged) and sets the mark
+    /// at the version we last wrote (or creates it): R in the store only grows, and only the
+    /// holder moves it. `Ok(false)`: either check failed (the lease is lost).
+    // Modelled in model/remote.pml: WRITE_OK, BUMP and the adoption of an unsure write (STORE=3;
+    // R_CHECK) (make model).
+    async fn write_hwm(&mut self, r: i64) -> std::result::Result<bool, Fail> {
+        let data = r.to_string();
+        let create = zk::CreateMode::Persistent.with_acls(zk::Acls::new(&self.acls));
+        let mut w = self.client.new_multi_writer();
+        let added =
+            w.add_check_version(&self.at.keys.slot, 0)
+                .and_then(|_| match self.hwm_version {
+                    Some(v) => w.add_set_data(&self.at.keys.hwm, data.as_bytes(), Some(v)),
+                    None => w.add_create(&self.at.keys.hwm, data.as_bytes(), &create),
+                });
+        added.map_err(Fail::Zk)?;
+        match call(self.timeout, w.commit()).await {
+            Ok(results) => {
+                self.hwm_version = Some(match results.last() {
+                    Some(zk::MultiWriteResult::SetData { stat }) => stat.version,
+                    _ => 0,
+                });
+                self.unsure.clear();
+                Ok(true)
             }
-            Ok(false)
+            Err(Fail::Zk(zk::Error::BadVersion | zk::Error::NodeExists))
+                if !self.unsure.is_empty() =>
+            {
+                // An earlier write may have been applied without an answer: if the mark holds one
+                // of our unanswered values (and the slot is still ours), adopt its version.
+                let mark = call(self.timeout, self.client.get_data(&self.at.keys.hwm)).await?;
+                let slot = call(self.timeout, self.client.get_data(&self.at.keys.slot)).await?;
+                let landed = crate::lease::record::parse_mark(&mark.0)
+                    .is_some_and(|v| self.unsure.contains(v) && v.to_string().as_bytes() == mark.0);
+                if landed && slot.0 == self.token.as_bytes() {
+                    self.hwm_version = Some(mark.1.version);
+                    self.unsure.clear();
+                    return Err(Fail::Zk(zk::Error::UnexpectedError(
+                        "an earlier write of the mark was applied without an answer; adopted it"
+                            .to_string(),
+                    )));
+                }
+                Ok(false)
+            }
+            Err(Fail::Zk(
+                e @ (zk::Error::NoNode
+                | zk::Error::BadVersion
+                | zk::Error::NodeExists
+                | zk::Error::SessionExpired),
+            )) => {
+                // The cause, as far as the refusal tells it: a check on a deleted znode fails with
+                // NoNode (the renewal can see a delete before the watch does).
+                self.lost_why = Some(match e {
+                    zk::Error::NoNode => format!(
+                        "the slot znode {} (or its high-water mark {}) was deleted (the ZooKeeper session expired, or someone deleted it)",
+                        self.at.keys.slot, self.at.keys.hwm
+                    ),
+                    zk::Error::SessionExpired => "the ZooKeeper session expired".to_string(),
+                    _ => format!(
+                        "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else (the ZooKeeper session expired, or the znodes were edited)",
+                        self.at.keys.slot, self.at.keys.hwm
+                    ),
+                });
+                Ok(false)
+            }
+            Err(e) => {
+                self.unsure.add(r);
+                Err(e)
+            }
         }
-        Err(Fail::Zk(
-            e @ (zk::Error::NoNode
-            | zk::Error::BadVersion
-            | zk::Error::NodeExists
-            | zk::Error::SessionExpired),
-        )) => {
-            // The cause, as far as the refusal tells it: a check on a deleted znode fails with
-            // NoNode (the renewal can see a delete before the watch does).
-            h.lost_why = Some(match e {
-                zk::Error::NoNode => format!(
-                    "the slot znode {} (or its high-water mark {}) was deleted (the ZooKeeper session expired, or someone deleted it)",
-                    h.keys.slot, h.keys.hwm
-                ),
-                zk::Error::SessionExpired => "the ZooKeeper session expired".to_string(),
-                _ => format!(
-                    "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else (the ZooKeeper session expired, or the znodes were edited)",
-                    h.keys.slot, h.keys.hwm
-                ),
-            });
-            Ok(false)
+    }
+
+    fn lost(&mut self) -> Lost {
+        let reason = self.lost_why.take().unwrap_or_else(|| {
+            format!(
+                "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else",
+                self.at.keys.slot, self.at.keys.hwm
+            )
+        });
+        Lost {
+            reason,
+            rolled_back: false,
         }
-        Err(e) => {
-            h.unsure.add(r);
-            Err(e)
+    }
+
+    fn note(&self, what: &str, e: &Fail) -> String {
+        Held::note(self, what, e)
+    }
+
+    fn refused(&self, what: &str, e: Fail) -> Error {
+        fail(&self.store, what, self.user.as_deref(), e)
+    }
+
+    fn lost_while_taking(&self) -> Error {
+        store_error(
+            &self.store,
+            "lost the slot while taking it",
+            "the slot znode or its high-water mark changed",
+        )
+    }
+
+    async fn record_owner(&mut self, key: &str, slot: u32) {
+        let owner = slot.to_string();
+        let set = self.client.set_data(key, owner.as_bytes(), None);
+        if let Err(Fail::Zk(zk::Error::NoNode)) = call(self.timeout, set).await {
+            let dir = zk::CreateMode::Persistent.with_acls(zk::Acls::new(&self.acls));
+            let _ = call(
+                self.timeout,
+                self.client.create(key, owner.as_bytes(), &dir),
+            )
+            .await;
         }
+    }
+
+    /// Cut off for a renewal period: look with a fresh session first.
+    async fn rolled_back(&mut self) -> Option<String> {
+        match self.cut_off {
+            Some(since) if since.elapsed() >= renew_period(self.at.reserve_ms) => {
+                rolled_back(self).await
+            }
+            _ => None,
+        }
+    }
+
+    fn wrote(&mut self, failed: Option<&Fail>) {
+        match failed {
+            None => self.cut_off = None,
+            // Cut off only when the ensemble did not answer (a refusal, NoAuth, is an answer:
+            // no fresh-session probe for a rollback every period).
+            Some(Fail::Zk(zk::Error::NoAuth | zk::Error::AuthFailed)) => {}
+            Some(_) => {
+                self.cut_off.get_or_insert_with(tokio::time::Instant::now);
+            }
+        }
+    }
+
+    fn at(&self) -> &HeldSlot {
+        &self.at
     }
 }
 
@@ -636,88 +506,56 @@ fn lost_by(event: &zk::WatchedEvent, slot: &str) -> Option<String> {
 // Modelled in model/remote.pml: Holder, the renewal, late write, loss and close steps (STORE=3)
 // (make model).
 async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
-    let state: &LeaseState = &ctx.state;
-    let mut renew_tick = tokio::time::interval(renew_period(h.common.reserve_ms));
+    let state: &Window = &ctx.state;
+    let mut renew_tick = tokio::time::interval(renew_period(h.at.reserve_ms));
     renew_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut states = h.client.state_watcher();
     let mut watch: Option<zk::OneshotWatcher> = None;
-    // Since when our session has been cut off from the ensemble (for the rollback probe).
-    let mut cut_off: Option<tokio::time::Instant> = None;
     loop {
         if stop.is_stopped() {
             break;
         }
         // (Re)arm the watch on our slot znode, checking it is still ours.
         if watch.is_none() {
-            match call(h.timeout, h.client.get_and_watch_data(&h.keys.slot)).await {
+            match call(h.timeout, h.client.get_and_watch_data(&h.at.keys.slot)).await {
                 Ok((data, _, w)) if data == h.token.as_bytes() => watch = Some(w),
                 Ok(_) => {
                     state.lose(format!(
                         "the slot znode {} now holds another holder's token",
-                        h.keys.slot
+                        h.at.keys.slot
                     ));
                     break;
                 }
                 Err(Fail::Zk(zk::Error::NoNode)) => {
-                    state.lose(format!("the slot znode {} was deleted", h.keys.slot));
+                    state.lose(format!("the slot znode {} was deleted", h.at.keys.slot));
                     break;
                 }
                 Err(Fail::Zk(zk::Error::SessionExpired)) => {
                     state.lose("the ZooKeeper session expired".to_string());
                     break;
                 }
-                Err(e) => state
-                    .failed(h.note(&format!("cannot watch the slot znode {}", h.keys.slot), &e)),
+                Err(e) => state.failed(h.note(
+                    &format!("cannot watch the slot znode {}", h.at.keys.slot),
+                    &e,
+                )),
             }
         }
         let lost = tokio::select! {
             _ = stop.notify.notified() => break,
-            _ = renew_tick.tick() => {
-                let now = match ctx.now_ms() {
-                    Ok(n) => n,
-                    Err(e) => { state.failed(e.to_string()); continue; }
-                };
-                let r = (now + h.common.reserve_ms).max(state.r_ms());
-                // Cut off for a renewal period: look with a fresh session first.
-                let probe = match cut_off {
-                    Some(since) if since.elapsed() >= renew_period(h.common.reserve_ms) => {
-                        rolled_back(&h).await
-                    }
-                    _ => None,
-                };
-                if probe.is_some() {
-                    state.rolled_back();
-                    probe
-                } else { match write_hwm(&mut h, r).await {
-                    Ok(true) => { state.publish(r); state.renewed(); cut_off = None; None }
-                    Ok(false) => Some(h.lost_why.take().unwrap_or_else(|| format!(
-                        "the slot znode {} is no longer ours, or its high-water mark {} was changed by someone else",
-                        h.keys.slot, h.keys.hwm
-                    ))),
-                    Err(e) => {
-                        state.failed(h.note(&format!("cannot write the high-water mark {}", h.keys.hwm), &e));
-                        // Cut off only when the ensemble did not answer (a refusal, NoAuth, is an
-                        // answer: no fresh-session probe for a rollback every period).
-                        if !matches!(e, Fail::Zk(zk::Error::NoAuth | zk::Error::AuthFailed)) {
-                            cut_off.get_or_insert_with(tokio::time::Instant::now);
-                        }
-                        None
-                    }
-                } }
-            }
+            _ = renew_tick.tick() => remote::renew_tick(&mut h, &ctx).await,
             s = states.changed() => match s {
                 zk::SessionState::Expired => Some("the ZooKeeper session expired".to_string()),
                 zk::SessionState::AuthFailed => Some("ZooKeeper refused the session's authentication".to_string()),
                 zk::SessionState::Closed => Some("the ZooKeeper client was closed".to_string()),
                 zk::SessionState::Disconnected => {
                     state.failed(format!("unreachable: disconnected from the ensemble ({})", h.store));
-                    cut_off.get_or_insert_with(tokio::time::Instant::now);
+                    h.cut_off.get_or_insert_with(tokio::time::Instant::now);
                     None
                 }
                 _ => None,
             },
             ev = async { watch.take().expect("checked").changed().await }, if watch.is_some() => {
-                lost_by(&ev, &h.keys.slot)
+                lost_by(&ev, &h.at.keys.slot)
             }
         };
         if let Some(reason) = lost {
@@ -733,10 +571,8 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
         return;
     }
     // A clean close: leave the final R, then free the slot.
-    if let Some(r) = stop.final_r_ms() {
-        let _ = write_hwm(&mut h, r).await;
-    }
-    let _ = call(h.timeout, h.client.delete(&h.keys.slot, Some(0))).await;
+    remote::finish(&mut h, &stop).await;
+    let _ = call(h.timeout, h.client.delete(&h.at.keys.slot, Some(0))).await;
     close(h.client, states).await;
 }
 

@@ -1,13 +1,15 @@
 //! The operator's side of a ZooKeeper lease store: `lease inspect` (every slot, the store's
 //! database epoch and latest zxid) and `lease fence`, apart from the holders' protocol.
 
+use super::super::remote::{keys, Found};
 use super::*;
 
 /// Read every slot under the prefix without taking anything.
 pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
-    let (prefix, store, creds) = check_options(o)?;
+    let checked = check_options(o)?;
+    let (prefix, store, creds) = (checked.prefix, checked.store, checked.creds);
     let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.store.connect_timeout_ms);
+    let timeout = o.remote().timeout();
     let user = creds.username();
     rt.block_on(with_spawner(async {
         let client = connect(o, &creds, &store, timeout).await?;
@@ -20,22 +22,19 @@ pub(crate) fn inspect(o: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
             Err(Fail::Zk(zk::Error::NoNode)) => None,
             Err(e) => return Err(fail(&store, "cannot read the ID space", user, e)),
         };
-        let (taken, marks) = read_store(&client, &prefix, &store, user, timeout).await?;
+        let contents = read_store(&client, &prefix, &store, user, timeout).await?;
         let fence_ms = match call(timeout, client.get_data(&fence::fence_key(&prefix))).await {
             Ok((v, _)) => fence::parse(&v),
             Err(_) => None,
         };
-        let mut report = store_report(
-            LeaseKind::ZooKeeper,
-            &store,
+        let found = Found {
             space,
-            &taken,
-            &marks,
-            o.common.reserve_ms,
-            o.common.max_guard_wait_ms,
+            contents,
             fence_ms,
-        );
-        let zxid = latest_zxid(&client, &prefix, marks.keys(), timeout).await;
+        };
+        let mut report = store_report(LeaseKind::ZooKeeper, &store, &found, o.guards());
+        let marks = found.contents.marks.keys();
+        let zxid = latest_zxid(&client, &prefix, marks, timeout).await;
         if zxid > 0 {
             report.store_identity = Some(format!("ZooKeeper database epoch {}", zxid >> 32));
             report.revision = Some(zxid);
@@ -77,9 +76,10 @@ async fn latest_zxid<'a>(
 /// Raise the store's fence to `now + margin_ms` (created if absent, else set on the version
 /// read, so two operators fencing at once both leave the higher value).
 pub(crate) fn fence(o: &ZooKeeperLeaseOptions, margin_ms: u64) -> Result<FenceReport> {
-    let (prefix, store, creds) = check_options(o)?;
+    let checked = check_options(o)?;
+    let (prefix, store, creds) = (checked.prefix, checked.store, checked.creds);
     let rt = runtime(&store)?;
-    let timeout = Duration::from_millis(o.store.connect_timeout_ms);
+    let timeout = o.remote().timeout();
     let user = creds.username();
     let acls = acl_list(&creds);
     let key = fence::fence_key(&prefix);

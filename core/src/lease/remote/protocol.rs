@@ -1,0 +1,286 @@
+//! The take and the renewal of a remote lease, written once over what a store does (`Store`
+//! while taking, `Holder` once a slot is held); etcd (`etcd.rs`) and ZooKeeper (`zookeeper.rs`)
+//! are its two implementations.
+//!
+//! Taking: read the slot this identity held last and every slot and mark, try the free slots in
+//! order (`free_slot_order`), each by creating its slot key only if absent (as ours, hanging on
+//! our etcd lease or ZooKeeper session) and reading its mark and the store's fence; the guard is
+//! the mark (or a full reserve past now when there is none readable), never below the fence;
+//! then R = max(guard, now) + reserve is written (a compare on the slot being ours and the mark
+//! being the one read) BEFORE anything is issued. Renewing: R = max(now + reserve, R), written
+//! with the same compare, then published; a failed compare loses the lease.
+
+use super::super::fence;
+use super::super::order::guard_of;
+use super::super::record;
+use super::super::session::{Plan, Session, SlotContext, Stop, Taken};
+use super::super::source::Common;
+use super::super::store::store_error;
+use super::{free_slot_order, keys, Keys};
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+/// A mark as stored: its bytes and the revision (etcd) or version (ZooKeeper) they were read at.
+pub(crate) struct Mark {
+    pub value: Vec<u8>,
+    pub version: i64,
+}
+
+/// What creating a slot key found: the slot's mark and the store's fence, as stored.
+pub(crate) struct Created {
+    /// `None`: the slot has no mark.
+    pub mark: Option<Mark>,
+    /// The fence's bytes (`None`: no fence), or why it could not be read.
+    pub fence: Result<Option<Vec<u8>>>,
+}
+
+/// Every held slot with its holder's token, and every mark, by slot number.
+pub(crate) struct Contents {
+    pub taken: Vec<(u32, String)>,
+    pub marks: HashMap<u32, Vec<u8>>,
+}
+
+/// A remote store while a slot is being taken: one connection, and the etcd lease or ZooKeeper
+/// session our token names.
+pub(crate) trait Store {
+    /// What the renewal keeps once a slot is held.
+    type Held: Holder;
+
+    /// The slot this identity held last (`key`: `{prefix}/owner/{identity}`), when it can be read.
+    async fn owner_slot(&mut self, key: &str) -> Option<u32>;
+
+    /// Every slot key (taken or not) and every mark under the prefix.
+    async fn contents(&mut self) -> Result<Contents>;
+
+    /// Create the slot key only if absent, with our token; then read the mark and the fence.
+    /// `Ok(None)`: the slot is someone else's.
+    async fn create_slot(&mut self, keys: &Keys) -> Result<Option<Created>>;
+
+    /// Give back a slot key just created (deleted only while it is still ours).
+    async fn give_back(&mut self, keys: &Keys);
+
+    /// The take gives up: let go of what the token names (etcd revokes its lease).
+    async fn abandon(&mut self);
+
+    /// The slot is ours: what its renewal holds. `version`: the mark's, as read (`None`: none).
+    fn hold(self, at: HeldSlot, version: Option<i64>) -> Self::Held;
+}
+
+/// The slot a remote holder holds, whichever the store.
+pub(crate) struct HeldSlot {
+    pub slot: u32,
+    /// Its keys or znodes.
+    pub keys: Keys,
+    /// How far ahead of the clock R is kept.
+    pub reserve_ms: i64,
+}
+
+/// Why a write of R found the lease lost.
+pub(crate) struct Lost {
+    pub reason: String,
+    /// The store was seen to go back in time (restored from an older backup).
+    pub rolled_back: bool,
+}
+
+/// A remote store while a slot is held: the write of R, and what its failures say.
+pub(crate) trait Holder {
+    /// A request that failed (no answer, or a refusal).
+    type Fail: std::fmt::Display;
+
+    /// Write R only while the slot is ours and the mark is the one we last wrote (so R in the
+    /// store only grows). `Ok(false)`: either is no longer true (`lost` says why).
+    async fn write_hwm(&mut self, r: i64) -> std::result::Result<bool, Self::Fail>;
+
+    /// Why the last `write_hwm` returned `Ok(false)`.
+    fn lost(&mut self) -> Lost;
+
+    /// A failed request (`what` was being done) as the window's note.
+    fn note(&self, what: &str, e: &Self::Fail) -> String;
+
+    /// A failed request (`what` was being done) as a take's error.
+    fn refused(&self, what: &str, e: Self::Fail) -> Error;
+
+    /// The slot changed between its creation and the first write of R.
+    fn lost_while_taking(&self) -> Error;
+
+    /// Remember the slot as this identity's last (`key`: `{prefix}/owner/{identity}`).
+    async fn record_owner(&mut self, key: &str, slot: u32);
+
+    /// Before a renewal's write: `Some(reason)` when the store is seen to have gone back in time.
+    async fn rolled_back(&mut self) -> Option<String>;
+
+    /// A renewal's write was answered (`None`) or failed (`Some`).
+    fn wrote(&mut self, failed: Option<&Self::Fail>);
+
+    /// The slot held.
+    fn at(&self) -> &HeldSlot;
+}
+
+/// Take a free slot (see the module's notes): the slot's first R is durable when this returns.
+/// `name` is the store's name for messages, `prefix` the checked key prefix.
+// Modelled in model/remote.pml: Holder, the two take steps (STORE=2 and STORE=3) (make model).
+pub(crate) async fn take<S: Store>(
+    mut store: S,
+    prefix: &str,
+    name: &str,
+    common: &Common,
+    ctx: &SlotContext,
+) -> Result<Taken<S::Held>> {
+    // Free slots whose mark has passed first (the slot this identity held before ahead of
+    // the rest), then the nearest guard; poisoned ones last.
+    let owner_key = format!("{prefix}/owner/{}", common.identity);
+    let fence_key = fence::fence_key(prefix);
+    let own = store.owner_slot(&owner_key).await;
+    let Contents { taken, marks } = store.contents().await?;
+    let window_end = ctx.window_end_ms();
+    let now = ctx.now_ms()?;
+    let order = free_slot_order(common, &taken, &marks, own, now, window_end);
+
+    for slot in order {
+        let Some(claim) = ctx.claim(slot) else {
+            continue;
+        };
+        let k = keys(prefix, slot);
+        let Some(created) = store.create_slot(&k).await? else {
+            continue;
+        };
+        // The fence, read after the slot is ours: a number, and not past the window; else the
+        // slot goes back and the take is refused (an operator's fence is never ignored).
+        let fence_ms = created.fence.and_then(|value| match value {
+            None => Ok(None),
+            Some(v) => fence::parse(&v)
+                .ok_or_else(|| fence::unreadable(name, &fence_key))
+                .and_then(|f| fence::check_window(name, Some(f), window_end).map(|()| Some(f))),
+        });
+        let fence_ms = match fence_ms {
+            Ok(f) => f,
+            Err(e) => {
+                store.give_back(&k).await;
+                store.abandon().await;
+                return Err(e);
+            }
+        };
+        let now = ctx.now_ms()?;
+        let stored = created
+            .mark
+            .as_ref()
+            .and_then(|m| record::parse_mark(&m.value));
+        let Some(own_guard) = guard_of(stored, now, common.reserve_ms, window_end) else {
+            // A mark past the layout's window: give the slot back, try the next.
+            store.give_back(&k).await;
+            continue;
+        };
+        let guard = fence::floor(own_guard, fence_ms);
+        let r = guard.max(now).saturating_add(common.reserve_ms);
+        let note = fence::note(
+            super::super::guard_note(slot, guard, now, common.max_guard_wait_ms),
+            own_guard,
+            fence_ms,
+        );
+        let version = created.mark.map(|m| m.version);
+        let at = HeldSlot {
+            slot,
+            keys: k,
+            reserve_ms: common.reserve_ms,
+        };
+        let mut held = store.hold(at, version);
+        match held.write_hwm(r).await {
+            Ok(true) => {}
+            Ok(false) => return Err(held.lost_while_taking()),
+            Err(e) => return Err(held.refused("cannot write the high-water mark", e)),
+        }
+        held.record_owner(&owner_key, slot).await;
+        return Ok(Taken {
+            held,
+            claim,
+            guard_ms: guard,
+            r_ms: r,
+            guard_note: note,
+        });
+    }
+    store.abandon().await;
+    Err(Error::NoFreeSlot {
+        dir_or_prefix: name.to_string(),
+        slots: common.slots,
+    })
+}
+
+/// One renewal: R = max(now + reserve, R), written only while the slot is still ours, then
+/// published. `Some(reason)`: the lease is lost. A failed write leaves R where it was (the
+/// generator issues up to it, then refuses until a renewal succeeds).
+// Modelled in model/remote.pml: Holder, the renewal step (write_hwm, then publish) (make model).
+pub(crate) async fn renew_tick<H: Holder>(h: &mut H, ctx: &SlotContext) -> Option<String> {
+    let state = &ctx.state;
+    let now = match ctx.now_ms() {
+        Ok(n) => n,
+        Err(e) => {
+            state.failed(e.to_string());
+            return None;
+        }
+    };
+    let r = (now + h.at().reserve_ms).max(state.r_ms());
+    if let Some(reason) = h.rolled_back().await {
+        state.rolled_back();
+        return Some(reason);
+    }
+    match h.write_hwm(r).await {
+        Ok(true) => {
+            state.publish(r);
+            state.renewed();
+            h.wrote(None);
+            None
+        }
+        Ok(false) => {
+            let lost = h.lost();
+            if lost.rolled_back {
+                state.rolled_back();
+            }
+            Some(lost.reason)
+        }
+        Err(e) => {
+            let what = format!("cannot write the high-water mark {}", h.at().keys.hwm);
+            state.failed(h.note(&what, &e));
+            h.wrote(Some(&e));
+            None
+        }
+    }
+}
+
+/// A clean close's final write: leave R at what the generator really issued.
+// Modelled in model/remote.pml: Holder, the clean close step (final R) (make model).
+pub(crate) async fn finish<H: Holder>(h: &mut H, stop: &Stop) {
+    if let Some(r) = stop.final_r_ms() {
+        let _ = h.write_hwm(r).await;
+    }
+}
+
+/// Start the session of a slot just taken: its renewal thread runs `renew` on `rt` (the
+/// current-thread runtime the take ran on) until the generator lets go.
+pub(crate) fn start<H, F, Fut>(
+    rt: tokio::runtime::Runtime,
+    kind: &str,
+    name: &str,
+    generation: u64,
+    taken: Taken<H>,
+    ctx: SlotContext,
+    renew: F,
+) -> Result<Session>
+where
+    H: Holder + Send + 'static,
+    F: FnOnce(H, SlotContext, Arc<Stop>) -> Fut + Send + 'static,
+    Fut: Future<Output = ()>,
+{
+    let slot = taken.held.at().slot;
+    let plan = Plan {
+        slot,
+        generation,
+        thread_name: format!("polyflake-{kind}-{slot}"),
+        file: None,
+    };
+    Session::start(plan, taken, ctx, move |held, ctx, stop| {
+        rt.block_on(renew(held, ctx, stop))
+    })
+    .map_err(|e| store_error(name, "cannot start the lease renewal thread", e))
+}

@@ -1,0 +1,257 @@
+//! The issuing window every generator has: the two atomics its hot path compares with (`floor`,
+//! the restart guard, and `limit`, R or the layout's end), shared with the lease's background
+//! thread when the node id is leased (see `lease`), and what a refusal says about them.
+//!
+//! The generator never issues an ID whose timestamp is outside `(floor, limit]`. A lease moves
+//! the window: `start` when a slot is taken (the previous holder's R as the floor, our first R
+//! as the limit), `publish` after each durable renewal, `lose` and `close` to shut it for good.
+//! Without a lease it changes only when the generator is closed.
+
+use crate::error::Error;
+use crate::forklock::ForkLock;
+use crate::layout::Layout;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// No previous holder's mark (see `Window::guard_until_ms`), no final R (see the lease's
+/// `Stop`).
+pub(crate) const NONE: i64 = i64::MIN;
+
+/// The issuing window of a generator, shared with its lease's background thread. Every
+/// generator has one; without a lease it changes only when the generator is closed
+/// (`floor = -1`, `limit` = the layout's last millisecond, then -1).
+pub(crate) struct Window {
+    /// Elapsed ms (since the epoch) the clock must be ABOVE to issue: the restart guard.
+    pub floor: AtomicI64,
+    /// The largest elapsed ms an ID may carry: R (or the layout's end), -1 once the lease is
+    /// lost or the generator closed.
+    pub limit: AtomicI64,
+    epoch_ms: i64,
+    max_elapsed: i64,
+    /// R, Unix ms, as last written to the store.
+    r_ms: AtomicI64,
+    /// The previous holder's R found when the slot was taken (`NONE` if there was none).
+    guard_until_ms: AtomicI64,
+    lost: AtomicBool,
+    /// The loss was the store going back in time (restored from an older backup).
+    rolled_back: AtomicBool,
+    closed: AtomicBool,
+    renewals: AtomicU64,
+    failures: AtomicU64,
+    /// The last store error or the reason the lease was lost (diagnostics only; `try_lock`
+    /// everywhere, so a lock inherited locked across `fork` can never block).
+    note: Mutex<String>,
+    /// Why the restart guard is long, when the slot was taken with nothing better free.
+    guard_note: Mutex<String>,
+    /// Serialises the writers of `limit` (renewal, loss, close), so a renewal can never
+    /// reopen a window that a loss or a close has just shut.
+    writer: ForkLock<()>,
+}
+
+impl Window {
+    /// The window of a generator with no lease: open from the epoch to the layout's end.
+    pub(crate) fn unleased(layout: Layout, epoch_ms: i64) -> Window {
+        let max_elapsed = layout.max_elapsed_ms() as i64;
+        Window {
+            floor: AtomicI64::new(-1),
+            limit: AtomicI64::new(max_elapsed),
+            epoch_ms,
+            max_elapsed,
+            r_ms: AtomicI64::new(NONE),
+            guard_until_ms: AtomicI64::new(NONE),
+            lost: AtomicBool::new(false),
+            rolled_back: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            renewals: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+            note: Mutex::new(String::new()),
+            guard_note: Mutex::new(String::new()),
+            writer: ForkLock::new(()),
+        }
+    }
+
+    /// A fresh slot: the previous holder's R (or the guard assumed for it) and ours (already
+    /// durable).
+    // Modelled in model/lease.pml: inline start (R_GUARD; R_CAP is a cap the model proposes, not in
+    // this code) (make model).
+    pub(crate) fn start(&self, guard_until_ms: i64, r_ms: i64, guard_note: String) {
+        let _w = self.writer.lock();
+        if self.closed.load(Ordering::Acquire) {
+            return;
+        }
+        self.guard_until_ms.store(guard_until_ms, Ordering::Relaxed);
+        self.lost.store(false, Ordering::Release);
+        self.r_ms.store(r_ms, Ordering::Relaxed);
+        set(&self.guard_note, guard_note);
+        let floor = guard_until_ms.saturating_sub(self.epoch_ms).max(-1);
+        self.floor.store(floor, Ordering::Release);
+        self.store_limit(r_ms);
+    }
+
+    /// R is durable in the store: let the generator issue up to it.
+    // Modelled in model/lease.pml: inline publish (R_BEFORE: called only after the durable write)
+    // (make model).
+    pub(crate) fn publish(&self, r_ms: i64) {
+        let _w = self.writer.lock();
+        if self.lost.load(Ordering::Acquire) || self.closed.load(Ordering::Acquire) {
+            return;
+        }
+        let r = self.r_ms.load(Ordering::Relaxed).max(r_ms);
+        self.r_ms.store(r, Ordering::Relaxed);
+        self.store_limit(r);
+    }
+
+    fn store_limit(&self, r_ms: i64) {
+        let limit = r_ms.saturating_sub(self.epoch_ms).min(self.max_elapsed);
+        self.limit.store(limit, Ordering::Release);
+    }
+
+    /// Nothing may be issued until a fresh slot is published (a forked child re-leasing).
+    pub(crate) fn suspend(&self) {
+        let _w = self.writer.lock();
+        self.limit.store(-1, Ordering::Release);
+    }
+
+    /// The lease is gone: stop issuing at once, for good.
+    // Modelled in model/lease.pml: inline lose (make model).
+    pub(crate) fn lose(&self, reason: String) {
+        let _w = self.writer.lock();
+        self.lost.store(true, Ordering::Release);
+        self.limit.store(-1, Ordering::Release);
+        set(&self.note, reason);
+    }
+
+    /// The store was seen to go back in time: the loss that follows is reported as such
+    /// (health `store_rolled_back`). Only the remote stores can see it.
+    #[cfg_attr(not(any(feature = "etcd", feature = "zookeeper")), allow(dead_code))]
+    pub(crate) fn rolled_back(&self) {
+        self.rolled_back.store(true, Ordering::Release);
+    }
+
+    /// The generator is closed: nothing more is issued.
+    pub(crate) fn close(&self) {
+        let _w = self.writer.lock();
+        self.closed.store(true, Ordering::Release);
+        self.limit.store(-1, Ordering::Release);
+    }
+
+    /// A renewal succeeded.
+    pub(crate) fn renewed(&self) {
+        self.renewals.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A renewal failed (the lease is kept until R): `reason` is the store's answer.
+    pub(crate) fn failed(&self, reason: String) {
+        self.failures.fetch_add(1, Ordering::Relaxed);
+        set(&self.note, reason);
+    }
+
+    /// The last store error, or why the lease was lost (empty if none).
+    pub(crate) fn note(&self) -> String {
+        get(&self.note)
+    }
+
+    /// Why the restart guard is long (empty if it is not).
+    pub(crate) fn guard_note(&self) -> String {
+        get(&self.guard_note)
+    }
+
+    pub(crate) fn r_ms(&self) -> i64 {
+        self.r_ms.load(Ordering::Relaxed)
+    }
+    pub(crate) fn guard_until_ms(&self) -> Option<i64> {
+        let g = self.guard_until_ms.load(Ordering::Relaxed);
+        (g != NONE).then_some(g)
+    }
+    pub(crate) fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+    /// The lease was lost because the store went back in time.
+    pub(crate) fn is_rolled_back(&self) -> bool {
+        self.is_lost() && self.rolled_back.load(Ordering::Acquire)
+    }
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+    pub(crate) fn renewals(&self) -> u64 {
+        self.renewals.load(Ordering::Relaxed)
+    }
+    pub(crate) fn failures(&self) -> u64 {
+        self.failures.load(Ordering::Relaxed)
+    }
+
+    /// Why a call whose clock reads `now_ms` is outside the lease's window, naming the true
+    /// cause: the previous holder's guard, or this clock stepped back under a slot it had
+    /// already issued from (`last_ms`, the last issued ID's ms); R not renewed (with the
+    /// store's last words), or a monotonic generator whose next ID (`next_ms`) runs ahead of
+    /// the clock past R. All times are Unix ms.
+    pub(crate) fn refusal(
+        &self,
+        node_id: u32,
+        now_ms: i64,
+        next_ms: Option<i64>,
+        last_ms: Option<i64>,
+    ) -> Error {
+        if self.is_closed() {
+            return Error::GeneratorClosed { node_id };
+        }
+        if self.is_lost() {
+            return Error::LeaseLost {
+                node_id,
+                reason: self.note(),
+            };
+        }
+        if let Some(g) = self.guard_until_ms() {
+            if now_ms <= g {
+                let cause = match last_ms.filter(|&l| l > g) {
+                    Some(l) => format!(
+                        "this clock stepped back under the slot this generator holds: it reads {now_ms}, {} ms behind the last ID it issued ({l}), and the slot's restart guard ({g}) holds again until the clock passes it",
+                        l - now_ms
+                    ),
+                    None => match get(&self.guard_note) {
+                        note if note.is_empty() => format!(
+                            "the slot's previous holder may have issued IDs up to {g}, a time this clock ({now_ms}) has not reached yet (a slot with no record: one reserve_ms from its take)"
+                        ),
+                        note => format!(
+                            "nothing may be issued up to {g}, a time this clock ({now_ms}) has not reached yet: {note}"
+                        ),
+                    },
+                };
+                return Error::LeaseNotReady {
+                    node_id,
+                    remaining_ms: (g - now_ms + 1) as u64,
+                    cause,
+                };
+            }
+        }
+        let r = self.r_ms();
+        let cause = match next_ms {
+            Some(next) if now_ms < r && next > r => format!(
+                "the generator runs {} ms ahead of its clock ({now_ms}), {} ms past R, which is renewed to the clock plus reserve_ms: raise reserve_ms above the lead you need, or set max_lead_ms below reserve_ms so the lead is refused as such",
+                next - now_ms,
+                next - r
+            ),
+            _ => match self.note() {
+                note if !note.is_empty() && self.failures() > 0 => {
+                    format!("R was not renewed; the store's last answer: {note}")
+                }
+                _ => "R was not renewed in time (no renewal has failed: the renewal thread is late, or the process was paused)".to_string(),
+            },
+        };
+        Error::LeaseExpired {
+            node_id,
+            high_water_ms: r,
+            cause,
+        }
+    }
+}
+
+fn set(m: &Mutex<String>, value: String) {
+    if let Ok(mut n) = m.try_lock() {
+        *n = value;
+    }
+}
+
+fn get(m: &Mutex<String>) -> String {
+    m.try_lock().map(|n| n.clone()).unwrap_or_default()
+}
