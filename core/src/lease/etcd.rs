@@ -18,6 +18,7 @@
 
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
 use super::fence::{self, FenceReport};
+use super::options::{Common, EtcdLeaseOptions};
 use super::read_options::{LeaseOptions, RemoteOptions};
 use super::record::{self, IdSpace};
 use super::remote::{
@@ -25,7 +26,6 @@ use super::remote::{
     timed, Checked, Contents, Created, HeldSlot, Holder, Keys, Lost, Mark, Store,
 };
 use super::session::{renew_period, Session, SlotContext, Stop};
-use super::source::{Common, EtcdLeaseOptions};
 use super::LeaseKind;
 use crate::error::{Error, Result};
 use crate::window::Window;

@@ -37,11 +37,11 @@
 
 use super::dir::{LeaseDir, Opened, Unsafe, SHARED_DIR};
 use super::fence::{self, FenceReport};
+use super::options::FileLeaseOptions;
 use super::order::{guard_of, Surveyed};
 use super::read_options::LeaseOptions;
 use super::record::{self, IdSpace, SlotRecord};
 use super::session::{renew_period, Plan, Session, SlotContext, Stop, Taken};
-use super::source::FileLeaseOptions;
 use super::store::{slot_number, store_error};
 use super::{guard_note, slot_order};
 use crate::error::{Error, Result};

@@ -23,11 +23,12 @@ mod file;
 pub mod fuzzing;
 mod health;
 mod inspect;
+mod node_source;
+mod options;
 mod order;
 mod read_options;
 mod record;
 mod session;
-mod source;
 mod store;
 
 #[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
@@ -43,13 +44,14 @@ pub use fence::{FenceReport, DEFAULT_FENCE_SKEW_MS};
 pub use file::fence_file_lease;
 pub use health::{LeaseHealth, LeaseKind, LeasePhase};
 pub use inspect::{inspect_file_lease, SlotReport, StoreReport};
-pub use record::IdSpace;
-pub use source::{
-    default_lease_dir, hostname_ordinal, EtcdLeaseOptions, FileLeaseOptions, NodeSource,
-    NodeSourceKind, ZooKeeperLeaseOptions, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS,
+pub use node_source::{hostname_ordinal, NodeSource, NodeSourceKind};
+pub use options::{
+    default_lease_dir, EtcdLeaseOptions, FileLeaseOptions, LeaseCommon, RemoteStore,
+    StoreCredentials, ZooKeeperLeaseOptions, DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS,
     DEFAULT_ETCD_TTL_S, DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_RESERVE_MS, DEFAULT_ZOOKEEPER_PREFIX,
     DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS, DEFAULT_ZOOKEEPER_TIMEOUT_MS, LEASE_CREDENTIALS,
 };
+pub use record::IdSpace;
 
 pub(crate) use order::{guard_note, slot_order};
 
@@ -62,8 +64,8 @@ use crate::error::Error;
 use crate::error::Result;
 
 /// Read an etcd lease store (every key under the prefix) without taking anything: each slot's
-/// holder and mark, and the recorded ID space (`options.reserve_ms` is what a missing or damaged
-/// mark is assumed to hide, `options.max_guard_wait_ms` what counts as poisoned).
+/// holder and mark, and the recorded ID space (`options.common.reserve_ms` is what a missing or
+/// damaged mark is assumed to hide, `options.common.max_guard_wait_ms` what counts as poisoned).
 pub fn inspect_etcd_lease(options: &EtcdLeaseOptions) -> Result<StoreReport> {
     #[cfg(all(feature = "etcd", not(loom)))]
     return etcd::inspect(options);
@@ -109,8 +111,8 @@ pub fn fence_zookeeper_lease(
 }
 
 /// Read a ZooKeeper lease store (every znode under the prefix) without taking anything: each
-/// slot's holder and mark, and the recorded ID space (`options.reserve_ms` is what a missing or
-/// damaged mark is assumed to hide, `options.max_guard_wait_ms` what counts as poisoned).
+/// slot's holder and mark, and the recorded ID space (`options.common.reserve_ms` is what a missing or
+/// damaged mark is assumed to hide, `options.common.max_guard_wait_ms` what counts as poisoned).
 pub fn inspect_zookeeper_lease(options: &ZooKeeperLeaseOptions) -> Result<StoreReport> {
     #[cfg(all(feature = "zookeeper", not(loom)))]
     return zookeeper::inspect(options);

@@ -1,8 +1,8 @@
 //! The lease options as the lease kinds read them: the one place that names their fields, so a
-//! change of the options' shape (see `source.rs`) is a change here only.
+//! change of the options' shape (see `options.rs`) is a change here only.
 
-use super::source::{
-    check_common, Common, EtcdLeaseOptions, FileLeaseOptions, ZooKeeperLeaseOptions,
+use super::options::{
+    Common, EtcdLeaseOptions, FileLeaseOptions, LeaseCommon, ZooKeeperLeaseOptions,
 };
 use crate::error::Result;
 use crate::layout::Layout;
@@ -18,12 +18,23 @@ pub(crate) struct Guards {
 
 /// What every lease kind's options share.
 pub(crate) trait LeaseOptions {
+    /// The settings every lease kind shares, as given.
+    fn lease_common(&self) -> &LeaseCommon;
+
     /// The slots, identity, reserve and guard wait, checked against the layout.
-    fn common(&self, layout: Layout) -> Result<Common>;
+    fn common(&self, layout: Layout) -> Result<Common> {
+        self.lease_common().check(layout)
+    }
 
     /// The reserve and the longest guard wait, as given.
     #[cfg_attr(not(any(feature = "etcd", feature = "zookeeper")), allow(dead_code))]
-    fn guards(&self) -> Guards;
+    fn guards(&self) -> Guards {
+        let common = self.lease_common();
+        Guards {
+            reserve_ms: common.reserve_ms,
+            max_guard_wait_ms: common.max_guard_wait_ms,
+        }
+    }
 }
 
 /// What the remote stores' options share.
@@ -50,38 +61,30 @@ pub(crate) trait RemoteOptions: LeaseOptions {
     fn remote(&self) -> Remote<'_>;
 }
 
-/// `LeaseOptions` for each kind's options, which have the same common fields.
-macro_rules! lease_options {
-    ($($options:ty),*) => {$(
-        impl LeaseOptions for $options {
-            fn common(&self, layout: Layout) -> Result<Common> {
-                check_common(
-                    layout,
-                    self.slots,
-                    &self.identity,
-                    self.reserve_ms,
-                    self.max_guard_wait_ms,
-                )
-            }
-
-            fn guards(&self) -> Guards {
-                Guards {
-                    reserve_ms: self.reserve_ms,
-                    max_guard_wait_ms: self.max_guard_wait_ms,
-                }
-            }
-        }
-    )*};
+impl LeaseOptions for FileLeaseOptions {
+    fn lease_common(&self) -> &LeaseCommon {
+        &self.common
+    }
 }
 
-lease_options!(FileLeaseOptions, EtcdLeaseOptions, ZooKeeperLeaseOptions);
+impl LeaseOptions for EtcdLeaseOptions {
+    fn lease_common(&self) -> &LeaseCommon {
+        &self.common
+    }
+}
+
+impl LeaseOptions for ZooKeeperLeaseOptions {
+    fn lease_common(&self) -> &LeaseCommon {
+        &self.common
+    }
+}
 
 impl RemoteOptions for EtcdLeaseOptions {
     fn remote(&self) -> Remote<'_> {
         Remote {
             servers: &self.endpoints,
-            prefix: &self.prefix,
-            connect_timeout_ms: self.connect_timeout_ms,
+            prefix: &self.store.prefix,
+            connect_timeout_ms: self.store.connect_timeout_ms,
         }
     }
 }
@@ -90,8 +93,8 @@ impl RemoteOptions for ZooKeeperLeaseOptions {
     fn remote(&self) -> Remote<'_> {
         Remote {
             servers: &self.ensemble,
-            prefix: &self.prefix,
-            connect_timeout_ms: self.connect_timeout_ms,
+            prefix: &self.store.prefix,
+            connect_timeout_ms: self.store.connect_timeout_ms,
         }
     }
 }

@@ -5,10 +5,10 @@
 
 use super::creds::Credentials;
 use super::inspect::{report, SlotReport, StoreReport};
+use super::options::Common;
 use super::order::{guard_of, SlotOrder, Surveyed};
 use super::read_options::{Guards, Remote};
 use super::record::{self, IdSpace};
-use super::source::Common;
 pub(crate) use super::store::{slot_number, store_error};
 use super::{slot_order, LeaseKind};
 use crate::error::{Error, Result};

@@ -6,8 +6,8 @@
 use super::etcd;
 use super::file::{self, SlotFile};
 use super::health::{LeaseHealth, LeaseKind};
+use super::node_source::NodeSource;
 use super::record::IdSpace;
-use super::source::NodeSource;
 #[cfg(all(feature = "zookeeper", not(loom)))]
 use super::zookeeper;
 use crate::clock::Clock;
@@ -181,11 +181,15 @@ impl LeaseRuntime {
             NodeSource::FileLease(o) => (LeaseKind::File, o.dir.display().to_string()),
             NodeSource::Etcd(o) => (
                 LeaseKind::Etcd,
-                format!("etcd {} prefix {}", o.endpoints.join(","), o.prefix),
+                format!("etcd {} prefix {}", o.endpoints.join(","), o.store.prefix),
             ),
             NodeSource::ZooKeeper(o) => (
                 LeaseKind::ZooKeeper,
-                format!("zookeeper {} prefix {}", o.ensemble.join(","), o.prefix),
+                format!(
+                    "zookeeper {} prefix {}",
+                    o.ensemble.join(","),
+                    o.store.prefix
+                ),
             ),
             _ => unreachable!("only lease sources have a runtime"),
         };

@@ -26,6 +26,7 @@
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
 use super::fence::{self, FenceReport};
 use super::inspect::StoreReport;
+use super::options::{Common, ZooKeeperLeaseOptions};
 use super::read_options::{LeaseOptions, RemoteOptions};
 use super::record::{self, IdSpace};
 use super::remote::{
@@ -33,7 +34,6 @@ use super::remote::{
     Contents, Created, HeldSlot, Holder, Keys, Lost, Mark, Store,
 };
 use super::session::{renew_period, Session, SlotContext, Stop};
-use super::source::{Common, ZooKeeperLeaseOptions};
 use super::LeaseKind;
 use crate::error::{Error, Result};
 use crate::window::Window;

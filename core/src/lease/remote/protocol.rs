@@ -11,10 +11,10 @@
 //! with the same compare, then published; a failed compare loses the lease.
 
 use super::super::fence;
+use super::super::options::Common;
 use super::super::order::guard_of;
 use super::super::record;
 use super::super::session::{Plan, Session, SlotContext, Stop, Taken};
-use super::super::source::Common;
 use super::super::store::store_error;
 use super::{free_slot_order, keys, Keys};
 use crate::error::{Error, Result};
