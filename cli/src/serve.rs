@@ -146,8 +146,8 @@ impl AppState {
     /// their first wait instead of waiting.
     fn begin_stopping(&self) {
         self.stopping.store(true, Ordering::SeqCst);
-        // The 64-bit generator's calls stop at once; the UUIDv7 and ULID generators (which
-        // have no interrupt_waits) at the hook's next check, within 20 ms.
+        // The 64-bit generator's calls stop at once; the UUIDv7 and ULID generators' at the
+        // hook's next check, within 20 ms.
         self.gen.interrupt_waits();
     }
 
