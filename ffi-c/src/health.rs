@@ -1,11 +1,11 @@
-//! Health snapshots: the core's `Health::fields()` walked into one fixed C struct, and the names
+//! Health snapshots: the core's `Health` flattened into one fixed C struct, and the names
 //! of statuses, sources, lease kinds and phases and clock sources from the core's own lists.
 
 use crate::boundary::{arg, boundary_value, fill_char_array, write_out};
 use crate::error::{polyflake_result, static_name, NameTable};
 use crate::generator::{polyflake_generator, Handle};
 use polyflake_core::{
-    ClockSource, Health, HealthStatus, LeaseKind, LeasePhase, Mode, NodeSourceKind, Value,
+    ClockSource, Health, HealthStatus, LeaseHealth, LeaseKind, LeasePhase, Mode, NodeSourceKind,
 };
 use std::ffi::c_char;
 
@@ -188,63 +188,119 @@ pub struct polyflake_health_snapshot {
     pub lease_last_error: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
 }
 
-/// The position of `text` among `names` (the C code of a core enum named by its walk).
-fn code_of<const N: usize>(text: &str, names: [&str; N]) -> u32 {
-    names.iter().position(|n| *n == text).unwrap_or(N) as u32
+/// The C code of a core enum value: its position in the core's list (`ALL`), as the C enums
+/// number them.
+fn code_in<T: PartialEq, const N: usize>(value: T, all: [T; N]) -> u32 {
+    all.iter().position(|v| *v == value).unwrap_or(N) as u32
 }
 
-/// Copy one named field of the core's walk into the snapshot (the lease's nested fields get
-/// the prefix `lease_`). False for a name the C struct lacks (a unit test walks them all).
-fn put(s: &mut polyflake_health_snapshot, name: &str, v: &Value) -> bool {
-    let (int, flag, text) = match v {
-        Value::Int(n) => (*n, false, ""),
-        Value::Bool(b) => (0, *b, ""),
-        Value::Text(t) => (0, false, t.as_str()),
-        _ => (0, false, ""),
-    };
-    let present = *v != Value::Null;
-    macro_rules! walk {
-        (ints: $($i:ident)*; flags: $($f:ident)*; texts: $($t:ident)*;
-         named: $($n:ident = $names:expr),*; optional: $($o:ident $has:ident)*) => {
-            match name {
-                $(stringify!($i) => s.$i = int as _,)*
-                $(stringify!($f) => s.$f = flag,)*
-                $(stringify!($t) => s.$t = fill_char_array(text),)*
-                $(stringify!($n) => s.$n = code_of(text, $names),)*
-                $(stringify!($o) => (s.$has, s.$o) = (present, int as _),)*
-                "lease" => if let Value::Fields(nested) = v {
-                    return nested.iter().all(|(n, v)| put(s, &format!("lease_{n}"), v));
-                },
-                _ => return false,
-            }
-        };
-    }
-    walk! {
-        ints: node_id wall_ms lead_ms ids_issued rewinds_waited rewinds_refused
-            sequence_exhaustions wait_sleeps ms_borrowed lead_refused lease_renewals
-            lease_failures clock_ahead_ms forward_refused clock_tick_ns lease_slot
-            lease_high_water_ms lease_guard_remaining_ms;
-        flags: ok lease_guard_waiting lease_lost lease_expired;
-        texts: reason clock_note lease_store lease_guard_note lease_last_error;
-        named: clock_source = ClockSource::ALL.map(ClockSource::name),
-            status = HealthStatus::ALL.map(HealthStatus::name),
-            source = NodeSourceKind::ALL.map(NodeSourceKind::name),
-            mode = Mode::ALL.map(Mode::name),
-            lease_phase = LeasePhase::ALL.map(LeasePhase::name),
-            lease_kind = LEASE_KINDS;
-        optional: last_issued_ms has_last_issued lease_guard_until_ms lease_has_guard
-    }
-    true
-}
-
-/// The snapshot of a core health (of any generator: Snowflake, UUIDv7 or ULID), filled by
-/// walking its fields.
+/// The snapshot of a core health (of any generator: Snowflake, UUIDv7 or ULID). Both core
+/// structs are taken apart field by field without `..`, so a field added to the core's `Health`
+/// or `LeaseHealth` does not build here until the C struct has it.
 pub(crate) fn snapshot_of(h: &Health) -> polyflake_health_snapshot {
-    // SAFETY: the struct is plain integers, bools and char arrays: all zeroes is a valid value
-    // (no lease, empty texts).
-    let mut s: polyflake_health_snapshot = unsafe { std::mem::zeroed() };
-    for (name, value) in h.fields() {
-        put(&mut s, name, &value);
+    let Health {
+        ok,
+        status,
+        reason,
+        node_id,
+        source,
+        mode,
+        last_issued_ms,
+        wall_ms,
+        lead_ms,
+        ids_issued,
+        rewinds_waited,
+        rewinds_refused,
+        sequence_exhaustions,
+        wait_sleeps,
+        ms_borrowed,
+        lead_refused,
+        lease_renewals,
+        lease_failures,
+        clock_ahead_ms,
+        forward_refused,
+        clock_source,
+        clock_tick_ns,
+        clock_note,
+        lease,
+    } = h;
+    let mut s = polyflake_health_snapshot {
+        ok: *ok,
+        status: code_in(*status, HealthStatus::ALL),
+        reason: fill_char_array(reason),
+        node_id: *node_id,
+        source: code_in(*source, NodeSourceKind::ALL),
+        mode: code_in(*mode, Mode::ALL),
+        has_last_issued: last_issued_ms.is_some(),
+        last_issued_ms: last_issued_ms.unwrap_or(0),
+        wall_ms: *wall_ms,
+        lead_ms: *lead_ms,
+        ids_issued: *ids_issued,
+        rewinds_waited: *rewinds_waited,
+        rewinds_refused: *rewinds_refused,
+        sequence_exhaustions: *sequence_exhaustions,
+        wait_sleeps: *wait_sleeps,
+        ms_borrowed: *ms_borrowed,
+        lead_refused: *lead_refused,
+        lease_renewals: *lease_renewals,
+        lease_failures: *lease_failures,
+        clock_ahead_ms: *clock_ahead_ms,
+        forward_refused: *forward_refused,
+        clock_source: code_in(*clock_source, ClockSource::ALL),
+        clock_tick_ns: *clock_tick_ns,
+        clock_note: fill_char_array(clock_note),
+        // No lease: every lease field zero (kind "none", empty texts).
+        lease_kind: 0,
+        lease_store: [0; POLYFLAKE_HEALTH_TEXT_LEN],
+        lease_slot: 0,
+        lease_high_water_ms: 0,
+        lease_has_guard: false,
+        lease_guard_until_ms: 0,
+        lease_guard_waiting: false,
+        lease_guard_remaining_ms: 0,
+        lease_guard_note: [0; POLYFLAKE_HEALTH_TEXT_LEN],
+        lease_lost: false,
+        lease_expired: false,
+        lease_phase: 0,
+        lease_last_error: [0; POLYFLAKE_HEALTH_TEXT_LEN],
+    };
+    if let Some(l) = lease {
+        let phase = l.phase();
+        let LeaseHealth {
+            kind,
+            store,
+            slot,
+            high_water_ms,
+            guard_until_ms,
+            guard_waiting,
+            guard_remaining_ms,
+            guard_note,
+            lost,
+            expired,
+            renewals,
+            failures,
+            last_error,
+        } = l;
+        // Code 0 is "none": the core's kinds follow in their order.
+        s.lease_kind = 1 + code_in(
+            *kind,
+            [LeaseKind::File, LeaseKind::Etcd, LeaseKind::ZooKeeper],
+        );
+        s.lease_store = fill_char_array(store);
+        s.lease_slot = *slot;
+        s.lease_high_water_ms = *high_water_ms;
+        s.lease_has_guard = guard_until_ms.is_some();
+        s.lease_guard_until_ms = guard_until_ms.unwrap_or(0);
+        s.lease_guard_waiting = *guard_waiting;
+        s.lease_guard_remaining_ms = *guard_remaining_ms;
+        s.lease_guard_note = fill_char_array(guard_note);
+        s.lease_lost = *lost;
+        s.lease_expired = *expired;
+        s.lease_phase = code_in(phase, LeasePhase::ALL);
+        // The lease's own counters, read after the generator's (as the snapshot always had).
+        s.lease_renewals = *renewals;
+        s.lease_failures = *failures;
+        s.lease_last_error = fill_char_array(last_error);
     }
     s
 }
@@ -409,7 +465,7 @@ mod tests {
     }
 
     #[test]
-    fn every_field_of_the_walk_lands_in_the_struct() {
+    fn the_snapshot_holds_the_core_health() {
         let dir = std::env::temp_dir().join(format!("polyflake-ffi-health-{}", std::process::id()));
         let mut o = FileLeaseOptions::new(&dir);
         o.common.slots = Some(4);
@@ -419,10 +475,7 @@ mod tests {
             .build()
             .unwrap();
         let h = g.health();
-        let mut s: polyflake_health_snapshot = unsafe { std::mem::zeroed() };
-        for (n, v) in h.fields() {
-            assert!(put(&mut s, n, &v), "the C snapshot has no field for {n}");
-        }
+        let s = snapshot_of(&h);
         let lease = h.lease.clone().unwrap();
         assert_eq!(s.status, polyflake_health_status::RestartGuard as u32);
         assert_eq!(s.source, polyflake_node_source::FileLease as u32);

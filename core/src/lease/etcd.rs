@@ -18,12 +18,12 @@
 
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
 use super::fence::{self, FenceReport};
-use super::options::{Common, EtcdLeaseOptions};
+use super::options::EtcdLeaseOptions;
 use super::read_options::{LeaseOptions, RemoteOptions};
 use super::record::{self, IdSpace};
 use super::remote::{
     self, chain, check_remote, compare_space, runtime, slot_number, store_error, store_report,
-    timed, Checked, Contents, Created, HeldSlot, Holder, Keys, Lost, Mark, Store,
+    timed, Checked, Contents, Created, HeldSlot, Holder, Keys, Lost, Mark, Opening, Store,
 };
 use super::session::{renew_period, Session, SlotContext, Stop};
 use super::LeaseKind;
@@ -240,7 +240,7 @@ pub(crate) fn acquire(o: &EtcdLeaseOptions, ctx: SlotContext, generation: u64) -
     let (prefix, store) = (checked.prefix.as_str(), checked.store.as_str());
     let rt = runtime(store)?;
     let taken = rt.block_on(async {
-        let taking = open(o, &checked, &common, &ctx).await?;
+        let taking = open(o, checked.opening(&common, &ctx, o.remote().timeout())).await?;
         remote::take(taking, prefix, store, &common, &ctx).await
     })?;
     remote::start(rt, "etcd", store, generation, taken, ctx, renew)
@@ -335,22 +335,22 @@ struct Taking<'a> {
 
 /// Connect, check the store's ID space, and create our etcd lease (the take's first step).
 // Modelled in model/remote.pml: Holder, the start step (the lease grant) (make model).
-async fn open<'a>(
-    o: &EtcdLeaseOptions,
-    checked: &'a Checked,
-    common: &Common,
-    ctx: &SlotContext,
-) -> Result<Taking<'a>> {
+async fn open<'a>(o: &EtcdLeaseOptions, at: Opening<'a>) -> Result<Taking<'a>> {
+    let Opening {
+        checked,
+        identity,
+        space,
+        timeout,
+    } = at;
     let (prefix, store, creds) = (&checked.prefix, &checked.store, &checked.creds);
-    let timeout = o.remote().timeout();
     let user = creds.username();
     let mut client = connect(o, creds, store, timeout).await?;
-    check_space(&mut client, prefix, store, user, ctx.space(), timeout).await?;
+    check_space(&mut client, prefix, store, user, space, timeout).await?;
     let lease_id = timed(timeout, "lease grant", client.lease_grant(o.ttl_s, None))
         .await
         .map_err(|e| refused(store, "cannot create an etcd lease", user, &e))?
         .id();
-    let token = record::render_token(&common.identity, std::process::id(), lease_id);
+    let token = record::render_token(identity, std::process::id(), lease_id);
     Ok(Taking {
         client,
         prefix,

@@ -41,7 +41,7 @@ use super::options::FileLeaseOptions;
 use super::order::{guard_of, Surveyed};
 use super::read_options::LeaseOptions;
 use super::record::{self, IdSpace, SlotRecord};
-use super::session::{renew_period, Plan, Session, SlotContext, Stop, Taken};
+use super::session::{renew_period, Plan, RenewNow, Session, SlotContext, Stop, Taken};
 use super::store::{slot_number, store_error};
 use super::{guard_note, slot_order};
 use crate::error::{Error, Result};
@@ -218,6 +218,12 @@ pub(crate) struct SlotFile {
     reserve_ms: i64,
     /// Serialises record writes (renewal thread, a synchronous renewal, the final write).
     io: ForkLock<()>,
+}
+
+impl RenewNow for SlotFile {
+    fn renew_now(&self, state: &Window, now_ms: i64) {
+        self.renew(state, now_ms);
+    }
 }
 
 impl Drop for SlotFile {

@@ -28,6 +28,7 @@ mod options;
 mod order;
 mod read_options;
 mod record;
+mod runtime;
 mod session;
 mod store;
 
@@ -57,7 +58,8 @@ pub(crate) use order::{guard_note, slot_order};
 
 /// The issuing window, by the name its users knew it under.
 pub(crate) use crate::window::Window as LeaseState;
-pub(crate) use session::{LeaseRuntime, Release, SlotContext};
+pub(crate) use runtime::{LeaseRuntime, Release};
+pub(crate) use session::SlotContext;
 
 #[cfg(not(all(feature = "etcd", feature = "zookeeper", not(loom))))]
 use crate::error::Error;

@@ -374,10 +374,7 @@ impl EtcdLeaseOptions {
     }
 
     /// The TLS and authentication fields, as the store clients read them.
-    #[cfg_attr(
-        not(all(any(feature = "etcd", feature = "zookeeper"), not(loom))),
-        allow(dead_code)
-    )]
+    #[cfg_attr(not(all(feature = "etcd", not(loom))), allow(dead_code))]
     pub(crate) fn credentials(&self) -> CredentialOptions<'_> {
         self.store.credentials.view("etcd", "POLYFLAKE_ETCD")
     }
@@ -457,10 +454,7 @@ impl ZooKeeperLeaseOptions {
     }
 
     /// The TLS and authentication fields, as the store clients read them.
-    #[cfg_attr(
-        not(all(any(feature = "etcd", feature = "zookeeper"), not(loom))),
-        allow(dead_code)
-    )]
+    #[cfg_attr(not(all(feature = "zookeeper", not(loom))), allow(dead_code))]
     pub(crate) fn credentials(&self) -> CredentialOptions<'_> {
         self.store
             .credentials

@@ -9,6 +9,7 @@ use super::options::Common;
 use super::order::{guard_of, SlotOrder, Surveyed};
 use super::read_options::{Guards, Remote};
 use super::record::{self, IdSpace};
+use super::session::SlotContext;
 pub(crate) use super::store::{slot_number, store_error};
 use super::{slot_order, LeaseKind};
 use crate::error::{Error, Result};
@@ -113,6 +114,35 @@ pub(crate) struct Checked {
     pub store: String,
     /// The credentials, read from their files.
     pub creds: Credentials,
+}
+
+impl Checked {
+    /// What the store's first step needs, from these options and the generator's context.
+    pub(crate) fn opening<'a>(
+        &'a self,
+        common: &'a Common,
+        ctx: &SlotContext,
+        timeout: Duration,
+    ) -> Opening<'a> {
+        Opening {
+            checked: self,
+            identity: &common.identity,
+            space: ctx.space(),
+            timeout,
+        }
+    }
+}
+
+/// What a store's first step (connect, check the ID space, start its lease or session) needs.
+pub(crate) struct Opening<'a> {
+    /// The checked options.
+    pub checked: &'a Checked,
+    /// Our identity, for the holder token.
+    pub identity: &'a str,
+    /// The ID space to find in the store, or record in it.
+    pub space: IdSpace,
+    /// Every request's timeout.
+    pub timeout: Duration,
 }
 
 /// Check what both remote stores' options share; the prefix without a trailing `/`.

@@ -26,12 +26,12 @@
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
 use super::fence::{self, FenceReport};
 use super::inspect::StoreReport;
-use super::options::{Common, ZooKeeperLeaseOptions};
+use super::options::ZooKeeperLeaseOptions;
 use super::read_options::{LeaseOptions, RemoteOptions};
 use super::record::{self, IdSpace};
 use super::remote::{
     self, check_remote, compare_space, runtime, slot_number, store_error, store_report, Checked,
-    Contents, Created, HeldSlot, Holder, Keys, Lost, Mark, Store,
+    Contents, Created, HeldSlot, Holder, Keys, Lost, Mark, Opening, Store,
 };
 use super::session::{renew_period, Session, SlotContext, Stop};
 use super::LeaseKind;
@@ -121,7 +121,7 @@ pub(crate) fn acquire(
     let checked = check_options(o)?;
     let rt = runtime(&checked.store)?;
     let taken = rt.block_on(with_spawner(async {
-        let taking = open(o, &checked, &common, &ctx).await?;
+        let taking = open(o, checked.opening(&common, &ctx, o.remote().timeout())).await?;
         remote::take(taking, &checked.prefix, &checked.store, &common, &ctx).await
     }))?;
     remote::start(
@@ -230,18 +230,17 @@ struct Taking<'a> {
 /// Connect (the session), create the directories and check the store's ID space (the take's
 /// first step).
 // Modelled in model/remote.pml: Holder, the start step (the session) (make model).
-async fn open<'a>(
-    o: &ZooKeeperLeaseOptions,
-    checked: &'a Checked,
-    common: &Common,
-    ctx: &SlotContext,
-) -> Result<Taking<'a>> {
+async fn open<'a>(o: &ZooKeeperLeaseOptions, at: Opening<'a>) -> Result<Taking<'a>> {
+    let Opening {
+        checked,
+        identity,
+        space,
+        timeout,
+    } = at;
     let (prefix, store, creds) = (&checked.prefix, &checked.store, &checked.creds);
-    let timeout = o.remote().timeout();
     let client = connect(o, creds, store, timeout).await?;
     let acls = acl_list(creds);
     let user = creds.username().map(str::to_string);
-    let space = ctx.space();
     prepare(
         &client,
         prefix,
@@ -252,7 +251,7 @@ async fn open<'a>(
         timeout,
     )
     .await?;
-    let token = record::render_token(&common.identity, std::process::id(), client.session_id().0);
+    let token = record::render_token(identity, std::process::id(), client.session_id().0);
     Ok(Taking {
         client,
         prefix,

@@ -1,0 +1,224 @@
+//! What a lease-backed generator keeps: how to take a slot (by the node source's kind), the
+//! session it holds now, and how to let it go (a close, a crash, a fork).
+
+#[cfg(all(feature = "etcd", not(loom)))]
+use super::etcd;
+use super::file;
+use super::health::{LeaseHealth, LeaseKind};
+use super::node_source::NodeSource;
+use super::session::{Session, SlotContext};
+#[cfg(all(feature = "zookeeper", not(loom)))]
+use super::zookeeper;
+use crate::error::{Error, Result};
+use crate::forklock::ForkLock;
+
+/// How a lease-backed generator lets go of its slot.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Release {
+    /// A clean close: leave R at the last issued millisecond (`None`: nothing was issued) and
+    /// the state word of the last ID (for the process's node-id table).
+    Clean {
+        last_ms: Option<i64>,
+        last_state: i64,
+    },
+    /// As a crash would: R stays at its last renewal.
+    Crash,
+}
+
+/// What a lease-backed generator keeps: how to take a slot, and the slot it holds now.
+pub(crate) struct LeaseRuntime {
+    source: NodeSource,
+    kind: LeaseKind,
+    store: String,
+    ctx: SlotContext,
+    session: ForkLock<Option<Session>>,
+}
+
+impl LeaseRuntime {
+    /// Check the options and take a slot. Returns the runtime and the slot (the node id).
+    pub(crate) fn acquire(
+        source: NodeSource,
+        ctx: SlotContext,
+        generation: u64,
+    ) -> Result<(LeaseRuntime, u32)> {
+        let (kind, store) = match &source {
+            NodeSource::FileLease(o) => (LeaseKind::File, o.dir.display().to_string()),
+            NodeSource::Etcd(o) => (
+                LeaseKind::Etcd,
+                format!("etcd {} prefix {}", o.endpoints.join(","), o.store.prefix),
+            ),
+            NodeSource::ZooKeeper(o) => (
+                LeaseKind::ZooKeeper,
+                format!(
+                    "zookeeper {} prefix {}",
+                    o.ensemble.join(","),
+                    o.store.prefix
+                ),
+            ),
+            _ => unreachable!("only lease sources have a runtime"),
+        };
+        let rt = LeaseRuntime {
+            source,
+            kind,
+            store,
+            ctx,
+            session: ForkLock::new(None),
+        };
+        let session = rt.take_slot(generation)?;
+        let slot = session.slot;
+        *rt.session.lock() = Some(session);
+        Ok((rt, slot))
+    }
+
+    fn take_slot(&self, generation: u64) -> Result<Session> {
+        let ctx = self.ctx.for_generation(generation);
+        match &self.source {
+            NodeSource::FileLease(o) => file::acquire(o, ctx, generation),
+            #[cfg(all(feature = "etcd", not(loom)))]
+            NodeSource::Etcd(o) => etcd::acquire(o, ctx, generation),
+            #[cfg(not(all(feature = "etcd", not(loom))))]
+            NodeSource::Etcd(_) => Err(Error::InvalidNodeSource {
+                reason: "this build of polyflake has no etcd support (cargo feature `etcd`)"
+                    .to_string(),
+            }),
+            #[cfg(all(feature = "zookeeper", not(loom)))]
+            NodeSource::ZooKeeper(o) => zookeeper::acquire(o, ctx, generation),
+            #[cfg(not(all(feature = "zookeeper", not(loom))))]
+            NodeSource::ZooKeeper(_) => Err(super::no_zookeeper()),
+            _ => unreachable!("only lease sources have a runtime"),
+        }
+    }
+
+    /// In a forked child: leave the parent's slot to the parent (the fork handler already
+    /// closed the child's copies of its descriptors; its thread does not exist here) and take a
+    /// fresh slot. Returns the new slot. Called with the generator's fork generation mismatched.
+    // Modelled in model/file.pml: Holder, the relet_after_fork step (R_FSTAT: abandon, never
+    // unlock) (make model).
+    pub(crate) fn relet_after_fork(
+        &self,
+        generation: u64,
+        already_done: &dyn Fn() -> bool,
+    ) -> Result<u32> {
+        let mut held = self.session.lock();
+        if already_done() {
+            // Another thread of this child re-leased first.
+            if let Some(s) = held.as_ref() {
+                return Ok(s.slot);
+            }
+        }
+        if let Some(old) = held.take() {
+            if old.generation == generation {
+                let slot = old.slot;
+                *held = Some(old);
+                return Ok(slot);
+            }
+            abandon(old);
+        }
+        if self.ctx.state.is_closed() {
+            return Err(Error::GeneratorClosed { node_id: 0 });
+        }
+        // Nothing may be issued from the parent's window while the new slot is taken.
+        self.ctx.state.suspend();
+        let session = self.take_slot(generation)?;
+        let slot = session.slot;
+        *held = Some(session);
+        Ok(slot)
+    }
+
+    /// Let go of the slot: stop renewing, leave the final R (a clean close) or R as it is (a
+    /// crash), unlock it. In a forked child that never re-leased, only let go of the parent's
+    /// slot, touching nothing of the parent's.
+    // Modelled in model/file.pml and model/remote.pml: Holder, the clean close step (final R) (make
+    // model).
+    pub(crate) fn close(&self, generation: u64, how: Release) {
+        let mut held = self.session.lock();
+        let Some(mut session) = held.take() else {
+            return;
+        };
+        if session.generation != generation {
+            abandon(session);
+            return;
+        }
+        let last_state = match how {
+            Release::Clean {
+                last_ms,
+                last_state,
+            } => {
+                // Never below the guard (a successor must still wait past what the previous
+                // holder may have issued), never above R; with nothing issued and no guard,
+                // the time of closing.
+                let guard = self.ctx.state.guard_until_ms();
+                let final_r = match (last_ms, guard) {
+                    (None, None) => self.ctx.now_ms().unwrap_or(i64::MIN),
+                    (a, b) => a.unwrap_or(i64::MIN).max(b.unwrap_or(i64::MIN)),
+                };
+                session.stop.stop(Some(final_r.min(self.ctx.state.r_ms())));
+                last_state
+            }
+            Release::Crash => {
+                session.stop.stop(None);
+                -1
+            }
+        };
+        if let Some(t) = session.thread.take() {
+            let _ = t.join();
+        }
+        if let Some(c) = &session.claim {
+            c.release(last_state);
+        }
+        // Dropping the session unlocks and closes the slot file.
+    }
+
+    /// One renewal now, as the background thread does it (file leases).
+    pub(crate) fn renew_now(&self) -> Result<()> {
+        let file = self.session.lock().as_ref().and_then(|s| s.file.clone());
+        match file {
+            Some(f) => {
+                let now = self.ctx.now_ms()?;
+                f.renew_now(&self.ctx.state, now);
+                Ok(())
+            }
+            None => Err(Error::InvalidArgument {
+                name: "renew_lease",
+                reason: format!(
+                    "a synchronous renewal is offered for file leases only, not {}",
+                    self.kind.name()
+                ),
+            }),
+        }
+    }
+
+    pub(crate) fn health(&self, node_id: u32, now_ms: Option<i64>) -> LeaseHealth {
+        let state = &self.ctx.state;
+        let guard = state.guard_until_ms();
+        let remaining = match (guard, now_ms) {
+            (Some(g), Some(now)) if now <= g => (g - now + 1) as u64,
+            _ => 0,
+        };
+        LeaseHealth {
+            kind: self.kind,
+            store: self.store.clone(),
+            slot: node_id,
+            high_water_ms: state.r_ms(),
+            guard_until_ms: guard,
+            guard_waiting: remaining > 0,
+            guard_remaining_ms: remaining,
+            guard_note: state.guard_note(),
+            lost: state.is_lost(),
+            expired: false,
+            renewals: state.renewals(),
+            failures: state.failures(),
+            last_error: state.note(),
+        }
+    }
+}
+
+/// Let go of a session inherited from the parent process. Its thread does not exist in this
+/// process and its locks may be held; the fork handler has closed this process's copies of its
+/// descriptors (after checking they were still the slot's file), so nothing is closed here by
+/// number: everything is forgotten. The parent's `flock` stays with the parent.
+// Modelled in model/file.pml: Holder, the relet_after_fork step (mutation descriptor-closed-by-
+// number) (make model).
+fn abandon(session: Session) {
+    std::mem::forget(session);
+}
