@@ -91,7 +91,7 @@ proctype Holder(byte p) {
   byte g, r, c, fin, i;
 end_loop:
   do
-  /* generator/builder.rs::Builder::build -> session.rs::LeaseRuntime::acquire: a process starts a
+  /* generator/builder.rs::Builder::build -> runtime.rs::LeaseRuntime::acquire: a process starts a
    * generator (the first, or a restart after a crash or close); the take steps follow. */
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 0 -> incarnate(p) ; EAGER_ALL() }
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 1 && restart -> restart = 0; incarnate(p) ; EAGER_ALL() }
@@ -143,7 +143,7 @@ end_loop:
        fi;
        r = 0; c = 0 ; EAGER_ALL() }
 
-  /* session.rs::LeaseRuntime::close (Release::Clean) + file.rs::SlotFile::finish + Drop for
+  /* runtime.rs::LeaseRuntime::close (Release::Clean) + file.rs::SlotFile::finish + Drop for
    * SlotFile: shut the window, write R = min(max(last issued, guard), R) if the slot is still
    * ours, unlock. */
   :: atomic { ends > 0 && slot[p] != NONE && !lost[p] && !pend[p] && !inherited[p] && p < NH ->
@@ -181,8 +181,8 @@ end_loop:
        run Holder(NH) ; EAGER_ALL() }
 #endif
 
-  /* generator/engine.rs::after_fork -> session.rs::LeaseRuntime::relet_after_fork: let go of the
-   * parent's session by forgetting it (session.rs::abandon: the fork handler already closed the
+  /* generator/engine.rs::after_fork -> runtime.rs::LeaseRuntime::relet_after_fork: let go of the
+   * parent's session by forgetting it (runtime.rs::abandon: the fork handler already closed the
    * child's copies, never unlocking them), suspend, take a fresh slot with a new holder token. */
   :: atomic { inherited[p] ->
 #if !R_FSTAT

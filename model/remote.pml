@@ -100,7 +100,7 @@ proctype Holder(byte p) {
   byte g, r, c, fin, i, s;
 end_loop:
   do
-  /* generator/builder.rs::Builder::build -> session.rs::LeaseRuntime::acquire: a process starts a
+  /* generator/builder.rs::Builder::build -> runtime.rs::LeaseRuntime::acquire: a process starts a
    * generator: etcd.rs::open's lease grant / zookeeper.rs::open (the session). */
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 0 -> incarnate(p); alive = alive | (1 << tok[p]) ; EAGER_ALL() }
   :: atomic { tok[p] == 0 && p < NH && inc[p] == 1 && restart -> restart = 0; incarnate(p);
