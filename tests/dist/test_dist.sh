@@ -167,7 +167,7 @@ sdk_name=polyflake-$version-linux-x86_64
 mkdir -p "$work/unpack" && tar -xzf "$dist/$sdk_name.tar.gz" -C "$work/unpack"
 mkdir -p "$work/opt" && mv "$work/unpack/$sdk_name" "$work/opt/"
 sdk=$work/opt/$sdk_name
-readelf -d "$sdk/lib/libpolyflake.so" | grep -q "(SONAME).*\[libpolyflake.so.${version%.*}\]" \
+readelf -d "$sdk/lib/libpolyflake.so" | grep "(SONAME).*\[libpolyflake.so.${version%.*}\]" >/dev/null \
   || { readelf -d "$sdk/lib/libpolyflake.so" | grep SONAME; fail "soname"; }
 mkdir -p "$work/c" && cd "$work/c"
 snippet "$sdk/README-C.md" sdk-c > app.c
@@ -187,10 +187,10 @@ for std in 17 20; do
   g++ -std=c++$std -Wall -Wextra -Wpedantic -Werror app_hpp.cpp -o hpp${std}_static $(pkg-config --cflags --libs polyflake-static)
 done
 for t in c_shared cpp_shared hpp17_shared hpp20_shared; do
-  ldd "./$t" | grep -q "libpolyflake.so.${version%.*} => $sdk/lib/" || { ldd "./$t"; fail "$t does not load the SDK's .so by soname"; }
+  ldd "./$t" | grep "libpolyflake.so.${version%.*} => $sdk/lib/" >/dev/null || { ldd "./$t"; fail "$t does not load the SDK's .so by soname"; }
 done
 for t in c_static cpp_static hpp17_static hpp20_static; do
-  ! ldd "./$t" | grep -q libpolyflake || fail "$t links the shared library"
+  ! ldd "./$t" | grep libpolyflake >/dev/null || fail "$t links the shared library"
 done
 for t in c_shared c_static cpp_shared cpp_static hpp17_shared hpp17_static hpp20_shared hpp20_static; do
   echo "-- $t"; "./$t"
@@ -207,10 +207,10 @@ cp "$root/tests/dist/cmake/CMakeLists.txt" .
 cmake -S . -B build -DCMAKE_PREFIX_PATH="$sdk" -DCMAKE_BUILD_TYPE=Release > cmake.log || { cat cmake.log; fail "cmake configure"; }
 grep "polyflake $version from $sdk/lib/cmake/polyflake" cmake.log
 cmake --build build -j 2 > build.log || { cat build.log; fail "cmake build"; }
-! ldd build/app_c_static | grep -q libpolyflake || fail "CMake's static program links the shared library"
-ldd build/app_c_shared | grep -q "$sdk/lib/libpolyflake.so" || fail "CMake's shared program misses the SDK's .so"
-! ldd build/app_hpp_static | grep -q libpolyflake || fail "polyflake::cpp_static links the shared library"
-ldd build/app_hpp_shared | grep -q "$sdk/lib/libpolyflake.so" || fail "polyflake::cpp misses the SDK's .so"
+! ldd build/app_c_static | grep libpolyflake >/dev/null || fail "CMake's static program links the shared library"
+ldd build/app_c_shared | grep "$sdk/lib/libpolyflake.so" >/dev/null || fail "CMake's shared program misses the SDK's .so"
+! ldd build/app_hpp_static | grep libpolyflake >/dev/null || fail "polyflake::cpp_static links the shared library"
+ldd build/app_hpp_shared | grep "$sdk/lib/libpolyflake.so" >/dev/null || fail "polyflake::cpp misses the SDK's .so"
 for t in app_c_shared app_c_static app_cpp_shared app_cpp_static app_hpp_shared app_hpp_static \
   app_hpp20_shared app_hpp20_static; do
   echo "-- cmake $t"; "build/$t"
@@ -242,7 +242,7 @@ runpath=$(readelf -d app | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
 grep -qx "system clock: true 37" go.out && grep -qx "manual clock: 141264821508263936" go.out \
   && grep -qx "step back refused: true" go.out && grep -qx 'json: {"id":"141264821508263936","node_id":37}' go.out \
   && grep -qx "linkage: shared" go.out || fail "the Go program's output"
-./app_static | grep -qx "linkage: static" || fail "the static Go program's linkage"
+./app_static | grep -x "linkage: static" >/dev/null || fail "the static Go program's linkage"
 go_snippets=$(sed -n 's/^<!-- snippet:\(go-[A-Za-z0-9_-]*\) -->$/\1/p' "$root/docs/go.md")
 ran=0
 for name in $go_snippets; do
@@ -263,7 +263,7 @@ echo "$ran Go snippets of docs/go.md built by its install recipe and run"
 cd "$work"
 rm -rf "$go_sdk"
 if "$work/go-app/app" > /dev/null 2>&1; then fail "the shared Go program started with its SDK deleted"; fi
-"$work/go-app/app_static" | grep -qx "linkage: static" || fail "the static Go program without its SDK"
+"$work/go-app/app_static" | grep -x "linkage: static" >/dev/null || fail "the static Go program without its SDK"
 echo "SDK deleted: the static Go program still runs, the shared one does not start"
 
 step "every install worked with no Rust toolchain on PATH"

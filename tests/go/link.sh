@@ -39,7 +39,7 @@ go build -o "$work/svc_shared" ./linkcheck
 go build -tags polyflake_static -o "$work/svc_static" ./linkcheck
 runpath=$(readelf -d "$work/svc_shared" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
 [[ $runpath == "$sdk/"* ]] || fail "the shared build's RUNPATH is '$runpath', not into $sdk"
-! readelf -d "$work/svc_static" | grep -q 'NEEDED.*libpolyflake' || fail "the static build needs libpolyflake.so"
+! readelf -d "$work/svc_static" | grep 'NEEDED.*libpolyflake' >/dev/null || fail "the static build needs libpolyflake.so"
 echo "shared: RUNPATH $runpath; static: no libpolyflake.so needed ($(du -h "$work/svc_static" | cut -f1))"
 "$work/svc_shared" | grep -x 'linkage shared: 100 IDs over HTTP, increasing, the last [0-9]*'
 "$work/svc_static" | grep -x 'linkage static: 100 IDs over HTTP, increasing, the last [0-9]*'
