@@ -5,6 +5,13 @@
 //! (`fence_*_lease`, what `polyflake lease fence` runs); holder B, its clock where A's was,
 //! takes the slot. B must not issue until its clock passes the fence, so no ID of B's equals
 //! one of A's.
+//!
+//! The second probe is a holder D whose own writes the restore kept: the backup holds its
+//! session (ZooKeeper) or etcd lease and the mark it last wrote, so no version or revision it can
+//! compare shows the rollback; but the restore may have lost its session's end and another
+//! holder's use of its slot. The fence the operator raised is what D sees: its next renewal
+//! finds the fence moved since its take and D lets the slot go (found by the nemesis on
+//! ZooKeeper: a holder cut off from the backup until after the restore kept issuing).
 
 mod lease_support;
 
@@ -153,6 +160,54 @@ fn probe(
     }
 }
 
+/// D's reserve: its first renewal comes a fifth of it (30 s) after the take, well after the
+/// backup, the restore and the fence (a few seconds), so the restore loses no write of D's.
+const D_RESERVE_MS: i64 = 150_000;
+
+/// The second probe (see the module's notes): `expect` is what D's reason must say.
+fn kept_writes_probe(
+    make: &dyn Fn(&ManualClock) -> Builder,
+    backup: &mut dyn FnMut(),
+    restore: &mut dyn FnMut(),
+    fence: &dyn Fn() -> i64,
+    expect: &[&str],
+) {
+    let t0 = now_ms();
+    let d_clock = ManualClock::new(t0);
+    // D's clock jumps past a fresh slot's guard (one reserve): no forward-step guard.
+    let d = make(&d_clock).max_forward_step_ms(None).build().unwrap();
+    d_clock.set(t0 + D_RESERVE_MS + 1_000);
+    assert!(
+        wait_until(Duration::from_secs(10), || d.next_id().is_ok()),
+        "D never issued: {:?}",
+        d.health().reason
+    );
+    let taken = std::time::Instant::now();
+    backup();
+    restore();
+    fence();
+    let first_renewal = Duration::from_millis(D_RESERVE_MS as u64 / 5);
+    assert!(
+        taken.elapsed() < first_renewal,
+        "the backup, the restore and the fence took {:?}, past D's first renewal ({first_renewal:?}): the probe needs them done before it",
+        taken.elapsed()
+    );
+    let noticed = wait_until(first_renewal + Duration::from_secs(20), || {
+        d.health().status == polyflake::HealthStatus::StoreRolledBack
+    });
+    let reason = d.health().reason;
+    assert!(noticed, "D did not notice the restore: {reason}");
+    assert!(
+        expect.iter().any(|e| reason.contains(e)),
+        "D's reason: {reason}"
+    );
+    eprintln!(
+        "D let its slot go {:?} after its take: {reason}",
+        taken.elapsed()
+    );
+    assert_eq!(d.next_id().unwrap_err().kind(), ErrorKind::LeaseLost);
+}
+
 #[test]
 fn etcd_restored_from_a_snapshot_then_fenced_gives_no_duplicate() {
     let mut etcd = Etcd::start();
@@ -204,5 +259,60 @@ fn zookeeper_restored_from_a_data_dir_copy_then_fenced_gives_no_duplicate() {
         &mut || zk_cell.borrow_mut().restore(&copy),
         &|| fence_zookeeper_lease(&o, 20_000).unwrap().fence_ms,
         &|| polyflake::inspect_zookeeper_lease(&o).unwrap(),
+    );
+}
+
+#[test]
+fn etcd_holder_whose_writes_the_restore_kept_lets_go_at_the_fence() {
+    let mut etcd = Etcd::start();
+    let snap = TempDir::new("etcd-snap-kept");
+    let file = snap.path().join("backup.db");
+    let mut o = EtcdLeaseOptions::new(vec![etcd.client_url.clone()]);
+    o.store.prefix = "/pf-restore-kept".into();
+    o.common.slots = Some(1);
+    o.common.reserve_ms = D_RESERVE_MS as u64;
+    o.common.max_guard_wait_ms = 2 * D_RESERVE_MS as u64;
+    o.ttl_s = 40;
+    o.store.connect_timeout_ms = 2_000;
+    let make = |clock: &ManualClock| {
+        Generator::builder_from(NodeSource::Etcd(o.clone()))
+            .epoch_ms(DEFAULT_EPOCH_MS + 28)
+            .clock(clock.clone())
+    };
+    let etcd_cell = std::cell::RefCell::new(&mut etcd);
+    // etcd's restore may also give the store a new cluster id, which D sees first.
+    kept_writes_probe(
+        &make,
+        &mut || etcd_cell.borrow().snapshot(&file),
+        &mut || etcd_cell.borrow_mut().restore(&file),
+        &|| fence_etcd_lease(&o, 20_000).unwrap().fence_ms,
+        &["fence", "cluster id"],
+    );
+}
+
+#[test]
+fn zookeeper_holder_whose_writes_the_restore_kept_lets_go_at_the_fence() {
+    let mut zk = ZooKeeper::start();
+    let snap = TempDir::new("zk-backup-kept");
+    let copy = snap.path().join("data");
+    let mut o = ZooKeeperLeaseOptions::new(vec![zk.ensemble()]);
+    o.store.prefix = "/pf-restore-kept".into();
+    o.common.slots = Some(1);
+    o.common.reserve_ms = D_RESERVE_MS as u64;
+    o.common.max_guard_wait_ms = 2 * D_RESERVE_MS as u64;
+    o.session_timeout_ms = 40_000;
+    o.store.connect_timeout_ms = 2_000;
+    let make = |clock: &ManualClock| {
+        Generator::builder_from(NodeSource::ZooKeeper(o.clone()))
+            .epoch_ms(DEFAULT_EPOCH_MS + 29)
+            .clock(clock.clone())
+    };
+    let zk_cell = std::cell::RefCell::new(&mut zk);
+    kept_writes_probe(
+        &make,
+        &mut || zk_cell.borrow_mut().backup(&copy),
+        &mut || zk_cell.borrow_mut().restore(&copy),
+        &|| fence_zookeeper_lease(&o, 20_000).unwrap().fence_ms,
+        &["fence"],
     );
 }

@@ -404,7 +404,7 @@ impl Store for Taking<'_> {
                     Some(PutOptions::new().with_lease(self.lease_id)),
                 ),
                 TxnOp::get(k.hwm.clone(), None),
-                TxnOp::get(fence::fence_key(self.prefix), None),
+                TxnOp::get(k.fence.clone(), None),
             ]);
         let resp = timed(self.timeout, "txn", self.client.txn(txn))
             .await
@@ -522,6 +522,13 @@ impl Holder for Held {
     async fn rolled_back(&mut self) -> Option<String> {
         // Seen in the answers themselves (`saw`): `write_hwm` then finds the lease lost.
         None
+    }
+
+    async fn read_fence(&mut self) -> std::result::Result<Option<Vec<u8>>, String> {
+        let get = self.client.get(self.at.keys.fence.clone(), None);
+        let resp = timed(self.timeout, "get", get).await?;
+        self.saw(resp.header());
+        Ok(resp.kvs().first().map(|kv| kv.value().to_vec()))
     }
 
     fn wrote(&mut self, _failed: Option<&String>) {}

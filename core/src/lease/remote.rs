@@ -28,12 +28,15 @@ pub(crate) struct Keys {
     pub slot: String,
     /// `{prefix}/hwm/NNNN`: the high-water mark R, durable.
     pub hwm: String,
+    /// `{prefix}/fence`: the store's fence (`polyflake lease fence`, after a restore).
+    pub fence: String,
 }
 
 pub(crate) fn keys(prefix: &str, slot: u32) -> Keys {
     Keys {
         slot: format!("{prefix}/slot/{}", record::slot_name(slot)),
         hwm: format!("{prefix}/hwm/{}", record::slot_name(slot)),
+        fence: super::fence::fence_key(prefix),
     }
 }
 

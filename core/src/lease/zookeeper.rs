@@ -303,8 +303,7 @@ impl Store for Taking<'_> {
             Err(Fail::Zk(zk::Error::NoNode)) => None,
             Err(e) => return Err(fail(store, "cannot read the high-water mark", user, e)),
         };
-        let fence_key = fence::fence_key(self.prefix);
-        let fence = match call(timeout, self.client.get_data(&fence_key)).await {
+        let fence = match call(timeout, self.client.get_data(&k.fence)).await {
             Ok((v, _)) => Ok(Some(v)),
             Err(Fail::Zk(zk::Error::NoNode)) => Ok(None),
             Err(e) => Err(fail(store, "cannot read the fence", user, e)),
@@ -463,6 +462,14 @@ impl Holder for Held {
                 rolled_back(self).await
             }
             _ => None,
+        }
+    }
+
+    async fn read_fence(&mut self) -> std::result::Result<Option<Vec<u8>>, Fail> {
+        match call(self.timeout, self.client.get_data(&self.at.keys.fence)).await {
+            Ok((value, _)) => Ok(Some(value)),
+            Err(Fail::Zk(zk::Error::NoNode)) => Ok(None),
+            Err(e) => Err(e),
         }
     }
 

@@ -75,6 +75,8 @@ pub(crate) struct HeldSlot {
     pub keys: Keys,
     /// How far ahead of the clock R is kept.
     pub reserve_ms: i64,
+    /// The store's fence as read while taking (`None`: there was none).
+    pub fence: Option<Vec<u8>>,
 }
 
 /// Why a write of R found the lease lost.
@@ -111,6 +113,9 @@ pub(crate) trait Holder {
     /// Before a renewal's write: `Some(reason)` when the store is seen to have gone back in time.
     async fn rolled_back(&mut self) -> Option<String>;
 
+    /// The store's fence as it is now (`None`: there is none).
+    async fn read_fence(&mut self) -> std::result::Result<Option<Vec<u8>>, Self::Fail>;
+
     /// A renewal's write was answered (`None`) or failed (`Some`).
     fn wrote(&mut self, failed: Option<&Self::Fail>);
 
@@ -146,6 +151,7 @@ pub(crate) async fn take<S: Store>(
         let Some(created) = store.create_slot(&k).await? else {
             continue;
         };
+        let fence_seen = created.fence.as_ref().ok().cloned().flatten();
         // The fence, read after the slot is ours: a number, and not past the window; else the
         // slot goes back and the take is refused (an operator's fence is never ignored).
         let fence_ms = created.fence.and_then(|value| match value {
@@ -184,6 +190,7 @@ pub(crate) async fn take<S: Store>(
             slot,
             keys: k,
             reserve_ms: common.reserve_ms,
+            fence: fence_seen,
         };
         let mut held = store.hold(at, version);
         match held.write_hwm(r).await {
@@ -227,10 +234,28 @@ pub(crate) async fn renew_tick<H: Holder>(h: &mut H, ctx: &SlotContext) -> Optio
     }
     match h.write_hwm(r).await {
         Ok(true) => {
-            state.publish(r);
-            state.renewed();
             h.wrote(None);
-            None
+            // R is published only while the fence is the one the take read: a fence raised since
+            // means the store was restored from a backup, and the restore may have lost this
+            // holder's session ending and another holder's use of the slot, which no version or
+            // revision of ours can show (the holder's own writes were all kept).
+            match h.read_fence().await {
+                Ok(fence) if fence == h.at().fence => {
+                    state.publish(r);
+                    state.renewed();
+                    None
+                }
+                Ok(fence) => {
+                    state.rolled_back();
+                    Some(fence_raised(h.at(), fence.as_deref()))
+                }
+                Err(e) => {
+                    let what = format!("cannot read the fence {}", h.at().keys.fence);
+                    state.failed(h.note(&what, &e));
+                    h.wrote(Some(&e));
+                    None
+                }
+            }
         }
         Ok(false) => {
             let lost = h.lost();
@@ -246,6 +271,23 @@ pub(crate) async fn renew_tick<H: Holder>(h: &mut H, ctx: &SlotContext) -> Optio
             None
         }
     }
+}
+
+/// Why a holder whose store's fence moved since its take lets the slot go.
+fn fence_raised(at: &HeldSlot, now: Option<&[u8]>) -> String {
+    let shown = |v: Option<&[u8]>| {
+        v.map_or_else(
+            || "none".to_string(),
+            |v| String::from_utf8_lossy(v).into_owned(),
+        )
+    };
+    format!(
+        "the store went back in time: its fence {} is {} and was {} when this holder took slot {} (`polyflake lease fence`, after a restore from an older backup)",
+        at.keys.fence,
+        shown(now),
+        shown(at.fence.as_deref()),
+        at.slot
+    )
 }
 
 /// A clean close's final write: leave R at what the generator really issued.
