@@ -336,21 +336,19 @@ struct Taking<'a> {
 /// Connect, check the store's ID space, and create our etcd lease (the take's first step).
 // Modelled in model/remote.pml: Holder, the start step (the lease grant) (make model).
 async fn open<'a>(o: &EtcdLeaseOptions, at: Opening<'a>) -> Result<Taking<'a>> {
-    let Opening {
-        checked,
-        identity,
-        space,
-        timeout,
-    } = at;
-    let (prefix, store, creds) = (&checked.prefix, &checked.store, &checked.creds);
-    let user = creds.username();
+    let Checked {
+        prefix,
+        store,
+        creds,
+    } = at.checked;
+    let (user, timeout) = (creds.username(), at.timeout);
     let mut client = connect(o, creds, store, timeout).await?;
-    check_space(&mut client, prefix, store, user, space, timeout).await?;
+    check_space(&mut client, prefix, store, user, at.space, timeout).await?;
     let lease_id = timed(timeout, "lease grant", client.lease_grant(o.ttl_s, None))
         .await
         .map_err(|e| refused(store, "cannot create an etcd lease", user, &e))?
         .id();
-    let token = record::render_token(identity, std::process::id(), lease_id);
+    let token = record::render_token(at.identity, std::process::id(), lease_id);
     Ok(Taking {
         client,
         prefix,

@@ -37,7 +37,7 @@
 
 use super::dir::{LeaseDir, Opened, Unsafe, SHARED_DIR};
 use super::fence::{self, FenceReport};
-use super::options::FileLeaseOptions;
+use super::options::{Common, FileLeaseOptions};
 use super::order::{guard_of, Surveyed};
 use super::read_options::LeaseOptions;
 use super::record::{self, IdSpace, SlotRecord};
@@ -465,17 +465,15 @@ struct Survey {
     present: Vec<u32>,
 }
 
-#[allow(clippy::too_many_arguments)]
 fn survey(
     ctx: &SlotContext,
     dir: &LeaseDir,
-    slots: u32,
-    identity: &str,
+    common: &Common,
     now_ms: i64,
-    reserve_ms: i64,
-    window_end_ms: i64,
     skipped: &mut Skipped,
 ) -> Survey {
+    let (slots, identity) = (common.slots, common.identity.as_str());
+    let (reserve_ms, window_end_ms) = (common.reserve_ms, ctx.window_end_ms());
     let mut out = Survey {
         slots: Vec::new(),
         present: Vec::new(),
@@ -538,16 +536,7 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
     fence::check_window(&dpath.display().to_string(), fence_ms, window_end)?;
     let now = ctx.now_ms()?;
     let mut skipped = Skipped::default();
-    let found = survey(
-        &ctx,
-        &dir,
-        common.slots,
-        &common.identity,
-        now,
-        common.reserve_ms,
-        window_end,
-        &mut skipped,
-    );
+    let found = survey(&ctx, &dir, &common, now, &mut skipped);
     let mut order = slot_order(
         found.slots,
         found.present,

@@ -182,13 +182,13 @@ pub(crate) fn check_remote(kind: &str, options: Remote<'_>, what_servers: &str) 
 /// with neither a slot key nor a mark is a new slot, produced only when it is reached.
 pub(crate) fn free_slot_order(
     common: &Common,
-    taken: &[(u32, String)],
+    taken: &HashMap<u32, String>,
     marks: &HashMap<u32, Vec<u8>>,
     own: Option<u32>,
     now: i64,
     window_end: i64,
 ) -> SlotOrder {
-    let mut held: Vec<u32> = taken.iter().map(|(n, _)| *n).collect();
+    let mut held: Vec<u32> = taken.keys().copied().collect();
     held.sort_unstable();
     let mut candidates: Vec<u32> = marks.keys().copied().chain(own).collect();
     candidates.sort_unstable();
@@ -271,17 +271,13 @@ pub(crate) fn store_report(
     let window_end = space
         .map(|s| s.epoch_ms.saturating_add(s.layout.max_elapsed_ms() as i64))
         .unwrap_or(i64::MAX);
-    let mut numbers: Vec<u32> = taken
-        .iter()
-        .map(|(n, _)| *n)
-        .chain(marks.keys().copied())
-        .collect();
+    let mut numbers: Vec<u32> = taken.keys().chain(marks.keys()).copied().collect();
     numbers.sort_unstable();
     numbers.dedup();
     let slots: Vec<SlotReport> = numbers
         .into_iter()
         .map(|n| {
-            let holder = taken.iter().find(|(t, _)| *t == n).map(|(_, v)| v.clone());
+            let holder = taken.get(&n).cloned();
             let mark = marks.get(&n);
             let parsed = mark.and_then(|v| record::parse_mark(v));
             let guard = guard_of(parsed, now, reserve_ms as i64, window_end);

@@ -231,13 +231,12 @@ struct Taking<'a> {
 /// first step).
 // Modelled in model/remote.pml: Holder, the start step (the session) (make model).
 async fn open<'a>(o: &ZooKeeperLeaseOptions, at: Opening<'a>) -> Result<Taking<'a>> {
-    let Opening {
-        checked,
-        identity,
-        space,
-        timeout,
-    } = at;
-    let (prefix, store, creds) = (&checked.prefix, &checked.store, &checked.creds);
+    let Checked {
+        prefix,
+        store,
+        creds,
+    } = at.checked;
+    let timeout = at.timeout;
     let client = connect(o, creds, store, timeout).await?;
     let acls = acl_list(creds);
     let user = creds.username().map(str::to_string);
@@ -247,11 +246,11 @@ async fn open<'a>(o: &ZooKeeperLeaseOptions, at: Opening<'a>) -> Result<Taking<'
         store,
         &acls,
         user.as_deref(),
-        space,
+        at.space,
         timeout,
     )
     .await?;
-    let token = record::render_token(identity, std::process::id(), client.session_id().0);
+    let token = record::render_token(at.identity, std::process::id(), client.session_id().0);
     Ok(Taking {
         client,
         prefix,

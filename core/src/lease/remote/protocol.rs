@@ -36,9 +36,11 @@ pub(crate) struct Created {
     pub fence: Result<Option<Vec<u8>>>,
 }
 
-/// Every held slot with its holder's token, and every mark, by slot number.
+/// What a store holds, by slot number.
 pub(crate) struct Contents {
-    pub taken: Vec<(u32, String)>,
+    /// Every held slot: its holder's token, as stored.
+    pub taken: HashMap<u32, String>,
+    /// Every mark, as stored.
     pub marks: HashMap<u32, Vec<u8>>,
 }
 
