@@ -182,6 +182,16 @@ fn kept_writes_probe(
         "D never issued: {:?}",
         d.health().reason
     );
+    // The renewal's first tick comes at once; the next one a period later. Back up after the
+    // first, so that no write of D's falls between the backup and the restore.
+    assert!(
+        wait_until(Duration::from_secs(10), || d
+            .health()
+            .lease
+            .is_some_and(|l| l.renewals >= 1)),
+        "D never renewed: {:?}",
+        d.health().lease
+    );
     let taken = std::time::Instant::now();
     backup();
     restore();
