@@ -7,8 +7,9 @@
 //! our etcd lease or ZooKeeper session) and reading its mark and the store's fence; the guard is
 //! the mark (or a full reserve past now when there is none readable), never below the fence;
 //! then R = max(guard, now) + reserve is written (a compare on the slot being ours and the mark
-//! being the one read) BEFORE anything is issued. Renewing: R = max(now + reserve, R), written
-//! with the same compare, then published; a failed compare loses the lease.
+//! being the one read) BEFORE anything is issued. Renewing: the fence read again (moved since the
+//! take: the store was restored, the lease is lost), then R = max(now + reserve, R), written with
+//! the same compare, then published; a failed compare loses the lease.
 
 use super::super::fence;
 use super::super::options::Common;
@@ -216,8 +217,8 @@ pub(crate) async fn take<S: Store>(
     })
 }
 
-/// One renewal: R = max(now + reserve, R), written only while the slot is still ours, then
-/// published. `Some(reason)`: the lease is lost. A failed write leaves R where it was (the
+/// One renewal: R = max(now + reserve, R), written only while the store's fence is the one the
+/// take read and the slot is still ours, then published. `Some(reason)`: the lease is lost. A failed write leaves R where it was (the
 /// generator issues up to it, then refuses until a renewal succeeds).
 // Modelled in model/remote.pml: Holder, the renewal step (write_hwm, then publish) (make model).
 pub(crate) async fn renew_tick<H: Holder>(h: &mut H, ctx: &SlotContext) -> Option<String> {
@@ -234,30 +235,30 @@ pub(crate) async fn renew_tick<H: Holder>(h: &mut H, ctx: &SlotContext) -> Optio
         state.rolled_back();
         return Some(reason);
     }
+    // The fence, read before the write: one raised since the take means the store was restored
+    // from a backup. The restore may have lost this holder's session ending and another holder's
+    // use of the slot, which no version or revision of ours can show when the restore kept all of
+    // our writes; and a ZooKeeper slot whose znode the restore took away is checked by version
+    // only, so our write could land on a successor's mark. Either way: no write, the slot goes.
+    match h.read_fence().await {
+        Ok(fence) if fence == h.at().fence => {}
+        Ok(fence) => {
+            state.rolled_back();
+            return Some(fence_raised(h.at(), fence.as_deref()));
+        }
+        Err(e) => {
+            let what = format!("cannot read the fence {}", h.at().keys.fence);
+            state.failed(h.note(&what, &e));
+            h.wrote(Some(&e));
+            return None;
+        }
+    }
     match h.write_hwm(r).await {
         Ok(true) => {
+            state.publish(r);
+            state.renewed();
             h.wrote(None);
-            // R is published only while the fence is the one the take read: a fence raised since
-            // means the store was restored from a backup, and the restore may have lost this
-            // holder's session ending and another holder's use of the slot, which no version or
-            // revision of ours can show (the holder's own writes were all kept).
-            match h.read_fence().await {
-                Ok(fence) if fence == h.at().fence => {
-                    state.publish(r);
-                    state.renewed();
-                    None
-                }
-                Ok(fence) => {
-                    state.rolled_back();
-                    Some(fence_raised(h.at(), fence.as_deref()))
-                }
-                Err(e) => {
-                    let what = format!("cannot read the fence {}", h.at().keys.fence);
-                    state.failed(h.note(&what, &e));
-                    h.wrote(Some(&e));
-                    None
-                }
-            }
+            None
         }
         Ok(false) => {
             let lost = h.lost();
