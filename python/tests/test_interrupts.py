@@ -32,7 +32,10 @@ RUNS = 3
 # until the parent's SIGINT; print when KeyboardInterrupt arrived (CLOCK_MONOTONIC is one clock
 # for every process of the host) and whether the generator is still consistent.
 CHILD = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
+    # Python's own Ctrl-C handler, as an interactive shell's child has it: a child of a background
+    # job (`make test &`) starts with SIGINT ignored, and Python then installs none.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import polyflake
     from polyflake import Snowflake, Uuid7Generator, UlidGenerator
 
