@@ -268,16 +268,22 @@ inline incarnate(p) {
   for (i : 0 .. NP - 1) { if :: tok[i] != 0 -> rolled[i] = 1 :: else fi }
 
 #if R_ROLLBACK
-/* issue 26 (not yet in the code): every store answer shows whether the store went back
- * (revision, zxid, record sequence, store identity only grow); a holder that sees it did
- * stops, and its operation takes no effect (it is conditional on the store's identity). */
+/* issue 26: a holder that finds the store went back stops, and its operation takes no effect.
+ * In the code: etcd.rs Held::saw (an answer at a lower revision, another cluster id),
+ * zookeeper.rs rolled_back (a fresh session finds our mark at a lower version), and for both
+ * remote stores remote/protocol.rs::renew_tick, which reads the store's fence BEFORE each
+ * renewal's write and stops, writing nothing, when it moved since the take: after a fenced
+ * restore (the procedure R_FENCE models) every live holder sees it at its next renewal, the
+ * holders whose writes the restore kept included. The model grants the detection at every
+ * store operation; the code has it at each renewal and take, and the fence covers the rest. */
 #define ROLLED(p) rolled[p]
 #else
 #define ROLLED(p) 0
 #endif
 
 #if R_FENCE
-/* issue 26 (not yet in the code): a restored store is not taken from until fenced. */
+/* issue 26: a restored store is not taken from until fenced (the operator's procedure,
+ * node-ids.md "Backup and restore"; fence.rs: every taker reads the fence). */
 #define TAKE_OK (!down && !unfenced)
 #else
 #define TAKE_OK (!down)

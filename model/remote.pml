@@ -137,7 +137,8 @@ end_loop:
 
   /* etcd.rs::renew / zookeeper.rs::renew, the renew_tick arm: R = max(now + reserve, R),
    * write_hwm, then Window::publish; Ok(false) loses the lease; an error (store down, a
-   * timeout) is a failed renewal. A write may time out and still land later (late_r). */
+   * timeout) is a failed renewal. A write may time out and still land later (late_r).
+   * ROLLED(p) before the write is also Holder::read_fence (the fence moved since the take). */
   :: atomic { slot[p] != NONE && !taking[p] && !lost[p] && CLK(p) != tried[p] ->
        c = CLK(p); tried[p] = c; s = slot[p];
        r = max(c + RES, myR[p]);
