@@ -336,11 +336,7 @@ struct Taking<'a> {
 /// Connect, check the store's ID space, and create our etcd lease (the take's first step).
 // Modelled in model/remote.pml: Holder, the start step (the lease grant) (make model).
 async fn open<'a>(o: &EtcdLeaseOptions, at: Opening<'a>) -> Result<Taking<'a>> {
-    let Checked {
-        prefix,
-        store,
-        creds,
-    } = at.checked;
+    let (prefix, store, creds) = at.checked.parts();
     let (user, timeout) = (creds.username(), at.timeout);
     let mut client = connect(o, creds, store, timeout).await?;
     check_space(&mut client, prefix, store, user, at.space, timeout).await?;

@@ -120,6 +120,11 @@ pub(crate) struct Checked {
 }
 
 impl Checked {
+    /// The prefix, the store's name and the credentials.
+    pub(crate) fn parts(&self) -> (&str, &str, &Credentials) {
+        (&self.prefix, &self.store, &self.creds)
+    }
+
     /// What the store's first step needs, from these options and the generator's context.
     pub(crate) fn opening<'a>(
         &'a self,

@@ -231,11 +231,7 @@ struct Taking<'a> {
 /// first step).
 // Modelled in model/remote.pml: Holder, the start step (the session) (make model).
 async fn open<'a>(o: &ZooKeeperLeaseOptions, at: Opening<'a>) -> Result<Taking<'a>> {
-    let Checked {
-        prefix,
-        store,
-        creds,
-    } = at.checked;
+    let (prefix, store, creds) = at.checked.parts();
     let timeout = at.timeout;
     let client = connect(o, creds, store, timeout).await?;
     let acls = acl_list(creds);
