@@ -218,22 +218,49 @@ fn kept_writes_probe(
     assert_eq!(d.next_id().unwrap_err().kind(), ErrorKind::LeaseLost);
 }
 
+/// One slot under `prefix` of a real etcd, with this reserve and TTL.
+fn etcd_options(etcd: &Etcd, prefix: &str, reserve_ms: u64, ttl_s: i64) -> EtcdLeaseOptions {
+    let mut o = EtcdLeaseOptions::new(vec![etcd.client_url.clone()]);
+    o.store.prefix = prefix.into();
+    o.common.slots = Some(1);
+    o.common.reserve_ms = reserve_ms;
+    o.ttl_s = ttl_s;
+    o.store.connect_timeout_ms = 2_000;
+    o
+}
+
+/// One slot under `prefix` of a real ZooKeeper, with this reserve and session timeout.
+fn zookeeper_options(
+    zk: &ZooKeeper,
+    prefix: &str,
+    reserve_ms: u64,
+    session_timeout_ms: u64,
+) -> ZooKeeperLeaseOptions {
+    let mut o = ZooKeeperLeaseOptions::new(vec![zk.ensemble()]);
+    o.store.prefix = prefix.into();
+    o.common.slots = Some(1);
+    o.common.reserve_ms = reserve_ms;
+    o.session_timeout_ms = session_timeout_ms;
+    o.store.connect_timeout_ms = 2_000;
+    o
+}
+
+/// A generator of `source` on a test's clock, in an epoch of the test's own.
+fn maker(source: NodeSource, epoch_offset: i64) -> impl Fn(&ManualClock) -> Builder {
+    move |clock: &ManualClock| {
+        Generator::builder_from(source.clone())
+            .epoch_ms(DEFAULT_EPOCH_MS + epoch_offset)
+            .clock(clock.clone())
+    }
+}
+
 #[test]
 fn etcd_restored_from_a_snapshot_then_fenced_gives_no_duplicate() {
     let mut etcd = Etcd::start();
     let snap = TempDir::new("etcd-snap");
     let file = snap.path().join("backup.db");
-    let mut o = EtcdLeaseOptions::new(vec![etcd.client_url.clone()]);
-    o.store.prefix = "/pf-restore".into();
-    o.common.slots = Some(1);
-    o.common.reserve_ms = 500;
-    o.ttl_s = 2;
-    o.store.connect_timeout_ms = 2_000;
-    let make = |clock: &ManualClock| {
-        Generator::builder_from(NodeSource::Etcd(o.clone()))
-            .epoch_ms(DEFAULT_EPOCH_MS + 26)
-            .clock(clock.clone())
-    };
+    let o = etcd_options(&etcd, "/pf-restore", 500, 2);
+    let make = maker(NodeSource::Etcd(o.clone()), 26);
     let etcd_cell = std::cell::RefCell::new(&mut etcd);
     probe(
         &make,
@@ -249,19 +276,10 @@ fn zookeeper_restored_from_a_data_dir_copy_then_fenced_gives_no_duplicate() {
     let mut zk = ZooKeeper::start();
     let snap = TempDir::new("zk-backup");
     let copy = snap.path().join("data");
-    let mut o = ZooKeeperLeaseOptions::new(vec![zk.ensemble()]);
-    o.store.prefix = "/pf-restore".into();
-    o.common.slots = Some(1);
-    o.common.reserve_ms = 500;
     // The default session timeout's order (10 s): the rollback must be noticed well before the
     // session would expire.
-    o.session_timeout_ms = 10_000;
-    o.store.connect_timeout_ms = 2_000;
-    let make = |clock: &ManualClock| {
-        Generator::builder_from(NodeSource::ZooKeeper(o.clone()))
-            .epoch_ms(DEFAULT_EPOCH_MS + 27)
-            .clock(clock.clone())
-    };
+    let o = zookeeper_options(&zk, "/pf-restore", 500, 10_000);
+    let make = maker(NodeSource::ZooKeeper(o.clone()), 27);
     let zk_cell = std::cell::RefCell::new(&mut zk);
     probe(
         &make,
@@ -277,18 +295,9 @@ fn etcd_holder_whose_writes_the_restore_kept_lets_go_at_the_fence() {
     let mut etcd = Etcd::start();
     let snap = TempDir::new("etcd-snap-kept");
     let file = snap.path().join("backup.db");
-    let mut o = EtcdLeaseOptions::new(vec![etcd.client_url.clone()]);
-    o.store.prefix = "/pf-restore-kept".into();
-    o.common.slots = Some(1);
-    o.common.reserve_ms = D_RESERVE_MS as u64;
+    let mut o = etcd_options(&etcd, "/pf-restore-kept", D_RESERVE_MS as u64, 40);
     o.common.max_guard_wait_ms = 2 * D_RESERVE_MS as u64;
-    o.ttl_s = 40;
-    o.store.connect_timeout_ms = 2_000;
-    let make = |clock: &ManualClock| {
-        Generator::builder_from(NodeSource::Etcd(o.clone()))
-            .epoch_ms(DEFAULT_EPOCH_MS + 28)
-            .clock(clock.clone())
-    };
+    let make = maker(NodeSource::Etcd(o.clone()), 28);
     let etcd_cell = std::cell::RefCell::new(&mut etcd);
     // etcd's restore may also give the store a new cluster id, which D sees first.
     kept_writes_probe(
@@ -305,18 +314,9 @@ fn zookeeper_holder_whose_writes_the_restore_kept_lets_go_at_the_fence() {
     let mut zk = ZooKeeper::start();
     let snap = TempDir::new("zk-backup-kept");
     let copy = snap.path().join("data");
-    let mut o = ZooKeeperLeaseOptions::new(vec![zk.ensemble()]);
-    o.store.prefix = "/pf-restore-kept".into();
-    o.common.slots = Some(1);
-    o.common.reserve_ms = D_RESERVE_MS as u64;
+    let mut o = zookeeper_options(&zk, "/pf-restore-kept", D_RESERVE_MS as u64, 40_000);
     o.common.max_guard_wait_ms = 2 * D_RESERVE_MS as u64;
-    o.session_timeout_ms = 40_000;
-    o.store.connect_timeout_ms = 2_000;
-    let make = |clock: &ManualClock| {
-        Generator::builder_from(NodeSource::ZooKeeper(o.clone()))
-            .epoch_ms(DEFAULT_EPOCH_MS + 29)
-            .clock(clock.clone())
-    };
+    let make = maker(NodeSource::ZooKeeper(o.clone()), 29);
     let zk_cell = std::cell::RefCell::new(&mut zk);
     kept_writes_probe(
         &make,
