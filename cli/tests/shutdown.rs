@@ -44,7 +44,9 @@ fn sigterm(server: &mut Server) -> (Duration, std::process::ExitStatus) {
     unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
     loop {
         if let Some(status) = server.child.try_wait().expect("wait") {
-            return (t.elapsed(), status);
+            let exit = t.elapsed();
+            server.collect_stderr();
+            return (exit, status);
         }
         assert!(
             t.elapsed() < Duration::from_secs(20),

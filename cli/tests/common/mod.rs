@@ -9,6 +9,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The `polyflake` binary cargo built for these tests (target/release/polyflake under
@@ -109,6 +110,8 @@ pub struct Server {
     pub addr: SocketAddr,
     pub banner: String,
     stderr: Arc<Mutex<String>>,
+    /// The thread collecting stderr; it ends at the pipe's end of file (the process gone).
+    stderr_reader: Option<JoinHandle<()>>,
 }
 
 impl Server {
@@ -173,7 +176,7 @@ impl Server {
         let stderr = Arc::new(Mutex::new(String::new()));
         let mut err_pipe = child.stderr.take().expect("stderr piped");
         let sink = stderr.clone();
-        std::thread::spawn(move || {
+        let stderr_reader = std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = err_pipe.read(&mut buf) {
                 if n == 0 {
@@ -198,8 +201,8 @@ impl Server {
             .and_then(|a| a.parse().ok())
         else {
             let _ = child.wait();
-            // Give the stderr thread a moment to collect the last line.
-            std::thread::sleep(Duration::from_millis(100));
+            // Every line the process wrote, up to the pipe's end of file.
+            let _ = stderr_reader.join();
             let e = stderr.lock().unwrap().clone();
             return Err(e);
         };
@@ -208,12 +211,21 @@ impl Server {
             addr,
             banner,
             stderr,
+            stderr_reader: Some(stderr_reader),
         })
     }
 
     /// Everything the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// Once the process has exited: wait for the reader to reach the pipe's end of file, so
+    /// `stderr()` holds the last lines (a sleep would race a loaded machine).
+    pub fn collect_stderr(&mut self) {
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = reader.join();
+        }
     }
 
     /// Send a signal and wait (up to `within`) for the exit.
@@ -223,7 +235,7 @@ impl Server {
         let deadline = Instant::now() + within;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
-                std::thread::sleep(Duration::from_millis(50));
+                self.collect_stderr();
                 return Some(status);
             }
             if Instant::now() > deadline {
