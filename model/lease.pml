@@ -30,9 +30,10 @@
  *   R_FENCE     a restored store is used by takers only after `polyflake lease fence`
  *               (fence.rs: one floor under every slot's guard)
  *   R_CAP       the issuing limit is at most one reserve past the clock reading of the last
- *               successful ownership check (proposed by this model, NOT in the code: without
- *               it a deleted slot file or a missing mark is guarded too short, see
- *               model/trails/finding-*.txt)
+ *               successful ownership check (window.rs Window::start / publish; proposed by
+ *               this model, whose first run found a deleted slot file guarded too short,
+ *               model/trails/no-cap.txt; a caller the cap refuses renews a file lease in its
+ *               own thread, engine.rs renew_for: a renewal step at the clock's reading)
  */
 
 #ifndef STORE

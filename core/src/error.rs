@@ -417,14 +417,15 @@ error_kinds! {
     LeaseExpired {
         /// The leased node id.
         node_id: u32,
-        /// The high-water mark R, Unix milliseconds.
+        /// The mark in force, Unix milliseconds: R, or one reserve past the last check that the
+        /// slot is ours when that comes first (the cause says which).
         high_water_ms: i64,
         /// What stopped it, in words (and which setting to change, where one would help).
         cause: String,
     }
     code: "LEASE_EXPIRED",
     category: Unavailable,
-    description: "lease expired: the next ID would pass the high-water mark R (not renewed: the store is unreachable or refuses; or a monotonic generator runs ahead past the reserve)",
+    description: "lease expired: the next ID would pass the high-water mark R, or one reserve past the last check that the slot is ours (not renewed: the store is unreachable or refuses, the renewal is late; or a monotonic generator runs ahead past the reserve)",
     display: |f| write!(
         f,
         "lease expired: node {node_id}'s next ID would pass its high-water mark {high_water_ms} ms: {cause}"

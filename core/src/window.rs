@@ -3,9 +3,17 @@
 //! thread when the node id is leased (see `lease`), and what a refusal says about them.
 //!
 //! The generator never issues an ID whose timestamp is outside `(floor, limit]`. A lease moves
-//! the window: `start` when a slot is taken (the previous holder's R as the floor, our first R
-//! as the limit), `publish` after each durable renewal, `lose` and `close` to shut it for good.
-//! Without a lease it changes only when the generator is closed.
+//! the window: `start` when a slot is taken (the previous holder's R as the floor), `publish`
+//! after each durable renewal, `lose` and `close` to shut it for good. Without a lease it changes
+//! only when the generator is closed.
+//!
+//! A lease's limit is R capped at one reserve past the clock's reading just before the last
+//! check that the slot is still ours (the take, or a renewal's compare): `min(R, checked +
+//! reserve)`. A taker that finds no record of a slot guards one reserve past its own clock, so a
+//! holder whose record was deleted or lost must not issue further than that past the last time it
+//! knew the slot was its own, however far its R runs (a long restart guard makes the first R
+//! lie more than a reserve ahead). Found by the model (`finding-deleted-file-guard`), see
+//! docs/reliability.md.
 
 use crate::error::Error;
 use crate::forklock::ForkLock;
@@ -30,6 +38,13 @@ pub(crate) struct Window {
     max_elapsed: i64,
     /// R, Unix ms, as last written to the store.
     r_ms: AtomicI64,
+    /// The clock's reading (Unix ms) just before the last successful check that the slot is
+    /// ours (`NONE` without a lease): the limit is at most one reserve past it.
+    checked_ms: AtomicI64,
+    /// The lease's reserve_ms (0 without a lease).
+    reserve_ms: AtomicI64,
+    /// The last millisecond a capped caller renewed at (`capped_renewal`): one try per ms.
+    caller_renewal_ms: AtomicI64,
     /// The previous holder's R found when the slot was taken (`NONE` if there was none).
     guard_until_ms: AtomicI64,
     lost: AtomicBool,
@@ -58,6 +73,9 @@ impl Window {
             epoch_ms,
             max_elapsed,
             r_ms: AtomicI64::new(NONE),
+            checked_ms: AtomicI64::new(NONE),
+            reserve_ms: AtomicI64::new(0),
+            caller_renewal_ms: AtomicI64::new(NONE),
             guard_until_ms: AtomicI64::new(NONE),
             lost: AtomicBool::new(false),
             rolled_back: AtomicBool::new(false),
@@ -71,10 +89,17 @@ impl Window {
     }
 
     /// A fresh slot: the previous holder's R (or the guard assumed for it) and ours (already
-    /// durable).
-    // Modelled in model/lease.pml: inline start (R_GUARD; R_CAP is a cap the model proposes, not in
-    // this code) (make model).
-    pub(crate) fn start(&self, guard_until_ms: i64, r_ms: i64, guard_note: String) {
+    /// durable); `checked_ms` is the clock's reading before the take's check (the lock and read
+    /// of a slot file, the store's create), `reserve_ms` the lease's.
+    // Modelled in model/lease.pml: inline start (R_GUARD, R_CAP) (make model).
+    pub(crate) fn start(
+        &self,
+        guard_until_ms: i64,
+        r_ms: i64,
+        checked_ms: i64,
+        reserve_ms: i64,
+        guard_note: String,
+    ) {
         let _w = self.writer.lock();
         if self.closed.load(Ordering::Acquire) {
             return;
@@ -82,28 +107,59 @@ impl Window {
         self.guard_until_ms.store(guard_until_ms, Ordering::Relaxed);
         self.lost.store(false, Ordering::Release);
         self.r_ms.store(r_ms, Ordering::Relaxed);
+        self.checked_ms.store(checked_ms, Ordering::Relaxed);
+        self.reserve_ms.store(reserve_ms, Ordering::Relaxed);
         set(&self.guard_note, guard_note);
         let floor = guard_until_ms.saturating_sub(self.epoch_ms).max(-1);
         self.floor.store(floor, Ordering::Release);
-        self.store_limit(r_ms);
+        self.store_limit();
     }
 
-    /// R is durable in the store: let the generator issue up to it.
-    // Modelled in model/lease.pml: inline publish (R_BEFORE: called only after the durable write)
-    // (make model).
-    pub(crate) fn publish(&self, r_ms: i64) {
+    /// R is durable in the store, written after a check at `checked_ms` found the slot still
+    /// ours: let the generator issue up to R, and no more than one reserve past the check.
+    // Modelled in model/lease.pml: inline publish (R_BEFORE: called only after the durable write;
+    // R_CAP) (make model).
+    pub(crate) fn publish(&self, r_ms: i64, checked_ms: i64) {
         let _w = self.writer.lock();
         if self.lost.load(Ordering::Acquire) || self.closed.load(Ordering::Acquire) {
             return;
         }
         let r = self.r_ms.load(Ordering::Relaxed).max(r_ms);
         self.r_ms.store(r, Ordering::Relaxed);
-        self.store_limit(r);
+        // The latest check, even when the clock went back since the one before: a cap from an
+        // earlier reading would trust a check the later one replaced.
+        self.checked_ms.store(checked_ms, Ordering::Relaxed);
+        self.store_limit();
     }
 
-    fn store_limit(&self, r_ms: i64) {
-        let limit = r_ms.saturating_sub(self.epoch_ms).min(self.max_elapsed);
+    /// The limit from R and the last check (the caller holds `writer`).
+    fn store_limit(&self) {
+        let r = self.r_ms.load(Ordering::Relaxed);
+        let cap = self
+            .checked_ms
+            .load(Ordering::Relaxed)
+            .saturating_add(self.reserve_ms.load(Ordering::Relaxed));
+        let limit = r
+            .min(cap)
+            .saturating_sub(self.epoch_ms)
+            .min(self.max_elapsed);
         self.limit.store(limit, Ordering::Release);
+    }
+
+    /// An ID at `ms` (Unix) is past the limit only because of the cap (R covers it: a renewal
+    /// that finds the slot still ours now would open the window to it), and no caller has
+    /// renewed for this `ms` yet: a refused caller that spins (a store that keeps failing)
+    /// renews once per millisecond, not once per call.
+    pub(crate) fn capped_renewal(&self, ms: i64) -> bool {
+        let cap = self
+            .checked_ms
+            .load(Ordering::Relaxed)
+            .saturating_add(self.reserve_ms.load(Ordering::Relaxed));
+        !self.is_lost()
+            && !self.is_closed()
+            && ms <= self.r_ms()
+            && ms > cap
+            && self.caller_renewal_ms.swap(ms, Ordering::Relaxed) != ms
     }
 
     /// Nothing may be issued until a fresh slot is published (a forked child re-leasing).
@@ -225,18 +281,40 @@ impl Window {
             }
         }
         let r = self.r_ms();
+        let renewal = || {
+            match self.note() {
+            note if !note.is_empty() && self.failures() > 0 => {
+                format!("R was not renewed; the store's last answer: {note}")
+            }
+            _ => "R was not renewed in time (no renewal has failed: the renewal thread is late, or the process was paused)".to_string(),
+        }
+        };
+        let checked = self.checked_ms.load(Ordering::Relaxed);
+        let reserve = self.reserve_ms.load(Ordering::Relaxed);
+        let cap = checked.saturating_add(reserve);
+        if matches!(next_ms, Some(next) if next <= r && next > cap) {
+            // The mark in force is the cap, not R.
+            return Error::LeaseExpired {
+                node_id,
+                high_water_ms: cap,
+                cause: format!(
+                    "that is one reserve_ms ({reserve}) past the last time the slot was confirmed as this holder's (the clock read {checked}); R, durable up to {r}, is issued from only once a renewal confirms the slot again (a record lost under a live holder is guarded that far, no further): {}",
+                    match self.note() {
+                        note if !note.is_empty() && self.failures() > 0 => {
+                            format!("the store's last answer: {note}")
+                        }
+                        _ => "no renewal has failed: the renewal thread is late, the process was paused, or a test clock ran ahead of the renewals".to_string(),
+                    }
+                ),
+            };
+        }
         let cause = match next_ms {
             Some(next) if now_ms < r && next > r => format!(
                 "the generator runs {} ms ahead of its clock ({now_ms}), {} ms past R, which is renewed to the clock plus reserve_ms: raise reserve_ms above the lead you need, or set max_lead_ms below reserve_ms so the lead is refused as such",
                 next - now_ms,
                 next - r
             ),
-            _ => match self.note() {
-                note if !note.is_empty() && self.failures() > 0 => {
-                    format!("R was not renewed; the store's last answer: {note}")
-                }
-                _ => "R was not renewed in time (no renewal has failed: the renewal thread is late, or the process was paused)".to_string(),
-            },
+            _ => renewal(),
         };
         Error::LeaseExpired {
             node_id,

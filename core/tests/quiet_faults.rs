@@ -122,6 +122,47 @@ fn a_lease_directory_removed_under_a_live_holder_is_the_same() {
     holder_and_successor_after(|store| std::fs::remove_dir_all(store).unwrap());
 }
 
+/// The model's `no-cap` counterexample (model/trails/no-cap.txt), replayed on test clocks: a
+/// NEW slot's first R is two reserves ahead (its guard is one), its file is deleted before its
+/// first renewal, and a successor takes the new file guarded one reserve past its clock. The
+/// holder must not issue in the successor's window: its limit is one reserve past its take's
+/// check (R_CAP), and the renewal a capped call makes finds the slot gone. A 20 s reserve keeps
+/// both renewal threads (every 4 s) out of the way.
+#[test]
+fn a_new_slot_deleted_before_its_first_renewal_issues_nothing_in_its_successors_window() {
+    let dir = TempDir::new("no-cap");
+    let store = dir.path().join("leases");
+    let t0 = now_ms();
+    let (clock_a, clock_b) = (ManualClock::new(t0), ManualClock::new(t0));
+    let a = lease(opts(&store, 1, 20_000), 30)
+        .clock(clock_a.clone())
+        .build()
+        .unwrap();
+    let r_a = record_r(&store, 0);
+    assert_eq!(r_a, t0 + 40_000, "a new slot's first R: guard + reserve");
+    std::fs::remove_file(store.join("slot-0000")).unwrap();
+    let b = lease(opts(&store, 1, 20_000), 30)
+        .clock(clock_b.clone())
+        .build()
+        .unwrap();
+    assert_eq!(b.node_id(), 0);
+    // Both clocks past the successor's guard (t0 + 20 s), well inside the first holder's R.
+    clock_a.set(t0 + 20_001);
+    clock_b.set(t0 + 20_001);
+    let theirs: Vec<u64> = (0..3).map(|_| b.next_id().unwrap()).collect();
+    assert_eq!(b.decode(theirs[0]).unwrap().timestamp_ms, t0 + 20_001);
+    let refused = a.next_id().unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::LeaseLost, "{refused}");
+    assert_eq!(a.health().status, HealthStatus::LeaseLost);
+    // The successor's own first call was capped too: it renewed in the caller's thread (the
+    // slot still its own), writing R = now + reserve.
+    assert_eq!(
+        record_r(&store, 0),
+        t0 + 40_001,
+        "the caller's renewal wrote R"
+    );
+}
+
 #[test]
 fn an_overwritten_record_loses_the_lease_at_the_next_renewal() {
     let dir = TempDir::new("overwritten");

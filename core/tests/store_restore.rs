@@ -40,11 +40,16 @@ fn probe(
     inspect: &dyn Fn() -> StoreReport,
 ) {
     let t0 = now_ms();
-    // C: a fresh slot waits one reserve (500 ms here), mints, closes: R = its last ms.
+    // C: a fresh slot waits one reserve (500 ms here) and a renewal at the clock's new time
+    // (a fresh slot's window opens at its first renewal), mints, closes: R = its last ms.
     let c_clock = ManualClock::new(t0);
     let c = make(&c_clock).build().unwrap();
     c_clock.set(t0 + 1_000);
-    c.next_id().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || c.next_id().is_ok()),
+        "C never issued: {:?}",
+        c.health().reason
+    );
     c.close();
     drop(c);
     backup();

@@ -259,11 +259,29 @@ impl Generator {
         let elapsed = i128::from(now) - i128::from(self.epoch_ms);
         let window = &*self.lease_state;
         if elapsed <= i128::from(window.floor.load(StdOrdering::Relaxed))
-            || elapsed > i128::from(window.limit.load(StdOrdering::Relaxed))
+            || (elapsed > i128::from(window.limit.load(StdOrdering::Relaxed))
+                && !self.renew_for(now))
         {
             return Err(self.outside(now, elapsed));
         }
         Ok(elapsed as i64)
+    }
+
+    /// An ID at `ms` (Unix) refused only by the lease's cap (one reserve past the last check that
+    /// the slot is ours, `Window::capped_renewal`): a file lease renews in the caller's thread, checking
+    /// the slot as its renewal thread does, and says whether the window now admits `ms`. The
+    /// renewal thread is late (the process was paused), or a test clock ran ahead of it; the
+    /// remote stores renew on their own thread only.
+    #[cold]
+    #[inline(never)]
+    fn renew_for(&self, ms: i64) -> bool {
+        match &self.lease {
+            Some(lease) if self.lease_state.capped_renewal(ms) => {
+                lease.renew_now().is_ok()
+                    && ms - self.epoch_ms <= self.lease_state.limit.load(StdOrdering::Acquire)
+            }
+            _ => false,
+        }
     }
 
     /// Why `now` (Unix ms) is outside the issuing window.
@@ -485,7 +503,9 @@ impl Generator {
     /// of the wall clock than `max_lead_ms`.
     #[inline]
     pub(super) fn check_ahead(&self, ms: i64, now: i64) -> Result<()> {
-        if ms > self.lease_state.limit.load(StdOrdering::Relaxed) {
+        if ms > self.lease_state.limit.load(StdOrdering::Relaxed)
+            && !self.renew_for(self.epoch_ms + ms)
+        {
             if self.lease_state.is_closed() {
                 return Err(Error::GeneratorClosed {
                     node_id: self.node_id(),

@@ -314,7 +314,8 @@ impl SlotFile {
         let r = now_ms.saturating_add(self.reserve_ms).max(state.r_ms());
         match self.write(r) {
             Ok(()) => {
-                state.publish(r);
+                // `now_ms` was read before check_held: the cap's reading (R_CAP).
+                state.publish(r, now_ms);
                 state.renewed();
             }
             Err(e) => state.failed(format!(
@@ -550,6 +551,8 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
     while let Some(slot) = order.next() {
         let name = slot_file_name(slot);
         let path = slot_path(dpath, slot);
+        // The clock before the lock: the first limit is one reserve past it (R_CAP).
+        let checked = ctx.now_ms()?;
         // Bound in this order, dropped in the reverse: the registration before the descriptor.
         let SlotFd {
             file,
@@ -641,6 +644,8 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             claim,
             guard_ms: guard,
             r_ms: r,
+            checked_ms: checked,
+            reserve_ms: common.reserve_ms,
             guard_note: note,
         };
         return Session::start(plan, taken, ctx, renew).map_err(|e| Error::LeaseStore {

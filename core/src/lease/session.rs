@@ -24,6 +24,11 @@ pub(crate) struct Taken<H> {
     pub guard_ms: i64,
     /// Our first R, as written.
     pub r_ms: i64,
+    /// The clock's reading just before the take's check that the slot is ours (the flock and
+    /// read of a slot file, the store's create): the first limit is one reserve past it.
+    pub checked_ms: i64,
+    /// The lease's reserve_ms.
+    pub reserve_ms: i64,
     /// Why the guard is long (empty when it is not).
     pub guard_note: String,
 }
@@ -128,9 +133,12 @@ impl Session {
             claim,
             guard_ms,
             r_ms,
+            checked_ms,
+            reserve_ms,
             guard_note,
         } = taken;
-        ctx.state.start(guard_ms, r_ms, guard_note);
+        ctx.state
+            .start(guard_ms, r_ms, checked_ms, reserve_ms, guard_note);
         let stop = Stop::new();
         let thread_stop = stop.clone();
         let thread = std::thread::Builder::new()

@@ -295,6 +295,7 @@ pub fn child_main(mode: &str) {
                 .expect("take the slot");
             let mut ids = Vec::with_capacity(count);
             let mut refusals = 0u64;
+            let mut renewal_waits = 0u32;
             while ids.len() < count {
                 match g.next_id() {
                     Ok(id) => {
@@ -304,6 +305,12 @@ pub fn child_main(mode: &str) {
                     Err(e) if e.code() == "LEASE_NOT_READY" => {
                         refusals += 1;
                         clock.elapse(10);
+                    }
+                    // Past one reserve from the last renewal's check: the renewal thread (every
+                    // reserve/5 of real time) confirms the slot at the test clock's new time.
+                    Err(e) if e.code() == "LEASE_EXPIRED" && renewal_waits < 500 => {
+                        renewal_waits += 1;
+                        std::thread::sleep(std::time::Duration::from_millis(10));
                     }
                     Err(e) => panic!("seq child refused: {e}"),
                 }

@@ -150,6 +150,8 @@ pub(crate) async fn take<S: Store>(
         let Some(claim) = ctx.claim(slot) else {
             continue;
         };
+        // The clock before the create: the first limit is one reserve past it (R_CAP).
+        let checked = ctx.now_ms()?;
         let k = keys(prefix, slot);
         let Some(created) = store.create_slot(&k).await? else {
             continue;
@@ -207,6 +209,8 @@ pub(crate) async fn take<S: Store>(
             claim,
             guard_ms: guard,
             r_ms: r,
+            checked_ms: checked,
+            reserve_ms: common.reserve_ms,
             guard_note: note,
         });
     }
@@ -255,7 +259,8 @@ pub(crate) async fn renew_tick<H: Holder>(h: &mut H, ctx: &SlotContext) -> Optio
     }
     match h.write_hwm(r).await {
         Ok(true) => {
-            state.publish(r);
+            // `now` was read before the fence read and the compare: the cap's reading (R_CAP).
+            state.publish(r, now);
             state.renewed();
             h.wrote(None);
             None
