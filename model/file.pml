@@ -108,8 +108,7 @@ end_loop:
        c = CLK(p); tried[p] = c;
        if
        :: down -> printf("MSC: H%d renewal failed (store down)\n", p)   /* Check::Failed */
-       :: !down && ROLLED(p) -> lose(p)                  /* issue 26 */
-       :: !down && !ROLLED(p) ->
+       :: !down ->                                       /* no rollback detection in file.rs */
 #if R_CHECK
           if
           :: hino[p] == ino[slot[p]] && ino[slot[p]] != 0 && rok[slot[p]] && rtok[slot[p]] == tok[p] ->

@@ -25,8 +25,11 @@
  *               holds
  *   R_HANDOVER  a new static holder starts after the millisecond it took the id in
  *   R_FSTAT     the fork handler / a child closes a descriptor only after fstat matches
- *   R_ROLLBACK  a live holder that finds the store went back stops (etcd.rs Held::saw,
- *               zookeeper.rs rolled_back)
+ *   R_ROLLBACK  a live holder that finds the store's fence moved since its take stops, its
+ *               renewal writing nothing (remote/protocol.rs::renew_tick, Holder::read_fence)
+ *   R_CLAIM     ZooKeeper: every write checks this holder's own claim znode, made with the
+ *               slot znode in one multi (zookeeper.rs create_slot / write_hwm; found by this
+ *               model, model/trails/no-claim-check.txt)
  *   R_FENCE     a restored store is used by takers only after `polyflake lease fence`
  *               (fence.rs: one floor under every slot's guard)
  *   R_CAP       the issuing limit is at most one reserve past the clock reading of the last
@@ -155,7 +158,6 @@ byte lms[NP];                   /* the state word: last ms ... */
 byte lseq[NP];                  /* ... and sequence issued */
 bool lost[NP];
 byte chk[NP];                   /* clock at the last successful ownership check (R_CAP) */
-bool rolled[NP];                /* oracle: the store went back since this holder took its slot */
 bool pend[NP];                  /* between a renewal's check and its write (file) */
 byte tried[NP];                 /* the clock reading of the last renewal attempt: one per ms
                                    (a renewal at the same reading changes nothing) */
@@ -247,14 +249,13 @@ inline start(p, s, g, r) {
   myR[p] = r;
   chk[p] = CLK(p); tried[p] = chk[p];
   lim[p] = CAPPED(r, chk[p]);
-  rolled[p] = 0;
   printf("MSC: H%d takes slot %d at clock %d: guard %d, R %d written, limit %d\n", p, s, CLK(p), g, r, lim[p])
 }
 
 /* A process's incarnation ends (crash, close, a lost lease given up): memory is gone. */
 inline forget(p) {
   slot[p] = NONE; held[p] = 0; floor_[p] = 0; lim[p] = 0; myR[p] = 0; pred[p] = 0;
-  lost[p] = 0; chk[p] = 0; tried[p] = 0; rolled[p] = 0; pend[p] = 0; any[p] = 0; tok[p] = 0
+  lost[p] = 0; chk[p] = 0; tried[p] = 0; pend[p] = 0; any[p] = 0; tok[p] = 0
 }
 
 /* A new incarnation: a fresh token (holder= nonce, etcd lease id, ZooKeeper session). The
@@ -265,21 +266,18 @@ inline incarnate(p) {
   lms[p] = 0; lseq[p] = SEQ - 1
 }
 
-#define RESTORE_HOLDERS() \
-  for (i : 0 .. NP - 1) { if :: tok[i] != 0 -> rolled[i] = 1 :: else fi }
-
 #if R_ROLLBACK
-/* issue 26: a holder that finds the store went back stops, and its operation takes no effect.
- * In the code: etcd.rs Held::saw (an answer at a lower revision, another cluster id),
- * zookeeper.rs rolled_back (a fresh session finds our mark at a lower version), and for both
- * remote stores remote/protocol.rs::renew_tick, which reads the store's fence BEFORE each
- * renewal's write and stops, writing nothing, when it moved since the take: after a fenced
- * restore (the procedure R_FENCE models) every live holder sees it at its next renewal, the
- * holders whose writes the restore kept included. The model grants the detection at every
- * store operation; the code has it at each renewal and take, and the fence covers the rest. */
-#define ROLLED(p) rolled[p]
+/* issue 26, as the code has it: remote/protocol.rs::renew_tick reads the store's fence
+ * (Holder::read_fence, etcd.rs / zookeeper.rs) BEFORE each renewal's write and stops, writing
+ * nothing, when it moved since the take (after a fenced restore every live holder sees it at its
+ * next renewal, the holders whose writes the restore kept included). The stores' own signs
+ * (etcd.rs Held::saw: an answer at a lower revision; zookeeper.rs rolled_back: a fresh session
+ * finding our mark at a lower version) are NOT modelled: the model checks the protocol without
+ * them, so it proves no more than the fence read and the compares give. The file lease has no
+ * rollback detection in the code (its flock and check_held decide) and none here. */
+#define FENCE_MOVED(p) (fencev != myf[p])
 #else
-#define ROLLED(p) 0
+#define FENCE_MOVED(p) 0
 #endif
 
 #if R_FENCE
@@ -351,7 +349,7 @@ active proctype Env() {
   :: atomic { !snapped -> snapped = 1; SNAPSHOT(); s = 0; printf("MSC: ENV snapshot of the store taken\n") }
   /* ... and later the store is restored to it. */
   :: atomic { budget > 0 && snapped && !restored -> restored = 1; budget--;
-       RESTORE_STORE(); RESTORE_HOLDERS(); unfenced = 1; s = 0; i = 0;
+       RESTORE_STORE(); unfenced = 1; s = 0; i = 0;
        printf("MSC: ENV store restored to the snapshot\n") }
   /* `polyflake lease fence` (issue 26): every mark raised past the lost history's range. */
   :: atomic { unfenced -> unfenced = 0; FENCE_STORE(); s = 0; EAGER_ALL();

@@ -23,15 +23,25 @@ bool taking[NP];                /* between taking the slot key and writing the f
 byte s_skey[NS];
 byte s_mk[NS];
 byte s_mver[NS];
+byte fencev;                    /* the store's fence key `{prefix}/fence` (a version: 0 none) */
+byte s_fencev;
+byte myf[NP];                   /* the fence this holder read at its take (HeldSlot.fence) */
+bool cl[NP];                    /* ZooKeeper: this holder's claim znode {prefix}/held/NNNN-{nonce} */
+bool s_cl[NP];
+byte s_cltok[NP];
 
 #define ALIVE(t) ((alive >> (t)) & 1)
 
 #define SNAPSHOT() \
+  s_fencev = fencev; \
+  for (s : 0 .. NP - 1) { s_cl[s] = cl[s]; s_cltok[s] = tok[s] } \
   for (s : 0 .. NS - 1) { s_skey[s] = skey[s]; s_mk[s] = mk[s]; s_mver[s] = mver[s] }
 
 /* A restore brings back keys, marks and revisions; a slot key whose lease / session no longer
  * exists is gone (etcd drops keys of unknown leases, ZooKeeper ephemerals of dead sessions). */
 #define RESTORE_STORE() \
+  fencev = s_fencev; \
+  for (s : 0 .. NP - 1) { cl[s] = (s_cl[s] && s_cltok[s] == tok[s] && ALIVE(tok[s])) } \
   for (s : 0 .. NS - 1) { \
     skey[s] = (s_skey[s] != 0 && ALIVE(s_skey[s]) -> s_skey[s] : 0); mk[s] = s_mk[s]; mver[s] = s_mver[s] }
 
@@ -46,8 +56,10 @@ byte s_mver[NS];
 #define LATE_SESSION(p) 1
 #endif
 
-/* `polyflake lease fence` (issue 26): every mark raised to at least the fence value. */
+/* `polyflake lease fence` (issue 26): the fence key written anew (fence.rs; every taker's guard
+ * is at least its value, modelled as every mark raised to at least it). */
 #define FENCE_STORE() \
+  fencev++; \
   for (s : 0 .. NS - 1) { if :: mk[s] < hiR -> mk[s] = hiR; BUMP(s) :: else fi }
 
 /* The end of a lease / session (its TTL or session timeout passed): its slot keys go. A
@@ -55,6 +67,7 @@ byte s_mver[NS];
  * TTL; the server expires the session). */
 #define EXPIRE(t) \
   alive = alive & ~(1 << (t)); \
+  for (s : 0 .. NP - 1) { if :: tok[s] == (t) -> cl[s] = 0 :: else fi } \
   for (s : 0 .. NS - 1) { if :: skey[s] == (t) -> skey[s] = 0 :: else fi }
 
 byte zomb[NP];                  /* the token of a process's generator that crashed */
@@ -81,14 +94,24 @@ bool expired;
 /* The compare of every write of R. etcd (etcd.rs::write_hwm): the slot key's value and lease
  * are ours AND the mark's mod revision is the one we last wrote (or it is absent).
  * ZooKeeper (zookeeper.rs::write_hwm): check_version(slot znode, 0), which any holder's slot
- * znode passes, AND setData at the version we last wrote (or create when there was none);
- * the session must be alive. Without R_CHECK (mutation): no compare at all. */
+ * znode passes, AND check_version(our claim znode, 0) (R_CLAIM: a name only this holder
+ * creates, with the slot znode in one multi) AND setData at the version we last wrote (or
+ * create when there was none); the session must be alive. Without R_CHECK (mutation): no
+ * compare at all. */
+#ifndef R_CLAIM
+#define R_CLAIM 1
+#endif
+#if R_CLAIM
+#define CLAIM_OK(p) cl[p]
+#else
+#define CLAIM_OK(p) 1
+#endif
 #if !R_CHECK
 #define WRITE_OK(p, s, v) 1
 #elif STORE == ETCD
 #define WRITE_OK(p, s, v) (skey[s] == tok[p] && mver[s] == (v))
 #else
-#define WRITE_OK(p, s, v) (skey[s] != 0 && ALIVE(tok[p]) && mver[s] == (v))
+#define WRITE_OK(p, s, v) (skey[s] != 0 && CLAIM_OK(p) && ALIVE(tok[p]) && mver[s] == (v))
 #endif
 
 /* order.rs::guard_of: the mark when there is one, else a full reserve past now. */
@@ -112,24 +135,25 @@ end_loop:
   :: atomic { tok[p] != 0 && slot[p] == NONE && !taking[p] && TAKE_OK && ALIVE(tok[p]) &&
               (skey[0] == 0 || skey[1] == 0) ->
        if :: skey[0] == 0 -> s = 0 :: skey[1] == 0 -> s = 1 fi;
-       skey[s] = tok[p];
-       g = RGUARD(p, s); hv[p] = mver[s]; taking[p] = 1; slot[p] = s;
+       skey[s] = tok[p]; cl[p] = 1;
+       g = RGUARD(p, s); hv[p] = mver[s]; taking[p] = 1; slot[p] = s; myf[p] = fencev;
        printf("MSC: H%d takes the slot key %d: mark %d (version %d), guard %d\n", p, s, mk[s], mver[s], g);
        s = 0 ; EAGER_ALL() }
   /* ... then write_hwm(R = max(guard, now) + reserve) before the first ID (Window::start);
-   * a failed compare is "lost the slot while taking it": the generator is not made. */
+   * a failed compare is "lost the slot while taking it": the generator is not made. No fence
+   * read between the create and this write (the code has none). */
   :: atomic { taking[p] ->
        taking[p] = 0; s = slot[p];
        r = max(g, CLK(p)) + RES;
        if
-       :: !down && !ROLLED(p) && WRITE_OK(p, s, hv[p]) ->
+       :: !down && WRITE_OK(p, s, hv[p]) ->
           mk[s] = r; BUMP(s); hv[p] = mver[s];
           durable(p, r);
           start(p, s, g, r)
        :: else ->
           printf("MSC: H%d could not write its first R: the generator is not made\n", p);
           zomb[p] = tok[p];                              /* its lease / session expires later */
-          slot[p] = NONE; tok[p] = 0; hv[p] = 0
+          slot[p] = NONE; tok[p] = 0; hv[p] = 0; cl[p] = 0
        fi;
        g = 0; r = 0; s = 0 ; EAGER_ALL() }
 
@@ -138,7 +162,7 @@ end_loop:
   /* etcd.rs::renew / zookeeper.rs::renew, the renew_tick arm: R = max(now + reserve, R),
    * write_hwm, then Window::publish; Ok(false) loses the lease; an error (store down, a
    * timeout) is a failed renewal. A write may time out and still land later (late_r).
-   * ROLLED(p) before the write is also Holder::read_fence (the fence moved since the take). */
+   * Before the write, Holder::read_fence: the fence moved since the take loses the lease. */
   :: atomic { slot[p] != NONE && !taking[p] && !lost[p] && CLK(p) != tried[p] ->
        c = CLK(p); tried[p] = c; s = slot[p];
        r = max(c + RES, myR[p]);
@@ -147,20 +171,20 @@ end_loop:
 #endif
        if
        :: down -> printf("MSC: H%d renewal failed (store down)\n", p)
-       :: !down && ROLLED(p) -> lose(p)                  /* issue 26 */
-       :: !down && !ROLLED(p) && WRITE_OK(p, s, hv[p]) ->
+       :: !down && FENCE_MOVED(p) -> lose(p)             /* issue 26 */
+       :: !down && !FENCE_MOVED(p) && WRITE_OK(p, s, hv[p]) ->
           mk[s] = r; BUMP(s); hv[p] = mver[s]; unsure[p] = 0;
           durable(p, r); chk[p] = c; publish(p, r);
           printf("MSC: H%d renewal: R %d written (version %d), limit %d\n", p, r, mver[s], lim[p])
 #if LATE && !LIVE
-       :: !down && !ROLLED(p) && !late_used && budget > 0 ->
+       :: !down && !FENCE_MOVED(p) && !late_used && budget > 0 ->
           late_used = 1; budget--; late_r[p] = r; late_v[p] = hv[p];
 #if STORE == ZK
           unsure[p] = r;
 #endif
           printf("MSC: H%d renewal of R %d timed out (the write is still in flight)\n", p, r)
 #endif
-       :: !down && !ROLLED(p) && !WRITE_OK(p, s, hv[p]) ->
+       :: !down && !FENCE_MOVED(p) && !WRITE_OK(p, s, hv[p]) ->
 #if STORE == ZK
           /* zookeeper.rs::write_hwm: a mismatch after an unanswered write: adopt it if the
            * mark holds exactly what we wrote and the slot znode holds our token */
@@ -177,11 +201,11 @@ end_loop:
        r = 0; c = 0; s = 0 ; EAGER_ALL() }
 
   /* The write that timed out lands now, its compare evaluated now (ZooKeeper: only while its
-   * session lives; issue 26: not on a store that went back). */
+   * session lives); no fence read stands between its sending and its landing. */
   :: atomic { late_r[p] != 0 ->
        s = slot[p];
        if
-       :: s != NONE && !ROLLED(p) && WRITE_OK(p, s, late_v[p]) && LATE_SESSION(p) -> mk[s] = late_r[p]; BUMP(s); durable(p, late_r[p]);
+       :: s != NONE && WRITE_OK(p, s, late_v[p]) && LATE_SESSION(p) -> mk[s] = late_r[p]; BUMP(s); durable(p, late_r[p]);
              printf("MSC: H%d's late write of R %d lands (version %d)\n", p, late_r[p], mver[s])
        :: else -> printf("MSC: H%d's late write fails its compare\n", p)
        fi;
@@ -202,19 +226,19 @@ end_loop:
        lim[p] = 0;
        fin = (any[p] > 0 -> max(lms[p], floor_[p]) : floor_[p]);
        fin = min(fin, myR[p]);
-       if :: !down && !ROLLED(p) && WRITE_OK(p, s, hv[p]) -> mk[s] = fin; BUMP(s) :: else fi;
+       if :: !down && WRITE_OK(p, s, hv[p]) -> mk[s] = fin; BUMP(s) :: else fi;   /* finish: no fence read */
        printf("MSC: H%d closes: final R %d\n", p, fin);
 #if STORE == ETCD
        EXPIRE(tok[p]);
 #else
        skey[s] = 0; EXPIRE(tok[p]);
 #endif
-       hv[p] = 0; unsure[p] = 0; forget(p); fin = 0; s = 0 ; EAGER_ALL() }
+       hv[p] = 0; unsure[p] = 0; cl[p] = 0; forget(p); fin = 0; s = 0 ; EAGER_ALL() }
 
   /* A lost lease: the generator is dropped; its lease is revoked / session closed. */
   :: atomic { lost[p] && late_r[p] == 0 ->
        printf("MSC: H%d drops its lost generator\n", p);
-       EXPIRE(tok[p]); hv[p] = 0; unsure[p] = 0; forget(p); s = 0 ; EAGER_ALL() }
+       EXPIRE(tok[p]); hv[p] = 0; unsure[p] = 0; cl[p] = 0; forget(p); s = 0 ; EAGER_ALL() }
 
 #if !LIVE
   /* A crash: the lease / session lives on until its TTL passes (Env expires it). */
@@ -222,7 +246,7 @@ end_loop:
        ends--; restart = 1;
        printf("MSC: H%d crashes\n", p);
        if :: slot[p] != NONE -> dead_lim[slot[p]] = max(dead_lim[slot[p]], lim[p]) :: else fi;
-       zomb[p] = tok[p]; hv[p] = 0; unsure[p] = 0; forget(p) ; EAGER_ALL() }
+       zomb[p] = tok[p]; hv[p] = 0; unsure[p] = 0; cl[p] = 0; forget(p) ; EAGER_ALL() }
 #endif
   od
 }

@@ -102,6 +102,15 @@ fn slots_are_exclusive_and_znodes_are_laid_out() {
         .unwrap()
         .contains("layout=41/10/12"));
     assert!(!c.children("/pf-a/owner").is_empty());
+    // Each holder's claim: an ephemeral znode named for its slot and a nonce of its take.
+    let claims = c.children("/pf-a/held");
+    assert_eq!(claims.len(), 2, "{claims:?}");
+    let mine = format!("{:04}-", a.node_id());
+    let claim = claims
+        .iter()
+        .find(|n| n.starts_with(&mine))
+        .expect("a's claim");
+    assert!(c.ephemeral_owner(&format!("/pf-a/held/{claim}")).unwrap() != 0);
     // Closing frees the slot (the znode is deleted) and keeps R, lowered to what was issued.
     let freed = a.node_id();
     drop(a);
@@ -251,7 +260,13 @@ fn zookeeper_stopped_issues_up_to_r_then_refuses_and_recovers_when_back() {
     assert!(last_ok_ms <= r, "issued {last_ok_ms} past R {r}");
     assert!(!h.ok);
     assert_eq!(h.status, HealthStatus::LeaseExpired);
-    assert!(h.lease_failures > 0);
+    // The outage is counted once the client gives up on a call or sees the connection go: that
+    // can come after R passes (a call to a server that stopped waits out its timeout).
+    assert!(
+        wait_until(Duration::from_secs(10), || g.health().lease_failures > 0),
+        "{:?}",
+        g.health()
+    );
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::LeaseExpired);
 
@@ -422,6 +437,37 @@ fn a_deleted_slot_znode_or_an_edited_mark_loses_the_lease() {
     let on_slot = if s.node_id() == slot { &s } else { &t };
     let guard = on_slot.health().lease.unwrap().guard_until_ms.unwrap();
     assert!(guard >= before + 500, "{}", guard - before);
+}
+
+/// Every write of R checks the holder's own claim znode (a name only it creates): the claim
+/// deleted under a live holder (a restore from a backup made before its take does the same)
+/// loses the lease at the next renewal, although its slot znode is still there.
+#[test]
+fn a_deleted_claim_znode_loses_the_lease_at_the_next_write() {
+    let zk = ZooKeeper::start();
+    let c = ZkClient::connect(&zk.ensemble(), None);
+    let g = lease(opts(&zk, "/pf-claim", 2), 5).build().unwrap();
+    g.wait_ready(Duration::from_secs(5)).unwrap();
+    g.next_id().unwrap();
+    let mine = format!("{:04}-", g.node_id());
+    let claim = c
+        .children("/pf-claim/held")
+        .into_iter()
+        .find(|n| n.starts_with(&mine))
+        .expect("the holder's claim");
+    c.delete(&format!("/pf-claim/held/{claim}")).unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || g
+            .next_id()
+            .is_err_and(|e| e.kind() == ErrorKind::LeaseLost)),
+        "still issuing after its claim was deleted"
+    );
+    let why = g.health().lease.unwrap().last_error;
+    assert!(why.contains(&claim), "{why}");
+    // The slot znode was still there: the claim alone stopped it.
+    assert!(c
+        .get_text(&format!("/pf-claim/slot/{:04}", g.node_id()))
+        .is_some());
 }
 
 #[test]

@@ -5,10 +5,15 @@
 //! - `{prefix}/slot/NNNN`: the slot, an EPHEMERAL znode created only if absent (a create that
 //!   fails with "node exists" means taken); it lives as long as this holder's session; its data
 //!   is this holder's token `identity/pid/session`.
+//! - `{prefix}/held/NNNN-{nonce}`: this holder's own claim on the slot, an EPHEMERAL znode
+//!   created in one multi-op with the slot znode; its name (a random nonce per take) is one no
+//!   other holder creates, so it is what every write checks (a check of the slot znode's
+//!   version 0 passes on ANY holder's slot znode: after a restore, a stale holder's write could
+//!   land on its successor's mark; found by the lease model, `model/trails/no-claim-check.txt`).
 //! - `{prefix}/hwm/NNNN`: the slot's high-water mark R, a persistent znode written only by a
-//!   multi-op that checks the slot znode AND sets the mark at the version this holder last wrote
-//!   (or creates it when there was none): R in the store only ever grows, and a mark written by
-//!   anyone else (another version) loses the lease.
+//!   multi-op that checks the slot znode and our claim AND sets the mark at the version this
+//!   holder last wrote (or creates it when there was none): R in the store only ever grows, and
+//!   a mark written by anyone else (another version) loses the lease.
 //! - `{prefix}/owner/{identity}`: the slot an identity held last (tried first next time).
 //! - `{prefix}/space`: the store's ID space (epoch and layout), created only if absent.
 //!
@@ -54,6 +59,8 @@ struct Held {
     client: zk::Client,
     /// The slot, its keys, the reserve.
     at: HeldSlot,
+    /// Our claim znode `{prefix}/held/NNNN-{nonce}` (see the module's notes).
+    claim: String,
     token: String,
     acls: Vec<zk::Acl>,
     user: Option<String>,
@@ -146,7 +153,7 @@ async fn prepare(
     timeout: Duration,
 ) -> Result<()> {
     let dir = zk::CreateMode::Persistent.with_acls(zk::Acls::new(acls));
-    for sub in ["slot", "hwm", "owner"] {
+    for sub in ["slot", "held", "hwm", "owner"] {
         let path = format!("{prefix}/{sub}");
         call(timeout, client.mkdir(&path, &dir))
             .await
@@ -225,6 +232,8 @@ struct Taking<'a> {
     timeout: Duration,
     token: String,
     reconnect: Reconnect,
+    /// The claim znode made with the last slot znode created (see the module's notes).
+    claim: Option<String>,
 }
 
 /// Connect (the session), create the directories and check the store's ID space (the take's
@@ -259,6 +268,7 @@ async fn open<'a>(o: &ZooKeeperLeaseOptions, at: Opening<'a>) -> Result<Taking<'
             options: o.clone(),
             creds: creds.clone(),
         },
+        claim: None,
     })
 }
 
@@ -277,16 +287,20 @@ impl Store for Taking<'_> {
         read_store(&self.client, self.prefix, self.store, user, self.timeout).await
     }
 
-    /// Create the EPHEMERAL slot znode if absent, then read the mark and the fence.
-    // Modelled in model/remote.pml: Holder, the first take step (STORE=3) (make model).
+    /// Create the EPHEMERAL slot znode if absent, with our claim znode in the same multi-op,
+    /// then read the mark and the fence.
+    // Modelled in model/remote.pml: Holder, the first take step (STORE=3: skey, cl) (make model).
     async fn create_slot(&mut self, k: &Keys) -> Result<Option<Created>> {
         let (timeout, store, user) = (self.timeout, self.store, self.user.as_deref());
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&self.acls));
-        let created = self
-            .client
-            .create(&k.slot, self.token.as_bytes(), &ephemeral);
-        match call(timeout, created).await {
-            Ok(_) => {}
+        let name = k.slot.rsplit('/').next().unwrap_or_default();
+        let claim = format!("{}/held/{name}-{:016x}", self.prefix, super::file::nonce());
+        let mut w = self.client.new_multi_writer();
+        w.add_create(&k.slot, self.token.as_bytes(), &ephemeral)
+            .and_then(|_| w.add_create(&claim, b"", &ephemeral))
+            .map_err(|e| fail(store, "cannot take a slot", user, Fail::Zk(e)))?;
+        match call(timeout, w.commit()).await {
+            Ok(_) => self.claim = Some(claim),
             Err(Fail::Zk(zk::Error::NodeExists)) => return Ok(None),
             Err(e) => return Err(fail(store, "cannot take a slot", user, e)),
         }
@@ -308,6 +322,9 @@ impl Store for Taking<'_> {
 
     async fn give_back(&mut self, k: &Keys) {
         let _ = call(self.timeout, self.client.delete(&k.slot, Some(0))).await;
+        if let Some(claim) = self.claim.take() {
+            let _ = call(self.timeout, self.client.delete(&claim, Some(0))).await;
+        }
     }
 
     async fn abandon(&mut self) {
@@ -318,6 +335,7 @@ impl Store for Taking<'_> {
         Held {
             client: self.client,
             at,
+            claim: self.claim.unwrap_or_default(),
             token: self.token,
             acls: self.acls,
             user: self.user,
@@ -336,21 +354,23 @@ impl Store for Taking<'_> {
 impl Holder for Held {
     type Fail = Fail;
 
-    /// Write R in one multi-op that checks our slot znode (it exists, unchanged) and sets the mark
-    /// at the version we last wrote (or creates it): R in the store only grows, and only the
-    /// holder moves it. `Ok(false)`: either check failed (the lease is lost).
+    /// Write R in one multi-op that checks our slot znode (it exists, unchanged) and our claim
+    /// znode (a name only we create: the slot znode's check alone passes on a successor's) and
+    /// sets the mark at the version we last wrote (or creates it): R in the store only grows,
+    /// and only the holder moves it. `Ok(false)`: a check failed (the lease is lost).
     // Modelled in model/remote.pml: WRITE_OK, BUMP and the adoption of an unsure write (STORE=3;
     // R_CHECK) (make model).
     async fn write_hwm(&mut self, r: i64) -> std::result::Result<bool, Fail> {
         let data = r.to_string();
         let create = zk::CreateMode::Persistent.with_acls(zk::Acls::new(&self.acls));
         let mut w = self.client.new_multi_writer();
-        let added =
-            w.add_check_version(&self.at.keys.slot, 0)
-                .and_then(|_| match self.hwm_version {
-                    Some(v) => w.add_set_data(&self.at.keys.hwm, data.as_bytes(), Some(v)),
-                    None => w.add_create(&self.at.keys.hwm, data.as_bytes(), &create),
-                });
+        let added = w
+            .add_check_version(&self.at.keys.slot, 0)
+            .and_then(|_| w.add_check_version(&self.claim, 0))
+            .and_then(|_| match self.hwm_version {
+                Some(v) => w.add_set_data(&self.at.keys.hwm, data.as_bytes(), Some(v)),
+                None => w.add_create(&self.at.keys.hwm, data.as_bytes(), &create),
+            });
         added.map_err(Fail::Zk)?;
         match call(self.timeout, w.commit()).await {
             Ok(results) => {
@@ -390,8 +410,8 @@ impl Holder for Held {
                 // NoNode (the renewal can see a delete before the watch does).
                 self.lost_why = Some(match e {
                     zk::Error::NoNode => format!(
-                        "the slot znode {} (or its high-water mark {}) was deleted (the ZooKeeper session expired, or someone deleted it)",
-                        self.at.keys.slot, self.at.keys.hwm
+                        "the slot znode {}, this holder's claim {} or the high-water mark {} is gone (the ZooKeeper session expired, the store was restored from an older backup, or someone deleted it)",
+                        self.at.keys.slot, self.claim, self.at.keys.hwm
                     ),
                     zk::Error::SessionExpired => "the ZooKeeper session expired".to_string(),
                     _ => format!(
@@ -574,6 +594,7 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
     // A clean close: leave the final R, then free the slot.
     remote::finish(&mut h, &stop).await;
     let _ = call(h.timeout, h.client.delete(&h.at.keys.slot, Some(0))).await;
+    let _ = call(h.timeout, h.client.delete(&h.claim, Some(0))).await;
     close(h.client, states).await;
 }
 
