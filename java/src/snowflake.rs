@@ -11,7 +11,6 @@ use jni::{Env, EnvUnowned};
 use polyflake::{
     batch_len, ClockSource, Error, EtcdLeaseOptions, FileLeaseOptions, Generator, Layout,
     LeaseCommon, Mode, NodeSource, RemoteStore, Result, Settings, ZooKeeperLeaseOptions,
-    LEASE_CREDENTIALS,
 };
 use std::time::Duration;
 
@@ -77,10 +76,9 @@ fn remote_store(o: &mut Options, mut store: RemoteStore) -> Result<RemoteStore> 
     if let Some(v) = o.number("connect_timeout_ms")? {
         store.connect_timeout_ms = v;
     }
-    for key in LEASE_CREDENTIALS {
-        if let Some(v) = o.take(key) {
-            store.credentials.set(key, Some(v.into()))?;
-        }
+    for pair in o.take_all("credential") {
+        let (key, value) = pair.split_once('=').unwrap_or((&pair, ""));
+        store.credentials.set(key, Some(value.into()))?;
     }
     Ok(store)
 }
