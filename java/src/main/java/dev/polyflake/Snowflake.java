@@ -89,6 +89,9 @@ public final class Snowflake implements AutoCloseable {
      */
     public long nextId() {
         try {
+            if (injectedClock) {
+                return Native.snowflakeNext(handle); // a test clock: the core's own waits, read for read
+            }
             long id = Native.snowflakeTryNext(handle);
             return id >= 0 ? id : slowNextId();
         } finally {
@@ -97,11 +100,9 @@ public final class Snowflake implements AutoCloseable {
     }
 
     private long slowNextId() {
-        if (!injectedClock) {
-            long[] got = {-1};
-            if (Waits.parkUntil(() -> (got[0] = Native.snowflakeTryNext(handle)) >= 0, parkBudgetNanos)) {
-                return got[0];
-            }
+        long[] got = {-1};
+        if (Waits.parkUntil(() -> (got[0] = Native.snowflakeTryNext(handle)) >= 0, parkBudgetNanos)) {
+            return got[0];
         }
         return Native.snowflakeNext(handle);
     }
@@ -142,12 +143,11 @@ public final class Snowflake implements AutoCloseable {
         GeneratorBuilder.notNull(buf, "nextIds(buf): buf");
         Native.batchLen(buf.length);
         try {
-            if (!Native.snowflakeNextIds(handle, buf, false)) {
-                boolean done = !injectedClock
-                    && Waits.parkUntil(() -> Native.snowflakeNextIds(handle, buf, false), parkBudgetNanos);
-                if (!done) {
-                    Native.snowflakeNextIds(handle, buf, true);
-                }
+            if (injectedClock) {
+                Native.snowflakeNextIds(handle, buf, true);
+            } else if (!Native.snowflakeNextIds(handle, buf, false)
+                && !Waits.parkUntil(() -> Native.snowflakeNextIds(handle, buf, false), parkBudgetNanos)) {
+                Native.snowflakeNextIds(handle, buf, true);
             }
         } finally {
             Reference.reachabilityFence(this);

@@ -40,11 +40,11 @@ abstract class TimeIdGenerator implements AutoCloseable {
     /** One ID into {@code out} = [high, low], parked while the core would wait. */
     final void next(long[] out) {
         try {
-            if (!Native.timeIdNext(handle, out, false)) {
-                boolean done = !injectedClock && Waits.parkUntil(() -> Native.timeIdNext(handle, out, false), parkBudgetNanos);
-                if (!done) {
-                    Native.timeIdNext(handle, out, true);
-                }
+            if (injectedClock) {
+                Native.timeIdNext(handle, out, true);
+            } else if (!Native.timeIdNext(handle, out, false)
+                && !Waits.parkUntil(() -> Native.timeIdNext(handle, out, false), parkBudgetNanos)) {
+                Native.timeIdNext(handle, out, true);
             }
         } finally {
             Reference.reachabilityFence(this);
