@@ -50,9 +50,16 @@ pub(crate) fn class_of(kind: ErrorKind) -> String {
 /// which the Java tests rule out for every kind).
 pub(crate) fn throw_core(env: &mut Env<'_>, err: &Error) {
     let text = JNIString::from(encoded(err));
-    if env.throw_new(JNIString::from(class_of(err.kind())), &text).is_err() {
-        env.exception_clear();
-        let _ = env.throw_new(JNIString::from("dev/polyflake/PolyflakeException"), &text);
+    // `throw_new` reports the exception it leaves pending as an `Err`: success is checked by
+    // finding the class first.
+    match env.find_class(JNIString::from(class_of(err.kind()))) {
+        Ok(class) => {
+            let _ = env.throw_new(&class, &text);
+        }
+        Err(_) => {
+            env.exception_clear();
+            let _ = env.throw_new(JNIString::from("dev/polyflake/PolyflakeException"), &text);
+        }
     }
 }
 
@@ -89,16 +96,8 @@ pub(crate) fn run<'local, T: Default>(
         .resolve::<jni::errors::ThrowRuntimeExAndDefault>()
 }
 
-/// Every kind as `Name SEP CODE SEP ...`, for the Java test that finds a class for each.
+/// Every kind as `Name:CODE,Name:CODE,...`, for the Java test that finds a class for each.
 pub(crate) fn kinds() -> String {
-    let mut out = String::new();
-    for kind in ErrorKind::ALL {
-        if !out.is_empty() {
-            out.push(SEP);
-        }
-        out.push_str(kind.name());
-        out.push(SEP);
-        out.push_str(kind.code());
-    }
-    out
+    let all = ErrorKind::ALL.iter().map(|k| format!("{}:{}", k.name(), k.code()));
+    all.collect::<Vec<_>>().join(",")
 }

@@ -35,8 +35,7 @@ pub(crate) fn settings(o: &mut Options, clock: jlong) -> Result<Settings> {
         Some("off") => s.max_forward_step_ms = None,
         Some(v) => {
             let step = v.parse::<u64>();
-            let step = step.map_err(|_| bad("max_forward_step_ms", format!("{v:?} is out of range")));
-            s.max_forward_step_ms = Some(step?);
+            s.max_forward_step_ms = Some(step.map_err(|_| Error::too_wide("max_forward_step_ms", v))?);
         }
         None => {}
     }
@@ -133,8 +132,9 @@ pub(crate) fn layout(text: &str) -> Result<Layout> {
     let bits: Vec<&str> = text.split(',').collect();
     match bits[..] {
         [t, n, s] => {
-            let num = |v: &str| v.parse::<u32>().unwrap_or(u32::MAX);
-            Layout::new(num(t), num(n), num(s))
+            let num = |name, v: &str| v.parse::<u32>().map_err(|_| Error::too_wide(name, v));
+            let t = num("timestamp_bits", t)?;
+            Layout::new(t, num("node_bits", n)?, num("sequence_bits", s)?)
         }
         _ => Layout::from_name(text),
     }

@@ -81,8 +81,7 @@ impl Options {
     pub fn number<T: std::str::FromStr>(&mut self, key: &'static str) -> Result<Option<T>> {
         self.take(key)
             .map(|v| {
-                v.parse::<T>()
-                    .map_err(|_| bad(key, format!("{v:?} is out of range")))
+                v.parse::<T>().map_err(|_| Error::too_wide(key, &v))
             })
             .transpose()
     }
