@@ -148,16 +148,22 @@ pub extern "system" fn Java_dev_polyflake_Native_ulidFormat<'l>(
     })
 }
 
-/// A ULID's text parsed into `out` = [high, low] (the core's `InvalidId` otherwise).
+/// A UUID's (kind 0) or ULID's (kind 1) text parsed by the core into `out` = [high, low] (its
+/// `InvalidId` otherwise).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_polyflake_Native_ulidParse<'l>(
+pub extern "system" fn Java_dev_polyflake_Native_timeIdParse<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
+    kind: jint,
     text: JString<'l>,
     out: JLongArray<'l>,
 ) {
     run(&mut env, |env| {
-        let id = polyflake::parse_ulid(&string(env, &text)?)?;
+        let text = string(env, &text)?;
+        let id = match kind {
+            0 => polyflake::parse_uuid(&text)?,
+            _ => polyflake::parse_ulid(&text)?,
+        };
         out.set_region(env, 0, &split(id))?;
         Ok(())
     })

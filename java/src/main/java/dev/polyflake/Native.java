@@ -129,7 +129,7 @@ final class Native {
 
     static native String ulidFormat(long high, long low);
 
-    static native void ulidParse(String text, long[] out);
+    static native void timeIdParse(int kind, String text, long[] out);
 
     static native long timeIdTimestampMs(int kind, long high, long low);
 }

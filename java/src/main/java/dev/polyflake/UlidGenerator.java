@@ -62,8 +62,19 @@ public final class UlidGenerator extends TimeIdGenerator {
         GeneratorBuilder.notNull(ulid, "parse(ulid): ulid");
         Native.ensureLoaded();
         long[] out = new long[2];
-        Native.ulidParse(ulid, out);
+        Native.timeIdParse(ULID, ulid, out);
         return out;
+    }
+
+    /**
+     * A ULID's canonical text (upper case, the aliases I, L, O read as 1, 1, 0).
+     *
+     * @param ulid its text
+     * @return the canonical text
+     */
+    public static String canonical(String ulid) {
+        long[] v = parse(ulid);
+        return Native.ulidFormat(v[0], v[1]);
     }
 
     /** The settings of a {@link UlidGenerator}. */

@@ -53,6 +53,22 @@ public final class Uuid7Generator extends TimeIdGenerator {
         return Native.timeIdTimestampMs(UUID7, uuid.getMostSignificantBits(), uuid.getLeastSignificantBits());
     }
 
+    /**
+     * A UUID's text as the core reads it: the hyphenated 36-character form only, any case
+     * (stricter than {@code UUID.fromString}).
+     *
+     * @param text the text
+     * @return the UUID
+     * @throws InvalidIdException for any other text
+     */
+    public static UUID parse(String text) {
+        GeneratorBuilder.notNull(text, "parse(text): text");
+        Native.ensureLoaded();
+        long[] out = new long[2];
+        Native.timeIdParse(UUID7, text, out);
+        return new UUID(out[0], out[1]);
+    }
+
     /** The settings of a {@link Uuid7Generator}. */
     public static final class Builder extends GeneratorBuilder<Builder> {
         Builder() {}
