@@ -1,17 +1,26 @@
 package dev.polyflake;
 
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * How a call that must wait waits without holding its thread in native code: the core's
  * non-waiting call says "not now" (a small rewind, a spent millisecond), and the caller parks
- * here, in Java, so a virtual thread unmounts from its carrier. After the generator's own wait
- * budget has gone by parked, the last attempt is the core's waiting call, whose deadline and
- * refusal are the core's: no rule about when to refuse lives here.
+ * here, in Java, so a virtual thread unmounts, then asks again. It keeps parking while the wall
+ * clock moves past the furthest millisecond it has seen (other threads may be taking each new
+ * millisecond's IDs first: that is progress, not a fault). Once the clock has not moved past it
+ * for the generator's wait budget (a clock behind, stuck or retreating), the last attempt is the
+ * core's waiting call, whose deadline and refusal are the core's. Nothing here decides what is
+ * issued or refused.
  */
 final class Waits {
     /** One park: a fraction of a millisecond, the unit every wait is counted in. */
     static final long SLICE_NANOS = 200_000L;
+
+    /** Parks taken, process-wide (the virtual-thread test reads it). */
+    static final LongAdder PARKS = new LongAdder();
+    /** Calls handed to the core's waiting call after parking for the budget. */
+    static final LongAdder HANDOVERS = new LongAdder();
 
     private Waits() {}
 
@@ -21,18 +30,32 @@ final class Waits {
     }
 
     /**
-     * Park and retry {@code attempt} until it issues or {@code budgetNanos} has gone by; then
-     * false (the caller makes the core's waiting call). An interrupted thread does not park (it
-     * could not), so it goes to the core's call at once.
+     * Park and retry {@code attempt} until it issues, or until the wall clock has not moved past
+     * its furthest reading for {@code budgetNanos}; then false (the caller makes the core's
+     * waiting call). An interrupted thread does not park (it could not), so it goes to the
+     * core's call at once.
      */
     static boolean parkUntil(Attempt attempt, long budgetNanos) {
         long start = System.nanoTime();
-        while (System.nanoTime() - start < budgetNanos && !Thread.currentThread().isInterrupted()) {
+        long furthest = System.currentTimeMillis();
+        while (!Thread.currentThread().isInterrupted()) {
             LockSupport.parkNanos(SLICE_NANOS);
+            PARKS.increment();
             if (attempt.tryOnce()) {
                 return true;
             }
+            // The elapsed time first, the clock after it: a thread descheduled between the two
+            // reads sees the clock moved, never a budget spent on a clock that did move.
+            long elapsed = System.nanoTime();
+            long now = System.currentTimeMillis();
+            if (now > furthest) {
+                furthest = now;
+                start = elapsed;
+            } else if (elapsed - start >= budgetNanos) {
+                break;
+            }
         }
+        HANDOVERS.increment();
         return false;
     }
 
