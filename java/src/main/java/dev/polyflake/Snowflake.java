@@ -146,7 +146,7 @@ public final class Snowflake implements AutoCloseable {
             if (injectedClock) {
                 Native.snowflakeNextIds(handle, buf, true);
             } else if (!Native.snowflakeNextIds(handle, buf, false)
-                && !Waits.parkUntil(() -> Native.snowflakeNextIds(handle, buf, false), parkBudgetNanos)) {
+                && !Waits.parkUntil(() -> Native.snowflakeNextIds(handle, buf, false), parkBudgetNanos, 2)) {
                 Native.snowflakeNextIds(handle, buf, true);
             }
         } finally {

@@ -36,8 +36,18 @@ final class Waits {
      * core's call at once.
      */
     static boolean parkUntil(Attempt attempt, long budgetNanos) {
+        return parkUntil(attempt, budgetNanos, Long.MAX_VALUE);
+    }
+
+    /**
+     * As {@link #parkUntil(Attempt, long)}, but also false once the clock has moved
+     * {@code spanMs} past its first reading: a batch that did not fit a whole fresh millisecond
+     * spans several, and the core's waiting call fills it.
+     */
+    static boolean parkUntil(Attempt attempt, long budgetNanos, long spanMs) {
         long start = System.nanoTime();
-        long furthest = System.currentTimeMillis();
+        long first = System.currentTimeMillis();
+        long furthest = first;
         while (!Thread.currentThread().isInterrupted()) {
             LockSupport.parkNanos(SLICE_NANOS);
             PARKS.increment();
@@ -48,7 +58,9 @@ final class Waits {
             // reads sees the clock moved, never a budget spent on a clock that did move.
             long elapsed = System.nanoTime();
             long now = System.currentTimeMillis();
-            if (now > furthest) {
+            if (now - first >= spanMs) {
+                break;
+            } else if (now > furthest) {
                 furthest = now;
                 start = elapsed;
             } else if (elapsed - start >= budgetNanos) {
