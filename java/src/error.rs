@@ -98,6 +98,8 @@ pub(crate) fn run<'local, T: Default>(
 
 /// Every kind as `Name:CODE,Name:CODE,...`, for the Java test that finds a class for each.
 pub(crate) fn kinds() -> String {
-    let all = ErrorKind::ALL.iter().map(|k| format!("{}:{}", k.name(), k.code()));
+    let all = ErrorKind::ALL
+        .iter()
+        .map(|k| format!("{}:{}", k.name(), k.code()));
     all.collect::<Vec<_>>().join(",")
 }

@@ -35,7 +35,8 @@ pub(crate) fn settings(o: &mut Options, clock: jlong) -> Result<Settings> {
         Some("off") => s.max_forward_step_ms = None,
         Some(v) => {
             let step = v.parse::<u64>();
-            s.max_forward_step_ms = Some(step.map_err(|_| Error::too_wide("max_forward_step_ms", v))?);
+            s.max_forward_step_ms =
+                Some(step.map_err(|_| Error::too_wide("max_forward_step_ms", v))?);
         }
         None => {}
     }
@@ -105,7 +106,8 @@ fn node_source(o: &mut Options) -> Result<NodeSource> {
             NodeSource::Etcd(e)
         }
         Some("zookeeper") => {
-            let mut z = ZooKeeperLeaseOptions::from_ensemble(&o.take("ensemble").unwrap_or_default());
+            let mut z =
+                ZooKeeperLeaseOptions::from_ensemble(&o.take("ensemble").unwrap_or_default());
             if let Some(v) = o.number("session_timeout_ms")? {
                 z.session_timeout_ms = v;
             }
@@ -253,7 +255,11 @@ pub extern "system" fn Java_dev_polyflake_Native_decode<'l>(
             0 => polyflake::decode(id?)?,
             h => gen(h).decode(id?)?,
         };
-        out.set_region(env, 0, &[d.timestamp_ms, d.node_id.into(), d.sequence.into()])?;
+        out.set_region(
+            env,
+            0,
+            &[d.timestamp_ms, d.node_id.into(), d.sequence.into()],
+        )?;
         Ok(())
     })
 }
@@ -290,7 +296,10 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeInfo<'l>(
             ("sequence_bits", Int(l.sequence_bits().into())),
             ("epoch_ms", Int(g.epoch_ms().into())),
             ("max_wait_ms", Float(g.max_wait_ms())),
-            ("max_lead_ms", g.max_lead_ms().map_or(Null, |v| Int(v.into()))),
+            (
+                "max_lead_ms",
+                g.max_lead_ms().map_or(Null, |v| Int(v.into())),
+            ),
             ("injected_clock", Bool(g.has_injected_clock())),
             ("clock_source", Text(g.clock_source().name().into())),
             ("source", Text(g.node_source().name().into())),
@@ -376,4 +385,3 @@ pub extern "system" fn Java_dev_polyflake_Native_constants<'l>(
         Ok(env.new_string(encode_fields(&fields))?)
     })
 }
-

@@ -51,7 +51,10 @@ impl Options {
         }
         let tokens: Vec<&str> = text.split(SEP).collect();
         if tokens.len() % 2 != 0 {
-            return Err(bad("options", format!("{} tokens, not pairs", tokens.len())));
+            return Err(bad(
+                "options",
+                format!("{} tokens, not pairs", tokens.len()),
+            ));
         }
         let pairs = tokens
             .chunks(2)
@@ -80,9 +83,7 @@ impl Options {
     /// `key` as a number of type `T` (out of its range: the core's `InvalidArgument`).
     pub fn number<T: std::str::FromStr>(&mut self, key: &'static str) -> Result<Option<T>> {
         self.take(key)
-            .map(|v| {
-                v.parse::<T>().map_err(|_| Error::too_wide(key, &v))
-            })
+            .map(|v| v.parse::<T>().map_err(|_| Error::too_wide(key, &v)))
             .transpose()
     }
 
@@ -111,7 +112,10 @@ mod tests {
             ("l", Value::Fields(vec![("x", Value::Null)])),
             ("w", Value::Float(5.0)),
         ];
-        assert_eq!(encode_fields(&f), "a\u{1f}i-3\u{1f}l\u{1f}r1\u{1f}x\u{1f}n\u{1f}w\u{1f}f5.0");
+        assert_eq!(
+            encode_fields(&f),
+            "a\u{1f}i-3\u{1f}l\u{1f}r1\u{1f}x\u{1f}n\u{1f}w\u{1f}f5.0"
+        );
     }
 
     #[test]
