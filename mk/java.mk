@@ -54,3 +54,29 @@ test-java: build-java
 	  echo "--- OpenJDK 17" && JAVA_HOME=$(JAVA17_HOME) $(JAVA_MVN) -Dpolyflake.build.dir=$(CARGO_TARGET_DIR)/java-17 -Dmaven.javadoc.skip=true -Dmaven.source.skip=true verify && \
 	  echo "--- Temurin 25" && MAVEN_OPTS=--sun-misc-unsafe-memory-access=allow JAVA_HOME=$(JAVA25_HOME) $(JAVA_MVN) -Dpolyflake.build.dir=$(CARGO_TARGET_DIR)/java-25 -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -Dpolyflake.require.virtual.threads=true verify' java-tests
 	@for d in java-17 java-25; do python3 -c 'import sys,glob,xml.etree.ElementTree as E; t=[E.parse(f).getroot() for f in glob.glob(sys.argv[1]+"/surefire-reports/TEST-*.xml")]; print(sys.argv[2]+": %d tests, %d skipped, %d failed" % (sum(int(x.get("tests")) for x in t), sum(int(x.get("skipped")) for x in t), sum(int(x.get("failures"))+int(x.get("errors")) for x in t)))' $(CARGO_TARGET_DIR)/$$d $$d; done
+
+# The jar users install: built from the tested release library, stripped, for linux-x86_64 (the
+# release workflow adds the other platforms' libraries under dev/polyflake/native/<platform>/).
+# Hooked into `make dist` and `make test-dist` (mk/dist.mk's targets) from here.
+dist: dist-java
+test-dist: test-dist-java
+.PHONY: test-dist-java
+JAVA_DIST_NATIVE := $(CARGO_TARGET_DIR)/dist-stage/java-native
+
+dist-java: build-java
+	$(call say,Java: dist/polyflake-$(DIST_VERSION).jar, -sources.jar and -javadoc.jar (libpolyflake_java.so for $(JAVA_PLATFORM) inside, stripped))
+	rm -rf $(JAVA_DIST_NATIVE) && mkdir -p $(JAVA_DIST_NATIVE)/$(JAVA_PLATFORM) $(DIST)
+	strip --strip-all -o $(JAVA_DIST_NATIVE)/$(JAVA_PLATFORM)/libpolyflake_java.so $(JAVA_LIB)
+	JAVA_HOME=$(JAVA17_HOME) mvn -B -q -f $(JAVA_DIR)/pom.xml -Dpolyflake.native.root=$(JAVA_DIST_NATIVE) \
+	  -Dpolyflake.build.dir=$(CARGO_TARGET_DIR)/java-dist -DskipTests package
+	rm -f $(DIST)/polyflake-*.jar
+	cp $(CARGO_TARGET_DIR)/java-dist/polyflake-$(DIST_VERSION).jar $(CARGO_TARGET_DIR)/java-dist/polyflake-$(DIST_VERSION)-sources.jar \
+	  $(CARGO_TARGET_DIR)/java-dist/polyflake-$(DIST_VERSION)-javadoc.jar $(DIST)/
+	cp $(JAVA_DIR)/pom.xml $(DIST)/polyflake-$(DIST_VERSION).pom
+	unzip -l $(DIST)/polyflake-$(DIST_VERSION).jar | grep -E 'native/|polyflake/Snowflake.class'
+	@ls -l $(DIST)/polyflake-$(DIST_VERSION)*.jar $(DIST)/polyflake-$(DIST_VERSION).pom
+
+# Also run by tests/dist/test_dist.sh (make test-dist) with the rest of the installs.
+test-dist-java: dist-java
+	$(call say,Java: the jar from a file-based Maven repository into a fresh Maven project, no Rust on PATH)
+	JAVA_HOME=$(JAVA17_HOME) bash tests/dist/java_guide.sh $(ROOT) $(DIST) $(DIST_VERSION)
