@@ -80,3 +80,14 @@ dist-java: build-java
 test-dist-java: dist-java
 	$(call say,Java: the jar from a file-based Maven repository into a fresh Maven project, no Rust on PATH)
 	JAVA_HOME=$(JAVA17_HOME) bash tests/dist/java_guide.sh $(ROOT) $(DIST) $(DIST_VERSION)
+
+# The polyglot participant, compiled against the jar the tests built (java-17's).
+JAVA_POLYGLOT := $(CARGO_TARGET_DIR)/polyglot/java
+build-polyglot-java: build-java
+	$(call say,Java participant of the uniqueness run: tests/polyglot/Participant.java against the jar)
+	JAVA_HOME=$(JAVA17_HOME) $(JAVA_MVN) -Dpolyflake.build.dir=$(CARGO_TARGET_DIR)/java-17 -DskipTests \
+	  -Dmaven.javadoc.skip=true -Dmaven.source.skip=true package
+	@mkdir -p $(JAVA_POLYGLOT)
+	$(JAVA17_HOME)/bin/javac --release 11 -Xlint:all -Werror -d $(JAVA_POLYGLOT) \
+	  -cp $(CARGO_TARGET_DIR)/java-17/polyflake-$(DIST_VERSION).jar $(ROOT)/tests/polyglot/Participant.java
+	cp $(CARGO_TARGET_DIR)/java-17/polyflake-$(DIST_VERSION).jar $(JAVA_POLYGLOT)/polyflake.jar
