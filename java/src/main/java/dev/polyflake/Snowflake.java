@@ -1,6 +1,5 @@
 package dev.polyflake;
 
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -51,12 +50,11 @@ public final class Snowflake implements AutoCloseable {
         this.clock = b.clock;
         this.handle = Native.snowflakeNew(b.wire(), b.clockHandle());
         Reference.reachabilityFence(b.clock);
-        Cleaner.Cleanable unused = Native.CLEANER.register(this, new Free(handle));
+        Native.CLEANER.register(this, new Free(handle));
         this.info = Fields.parse(Native.snowflakeInfo(handle));
         this.nodeId = ((Number) info.get("node_id")).longValue();
         this.injectedClock = (Boolean) info.get("injected_clock");
         this.parkBudgetNanos = Waits.budgetNanos(((Number) info.get("max_wait_ms")).doubleValue());
-        Reference.reachabilityFence(unused);
     }
 
     private static final class Free implements Runnable {

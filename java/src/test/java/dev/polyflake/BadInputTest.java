@@ -68,6 +68,8 @@ class BadInputTest {
         refused(UnknownLayoutException.class, "UNKNOWN_LAYOUT", "huge", () -> Layout.named("huge"));
         refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "-1", () -> onClock().nodeId(1).maxWaitMs(-1).build());
         refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "NaN", () -> onClock().nodeId(1).maxWaitMs(Double.NaN).build());
+        refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "inf", () -> onClock().nodeId(1).maxWaitMs(Double.POSITIVE_INFINITY).build());
+        refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "60001", () -> onClock().nodeId(1).maxWaitMs(60_001).build());
         refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "-5", () -> onClock().nodeId(1).maxForwardStepMs(-5).build());
         refused(InvalidEpochException.class, "INVALID_EPOCH", "-1", () -> Snowflake.builder().nodeId(1).epochMs(-1).build());
         refused(InvalidEpochException.class, "INVALID_EPOCH", "99999999999999",
