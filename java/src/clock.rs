@@ -106,12 +106,15 @@ pub extern "system" fn Java_dev_polyflake_Native_manualClockOp<'l>(
 /// Free a clock handle (its generators keep their share of the clock).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_clockFree<'l>(
-    _env: EnvUnowned<'l>,
+    mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
 ) {
-    if handle != 0 {
-        // SAFETY: made by `into_handle`, freed once (the Java Cleaner runs its action once).
-        drop(unsafe { Box::from_raw(handle as *mut TestClock) });
-    }
+    run(&mut env, |_| {
+        if handle != 0 {
+            // SAFETY: made by `into_handle`, freed once (the Java Cleaner runs its action once).
+            drop(unsafe { Box::from_raw(handle as *mut TestClock) });
+        }
+        Ok(())
+    })
 }

@@ -327,22 +327,28 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeReady<'l>(
 /// `close()`: stop issuing, free a lease's slot (the memory stays until the Cleaner runs).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_snowflakeClose<'l>(
-    _env: EnvUnowned<'l>,
+    mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
 ) {
-    gen(handle).close();
+    run(&mut env, |_| {
+        gen(handle).close();
+        Ok(())
+    })
 }
 
 /// Free the generator (closing it first if it was not): the Cleaner's action, run once.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_snowflakeFree<'l>(
-    _env: EnvUnowned<'l>,
+    mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
 ) {
-    // SAFETY: made by `snowflakeNew`; the Cleaner runs once, after the last call.
-    drop(unsafe { Box::from_raw(handle as *mut Generator) });
+    run(&mut env, |_| {
+        // SAFETY: made by `snowflakeNew`; the Cleaner runs once, after the last call.
+        drop(unsafe { Box::from_raw(handle as *mut Generator) });
+        Ok(())
+    })
 }
 
 /// A layout's three widths from `"41,10,12"` or a preset's name, into `out`; the core's

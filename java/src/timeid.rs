@@ -98,40 +98,48 @@ pub extern "system" fn Java_dev_polyflake_Native_timeIdHealth<'l>(
 /// core's waiting call directly, as the scenario files count the core's waits).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_timeIdWaitBudgetMs<'l>(
-    _env: EnvUnowned<'l>,
+    mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
 ) -> f64 {
-    // SAFETY: as in `gen`.
-    let s = match unsafe { &*(handle as *const TimeId) } {
-        TimeId::Uuid7(g) => g.settings(),
-        TimeId::Ulid(g) => g.settings(),
-    };
-    match s.clock {
-        Some(_) => -1.0,
-        None => s.max_wait_ms,
-    }
+    run(&mut env, |_| {
+        // SAFETY: as in `gen`.
+        let s = match unsafe { &*(handle as *const TimeId) } {
+            TimeId::Uuid7(g) => g.settings(),
+            TimeId::Ulid(g) => g.settings(),
+        };
+        Ok(match s.clock {
+            Some(_) => -1.0,
+            None => s.max_wait_ms,
+        })
+    })
 }
 
 /// `close()`.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_timeIdClose<'l>(
-    _env: EnvUnowned<'l>,
+    mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
 ) {
-    gen(handle).close();
+    run(&mut env, |_| {
+        gen(handle).close();
+        Ok(())
+    })
 }
 
 /// Free the generator: the Cleaner's action, run once.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_timeIdFree<'l>(
-    _env: EnvUnowned<'l>,
+    mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
 ) {
-    // SAFETY: made by `timeIdNew`, freed once.
-    drop(unsafe { Box::from_raw(handle as *mut TimeId) });
+    run(&mut env, |_| {
+        // SAFETY: made by `timeIdNew`, freed once.
+        drop(unsafe { Box::from_raw(handle as *mut TimeId) });
+        Ok(())
+    })
 }
 
 /// A ULID's canonical text (Crockford base32) from its two halves.
