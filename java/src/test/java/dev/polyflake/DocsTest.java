@@ -51,10 +51,10 @@ class DocsTest {
         boolean declaresG = Pattern.compile("[A-Za-z0-9]+ g =").matcher(body).find();
         String params = declaresG ? "" : "Snowflake g";
         return "import dev.polyflake.*;\nimport java.nio.file.*;\nimport java.time.*;\nimport java.util.*;\n" + imports
-            + "class Snippet" + n + " {\n"
+            + "public class Snippet" + n + " {\n"
             + "  static final class Log { void warn(String f, Object... a) {} void error(String f, Object... a) {} }\n"
             + "  static final Log log = new Log();\n"
-            + "  static void run(" + params + ") throws Exception {\n" + body + "\n  }\n}\n";
+            + "  public static void run(" + params + ") throws Exception {\n" + body + "\n  }\n}\n";
     }
 
     static final class Source extends SimpleJavaFileObject {
