@@ -35,21 +35,21 @@ JAVA_LIB := $(JAVA_NATIVE)/$(JAVA_PLATFORM)/libpolyflake_java.so
 JAVA_MVN = mvn -B -q -f $(JAVA_DIR)/pom.xml -Dpolyflake.native.root=$(JAVA_NATIVE) -Dpolyflake.root=$(ROOT)
 
 deps-java:
-	$(call say,Java: OpenJDK 17 ($(JAVA17_HOME)), Temurin 25 ($(JAVA25_HOME)) and Maven)
+	$(call say,Java: OpenJDK 17 ($(JAVA17_HOME)) and Temurin 25 ($(JAVA25_HOME)) and Maven)
 	@for h in $(JAVA17_HOME) $(JAVA25_HOME); do [ -x $$h/bin/javac ] || { echo "no JDK at $$h"; exit 1; }; \
 	  echo "$$h: $$($$h/bin/java -version 2>&1 | head -n 1)"; done
 	@command -v mvn >/dev/null || { echo "mvn not found: 'make deps-apt' installs maven"; exit 1; }
 	@JAVA_HOME=$(JAVA17_HOME) mvn -v | head -n 1
 
 build-java: deps-java
-	$(call say,Java: the JNI library (cargo build --release -p polyflake-java), staged for the jar as $(JAVA_LIB))
+	$(call say,Java: the JNI library (cargo build --release -p polyflake-java) staged for the jar as $(JAVA_LIB))
 	$(CARGO) build --release -p polyflake-java --features workspace-hack
 	@mkdir -p $(dir $(JAVA_LIB))
 	cp $(POLYFLAKE_RELEASE_DIR)/libpolyflake_java.so $(JAVA_LIB)
 
 # with_zookeeper.sh appends the ensemble as the last argument (and sets POLYFLAKE_TEST_ZOOKEEPER).
 test-java: build-java
-	$(call say,Java: JUnit 5 on OpenJDK 17 then Temurin 25 beside a real ZooKeeper (scenarios on both clocks; vectors; bad input; leases: files, etcd, ZooKeeper; Cleaner; virtual threads on 25))
+	$(call say,Java: JUnit 5 on OpenJDK 17 then Temurin 25 beside a real ZooKeeper (scenarios on both clocks; vectors; bad input; leases on files and etcd and ZooKeeper; Cleaner; virtual threads on 25))
 	POLYFLAKE_REQUIRE_STORES=true $(ROOT)/tests/stores/with_zookeeper.sh sh -c '\
 	  echo "--- OpenJDK 17" && JAVA_HOME=$(JAVA17_HOME) $(JAVA_MVN) -Dpolyflake.build.dir=$(CARGO_TARGET_DIR)/java-17 -Dmaven.javadoc.skip=true -Dmaven.source.skip=true verify && \
 	  echo "--- Temurin 25" && MAVEN_OPTS=--sun-misc-unsafe-memory-access=allow JAVA_HOME=$(JAVA25_HOME) $(JAVA_MVN) -Dpolyflake.build.dir=$(CARGO_TARGET_DIR)/java-25 -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -Dpolyflake.require.virtual.threads=true verify' java-tests
@@ -64,7 +64,7 @@ test-dist: test-dist-java
 JAVA_DIST_NATIVE := $(CARGO_TARGET_DIR)/dist-stage/java-native
 
 dist-java: build-java
-	$(call say,Java: dist/polyflake-$(DIST_VERSION).jar, -sources.jar and -javadoc.jar (libpolyflake_java.so for $(JAVA_PLATFORM) inside, stripped))
+	$(call say,Java: dist/polyflake-$(DIST_VERSION).jar with its -sources and -javadoc jars and POM (libpolyflake_java.so for $(JAVA_PLATFORM) inside; stripped))
 	rm -rf $(JAVA_DIST_NATIVE) && mkdir -p $(JAVA_DIST_NATIVE)/$(JAVA_PLATFORM) $(DIST)
 	strip --strip-all -o $(JAVA_DIST_NATIVE)/$(JAVA_PLATFORM)/libpolyflake_java.so $(JAVA_LIB)
 	JAVA_HOME=$(JAVA17_HOME) mvn -B -q -f $(JAVA_DIR)/pom.xml -Dpolyflake.native.root=$(JAVA_DIST_NATIVE) \
@@ -78,7 +78,7 @@ dist-java: build-java
 
 # Also run by tests/dist/test_dist.sh (make test-dist) with the rest of the installs.
 test-dist-java: dist-java
-	$(call say,Java: the jar from a file-based Maven repository into a fresh Maven project, no Rust on PATH)
+	$(call say,Java: the jar from a file-based Maven repository into a fresh Maven project with no Rust on PATH)
 	JAVA_HOME=$(JAVA17_HOME) bash tests/dist/java_guide.sh $(ROOT) $(DIST) $(DIST_VERSION)
 
 # The polyglot participant, compiled against the jar the tests built (java-17's).
