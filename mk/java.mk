@@ -32,7 +32,7 @@ JAVA_PLATFORM := linux-x86_64
 JAVA_NATIVE := $(CARGO_TARGET_DIR)/java-native
 JAVA_LIB := $(JAVA_NATIVE)/$(JAVA_PLATFORM)/libpolyflake_java.so
 # -q: Maven's own chatter off (Surefire's summary and every failure still print).
-JAVA_MVN = mvn -B -q -f $(JAVA_DIR)/pom.xml -Dpolyflake.native.root=$(JAVA_NATIVE) -Dpolyflake.root=$(ROOT)
+JAVA_MVN = mvn -B -q -Dstyle.color=never -f $(JAVA_DIR)/pom.xml -Dpolyflake.native.root=$(JAVA_NATIVE) -Dpolyflake.root=$(ROOT)
 
 deps-java:
 	$(call say,Java: OpenJDK 17 ($(JAVA17_HOME)) and Temurin 25 ($(JAVA25_HOME)) and Maven)
