@@ -29,9 +29,6 @@ public final class Snowflake implements AutoCloseable {
     private final boolean injectedClock;
     private final long parkBudgetNanos;
     private final Map<String, Object> info;
-    /** Kept so the test clock lives as long as the generator's Java object. */
-    @SuppressWarnings("unused")
-    private final TestClock clock;
 
     /**
      * A strict generator on the system clock with a static node id (held host-wide: a second
@@ -47,8 +44,9 @@ public final class Snowflake implements AutoCloseable {
 
     private Snowflake(Builder b) {
         Native.ensureLoaded();
-        this.clock = b.clock;
         this.handle = Native.snowflakeNew(b.wire(), b.clockHandle());
+        // The core shares the test clock (its own reference): the Java handle need only live
+        // through this call.
         Reference.reachabilityFence(b.clock);
         Native.CLEANER.register(this, new Free(handle));
         this.info = Fields.parse(Native.snowflakeInfo(handle));

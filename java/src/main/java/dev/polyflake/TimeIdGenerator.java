@@ -10,13 +10,12 @@ abstract class TimeIdGenerator implements AutoCloseable {
     final long handle;
     private final long parkBudgetNanos;
     private final boolean injectedClock;
-    @SuppressWarnings("unused")
-    private final TestClock clock;
 
     TimeIdGenerator(int kind, GeneratorBuilder<?> b) {
         Native.ensureLoaded();
-        this.clock = b.clock;
         this.handle = Native.timeIdNew(kind, b.wire(), b.clockHandle());
+        // The core shares the test clock (its own reference): the Java handle need only live
+        // through this call.
         Reference.reachabilityFence(b.clock);
         Native.CLEANER.register(this, new Free(handle));
         double budget = Native.timeIdWaitBudgetMs(handle);
