@@ -21,6 +21,7 @@ SELECTIONS = [
     ["-p", "polyflake-sim", "-e", "dev"],
     ["-p", "polyflake-python", "--features", "polyflake-python/workspace-hack"],
     ["-p", "polyflake-node", "--features", "polyflake-node/workspace-hack"],
+    ["-p", "polyflake-java", "--features", "polyflake-java/workspace-hack"],
 ]
 
 

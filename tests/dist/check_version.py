@@ -40,7 +40,7 @@ def one(pattern: str, text: str, what: str) -> str:
 def source_checks(root: pathlib.Path, version: str) -> list:
     """(file, what it says) pairs; each must say `version`."""
     checks = []
-    for member in ["core", "ffi-c", "python", "node", "cli", "sim"]:
+    for member in ["core", "ffi-c", "python", "node", "cli", "sim", "java"]:
         text = (root / member / "Cargo.toml").read_text(encoding="utf-8")
         pkg = text.split("[package]", 1)[1].split("\n[", 1)[0]
         inherited = re.search(r"^version\.workspace\s*=\s*true", pkg, re.M)
@@ -63,6 +63,9 @@ def source_checks(root: pathlib.Path, version: str) -> list:
     for rel in ["sdk/polyflake.pc.in", "sdk/polyflake-static.pc.in", "sdk/cmake/polyflake-config-version.cmake.in"]:
         text = (root / rel).read_text(encoding="utf-8")
         checks.append((rel, version if "@VERSION@" in text else "a literal version, not @VERSION@"))
+    pom = (root / "java/pom.xml").read_text(encoding="utf-8")
+    project = re.sub(r"<(parent|dependencies|build|profiles)>.*?</\1>", "", pom, flags=re.S)
+    checks.append(("java/pom.xml <version>", one(r"^  <version>([^<]+)</version>", project, "project <version>")))
     changelog = (root / "CHANGELOG.md").read_text(encoding="utf-8")
     released = re.findall(r"^## \[(\d[^\]]*)\]", changelog, re.M)
     checks.append(("CHANGELOG.md (newest release)", released[0] if released else "no release entry"))
@@ -99,6 +102,12 @@ def dist_checks(dist: pathlib.Path, version: str) -> list:
                 if m.name.endswith("include/polyflake.h"):
                     text = t.extractfile(m).read().decode()
                     checks.append((f"{sdk.name}:{m.name}", one(r'^#define POLYFLAKE_VERSION "([^"]+)"', text, "POLYFLAKE_VERSION")))
+    for jar in sorted(dist.glob("polyflake-*.jar")):
+        checks.append((jar.name, re.sub(r"-(sources|javadoc)$", "", jar.name[len("polyflake-"):-len(".jar")])))
+        with zipfile.ZipFile(jar) as z:
+            props = "META-INF/maven/dev.polyflake/polyflake/pom.properties"
+            if props in z.namelist():
+                checks.append((f"{jar.name} pom.properties", one(r"^version=(\S+)", z.read(props).decode(), "version=")))
     for go in sorted(dist.glob("polyflake-go-*.tar.gz")):
         checks.append((go.name, go.name[len("polyflake-go-"):-len(".tar.gz")]))
     if not (wheels and sdists and checks):

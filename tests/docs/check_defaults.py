@@ -44,6 +44,7 @@ SOURCES = [
     "node/index.d.ts",
     "node/types.d.ts",
     "node/src/*.rs",
+    "java/src/main/java/dev/polyflake/*.java",
     "ffi-c/src/*.rs",
     "cli/src/*.rs",
     "core/src/*.rs",

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The cross-language uniqueness run.
 
-Starts one participant per language (Rust, C, C++, Go, Python, Node) at the same moment, each
+Starts one participant per language (Rust, C, C++, Go, Python, Node, Java) at the same moment, each
 leasing a node id from ONE lease directory and minting strict IDs with single `next_id` calls at
 full speed for a few seconds. Then it checks the union: zero duplicates, every node's IDs strictly
 increasing, every node id distinct, every ID carrying its own node id. With --report it prints a
@@ -58,6 +58,8 @@ PARTICIPANTS = {
     "go": [str(TARGET / "polyglot/participant_go")],
     "python": [str(ROOT / ".venv/bin/python"), str(ROOT / "tests/polyglot/participant.py")],
     "node": ["node", str(ROOT / "tests/polyglot/participant.js")],
+    "java": [os.environ.get("POLYFLAKE_JAVA", "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"), "-cp",
+             f"{TARGET / 'polyglot/java'}:{TARGET / 'polyglot/java/polyflake.jar'}", "Participant"],
 }
 
 

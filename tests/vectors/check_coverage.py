@@ -13,10 +13,10 @@ import json
 import pathlib
 import sys
 
-LANGS = ["rust", "c-shared", "c-static", "cpp-shared", "cpp-static", "go", "python", "node"]
+LANGS = ["rust", "c-shared", "c-static", "cpp-shared", "cpp-static", "go", "python", "node", "java"]
 # needs entry -> the languages that may record a file with it as not-applicable.
 MAY_SKIP = {
-    "fork": {"go", "node"},
+    "fork": {"go", "node", "java"},
 }
 
 SCENARIOS = pathlib.Path(__file__).resolve().parent / "scenarios"

@@ -1,0 +1,393 @@
+//! `dev.polyflake.Snowflake`: the core's [`Generator`] behind a handle. The builder's options
+//! become the core's `Settings`, `Layout` and `NodeSource` here (type conversion only: every
+//! range and rule is the core's), and the calls map one to one.
+
+use crate::clock::from_handle;
+use crate::error::{kinds, run, Fail};
+use crate::wire::{bad, encode_fields, Options};
+use jni::objects::{JClass, JLongArray, JString};
+use jni::sys::{jboolean, jint, jlong};
+use jni::{Env, EnvUnowned};
+use polyflake::{
+    batch_len, ClockSource, Error, EtcdLeaseOptions, FileLeaseOptions, Generator, Layout,
+    LeaseCommon, Mode, NodeSource, RemoteStore, Result, Settings, ZooKeeperLeaseOptions,
+};
+use std::time::Duration;
+
+/// A Java string argument (the Java side never sends null).
+pub(crate) fn string(env: &Env<'_>, s: &JString<'_>) -> Result<String, Fail> {
+    Ok(s.try_to_string(env)?)
+}
+
+/// The settings every generator kind shares, from `o`, over the core's defaults; and the clock.
+pub(crate) fn settings(o: &mut Options, clock: jlong) -> Result<Settings> {
+    let mut s = Settings::default();
+    if let Some(m) = o.take("mode") {
+        s.mode = Mode::from_name(&m)?;
+    }
+    if let Some(v) = o.number("max_wait_ms")? {
+        s.max_wait_ms = v;
+    }
+    if let Some(v) = o.number("max_lead_ms")? {
+        s.max_lead_ms = Some(v);
+    }
+    match o.take("max_forward_step_ms").as_deref() {
+        Some("off") => s.max_forward_step_ms = None,
+        Some(v) => {
+            let step = v.parse::<u64>();
+            s.max_forward_step_ms =
+                Some(step.map_err(|_| Error::too_wide("max_forward_step_ms", v))?);
+        }
+        None => {}
+    }
+    if let Some(v) = o.number("forward_confirm_ms")? {
+        s.forward_confirm_ms = v;
+    }
+    if let Some(name) = o.take("clock_source") {
+        s.clock_source = ClockSource::from_name(&name)?;
+    }
+    s.clock = from_handle(clock).map(|c| c.shared());
+    Ok(s)
+}
+
+/// A lease's `LeaseCommon` (slots, identity, reserve, guard wait) over the core's defaults.
+fn lease_common(o: &mut Options) -> Result<LeaseCommon> {
+    let mut c = LeaseCommon::default();
+    if let Some(v) = o.number("slots")? {
+        c.slots = Some(v);
+    }
+    if let Some(v) = o.take("identity") {
+        c.identity = Some(v);
+    }
+    if let Some(v) = o.number("reserve_ms")? {
+        c.reserve_ms = v;
+    }
+    if let Some(v) = o.number("max_guard_wait_ms")? {
+        c.max_guard_wait_ms = v;
+    }
+    Ok(c)
+}
+
+/// A remote store's prefix, connect timeout and credentials over `store`.
+fn remote_store(o: &mut Options, mut store: RemoteStore) -> Result<RemoteStore> {
+    if let Some(v) = o.take("prefix") {
+        store.prefix = v;
+    }
+    if let Some(v) = o.number("connect_timeout_ms")? {
+        store.connect_timeout_ms = v;
+    }
+    for pair in o.take_all("credential") {
+        let (key, value) = pair.split_once('=').unwrap_or((&pair, ""));
+        store.credentials.set(key, Some(value.into()))?;
+    }
+    Ok(store)
+}
+
+/// Where the node id comes from: `source` (absent: the static `node_id`).
+fn node_source(o: &mut Options) -> Result<NodeSource> {
+    let source = o.take("source");
+    Ok(match source.as_deref() {
+        None => {
+            let id = o.take("node_id").unwrap_or_default();
+            let id = id.parse::<i128>();
+            NodeSource::Static(id.map_err(|_| bad("node_id", "no node id given".into()))?)
+        }
+        Some("file_lease") => NodeSource::FileLease(FileLeaseOptions {
+            dir: o.take("dir").unwrap_or_default().into(),
+            common: lease_common(o)?,
+        }),
+        Some("etcd") => {
+            let mut e = EtcdLeaseOptions::new(o.take_all("endpoint"));
+            if let Some(v) = o.number("ttl_s")? {
+                e.ttl_s = v;
+            }
+            e.store = remote_store(o, e.store)?;
+            e.common = lease_common(o)?;
+            NodeSource::Etcd(e)
+        }
+        Some("zookeeper") => {
+            let mut z =
+                ZooKeeperLeaseOptions::from_ensemble(&o.take("ensemble").unwrap_or_default());
+            if let Some(v) = o.number("session_timeout_ms")? {
+                z.session_timeout_ms = v;
+            }
+            z.store = remote_store(o, z.store)?;
+            z.common = lease_common(o)?;
+            NodeSource::ZooKeeper(z)
+        }
+        Some("env") => NodeSource::Env {
+            var: o.take("var").unwrap_or_default(),
+        },
+        Some("hostname") => NodeSource::Hostname {
+            hostname: o.take("hostname"),
+        },
+        Some("ipv4") => {
+            let addr = o.take("addr").unwrap_or_default();
+            NodeSource::ipv4(&addr, o.number("prefix_len")?.unwrap_or(-1))?
+        }
+        Some(other) => return Err(bad("source", format!("{other:?} is not a node source"))),
+    })
+}
+
+/// A layout from `"41,10,12"` or a preset's name.
+pub(crate) fn layout(text: &str) -> Result<Layout> {
+    let bits: Vec<&str> = text.split(',').collect();
+    match bits[..] {
+        [t, n, s] => {
+            let num = |name, v: &str| v.parse::<u32>().map_err(|_| Error::too_wide(name, v));
+            let t = num("timestamp_bits", t)?;
+            Layout::new(t, num("node_bits", n)?, num("sequence_bits", s)?)
+        }
+        _ => Layout::from_name(text),
+    }
+}
+
+/// The generator `options` and `clock` describe.
+fn build(options: &str, clock: jlong) -> Result<Generator> {
+    let mut o = Options::parse(options)?;
+    let source = node_source(&mut o)?;
+    let settings = settings(&mut o, clock)?;
+    let mut b = Generator::builder_from(source).settings(settings);
+    if let Some(l) = o.take("layout") {
+        b = b.layout(layout(&l)?);
+    }
+    if let Some(e) = o.number("epoch_ms")? {
+        b = b.epoch_ms(e);
+    }
+    o.finish()?;
+    b.build()
+}
+
+/// The generator behind `handle`.
+fn gen(handle: jlong) -> &'static Generator {
+    // SAFETY: the handle is a `Box<Generator>` from `snowflakeNew`, freed only by the Java
+    // object's Cleaner once it is unreachable, and the Java side keeps it reachable through
+    // every call (reachabilityFence).
+    unsafe { &*(handle as *const Generator) }
+}
+
+/// `Snowflake.Builder.build()`: a handle.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_snowflakeNew<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    options: JString<'l>,
+    clock: jlong,
+) -> jlong {
+    run(&mut env, |env| {
+        let g = build(&string(env, &options)?, clock)?;
+        Ok(Box::into_raw(Box::new(g)) as jlong)
+    })
+}
+
+/// One ID if it needs no wait; -1 where the core would wait (IDs are never negative).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_snowflakeTryNext<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jlong {
+    run(&mut env, |_| {
+        Ok(gen(handle).try_next_id()?.map_or(-1, |id| id as jlong))
+    })
+}
+
+/// One ID, waiting as the core waits (an injected clock's calls, and the last attempt on the
+/// system clock once the Java side has parked for the wait budget).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_snowflakeNext<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jlong {
+    run(&mut env, |_| Ok(gen(handle).next_id()? as jlong))
+}
+
+/// Fill `buf[0..n]` with a batch: `may_wait` false is the core's all-or-nothing
+/// `try_next_ids` (false: nothing issued, it would wait), true its waiting `next_ids`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_snowflakeNextIds<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    buf: JLongArray<'l>,
+    may_wait: jboolean,
+) -> jboolean {
+    run(&mut env, |env| {
+        let n = buf.len(env)?;
+        let mut ids = vec![0u64; n];
+        let g = gen(handle);
+        if may_wait {
+            g.next_ids(&mut ids)?;
+        } else if !g.try_next_ids(&mut ids)? {
+            return Ok(false);
+        }
+        // u64 and i64 share a layout, and every ID is below 2^63.
+        let ids: Vec<i64> = ids.into_iter().map(|id| id as i64).collect();
+        buf.set_region(env, 0, &ids)?;
+        Ok(true)
+    })
+}
+
+/// The core's check of a batch size (`nextIds(n)` with n negative or too large).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_batchLen<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    n: jlong,
+) -> jint {
+    run(&mut env, |_| Ok(batch_len(n.into())? as jint))
+}
+
+/// Decode `id` into `out` = [timestamp ms, node id, sequence] with the generator's layout and
+/// epoch (`handle` 0: the default layout and epoch).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_decode<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    id: jlong,
+    out: JLongArray<'l>,
+) {
+    run(&mut env, |env| {
+        let id = polyflake::id_from_i128(id.into());
+        let d = match handle {
+            0 => polyflake::decode(id?)?,
+            h => gen(h).decode(id?)?,
+        };
+        out.set_region(
+            env,
+            0,
+            &[d.timestamp_ms, d.node_id.into(), d.sequence.into()],
+        )?;
+        Ok(())
+    })
+}
+
+/// The health snapshot, as fields.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_snowflakeHealth<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JString<'l> {
+    run(&mut env, |env| {
+        Ok(env.new_string(encode_fields(&gen(handle).health().fields()))?)
+    })
+}
+
+/// The generator's settings as fields: node_id, mode, layout bits, epoch, the wait budget,
+/// whether its clock is injected, the clock source in use.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_snowflakeInfo<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JString<'l> {
+    use polyflake::Value::{Bool, Float, Int, Null, Text};
+    run(&mut env, |env| {
+        let g = gen(handle);
+        let l = g.layout();
+        let fields = vec![
+            ("node_id", Int(g.node_id().into())),
+            ("mode", Text(g.mode().name().into())),
+            ("timestamp_bits", Int(l.timestamp_bits().into())),
+            ("node_bits", Int(l.node_bits().into())),
+            ("sequence_bits", Int(l.sequence_bits().into())),
+            ("epoch_ms", Int(g.epoch_ms().into())),
+            ("max_wait_ms", Float(g.max_wait_ms())),
+            (
+                "max_lead_ms",
+                g.max_lead_ms().map_or(Null, |v| Int(v.into())),
+            ),
+            ("injected_clock", Bool(g.has_injected_clock())),
+            ("clock_source", Text(g.clock_source().name().into())),
+            ("source", Text(g.node_source().name().into())),
+        ];
+        Ok(env.new_string(encode_fields(&fields))?)
+    })
+}
+
+/// Whether the restart guard has passed: true, false (still holding), or the core's error
+/// (closed, lost; with `throw_not_ready`, its `LeaseNotReady` too). Never waits.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_snowflakeReady<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    throw_not_ready: jboolean,
+) -> jboolean {
+    run(&mut env, |_| match gen(handle).wait_ready(Duration::ZERO) {
+        Ok(()) => Ok(true),
+        Err(Error::LeaseNotReady { .. }) if !throw_not_ready => Ok(false),
+        Err(e) => Err(e.into()),
+    })
+}
+
+/// `close()`: stop issuing, free a lease's slot (the memory stays until the Cleaner runs).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_snowflakeClose<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    run(&mut env, |_| {
+        gen(handle).close();
+        Ok(())
+    })
+}
+
+/// Free the generator (closing it first if it was not): the Cleaner's action, run once.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_snowflakeFree<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    run(&mut env, |_| {
+        // SAFETY: made by `snowflakeNew`; the Cleaner runs once, after the last call.
+        drop(unsafe { Box::from_raw(handle as *mut Generator) });
+        Ok(())
+    })
+}
+
+/// A layout's three widths from `"41,10,12"` or a preset's name, into `out`; the core's
+/// `InvalidLayout` / `UnknownLayout` otherwise.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_layout<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    text: JString<'l>,
+    out: JLongArray<'l>,
+) {
+    run(&mut env, |env| {
+        let l = layout(&string(env, &text)?)?;
+        let bits = [l.timestamp_bits(), l.node_bits(), l.sequence_bits()];
+        out.set_region(env, 0, &bits.map(i64::from))?;
+        Ok(())
+    })
+}
+
+/// The core's constants the Java API shows: fields.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_constants<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> JString<'l> {
+    use polyflake::Value::{Float, Int, Text};
+    run(&mut env, |env| {
+        let presets = Layout::PRESETS.iter().map(|(name, l)| {
+            let bits = [l.timestamp_bits(), l.node_bits(), l.sequence_bits()];
+            (*name, Text(bits.map(|b| b.to_string()).join(",")))
+        });
+        let fields = vec![
+            ("version", Text(polyflake::VERSION.into())),
+            ("default_epoch_ms", Int(polyflake::DEFAULT_EPOCH_MS.into())),
+            ("default_max_wait_ms", Float(polyflake::DEFAULT_MAX_WAIT_MS)),
+            ("max_id", Int(polyflake::MAX_ID.into())),
+            ("presets", polyflake::Value::Fields(presets.collect())),
+            ("error_kinds", Text(kinds())),
+        ];
+        Ok(env.new_string(encode_fields(&fields))?)
+    })
+}

@@ -1,0 +1,93 @@
+# The Java binding (java/): a JNI library (java/src/*.rs, crate polyflake-java, jni 0.22) and the
+# dev.polyflake API over it (java/src/main/java), built by Maven for Java 11 bytecode
+# (--release 11, -Xlint:all -Werror) and tested with JUnit 5 through Surefire on two JDKs.
+#
+#   make build-java   the JNI library (release), staged as target/java-native/linux-x86_64/
+#                     libpolyflake_java.so, which the jar carries as a resource
+#   make test-java    JUnit 5 on OpenJDK 17 and again on Temurin 25 (one Maven build dir each),
+#                     beside a real ZooKeeper (tests/stores/with_zookeeper.sh); the etcd tests
+#                     start their own etcd. The scenario files on both clock sources (record:
+#                     scenario-coverage/java.txt), the layout and format vectors, bad input,
+#                     file/etcd/ZooKeeper leases, the Cleaner, and 10,000 virtual threads on 2
+#                     carriers (JDK 21+: run on Temurin 25, skipped on 17)
+#   make build-polyglot-java   the uniqueness run's Java participant (tests/polyglot/
+#                     Participant.java, compiled against the jar)
+# `make dist` builds polyflake-0.1.0.jar with its sources and javadoc jars (mk/dist.mk's hook:
+# dist-java); tests/dist/java_guide.sh (make test-dist) installs it from a file-based Maven
+# repository into a fresh project with no Rust on PATH.
+
+# Maven, and the JDK both Maven and the tests run on first (Temurin 25 is installed beside it on
+# this machine kind, outside apt).
+APT_PACKAGES += maven openjdk-17-jdk-headless
+DEPS_TARGETS += deps-java
+BUILD_TARGETS += build-java build-polyglot-java
+TEST_TARGETS += test-java
+
+.PHONY: deps-java build-java test-java build-polyglot-java dist-java
+
+JAVA17_HOME ?= /usr/lib/jvm/java-17-openjdk-amd64
+JAVA25_HOME ?= /usr/lib/jvm/temurin-25-jdk-amd64
+JAVA_DIR := $(ROOT)/java
+JAVA_PLATFORM := linux-x86_64
+JAVA_NATIVE := $(CARGO_TARGET_DIR)/java-native
+JAVA_LIB := $(JAVA_NATIVE)/$(JAVA_PLATFORM)/libpolyflake_java.so
+# -q: Maven's own chatter off (Surefire's summary and every failure still print).
+JAVA_MVN = mvn -B -q -Dstyle.color=never -f $(JAVA_DIR)/pom.xml -Dpolyflake.native.root=$(JAVA_NATIVE) -Dpolyflake.root=$(ROOT)
+
+deps-java:
+	$(call say,Java: OpenJDK 17 ($(JAVA17_HOME)) and Temurin 25 ($(JAVA25_HOME)) and Maven)
+	@for h in $(JAVA17_HOME) $(JAVA25_HOME); do [ -x $$h/bin/javac ] || { echo "no JDK at $$h"; exit 1; }; \
+	  echo "$$h: $$($$h/bin/java -version 2>&1 | head -n 1)"; done
+	@command -v mvn >/dev/null || { echo "mvn not found: 'make deps-apt' installs maven"; exit 1; }
+	@JAVA_HOME=$(JAVA17_HOME) mvn -v | head -n 1
+
+build-java: deps-java
+	$(call say,Java: the JNI library (cargo build --release -p polyflake-java) staged for the jar as $(JAVA_LIB))
+	$(CARGO) build --release -p polyflake-java --features workspace-hack
+	@mkdir -p $(dir $(JAVA_LIB))
+	cp $(POLYFLAKE_RELEASE_DIR)/libpolyflake_java.so $(JAVA_LIB)
+
+# with_zookeeper.sh appends the ensemble as the last argument (and sets POLYFLAKE_TEST_ZOOKEEPER).
+test-java: build-java
+	$(call say,Java: JUnit 5 on OpenJDK 17 then Temurin 25 beside a real ZooKeeper (scenarios on both clocks; vectors; bad input; leases on files and etcd and ZooKeeper; Cleaner; virtual threads on 25))
+	POLYFLAKE_REQUIRE_STORES=true $(ROOT)/tests/stores/with_zookeeper.sh sh -c '\
+	  echo "--- OpenJDK 17" && JAVA_HOME=$(JAVA17_HOME) $(JAVA_MVN) -Dpolyflake.build.dir=$(CARGO_TARGET_DIR)/java-17 -Dmaven.javadoc.skip=true -Dmaven.source.skip=true verify && \
+	  echo "--- Temurin 25" && MAVEN_OPTS=--sun-misc-unsafe-memory-access=allow JAVA_HOME=$(JAVA25_HOME) $(JAVA_MVN) -Dpolyflake.build.dir=$(CARGO_TARGET_DIR)/java-25 -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -Dpolyflake.require.virtual.threads=true verify' java-tests
+	@for d in java-17 java-25; do python3 -c 'import sys,glob,xml.etree.ElementTree as E; t=[E.parse(f).getroot() for f in glob.glob(sys.argv[1]+"/surefire-reports/TEST-*.xml")]; print(sys.argv[2]+": %d tests, %d skipped, %d failed" % (sum(int(x.get("tests")) for x in t), sum(int(x.get("skipped")) for x in t), sum(int(x.get("failures"))+int(x.get("errors")) for x in t)))' $(CARGO_TARGET_DIR)/$$d $$d; done
+
+# The jar users install: built from the tested release library, stripped, for linux-x86_64 (the
+# release workflow adds the other platforms' libraries under dev/polyflake/native/<platform>/).
+# Hooked into `make dist` and `make test-dist` (mk/dist.mk's targets) from here.
+dist: dist-java
+test-dist: test-dist-java
+.PHONY: test-dist-java
+JAVA_DIST_NATIVE := $(CARGO_TARGET_DIR)/dist-stage/java-native
+
+dist-java: build-java
+	$(call say,Java: dist/polyflake-$(DIST_VERSION).jar with its -sources and -javadoc jars and POM (libpolyflake_java.so for $(JAVA_PLATFORM) inside; stripped))
+	rm -rf $(JAVA_DIST_NATIVE) && mkdir -p $(JAVA_DIST_NATIVE)/$(JAVA_PLATFORM) $(DIST)
+	strip --strip-all -o $(JAVA_DIST_NATIVE)/$(JAVA_PLATFORM)/libpolyflake_java.so $(JAVA_LIB)
+	JAVA_HOME=$(JAVA17_HOME) mvn -B -q -f $(JAVA_DIR)/pom.xml -Dpolyflake.native.root=$(JAVA_DIST_NATIVE) \
+	  -Dpolyflake.build.dir=$(CARGO_TARGET_DIR)/java-dist -DskipTests package
+	rm -f $(DIST)/polyflake-*.jar
+	cp $(CARGO_TARGET_DIR)/java-dist/polyflake-$(DIST_VERSION).jar $(CARGO_TARGET_DIR)/java-dist/polyflake-$(DIST_VERSION)-sources.jar \
+	  $(CARGO_TARGET_DIR)/java-dist/polyflake-$(DIST_VERSION)-javadoc.jar $(DIST)/
+	cp $(JAVA_DIR)/pom.xml $(DIST)/polyflake-$(DIST_VERSION).pom
+	unzip -l $(DIST)/polyflake-$(DIST_VERSION).jar | grep -E 'native/|polyflake/Snowflake.class'
+	@ls -l $(DIST)/polyflake-$(DIST_VERSION)*.jar $(DIST)/polyflake-$(DIST_VERSION).pom
+
+# Also run by tests/dist/test_dist.sh (make test-dist) with the rest of the installs.
+test-dist-java: dist-java
+	$(call say,Java: the jar from a file-based Maven repository into a fresh Maven project with no Rust on PATH)
+	JAVA_HOME=$(JAVA17_HOME) bash tests/dist/java_guide.sh $(ROOT) $(DIST) $(DIST_VERSION)
+
+# The polyglot participant, compiled against the jar the tests built (java-17's).
+JAVA_POLYGLOT := $(CARGO_TARGET_DIR)/polyglot/java
+build-polyglot-java: build-java
+	$(call say,Java participant of the uniqueness run: tests/polyglot/Participant.java against the jar)
+	JAVA_HOME=$(JAVA17_HOME) $(JAVA_MVN) -Dpolyflake.build.dir=$(CARGO_TARGET_DIR)/java-17 -DskipTests \
+	  -Dmaven.javadoc.skip=true -Dmaven.source.skip=true package
+	@mkdir -p $(JAVA_POLYGLOT)
+	$(JAVA17_HOME)/bin/javac --release 11 -Xlint:all -Werror -d $(JAVA_POLYGLOT) \
+	  -cp $(CARGO_TARGET_DIR)/java-17/polyflake-$(DIST_VERSION).jar $(ROOT)/tests/polyglot/Participant.java
+	cp $(CARGO_TARGET_DIR)/java-17/polyflake-$(DIST_VERSION).jar $(JAVA_POLYGLOT)/polyflake.jar
