@@ -49,6 +49,8 @@ zk-expire-late|safety|$Z -DLATE=1
 zk-down-clock|safety|$Z -DDOWN=1 -DCLOCKSTEP=1
 zk-restore|safety|$Z -DRESTORE=1 -DENDS=0
 zk-restore-crash|safety|$Z -DRESTORE=1 -DNH=2|skip
+etcd-restore-expire|safety|$E -DRESTORE=1 -DBUDGET=2 -DENDS=0
+zk-restore-expire|safety|$Z -DRESTORE=1 -DBUDGET=2 -DENDS=0
 registry|safety|-DSTORE=0 -DSEQ=2
 file-live|live|$F -DLIVE=1 -DTMAX=4 -DDOWN=1 -DENDS=0
 etcd-live|live|$E -DLIVE=1 -DTMAX=4 -DDOWN=1 -DENDS=0
@@ -58,10 +60,11 @@ r-written-after-issuing|mutation|$F -DCLOCKSTEP=1 -DR_BEFORE=0
 registry-not-fork-aware|mutation|-DSTORE=0 -DSEQ=2 -DR_FORKREG=0
 handover-repeats-a-millisecond|mutation|-DSTORE=0 -DSEQ=2 -DR_HANDOVER=0
 descriptor-closed-by-number|mutation|$F -DTMAX=4 -DFORK=1 -DR_FSTAT=0
-no-rollback-detection|mutation|$Z -DRESTORE=1 -DR_ROLLBACK=0
+no-rollback-detection|mutation|$Z -DRESTORE=1 -DLATE=0 -DBUDGET=2 -DENDS=0 -DR_ROLLBACK=0
 no-fence|mutation|$E -DRESTORE=1 -DR_FENCE=0
 no-claim-check|mutation|$Z -DRESTORE=1 -DR_CLAIM=0
 no-cap|mutation|$F -DDELETE_FILE=1 -DR_CAP=0
+finding-unfenced-window|finding|$Z -DRESTORE=1 -DBUDGET=2 -DENDS=0 -DFENCE_WINDOW=1
 finding-deleted-file-clock-back|finding|$F -DDELETE_FILE=1 -DCLOCKSTEP=1 -DBUDGET=2 -DENDS=0
 "
 

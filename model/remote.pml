@@ -15,6 +15,7 @@ byte skey[NS];                  /* the slot key / znode: its holder's token, 0: 
 byte mk[NS];                    /* the mark R (0: absent) */
 byte mver[NS];                  /* etcd: mod revision; ZooKeeper: version + 1; 0: absent */
 unsigned alive : 16;            /* bit t: the etcd lease / ZooKeeper session of token t lives */
+unsigned s_alive : 16;          /* the leases / sessions the snapshot holds */
 byte hv[NP];                    /* Held.hwm_revision / Held.hwm_version + 1 (0: none) */
 byte unsure[NP];                /* ZooKeeper Held.unsure: a mark written without an answer */
 byte late_r[NP];                /* a write in flight after its caller timed out: its R ... */
@@ -23,7 +24,7 @@ bool taking[NP];                /* between taking the slot key and writing the f
 byte s_skey[NS];
 byte s_mk[NS];
 byte s_mver[NS];
-byte fencev;                    /* the store's fence key `{prefix}/fence` (a version: 0 none) */
+byte fencev;                    /* the store's fence key `{prefix}/fence` (its value; 0: none) */
 byte s_fencev;
 byte myf[NP];                   /* the fence this holder read at its take (HeldSlot.fence) */
 bool cl[NP];                    /* ZooKeeper: this holder's claim znode {prefix}/held/NNNN-{nonce} */
@@ -33,14 +34,16 @@ byte s_cltok[NP];
 #define ALIVE(t) ((alive >> (t)) & 1)
 
 #define SNAPSHOT() \
-  s_fencev = fencev; \
+  s_fencev = fencev; s_alive = alive; \
   for (s : 0 .. NP - 1) { s_cl[s] = cl[s]; s_cltok[s] = tok[s] } \
   for (s : 0 .. NS - 1) { s_skey[s] = skey[s]; s_mk[s] = mk[s]; s_mver[s] = mver[s] }
 
-/* A restore brings back keys, marks and revisions; a slot key whose lease / session no longer
- * exists is gone (etcd drops keys of unknown leases, ZooKeeper ephemerals of dead sessions). */
+/* A restore brings back keys, marks and revisions, and the leases / sessions as the snapshot
+ * has them: one that ended since (its TTL passed while its holder was stopped) lives again, one
+ * made since is unknown (its holder is told it expired); a slot key whose lease / session does
+ * not exist is gone (etcd drops keys of unknown leases, ZooKeeper ephemerals of dead sessions). */
 #define RESTORE_STORE() \
-  fencev = s_fencev; \
+  fencev = s_fencev; alive = s_alive; \
   for (s : 0 .. NP - 1) { cl[s] = (s_cl[s] && s_cltok[s] == tok[s] && ALIVE(tok[s])) } \
   for (s : 0 .. NS - 1) { \
     skey[s] = (s_skey[s] != 0 && ALIVE(s_skey[s]) -> s_skey[s] : 0); mk[s] = s_mk[s]; mver[s] = s_mver[s] }
@@ -56,11 +59,11 @@ byte s_cltok[NP];
 #define LATE_SESSION(p) 1
 #endif
 
-/* `polyflake lease fence` (issue 26): the fence key written anew (fence.rs; every taker's guard
- * is at least its value, modelled as every mark raised to at least it). */
+/* `polyflake lease fence` (issue 26, fence.rs): the fence key set to a time past everything the
+ * lost history may have issued (the ghost hiR); every taker's guard is at least its value
+ * (fence::floor). The marks are not touched: a holder's compare does not see a fence. */
 #define FENCE_STORE() \
-  fencev++; \
-  for (s : 0 .. NS - 1) { if :: mk[s] < hiR -> mk[s] = hiR; BUMP(s) :: else fi }
+  fencev = hiR
 
 /* The end of a lease / session (its TTL or session timeout passed): its slot keys go. A
  * crashed holder's always ends; a live one's only as a fault (SIGSTOP or a partition past the
@@ -136,20 +139,29 @@ end_loop:
               (skey[0] == 0 || skey[1] == 0) ->
        if :: skey[0] == 0 -> s = 0 :: skey[1] == 0 -> s = 1 fi;
        skey[s] = tok[p]; cl[p] = 1;
-       g = RGUARD(p, s); hv[p] = mver[s]; taking[p] = 1; slot[p] = s; myf[p] = fencev;
+       g = max(RGUARD(p, s), fencev); hv[p] = mver[s]; taking[p] = 1; slot[p] = s; myf[p] = fencev;
        printf("MSC: H%d takes the slot key %d: mark %d (version %d), guard %d\n", p, s, mk[s], mver[s], g);
        s = 0 ; EAGER_ALL() }
   /* ... then write_hwm(R = max(guard, now) + reserve) before the first ID (Window::start);
-   * a failed compare is "lost the slot while taking it": the generator is not made. No fence
-   * read between the create and this write (the code has none). */
+   * a failed compare is "lost the slot while taking it": the generator is not made. Then the
+   * fence is read again (protocol.rs::take, R_ROLLBACK): one that moved since the create's read
+   * means the store was restored and fenced while the take was under way, and the guard read
+   * before is void: the generator is not made either (found by this model:
+   * model/trails/no-rollback-detection.txt). */
   :: atomic { taking[p] ->
        taking[p] = 0; s = slot[p];
        r = max(g, CLK(p)) + RES;
        if
-       :: !down && WRITE_OK(p, s, hv[p]) ->
+       :: !down && WRITE_OK(p, s, hv[p]) && !FENCE_MOVED(p) ->
           mk[s] = r; BUMP(s); hv[p] = mver[s];
           durable(p, r);
           start(p, s, g, r)
+       :: !down && WRITE_OK(p, s, hv[p]) && FENCE_MOVED(p) ->
+          mk[s] = r; BUMP(s); hv[p] = mver[s];
+          durable(p, r);
+          printf("MSC: H%d wrote its first R, then read a moved fence: the generator is not made\n", p);
+          zomb[p] = tok[p];
+          slot[p] = NONE; tok[p] = 0; hv[p] = 0; cl[p] = 0
        :: else ->
           printf("MSC: H%d could not write its first R: the generator is not made\n", p);
           zomb[p] = tok[p];                              /* its lease / session expires later */

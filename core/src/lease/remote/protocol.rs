@@ -128,7 +128,8 @@ pub(crate) trait Holder {
 
 /// Take a free slot (see the module's notes): the slot's first R is durable when this returns.
 /// `name` is the store's name for messages, `prefix` the checked key prefix.
-// Modelled in model/remote.pml: Holder, the two take steps (STORE=2 and STORE=3) (make model).
+// Modelled in model/remote.pml: Holder, the two take steps (STORE=2 and STORE=3; the second
+// reads the fence after the first write, R_ROLLBACK) (make model).
 pub(crate) async fn take<S: Store>(
     mut store: S,
     prefix: &str,
@@ -202,6 +203,21 @@ pub(crate) async fn take<S: Store>(
             Ok(true) => {}
             Ok(false) => return Err(held.lost_while_taking()),
             Err(e) => return Err(held.refused("cannot write the high-water mark", e)),
+        }
+        // The fence again, after the first write: one that moved since the create's read means
+        // the store was restored (and fenced) while this take was under way, and the guard read
+        // before the restore is void. Found by the lease model (no-rollback-detection).
+        match held.read_fence().await {
+            Ok(fence) if fence == held.at().fence => {}
+            Ok(fence) => {
+                return Err(Error::LeaseStore {
+                    reason: format!(
+                        "{}; this take was under way: make the generator again",
+                        fence_raised(held.at(), fence.as_deref())
+                    ),
+                })
+            }
+            Err(e) => return Err(held.refused("cannot read the fence", e)),
         }
         held.record_owner(&owner_key, slot).await;
         return Ok(Taken {
