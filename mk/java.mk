@@ -101,10 +101,12 @@ build-polyglot-java: build-java
 # the jar build-polyglot-java packages, run on JAVA_BENCH_HOME with JMH_ARGS (about 2 minutes:
 # 11 cases, each 1 fork of 3 x 1 s warm-up and 5 x 1 s measurement). Static node ids in a host
 # scope of its own, so a test suite running beside it keeps its own. Override for an idle re-run,
-# e.g. make bench-java JMH_ARGS="-f 2 -wi 5 -i 10", or add a profiler: JMH_ARGS="... -prof gc".
+# e.g. make bench-java JMH_ARGS="-f 2 -wi 5 -i 10", add a profiler (JMH_ARGS="... -prof gc"), or
+# run some cases only (JMH_CASES='IdBench.polyflakeNextIds'; report.py then notes the others).
 bench: bench-java
 JAVA_BENCH_HOME ?= $(JAVA25_HOME)
 JMH_ARGS ?= -f 1 -wi 3 -w 1s -i 5 -r 1s
+JMH_CASES ?= dev.polyflake.bench.IdBench
 JAVA_BENCH_DIR := $(CARGO_TARGET_DIR)/java-bench
 JAVA_BENCH_JAR := $(CARGO_TARGET_DIR)/java-17/polyflake-$(DIST_VERSION).jar
 bench-java: build-polyglot-java
@@ -115,5 +117,5 @@ bench-java: build-polyglot-java
 	access=$$($$java --enable-native-access=ALL-UNNAMED -version >/dev/null 2>&1 && echo --enable-native-access=ALL-UNNAMED); \
 	POLYFLAKE_HOST_SCOPE=bench-java $$java $$access \
 	  -cp $(JAVA_BENCH_DIR)/classes:$(JAVA_BENCH_JAR):$$(cat $(JAVA_BENCH_DIR)/classpath.txt) \
-	  org.openjdk.jmh.Main $(JMH_ARGS) -rf json -rff $(JAVA_BENCH_DIR)/jmh.json 'dev.polyflake.bench.IdBench' && \
+	  org.openjdk.jmh.Main $(JMH_ARGS) -rf json -rff $(JAVA_BENCH_DIR)/jmh.json '$(JMH_CASES)' && \
 	python3 $(JAVA_DIR)/bench/report.py $(JAVA_BENCH_DIR)/jmh.json "$$load"

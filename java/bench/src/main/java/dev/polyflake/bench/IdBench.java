@@ -179,6 +179,13 @@ public class IdBench {
         return w.buf;
     }
 
+    /** @return the control for {@code nextIds(4096)}: a new {@code long[4096]} alone; the time is per element */
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long[] jvmNewLongArray4096() {
+        return new long[BATCH];
+    }
+
     /** @return {@code Polyflake.uuid7()}: the process-wide strict UUIDv7 generator */
     @Benchmark
     public UUID polyflakeUuid7() {
