@@ -235,10 +235,12 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeNextIds<'l>(
 
 /// The core's `try_next_ids` written straight into the Java array, inside a JNI critical
 /// section (no copy, no allocation): `try_next_ids` never sleeps, makes no JNI call and waits on
-/// no Java thread, which is what a critical section allows. It writes nothing unless it issues
-/// the whole batch (all or nothing), so the array is left as it was otherwise. Raw JNI: the
-/// `jni` crate's checked calls (an exception check before each) would cost more than a batch's
-/// IDs.
+/// no Java thread, which is what a critical section allows (at most, a file lease whose renewal
+/// thread is late renews in the caller's thread: file I/O, not a wait on the JVM; on JDK 17 a
+/// garbage collection then waits for it, from JDK 22 on G1 only pins the array's region). It
+/// writes nothing unless it issues the whole batch (all or nothing), so the array is left as it
+/// was otherwise. Raw JNI: the `jni` crate's checked calls (an exception check before each)
+/// would cost more than a batch's IDs.
 ///
 /// # Safety
 /// `env` is the current thread's JNIEnv in a native method call and `array` a live `long[]`.
