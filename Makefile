@@ -7,12 +7,14 @@
 #
 # Tiers, fastest first:
 #   make check          fmt, clippy, the core's unit, property and doc tests (a one-line core edit)
-#   make test-<lang>    one binding: test-rust, test-c, test-go, test-python, test-node, test-cli
+#   make test-<lang>    one binding: test-rust, test-c, test-go, test-python, test-node, test-java,
+#                       test-cli
 #   make test           everything CI runs (the tests two targets at a time: TEST_JOBS=1 for one);
 #                       ends with each target's wall time (target/timing/)
 #   make test-flaky N=3 TARGET=test-c-lease   one target N times in a row; fails if any run fails
 #   make test-loaded    make test with every core kept busy by stress-ng
-#   long runs have their own targets: bench, fuzz, nemesis, soak, simulate, bench-pg, model
+#   long runs have their own targets: bench (bench-<lang>, e.g. bench-java), fuzz, nemesis, soak,
+#                       simulate, bench-pg, model
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -90,9 +92,9 @@ help:
 	@echo "make demo    build what is missing, then mint, decode and fault-inject IDs"
 	@echo "make test    install what is missing, build everything, run every test (a timing table at the end)"
 	@echo "make check   fmt, clippy and the core's unit, property and doc tests (the inner loop)"
-	@echo "make test-rust|test-c|test-go|test-python|test-node|test-cli   one binding"
+	@echo "make test-rust|test-c|test-go|test-python|test-node|test-java|test-cli   one binding"
 	@echo "make test-flaky N=3 TARGET=test-c-lease   one target N times in a row"
-	@echo "make bench   run the benchmarks (not part of test)"
+	@echo "make bench   run the benchmarks (not part of test); one language: bench-rust|bench-c|bench-go|bench-python|bench-node|bench-java|bench-cli"
 
 deps: $(DEPS_TARGETS)
 build: deps $(BUILD_TARGETS)

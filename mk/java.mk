@@ -12,6 +12,11 @@
 #                     carriers (JDK 21+: run on Temurin 25, skipped on 17)
 #   make build-polyglot-java   the uniqueness run's Java participant (tests/polyglot/
 #                     Participant.java, compiled against the jar)
+#   make bench-java   the JMH benchmark (java/bench/, not part of test; also in `make bench`):
+#                     nextId (precise and coarse clock), nextIds(4096), uuid7() and 8 threads on
+#                     one generator, beside System.currentTimeMillis(), Hutool's Snowflake and
+#                     uuid-creator in the same run; java/bench/report.py prints the ratios, the
+#                     targets met or missed and BENCHMARKS.md's rows from JMH's JSON
 # `make dist` builds polyflake-0.1.0.jar with its sources and javadoc jars (mk/dist.mk's hook:
 # dist-java); tests/dist/java_guide.sh (make test-dist) installs it from a file-based Maven
 # repository into a fresh project with no Rust on PATH.
@@ -23,7 +28,7 @@ DEPS_TARGETS += deps-java
 BUILD_TARGETS += build-java build-polyglot-java
 TEST_TARGETS += test-java
 
-.PHONY: deps-java build-java test-java build-polyglot-java dist-java
+.PHONY: deps-java build-java test-java build-polyglot-java dist-java bench-java
 
 JAVA17_HOME ?= /usr/lib/jvm/java-17-openjdk-amd64
 JAVA25_HOME ?= /usr/lib/jvm/temurin-25-jdk-amd64
@@ -91,3 +96,26 @@ build-polyglot-java: build-java
 	$(JAVA17_HOME)/bin/javac --release 11 -Xlint:all -Werror -d $(JAVA_POLYGLOT) \
 	  -cp $(CARGO_TARGET_DIR)/java-17/polyflake-$(DIST_VERSION).jar $(ROOT)/tests/polyglot/Participant.java
 	cp $(CARGO_TARGET_DIR)/java-17/polyflake-$(DIST_VERSION).jar $(JAVA_POLYGLOT)/polyflake.jar
+
+# The JMH benchmark (java/bench/pom.xml: JMH, Hutool 5.8 and uuid-creator from Maven Central) on
+# the jar build-polyglot-java packages, run on JAVA_BENCH_HOME with JMH_ARGS (about 2 minutes:
+# 11 cases, each 1 fork of 3 x 1 s warm-up and 5 x 1 s measurement). Static node ids in a host
+# scope of its own, so a test suite running beside it keeps its own. Override for an idle re-run,
+# e.g. make bench-java JMH_ARGS="-f 2 -wi 5 -i 10", add a profiler (JMH_ARGS="... -prof gc"), or
+# run some cases only (JMH_CASES='IdBench.polyflakeNextIds'; report.py then notes the others).
+bench: bench-java
+JAVA_BENCH_HOME ?= $(JAVA25_HOME)
+JMH_ARGS ?= -f 1 -wi 3 -w 1s -i 5 -r 1s
+JMH_CASES ?= dev.polyflake.bench.IdBench
+JAVA_BENCH_DIR := $(CARGO_TARGET_DIR)/java-bench
+JAVA_BENCH_JAR := $(CARGO_TARGET_DIR)/java-17/polyflake-$(DIST_VERSION).jar
+bench-java: build-polyglot-java
+	$(call say,Java benchmark (JMH, $(JAVA_BENCH_HOME)): $(JMH_ARGS); JSON in $(JAVA_BENCH_DIR)/jmh.json)
+	JAVA_HOME=$(JAVA_BENCH_HOME) mvn -B -q -Dstyle.color=never -f $(JAVA_DIR)/bench/pom.xml -Dpolyflake.jar=$(JAVA_BENCH_JAR) \
+	  -Dpolyflake.build.dir=$(JAVA_BENCH_DIR) compile dependency:build-classpath -Dmdep.outputFile=$(JAVA_BENCH_DIR)/classpath.txt
+	@load=$$(cut -d' ' -f1-3 /proc/loadavg); java=$(JAVA_BENCH_HOME)/bin/java; \
+	access=$$($$java --enable-native-access=ALL-UNNAMED -version >/dev/null 2>&1 && echo --enable-native-access=ALL-UNNAMED); \
+	POLYFLAKE_HOST_SCOPE=bench-java $$java $$access \
+	  -cp $(JAVA_BENCH_DIR)/classes:$(JAVA_BENCH_JAR):$$(cat $(JAVA_BENCH_DIR)/classpath.txt) \
+	  org.openjdk.jmh.Main $(JMH_ARGS) -rf json -rff $(JAVA_BENCH_DIR)/jmh.json '$(JMH_CASES)' && \
+	python3 $(JAVA_DIR)/bench/report.py $(JAVA_BENCH_DIR)/jmh.json "$$load"

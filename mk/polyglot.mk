@@ -1,16 +1,16 @@
 # The polyglot proof (tests/polyglot/): one participant per language (Rust, C, C++, Go, Python,
-# Node) leasing node ids from ONE lease directory and minting at once; the coordinator checks the
-# union (no duplicate, each node strictly increasing, node ids distinct). `make demo` is that run
-# with a per-language report and a PNG of the merged stream.
+# Node, Java) leasing node ids from ONE lease directory and minting at once; the coordinator
+# checks the union (no duplicate, each node strictly increasing, node ids distinct). `make demo`
+# is that run with a per-language report and a PNG of the merged stream.
 #
-# The participants are built by each language's mk file (build-polyglot-c, -cpp, -go, and the
-# Python and Node ones run from .venv and node/); the Rust one is a core example.
+# The participants are built by each language's mk file (build-polyglot-c, -cpp, -go, -java, and
+# the Python and Node ones run from .venv and node/); the Rust one is a core example.
 #
-#   make polyglot-uuidv7      the six languages minting UUIDv7s at once (no lease): no duplicate in
+#   make polyglot-uuidv7      the seven languages minting UUIDv7s at once (no lease): no duplicate in
 #                             the union, each strictly increasing, all version 7 (issue 15)
-#   make polyglot-zookeeper   the six languages leasing node ids from ONE real ZooKeeper (started on
+#   make polyglot-zookeeper   the seven languages leasing node ids from ONE real ZooKeeper (started on
 #                             a free loopback port by tests/stores/with_zookeeper.sh): no duplicate,
-#                             six distinct node ids, no slot znode left behind (issue 17)
+#                             seven distinct node ids, no slot znode left behind (issue 17)
 # `make test` runs a 1 s version of each (test-polyglot-uuidv7, test-polyglot-zookeeper).
 
 DEPS_TARGETS += deps-polyglot
@@ -35,26 +35,26 @@ build-polyglot-rust:
 	$(CARGO) build --release -q -p polyflake --example participant
 
 test-polyglot:
-	$(call say,polyglot: six languages minting at once from one lease directory)
+	$(call say,polyglot: seven languages minting at once from one lease directory)
 	$(PY) tests/polyglot/run.py --seconds 2
 
 demo-polyglot:
-	$(call say,polyglot demo: six languages minting from one lease directory into one merged stream)
+	$(call say,polyglot demo: seven languages minting from one lease directory into one merged stream)
 	$(PY) tests/polyglot/run.py --seconds 3 --report --plot $(POLYGLOT_PLOT)
 
 polyglot-uuidv7:
-	$(call say,polyglot: six languages minting UUIDv7s at once ($(POLYGLOT_SECONDS) s))
+	$(call say,polyglot: seven languages minting UUIDv7s at once ($(POLYGLOT_SECONDS) s))
 	$(PY) tests/polyglot/run.py --format uuidv7 --seconds $(POLYGLOT_SECONDS)
 
 test-polyglot-uuidv7:
-	$(call say,polyglot: six languages minting UUIDv7s at once (short run))
+	$(call say,polyglot: seven languages minting UUIDv7s at once (short run))
 	$(PY) tests/polyglot/run.py --format uuidv7 --seconds 1
 
 # `lease inspect` of the CLI looks at the store after the run, hence build-cli.
 polyglot-zookeeper: build-cli
-	$(call say,polyglot: six languages leasing from one real ZooKeeper ($(POLYGLOT_SECONDS) s))
+	$(call say,polyglot: seven languages leasing from one real ZooKeeper ($(POLYGLOT_SECONDS) s))
 	$(PY) tests/polyglot/run.py --zookeeper --seconds $(POLYGLOT_SECONDS)
 
 test-polyglot-zookeeper: build-cli
-	$(call say,polyglot: six languages leasing from one real ZooKeeper (short run))
+	$(call say,polyglot: seven languages leasing from one real ZooKeeper (short run))
 	$(PY) tests/polyglot/run.py --zookeeper --seconds 1

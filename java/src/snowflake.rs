@@ -3,7 +3,7 @@
 //! range and rule is the core's), and the calls map one to one.
 
 use crate::clock::from_handle;
-use crate::error::{kinds, run, Fail};
+use crate::error::{kinds, run, run_fast, Fail};
 use crate::wire::{bad, encode_fields, Options};
 use jni::objects::{JClass, JLongArray, JString};
 use jni::sys::{jboolean, jint, jlong};
@@ -187,7 +187,7 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeTryNext<'l>(
     _class: JClass<'l>,
     handle: jlong,
 ) -> jlong {
-    run(&mut env, |_| {
+    run_fast(&mut env, || {
         Ok(gen(handle).try_next_id()?.map_or(-1, |id| id as jlong))
     })
 }
@@ -213,20 +213,64 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeNextIds<'l>(
     buf: JLongArray<'l>,
     may_wait: jboolean,
 ) -> jboolean {
+    if !may_wait {
+        let raw = env.as_raw();
+        let array = buf.as_raw();
+        // SAFETY: `raw` is this call's JNIEnv and `array` a live long[] (the Java side checked
+        // it is not null); see `try_fill_in_place`.
+        return run_fast(&mut env, || unsafe {
+            try_fill_in_place(raw, array, gen(handle))
+        });
+    }
     run(&mut env, |env| {
         let n = buf.len(env)?;
         let mut ids = vec![0u64; n];
-        let g = gen(handle);
-        if may_wait {
-            g.next_ids(&mut ids)?;
-        } else if !g.try_next_ids(&mut ids)? {
-            return Ok(false);
-        }
+        gen(handle).next_ids(&mut ids)?;
         // u64 and i64 share a layout, and every ID is below 2^63.
         let ids: Vec<i64> = ids.into_iter().map(|id| id as i64).collect();
         buf.set_region(env, 0, &ids)?;
         Ok(true)
     })
+}
+
+/// The core's `try_next_ids` written straight into the Java array, inside a JNI critical
+/// section (no copy, no allocation): `try_next_ids` never sleeps, makes no JNI call and waits on
+/// no Java thread, which is what a critical section allows (at most, a file lease whose renewal
+/// thread is late renews in the caller's thread: file I/O, not a wait on the JVM; on JDK 17 a
+/// garbage collection then waits for it, from JDK 22 on G1 only pins the array's region). It
+/// writes nothing unless it issues the whole batch (all or nothing), so the array is left as it
+/// was otherwise. Raw JNI: the `jni` crate's checked calls (an exception check before each)
+/// would cost more than a batch's IDs.
+///
+/// # Safety
+/// `env` is the current thread's JNIEnv in a native method call and `array` a live `long[]`.
+unsafe fn try_fill_in_place(
+    env: *mut jni::sys::JNIEnv,
+    array: jni::sys::jlongArray,
+    g: &Generator,
+) -> Result<bool> {
+    // SAFETY (all of this block): a valid JNIEnv's function table, called as the JNI spec
+    // allows; between Get and Release only the core runs.
+    unsafe {
+        let jni = &**env;
+        let n = (jni.v1_1.GetArrayLength)(env, array);
+        let n = usize::try_from(n).unwrap_or(0);
+        let ptr = (jni.v1_2.GetPrimitiveArrayCritical)(env, array, std::ptr::null_mut());
+        if ptr.is_null() {
+            // The JVM left an OutOfMemoryError pending: it is thrown as this call returns.
+            return Ok(false);
+        }
+        // u64 and i64 share a layout, and every ID is below 2^63.
+        let ids = std::slice::from_raw_parts_mut(ptr.cast::<u64>(), n);
+        let issued = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| g.try_next_ids(ids)));
+        let mode = if matches!(issued, Ok(Ok(true))) {
+            0
+        } else {
+            jni::sys::JNI_ABORT
+        };
+        (jni.v1_2.ReleasePrimitiveArrayCritical)(env, array, ptr, mode);
+        issued.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
 }
 
 /// The core's check of a batch size (`nextIds(n)` with n negative or too large).

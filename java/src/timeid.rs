@@ -1,7 +1,7 @@
 //! `dev.polyflake.Uuid7Generator` and `UlidGenerator`: the core's 128-bit generators behind a
 //! handle; an ID crosses as two `long`s (high, low), which is what `java.util.UUID` holds.
 
-use crate::error::{run, Fail};
+use crate::error::{run, run_fast, Fail};
 use crate::snowflake::{settings, string};
 use crate::wire::{encode_fields, Options};
 use jni::objects::{JClass, JLongArray, JString};
@@ -68,16 +68,24 @@ pub extern "system" fn Java_dev_polyflake_Native_timeIdNext<'l>(
     out: JLongArray<'l>,
     may_wait: jboolean,
 ) -> jboolean {
+    if !may_wait {
+        // The hot path (error::run_fast): no `Env` while the call succeeds, and the two halves
+        // written by one raw SetLongArrayRegion (the Java side passes a new long[2]).
+        let raw = env.as_raw();
+        let array = out.as_raw();
+        return run_fast(&mut env, || {
+            let Some(id) = gen(handle).try_next_id()? else {
+                return Ok(false);
+            };
+            let halves = split(id);
+            // SAFETY: `raw` is this call's JNIEnv and `array` a live long[]; a shorter array
+            // leaves an ArrayIndexOutOfBoundsException pending, thrown as this call returns.
+            unsafe { ((**raw).v1_1.SetLongArrayRegion)(raw, array, 0, 2, halves.as_ptr()) };
+            Ok(true)
+        });
+    }
     run(&mut env, |env| {
-        let g = gen(handle);
-        let id = match may_wait {
-            true => g.next_id()?,
-            false => match g.try_next_id()? {
-                Some(id) => id,
-                None => return Ok(false),
-            },
-        };
-        out.set_region(env, 0, &split(id))?;
+        out.set_region(env, 0, &split(gen(handle).next_id()?))?;
         Ok::<_, Fail>(true)
     })
 }

@@ -308,7 +308,7 @@ def plot(results: dict[str, dict], path: Path) -> None:
         counts, edges = np.histogram(ts - t0, bins=bins)
         bottom.plot(edges[:-1], counts, color=color, lw=1, label=label)
     top.set_yticks(range(len(order)), [f"{lang}\nnode {results[lang]['summary']['node_id']}" for lang in order])
-    top.set_title("polyflake: six languages, one lease directory, one merged ID stream")
+    top.set_title("polyflake: seven languages, one lease directory, one merged ID stream")
     top.grid(alpha=0.3)
     bottom.set_ylabel("IDs per 10 ms")
     bottom.axhline(40960, color="grey", ls="--", lw=0.8)

@@ -1,5 +1,6 @@
 package dev.polyflake;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -126,6 +127,17 @@ class BadInputTest {
         // A closed generator on the system clock gives its node id back.
         Snowflake s = new Snowflake(905);
         s.close();
+        // On the system clock the calls take the no-wait native path first (a batch written in
+        // place): the error is thrown all the same, and a refused batch leaves the array as it was.
+        refused(GeneratorClosedException.class, "GENERATOR_CLOSED", "905", s::nextId);
+        assertThrows(GeneratorClosedException.class, s::tryNextId);
+        long[] buf = {7, 7, 7};
+        assertThrows(GeneratorClosedException.class, () -> s.nextIds(buf));
+        assertArrayEquals(new long[] {7, 7, 7}, buf);
+        Uuid7Generator u7 = new Uuid7Generator();
+        u7.close();
+        refused(GeneratorClosedException.class, "GENERATOR_CLOSED", "closed", u7::nextUuid);
+        assertThrows(GeneratorClosedException.class, u7::tryNextUuid);
         try (Snowflake again = new Snowflake(905)) {
             assertTrue(again.nextId() > 0);
         }
