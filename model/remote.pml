@@ -104,6 +104,15 @@ bool expired;
 #ifndef R_CLAIM
 #define R_CLAIM 1
 #endif
+/* The take's fence read after its first write (protocol.rs::take). */
+#ifndef R_TAKEFENCE
+#define R_TAKEFENCE 1
+#endif
+#if R_TAKEFENCE
+#define TAKE_FENCE_MOVED(p) FENCE_MOVED(p)
+#else
+#define TAKE_FENCE_MOVED(p) 0
+#endif
 #if R_CLAIM
 #define CLAIM_OK(p) cl[p]
 #else
@@ -152,11 +161,11 @@ end_loop:
        taking[p] = 0; s = slot[p];
        r = max(g, CLK(p)) + RES;
        if
-       :: !down && WRITE_OK(p, s, hv[p]) && !FENCE_MOVED(p) ->
+       :: !down && WRITE_OK(p, s, hv[p]) && !TAKE_FENCE_MOVED(p) ->
           mk[s] = r; BUMP(s); hv[p] = mver[s];
           durable(p, r);
           start(p, s, g, r)
-       :: !down && WRITE_OK(p, s, hv[p]) && FENCE_MOVED(p) ->
+       :: !down && WRITE_OK(p, s, hv[p]) && TAKE_FENCE_MOVED(p) ->
           mk[s] = r; BUMP(s); hv[p] = mver[s];
           durable(p, r);
           printf("MSC: H%d wrote its first R, then read a moved fence: the generator is not made\n", p);
