@@ -63,7 +63,7 @@ descriptor-closed-by-number|mutation|$F -DTMAX=4 -DFORK=1 -DR_FSTAT=0
 no-rollback-detection|mutation|$Z -DRESTORE=1 -DLATE=0 -DBUDGET=2 -DENDS=0 -DR_ROLLBACK=0
 no-fence|mutation|$E -DRESTORE=1 -DR_FENCE=0
 no-take-fence-read|mutation|$Z -DRESTORE=1 -DBUDGET=2 -DENDS=0 -DR_TAKEFENCE=0
-no-claim-check|mutation|$Z -DRESTORE=1 -DNH=2 -DR_TAKEFENCE=0 -DR_CLAIM=0
+no-claim-check|mutation|$Z -DRESTORE=1 -DNH=2 -DR_TAKEFENCE=0 -DR_CLAIM=0|skip
 no-cap|mutation|$F -DDELETE_FILE=1 -DR_CAP=0
 finding-unfenced-window|finding|$Z -DRESTORE=1 -DBUDGET=2 -DENDS=0 -DFENCE_WINDOW=1
 finding-deleted-file-clock-back|finding|$F -DDELETE_FILE=1 -DCLOCKSTEP=1 -DBUDGET=2 -DENDS=0

@@ -27,6 +27,7 @@
  *   R_FSTAT     the fork handler / a child closes a descriptor only after fstat matches
  *   R_ROLLBACK  a live holder that finds the store's fence moved since its take stops, its
  *               renewal writing nothing (remote/protocol.rs::renew_tick, Holder::read_fence)
+ *   R_TAKEFENCE a remote take reads the fence again after its first write (protocol.rs::take)
  *   R_CLAIM     ZooKeeper: every write checks this holder's own claim znode, made with the
  *               slot znode in one multi (zookeeper.rs create_slot / write_hwm; found by this
  *               model, model/trails/no-claim-check.txt)
