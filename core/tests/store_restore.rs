@@ -45,11 +45,7 @@ fn probe(
     let c_clock = ManualClock::new(t0);
     let c = make(&c_clock).build().unwrap();
     c_clock.set(t0 + 1_000);
-    assert!(
-        wait_until(Duration::from_secs(10), || c.next_id().is_ok()),
-        "C never issued: {:?}",
-        c.health().reason
-    );
+    next_id_within(&c, Duration::from_secs(10));
     c.close();
     drop(c);
     backup();

@@ -221,18 +221,7 @@ fn sigkilled_holder_and_a_successor_two_seconds_behind_its_high_water_mark() {
         assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
     }
     clock.set(r + 1);
-    // The limit is one reserve past the last renewal's reading: a renewal (every reserve / 5 of
-    // real time) at the test clock's new time opens it.
-    let mut first = None;
-    assert!(
-        wait_until(Duration::from_secs(10), || {
-            first = g.next_id().ok();
-            first.is_some()
-        }),
-        "{:?}",
-        g.health()
-    );
-    let first = first.unwrap();
+    let first = next_id_within(&g, Duration::from_secs(10));
     assert!(ms(&g, first) > r && ms(&g, first) > holder_max);
     clock.advance(3);
     assert!(g.next_id().unwrap() > first);

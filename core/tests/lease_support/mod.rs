@@ -163,6 +163,22 @@ pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     cond()
 }
 
+/// The first ID `g` issues within `limit`, retrying: on a test clock that jumped, an etcd or
+/// ZooKeeper lease issues once a renewal (every reserve / 5 of real time) confirms the slot at
+/// the clock's new time (its limit is one reserve past the last renewal's reading).
+pub fn next_id_within(g: &polyflake::Generator, limit: Duration) -> u64 {
+    let mut id = None;
+    assert!(
+        wait_until(limit, || {
+            id = g.next_id().ok();
+            id.is_some()
+        }),
+        "no ID within {limit:?}: {:?}",
+        g.health()
+    );
+    id.unwrap()
+}
+
 /// A free TCP port on 127.0.0.1 (bound, then released).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
