@@ -310,35 +310,32 @@ error_kinds! {
         "node {node_id} would run {lead_ms} ms ahead of the wall clock, past max_lead_ms = {max_lead_ms}"
     );
 
-    /// Another live generator already uses this static node id with the same epoch and layout
-    /// on the system clock: in this process (share that one), or in another process on this
-    /// host (give each process its own node id, or use a lease).
+    /// Another live generator already holds this node id with the same layout (any epoch: the
+    /// IDs' bits would meet) and scope: in this process (share that one), or in another process
+    /// on this host, whatever its source (a static id, a lease's slot): give each process its
+    /// own node id, or use a lease.
     NodeIdInUse {
         /// The node id asked for.
         node_id: u32,
         /// The holding process when it is another one on this host (its pid when the host
         /// could tell it, else 0); `None` when the holder is in this process.
         holder_pid: Option<u32>,
+        /// The holding process in words (`process 4242 (billing) on this host`); empty when
+        /// the holder is a generator of this process.
+        holder: String,
     }
     code: "NODE_ID_IN_USE",
     category: Conflict,
-    description: "node id already used by a live generator (same epoch and layout) in this process or another on this host: share it, give each process its own id, or use a lease",
+    description: "node id already held by a live generator with the same layout (any epoch), in this process or another on this host, by a static id or a lease: share it, give each process its own id, or use a lease",
     display: |f| match holder_pid {
         None => write!(
             f,
-            "node id {node_id} is already used by a live generator in this process with the same epoch and layout: share that generator instead of making a second"
+            "node id {node_id} is already used by a live generator in this process with the same layout (any epoch: their IDs would share bits): share that generator instead of making a second"
         ),
-        Some(pid) => {
-            let who = if *pid == 0 {
-                "another process on this host".to_string()
-            } else {
-                format!("process {pid} on this host")
-            };
-            write!(
-                f,
-                "node id {node_id} is already held by {who} with the same epoch and layout (a forked parent, a sibling worker, another service): give each process its own node id, or take one from a lease (a file lease per process on one host)"
-            )
-        }
+        Some(_) => write!(
+            f,
+            "node id {node_id} is already held by {holder} with the same layout (any epoch: their IDs would share bits), as a static node id or a lease's slot (a forked parent, a sibling worker, another service): give each process its own node id, or take one from a lease (a file lease per process on one host)"
+        ),
     };
 
     /// The generator was created before `fork()` and this is the child process: it shares the
@@ -726,6 +723,7 @@ mod tests {
         let held = |holder_pid| Error::NodeIdInUse {
             node_id: 1,
             holder_pid,
+            holder: String::new(),
         };
         assert_eq!(held(None).fields()[1], ("holder_pid", Value::Null));
         assert_eq!(held(Some(9)).fields()[1], ("holder_pid", Value::Int(9)));

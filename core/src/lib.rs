@@ -100,6 +100,11 @@ pub use lease::{
     DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_RESERVE_MS, DEFAULT_ZOOKEEPER_PREFIX,
     DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS, DEFAULT_ZOOKEEPER_TIMEOUT_MS, LEASE_CREDENTIALS,
 };
+pub use lease::{
+    RestartGuard, RestartGuardOptions, DEFAULT_MAX_RESTART_WAIT_MS, RESTART_GUARD_ENV,
+    STATE_DIR_ENV,
+};
+pub use registry::{host_scope, HOST_SCOPE_ENV, MAX_SCOPE_LEN};
 
 pub use metrics::{health_samples, Metric, MetricKind, Sample, HEALTH_METRICS};
 pub use settings::{

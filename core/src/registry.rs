@@ -1,9 +1,20 @@
-//! One live generator per (node id, epoch, layout) unless it runs on a test clock: in this
-//! process (a table, which also keeps the last state word of each, so a successor never repeats
-//! its predecessor) and on this host (an abstract Unix socket bound to a name made of the three:
-//! the kernel lets one process bind a name, and frees it when that process dies, so a crash
-//! needs no cleanup; a forked child's inherited copy is closed by the fork handler, so a child
-//! cannot take its parent's node id while the parent lives).
+//! One live generator per node id and layout, whatever the epoch and whatever the source: in
+//! this process (a table, which also keeps the last state word of each, so a successor never
+//! repeats its predecessor) and on this host (an abstract Unix socket bound to a name made of the
+//! scope, the layout and the node id: the kernel lets one process bind a name, and frees it when
+//! that process dies, so a crash needs no cleanup; a forked child's inherited copy is closed by
+//! the fork handler, so a child cannot take its parent's node id while the parent lives).
+//!
+//! **Any epoch.** Two generators with the same node id and layout issue the same 64 bits
+//! whenever their elapsed times meet, whatever their epochs: an ID's bits carry the elapsed
+//! milliseconds, not the epoch. So the epoch is not part of a claim; only an explicit scope
+//! ([`HOST_SCOPE_ENV`]) separates two holders of one node id and layout on purpose.
+//!
+//! **Every source.** A static node id (a number, an environment variable, a hostname's ordinal,
+//! an IPv4 address) and a lease's slot (file, etcd, ZooKeeper) claim the same name: a lease skips
+//! a slot whose node id a live static holder has, and a static id a lease holder has is refused
+//! with [`Error::NodeIdInUse`] naming the holding process. Generators on an injected clock are
+//! exempt from the host-wide claim (see `Builder::clock`): their times are not the host's.
 
 use crate::error::{Error, Result};
 use crate::forklock::ForkLock;
@@ -11,10 +22,10 @@ use crate::layout::Layout;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
+    scope: String,
     node_id: u32,
-    epoch_ms: i64,
     layout: Layout,
 }
 
@@ -25,14 +36,16 @@ struct Entry {
     live: bool,
     /// The state word (`elapsed << seq_bits | seq`) of the last ID any generator of this key
     /// issued in this process: a successor continues after it, so dropping a generator and
-    /// making a new one within the same millisecond cannot repeat its IDs.
+    /// making a new one within the same millisecond cannot repeat its IDs. The state word is
+    /// the ID's own bits (elapsed and sequence), so it holds across epochs.
     last_state: i64,
 }
 
 /// Node ids in use in this process (and the last state of the ones that were).
 static LIVE: ForkLock<Option<HashMap<Key, Entry>>> = ForkLock::new(None);
 
-/// A claim on (node id, epoch, layout) in this process and on this host, released on drop.
+/// A claim on (scope, node id, layout) in this process and, unless exempt, on this host;
+/// released on drop.
 #[derive(Debug)]
 pub(crate) struct Claim {
     key: Key,
@@ -42,32 +55,68 @@ pub(crate) struct Claim {
 }
 
 /// The environment variable that names a scope for host-wide claims: processes in different
-/// scopes may hold the same static node id (services that write to different tables).
+/// scopes may hold the same node id and layout (services that write to different tables).
 pub const HOST_SCOPE_ENV: &str = "POLYFLAKE_HOST_SCOPE";
-const MAX_SCOPE: usize = 40;
+/// The longest scope name, in bytes.
+pub const MAX_SCOPE_LEN: usize = 40;
 
-/// The abstract socket name of a key: `polyflake/v1/<scope>/<epoch>/<T>-<N>-<S>/<node>`.
-fn host_name(key: &Key) -> Result<Vec<u8>> {
-    let scope = std::env::var(HOST_SCOPE_ENV).unwrap_or_default();
-    if scope.len() > MAX_SCOPE || scope.contains('\0') {
-        return Err(Error::InvalidArgument {
-            name: HOST_SCOPE_ENV,
-            reason: format!(
-                "{scope:?} is not a scope name: at most {MAX_SCOPE} bytes, no NUL (it is {} bytes)",
-                scope.len()
-            ),
-        });
+/// The host scope: `explicit` when given, else [`HOST_SCOPE_ENV`] (empty: the host's one
+/// scope). A scope is at most [`MAX_SCOPE_LEN`] bytes of ASCII letters, digits, `.`, `_` and
+/// `-`; anything else (a value that is not UTF-8 included) is refused, never read as the default
+/// scope.
+///
+/// ```
+/// assert_eq!(polyflake::host_scope(Some("billing-v2")).unwrap(), "billing-v2");
+/// let e = polyflake::host_scope(Some("two words")).unwrap_err();
+/// assert!(e.to_string().contains("\"two words\""), "{e}");
+/// ```
+pub fn host_scope(explicit: Option<&str>) -> Result<String> {
+    let bad = |shown: String, why: &str| Error::InvalidArgument {
+        name: HOST_SCOPE_ENV,
+        reason: format!("{shown} is not a scope name: {why}"),
+    };
+    let scope = match explicit {
+        Some(s) => s.to_string(),
+        None => match std::env::var_os(HOST_SCOPE_ENV) {
+            None => String::new(),
+            Some(raw) => raw.into_string().map_err(|raw| {
+                bad(
+                    format!("{raw:?}"),
+                    "it is not valid UTF-8 (a scope that cannot be read is never taken as the default one)",
+                )
+            })?,
+        },
+    };
+    if scope.len() > MAX_SCOPE_LEN {
+        return Err(bad(
+            format!("{scope:?}"),
+            &format!("at most {MAX_SCOPE_LEN} bytes (it is {})", scope.len()),
+        ));
     }
+    if let Some(c) = scope
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Err(bad(
+            format!("{scope:?}"),
+            &format!("{c:?} is not allowed (ASCII letters, digits, '.', '_' and '-' only)"),
+        ));
+    }
+    Ok(scope)
+}
+
+/// The abstract socket name of a key: `polyflake/v2/<scope>/<T>-<N>-<S>/<node>`.
+fn host_name(key: &Key) -> Vec<u8> {
     let l = key.layout;
-    Ok(format!(
-        "polyflake/v1/{scope}/{}/{}-{}-{}/{}",
-        key.epoch_ms,
+    format!(
+        "polyflake/v2/{}/{}-{}-{}/{}",
+        key.scope,
         l.timestamp_bits(),
         l.node_bits(),
         l.sequence_bits(),
         key.node_id
     )
-    .into_bytes())
+    .into_bytes()
 }
 
 /// A bound abstract socket: the host-wide hold on a node id.
@@ -103,10 +152,10 @@ fn abstract_addr(name: &[u8]) -> (libc::sockaddr_un, libc::socklen_t) {
     (addr, len as libc::socklen_t)
 }
 
-/// Bind the key's name on this host: `Ok(None)` when another process holds it (with its pid
-/// when the kernel tells it).
+/// Bind the key's name on this host: `Ok(Err(pid))` when another process holds it (its pid when
+/// the kernel tells it, else 0).
 fn hold_on_host(key: &Key, generation: u64) -> Result<std::result::Result<HostHold, u32>> {
-    let name = host_name(key)?;
+    let name = host_name(key);
     let (addr, len) = abstract_addr(&name);
     let io_err = |what: &str| Error::LeaseStore {
         reason: format!(
@@ -182,25 +231,54 @@ fn holder_pid(addr: &libc::sockaddr_un, len: libc::socklen_t) -> u32 {
     }
 }
 
+/// How a refusal names the holding process: `process 4242 (polyflake)` (its command name from
+/// `/proc` when it can be read), or `another process on this host`.
+pub(crate) fn describe_holder(pid: u32) -> String {
+    if pid == 0 {
+        return "another process on this host".to_string();
+    }
+    if pid == std::process::id() {
+        return format!(
+            "this process ({pid}: another copy of the polyflake library loaded in it, such as a second class loader)"
+        );
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/comm")) {
+        Ok(comm) if !comm.trim().is_empty() => {
+            let comm: String = comm.trim().chars().filter(|c| !c.is_control()).collect();
+            format!("process {pid} ({comm}) on this host")
+        }
+        _ => format!("process {pid} on this host"),
+    }
+}
+
+/// The claim's wish: in this process only, or on the host too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// This process's table only (an injected clock).
+    Process,
+    /// This process's table and the host-wide name.
+    Host,
+}
+
 /// Claim the node id. Returns the claim and the state word a new generator must start from
 /// (-1 when this process never issued from the key).
 // Modelled in model/fork.pml: inline claim (R_FORKREG: the fork-aware rule, here the host-wide
-// hold) (make model).
+// hold) and model/host.pml: inline claim (R_ONECLAIM: every source, one name) (make model).
 pub(crate) fn claim(
     node_id: u32,
-    epoch_ms: i64,
     layout: Layout,
+    scope: &str,
     generation: u64,
-    host_wide: bool,
+    reach: Reach,
 ) -> Result<(Claim, i64)> {
     let key = Key {
+        scope: scope.to_string(),
         node_id,
-        epoch_ms,
         layout,
     };
     let mut live = LIVE.lock();
     let map = live.get_or_insert_with(HashMap::new);
-    let entry = map.entry(key).or_insert(Entry {
+    let entry = map.entry(key.clone()).or_insert(Entry {
         generation,
         live: false,
         last_state: -1,
@@ -209,23 +287,23 @@ pub(crate) fn claim(
         return Err(Error::NodeIdInUse {
             node_id,
             holder_pid: None,
+            holder: String::new(),
         });
     }
     // An entry of an older fork generation is the parent's: the host-wide hold decides whether
     // the parent still lives.
-    // (A leased slot is exclusive through its store: only static node ids need this.)
-    let host = if host_wide {
-        match hold_on_host(&key, generation)? {
+    let host = match reach {
+        Reach::Host => match hold_on_host(&key, generation)? {
             Ok(hold) => Some(hold),
             Err(pid) => {
                 return Err(Error::NodeIdInUse {
                     node_id,
                     holder_pid: Some(pid),
+                    holder: describe_holder(pid),
                 })
             }
-        }
-    } else {
-        None
+        },
+        Reach::Process => None,
     };
     entry.live = true;
     entry.generation = generation;
@@ -247,8 +325,8 @@ impl Claim {
         if self.released.swap(1, Ordering::SeqCst) != 0 {
             return;
         }
-        // Another process that takes the name next cannot see our last state: it starts after
-        // the millisecond it took the name in (see `claim`'s caller).
+        // Another process that takes the name next cannot see our last state here: it reads
+        // the node id's mark on the host (see `lease::host`), written before this release.
         *self.host.lock() = None;
         let mut live = LIVE.lock();
         if let Some(entry) = live.as_mut().and_then(|m| m.get_mut(&self.key)) {
@@ -258,10 +336,45 @@ impl Claim {
             }
         }
     }
+
+    /// The scope the claim was made in.
+    pub(crate) fn scope(&self) -> &str {
+        &self.key.scope
+    }
+
+    /// True when the claim holds the host-wide name (not an injected clock's).
+    pub(crate) fn is_host_wide(&self) -> bool {
+        self.host.lock().is_some()
+    }
 }
 
 impl Drop for Claim {
     fn drop(&mut self) {
         self.release(-1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_are_checked_not_defaulted() {
+        assert_eq!(host_scope(Some("")).unwrap(), "");
+        assert_eq!(host_scope(Some("a.b_c-9")).unwrap(), "a.b_c-9");
+        for bad in ["x/y", "caf\u{e9}", "a b", &"x".repeat(41)] {
+            let e = host_scope(Some(bad)).unwrap_err();
+            assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_epoch_is_not_part_of_the_name() {
+        let key = Key {
+            scope: "s".into(),
+            node_id: 7,
+            layout: Layout::DEFAULT,
+        };
+        assert_eq!(host_name(&key), b"polyflake/v2/s/41-10-12/7".to_vec());
     }
 }

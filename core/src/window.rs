@@ -18,6 +18,7 @@
 use crate::error::Error;
 use crate::forklock::ForkLock;
 use crate::layout::Layout;
+use crate::sync::AtomicI64 as StateWord;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -25,10 +26,23 @@ use std::sync::Mutex;
 /// `Stop`).
 pub(crate) const NONE: i64 = i64::MIN;
 
+/// The state word of a closed generator: far past every layout's window (so every step from it
+/// is refused) yet far enough from `i64::MAX` that adding a batch cannot overflow.
+pub(crate) const CLOSED_STATE: i64 = i64::MAX / 4;
+
+/// The generator's state word (`elapsed << seq_bits | seq`) on a cache line of its own, so
+/// threads that CAS it do not also invalidate the read-mostly window beside it. It lives in the
+/// window, which the hot path reaches anyway, so that what must close a generator without
+/// owning it (a process exiting with a fixed node id's mark open: `lease::host`) can take it.
+#[repr(align(64))]
+pub(crate) struct PaddedState(pub(crate) StateWord);
+
 /// The issuing window of a generator, shared with its lease's background thread. Every
 /// generator has one; without a lease it changes only when the generator is closed
 /// (`floor = -1`, `limit` = the layout's last millisecond, then -1).
 pub(crate) struct Window {
+    /// The generator's state word (`engine.rs`).
+    pub state: PaddedState,
     /// Elapsed ms (since the epoch) the clock must be ABOVE to issue: the restart guard.
     pub floor: AtomicI64,
     /// The largest elapsed ms an ID may carry: R (or the layout's end), -1 once the lease is
@@ -68,6 +82,7 @@ impl Window {
     pub(crate) fn unleased(layout: Layout, epoch_ms: i64) -> Window {
         let max_elapsed = layout.max_elapsed_ms() as i64;
         Window {
+            state: PaddedState(StateWord::new(-1)),
             floor: AtomicI64::new(-1),
             limit: AtomicI64::new(max_elapsed),
             epoch_ms,
@@ -113,6 +128,19 @@ impl Window {
         let floor = guard_until_ms.saturating_sub(self.epoch_ms).max(-1);
         self.floor.store(floor, Ordering::Release);
         self.store_limit();
+    }
+
+    /// Lower the floor below the guard (a monotonic holder of a fixed node id, which may borrow
+    /// up to its lead over the guard: its state word already starts above it). Only before the
+    /// generator issues.
+    pub(crate) fn lower_floor(&self, floor_elapsed: i64) {
+        let _w = self.writer.lock();
+        let f = self
+            .floor
+            .load(Ordering::Relaxed)
+            .min(floor_elapsed)
+            .max(-1);
+        self.floor.store(f, Ordering::Release);
     }
 
     /// R is durable in the store, written after a check at `checked_ms` found the slot still

@@ -32,7 +32,9 @@ fn holder(etcd_port: u16, i: usize) -> (Relay, Builder) {
         o.store.connect_timeout_ms = 1000;
         o.ttl_s = 6;
     }
-    let b = Generator::builder_from(NodeSource::Etcd(o)).epoch_ms(DEFAULT_EPOCH_MS + 26);
+    let b = Generator::builder_from(NodeSource::Etcd(o))
+        .epoch_ms(DEFAULT_EPOCH_MS + 26)
+        .host_scope(lease_support::test_scope(26));
     (relay, b)
 }
 

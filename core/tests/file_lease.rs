@@ -33,7 +33,9 @@ fn file_env(dir: &TempDir, slots: u32) -> Vec<(&'static str, String)> {
 /// one node id, epoch and layout are refused (a lease skips such a slot). A distinct epoch per
 /// test keeps them independent.
 fn lease(o: FileLeaseOptions, test: i64) -> Builder {
-    Generator::builder_from(NodeSource::FileLease(o)).epoch_ms(DEFAULT_EPOCH_MS + test)
+    Generator::builder_from(NodeSource::FileLease(o))
+        .epoch_ms(DEFAULT_EPOCH_MS + test)
+        .host_scope(lease_support::test_scope(test))
 }
 
 fn opts(dir: &TempDir, slots: u32) -> FileLeaseOptions {
@@ -301,6 +303,7 @@ fn a_static_generator_and_a_lease_never_share_a_node_id_in_one_process() {
     let dir = TempDir::new("mixed");
     let fixed = Generator::builder(0)
         .epoch_ms(DEFAULT_EPOCH_MS + 3)
+        .host_scope(lease_support::test_scope(3))
         .build()
         .unwrap();
     let g = lease(opts(&dir, 2), 3).build().unwrap();

@@ -31,7 +31,7 @@ fn child_refuses_parent_continues() {
         let parent = unsafe { libc::getppid() } as u32;
         let fresh_refused = matches!(
             Generator::strict(77),
-            Err(polyflake::Error::NodeIdInUse { node_id: 77, holder_pid: Some(p) }) if p == parent
+            Err(polyflake::Error::NodeIdInUse { node_id: 77, holder_pid: Some(p), .. }) if p == parent
         );
         let code = if strict_refused && batch_refused && mono_refused && unhealthy && fresh_refused
         {

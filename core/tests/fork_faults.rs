@@ -25,6 +25,7 @@ fn opts(dir: &Path, slots: u32) -> FileLeaseOptions {
 fn lease(dir: &Path, slots: u32, test: i64) -> Generator {
     let g = Generator::builder_from(NodeSource::FileLease(opts(dir, slots)))
         .epoch_ms(DEFAULT_EPOCH_MS + test)
+        .host_scope(lease_support::test_scope(test))
         .build()
         .unwrap();
     g.wait_ready(Duration::from_secs(5)).unwrap();
@@ -222,6 +223,7 @@ fn close_frees_the_slot_while_a_forked_child_lives() {
     g.close();
     let again = Generator::builder_from(NodeSource::FileLease(opts(dir.path(), 1)))
         .epoch_ms(DEFAULT_EPOCH_MS + 3)
+        .host_scope(lease_support::test_scope(3))
         .build();
     assert!(
         again.is_ok(),
@@ -271,6 +273,7 @@ fn a_parent_that_dies_leaves_no_slot_to_its_child() {
     let t = now_ms();
     let g = Generator::builder_from(NodeSource::FileLease(opts(dir.path(), 1)))
         .epoch_ms(DEFAULT_EPOCH_MS + 4)
+        .host_scope(lease_support::test_scope(4))
         .build();
     assert!(
         g.is_ok(),

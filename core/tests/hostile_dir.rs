@@ -126,7 +126,9 @@ fn lease(dir: &Path, slots: Option<u32>, test: i64) -> Builder {
     let mut o = FileLeaseOptions::new(dir);
     o.common.slots = slots;
     o.common.reserve_ms = 50;
-    Generator::builder_from(NodeSource::FileLease(o)).epoch_ms(DEFAULT_EPOCH_MS + 500 + test)
+    Generator::builder_from(NodeSource::FileLease(o))
+        .epoch_ms(DEFAULT_EPOCH_MS + 500 + test)
+        .host_scope(lease_support::test_scope(500 + test))
 }
 
 /// What each test plants at a name.

@@ -25,7 +25,9 @@ const YEAR_MS: i64 = 31_536_000_000;
 
 /// A distinct epoch per test keeps side-by-side tests apart in the process-wide node-id table.
 fn lease(o: FileLeaseOptions, test: i64) -> Builder {
-    Generator::builder_from(NodeSource::FileLease(o)).epoch_ms(DEFAULT_EPOCH_MS + test)
+    Generator::builder_from(NodeSource::FileLease(o))
+        .epoch_ms(DEFAULT_EPOCH_MS + test)
+        .host_scope(lease_support::test_scope(test))
 }
 
 fn opts(dir: &Path, slots: u32, reserve_ms: u64) -> FileLeaseOptions {

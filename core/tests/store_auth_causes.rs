@@ -17,7 +17,9 @@ use zookeeper_client::{Acl, AuthId, Permission};
 /// A distinct epoch per test keeps this binary's side-by-side tests out of each other's way in
 /// the process-wide node-id guard.
 fn lease(source: NodeSource, test: i64) -> Builder {
-    Generator::builder_from(source).epoch_ms(DEFAULT_EPOCH_MS + test)
+    Generator::builder_from(source)
+        .epoch_ms(DEFAULT_EPOCH_MS + test)
+        .host_scope(lease_support::test_scope(test))
 }
 
 /// Wait for a few renewals, so the holder is live and renewing when the store turns on it.

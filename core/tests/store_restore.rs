@@ -251,6 +251,7 @@ fn maker(source: NodeSource, epoch_offset: i64) -> impl Fn(&ManualClock) -> Buil
     move |clock: &ManualClock| {
         Generator::builder_from(source.clone())
             .epoch_ms(DEFAULT_EPOCH_MS + epoch_offset)
+            .host_scope(lease_support::test_scope(epoch_offset))
             .clock(clock.clone())
     }
 }

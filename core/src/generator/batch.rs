@@ -35,7 +35,7 @@ impl Generator {
         }
         match self.mode {
             Mode::Strict => self.fill_strict(out),
-            Mode::Monotonic => self.fill_monotonic(out),
+            Mode::Monotonic => self.fill_monotonic(out, true).map(|_| ()),
         }
     }
 
@@ -63,7 +63,7 @@ impl Generator {
         }
         match self.mode {
             Mode::Strict => self.try_fill_strict(out),
-            Mode::Monotonic => self.fill_monotonic(out).map(|()| true),
+            Mode::Monotonic => self.fill_monotonic(out, false),
         }
     }
 
@@ -73,8 +73,16 @@ impl Generator {
         let n = i64::try_from(out.len()).map_err(|_| self.overflow(i64::MAX))?;
         loop {
             // The state before the clock, as in `next_strict`.
-            let p = self.state.0.load(Ordering::Acquire);
-            let (now, floor) = self.read()?;
+            let p = self.lease_state.state.0.load(Ordering::Acquire);
+            let (now, floor) = match self.read() {
+                Ok(reading) => reading,
+                Err(e) => {
+                    // A restart guard within its budget: "would wait".
+                    return self
+                        .restart_wait(&mut self.new_wait(), e, false)
+                        .map(|_| false);
+                }
+            };
             let last = p >> s;
             if now < last {
                 if (last - now) as f64 <= self.max_wait_ms {
@@ -92,6 +100,7 @@ impl Generator {
             }
             let end = start + n - 1;
             if self
+                .lease_state
                 .state
                 .0
                 .compare_exchange_weak(p, end, Ordering::AcqRel, Ordering::Relaxed)
@@ -104,26 +113,38 @@ impl Generator {
         }
     }
 
-    fn fill_monotonic(&self, out: &mut [u64]) -> Result<()> {
+    /// Monotonic mode's batch: `Ok(false)` only for a restart guard it may not wait for.
+    fn fill_monotonic(&self, out: &mut [u64], may_wait: bool) -> Result<bool> {
         let s = self.seq_bits;
         let n = i64::try_from(out.len()).map_err(|_| self.overflow(i64::MAX))?;
-        let (now, floor) = self.read()?;
-        let mut p = self.state.0.load(Ordering::Relaxed);
+        let mut wait = self.new_wait();
+        let (now, floor) = loop {
+            match self.read() {
+                Ok(reading) => break reading,
+                Err(e) => {
+                    if !self.restart_wait(&mut wait, e, may_wait)? {
+                        return Ok(false);
+                    }
+                }
+            }
+        };
+        let mut p = self.lease_state.state.0.load(Ordering::Relaxed);
         loop {
             let start = (p + 1).max(floor);
             let end = start
                 .checked_add(n - 1)
                 .ok_or_else(|| self.overflow(i64::MAX))?;
             self.check_ahead(end >> s, now)?;
-            match self
-                .state
-                .0
-                .compare_exchange_weak(p, end, Ordering::Relaxed, Ordering::Relaxed)
-            {
+            match self.lease_state.state.0.compare_exchange_weak(
+                p,
+                end,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => {
                     self.record(p, end, n, now);
                     self.write_run(out, start);
-                    return Ok(());
+                    return Ok(true);
                 }
                 Err(actual) => p = actual,
             }
@@ -143,8 +164,14 @@ impl Generator {
             // Load the state BEFORE reading the clock: every ID in it was issued at a reading
             // taken before ours, so `now < last` means the clock really went back, not that
             // another thread read it a moment later than we did.
-            let p = self.state.0.load(Ordering::Acquire);
-            let (now, floor) = self.read()?;
+            let p = self.lease_state.state.0.load(Ordering::Acquire);
+            let (now, floor) = match self.read() {
+                Ok(reading) => reading,
+                Err(e) => {
+                    self.restart_wait(&mut wait, e, true)?;
+                    continue;
+                }
+            };
             let last = p >> s;
             if now < last {
                 self.wait_rewind(&mut wait, (last - now) as u64)?;
@@ -159,6 +186,7 @@ impl Generator {
             let k = room.min((out.len() - filled) as i64);
             let end = start + k - 1;
             if self
+                .lease_state
                 .state
                 .0
                 .compare_exchange_weak(p, end, Ordering::AcqRel, Ordering::Relaxed)

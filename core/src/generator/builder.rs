@@ -2,15 +2,18 @@
 //! reads the clock's capabilities, claims the node id (or takes a lease's slot) and makes the
 //! [`Generator`].
 
-use super::engine::{PaddedState, Stats, TimeSource, NOT_CLOSED, NOT_STUCK};
+use super::engine::{Stats, TimeSource, NOT_CLOSED, NOT_STUCK};
 use super::Generator;
 use crate::clock::{Clock, ClockSource, SystemClock, MAX_COARSE_TICK_NS};
 use crate::error::{Error, Result};
 use crate::fork;
 use crate::forward::ForwardGuard;
 use crate::layout::{Layout, DEFAULT_EPOCH_MS};
-use crate::lease::{LeaseRuntime, LeaseState, NodeSource, SlotContext};
-use crate::registry;
+use crate::lease::host::{self, Outcome};
+use crate::lease::{
+    LeaseRuntime, LeaseState, NodeSource, RestartGuard, RestartGuardOptions, SlotContext,
+};
+use crate::registry::{self, Reach};
 use crate::settings::{Mode, Settings};
 use crate::sync::{AtomicI64, AtomicU64};
 use std::fmt;
@@ -40,6 +43,10 @@ pub struct Builder {
     /// The settings every generator shares: the one-field setters write here.
     settings: Settings,
     kind: Kind,
+    /// A fixed node id's restart guard.
+    restart_guard: RestartGuardOptions,
+    /// The host scope (`None`: `POLYFLAKE_HOST_SCOPE`).
+    host_scope: Option<String>,
 }
 
 /// What a generator's state words become: Snowflake IDs, or the time-ordered 128-bit formats
@@ -61,6 +68,8 @@ impl fmt::Debug for Builder {
             .field("layout", &self.layout)
             .field("epoch_ms", &self.epoch_ms)
             .field("settings", &self.settings)
+            .field("restart_guard", &self.restart_guard)
+            .field("host_scope", &self.host_scope)
             .finish()
     }
 }
@@ -74,7 +83,39 @@ impl Builder {
             epoch_ms: DEFAULT_EPOCH_MS,
             settings: Settings::default(),
             kind: Kind::Snowflake,
+            restart_guard: RestartGuardOptions::default(),
+            host_scope: None,
         }
+    }
+    /// A fixed node id's restart guard (static, environment, hostname, IPv4 on the system
+    /// clock): whether and where its mark on the host is kept, how far ahead, and how long a
+    /// call waits for it (see [`RestartGuardOptions`] and docs/node-ids.md).
+    ///
+    /// ```
+    /// use polyflake::{Generator, RestartGuard, RestartGuardOptions};
+    /// let dir = std::env::temp_dir().join(format!("polyflake-guard-doc-{}", std::process::id()));
+    /// let guard = RestartGuardOptions {
+    ///     mode: Some(RestartGuard::Required),
+    ///     state_dir: Some(dir.clone()),
+    ///     ..RestartGuardOptions::default()
+    /// };
+    /// let g = Generator::builder(906).restart_guard(guard.clone()).build().unwrap();
+    /// let id = g.next_id().unwrap();
+    /// drop(g); // a clean close leaves the last ID's state in the mark
+    /// let g = Generator::builder(906).restart_guard(guard).build().unwrap();
+    /// assert!(g.next_id().unwrap() > id);
+    /// # drop(g); std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn restart_guard(mut self, options: RestartGuardOptions) -> Self {
+        self.restart_guard = options;
+        self
+    }
+    /// The host scope of the node id's claim (default: `POLYFLAKE_HOST_SCOPE`, else the host's
+    /// one scope): generators in different scopes may hold the same node id and layout on one
+    /// host, on purpose (services writing to different tables). See [`crate::host_scope`].
+    pub fn host_scope(mut self, scope: impl Into<String>) -> Self {
+        self.host_scope = Some(scope.into());
+        self
     }
     /// Every shared setting at once (mode, wait budget, lead limit, forward-step bound and its
     /// confirmation, clock source, clock), replacing what the one-field setters wrote.
@@ -135,8 +176,11 @@ impl Builder {
     /// Read time from this clock instead of the system clock. Its clock is not read until the
     /// first call (so a [`crate::ScriptedClock`]'s first value goes to the first ID).
     /// Generators on the test clocks ([`crate::ManualClock`], [`crate::ScriptedClock`]) are
-    /// independent of each other and of the one-node-id-per-process rule; any other clock
-    /// follows that rule like the system clock.
+    /// independent of each other and of the one-node-id-per-process rule. Any other injected
+    /// clock (a user's time source) follows that rule in this process, but is exempt from the
+    /// host-wide claim and the restart guard: its times are not the host's, so a mark written
+    /// from one could neither guard nor be guarded by the system clock's history (and a
+    /// background thread could not read a clock that only its own thread may call).
     pub fn clock<C: Clock + 'static>(mut self, clock: C) -> Self {
         self.settings.clock = Some(Arc::new(clock));
         self
@@ -231,62 +275,141 @@ impl Builder {
             }
         };
         // Only the test clocks are exempt from the one-generator-per-node-id rule; the
-        // 128-bit formats have no node id.
+        // 128-bit formats have no node id. Only the system clock claims host-wide.
         let claims = self.kind == Kind::Snowflake
             && match &clock {
                 TimeSource::System => true,
                 TimeSource::Injected(c) => !c.is_test_clock(),
             };
+        let (scope, guard_cfg) = if claims {
+            let scope = registry::host_scope(self.host_scope.as_deref())?;
+            (scope, Some(self.restart_guard.resolve()?))
+        } else {
+            (String::new(), None)
+        };
         let forward = Arc::new(ForwardGuard::new(max_forward_step_ms, forward_confirm_ms));
         if system {
             // Anchor the system clock now; an injected clock is not read before the first call.
             forward.check(system_now, SystemClock::boot_ms);
         }
         let lease_state = Arc::new(LeaseState::unleased(layout, self.epoch_ms));
+        let ctx = SlotContext {
+            layout,
+            epoch_ms: self.epoch_ms,
+            clock: match &clock {
+                TimeSource::System => Arc::new(SystemClock),
+                TimeSource::Injected(c) => c.clone(),
+            },
+            forward: forward.clone(),
+            state: lease_state.clone(),
+            claims,
+            system_clock: system,
+            generation: fork_generation,
+            scope,
+            host: guard_cfg.clone().filter(|_| system),
+        };
+        let seq_bits = layout.sequence_bits();
+        // The state word that counts the current millisecond as spent: where a successor
+        // starts when nothing tells it what its predecessor issued (the clock read now, after
+        // the claim: the previous holder issued nothing after this reading).
+        let spent_now = || -> Result<i64> {
+            let elapsed = ctx.now_ms()?.saturating_sub(self.epoch_ms);
+            Ok((elapsed << seq_bits) | layout.max_sequence() as i64)
+        };
+        let mut restart_guard_note = String::new();
+        let mut restart_wait = None;
         let (node_id, claim, start_state, lease) = match fixed_node_id {
+            Some(node_id) if claims && system => {
+                let guard = guard_cfg.expect("resolved for every claim");
+                let (claim, resume) =
+                    registry::claim(node_id, layout, &ctx.scope, fork_generation, Reach::Host)?;
+                let unguarded = |why: String| {
+                    let note = format!(
+                        "no restart guard for node id {node_id} on this host: {why}; a successor after a clock stepped back could repeat its IDs"
+                    );
+                    warn_once(&note);
+                    note
+                };
+                match guard.mode {
+                    RestartGuard::Off => {
+                        restart_guard_note = "off (restart_guard = off): a successor after a clock stepped back could repeat this node id's IDs".to_string();
+                        (node_id, Some(claim), resume.max(spent_now()?), None)
+                    }
+                    _ => match host::hold(
+                        node_id,
+                        &guard,
+                        ctx.for_generation(fork_generation),
+                        fork_generation,
+                        claim,
+                    )? {
+                        Outcome::Held(held) => {
+                            let start = if held.start_state >= 0 {
+                                held.start_state
+                            } else {
+                                spent_now()?
+                            };
+                            let mut start = resume.max(start);
+                            if mode == Mode::Monotonic {
+                                // It may borrow over the guard up to its lead limit: its state
+                                // starts above the guard, its window's floor that much lower.
+                                let floor =
+                                    lease_state.floor.load(std::sync::atomic::Ordering::Acquire);
+                                start = start.max(((floor + 1) << seq_bits) - 1);
+                                lease_state.lower_floor(match max_lead_ms {
+                                    Some(lead) => floor.saturating_sub(lead),
+                                    None => -1,
+                                });
+                            }
+                            restart_wait = Some(Duration::from_millis(guard.max_wait_ms));
+                            let rt = LeaseRuntime::of_mark(
+                                self.source.clone(),
+                                held.store,
+                                ctx,
+                                held.session,
+                            );
+                            (node_id, None, start, Some(rt))
+                        }
+                        Outcome::Unavailable(why, claim) => {
+                            if guard.mode == RestartGuard::Required {
+                                return Err(Error::LeaseStore {
+                                    reason: format!(
+                                        "restart_guard = required, but node id {node_id} cannot keep its mark in {}: {why}. Give this process a writable state directory it owns (POLYFLAKE_STATE_DIR, or a volume in a read-only container), or set restart_guard = auto to issue without one",
+                                        guard.dir.display()
+                                    ),
+                                });
+                            }
+                            restart_guard_note = unguarded(why);
+                            (node_id, Some(claim), resume.max(spent_now()?), None)
+                        }
+                    },
+                }
+            }
             Some(node_id) => {
                 let (claim, resume) = if claims {
-                    let (c, resume) =
-                        registry::claim(node_id, self.epoch_ms, layout, fork_generation, true)?;
-                    // The node id's previous holder on this host (a process that just died, a
-                    // parent that exited) may have issued in this very millisecond, and its last
-                    // state died with it: count this millisecond as spent.
-                    let spent_now = match &clock {
-                        TimeSource::System => {
-                            let elapsed = system_now.saturating_sub(self.epoch_ms);
-                            (elapsed << layout.sequence_bits()) | layout.max_sequence() as i64
-                        }
-                        TimeSource::Injected(_) => -1,
-                    };
-                    (Some(c), resume.max(spent_now))
+                    let (c, resume) = registry::claim(
+                        node_id,
+                        layout,
+                        &ctx.scope,
+                        fork_generation,
+                        Reach::Process,
+                    )?;
+                    (Some(c), resume)
                 } else {
                     (None, -1)
                 };
                 (node_id, claim, resume, None)
             }
             None => {
-                let lease_clock: Arc<dyn Clock> = match &clock {
-                    TimeSource::System => Arc::new(SystemClock),
-                    TimeSource::Injected(c) => c.clone(),
-                };
-                let ctx = SlotContext {
-                    layout,
-                    epoch_ms: self.epoch_ms,
-                    clock: lease_clock,
-                    forward: forward.clone(),
-                    state: lease_state.clone(),
-                    claims,
-                    system_clock: system,
-                    generation: fork_generation,
-                };
                 let (runtime, slot) = LeaseRuntime::acquire(self.source, ctx, fork_generation)?;
                 (slot, None, -1, Some(runtime))
             }
         };
-        let seq_bits = layout.sequence_bits();
         let max_wait = Duration::from_secs_f64(max_wait_ms / 1000.0);
+        lease_state
+            .state
+            .0
+            .store(start_state, crate::sync::Ordering::Release);
         Ok(Generator {
-            state: PaddedState(AtomicI64::new(start_state)),
             seq_bits,
             ts_shift: layout.node_bits() + seq_bits,
             seq_mask: layout.max_sequence() as i64,
@@ -322,6 +445,17 @@ impl Builder {
             lease,
             source_kind,
             claim,
+            restart_wait,
+            restart_guard_note,
         })
+    }
+}
+
+/// Say once per process, on stderr, that a fixed node id issues without a restart guard (health
+/// says it every time: `restart_guard_note`).
+fn warn_once(note: &str) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("polyflake: {note} (set POLYFLAKE_RESTART_GUARD=required to refuse instead)");
     }
 }

@@ -22,7 +22,7 @@ use crate::fork;
 use crate::forward::Verdict;
 use crate::interrupt::Checks;
 use crate::settings::Mode;
-use crate::sync::{AtomicI64, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 // Plain std atomics for what changes only at a fork re-lease: loom models the state word only.
 use std::sync::atomic::Ordering as StdOrdering;
 use std::sync::Arc;
@@ -78,11 +78,6 @@ impl TimeSource {
     }
 }
 
-/// The state word on a cache line of its own, so threads that CAS it do not also invalidate the
-/// read-only settings beside it.
-#[repr(align(64))]
-pub(super) struct PaddedState(pub(super) AtomicI64);
-
 #[derive(Default)]
 pub(super) struct Stats {
     /// IDs issued in milliseconds before the state's current one.
@@ -94,13 +89,13 @@ pub(super) struct Stats {
     pub(super) ms_borrowed: AtomicU64,
     pub(super) lead_refused: AtomicU64,
     pub(super) forward_refused: AtomicU64,
+    /// Calls that waited for a fixed node id's restart guard.
+    pub(super) restart_waits: AtomicU64,
 }
 
 /// No stuck refusal recorded (see `Generator::stuck_at`).
 pub(super) const NOT_STUCK: i64 = i64::MIN;
-/// The state word of a closed generator: far past every layout's window (so every step from it
-/// is refused) yet far enough from `i64::MAX` that adding a batch cannot overflow.
-pub(super) const CLOSED_STATE: i64 = i64::MAX / 4;
+pub(super) use crate::window::CLOSED_STATE;
 /// `closed_state` before the generator is closed.
 pub(super) const NOT_CLOSED: i64 = i64::MIN;
 
@@ -122,6 +117,8 @@ pub(super) struct Wait {
     interrupts_seen: u64,
     /// When the call first waited (for the refusal's figure) and the binding's hook was asked.
     first_wait: Option<Instant>,
+    /// When the call began waiting for a fixed node id's restart guard (its own budget).
+    restart_started: Option<Instant>,
     checks: Checks,
 }
 
@@ -134,6 +131,7 @@ impl Wait {
             exhausted_at: None,
             interrupts_seen,
             first_wait: None,
+            restart_started: None,
             checks: Checks::default(),
         }
     }
@@ -302,7 +300,7 @@ impl Generator {
 
     /// The millisecond of the last ID this generator issued (Unix ms), if any.
     pub(super) fn last_issued_unix_ms(&self) -> Option<i64> {
-        let p = self.state.0.load(Ordering::Relaxed);
+        let p = self.lease_state.state.0.load(Ordering::Relaxed);
         (p >= 0 && self.closed_state.load(Ordering::Relaxed) == NOT_CLOSED)
             .then(|| self.epoch_ms + (p >> self.seq_bits))
     }
@@ -398,7 +396,12 @@ impl Generator {
                     unreachable!("a strict call that may wait always returns an ID or an error")
                 }
             },
-            Mode::Monotonic => self.next_monotonic(),
+            Mode::Monotonic => match self.next_monotonic(true)? {
+                Some(id) => Ok(id),
+                None => {
+                    unreachable!("a monotonic call that may wait always returns an ID or an error")
+                }
+            },
         }
     }
 
@@ -420,7 +423,7 @@ impl Generator {
         self.check_fork()?;
         match self.mode {
             Mode::Strict => self.next_strict(false),
-            Mode::Monotonic => self.next_monotonic().map(Some),
+            Mode::Monotonic => self.next_monotonic(false),
         }
     }
 
@@ -435,9 +438,16 @@ impl Generator {
             // Load the state BEFORE reading the clock: every ID in it was issued at a reading
             // taken before ours, so `now < last` means the clock really went back, not that
             // another thread read it a moment later than we did.
-            let p = self.state.0.load(Ordering::Acquire);
+            let p = self.lease_state.state.0.load(Ordering::Acquire);
             let last = p >> s;
-            let (mut now, mut floor) = self.read_fast()?;
+            let (mut now, mut floor) = match self.read_fast() {
+                Ok(reading) => reading,
+                // A fixed node id's restart guard is waited out like a rewind, on its own budget.
+                Err(e) => match self.restart_wait(&mut wait, e, may_wait)? {
+                    true => continue,
+                    false => return Ok(None),
+                },
+            };
             // The coarse reading is a past tick of the same clock, never ahead of it: issuing at
             // max(last, coarse) keeps strict mode's promise. Only when it is behind the last
             // issued millisecond (a tick's lag, or a real rewind) or that millisecond is spent
@@ -462,6 +472,7 @@ impl Generator {
                 continue;
             }
             if self
+                .lease_state
                 .state
                 .0
                 .compare_exchange_weak(p, next, Ordering::AcqRel, Ordering::Relaxed)
@@ -477,26 +488,97 @@ impl Generator {
     }
 
     // Modelled in model/lease.pml: CAN_ISSUE with MONO=1, inline issue (make model).
+    /// Monotonic mode. It never waits, but for a fixed node id's restart guard further ahead
+    /// than it may lead (`may_wait` false: `Ok(None)` there).
     #[inline]
-    fn next_monotonic(&self) -> Result<u64> {
+    fn next_monotonic(&self, may_wait: bool) -> Result<Option<u64>> {
         let s = self.seq_bits;
-        let (now, floor) = self.read_fast()?;
-        let mut p = self.state.0.load(Ordering::Relaxed);
+        let (now, floor) = match self.read_fast() {
+            Ok(reading) => reading,
+            Err(e) => return self.monotonic_restart_wait(e, may_wait),
+        };
+        let mut p = self.lease_state.state.0.load(Ordering::Relaxed);
         loop {
             let next = (p + 1).max(floor);
             self.check_ahead(next >> s, now)?;
-            match self
-                .state
-                .0
-                .compare_exchange_weak(p, next, Ordering::Relaxed, Ordering::Relaxed)
-            {
+            match self.lease_state.state.0.compare_exchange_weak(
+                p,
+                next,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => {
                     self.record(p, next, 1, now);
-                    return Ok(self.id_of(next));
+                    return Ok(Some(self.id_of(next)));
                 }
                 Err(actual) => p = actual,
             }
         }
+    }
+
+    /// A monotonic reading refused: wait out a restart guard further ahead than the lead limit
+    /// (then issue), or refuse.
+    #[cold]
+    #[inline(never)]
+    fn monotonic_restart_wait(&self, refusal: Error, may_wait: bool) -> Result<Option<u64>> {
+        let mut wait = self.new_wait();
+        let mut refusal = refusal;
+        loop {
+            if !self.restart_wait(&mut wait, refusal, may_wait)? {
+                return Ok(None);
+            }
+            match self.read_fast() {
+                Ok(_) => return self.next_monotonic(may_wait),
+                Err(e) => refusal = e,
+            }
+        }
+    }
+
+    /// A reading refused by a fixed node id's restart guard (the clock not yet above what its
+    /// previous holder on this host may have issued), waited out under its own budget
+    /// (`RestartGuardOptions::max_wait_ms`, for the whole call) in interruptible slices:
+    /// `Ok(true)` after a sleep (read again), `Ok(false)` when the call may not wait, the refusal
+    /// itself for anything else or past the budget. Leases refuse at once instead (their
+    /// callers wait with `wait_ready`), as they always have.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn restart_wait(
+        &self,
+        wait: &mut Wait,
+        refusal: Error,
+        may_wait: bool,
+    ) -> Result<bool> {
+        let Some(budget) = self.restart_wait else {
+            return Err(refusal);
+        };
+        let Error::LeaseNotReady { node_id, cause, .. } = &refusal else {
+            return Err(refusal);
+        };
+        // How long until the clock is above the window's floor (a monotonic one's floor sits
+        // its lead limit under the guard).
+        let now = self.clock.now_ms()?;
+        let floor = self.epoch_ms + self.lease_state.floor.load(StdOrdering::Acquire);
+        let remaining = (floor - now + 1).max(1) as u64;
+        let first = wait.restart_started.is_none();
+        let started = *wait.restart_started.get_or_insert_with(Instant::now);
+        let spent = started.elapsed();
+        if Duration::from_millis(remaining) > budget.saturating_sub(spent) {
+            return Err(Error::LeaseNotReady {
+                node_id: *node_id,
+                remaining_ms: remaining,
+                cause: format!(
+                    "{cause}; that is longer than a call waits for it (max_wait_ms of the restart guard: {} ms): wait_ready waits as long as asked",
+                    budget.as_millis()
+                ),
+            });
+        }
+        if !may_wait {
+            return Ok(false);
+        }
+        bump(&self.stats.wait_sleeps, 1);
+        bump(&self.stats.restart_waits, u64::from(first));
+        self.sleep(wait, Duration::from_millis(remaining))?;
+        Ok(true)
     }
 
     /// Monotonic mode: refuse a step whose millisecond leaves the window or runs further ahead

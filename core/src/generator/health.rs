@@ -29,7 +29,7 @@ impl Generator {
         let fork_error = self.check_fork().err();
         let s = self.seq_bits;
         let p = match self.closed_state.load(Ordering::Relaxed) {
-            NOT_CLOSED => self.state.0.load(Ordering::Relaxed),
+            NOT_CLOSED => self.lease_state.state.0.load(Ordering::Relaxed),
             closed => closed,
         };
         let issued = if self.sub_ms {
@@ -219,6 +219,8 @@ impl Generator {
             clock_source: self.clock_source(),
             clock_tick_ns: self.clock_tick_ns,
             clock_note: self.clock_note.clone(),
+            restart_waits: load(&self.stats.restart_waits),
+            restart_guard_note: self.restart_guard_note.clone(),
             lease,
         }
     }
@@ -357,7 +359,16 @@ pub struct Health {
     /// Why a requested coarse source is not in use (no coarse clock, or a tick over 10 ms);
     /// empty otherwise.
     pub clock_note: String,
-    /// The lease's state (slot, high-water mark, restart guard), if the node id is leased.
+    /// Calls that waited for a fixed node id's restart guard (its previous holder on this host
+    /// may have issued up to a time the clock had not reached).
+    pub restart_waits: u64,
+    /// Why a fixed node id on the system clock keeps no mark on this host (the state directory
+    /// cannot be written, or `restart_guard = off`): then a successor after a clock stepped back
+    /// could repeat its IDs. Empty when it keeps one (see `lease`, kind `host`), and for leases
+    /// and injected clocks.
+    pub restart_guard_note: String,
+    /// The lease's state (slot, high-water mark, restart guard), if the node id is leased, or a
+    /// fixed node id's mark on the host (kind `host`) when it keeps one.
     pub lease: Option<LeaseHealth>,
 }
 
@@ -403,6 +414,8 @@ impl Health {
             ("clock_source", Text(self.clock_source.name().to_string())),
             ("clock_tick_ns", Int(self.clock_tick_ns.into())),
             ("clock_note", Text(self.clock_note.clone())),
+            ("restart_waits", Int(self.restart_waits.into())),
+            ("restart_guard_note", Text(self.restart_guard_note.clone())),
             (
                 "lease",
                 self.lease

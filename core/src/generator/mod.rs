@@ -27,7 +27,7 @@ use crate::layout::{Decoded, Layout, DEFAULT_EPOCH_MS};
 use crate::lease::{LeaseRuntime, LeaseState, NodeSource, NodeSourceKind, Release};
 use crate::registry::Claim;
 use crate::sync::{AtomicI64, AtomicU64, Ordering};
-use engine::{PaddedState, Stats, TimeSource, CLOSED_STATE};
+use engine::{Stats, TimeSource, CLOSED_STATE};
 use std::fmt;
 // Plain std atomics for what changes only at a fork re-lease: loom models the state word only.
 use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering as StdOrdering};
@@ -48,7 +48,6 @@ use std::time::{Duration, Instant};
 /// assert_eq!(g.decode(b).unwrap().sequence, 1);
 /// ```
 pub struct Generator {
-    state: PaddedState,
     seq_bits: u32,
     ts_shift: u32,
     seq_mask: i64,
@@ -99,6 +98,12 @@ pub struct Generator {
     lease: Option<LeaseRuntime>,
     source_kind: NodeSourceKind,
     claim: Option<Claim>,
+    /// How long a call waits for a fixed node id's restart guard (`None`: not a fixed node id
+    /// with a mark; a lease refuses at once and its caller waits with `wait_ready`).
+    restart_wait: Option<Duration>,
+    /// Why a fixed node id on the system clock keeps no mark (empty when it keeps one, or is
+    /// not such a generator).
+    restart_guard_note: String,
 }
 
 impl fmt::Debug for Generator {
@@ -281,7 +286,11 @@ impl Generator {
         self.lease_state.close();
         // Then take the state word: a call in flight fails its compare-and-swap and finds the
         // window shut, so no ID is issued after the last state is known.
-        let p = self.state.0.swap(CLOSED_STATE, Ordering::AcqRel);
+        let p = self
+            .lease_state
+            .state
+            .0
+            .swap(CLOSED_STATE, Ordering::AcqRel);
         if p == CLOSED_STATE {
             return; // closed already
         }
@@ -330,7 +339,13 @@ impl Generator {
             }
             let now = self.clock.now_ms()?;
             let now = self.forward.trusted_now(now, || self.clock.boot_ms());
-            let Some(guard) = state.guard_until_ms().filter(|g| now <= *g) else {
+            // The window's floor: the guard, or under it by a monotonic fixed node id's lead.
+            let floor = self.epoch_ms + state.floor.load(StdOrdering::Acquire);
+            let Some(guard) = state
+                .guard_until_ms()
+                .map(|g| g.min(floor))
+                .filter(|g| now <= *g)
+            else {
                 return Ok(());
             };
             let left = deadline.saturating_duration_since(Instant::now());

@@ -150,7 +150,7 @@ pub(crate) fn record_guard(
     guard_of(mark, unknown_from, reserve_ms, window_end_ms)
 }
 
-fn lock(file: &File, op: libc::c_int) -> std::io::Result<bool> {
+pub(crate) fn lock(file: &File, op: libc::c_int) -> std::io::Result<bool> {
     // SAFETY: flock on a descriptor we own.
     let rc = unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) };
     if rc == 0 {
@@ -166,13 +166,13 @@ fn lock(file: &File, op: libc::c_int) -> std::io::Result<bool> {
 
 /// A slot file opened to take it: its descriptor registered with the fork handler, and the
 /// device and inode it was opened at.
-struct SlotFd {
+pub(crate) struct SlotFd {
     // The registration first: fields drop in order, so a fork handler never sees a
     // registration of a descriptor already closed.
-    reg: RegisteredFd,
-    file: File,
-    dev: u64,
-    ino: u64,
+    pub(crate) reg: RegisteredFd,
+    pub(crate) file: File,
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
 }
 
 /// What opening a slot file to take it found.
@@ -595,6 +595,8 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             continue;
         };
         let guard = fence::floor(own_guard, fence_ms);
+        // A static holder of this node id on this host may have issued up to its mark.
+        let guard = ctx.host_floor(slot).map_or(guard, |h| guard.max(h));
         let r = guard.max(now).saturating_add(common.reserve_ms);
         let dir_lock = dir.reopen();
         let dir_reg = dir_lock.as_ref().and_then(|d| {
@@ -679,7 +681,7 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
 }
 
 /// What trying one slot file came to.
-enum Take {
+pub(crate) enum Take {
     /// Opened and locked.
     Taken(SlotFd),
     /// Held by someone else, or another user's file.
@@ -694,7 +696,7 @@ enum Take {
 /// have been deleted or replaced between the open and the lock).
 // Modelled in model/file.pml: inline file_take (the flock on the inode the path names) (make
 // model).
-fn take_file(dir: &LeaseDir, name: &str) -> Result<Take> {
+pub(crate) fn take_file(dir: &LeaseDir, name: &str) -> Result<Take> {
     let d = dir.path();
     for _ in 0..8 {
         let fd = match open_registered(dir, name) {

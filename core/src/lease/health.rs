@@ -9,25 +9,37 @@ pub enum LeaseKind {
     Etcd,
     /// A ZooKeeper ensemble.
     ZooKeeper,
+    /// The host's mark of a fixed node id (static, environment, hostname, IPv4): its restart
+    /// guard, kept in the state directory as a lease keeps its R.
+    Host,
 }
 
 impl LeaseKind {
-    /// `"file"`, `"etcd"` or `"zookeeper"`.
+    /// `"file"`, `"etcd"`, `"zookeeper"` or `"host"`.
     pub const fn name(self) -> &'static str {
         match self {
             LeaseKind::File => "file",
             LeaseKind::Etcd => "etcd",
             LeaseKind::ZooKeeper => "zookeeper",
+            LeaseKind::Host => "host",
         }
     }
+
+    /// Every kind, in a fixed order.
+    pub const ALL: [LeaseKind; 4] = [
+        LeaseKind::File,
+        LeaseKind::Etcd,
+        LeaseKind::ZooKeeper,
+        LeaseKind::Host,
+    ];
 }
 
 /// The lease part of [`crate::Health`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseHealth {
-    /// File, etcd or ZooKeeper.
+    /// File, etcd, ZooKeeper, or the host's mark of a fixed node id.
     pub kind: LeaseKind,
-    /// The directory, or the endpoints (ensemble) and key (znode) prefix.
+    /// The directory, or the endpoints (ensemble) and key (znode) prefix, or the mark's path.
     pub store: String,
     /// The slot held, which is the node id.
     pub slot: u32,

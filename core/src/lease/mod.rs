@@ -12,6 +12,7 @@
 //!
 //! Rooms: `session.rs` (a slot taken, the session renewing it, the generator's runtime),
 //! `health.rs`, `order.rs` (which slot to try first, and the guard a mark implies), `file.rs`,
+//! `host.rs` (a fixed node id's mark on the host: its restart guard, kept like a lease's R),
 //! and the remote stores: `remote.rs` (the take and renewal they share, over `remote/store.rs`'s
 //! interface), `etcd.rs`, `zookeeper.rs`.
 
@@ -22,6 +23,7 @@ mod file;
 #[doc(hidden)]
 pub mod fuzzing;
 mod health;
+pub(crate) mod host;
 mod inspect;
 mod node_source;
 mod options;
@@ -44,6 +46,10 @@ mod zookeeper;
 pub use fence::{FenceReport, DEFAULT_FENCE_SKEW_MS};
 pub use file::fence_file_lease;
 pub use health::{LeaseHealth, LeaseKind, LeasePhase};
+pub use host::{
+    RestartGuard, RestartGuardOptions, DEFAULT_MAX_RESTART_WAIT_MS, RESTART_GUARD_ENV,
+    STATE_DIR_ENV,
+};
 pub use inspect::{inspect_file_lease, SlotReport, StoreReport};
 pub use node_source::{hostname_ordinal, NodeSource, NodeSourceKind};
 pub use options::{

@@ -25,7 +25,9 @@ pub(crate) enum Release {
     Crash,
 }
 
-/// What a lease-backed generator keeps: how to take a slot, and the slot it holds now.
+/// What a lease-backed generator keeps: how to take a slot, and the slot it holds now. A fixed
+/// node id's restart guard (`host.rs`) is kept the same way, as a lease of the host's mark that
+/// is never taken again (its generator refuses after `fork()`).
 pub(crate) struct LeaseRuntime {
     source: NodeSource,
     kind: LeaseKind,
@@ -70,6 +72,22 @@ impl LeaseRuntime {
         Ok((rt, slot))
     }
 
+    /// The runtime of a fixed node id's mark, already taken (`host::hold`).
+    pub(crate) fn of_mark(
+        source: NodeSource,
+        store: String,
+        ctx: SlotContext,
+        session: Session,
+    ) -> LeaseRuntime {
+        LeaseRuntime {
+            source,
+            kind: LeaseKind::Host,
+            store,
+            ctx,
+            session: ForkLock::new(Some(session)),
+        }
+    }
+
     fn take_slot(&self, generation: u64) -> Result<Session> {
         let ctx = self.ctx.for_generation(generation);
         match &self.source {
@@ -100,6 +118,12 @@ impl LeaseRuntime {
         already_done: &dyn Fn() -> bool,
     ) -> Result<u32> {
         let mut held = self.session.lock();
+        if self.kind == LeaseKind::Host {
+            // A fixed node id is not taken again in a child: its parent may still hold it.
+            return Err(Error::UsedAfterFork {
+                node_id: held.as_ref().map_or(0, |s| s.slot),
+            });
+        }
         if already_done() {
             // Another thread of this child re-leased first.
             if let Some(s) = held.as_ref() {
@@ -152,6 +176,7 @@ impl LeaseRuntime {
                     (None, None) => self.ctx.now_ms().unwrap_or(i64::MIN),
                     (a, b) => a.unwrap_or(i64::MIN).max(b.unwrap_or(i64::MIN)),
                 };
+                session.stop.set_final_state(last_state);
                 session.stop.stop(Some(final_r.min(self.ctx.state.r_ms())));
                 last_state
             }
@@ -162,6 +187,19 @@ impl LeaseRuntime {
         };
         if let Some(t) = session.thread.take() {
             let _ = t.join();
+        }
+        // A lease's clean close leaves the node id's mark on the host for a static successor
+        // (the host mark's own close wrote it above), before the claim is let go.
+        if let (Some(host), true) = (&self.ctx.host, self.kind != LeaseKind::Host) {
+            if session.claim.as_ref().is_some_and(|c| c.is_host_wide()) {
+                super::host::leave_lease_mark(
+                    host,
+                    &self.ctx,
+                    session.slot,
+                    &self.ctx.scope,
+                    last_state,
+                );
+            }
         }
         if let Some(c) = &session.claim {
             c.release(last_state);
@@ -191,8 +229,11 @@ impl LeaseRuntime {
     pub(crate) fn health(&self, node_id: u32, now_ms: Option<i64>) -> LeaseHealth {
         let state = &self.ctx.state;
         let guard = state.guard_until_ms();
+        // Waiting while the clock is not above the window's floor: the guard, or under it by a
+        // monotonic fixed node id's lead limit.
+        let floor = self.ctx.epoch_ms + state.floor.load(std::sync::atomic::Ordering::Acquire);
         let remaining = match (guard, now_ms) {
-            (Some(g), Some(now)) if now <= g => (g - now + 1) as u64,
+            (Some(g), Some(now)) if now <= g.min(floor) => (g.min(floor) - now + 1) as u64,
             _ => 0,
         };
         LeaseHealth {

@@ -57,6 +57,8 @@ pub(crate) struct Stop {
     /// successor then waits only past what was really issued. `NONE`: keep R as it is (a
     /// crash, or a lost lease).
     final_r_ms: AtomicI64,
+    /// The state word of the last ID of a clean close (-1: none), for a host mark's successor.
+    final_state: AtomicI64,
     /// Wakes a remote lease's renewal task at once.
     #[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
     pub(crate) notify: tokio::sync::Notify,
@@ -68,6 +70,7 @@ impl Stop {
             stopped: Mutex::new(false),
             cv: Condvar::new(),
             final_r_ms: AtomicI64::new(NONE),
+            final_state: AtomicI64::new(-1),
             #[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
             notify: tokio::sync::Notify::new(),
         })
@@ -98,6 +101,16 @@ impl Stop {
         self.cv.notify_all();
         #[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
         self.notify.notify_one();
+    }
+
+    /// Record the last ID's state word of a clean close (before `stop`).
+    pub(crate) fn set_final_state(&self, state: i64) {
+        self.final_state.store(state, Ordering::Relaxed);
+    }
+
+    /// The last ID's state word of a clean close (-1: none).
+    pub(crate) fn final_state(&self) -> i64 {
+        self.final_state.load(Ordering::Relaxed)
     }
 
     pub(crate) fn final_r_ms(&self) -> Option<i64> {
@@ -169,6 +182,11 @@ pub(crate) struct SlotContext {
     pub system_clock: bool,
     /// The fork generation of a claim (set per take).
     pub generation: u64,
+    /// The host scope of the claim (`registry::host_scope`).
+    pub scope: String,
+    /// The restart guard's settings: a lease's take reads the node id's mark on the host as a
+    /// floor, and a clean close leaves one (`host.rs`).
+    pub host: Option<super::host::Resolved>,
 }
 
 impl SlotContext {
@@ -182,6 +200,8 @@ impl SlotContext {
             claims: self.claims,
             system_clock: self.system_clock,
             generation,
+            scope: self.scope.clone(),
+            host: self.host.clone(),
         }
     }
 
@@ -209,15 +229,31 @@ impl SlotContext {
             .saturating_add(self.layout.max_elapsed_ms() as i64)
     }
 
-    /// Claim the node id in this process: `None` if another live generator here has it, so
-    /// the caller tries the next slot.
+    /// Claim the node id in this process and (on the system clock) on this host: `None` if
+    /// another live generator has it (here, or a static holder or another lease's holder of
+    /// the same node id and layout on this host), so the caller tries the next slot.
+    // Modelled in model/host.pml: LeaseTaker, the claim before the slot (R_ONECLAIM) (make model).
     pub(crate) fn claim(&self, slot: u32) -> Option<Option<Claim>> {
         if !self.claims {
             return Some(None);
         }
-        registry::claim(slot, self.epoch_ms, self.layout, self.generation, false)
+        let reach = if self.system_clock {
+            registry::Reach::Host
+        } else {
+            registry::Reach::Process
+        };
+        registry::claim(slot, self.layout, &self.scope, self.generation, reach)
             .ok()
             .map(|(c, _)| Some(c))
+    }
+
+    /// The floor the node id's mark on this host puts under a lease's guard (Unix ms), read
+    /// after the claim: what a static holder of the same node id issued before it let go.
+    pub(crate) fn host_floor(&self, slot: u32) -> Option<i64> {
+        if !self.system_clock {
+            return None;
+        }
+        super::host::lease_floor(self.host.as_ref()?, self, slot, &self.scope)
     }
 }
 

@@ -50,12 +50,26 @@ impl Drop for TempDir {
     }
 }
 
+/// The host scope of test `test` of this binary: the suite's scope (the Makefile gives each
+/// target one) and the test's number. Tests run side by side in one process, each holding node
+/// ids of its own stores; a node id is claimed host-wide whatever its store, so each test claims
+/// in a scope of its own.
+pub fn test_scope(test: i64) -> String {
+    let base = std::env::var("POLYFLAKE_HOST_SCOPE").unwrap_or_default();
+    format!("{}-t{test}", &base[..base.len().min(30)])
+}
+
 /// Start this test binary again, running only the test `entry`, in child mode `mode`, with
-/// extra environment variables. Its stdout is piped (lines the child prints with `emit`).
+/// extra environment variables. Its stdout is piped (lines the child prints with `emit`). Each
+/// child claims its node ids in a host scope of its own (see `test_scope`) unless `env` names one.
 pub fn spawn_child(entry: &str, mode: &str, env: &[(&str, String)]) -> Child {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static CHILDREN: AtomicU32 = AtomicU32::new(0);
     let exe = std::env::current_exe().unwrap();
     let mut cmd = Command::new(exe);
+    let n = CHILDREN.fetch_add(1, Ordering::Relaxed);
     cmd.args([entry, "--exact", "--nocapture", "--test-threads=1"])
+        .env("POLYFLAKE_HOST_SCOPE", test_scope(1_000 + i64::from(n)))
         .env("POLYFLAKE_TEST_CHILD", mode)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -185,6 +185,8 @@ pub(crate) async fn take<S: Store>(
             continue;
         };
         let guard = fence::floor(own_guard, fence_ms);
+        // A static holder of this node id on this host may have issued up to its mark.
+        let guard = ctx.host_floor(slot).map_or(guard, |h| guard.max(h));
         let r = guard.max(now).saturating_add(common.reserve_ms);
         let note = fence::note(
             super::super::guard_note(slot, guard, now, common.max_guard_wait_ms),

@@ -1,0 +1,572 @@
+//! The restart guard of a fixed node id (static, environment, hostname, IPv4): a mark per node
+//! id, layout and scope on the host, kept as a lease keeps its R, so that whoever holds the node
+//! id next on this host (a restart, a forked child after its parent exits, a second copy of the
+//! library in one process, a new generator in the same process) starts above everything its
+//! predecessor could have issued, a monotonic lead included, whatever the clock did in between.
+//!
+//! The take, in order (each step after the host-wide claim, `registry::claim`, which keeps every
+//! other holder of the node id on this host out while this one lives):
+//!
+//! 1. open the state directory under the lease directory's rules (`dir.rs`: no link followed,
+//!    only this user's own files written or trusted) and read its fence (`polyflake lease
+//!    fence` after a restore raises every guard, marks included);
+//! 2. open and `flock` the mark `node-<T>-<N>-<S>-<NNNN>[-<scope>]` (a lock another process holds
+//!    is a holder the claim cannot see: one in another network namespace sharing the directory);
+//! 3. read the clock (after the claim and the lock: the reading that decides the handover);
+//! 4. read the mark (`mark.rs`): after a clean close, the last ID's state to continue after;
+//!    after a crash, R; a damaged mark, one reserve past the later of its time and now; an empty
+//!    or new one, nothing (a holder writes R before its first ID);
+//! 5. write our R = max(guard, now) + reserve, durably, before the first ID;
+//! 6. renew every reserve / 5 in a background thread, as a file lease does.
+//!
+//! Why a mark and not only the claim: the claim ends with its holder, so on its own it tells a
+//! successor nothing of what was issued (a clock stepped back 200 ms between two holders repeats
+//! every ID of those 200 ms). Why in the lease directory by default: one place on the host with
+//! hostile-ground rules already, a fence an operator already knows, and `lease inspect` beside
+//! it. Why a mark deleted under a live holder is made again, not a reason to stop: unlike a
+//! lease's slot file, the mark is memory, not the lock (the claim is); the holder still knows
+//! everything it issued.
+//!
+//! Where the directory cannot be used (a read-only container, another user's file at the
+//! mark's name), [`RestartGuard::Auto`] issues without a mark (the clock read after the claim
+//! still keeps a successor out of its predecessor's last millisecond), says so once on stderr
+//! and in health; [`RestartGuard::Required`] refuses to build.
+
+mod mark;
+mod options;
+
+pub(crate) use options::Resolved;
+pub use options::{
+    RestartGuard, RestartGuardOptions, DEFAULT_MAX_RESTART_WAIT_MS, RESTART_GUARD_ENV,
+    STATE_DIR_ENV,
+};
+
+use super::dir::{LeaseDir, Opened};
+use super::file::{self, lock, read_head, take_file, SlotFd, Take};
+use super::session::{renew_period, Plan, RenewNow, Session, SlotContext, Stop, Taken};
+use crate::error::{Error, Result};
+use crate::forklock::ForkLock;
+use crate::registry::Claim;
+use crate::window::Window;
+use mark::{Mark, MarkKey, MarkRecord, Succession};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A mark taken: the session renewing it, where the generator starts, and the guard.
+pub(crate) struct Held {
+    pub session: Session,
+    /// The state word to continue after (-1: none).
+    pub start_state: i64,
+    /// The mark's path, for health.
+    pub store: String,
+}
+
+/// What taking a mark came to.
+pub(crate) enum Outcome {
+    Held(Held),
+    /// The directory cannot keep a mark: why, in words (auto mode issues without one), and the
+    /// claim back.
+    Unavailable(String, Claim),
+}
+
+/// Take the mark of `node_id` (claimed by `claim`) in `cfg.dir`.
+// Modelled in model/host.pml: StaticHolder, the take (R_MARK, R_AFTERCLAIM) (make model).
+pub(crate) fn hold(
+    node_id: u32,
+    cfg: &Resolved,
+    ctx: SlotContext,
+    generation: u64,
+    claim: Claim,
+) -> Result<Outcome> {
+    let unavailable = |why: String, claim: Claim| Ok(Outcome::Unavailable(why, claim));
+    let dir = match file::open_dir(&cfg.dir) {
+        Ok(d) => d,
+        Err(e) => return unavailable(e.to_string(), claim),
+    };
+    let fence = match file::read_file_fence(&dir) {
+        Ok(f) => f,
+        Err(e) => return unavailable(e.to_string(), claim),
+    };
+    let key = MarkKey {
+        node_id,
+        layout: ctx.layout,
+        scope: claim.scope().to_string(),
+    };
+    let name = key.file_name();
+    let path = cfg.dir.join(&name);
+    let fd = match take_file(&dir, &name)? {
+        Take::Taken(fd) => fd,
+        Take::Busy => {
+            return match dir.stat(&name) {
+                Ok(Some(st)) if st.st_uid != super::dir::euid() => unavailable(format!(
+                    "the mark {} belongs to uid {}, not this process's uid {}: give this service a state directory of its own ({STATE_DIR_ENV})",
+                    path.display(),
+                    st.st_uid,
+                    super::dir::euid()
+                ), claim),
+                _ => Err(Error::NodeIdInUse {
+                    node_id,
+                    holder_pid: Some(0),
+                    holder: format!(
+                        "a process that holds its mark {} but not its host-wide claim here (one in another network namespace sharing the state directory)",
+                        path.display()
+                    ),
+                }),
+            }
+        }
+        Take::Unsafe(u) => {
+            return unavailable(format!(
+                "{} is {u}: it was not read or written (another user may have planted it; give this service a state directory of its own, {STATE_DIR_ENV})",
+                path.display()
+            ), claim)
+        }
+        Take::CannotCreate(e) => {
+            return unavailable(format!(
+                "cannot make the mark {}: {e}",
+                path.display()
+            ), claim)
+        }
+    };
+    let bytes = read_head(&fd.file).map_err(|e| Error::LeaseStore {
+        reason: format!("cannot read the mark {}: {e}", path.display()),
+    })?;
+    let record = mark::parse(&bytes, &key);
+    let mtime = fd.file.metadata().ok().as_ref().and_then(file::mtime_ms);
+    // After the claim and the lock: a predecessor that let go a moment ago issued nothing after
+    // this reading is taken.
+    let now = ctx.now_ms()?;
+    let seq_bits = ctx.layout.sequence_bits();
+    let epoch = ctx.epoch_ms;
+    let (succ, mut note) = match &record {
+        MarkRecord::Complete(m) => (mark::succession(m, seq_bits), String::new()),
+        MarkRecord::Empty => (
+            Succession {
+                floor: -1,
+                start: -1,
+            },
+            String::new(),
+        ),
+        MarkRecord::Incomplete(why) => {
+            let from = mtime.unwrap_or(now).max(now);
+            (
+                Succession {
+                    floor: from.saturating_add(cfg.reserve_ms).saturating_sub(epoch),
+                    start: -1,
+                },
+                format!(
+                    "the mark {} is damaged ({why}): guarded one reserve_ms past its last write",
+                    path.display()
+                ),
+            )
+        }
+    };
+    let own_guard = succ.floor.saturating_add(epoch);
+    let guard = super::fence::floor(own_guard, fence);
+    note = super::fence::note(note, own_guard, fence);
+    let window_end = ctx.window_end_ms();
+    if guard >= window_end {
+        return Err(Error::LeaseStore {
+            reason: format!(
+                "the mark {} (or the directory's fence) lies at {guard}, at or past the layout's last millisecond {window_end}: node id {node_id} cannot issue in this layout on this host again",
+                path.display()
+            ),
+        });
+    }
+    let start_ms = if succ.start >= 0 {
+        epoch + (succ.start >> seq_bits)
+    } else {
+        i64::MIN
+    };
+    let r = guard
+        .max(now)
+        .max(start_ms)
+        .saturating_add(cfg.reserve_ms)
+        .min(window_end);
+    let holder = format!("{}/{:016x}", std::process::id(), file::nonce());
+    let held = Arc::new(MarkFile {
+        dir,
+        key,
+        name,
+        path: path.clone(),
+        holder,
+        epoch_ms: epoch,
+        reserve_ms: cfg.reserve_ms,
+        window_end_ms: window_end,
+        fd: ForkLock::new(fd),
+    });
+    held.write_now(r, -1).map_err(|e| Error::LeaseStore {
+        reason: format!("cannot write the mark {}: {e}", path.display()),
+    })?;
+    // A new mark's directory entry must survive a crash too.
+    held.dir.sync();
+    let file = held.clone();
+    let plan = Plan {
+        slot: node_id,
+        generation,
+        thread_name: format!("polyflake-mark-{node_id}"),
+        file: Some(held.clone()),
+    };
+    let taken = Taken {
+        held,
+        claim: Some(claim),
+        guard_ms: guard,
+        r_ms: r,
+        checked_ms: now,
+        reserve_ms: cfg.reserve_ms,
+        guard_note: note,
+    };
+    let window = ctx.state.clone();
+    let session = Session::start(plan, taken, ctx, renew).map_err(|e| Error::LeaseStore {
+        reason: format!("cannot start the restart guard's renewal thread: {e}"),
+    })?;
+    at_exit::register(&window, &file, guard, epoch, seq_bits, generation);
+    Ok(Outcome::Held(Held {
+        session,
+        start_state: succ.start,
+        store: path.display().to_string(),
+    }))
+}
+
+/// A held mark, shared by the session and its renewal thread.
+pub(crate) struct MarkFile {
+    dir: LeaseDir,
+    key: MarkKey,
+    name: String,
+    path: PathBuf,
+    holder: String,
+    epoch_ms: i64,
+    reserve_ms: i64,
+    window_end_ms: i64,
+    /// The locked mark (replaced when it is made again); also serialises the writes.
+    fd: ForkLock<SlotFd>,
+}
+
+impl RenewNow for MarkFile {
+    fn renew_now(&self, state: &Window, now_ms: i64) {
+        self.renew(state, now_ms);
+    }
+}
+
+impl Drop for MarkFile {
+    fn drop(&mut self) {
+        // Unlock explicitly, as a slot file does (a descriptor another process still has must
+        // not keep the mark).
+        // SAFETY: flock on a descriptor we own.
+        unsafe {
+            libc::flock(
+                std::os::unix::io::AsRawFd::as_raw_fd(&self.fd.lock().file),
+                libc::LOCK_UN,
+            )
+        };
+    }
+}
+
+/// Why the mark needs attention.
+enum Check {
+    /// The name no longer names our locked file (deleted or replaced): make it again.
+    Gone(String),
+    /// It could not be looked at.
+    Failed(String),
+}
+
+impl MarkFile {
+    fn write(&self, fd: &SlotFd, high_water_ms: i64, last_state: i64) -> std::io::Result<()> {
+        let m = Mark {
+            epoch_ms: self.epoch_ms,
+            holder: self.holder.clone(),
+            high_water_ms,
+            last_state,
+        };
+        fd.file.write_all_at(&mark::render(&self.key, &m), 0)?;
+        fd.file.sync_data()
+    }
+
+    fn write_now(&self, high_water_ms: i64, last_state: i64) -> std::io::Result<()> {
+        let fd = self.fd.lock();
+        self.write(&fd, high_water_ms, last_state)
+    }
+
+    /// Does the name still name our locked file?
+    fn check(&self, fd: &SlotFd) -> std::result::Result<(), Check> {
+        let path = self.path.display();
+        match fd.file.metadata() {
+            Ok(m) if m.nlink() == 0 => {
+                return Err(Check::Gone(format!(
+                    "the mark {path} was deleted under this holder"
+                )))
+            }
+            Ok(_) => {}
+            Err(e) => return Err(Check::Failed(format!("cannot stat {path}: {e}"))),
+        }
+        match self.dir.stat(&self.name) {
+            Ok(Some(st)) if (st.st_dev, st.st_ino) == (fd.dev, fd.ino) => Ok(()),
+            Ok(Some(_)) => Err(Check::Gone(format!(
+                "{path} now names another file (the mark was replaced)"
+            ))),
+            Ok(None) => Err(Check::Gone(format!("{path} no longer exists"))),
+            Err(e) => Err(Check::Failed(format!("cannot stat {path}: {e}"))),
+        }
+    }
+
+    /// Make the mark again at its name and lock it: `Err` with why when another holder has it
+    /// (the lease is lost then) or it cannot be made (the renewal failed).
+    fn remake(&self) -> std::result::Result<SlotFd, (bool, String)> {
+        let path = self.path.display();
+        match take_file(&self.dir, &self.name) {
+            Ok(Take::Taken(fd)) => Ok(fd),
+            Ok(Take::Busy) => Err((
+                true,
+                format!("another holder locked a new mark at {path} while this one lived"),
+            )),
+            Ok(Take::Unsafe(u)) => Err((false, format!("{path} is {u}: not written"))),
+            Ok(Take::CannotCreate(e)) => Err((false, format!("cannot make {path} again: {e}"))),
+            Err(e) => Err((false, e.to_string())),
+        }
+    }
+
+    /// One renewal: see that the mark is still ours (making it again if it was deleted or
+    /// replaced), then write R = max(now + reserve, R) (never past the layout's window) durably
+    /// and publish it.
+    // Modelled in model/host.pml: StaticHolder, the renewal (R_BEFORE) (make model).
+    fn renew(&self, state: &Window, now_ms: i64) {
+        let mut fd = self.fd.lock();
+        if state.is_lost() || state.is_closed() {
+            return;
+        }
+        match self.check(&fd) {
+            Ok(()) => {}
+            Err(Check::Failed(why)) => return state.failed(why),
+            Err(Check::Gone(why)) => match self.remake() {
+                Ok(new) => {
+                    *fd = new;
+                    state.failed(format!("{why}: made again"));
+                }
+                Err((true, lost)) => return state.lose(format!("{why}; {lost}")),
+                Err((false, failed)) => return state.failed(format!("{why}; {failed}")),
+            },
+        }
+        let r = now_ms
+            .saturating_add(self.reserve_ms)
+            .min(self.window_end_ms)
+            .max(state.r_ms());
+        match self.write(&fd, r, -1) {
+            Ok(()) => {
+                state.publish(r, now_ms);
+                state.renewed();
+            }
+            Err(e) => state.failed(format!(
+                "cannot extend the mark {}: {e}",
+                self.path.display()
+            )),
+        }
+    }
+
+    /// The write of a process exiting with this mark open (`at_exit`): as a clean close's.
+    fn exit_write(&self, r: i64, last_state: i64) {
+        let fd = self.fd.lock();
+        if self.check(&fd).is_ok() {
+            let _ = self.write(&fd, r, last_state);
+        }
+    }
+
+    /// The final write of a clean close: R at the last issued millisecond (or the guard) and the
+    /// last ID's state word, so a successor continues after it. Written even when the mark was
+    /// deleted meanwhile (made again), since the successor goes by it.
+    fn finish(&self, state: &Window, final_r_ms: i64, last_state: i64) {
+        let mut fd = self.fd.lock();
+        if state.is_lost() {
+            return;
+        }
+        if let Err(Check::Gone(_)) = self.check(&fd) {
+            match self.remake() {
+                Ok(new) => *fd = new,
+                Err(_) => return,
+            }
+        }
+        let _ = self.write(&fd, final_r_ms, last_state);
+    }
+}
+
+/// A process that exits (`exit()`, a return from `main`, `System.exit`, `sys.exit`, Node's
+/// end) with a generator still open leaves its mark as a clean close would, not as a crash:
+/// each live mark of this process has its window shut and its state word taken (so no call in
+/// flight issues after), then R comes down to the last issued millisecond (never below the
+/// guard) with that ID's state word to continue after. A successor then starts at once instead
+/// of one reserve later. A kill, a crash or Go's `os.Exit` (which skips the C library's exit
+/// handlers) runs no handler: R stays, as it should.
+mod at_exit {
+    use super::MarkFile;
+    use crate::sync::Ordering;
+    use crate::window::{Window, CLOSED_STATE};
+    use std::sync::{Arc, Mutex, Once, Weak};
+
+    struct Live {
+        window: Weak<Window>,
+        file: Weak<MarkFile>,
+        guard_ms: i64,
+        epoch_ms: i64,
+        seq_bits: u32,
+        generation: u64,
+    }
+
+    static LIVE: Mutex<Vec<Live>> = Mutex::new(Vec::new());
+    static REGISTER: Once = Once::new();
+
+    pub(super) fn register(
+        window: &Arc<Window>,
+        file: &Arc<MarkFile>,
+        guard_ms: i64,
+        epoch_ms: i64,
+        seq_bits: u32,
+        generation: u64,
+    ) {
+        REGISTER.call_once(|| {
+            // SAFETY: registering a plain extern "C" fn with no arguments.
+            unsafe { libc::atexit(on_exit) };
+        });
+        let mut live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+        live.retain(|l| l.window.strong_count() > 0 && l.file.strong_count() > 0);
+        live.push(Live {
+            window: Arc::downgrade(window),
+            file: Arc::downgrade(file),
+            guard_ms,
+            epoch_ms,
+            seq_bits,
+            generation,
+        });
+    }
+
+    // Modelled in model/host.pml: StaticHolder, the exit step (R_EXIT) (make model).
+    extern "C" fn on_exit() {
+        // A lock held by a thread that no longer runs (a forked child): leave the marks alone.
+        let Ok(live) = LIVE.try_lock() else {
+            return;
+        };
+        let generation = crate::fork::current_fork_generation();
+        for l in live.iter().filter(|l| l.generation == generation) {
+            let (Some(window), Some(file)) = (l.window.upgrade(), l.file.upgrade()) else {
+                continue;
+            };
+            if window.is_lost() {
+                continue;
+            }
+            // As `Generator::release`: shut the window, then take the state word.
+            window.close();
+            let p = window.state.0.swap(CLOSED_STATE, Ordering::AcqRel);
+            if p == CLOSED_STATE {
+                continue; // closed already: its own close wrote the mark
+            }
+            let last_ms = (p >= 0).then(|| l.epoch_ms + (p >> l.seq_bits));
+            let r = last_ms
+                .unwrap_or(i64::MIN)
+                .max(l.guard_ms)
+                .min(window.r_ms());
+            file.exit_write(r, p);
+        }
+    }
+}
+
+/// The mark's renewal thread: a renewal every period until stopped, then the final write of a
+/// clean close.
+fn renew(held: Arc<MarkFile>, ctx: SlotContext, stop: Arc<Stop>) {
+    let period = renew_period(held.reserve_ms);
+    let state = &ctx.state;
+    while !stop.wait(period) {
+        match ctx.now_ms() {
+            Ok(now) => held.renew(state, now),
+            Err(e) => state.failed(e.to_string()),
+        }
+    }
+    if let Some(r) = stop.final_r_ms() {
+        held.finish(state, r, stop.final_state());
+    }
+}
+
+/// The floor a node id's mark puts under a lease's take of the same node id on this host (Unix
+/// ms in the taker's epoch; `None`: no complete mark there). Read without taking anything: the
+/// host-wide claim, made first, keeps a static holder out while the lease holds the slot.
+// Modelled in model/host.pml: LeaseTaker, the mark read (R_CROSS) (make model).
+pub(crate) fn lease_floor(
+    cfg: &Resolved,
+    ctx: &SlotContext,
+    node_id: u32,
+    scope: &str,
+) -> Option<i64> {
+    if cfg.mode == RestartGuard::Off {
+        return None;
+    }
+    let dir = LeaseDir::open(&cfg.dir).ok()?;
+    let key = MarkKey {
+        node_id,
+        layout: ctx.layout,
+        scope: scope.to_string(),
+    };
+    let Ok(Opened::File(f, _)) = dir.open_name(&key.file_name(), false, false) else {
+        return None;
+    };
+    let bytes = read_head(&f).ok()?;
+    match mark::parse(&bytes, &key) {
+        MarkRecord::Complete(m) => {
+            let s = mark::succession(&m, ctx.layout.sequence_bits());
+            // A lease cannot continue a state word: the floor is the last millisecond.
+            let floor = if s.start >= 0 {
+                s.floor.max(s.start >> ctx.layout.sequence_bits())
+            } else {
+                s.floor
+            };
+            Some(floor.saturating_add(ctx.epoch_ms))
+        }
+        _ => None,
+    }
+}
+
+/// Leave a clean close's mark for a node id a lease held (a static successor on this host goes
+/// by it): `last_state` continued after, R at its millisecond. Best effort: the lease's own
+/// store keeps its R whatever happens here.
+// Modelled in model/host.pml: LeaseHolder, the close (R_CROSS) (make model).
+pub(crate) fn leave_lease_mark(
+    cfg: &Resolved,
+    ctx: &SlotContext,
+    node_id: u32,
+    scope: &str,
+    last_state: i64,
+) {
+    if cfg.mode == RestartGuard::Off || last_state < 0 {
+        return;
+    }
+    let Ok(dir) = LeaseDir::open(&cfg.dir) else {
+        return;
+    };
+    let key = MarkKey {
+        node_id,
+        layout: ctx.layout,
+        scope: scope.to_string(),
+    };
+    let name = key.file_name();
+    let Ok(Take::Taken(fd)) = take_file(&dir, &name) else {
+        return;
+    };
+    let bytes = read_head(&fd.file).unwrap_or_default();
+    let mut m = Mark {
+        epoch_ms: ctx.epoch_ms,
+        holder: format!("{}/{:016x}", std::process::id(), file::nonce()),
+        high_water_ms: ctx.epoch_ms + (last_state >> ctx.layout.sequence_bits()),
+        last_state,
+    };
+    if let MarkRecord::Complete(old) = mark::parse(&bytes, &key) {
+        // Never below what the mark already promised (in ID bits).
+        let old_r = old.high_water_elapsed();
+        let ours = m.high_water_elapsed();
+        if old_r > ours {
+            m.high_water_ms = ctx.epoch_ms + old_r;
+        }
+        if old.last_state > m.last_state {
+            m.last_state = old.last_state;
+        }
+    }
+    if fd.file.write_all_at(&mark::render(&key, &m), 0).is_ok() {
+        let _ = fd.file.sync_data();
+    }
+    let _ = lock(&fd.file, libc::LOCK_UN);
+}
