@@ -19,6 +19,7 @@ APT_PACKAGES += \
 	curl \
 	wrk \
 	stress-ng \
+	faketime \
 	spin
 # protobuf-compiler     protoc: the core's etcd lease (etcd-client's generated gRPC code) needs
 #                       it to build, so every crate over the core with default features does
@@ -37,6 +38,7 @@ APT_PACKAGES += \
 # curl                  the service's load benchmark checks a request first
 # wrk                   the soak's load on the service, and make bench-cli
 # stress-ng             make test-loaded: make test with both cores kept busy
+# faketime              the restart guard's tests: a successor whose clock is stepped back (libfaketime)
 # spin                  make model / test-model: the lease protocol's model check
 # Debian's own python3 needs python3-venv for `python3 -m venv`; one that ships ensurepip (pyenv's,
 # python.org's) does not.
