@@ -527,6 +527,25 @@ error_kinds! {
         f,
         "interrupted after waiting {waited_ms} ms (node {node_id}): the call issued nothing, and the IDs it had reserved are never issued"
     );
+
+    /// The kernel says the system clock is not synchronized, or its maximum error exceeds the
+    /// generator's `max_clock_error_ms`: nothing is issued until it says otherwise (checked
+    /// once a second, off the hot path).
+    ClockUnsynchronized {
+        /// The generator's node id (0 for the 128-bit formats).
+        node_id: u32,
+        /// The kernel's maximum error of the clock when last read, in microseconds.
+        max_error_us: i64,
+        /// Why, in words (the kernel's state, the bound, what to do).
+        cause: String,
+    }
+    code: "CLOCK_UNSYNCHRONIZED",
+    category: Unavailable,
+    description: "the kernel says the clock is not synchronized, or its error exceeds max_clock_error_ms: nothing is issued until it says otherwise",
+    display: |f| write!(
+        f,
+        "refusing to issue on node {node_id}: {cause} (the kernel's maximum error: {max_error_us} us)"
+    );
 }
 
 impl ErrorKind {
@@ -698,7 +717,7 @@ mod tests {
             assert_eq!(format!("{kind:?}"), kind.name());
             assert!(codes.insert(kind.code()), "{} twice", kind.code());
         }
-        assert_eq!(codes.len(), 22);
+        assert_eq!(codes.len(), 23);
     }
 
     /// `fields` names every field of the variant in declaration order, each as the `Value` the

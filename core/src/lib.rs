@@ -57,6 +57,7 @@
 #![deny(missing_docs)]
 
 mod clock;
+mod clocksync;
 mod error;
 mod fork;
 mod forklock;
@@ -77,6 +78,7 @@ mod window;
 pub use clock::{
     Clock, ClockError, ClockSource, ManualClock, ScriptedClock, SystemClock, MAX_COARSE_TICK_NS,
 };
+pub use clocksync::{clock_sync, ClockSync, ClockSyncState};
 pub use error::{Error, ErrorCategory, ErrorKind, Result, Value};
 pub use generator::{
     batch_buffer, batch_len, decode, Builder, Generator, Health, HealthStatus, MAX_BATCH,
@@ -108,8 +110,8 @@ pub use registry::{host_scope, HOST_SCOPE_ENV, MAX_SCOPE_LEN};
 
 pub use metrics::{health_samples, Metric, MetricKind, Sample, HEALTH_METRICS};
 pub use settings::{
-    Mode, Settings, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS, DEFAULT_MAX_WAIT_MS,
-    DEFAULT_MODE, MAX_WAIT_LIMIT_MS,
+    Mode, Settings, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS, DEFAULT_MAX_LEAD_MS,
+    DEFAULT_MAX_WAIT_MS, DEFAULT_MODE, MAX_WAIT_LIMIT_MS,
 };
 pub use timeid::{
     format_ulid, format_uuid, parse_ulid, parse_uuid, ulid_timestamp_ms, uuid7_timestamp_ms,

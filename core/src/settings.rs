@@ -20,6 +20,14 @@ pub const MAX_WAIT_LIMIT_MS: f64 = 60_000.0;
 pub const DEFAULT_MAX_FORWARD_STEP_MS: u64 = 60_000;
 /// The default time a stepped offset must hold before it is believed, in ms.
 pub const DEFAULT_FORWARD_CONFIRM_MS: u64 = 300_000;
+/// The default lead limit of a monotonic generator, in ms: one reserve. A successor of a
+/// monotonic holder on the same node id waits at most this long for its lead (within a call's
+/// restart wait, [`crate::DEFAULT_MAX_RESTART_WAIT_MS`]), a lease's R (the clock plus the
+/// reserve) covers it, and a batch of [`crate::MAX_BATCH`] IDs on the default layout (4.1 s of
+/// IDs) fits under it; a thread minting flat out on the default layout runs ahead by about
+/// 23 ms a second, so it meets the limit only after minutes (BENCHMARKS.md, "the monotonic
+/// lead"). `None` (set explicitly) is unbounded.
+pub const DEFAULT_MAX_LEAD_MS: i64 = 5_000;
 /// The largest value either forward setting accepts (a day).
 pub(crate) const MAX_FORWARD_SETTING_MS: u64 = 86_400_000;
 
@@ -92,7 +100,8 @@ pub struct Settings {
     /// most `max(this, 1)` ms. 0 to 60,000.
     pub max_wait_ms: f64,
     /// Monotonic mode's limit on running ahead of the wall clock, in milliseconds (default
-    /// `None`: unbounded). Past it, calls are refused and health reports unhealthy.
+    /// [`DEFAULT_MAX_LEAD_MS`], 5,000; `None`: unbounded). Past it, calls are refused and health
+    /// reports unhealthy.
     pub max_lead_ms: Option<i64>,
     /// How far ahead of the time elapsed since it was last trusted the wall clock may read
     /// before it is a forward STEP, in ms (default [`DEFAULT_MAX_FORWARD_STEP_MS`], 60,000;
@@ -111,6 +120,13 @@ pub struct Settings {
     /// Read time from this clock instead of the system clock (default `None`: the system
     /// clock). Its clock is not read until the first call.
     pub clock: Option<Arc<dyn Clock>>,
+    /// Refuse to issue ([`crate::Error::ClockUnsynchronized`], health
+    /// `clock_unsynchronized`) while the kernel says the system clock is not synchronized or
+    /// its maximum error exceeds this many ms (default `None`: the kernel's word is reported in
+    /// health, never a reason to refuse). Checked once a second off the hot path; 1 to
+    /// 16,000 (the kernel's largest maximum error). An injected clock is not the kernel's: the
+    /// setting is refused with one.
+    pub max_clock_error_ms: Option<u64>,
 }
 
 impl Default for Settings {
@@ -119,11 +135,12 @@ impl Default for Settings {
         Settings {
             mode: DEFAULT_MODE,
             max_wait_ms: DEFAULT_MAX_WAIT_MS,
-            max_lead_ms: None,
+            max_lead_ms: Some(DEFAULT_MAX_LEAD_MS),
             max_forward_step_ms: Some(DEFAULT_MAX_FORWARD_STEP_MS),
             forward_confirm_ms: DEFAULT_FORWARD_CONFIRM_MS,
             clock_source: ClockSource::Precise,
             clock: None,
+            max_clock_error_ms: None,
         }
     }
 }
@@ -138,6 +155,7 @@ impl fmt::Debug for Settings {
             .field("forward_confirm_ms", &self.forward_confirm_ms)
             .field("clock_source", &self.clock_source)
             .field("injected_clock", &self.clock.is_some())
+            .field("max_clock_error_ms", &self.max_clock_error_ms)
             .finish()
     }
 }
@@ -185,6 +203,24 @@ impl Settings {
                     name: "max_forward_step_ms",
                     reason: format!(
                         "{step} is out of range: 1 to {MAX_FORWARD_SETTING_MS} (or none to turn the check off)"
+                    ),
+                });
+            }
+        }
+        if let Some(bound) = self.max_clock_error_ms {
+            if !(1..=16_000).contains(&bound) {
+                return Err(Error::InvalidArgument {
+                    name: "max_clock_error_ms",
+                    reason: format!(
+                        "{bound} is out of range: 1 to 16000 (the kernel's largest maximum error), or none"
+                    ),
+                });
+            }
+            if self.clock.is_some() {
+                return Err(Error::InvalidArgument {
+                    name: "max_clock_error_ms",
+                    reason: format!(
+                        "{bound} goes with the system clock: the kernel says nothing of an injected clock"
                     ),
                 });
             }

@@ -72,6 +72,12 @@ pub(crate) struct Window {
     note: Mutex<String>,
     /// Why the restart guard is long, when the slot was taken with nothing better free.
     guard_note: Mutex<String>,
+    /// The kernel says the clock is unsynchronized or too far off for this generator's
+    /// `max_clock_error_ms` (`clocksync.rs`): nothing is issued until it says otherwise.
+    sync_blocked: AtomicBool,
+    /// Why, in words, and the kernel's maximum error when last read (us).
+    sync_note: Mutex<String>,
+    sync_max_error_us: AtomicI64,
     /// Serialises the writers of `limit` (renewal, loss, close), so a renewal can never
     /// reopen a window that a loss or a close has just shut.
     writer: ForkLock<()>,
@@ -99,6 +105,9 @@ impl Window {
             failures: AtomicU64::new(0),
             note: Mutex::new(String::new()),
             guard_note: Mutex::new(String::new()),
+            sync_blocked: AtomicBool::new(false),
+            sync_note: Mutex::new(String::new()),
+            sync_max_error_us: AtomicI64::new(-1),
             writer: ForkLock::new(()),
         }
     }
@@ -160,8 +169,17 @@ impl Window {
         self.store_limit();
     }
 
-    /// The limit from R and the last check (the caller holds `writer`).
+    /// The limit from R and the last check, or the layout's end without a lease; -1 while the
+    /// clock's synchronization forbids issuing (the caller holds `writer`).
     fn store_limit(&self) {
+        if self.sync_blocked.load(Ordering::Acquire) {
+            self.limit.store(-1, Ordering::Release);
+            return;
+        }
+        if self.reserve_ms.load(Ordering::Relaxed) == 0 {
+            self.limit.store(self.max_elapsed, Ordering::Release);
+            return;
+        }
         let r = self.r_ms.load(Ordering::Relaxed);
         let cap = self
             .checked_ms
@@ -188,6 +206,31 @@ impl Window {
             && ms <= self.r_ms()
             && ms > cap
             && self.caller_renewal_ms.swap(ms, Ordering::Relaxed) != ms
+    }
+
+    /// The kernel's word on the clock, as `clocksync.rs` judged it for this generator: `Some`
+    /// (why) shuts the window until a later reading opens it again. A closed or lost window
+    /// stays shut.
+    pub(crate) fn set_sync(&self, refusal: Option<String>, max_error_us: i64) {
+        let _w = self.writer.lock();
+        self.sync_max_error_us
+            .store(max_error_us, Ordering::Relaxed);
+        let blocked = refusal.is_some();
+        if let Some(why) = refusal {
+            set(&self.sync_note, why);
+        }
+        if self.sync_blocked.swap(blocked, Ordering::AcqRel) == blocked {
+            return;
+        }
+        if self.closed.load(Ordering::Acquire) || self.lost.load(Ordering::Acquire) {
+            return;
+        }
+        self.store_limit();
+    }
+
+    /// True while the clock's synchronization forbids issuing.
+    pub(crate) fn is_sync_blocked(&self) -> bool {
+        self.sync_blocked.load(Ordering::Acquire)
     }
 
     /// Nothing may be issued until a fresh slot is published (a forked child re-leasing).
@@ -283,6 +326,13 @@ impl Window {
             return Error::LeaseLost {
                 node_id,
                 reason: self.note(),
+            };
+        }
+        if self.is_sync_blocked() {
+            return Error::ClockUnsynchronized {
+                node_id,
+                max_error_us: self.sync_max_error_us.load(Ordering::Relaxed),
+                cause: get(&self.sync_note),
             };
         }
         if let Some(g) = self.guard_until_ms() {

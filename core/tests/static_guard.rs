@@ -121,7 +121,6 @@ fn child() {
         }
         n += 1;
     }
-    drop(put);
     out.flush().unwrap();
     drop(out);
     let h = g.health();

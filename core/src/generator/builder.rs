@@ -145,7 +145,8 @@ impl Builder {
         self
     }
     /// Monotonic mode's limit on running ahead of the wall clock, in milliseconds (default
-    /// unbounded). Past it, calls are refused and health reports unhealthy.
+    /// [`crate::DEFAULT_MAX_LEAD_MS`]; `None`: unbounded). Past it, calls are refused and health
+    /// reports unhealthy.
     pub fn max_lead_ms(mut self, max_lead_ms: Option<i64>) -> Self {
         self.settings.max_lead_ms = max_lead_ms;
         self
@@ -185,6 +186,13 @@ impl Builder {
         self.settings.clock = Some(Arc::new(clock));
         self
     }
+    /// Refuse to issue while the kernel says the system clock is unsynchronized or its maximum
+    /// error exceeds `max_clock_error_ms` (default `None`: reported in health only). See
+    /// [`Settings::max_clock_error_ms`].
+    pub fn max_clock_error_ms(mut self, max_clock_error_ms: Option<u64>) -> Self {
+        self.settings.max_clock_error_ms = max_clock_error_ms;
+        self
+    }
     /// Like [`Builder::clock`], for a clock already shared behind an `Arc`.
     pub fn shared_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.settings.clock = Some(clock);
@@ -215,6 +223,7 @@ impl Builder {
             forward_confirm_ms,
             clock_source,
             clock,
+            max_clock_error_ms,
         } = self.settings;
         let system_now = SystemClock::read_ms();
         let bad_epoch = |reason| Error::InvalidEpoch {
@@ -293,6 +302,10 @@ impl Builder {
             forward.check(system_now, SystemClock::boot_ms);
         }
         let lease_state = Arc::new(LeaseState::unleased(layout, self.epoch_ms));
+        if let Some(bound) = max_clock_error_ms {
+            // Before the slot or the mark is taken: from the first ID on.
+            crate::clocksync::watch(&lease_state, bound);
+        }
         let ctx = SlotContext {
             layout,
             epoch_ms: self.epoch_ms,
@@ -447,6 +460,7 @@ impl Builder {
             claim,
             restart_wait,
             restart_guard_note,
+            max_clock_error_ms,
         })
     }
 }

@@ -100,6 +100,13 @@ impl Generator {
             )
         } else if let Err(e) = &reading {
             (HealthStatus::ClockFailed, e.to_string())
+        } else if self.lease_state.is_sync_blocked() {
+            (
+                HealthStatus::ClockUnsynchronized,
+                self.lease_state
+                    .refusal(self.node_id(), wall_ms, None, None)
+                    .to_string(),
+            )
         } else if let (
             Mode::Strict,
             Verdict::Ahead {
@@ -221,6 +228,7 @@ impl Generator {
             clock_note: self.clock_note.clone(),
             restart_waits: load(&self.stats.restart_waits),
             restart_guard_note: self.restart_guard_note.clone(),
+            clock_sync: crate::clocksync::clock_sync(),
             lease,
         }
     }
@@ -261,6 +269,9 @@ pub enum HealthStatus {
     ClockAhead,
     /// The generator was closed.
     Closed,
+    /// The kernel says the system clock is not synchronized, or its maximum error exceeds
+    /// `max_clock_error_ms`: calls are refused until it says otherwise.
+    ClockUnsynchronized,
     /// Lease: the store went back in time under this holder (restored from an older backup:
     /// a lower revision or mark version than it had seen, or another cluster); the lease is
     /// lost and the generator has stopped for good (calls fail with `LeaseLost`). Fence the
@@ -285,11 +296,12 @@ impl HealthStatus {
             HealthStatus::ClockAhead => "clock_ahead",
             HealthStatus::Closed => "closed",
             HealthStatus::StoreRolledBack => "store_rolled_back",
+            HealthStatus::ClockUnsynchronized => "clock_unsynchronized",
         }
     }
 
     /// Every status, in a fixed order (for tables and tests).
-    pub const ALL: [HealthStatus; 13] = [
+    pub const ALL: [HealthStatus; 14] = [
         HealthStatus::Ok,
         HealthStatus::ClockBehind,
         HealthStatus::ClockOutsideWindow,
@@ -303,6 +315,7 @@ impl HealthStatus {
         HealthStatus::ClockAhead,
         HealthStatus::Closed,
         HealthStatus::StoreRolledBack,
+        HealthStatus::ClockUnsynchronized,
     ];
 }
 
@@ -367,6 +380,9 @@ pub struct Health {
     /// could repeat its IDs. Empty when it keeps one (see `lease`, kind `host`), and for leases
     /// and injected clocks.
     pub restart_guard_note: String,
+    /// The kernel's word on the system clock when the snapshot was taken (`adjtimex`):
+    /// synchronized or not, its maximum and estimated error, a leap second due.
+    pub clock_sync: crate::ClockSync,
     /// The lease's state (slot, high-water mark, restart guard), if the node id is leased, or a
     /// fixed node id's mark on the host (kind `host`) when it keeps one.
     pub lease: Option<LeaseHealth>,
@@ -416,6 +432,7 @@ impl Health {
             ("clock_note", Text(self.clock_note.clone())),
             ("restart_waits", Int(self.restart_waits.into())),
             ("restart_guard_note", Text(self.restart_guard_note.clone())),
+            ("clock_sync", Value::Fields(self.clock_sync.fields())),
             (
                 "lease",
                 self.lease

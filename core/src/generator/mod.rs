@@ -101,6 +101,8 @@ pub struct Generator {
     /// How long a call waits for a fixed node id's restart guard (`None`: not a fixed node id
     /// with a mark; a lease refuses at once and its caller waits with `wait_ready`).
     restart_wait: Option<Duration>,
+    /// The bound on the kernel's maximum error of the clock, if the generator refuses past it.
+    max_clock_error_ms: Option<u64>,
     /// Why a fixed node id on the system clock keeps no mark (empty when it keeps one, or is
     /// not such a generator).
     restart_guard_note: String,
@@ -245,6 +247,7 @@ impl Generator {
                 TimeSource::System => None,
                 TimeSource::Injected(c) => Some(c.clone()),
             },
+            max_clock_error_ms: self.max_clock_error_ms,
         }
     }
 
