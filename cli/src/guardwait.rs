@@ -58,7 +58,13 @@ pub fn notice_from(h: &Health, who: &str, reserve_ms: u64) -> Option<String> {
             "keep the lease directory ({}) between runs (a slot an earlier run released is taken at once), ",
             l.store
         ),
-        _ => String::new(),
+        LeaseKind::Host => {
+            line.push_str(
+                " Its previous holder on this host was killed within the last reserve, or this clock stepped back since: calls wait for it (health says restart_guard meanwhile). A holder that closes or exits normally leaves nothing to wait for.",
+            );
+            return Some(line);
+        }
+        LeaseKind::Etcd | LeaseKind::ZooKeeper => String::new(),
     };
     line.push_str(&format!(
         " To avoid the wait: {keep}give a static node id (--node-id N) where node ids are assigned, or lower --lease-reserve-ms (what a new slot waits)."

@@ -6,8 +6,8 @@ use crate::error::CliError;
 use clap::Args;
 use polyflake::{
     Builder, Clock, ClockSource, EtcdLeaseOptions, FileLeaseOptions, Generator, Layout,
-    LeaseCommon, Mode, NodeSource, RemoteStore, Settings, StoreCredentials, TimeIdBuilder,
-    ZooKeeperLeaseOptions,
+    LeaseCommon, Mode, NodeSource, RemoteStore, RestartGuard, RestartGuardOptions, Settings,
+    StoreCredentials, TimeIdBuilder, ZooKeeperLeaseOptions,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -91,6 +91,23 @@ pub struct NodeArgs {
     /// that far ahead, after a clock stepped forward) is taken only when nothing else is free.
     #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_MAX_GUARD_WAIT_MS)]
     pub max_guard_wait_ms: u64,
+    /// A fixed node id's restart guard: `auto` keeps a mark on this host where the state
+    /// directory allows it, `required` refuses to start without one, `off` keeps none (default:
+    /// POLYFLAKE_RESTART_GUARD, else auto).
+    #[arg(long, value_name = "auto|required|off", value_parser = restart_guard)]
+    pub restart_guard: Option<RestartGuard>,
+    /// Where a fixed node id's mark is kept (default: POLYFLAKE_STATE_DIR, else the lease
+    /// directory).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// The host scope of the node id's claim: generators in different scopes may hold the
+    /// same node id and layout on one host, on purpose (default: POLYFLAKE_HOST_SCOPE).
+    #[arg(long, value_name = "NAME")]
+    pub host_scope: Option<String>,
+}
+
+fn restart_guard(text: &str) -> Result<RestartGuard, String> {
+    RestartGuard::from_name(text).map_err(|e| e.to_string())
 }
 
 impl NodeArgs {
@@ -188,9 +205,17 @@ impl NodeArgs {
             || self.tunes_lease()
     }
 
-    /// A builder for the chosen node source.
+    /// A builder for the chosen node source, with the restart guard and host scope flags.
     pub fn builder(&self) -> Result<Builder, CliError> {
-        Ok(Generator::builder_from(self.source()?))
+        let mut b = Generator::builder_from(self.source()?).restart_guard(RestartGuardOptions {
+            mode: self.restart_guard,
+            state_dir: self.state_dir.clone(),
+            ..RestartGuardOptions::default()
+        });
+        if let Some(scope) = &self.host_scope {
+            b = b.host_scope(scope.clone());
+        }
+        Ok(b)
     }
 }
 
@@ -323,9 +348,14 @@ pub struct GenArgs {
     #[arg(long, value_name = "MS", value_parser = typed_ms, allow_negative_numbers = true,
           default_value_t = TypedMs::from(polyflake::DEFAULT_MAX_WAIT_MS))]
     pub max_wait_ms: TypedMs,
-    /// Monotonic mode's limit on running ahead of the wall clock, in ms (default unbounded).
-    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
-    pub max_lead_ms: Option<i64>,
+    /// Monotonic mode's limit on running ahead of the wall clock, in ms, or `off` (unbounded).
+    #[arg(long, value_name = "MS|off", value_parser = lead_limit, allow_negative_numbers = true,
+          default_value_t = LeadLimit(Some(polyflake::DEFAULT_MAX_LEAD_MS)))]
+    pub max_lead_ms: LeadLimit,
+    /// Refuse to issue while the kernel says the system clock is not synchronized or its
+    /// maximum error is over this many ms (default: reported in health only).
+    #[arg(long, value_name = "MS")]
+    pub max_clock_error_ms: Option<u64>,
     /// How far the wall clock may read ahead of the time elapsed since it was last trusted
     /// before it is a forward step that nothing is issued from, in ms, or `off`.
     #[arg(long, value_name = "MS|off", value_parser = forward_step,
@@ -375,6 +405,28 @@ fn typed_ms(text: &str) -> Result<TypedMs, String> {
         Ok(_) => Err(format!("{text:?} is not a finite number of ms")),
         Err(_) => Err(format!("{text:?} is not a number of ms")),
     }
+}
+
+/// `--max-lead-ms`: a number of ms, or `off` (unbounded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeadLimit(pub Option<i64>);
+
+impl std::fmt::Display for LeadLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(ms) => write!(f, "{ms}"),
+            None => f.write_str("off"),
+        }
+    }
+}
+
+fn lead_limit(text: &str) -> Result<LeadLimit, String> {
+    if text == "off" {
+        return Ok(LeadLimit(None));
+    }
+    text.parse()
+        .map(|ms| LeadLimit(Some(ms)))
+        .map_err(|_| format!("{text:?} is not a number of ms or `off`"))
 }
 
 /// `--max-forward-step-ms`: a number of ms, or `off` (no check).
@@ -431,10 +483,11 @@ impl GenArgs {
             clock_source: self.clock_source()?,
             mode: self.mode(),
             max_wait_ms: self.max_wait_ms.value,
-            max_lead_ms: self.max_lead_ms,
+            max_lead_ms: self.max_lead_ms.0,
             max_forward_step_ms: self.max_forward_step_ms.0,
             forward_confirm_ms: self.forward_confirm_ms,
             clock,
+            max_clock_error_ms: self.max_clock_error_ms,
         })
     }
 

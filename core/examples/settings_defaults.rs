@@ -10,7 +10,7 @@ fn main() {
     let d = Settings::default();
     let opt = |v: Option<String>| v.unwrap_or_else(|| "null".to_string());
     println!(
-        "{{\"mode\": \"{}\", \"max_wait_ms\": {:?}, \"max_lead_ms\": {}, \"max_forward_step_ms\": {}, \"forward_confirm_ms\": {}, \"clock_source\": \"{}\", \"clock\": {}}}",
+        "{{\"mode\": \"{}\", \"max_wait_ms\": {:?}, \"max_lead_ms\": {}, \"max_forward_step_ms\": {}, \"forward_confirm_ms\": {}, \"clock_source\": \"{}\", \"clock\": {}, \"max_clock_error_ms\": {}}}",
         d.mode.name(),
         d.max_wait_ms,
         opt(d.max_lead_ms.map(|v| v.to_string())),
@@ -18,5 +18,6 @@ fn main() {
         d.forward_confirm_ms,
         d.clock_source.name(),
         if d.clock.is_some() { "\"injected\"" } else { "null" },
+        opt(d.max_clock_error_ms.map(|v| v.to_string())),
     );
 }

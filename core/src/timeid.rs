@@ -82,7 +82,8 @@ impl TimeIdBuilder {
     pub fn max_wait_ms(self, ms: f64) -> Self {
         self.with(|b| b.max_wait_ms(ms))
     }
-    /// Monotonic mode's limit on running ahead of the wall clock, in ms (default unbounded).
+    /// Monotonic mode's limit on running ahead of the wall clock, in ms (default 5,000;
+    /// `None`: unbounded).
     pub fn max_lead_ms(self, ms: Option<i64>) -> Self {
         self.with(|b| b.max_lead_ms(ms))
     }

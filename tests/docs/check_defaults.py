@@ -81,6 +81,7 @@ SETTINGS = {
         r"\A\s*monotonic mode:",  # the CLI's --monotonic flag ("Default: strict")
     ],
     "clock_source": [r"clock[_-]?source", r"withclocksource", r"--clock\b"],
+    "max_clock_error_ms": [r"max[_-]?clock[_-]?error[_-]?ms", r"withmaxclockerrorms"],
 }
 
 # Values that belong to one setting whatever is named near them.
