@@ -69,7 +69,7 @@ const fn labelled(
 }
 
 /// Every metric a health snapshot gives, in the order [`health_samples`] gives them.
-pub const HEALTH_METRICS: [Metric; 20] = [
+pub const HEALTH_METRICS: [Metric; 23] = [
     counter("polyflake_ids_issued", "IDs issued by the generator."),
     counter("polyflake_rewinds_waited", "Calls that waited out a small clock rewind."),
     counter(
@@ -138,6 +138,18 @@ pub const HEALTH_METRICS: [Metric; 20] = [
         "polyflake_lease_guard_remaining_ms",
         "How long the restart guard still waits (0 when it does not).",
     ),
+    counter(
+        "polyflake_restart_waits",
+        "Calls that waited for a fixed node id's restart guard.",
+    ),
+    gauge(
+        "polyflake_clock_synchronized",
+        "1 when the kernel says a time daemon keeps the system clock synchronized, else 0.",
+    ),
+    gauge(
+        "polyflake_clock_max_error_seconds",
+        "The kernel's maximum error of the system clock, in seconds (-1 when it cannot be read).",
+    ),
 ];
 
 /// One value of one metric.
@@ -152,7 +164,8 @@ pub struct Sample {
 }
 
 /// The samples of a health snapshot: every metric of [`HEALTH_METRICS`] once, except the
-/// lease metrics when the node id is not leased.
+/// lease metrics when the node id is not leased (a fixed node id's mark on the host counts as
+/// a lease of kind `host`).
 ///
 /// ```
 /// use polyflake::{health_samples, Generator, ManualClock};
@@ -191,6 +204,15 @@ pub fn health_samples(h: &Health) -> Vec<Sample> {
             labels: vec![h.status.name().to_string()],
             value: 1.0,
         },
+        plain(20, h.restart_waits as f64),
+        plain(21, if h.clock_sync.synchronized { 1.0 } else { 0.0 }),
+        plain(
+            22,
+            match h.clock_sync.max_error_us {
+                e if e < 0 => -1.0,
+                e => e as f64 / 1e6,
+            },
+        ),
     ];
     if let Some(l) = &h.lease {
         out.push(Sample {
