@@ -29,9 +29,11 @@ HOST_TRIPLE := $(or $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p'),x86_6
 export CARGO_BUILD_TARGET ?= $(HOST_TRIPLE)
 # Where release binaries and libraries land; the test scripts read it too.
 export POLYFLAKE_RELEASE_DIR := $(CARGO_TARGET_DIR)/$(CARGO_BUILD_TARGET)/release
-# Each test target mints static node ids in a host-wide scope of its own: the suites run side by
-# side and all like node id 1 (docs/decisions.md, "A static node id is held host-wide").
+# Each test target mints static node ids in a host-wide scope of its own, and keeps their marks
+# (the restart guard) in a state directory of its own: the suites run side by side and all like
+# node id 1 (docs/node-ids.md, "One claim per node id on a host").
 test-%: export POLYFLAKE_HOST_SCOPE = $@
+test-%: export POLYFLAKE_STATE_DIR = $(CARGO_TARGET_DIR)/state/$@
 
 DEPS_TARGETS := deps-apt deps-rust
 BUILD_TARGETS := build-rust
