@@ -437,7 +437,7 @@ fn refusals_echo_what_was_typed() {
         ),
         (
             vec!["--node-id", "1", "--max-lead-ms", "99999999999999999999"],
-            "'99999999999999999999' for '--max-lead-ms <MS>'".into(),
+            "'99999999999999999999' for '--max-lead-ms <MS|off>'".into(),
         ),
     ];
     for (args, want) in &cases {

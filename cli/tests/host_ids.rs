@@ -1,10 +1,11 @@
-//! A static node id is held host-wide (issue 25): while `polyflake serve --node-id 5` runs,
-//! `polyflake next` and a second `serve` asking for node 5 in the same ID space (epoch, layout)
-//! are refused with the core's `NODE_ID_IN_USE`, naming the holder's pid, exit code 1 (a
-//! conflict); every static source counts (a flag, an environment variable, a hostname); another
-//! epoch, layout or `POLYFLAKE_HOST_SCOPE` is another space; the holder's death (even SIGKILL)
-//! frees the id with no cleanup. Each test runs its processes in a host scope of its own
-//! (`common::test_scope`), so these collisions are the test's own.
+//! One claim per node id on a host: while `polyflake serve --node-id 5` runs, `polyflake next`
+//! and a second `serve` asking for node 5 with the same layout (any epoch) are refused with the
+//! core's `NODE_ID_IN_USE`, naming the holder's pid, exit code 1 (a conflict); every static
+//! source counts (a flag, an environment variable, a hostname); a file lease skips the slot a
+//! static holder has; another layout or `POLYFLAKE_HOST_SCOPE` is another space; the holder's
+//! death (even SIGKILL) frees the id with no cleanup, and its successor starts above its mark.
+//! Each test runs its processes in a host scope of its own (`common::test_scope`), so these
+//! collisions are the test's own.
 
 mod common;
 
@@ -18,8 +19,9 @@ fn assert_refused(r: &Run, node: u32, holder: u32) {
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
     assert!(r.stderr.starts_with("polyflake: error: "), "{}", r.stderr);
     assert!(r.stderr.contains("[NODE_ID_IN_USE]"), "{}", r.stderr);
-    let held = format!("node id {node} is already held by process {holder} on this host");
+    let held = format!("node id {node} is already held by process {holder} (");
     assert!(r.stderr.contains(&held), "{}", r.stderr);
+    assert!(r.stderr.contains("on this host"), "{}", r.stderr);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
 }
 
@@ -39,16 +41,21 @@ fn a_second_process_is_refused_a_static_id_a_service_holds() {
     let second = Server::try_start(&["--node-id", "5"]).err();
     let e = second.expect("a second serve --node-id 5 started");
     assert!(
-        e.contains("[NODE_ID_IN_USE]") && e.contains(&format!("process {pid} on this host")),
+        e.contains("[NODE_ID_IN_USE]") && e.contains(&format!("process {pid} (")),
         "{e}"
     );
     // The service keeps issuing on node 5.
     assert_eq!(server.post_json("/v1/ids", "{}").status, 200);
 
-    // Other ID spaces: another node id, epoch or layout, or another host scope.
+    // Another epoch is the same bits: refused too.
+    assert_refused(
+        &run(&["next", "--node-id", "5", "--epoch-ms", "1600000000000"]),
+        5,
+        pid,
+    );
+    // Other ID spaces: another node id or layout, or another host scope.
     for args in [
         &["next", "--node-id", "6"][..],
-        &["next", "--node-id", "5", "--epoch-ms", "1600000000000"],
         &["next", "--node-id", "5", "--layout", "long_lived"],
         // UUIDv7 and ULID have no node id.
         &["next", "--format", "uuidv7"],
@@ -71,6 +78,37 @@ fn a_second_process_is_refused_a_static_id_a_service_holds() {
     assert!(status.is_some_and(|s| s.success()), "{}", server.stderr());
     let r = run(&["next", "--node-id", "5"]);
     assert!(r.status.success(), "{}", r.stderr);
+}
+
+#[test]
+fn a_file_lease_skips_the_slot_a_static_service_holds() {
+    // The realistic form: `serve --node-id 0` and an operator's `next`, whose default source is
+    // a file lease: the lease takes another slot, never node 0.
+    let mut server = Server::start(&["--node-id", "0"]);
+    let dir = std::env::temp_dir().join(format!("pf-cli-skip-{}", std::process::id()));
+    let r = run(&[
+        "next",
+        "--lease-dir",
+        dir.to_str().unwrap(),
+        "--slots",
+        "2",
+        "--lease-reserve-ms",
+        "50",
+        "--format",
+        "json",
+    ]);
+    assert!(r.status.success(), "{}", r.stderr);
+    assert!(r.stdout.contains("\"node_id\":1"), "{}", r.stdout);
+    let one = run(&[
+        "next",
+        "--lease-dir",
+        dir.to_str().unwrap(),
+        "--slots",
+        "1",
+    ]);
+    assert_ne!(one.status.code(), Some(0), "{}", one.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop_with(libc::SIGTERM, Duration::from_secs(15));
 }
 
 #[test]
