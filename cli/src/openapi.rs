@@ -120,18 +120,37 @@ pub struct HealthResponse {
     clock_ahead_ms: i64,
     /// Where the node id came from (`static`, `env`, `file_lease`, `etcd`, ...).
     source: String,
-    /// The lease, when the node id is leased; null otherwise.
+    /// The kernel's word on the system clock (`adjtimex`).
+    clock_sync: ClockSyncStatus,
+    /// Why a static node id keeps no mark on this host (its restart guard); empty otherwise.
+    restart_guard_note: String,
+    /// The lease, when the node id is leased, or a static node id's mark (kind `host`); null
+    /// otherwise.
     lease: Option<LeaseStatus>,
     /// The generator's counters.
     counters: Counters,
 }
 
+/// The kernel's word on the system clock.
+#[derive(ToSchema)]
+pub struct ClockSyncStatus {
+    /// `ok`, `insert_leap`, `delete_leap`, `leap_in_progress`, `leap_done`, `unsynchronized` or
+    /// `unavailable`.
+    state: String,
+    /// True when a time daemon keeps the clock synchronized.
+    synchronized: bool,
+    /// The kernel's maximum error, microseconds (-1 when unavailable).
+    max_error_us: i64,
+    /// The kernel's estimated error, microseconds (-1 when unavailable).
+    est_error_us: i64,
+}
+
 /// The lease part of the health answer.
 #[derive(ToSchema)]
 pub struct LeaseStatus {
-    /// `file` or `etcd`.
+    /// `file`, `etcd`, `zookeeper`, or `host` (a static node id's mark on the host).
     kind: String,
-    /// The lease directory, or the etcd endpoints and prefix.
+    /// The lease directory, the etcd endpoints and prefix, or the mark's path.
     store: String,
     /// The slot held, which is the node id.
     slot: u32,
@@ -174,6 +193,8 @@ pub struct Counters {
     lease_renewals: u64,
     /// Failed lease renewals.
     lease_failures: u64,
+    /// Calls that waited for a static node id's restart guard.
+    restart_waits: u64,
 }
 
 /// Every error answer: `{"error": {"code": ..., "message": ...}}`.

@@ -184,6 +184,7 @@ pub fn openapi_document(max_count: usize) -> serde_json::Value {
         openapi::UlidText,
         openapi::DecodedId,
         openapi::HealthResponse,
+        openapi::ClockSyncStatus,
         openapi::LeaseStatus,
         openapi::Counters,
         openapi::ErrorResponse,
@@ -345,7 +346,13 @@ async fn serve(
     let layout = g.layout();
     let h = g.health();
     let source = match &h.lease {
+        Some(l) if l.kind == polyflake::LeaseKind::Host => {
+            format!("{} (restart guard: mark {})", h.source.name(), l.store)
+        }
         Some(l) => format!("{} lease {} slot {}", l.kind.name(), l.store, l.slot),
+        None if !h.restart_guard_note.is_empty() => {
+            format!("{} (no restart guard)", h.source.name())
+        }
         None => h.source.name().to_string(),
     };
     println!(

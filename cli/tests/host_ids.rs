@@ -99,13 +99,7 @@ fn a_file_lease_skips_the_slot_a_static_service_holds() {
     ]);
     assert!(r.status.success(), "{}", r.stderr);
     assert!(r.stdout.contains("\"node_id\":1"), "{}", r.stdout);
-    let one = run(&[
-        "next",
-        "--lease-dir",
-        dir.to_str().unwrap(),
-        "--slots",
-        "1",
-    ]);
+    let one = run(&["next", "--lease-dir", dir.to_str().unwrap(), "--slots", "1"]);
     assert_ne!(one.status.code(), Some(0), "{}", one.stdout);
     let _ = std::fs::remove_dir_all(&dir);
     server.stop_with(libc::SIGTERM, Duration::from_secs(15));
