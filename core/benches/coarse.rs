@@ -47,10 +47,11 @@ fn per_call(c: &mut Criterion) {
     group.bench_function("polyflake strict coarse 41/1/21", |b| {
         b.iter(|| black_box(coarse.next_id().unwrap()))
     });
-    // Nodes 0 and 1 are all 41/1/21 has: another epoch is another ID space.
+    // Nodes 0 and 1 are all 41/1/21 has: a scope of its own keeps this one apart on purpose
+    // (its IDs are never compared with the others').
     let mono = Generator::builder(0)
         .layout(wide())
-        .epoch_ms(polyflake::DEFAULT_EPOCH_MS + 1)
+        .host_scope("bench-coarse-monotonic")
         .mode(Mode::Monotonic)
         .clock_source(ClockSource::Coarse)
         .build()

@@ -65,6 +65,7 @@ fn main() {
         &Generator::builder(12)
             .mode(Mode::Monotonic)
             .layout(Layout::DEFAULT)
+            .max_lead_ms(None)
             .build()
             .unwrap(),
         secs,
