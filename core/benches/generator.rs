@@ -51,6 +51,10 @@ fn single(c: &mut Criterion) {
     let mono_default = Generator::builder(1)
         .mode(Mode::Monotonic)
         .max_lead_ms(None)
+        .restart_guard(polyflake::RestartGuardOptions {
+            mode: Some(polyflake::RestartGuard::Off),
+            ..Default::default()
+        })
         .build()
         .unwrap();
     group.bench_function("monotonic 41/10/12", |b| {
@@ -66,6 +70,10 @@ fn batches(c: &mut Criterion) {
         let mono = Generator::builder(2)
             .mode(Mode::Monotonic)
             .max_lead_ms(None)
+            .restart_guard(polyflake::RestartGuardOptions {
+                mode: Some(polyflake::RestartGuard::Off),
+                ..Default::default()
+            })
             .build()
             .unwrap();
         let mut buf = vec![0u64; n];
@@ -96,6 +104,10 @@ fn two_threads(c: &mut Criterion) {
             Generator::builder(4)
                 .mode(Mode::Monotonic)
                 .max_lead_ms(None)
+                .restart_guard(polyflake::RestartGuardOptions {
+                    mode: Some(polyflake::RestartGuard::Off),
+                    ..Default::default()
+                })
                 .build()
                 .unwrap(),
         ),

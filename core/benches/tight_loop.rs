@@ -66,6 +66,10 @@ fn main() {
             .mode(Mode::Monotonic)
             .layout(Layout::DEFAULT)
             .max_lead_ms(None)
+            .restart_guard(polyflake::RestartGuardOptions {
+                mode: Some(polyflake::RestartGuard::Off),
+                ..Default::default()
+            })
             .build()
             .unwrap(),
         secs,

@@ -30,7 +30,8 @@ pub const DEFAULT_FORWARD_CONFIRM_MS: u64 = 300_000;
 /// a second and meets the limit within a second, then refuses (BENCHMARKS.md, "The monotonic
 /// lead"; `cargo run --release -p polyflake --example monotonic_lead`). `None` (set explicitly)
 /// is unbounded: for a benchmark or a bulk import that should run ahead, knowing that whoever
-/// takes the node id next waits out the lead.
+/// takes the node id next waits out the lead. A lease's R, or a static node id's mark (one
+/// reserve ahead of the clock), still bounds it: raise that reserve too, or keep no mark.
 pub const DEFAULT_MAX_LEAD_MS: i64 = 5_000;
 /// The largest value either forward setting accepts (a day).
 pub(crate) const MAX_FORWARD_SETTING_MS: u64 = 86_400_000;
