@@ -51,7 +51,10 @@ fn main() {
     let secs = 5;
     println!("| case | IDs/s | lead after | lead per second |");
     println!("|---|---|---|---|");
-    for (i, source) in [ClockSource::Precise, ClockSource::Coarse].into_iter().enumerate() {
+    for (i, source) in [ClockSource::Precise, ClockSource::Coarse]
+        .into_iter()
+        .enumerate()
+    {
         let g = generator(980 + i as u32, Layout::DEFAULT, source);
         let (rate, lead) = flat_out(&g, 1, secs);
         println!(
@@ -68,7 +71,11 @@ fn main() {
         rate / 1e6,
         lead as f64 / secs as f64
     );
-    for layout in [Layout::DEFAULT, Layout::new(42, 8, 13).unwrap(), Layout::new(41, 12, 10).unwrap()] {
+    for layout in [
+        Layout::DEFAULT,
+        Layout::new(42, 8, 13).unwrap(),
+        Layout::new(41, 12, 10).unwrap(),
+    ] {
         let g = generator(200, layout, ClockSource::Precise);
         let mut buf = vec![0u64; MAX_BATCH];
         g.next_ids(&mut buf).unwrap();
