@@ -44,8 +44,8 @@ fn probe(
     // (a fresh slot's window opens at its first renewal), mints, closes: R = its last ms.
     let c_clock = ManualClock::new(t0);
     let c = make(&c_clock).build().unwrap();
-    c_clock.set(t0 + 1_000);
-    next_id_within(&c, Duration::from_secs(10));
+    jump_and_renew(&c, &c_clock, t0 + 1_000);
+    c.next_id().unwrap();
     c.close();
     drop(c);
     backup();
@@ -53,12 +53,8 @@ fn probe(
     // A: takes the slot after C's R and mints at t0 + 10 s (its renewals publish R ahead).
     let a_clock = ManualClock::new(t0 + 2_000);
     let a = make(&a_clock).build().unwrap();
-    a_clock.set(t0 + 10_000);
-    assert!(
-        wait_until(Duration::from_secs(10), || a.next_id().is_ok()),
-        "A never issued: {:?}",
-        a.health().reason
-    );
+    jump_and_renew(&a, &a_clock, t0 + 10_000);
+    a.next_id().unwrap();
     let mut theirs = HashSet::new();
     for _ in 0..200 {
         theirs.insert(a.next_id().unwrap());
@@ -137,12 +133,8 @@ fn probe(
         "guard {guard} below the fence {fence_ms}"
     );
     assert_eq!(b.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
-    b_clock.set(fence_ms + 1);
-    assert!(
-        wait_until(Duration::from_secs(10), || b.next_id().is_ok()),
-        "B never issued: {:?}",
-        b.health().reason
-    );
+    jump_and_renew(&b, &b_clock, fence_ms + 1);
+    b.next_id().unwrap();
     let mut dupes = 0;
     for _ in 0..200 {
         if theirs.contains(&b.next_id().unwrap()) {
@@ -177,12 +169,8 @@ fn kept_writes_probe(
     let d_clock = ManualClock::new(t0);
     // D's clock jumps past a fresh slot's guard (one reserve): no forward-step guard.
     let d = make(&d_clock).max_forward_step_ms(None).build().unwrap();
-    d_clock.set(t0 + D_RESERVE_MS + 1_000);
-    assert!(
-        wait_until(Duration::from_secs(10), || d.next_id().is_ok()),
-        "D never issued: {:?}",
-        d.health().reason
-    );
+    jump_and_renew(&d, &d_clock, t0 + D_RESERVE_MS + 1_000);
+    d.next_id().unwrap();
     // The renewal's first tick comes at once; the next one a period later. Back up after the
     // first, so that no write of D's falls between the backup and the restore.
     assert!(

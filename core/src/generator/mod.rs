@@ -367,13 +367,16 @@ impl Generator {
     }
 
     /// Renew the lease now, as its background thread does every `reserve / 5`: check that the
-    /// slot is still ours, then write and publish `R = max(now + reserve, R)`. For simulations
-    /// on injected clocks, whose time does not follow the thread's real-time schedule. File
-    /// leases only.
+    /// slot is still ours, then write and publish `R = max(now + reserve, R)`, and return when
+    /// that renewal is done (an error says why it failed). For tests and simulations on injected
+    /// clocks, whose time does not follow the renewal thread's real-time schedule: after moving
+    /// such a clock ahead, a renewal at the new time opens the window to it. A file lease (or a
+    /// static node id's mark) renews in this thread; an etcd or ZooKeeper lease asks its renewal
+    /// task for one and waits for it (at most 10 s).
     pub fn renew_lease(&self) -> Result<()> {
         self.check_fork()?;
         match &self.lease {
-            Some(lease) => lease.renew_now(),
+            Some(lease) => lease.renew_and_wait(Duration::from_secs(10)),
             None => Err(Error::InvalidArgument {
                 name: "renew_lease",
                 reason: "this generator's node id does not come from a lease".to_string(),

@@ -642,6 +642,8 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
         let lost = tokio::select! {
             _ = stop.notify.notified() => break,
             _ = renew_tick.tick() => remote::renew_tick(&mut h, &ctx).await,
+            // A renewal asked for now (`Generator::renew_lease`), on this task as every other.
+            _ = stop.renew.notified() => remote::renew_tick(&mut h, &ctx).await,
             _ = ka_tick.tick() => {
                 if let Some((k, _)) = keeper.as_mut() {
                     if let Err(e) = timed(h.timeout, "keep-alive", k.keep_alive()).await {

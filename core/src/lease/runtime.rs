@@ -207,7 +207,54 @@ impl LeaseRuntime {
         // Dropping the session unlocks and closes the slot file.
     }
 
-    /// One renewal now, as the background thread does it (file leases).
+    /// One renewal now and its outcome, for the caller that asked (`Generator::renew_lease`):
+    /// a file lease or a mark renews in the caller's thread; a remote lease's renewal task is
+    /// asked for one and waited for (at most `timeout`), so the store's I/O stays on its task.
+    pub(crate) fn renew_and_wait(&self, timeout: std::time::Duration) -> Result<()> {
+        if matches!(self.kind, LeaseKind::File | LeaseKind::Host) {
+            return self.renew_now();
+        }
+        #[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
+        {
+            let state = &self.ctx.state;
+            let (renewals, failures) = (state.renewals(), state.failures());
+            match self.session.lock().as_ref() {
+                Some(s) => s.stop.renew.notify_one(),
+                None => return Err(state.refusal(0, 0, None, None)),
+            }
+            let deadline = std::time::Instant::now() + timeout;
+            loop {
+                if state.is_lost() || state.is_closed() {
+                    return Err(state.refusal(0, 0, None, None));
+                }
+                if state.renewals() > renewals {
+                    return Ok(());
+                }
+                if state.failures() > failures {
+                    return Err(Error::LeaseStore {
+                        reason: format!("the renewal failed: {}", state.note()),
+                    });
+                }
+                if std::time::Instant::now() >= deadline {
+                    return Err(Error::LeaseStore {
+                        reason: format!(
+                            "no renewal within {} ms (the store did not answer)",
+                            timeout.as_millis()
+                        ),
+                    });
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+        #[cfg(not(all(any(feature = "etcd", feature = "zookeeper"), not(loom))))]
+        {
+            let _ = timeout;
+            self.renew_now()
+        }
+    }
+
+    /// One renewal now in the caller's thread, as the background thread does it (file leases
+    /// and marks; the hot path's capped renewal): never a remote store's I/O.
     pub(crate) fn renew_now(&self) -> Result<()> {
         let file = self.session.lock().as_ref().and_then(|s| s.file.clone());
         match file {
@@ -219,7 +266,7 @@ impl LeaseRuntime {
             None => Err(Error::InvalidArgument {
                 name: "renew_lease",
                 reason: format!(
-                    "a synchronous renewal is offered for file leases only, not {}",
+                    "a renewal in the caller's thread is for file leases only, not {}",
                     self.kind.name()
                 ),
             }),

@@ -62,6 +62,9 @@ pub(crate) struct Stop {
     /// Wakes a remote lease's renewal task at once.
     #[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
     pub(crate) notify: tokio::sync::Notify,
+    /// Asks a remote lease's renewal task for one renewal now (`Generator::renew_lease`).
+    #[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
+    pub(crate) renew: tokio::sync::Notify,
 }
 
 impl Stop {
@@ -73,6 +76,8 @@ impl Stop {
             final_state: AtomicI64::new(-1),
             #[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
             notify: tokio::sync::Notify::new(),
+            #[cfg(all(any(feature = "etcd", feature = "zookeeper"), not(loom)))]
+            renew: tokio::sync::Notify::new(),
         })
     }
 

@@ -564,6 +564,8 @@ async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
         let lost = tokio::select! {
             _ = stop.notify.notified() => break,
             _ = renew_tick.tick() => remote::renew_tick(&mut h, &ctx).await,
+            // A renewal asked for now (`Generator::renew_lease`), on this task as every other.
+            _ = stop.renew.notified() => remote::renew_tick(&mut h, &ctx).await,
             s = states.changed() => match s {
                 zk::SessionState::Expired => Some("the ZooKeeper session expired".to_string()),
                 zk::SessionState::AuthFailed => Some("ZooKeeper refused the session's authentication".to_string()),

@@ -177,20 +177,15 @@ pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     cond()
 }
 
-/// The first ID `g` issues within `limit`, retrying: on a test clock that jumped, an etcd or
-/// ZooKeeper lease issues once a renewal (every reserve / 5 of real time) confirms the slot at
-/// the clock's new time (its limit is one reserve past the last renewal's reading).
-pub fn next_id_within(g: &polyflake::Generator, limit: Duration) -> u64 {
-    let mut id = None;
-    assert!(
-        wait_until(limit, || {
-            id = g.next_id().ok();
-            id.is_some()
-        }),
-        "no ID within {limit:?}: {:?}",
-        g.health()
-    );
-    id.unwrap()
+/// Set `g`'s test clock to `to_ms` and renew at the new time: a lease issues no further than
+/// one reserve past its last renewal's reading, and an etcd or ZooKeeper lease renews on its
+/// own thread every reserve / 5 of real time, so after a test clock jumps ahead the first ID
+/// needs a renewal that read the new time (`renew_lease` asks for one and waits for it). The
+/// one helper for every test that moves a test clock under a lease's renewal thread.
+pub fn jump_and_renew(g: &polyflake::Generator, clock: &polyflake::ManualClock, to_ms: i64) {
+    clock.set(to_ms);
+    g.renew_lease()
+        .unwrap_or_else(|e| panic!("a renewal at the clock's new time: {e}; {:?}", g.health()));
 }
 
 /// A free TCP port on 127.0.0.1 (bound, then released).
