@@ -71,8 +71,13 @@ pub const MAX_SCOPE_LEN: usize = 40;
 /// assert!(e.to_string().contains("\"two words\""), "{e}");
 /// ```
 pub fn host_scope(explicit: Option<&str>) -> Result<String> {
+    let name = if explicit.is_some() {
+        "host_scope"
+    } else {
+        HOST_SCOPE_ENV
+    };
     let bad = |shown: String, why: &str| Error::InvalidArgument {
-        name: HOST_SCOPE_ENV,
+        name,
         reason: format!("{shown} is not a scope name: {why}"),
     };
     let scope = match explicit {

@@ -770,3 +770,54 @@ fn a_strict_restart_wait_is_reported_and_interruptible() {
     assert!(read_ids(&out).iter().all(|&x| x < id));
     assert!(g.health().restart_waits >= 1);
 }
+
+#[test]
+fn another_epoch_on_a_node_id_the_host_used_is_a_conflict_not_a_wait() {
+    // Node 5 (41/3/19) mints on the default epoch; a later epoch would issue the same bits again once
+    // its elapsed time reaches theirs (years from now): refused as another ID space, at once.
+    let state = TempDir::new("epochs");
+    let layout = polyflake::Layout::new(41, 3, 19).unwrap();
+    let g = Generator::builder(5)
+        .layout(layout)
+        .restart_guard(guard(&state.0, 5_000))
+        .build()
+        .unwrap();
+    g.next_id().unwrap();
+    drop(g);
+    let later = polyflake::SystemClock::read_ms() - 1_000;
+    let e = Generator::builder(5)
+        .layout(layout)
+        .epoch_ms(later)
+        .restart_guard(guard(&state.0, 5_000))
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::IdSpaceMismatch, "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("node-41-3-19-0005") && text.contains("days from now"),
+        "{text}"
+    );
+    // An earlier epoch: its elapsed times are larger, so they never meet the old IDs.
+    let earlier = Generator::builder(5)
+        .layout(layout)
+        .epoch_ms(polyflake::DEFAULT_EPOCH_MS - 86_400_000)
+        .restart_guard(guard(&state.0, 5_000))
+        .build()
+        .unwrap();
+    assert!(earlier.next_id().is_ok());
+    drop(earlier);
+    // A lease with the later epoch leaves that slot to the next: with slots 0 to 5 and 0 to 4
+    // held, none is left.
+    let leases = TempDir::new("epochs-leases");
+    let lease = || {
+        Generator::builder_from(NodeSource::FileLease(file_lease(&leases.0, 6)))
+            .layout(layout)
+            .epoch_ms(later)
+            .restart_guard(guard(&state.0, 5_000))
+            .build()
+    };
+    let held: Vec<Generator> = (0..5).map(|_| lease().unwrap()).collect();
+    assert!(held.iter().all(|g| g.node_id() != 5));
+    let e = lease().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoFreeSlot, "{e}");
+}

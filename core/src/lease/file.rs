@@ -595,8 +595,14 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             continue;
         };
         let guard = fence::floor(own_guard, fence_ms);
-        // A static holder of this node id on this host may have issued up to its mark.
-        let guard = ctx.host_floor(slot).map_or(guard, |h| guard.max(h));
+        // A static holder of this node id on this host may have issued up to its mark; a mark
+        // far ahead (another epoch's, which this one's IDs would meet in years) leaves the slot
+        // to the next.
+        let host = ctx.host_floor(slot);
+        if host.is_some_and(|h| h - now > common.max_guard_wait_ms) {
+            continue;
+        }
+        let guard = host.map_or(guard, |h| guard.max(h));
         let r = guard.max(now).saturating_add(common.reserve_ms);
         let dir_lock = dir.reopen();
         let dir_reg = dir_lock.as_ref().and_then(|d| {

@@ -80,13 +80,19 @@ pub(crate) fn hold(
     claim: Claim,
 ) -> Result<Outcome> {
     let unavailable = |why: String, claim: Claim| Ok(Outcome::Unavailable(why, claim));
+    let in_state_dir = |e: Error| {
+        format!(
+            "the state directory {} cannot keep it: {e}",
+            cfg.dir.display()
+        )
+    };
     let dir = match file::open_dir(&cfg.dir) {
         Ok(d) => d,
-        Err(e) => return unavailable(e.to_string(), claim),
+        Err(e) => return unavailable(in_state_dir(e), claim),
     };
     let fence = match file::read_file_fence(&dir) {
         Ok(f) => f,
-        Err(e) => return unavailable(e.to_string(), claim),
+        Err(e) => return unavailable(in_state_dir(e), claim),
     };
     let key = MarkKey {
         node_id,
@@ -162,6 +168,33 @@ pub(crate) fn hold(
         }
     };
     let own_guard = succ.floor.saturating_add(epoch);
+    if let MarkRecord::Complete(m) = &record {
+        // Another epoch with this node id and layout: its IDs' bits meet ours once our elapsed
+        // time reaches theirs. Not a wait (it can be years): a conflict of ID spaces.
+        if m.epoch_ms != epoch && own_guard - now > cfg.max_wait_ms as i64 {
+            return Err(Error::IdSpaceMismatch {
+                store: format!(
+                    "{} (node id {node_id} on this host: its IDs up to {} ms of elapsed time would be issued again {} days from now)",
+                    path.display(),
+                    m.high_water_elapsed(),
+                    (own_guard - now) / 86_400_000
+                ),
+                store_space: format!("layout {} epoch {} ms", ctx.layout, m.epoch_ms),
+                our_space: format!("layout {} epoch {epoch} ms", ctx.layout),
+            });
+        }
+        if own_guard >= now {
+            note = format!(
+                "node id {node_id}'s previous holder on this host may have issued IDs up to {own_guard} (its mark {}: {})",
+                path.display(),
+                if m.last_state >= 0 {
+                    "its last ID, closed cleanly"
+                } else {
+                    "its R, kept one reserve ahead: it was killed, or the clock stepped back since"
+                }
+            );
+        }
+    }
     let guard = super::fence::floor(own_guard, fence);
     note = super::fence::note(note, own_guard, fence);
     let window_end = ctx.window_end_ms();
