@@ -6,7 +6,10 @@
 #                       the signatures help() shows), then pytest against the installed wheel
 #                       (with a real etcd, a real PostgreSQL 15, the FastAPI example on uvicorn,
 #                       and a real ZooKeeper: pytest runs inside tests/stores/with_zookeeper.sh;
-#                       docs/python.md's snippets and the example also under mypy --strict)
+#                       docs/python.md's snippets and the example also under mypy --strict; the
+#                       restart guard's holder processes, some under faketime, and the kernel's
+#                       clock word through core/tests/support/fake_adjtimex.c built with cc:
+#                       both from mk/packages.mk)
 #
 # The guide against the published wheel (installed from a package index, no Rust) is
 # tests/dist/python_guide.sh, run by `make test-dist` (mk/dist.mk).

@@ -65,7 +65,8 @@ def _status():
     if _generator is not None:
         return {"pid": os.getpid(), "node_id": _generator.node_id}
     e = _error
-    return {"pid": os.getpid(), "error": e.code, "holder_pid": e.holder_pid, "message": str(e)}
+    return {"pid": os.getpid(), "error": e.code, "holder_pid": e.holder_pid, "holder": e.holder,
+            "message": str(e)}
 
 
 def post_fork(server, worker):

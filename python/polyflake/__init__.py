@@ -9,8 +9,15 @@ An ID is ``0 | timestamp | node | sequence`` (41/10/12 bits by default, epoch
   rewinds (up to ``max_wait_ms``) are waited out, larger ones raise ``ClockMovedBackwards``; a
   forward step past ``max_forward_step_ms`` is not issued from (``ClockJumpedAhead``).
 - ``MonotonicSnowflake(node_id)``: never waits and never duplicates; its timestamps may run ahead
-  of the wall clock (bounded by ``max_lead_ms`` if set), so a decoded ``epoch_ms`` is an upper
-  bound on when the ID was made.
+  of the wall clock (by at most ``max_lead_ms``, 5,000 ms unless set; None: unbounded), so a
+  decoded ``epoch_ms`` is an upper bound on when the ID was made.
+
+A fixed node id is claimed host-wide while its generator lives (``NodeIdInUse`` names the holder)
+and keeps a restart guard: a mark in the state directory (``state_dir``, ``POLYFLAKE_STATE_DIR``)
+from which its next holder on the host starts above everything it issued; the first call after
+a holder was killed waits for it (up to a reserve, 5 s). ``max_clock_error_ms`` refuses to issue
+while the kernel says the clock is unsynchronized (``ClockUnsynchronized``); ``health()``
+reports the kernel's word (``clock_sync``) either way.
 
 Node ids can also come from the core's node-id sources: ``Snowflake.from_file_lease(dir)`` (a
 slot of a lease directory, one host), ``Snowflake.from_etcd(endpoints)`` (a slot in etcd, a fleet),

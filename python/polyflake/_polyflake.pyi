@@ -36,10 +36,14 @@ __all__ = [
     "ClockFailed",
     "ClockJumpedAhead",
     "ClockMovedBackwards",
+    "ClockSync",
+    "ClockUnsynchronized",
     "DEFAULT_EPOCH_MS",
     "DEFAULT_FORWARD_CONFIRM_MS",
     "DEFAULT_MAX_FORWARD_STEP_MS",
     "DEFAULT_MAX_GUARD_WAIT_MS",
+    "DEFAULT_MAX_LEAD_MS",
+    "DEFAULT_MAX_RESTART_WAIT_MS",
     "DEFAULT_MAX_WAIT_MS",
     "DEFAULT_RESERVE_MS",
     "GeneratorClosed",
@@ -98,6 +102,10 @@ DEFAULT_EPOCH_MS: Final[int]
 DEFAULT_MAX_WAIT_MS: Final[float]
 DEFAULT_RESERVE_MS: Final[int]
 DEFAULT_MAX_GUARD_WAIT_MS: Final[int]
+#: A monotonic generator's lead limit when ``max_lead_ms`` is not given (5,000 ms).
+DEFAULT_MAX_LEAD_MS: Final[int]
+#: How long a call waits for a fixed node id's restart guard before ``LeaseNotReady``.
+DEFAULT_MAX_RESTART_WAIT_MS: Final[int]
 DEFAULT_MAX_FORWARD_STEP_MS: Final[int]
 DEFAULT_FORWARD_CONFIRM_MS: Final[int]
 MAX_ID: Final[int]
@@ -153,19 +161,35 @@ _ClockLike = Union["ManualClock", "ScriptedClock", Callable[[], int], _ClockSour
 _PathLike = Union[str, "os.PathLike[str]"]
 _Ipv4Like = Union[str, "ipaddress.IPv4Address"]
 _Value = Union[bool, int, float, str, None]
+_RestartGuard = Literal["auto", "required", "off"]
+#: ``Health.status``: the core's ``HealthStatus`` names.
+_HealthStatus = Literal[
+    "ok", "clock_behind", "clock_outside_window", "clock_failed", "lead_too_large",
+    "used_after_fork", "restart_guard", "lease_expired", "lease_lost", "clock_ahead", "closed",
+    "store_rolled_back", "clock_unsynchronized",
+]
+#: ``LeaseHealth.kind``: a lease's store, or ``"host"`` for a fixed node id's mark.
+_LeaseKind = Literal["file", "etcd", "zookeeper", "host"]
+#: ``ClockSync.state``: what the kernel says of the clock.
+_ClockSyncState = Literal[
+    "ok", "insert_leap", "delete_leap", "leap_in_progress", "leap_done", "unsynchronized",
+    "unavailable",
+]
 _ExcInfo = Union[Optional[Type[BaseException]], Optional[BaseException], Optional[TracebackType]]
 
 @type_check_only
 @disjoint_base
 class _Snapshot:
-    def to_dict(self) -> dict[str, Union[_Value, dict[str, _Value]]]: ...
+    def to_dict(self) -> dict[str, Union[_Value, dict[str, _Value]]]:
+        """Every field; ``lease`` and ``clock_sync`` as nested dicts."""
     def __getattr__(self, name: str) -> object: ...
 
 @final
 class LeaseHealth(_Snapshot):
-    """The lease part of a ``Health`` snapshot: slot, high-water mark, restart guard, phase."""
+    """The lease part of a ``Health`` snapshot: slot, high-water mark, restart guard, phase;
+    kind ``"host"`` for a fixed node id's mark on the host (``store`` is its path)."""
 
-    kind: str
+    kind: _LeaseKind
     store: str
     slot: int
     high_water_ms: int
@@ -181,11 +205,21 @@ class LeaseHealth(_Snapshot):
     last_error: str
 
 @final
+class ClockSync(_Snapshot):
+    """The kernel's word on the system clock (``adjtimex``) when the snapshot was taken."""
+
+    state: _ClockSyncState
+    synchronized: bool
+    #: The kernel's maximum error (16,000,000 when unsynchronized; -1 when unavailable).
+    max_error_us: int
+    est_error_us: int
+
+@final
 class Health(_Snapshot):
     """A snapshot from ``health()``: ok or not and why, the clocks, and the counters."""
 
     ok: bool
-    status: str
+    status: _HealthStatus
     reason: str
     node_id: int
     source: str
@@ -207,6 +241,12 @@ class Health(_Snapshot):
     clock_source: str
     clock_tick_ns: int
     clock_note: str
+    #: Calls that waited for a fixed node id's restart guard.
+    restart_waits: int
+    #: Why a fixed node id issues without a restart guard (empty when it keeps one).
+    restart_guard_note: str
+    clock_sync: ClockSync
+    #: A lease's state, or a fixed node id's mark (kind ``"host"``); None without either.
     lease: Optional[LeaseHealth]
     def samples(self) -> List[Tuple[str, List[str], float]]:
         """``(name, label values, value)`` for each metric of ``HEALTH_METRICS`` this snapshot
@@ -217,7 +257,12 @@ class Health(_Snapshot):
 # default. ``clock``: None (the system clock), a clock source of it ("precise", "coarse"), or a
 # clock object; ``clock_source``: the reading to take of a clock object (None: precise).
 # ``max_forward_step_ms=None`` turns the forward-step check off; ``max_lead_ms`` is monotonic
-# mode's (None: unbounded), refused with any other value in strict mode. Lease keywords:
+# mode's (None: unbounded), taken in strict mode only as shown or None. ``max_clock_error_ms``
+# (None: the kernel's word is reported, never a reason to refuse) refuses to issue while the
+# kernel says the clock is unsynchronized or its maximum error is over it. A fixed node id:
+# ``restart_guard`` (None: ``POLYFLAKE_RESTART_GUARD``, else "auto"), ``state_dir`` (None:
+# ``POLYFLAKE_STATE_DIR``, else the lease directory), ``host_scope`` (None:
+# ``POLYFLAKE_HOST_SCOPE``; also a lease's, whose slot is claimed host-wide). Lease keywords:
 # ``slots=None`` (every node id of the layout), ``identity=None`` (the hostname). Credentials
 # left None are read from ``POLYFLAKE_ETCD_*`` / ``POLYFLAKE_ZOOKEEPER_*`` (``_CA_FILE``,
 # ``_CERT_FILE``, ``_KEY_FILE``, ``_USERNAME``, ``_PASSWORD``) when set.
@@ -238,6 +283,10 @@ class Snowflake:
         forward_confirm_ms: int = 300000,
         clock: Optional[_ClockLike] = None,
         clock_source: Optional[_ClockSource] = None,
+        max_clock_error_ms: Optional[int] = None,
+        restart_guard: Optional[_RestartGuard] = None,
+        state_dir: Optional[_PathLike] = None,
+        host_scope: Optional[str] = None,
     ) -> Self: ...
     @classmethod
     def from_file_lease(
@@ -255,7 +304,9 @@ class Snowflake:
         forward_confirm_ms: int = 300000,
         clock: Optional[_ClockLike] = None,
         clock_source: Optional[_ClockSource] = None,
-        max_lead_ms: Optional[int] = None,
+        max_lead_ms: Optional[int] = 5000,
+        max_clock_error_ms: Optional[int] = None,
+        host_scope: Optional[str] = None,
     ) -> Self:
         """A slot leased from a directory of slot files (one host); ``close()`` frees it."""
     @classmethod
@@ -282,7 +333,9 @@ class Snowflake:
         forward_confirm_ms: int = 300000,
         clock: Optional[_ClockLike] = None,
         clock_source: Optional[_ClockSource] = None,
-        max_lead_ms: Optional[int] = None,
+        max_lead_ms: Optional[int] = 5000,
+        max_clock_error_ms: Optional[int] = None,
+        host_scope: Optional[str] = None,
     ) -> Self:
         """A slot leased from an etcd v3 cluster; ``close()`` frees it."""
     @classmethod
@@ -309,7 +362,9 @@ class Snowflake:
         forward_confirm_ms: int = 300000,
         clock: Optional[_ClockLike] = None,
         clock_source: Optional[_ClockSource] = None,
-        max_lead_ms: Optional[int] = None,
+        max_lead_ms: Optional[int] = 5000,
+        max_clock_error_ms: Optional[int] = None,
+        host_scope: Optional[str] = None,
     ) -> Self:
         """A slot leased from a ZooKeeper ensemble (``"host:port,host:port"`` or a list);
         ``close()`` frees it."""
@@ -325,7 +380,11 @@ class Snowflake:
         forward_confirm_ms: int = 300000,
         clock: Optional[_ClockLike] = None,
         clock_source: Optional[_ClockSource] = None,
-        max_lead_ms: Optional[int] = None,
+        max_lead_ms: Optional[int] = 5000,
+        max_clock_error_ms: Optional[int] = None,
+        restart_guard: Optional[_RestartGuard] = None,
+        state_dir: Optional[_PathLike] = None,
+        host_scope: Optional[str] = None,
     ) -> Self: ...
     @classmethod
     def from_hostname(
@@ -339,7 +398,11 @@ class Snowflake:
         forward_confirm_ms: int = 300000,
         clock: Optional[_ClockLike] = None,
         clock_source: Optional[_ClockSource] = None,
-        max_lead_ms: Optional[int] = None,
+        max_lead_ms: Optional[int] = 5000,
+        max_clock_error_ms: Optional[int] = None,
+        restart_guard: Optional[_RestartGuard] = None,
+        state_dir: Optional[_PathLike] = None,
+        host_scope: Optional[str] = None,
     ) -> Self: ...
     @classmethod
     def from_ipv4(
@@ -354,7 +417,11 @@ class Snowflake:
         forward_confirm_ms: int = 300000,
         clock: Optional[_ClockLike] = None,
         clock_source: Optional[_ClockSource] = None,
-        max_lead_ms: Optional[int] = None,
+        max_lead_ms: Optional[int] = 5000,
+        max_clock_error_ms: Optional[int] = None,
+        restart_guard: Optional[_RestartGuard] = None,
+        state_dir: Optional[_PathLike] = None,
+        host_scope: Optional[str] = None,
     ) -> Self: ...
     def next_id(self) -> int: ...
     def try_next_id(self) -> Optional[int]:
@@ -373,7 +440,9 @@ class Snowflake:
         """The ID's time (``decode(id)["epoch_ms"]``) as an aware UTC ``datetime``; on a
         generator, with its layout and epoch, as ``decode``."""
     def health(self) -> Health: ...
-    def wait_ready(self, timeout_ms: Optional[float] = None) -> None: ...
+    def wait_ready(self, timeout_ms: Optional[float] = None) -> None:
+        """Wait while a restart guard holds (a lease's, or a fixed node id's mark); at the
+        deadline, ``LeaseNotReady``."""
     def close(self) -> None: ...
     @property
     def closed(self) -> bool: ...
@@ -399,6 +468,8 @@ class Snowflake:
     def mode(self) -> str: ...
     @property
     def clock_source(self) -> str: ...
+    @property
+    def max_clock_error_ms(self) -> Optional[int]: ...
 
 @final
 class MonotonicSnowflake(Snowflake):
@@ -415,7 +486,11 @@ class MonotonicSnowflake(Snowflake):
         forward_confirm_ms: int = 300000,
         clock: Optional[_ClockLike] = None,
         clock_source: Optional[_ClockSource] = None,
-        max_lead_ms: Optional[int] = None,
+        max_lead_ms: Optional[int] = 5000,
+        max_clock_error_ms: Optional[int] = None,
+        restart_guard: Optional[_RestartGuard] = None,
+        state_dir: Optional[_PathLike] = None,
+        host_scope: Optional[str] = None,
     ) -> Self: ...
 
 _Id = TypeVar("_Id", uuid.UUID, str)
@@ -454,7 +529,8 @@ class Uuid7Generator(_TimeIdGenerator[uuid.UUID]):
         forward_confirm_ms: int = 300000,
         clock: Optional[_ClockLike] = None,
         clock_source: Optional[_ClockSource] = None,
-        max_lead_ms: Optional[int] = None,
+        max_lead_ms: Optional[int] = 5000,
+        max_clock_error_ms: Optional[int] = None,
     ) -> Self: ...
 
 @final
@@ -470,7 +546,8 @@ class UlidGenerator(_TimeIdGenerator[str]):
         forward_confirm_ms: int = 300000,
         clock: Optional[_ClockLike] = None,
         clock_source: Optional[_ClockSource] = None,
-        max_lead_ms: Optional[int] = None,
+        max_lead_ms: Optional[int] = 5000,
+        max_clock_error_ms: Optional[int] = None,
     ) -> Self: ...
 
 def uuid7() -> uuid.UUID:
@@ -563,6 +640,9 @@ class LeadLimitExceeded(PolyflakeError, RuntimeError):
 class NodeIdInUse(PolyflakeError, RuntimeError):
     node_id: int
     holder_pid: int | None
+    #: The holding process in words (``process 4242 (python3) on this host``); empty when the
+    #: holder is a generator of this process.
+    holder: str
 
 class UsedAfterFork(PolyflakeError, RuntimeError):
     node_id: int
@@ -611,3 +691,8 @@ class GeneratorClosed(PolyflakeError, ValueError):
 class Interrupted(PolyflakeError, RuntimeError):
     node_id: int
     waited_ms: int
+
+class ClockUnsynchronized(PolyflakeError, RuntimeError):
+    node_id: int
+    max_error_us: int
+    cause: str

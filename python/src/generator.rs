@@ -9,10 +9,11 @@ use crate::error::to_py_err;
 use crate::interrupt::{waiting, Cancel};
 use crate::layout::{layout_arg, PyLayout};
 use crate::settings::{core_settings, Settings};
-use crate::source;
+use crate::source::{self, path_arg};
 use crate::utc::utc_datetime;
 use polyflake::DEFAULT_ZOOKEEPER_TIMEOUT_MS;
 use polyflake::{id_from_i128, Decoded, ErrorKind, Generator, Layout, Mode, NodeSource};
+use polyflake::{Builder, RestartGuard, RestartGuardOptions, DEFAULT_MAX_LEAD_MS};
 use polyflake::{DEFAULT_EPOCH_MS, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS};
 use polyflake::{DEFAULT_ETCD_PREFIX, DEFAULT_ETCD_TIMEOUT_MS, DEFAULT_ETCD_TTL_S};
 use polyflake::{DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS};
@@ -132,12 +133,46 @@ pub(crate) use shared_methods;
 
 shared_methods!(Snowflake, gen);
 
+/// Where a constructor's node id comes from, for the keywords of its claim on the host.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// A fixed node id (`node_id=`, `from_env`, `from_hostname`, `from_ipv4`): `restart_guard`,
+    /// `state_dir` and `host_scope`.
+    Fixed,
+    /// A lease's slot: `host_scope` only (the lease keeps its own restart guard).
+    Leased,
+}
+
+/// The keywords of a node id's claim on the host (those `held` lists; None or absent: the
+/// core's default, which reads `POLYFLAKE_RESTART_GUARD`, `POLYFLAKE_STATE_DIR` and
+/// `POLYFLAKE_HOST_SCOPE`) on the builder.
+fn host_claim(s: &Settings<'_>, held: Held, mut b: Builder) -> PyResult<Builder> {
+    let given = |key| Ok::<_, PyErr>(s.take(key)?.filter(|v| !v.is_none()));
+    if held == Held::Fixed {
+        let mut guard = RestartGuardOptions::default();
+        if let Some(v) = given("restart_guard")? {
+            let name = str_arg(&v, "restart_guard (\"auto\", \"required\" or \"off\")")?;
+            let mode = RestartGuard::from_name(&name).map_err(|e| to_py_err(v.py(), e))?;
+            guard.mode = Some(mode);
+        }
+        if let Some(v) = given("state_dir")? {
+            guard.state_dir = Some(path_arg(&v, "state_dir")?);
+        }
+        b = b.restart_guard(guard);
+    }
+    if let Some(v) = given("host_scope")? {
+        b = b.host_scope(str_arg(&v, "host_scope")?);
+    }
+    Ok(b)
+}
+
 /// The generator from its node-id source and settings; `what` names the call, `lists_lead` says
 /// whether its signature lists `max_lead_ms` (see `core_settings`).
 fn build<'py>(
     py: Python<'py>,
     what: &str,
     source: impl FnOnce(&Settings<'py>) -> PyResult<NodeSource>,
+    held: Held,
     mode: Mode,
     settings: Option<&Bound<'py, PyDict>>,
     lists_lead: bool,
@@ -150,6 +185,7 @@ fn build<'py>(
     if let Some(v) = s.take("layout")? {
         b = b.layout(layout_arg(&v)?);
     }
+    let b = host_claim(&s, held, b)?;
     let b = b.settings(core_settings(mode, &s, lists_lead)?.0);
     s.finish(what)?;
     // Building may wait (a lease's restart guard, up to max_guard_wait_ms): Ctrl-C cuts it.
@@ -163,13 +199,15 @@ fn make<'py>(
     cls: &Bound<'py, PyType>,
     what: &str,
     source: impl FnOnce(&Settings<'py>) -> PyResult<NodeSource>,
+    held: Held,
     settings: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
     let py = cls.py();
     let monotonic = cls.is_subclass_of::<MonotonicSnowflake>()?;
     let mode = [Mode::Strict, Mode::Monotonic][usize::from(monotonic)];
     let what = format!("{}.{what}", cls.name()?);
-    let init = PyClassInitializer::from(build(py, &what, source, mode, settings, true)?);
+    let made = build(py, &what, source, held, mode, settings, true)?;
+    let init = PyClassInitializer::from(made);
     Ok(if monotonic {
         Py::new(py, init.add_subclass(MonotonicSnowflake))?.into_any()
     } else {
@@ -182,7 +220,7 @@ fn make<'py>(
 /// stand for (the core's, checked below; `python/tests/test_signatures.py` checks the keywords).
 macro_rules! from_sources {
     ($($(#[doc = $doc:literal])* $name:ident($($arg:ident: $t:ty $(= $default:tt)?),*)
-        $text:literal => $source:expr;)*) => {
+        $text:literal => $held:ident $source:expr;)*) => {
         #[pymethods]
         impl Snowflake {$(
             $(#[doc = $doc])*
@@ -193,7 +231,7 @@ macro_rules! from_sources {
                 $($arg: $t,)*
                 settings: Option<&Bound<'py, PyDict>>,
             ) -> PyResult<Py<PyAny>> {
-                make(cls, stringify!($name), $source, settings)
+                make(cls, stringify!($name), $source, Held::$held, settings)
             }
         )*}
     };
@@ -201,36 +239,38 @@ macro_rules! from_sources {
 
 from_sources! {
     /// A generator on a slot leased from a directory (one host); settings `slots`, `identity`,
-    /// `reserve_ms`, `max_guard_wait_ms`. Until the slot's restart guard has passed it raises
+    /// `reserve_ms`, `max_guard_wait_ms`, `host_scope` (the slot is claimed host-wide in that
+    /// scope, as a fixed node id is). Until the slot's restart guard has passed it raises
     /// `LeaseNotReady` (`wait_ready()` waits); `close()` frees the slot.
     from_file_lease(dir: &Bound<'_, PyAny>)
-        "($cls, dir, *, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
-        => |s| source::file_lease(dir, s);
+        "($cls, dir, *, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, host_scope=None)"
+        => Leased |s| source::file_lease(dir, s);
     /// A generator on a slot leased from an etcd v3 cluster (one URL or several); settings
     /// `prefix`, `ttl_s`, `connect_timeout_ms`, those of `from_file_lease`, `ca_file`,
     /// `cert_file`, `key_file`, `username`, `password` (None: `POLYFLAKE_ETCD_*`).
     from_etcd(endpoints: &Bound<'_, PyAny>)
-        "($cls, endpoints, *, prefix='/polyflake', ttl_s=10, connect_timeout_ms=2000, ca_file=None, cert_file=None, key_file=None, username=None, password=None, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
-        => |s| source::etcd_lease(endpoints, s);
+        "($cls, endpoints, *, prefix='/polyflake', ttl_s=10, connect_timeout_ms=2000, ca_file=None, cert_file=None, key_file=None, username=None, password=None, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, host_scope=None)"
+        => Leased |s| source::etcd_lease(endpoints, s);
     /// A generator on a slot leased from a ZooKeeper ensemble (`"host:port,host:port"` or a
     /// list); settings as `from_etcd` (`POLYFLAKE_ZOOKEEPER_*`), with `session_timeout_ms` (the
     /// lease's time to live) for `ttl_s`. An expired session stops the generator at once.
     from_zookeeper(ensemble: &Bound<'_, PyAny>)
-        "($cls, ensemble, *, prefix='/polyflake', session_timeout_ms=10000, connect_timeout_ms=2000, ca_file=None, cert_file=None, key_file=None, username=None, password=None, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
-        => |s| source::zookeeper_lease(ensemble, s);
-    /// A generator whose node id is the decimal integer in the environment variable `var`.
+        "($cls, ensemble, *, prefix='/polyflake', session_timeout_ms=10000, connect_timeout_ms=2000, ca_file=None, cert_file=None, key_file=None, username=None, password=None, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, host_scope=None)"
+        => Leased |s| source::zookeeper_lease(ensemble, s);
+    /// A generator whose node id is the decimal integer in the environment variable `var`;
+    /// the restart guard's settings as `Snowflake(node_id)`.
     from_env(var: &Bound<'_, PyAny>)
-        "($cls, var, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
-        => |_| Ok(NodeSource::Env { var: str_arg(var, "var")? });
+        "($cls, var, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, restart_guard=None, state_dir=None, host_scope=None)"
+        => Fixed |_| Ok(NodeSource::Env { var: str_arg(var, "var")? });
     /// A generator whose node id is the ordinal of a hostname (`ids-7` -> 7; None: this host).
     from_hostname(hostname: Option<&Bound<'_, PyAny>> = None)
-        "($cls, hostname=None, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
-        => |_| Ok(NodeSource::Hostname { hostname: opt_str_arg(hostname, "hostname")? });
+        "($cls, hostname=None, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, restart_guard=None, state_dir=None, host_scope=None)"
+        => Fixed |_| Ok(NodeSource::Hostname { hostname: opt_str_arg(hostname, "hostname")? });
     /// A generator whose node id is the host part of an IPv4 address in a subnet of
     /// `prefix_len` bits (which must fit the node field: a /22 or narrower for 10 node bits).
     from_ipv4(addr: &Bound<'_, PyAny>, prefix_len: &Bound<'_, PyAny>)
-        "($cls, addr, prefix_len, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
-        => |_| source::ipv4(addr, prefix_len);
+        "($cls, addr, prefix_len, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, restart_guard=None, state_dir=None, host_scope=None)"
+        => Fixed |_| source::ipv4(addr, prefix_len);
 }
 
 // The defaults the signatures above and below show are the core's.
@@ -241,6 +281,7 @@ const _: () = assert!(
         && DEFAULT_FORWARD_CONFIRM_MS == 300_000
         && DEFAULT_RESERVE_MS == 5_000
         && DEFAULT_MAX_GUARD_WAIT_MS == 60_000
+        && DEFAULT_MAX_LEAD_MS == 5_000
         && DEFAULT_ETCD_TTL_S == 10
         && DEFAULT_ETCD_TIMEOUT_MS == 2_000
         && DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS == 10_000
@@ -268,22 +309,19 @@ fn decoded(py: Python<'_>, id: i128, layout: Layout, epoch_ms: i64) -> PyResult<
 
 #[pymethods]
 impl Snowflake {
-    /// `Snowflake(node_id, *, ...)`; every default shown is the core's (`DEFAULT_*`).
+    /// `Snowflake(node_id, *, ...)`; every default shown is the core's (`DEFAULT_*`). A fixed
+    /// node id on the system clock keeps a mark in `state_dir` (its restart guard:
+    /// `restart_guard` "auto", "required" or "off"; None: `POLYFLAKE_RESTART_GUARD`, else
+    /// "auto"), claimed host-wide in `host_scope` (None: `POLYFLAKE_HOST_SCOPE`).
     #[new]
     #[pyo3(
         signature = (node_id, **settings),
-        text_signature = "(node_id, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None)"
+        text_signature = "(node_id, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_clock_error_ms=None, restart_guard=None, state_dir=None, host_scope=None)"
     )]
     fn new(node_id: &Bound<'_, PyAny>, settings: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let source = |_: &_| Ok(NodeSource::Static(int_arg(node_id, "node_id")?));
-        build(
-            node_id.py(),
-            "Snowflake",
-            source,
-            Mode::Strict,
-            settings,
-            false,
-        )
+        let (py, held, mode) = (node_id.py(), Held::Fixed, Mode::Strict);
+        build(py, "Snowflake", source, held, mode, settings, false)
     }
 
     /// Issue one ID.
@@ -351,8 +389,9 @@ impl Snowflake {
         utc_datetime(py, d.timestamp_ms)
     }
 
-    /// Wait while a lease's restart guard holds (`timeout_ms=None`: as long as it needs; at the
-    /// deadline, `LeaseNotReady`). Returns at once without a lease; Ctrl-C interrupts it.
+    /// Wait while a restart guard holds, a lease's or a fixed node id's mark (`timeout_ms=None`:
+    /// as long as it needs; at the deadline, `LeaseNotReady`). Returns at once without one;
+    /// Ctrl-C interrupts it.
     #[pyo3(signature = (timeout_ms = None))]
     fn wait_ready(&self, py: Python<'_>, timeout_ms: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let deadline = match timeout_ms {
@@ -409,7 +448,8 @@ getters! { Snowflake, |s|
     layout: PyLayout = PyLayout(s.gen.layout());
     /// Strict mode's wait budget, milliseconds.
     max_wait_ms: f64 = s.gen.max_wait_ms();
-    /// Monotonic mode's lead limit, milliseconds (None: unbounded).
+    /// Monotonic mode's lead limit, milliseconds (None: unbounded; a strict generator never
+    /// runs ahead, whatever this says).
     max_lead_ms: Option<i64> = s.gen.max_lead_ms();
     /// The bound on a forward step of the wall clock, milliseconds (None: the check is off).
     max_forward_step_ms: Option<u64> = s.gen.max_forward_step_ms();
@@ -417,6 +457,9 @@ getters! { Snowflake, |s|
     forward_confirm_ms: u64 = s.gen.forward_confirm_ms();
     /// The clock reading in use: `"coarse"` only if asked for and fine enough (see `health()`).
     clock_source: &'static str = s.gen.clock_source().name();
+    /// The kernel's largest maximum error of the clock the generator issues under, milliseconds
+    /// (None: the kernel's word is reported in `health()`, never a reason to refuse).
+    max_clock_error_ms: Option<u64> = s.gen.settings().max_clock_error_ms;
 }
 
 impl Snowflake {
@@ -462,20 +505,20 @@ fn try_next_id(gen: &Generator) -> polyflake::Result<Option<u64>> {
 
 #[pymethods]
 impl MonotonicSnowflake {
-    /// `MonotonicSnowflake(node_id, *, ..., max_lead_ms=None)`: the settings of `Snowflake` and
-    /// `max_lead_ms` (None: unbounded).
+    /// `MonotonicSnowflake(node_id, *, ..., max_lead_ms=5000)`: the settings of `Snowflake` and
+    /// `max_lead_ms` (the core's `DEFAULT_MAX_LEAD_MS`; None: unbounded).
     #[new]
     #[pyo3(
         signature = (node_id, **settings),
-        text_signature = "(node_id, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
+        text_signature = "(node_id, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, restart_guard=None, state_dir=None, host_scope=None)"
     )]
     fn new(
         node_id: &Bound<'_, PyAny>,
         settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let source = |_: &_| Ok(NodeSource::Static(int_arg(node_id, "node_id")?));
-        let (py, mode) = (node_id.py(), Mode::Monotonic);
-        let base = build(py, "MonotonicSnowflake", source, mode, settings, true)?;
+        let (py, held, mode) = (node_id.py(), Held::Fixed, Mode::Monotonic);
+        let base = build(py, "MonotonicSnowflake", source, held, mode, settings, true)?;
         Ok(PyClassInitializer::from(base).add_subclass(MonotonicSnowflake))
     }
 

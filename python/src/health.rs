@@ -10,13 +10,20 @@ use pyo3::IntoPyObjectExt;
 #[pyclass(frozen, subclass, module = "polyflake")]
 pub(crate) struct Snapshot(Vec<(&'static str, Value)>);
 
-/// A snapshot from `health()`: ok or not and why, the clocks, the counters, and `lease`.
+/// A snapshot from `health()`: ok or not and why, the clocks, the counters, `clock_sync` and
+/// `lease`.
 #[pyclass(frozen, extends = Snapshot, module = "polyflake", name = "Health")]
 pub(crate) struct PyHealth(Health);
 
-/// The lease part of a `Health` snapshot: slot, high-water mark, restart guard, phase.
+/// The lease part of a `Health` snapshot: slot, high-water mark, restart guard, phase; kind
+/// `host` for a fixed node id's mark on the host.
 #[pyclass(frozen, extends = Snapshot, module = "polyflake", name = "LeaseHealth")]
 pub(crate) struct PyLeaseHealth;
+
+/// The kernel's word on the system clock in a `Health` snapshot (`adjtimex`): `state`,
+/// `synchronized`, `max_error_us`, `est_error_us`.
+#[pyclass(frozen, extends = Snapshot, module = "polyflake", name = "ClockSync")]
+pub(crate) struct PyClockSync;
 
 /// The `Health` of a core snapshot.
 pub(crate) fn health(py: Python<'_>, h: Health) -> PyResult<Py<PyHealth>> {
@@ -48,9 +55,16 @@ pub(crate) fn metric_table(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
     )
 }
 
-fn lease_health(py: Python<'_>, fields: &Fields) -> PyResult<Py<PyAny>> {
-    let init = PyClassInitializer::from(Snapshot(fields.to_vec())).add_subclass(PyLeaseHealth);
-    Ok(Py::new(py, init)?.into_any())
+/// A nested record of a snapshot as its class, by the field that holds it: `lease`, a
+/// `LeaseHealth`; `clock_sync`, a `ClockSync`; a record the binding does not know yet, a plain
+/// snapshot (its fields still attributes and `to_dict()`).
+fn record(py: Python<'_>, field: &str, fields: &Fields) -> PyResult<Py<PyAny>> {
+    let init = PyClassInitializer::from(Snapshot(fields.to_vec()));
+    Ok(match field {
+        "lease" => Py::new(py, init.add_subclass(PyLeaseHealth))?.into_any(),
+        "clock_sync" => Py::new(py, init.add_subclass(PyClockSync))?.into_any(),
+        _ => Py::new(py, init)?.into_any(),
+    })
 }
 
 #[pymethods]
@@ -61,7 +75,7 @@ impl Snapshot {
                 "no health field {name:?}"
             )));
         };
-        value_to_py(py, value, &|f| lease_health(py, f))
+        value_to_py(py, value, &|f| record(py, name, f))
     }
 
     /// Every field as a dict (what a `/health` endpoint would serialise).

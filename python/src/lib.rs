@@ -30,7 +30,8 @@ use crate::args::{id_arg, str_arg};
 use crate::error::to_py_err;
 use polyflake::{
     DEFAULT_EPOCH_MS, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS,
-    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS, MAX_BATCH, MAX_ID,
+    DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_LEAD_MS, DEFAULT_MAX_RESTART_WAIT_MS,
+    DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS, MAX_BATCH, MAX_ID,
 };
 use pyo3::prelude::*;
 
@@ -57,6 +58,7 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<generator::MonotonicSnowflake>()?;
     m.add_class::<health::PyHealth>()?;
     m.add_class::<health::PyLeaseHealth>()?;
+    m.add_class::<health::PyClockSync>()?;
     m.add_class::<layout::PyLayout>()?;
     add_functions! { m: generator::decode, generator::decode_time, parse_id, format_id }
     timeid::register(m)?;
@@ -67,7 +69,8 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
         layout.setattr(name.to_ascii_uppercase(), layout::PyLayout(preset))?;
     }
     add_constants! { m: DEFAULT_EPOCH_MS, DEFAULT_MAX_WAIT_MS, DEFAULT_RESERVE_MS, MAX_BATCH,
-    MAX_ID, DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_FORWARD_STEP_MS, DEFAULT_FORWARD_CONFIRM_MS }
+    MAX_ID, DEFAULT_MAX_GUARD_WAIT_MS, DEFAULT_MAX_FORWARD_STEP_MS, DEFAULT_FORWARD_CONFIRM_MS,
+    DEFAULT_MAX_LEAD_MS, DEFAULT_MAX_RESTART_WAIT_MS }
     m.add("CORE_VERSION", polyflake::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The test clocks belong to `polyflake.testing`: not in `__all__`, which `m.add` keeps.

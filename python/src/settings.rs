@@ -1,10 +1,10 @@
 //! Constructors' keyword settings, and the core `Settings` both of the core's builders take,
 //! made by one fn.
 
-use crate::args::{bad_argument, float_arg, i64_arg, str_arg, type_name, unsigned_arg};
+use crate::args::{bad_argument, float_arg, i64_arg, int_value, str_arg, type_name, unsigned_arg};
 use crate::clock::{CallableClock, PyManualClock, PyScriptedClock};
 use crate::error::to_py_err;
-use polyflake::{Clock, ClockSource, Mode, Settings as CoreSettings};
+use polyflake::{Clock, ClockSource, Mode, Settings as CoreSettings, DEFAULT_MAX_LEAD_MS};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -24,13 +24,10 @@ impl<'py> Settings<'py> {
         Ok(value)
     }
 
-    /// Take the setting `key` if it is given as None (its default where the signature lists it).
-    pub(crate) fn take_none(&self, key: &str) -> PyResult<()> {
-        let Some(d) = &self.0 else { return Ok(()) };
-        if d.get_item(key)?.is_some_and(|v| v.is_none()) {
-            d.del_item(key)?;
-        }
-        Ok(())
+    /// The setting `key`, if given, left in place.
+    pub(crate) fn peek(&self, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(d) = &self.0 else { return Ok(None) };
+        d.get_item(key)
     }
 
     /// Set `field` to the setting `key` made by `conv`, if given.
@@ -50,9 +47,14 @@ impl<'py> Settings<'py> {
     pub(crate) fn finish(&self, what: &str) -> PyResult<()> {
         match self.0.as_ref().and_then(|d| d.keys().iter().next()) {
             Some(key) => {
-                // Listed in some signatures, but a monotonic generator's only.
-                let lead = key.eq("max_lead_ms")?;
-                let hint = ["", " (a monotonic generator's setting)"][usize::from(lead)];
+                // Listed in some signatures, but a monotonic generator's, or a fixed node id's.
+                let hint = match key.extract::<String>().as_deref() {
+                    Ok("max_lead_ms") => " (a monotonic generator's setting)",
+                    Ok("restart_guard" | "state_dir") => {
+                        " (a fixed node id's setting: a lease keeps its own restart guard)"
+                    }
+                    _ => "",
+                };
                 Err(PyTypeError::new_err(format!(
                     "{what}() got an unexpected keyword argument {}{hint}",
                     key.repr()?
@@ -64,9 +66,10 @@ impl<'py> Settings<'py> {
 }
 
 /// The ONE core `Settings` a constructor's keywords stand for, with the mode; also says whether
-/// it reads a clock object. `max_lead_ms` is monotonic mode's: in strict mode its default (None)
-/// is taken where the signature lists it (`lists_lead`: every constructor but `Snowflake`'s
-/// own), and any other value is left for `finish` to refuse.
+/// it reads a clock object. `max_lead_ms` is monotonic mode's: in strict mode, where the
+/// signature lists it (`lists_lead`: every constructor but `Snowflake`'s own), its shown value
+/// (the core's `DEFAULT_MAX_LEAD_MS`) and None (no bound, which strict mode never needs) are
+/// taken and dropped, and any other value is left for `finish` to refuse.
 pub(crate) fn core_settings(
     mode: Mode,
     s: &Settings<'_>,
@@ -95,8 +98,25 @@ pub(crate) fn core_settings(
             (!v.is_none()).then(|| i64_arg(v, key)).transpose()
         })?;
     } else if lists_lead {
-        s.take_none("max_lead_ms")?;
+        let shown = |v: &Bound<'_, PyAny>| {
+            v.is_none()
+                || matches!(
+                    int_value(v, "max_lead_ms"),
+                    Ok(Ok(DEFAULT_MAX_LEAD_MS_I128))
+                )
+        };
+        if s.peek("max_lead_ms")?.is_some_and(|v| shown(&v)) {
+            s.take("max_lead_ms")?;
+        }
     }
+    s.set(
+        "max_clock_error_ms",
+        &mut out.max_clock_error_ms,
+        |v, key| {
+            let bound = (!v.is_none()).then(|| unsigned_arg(v, key, bad_argument));
+            bound.transpose()
+        },
+    )?;
     // `clock=`: a `polyflake.testing` clock, a callable, None, or a clock source of the system
     // clock (`"precise"`, `"coarse"`); `clock_source=`: the reading to take of a clock object
     // (None, the default: its precise reading).
@@ -121,6 +141,9 @@ pub(crate) fn core_settings(
     let injected = out.clock.is_some();
     Ok((out, injected))
 }
+
+/// The core's default lead limit as the int a signature shows.
+const DEFAULT_MAX_LEAD_MS_I128: i128 = DEFAULT_MAX_LEAD_MS as i128;
 
 /// A clock object as the core's `Clock`.
 fn clock_object(clock: &Bound<'_, PyAny>) -> PyResult<Arc<dyn Clock>> {

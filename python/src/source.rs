@@ -57,7 +57,7 @@ fn remote_store(s: &Settings<'_>, mut store: RemoteStore) -> PyResult<RemoteStor
 }
 
 /// A file system path: a `str` or an `os.PathLike` (what `open()` takes; `bytes` is refused).
-fn path_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> {
+pub(crate) fn path_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> {
     match obj.extract::<PathBuf>() {
         Ok(path) if !obj.is_instance_of::<PyBytes>() => Ok(path),
         _ => Err(wrong_type(obj, what, "a str or an os.PathLike")),

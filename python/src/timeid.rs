@@ -149,11 +149,11 @@ macro_rules! time_id_classes {
         #[pymethods]
         impl $class {
             /// Every default shown is the core's (`DEFAULT_*`); `max_lead_ms` is monotonic
-            /// mode's (None: unbounded).
+            /// mode's (the core's `DEFAULT_MAX_LEAD_MS`; None: unbounded).
             #[new]
             #[pyo3(
                 signature = (**settings),
-                text_signature = "(*, mode='strict', max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=None)"
+                text_signature = "(*, mode='strict', max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None)"
             )]
             fn new(
                 py: Python<'_>,

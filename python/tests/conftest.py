@@ -7,8 +7,10 @@ The tests run against the wheel installed into the project venv, never the sourc
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 import traceback
 
 import pytest
@@ -18,6 +20,16 @@ VECTORS = REPO / "tests" / "vectors"
 SCENARIOS = VECTORS / "scenarios"
 README = REPO / "README.md"
 WITH_ZOOKEEPER = REPO / "tests" / "stores" / "with_zookeeper.sh"
+
+# The suite's own host scope and state directory, for this process and every child it starts.
+# A node id's claim (a static id or a lease's slot, any epoch) is the host's, so another suite
+# running beside this one (another language's tests, a second checkout) holds the same small node
+# ids; and a fixed node id's marks that a past run left in the default directory would guard
+# this run's generators (a run with another epoch would be refused for years).
+STATE_DIR = tempfile.mkdtemp(prefix="pf-py-state-")
+os.environ["POLYFLAKE_HOST_SCOPE"] = f"pytest-{os.getpid()}"
+os.environ["POLYFLAKE_STATE_DIR"] = STATE_DIR
+os.environ.pop("POLYFLAKE_RESTART_GUARD", None)
 
 #: The design's default epoch, 2024-01-01T00:00:00Z (the design text's CUSTOM_EPOCH_MS).
 CUSTOM_EPOCH_MS = 1704067200000
@@ -84,6 +96,10 @@ def run_in_child(fn):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "forked: run each test in a forked child process")
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(STATE_DIR, ignore_errors=True)
 
 
 def pytest_pyfunc_call(pyfuncitem):

@@ -58,7 +58,11 @@ def test_properties_and_repr():
     assert isinstance(m, Snowflake)
     assert "MonotonicSnowflake(node_id=9" in repr(m)
     s = Snowflake(9, clock=ManualClock(CUSTOM_EPOCH_MS))
-    assert s.mode == "strict" and s.max_lead_ms is None
+    # The core's setting, which a strict generator never reaches (it never runs ahead).
+    assert s.mode == "strict" and s.max_lead_ms == polyflake.DEFAULT_MAX_LEAD_MS == 5000
+    # A monotonic generator is bounded by default; None set explicitly is unbounded.
+    assert MonotonicSnowflake(10, clock=ManualClock(CUSTOM_EPOCH_MS)).max_lead_ms == 5000
+    assert MonotonicSnowflake(11, clock=ManualClock(CUSTOM_EPOCH_MS), max_lead_ms=None).max_lead_ms is None
 
 
 def test_health_fields():
@@ -77,6 +81,17 @@ def test_health_fields():
         h.ok = True  # frozen
 
 
+def test_every_nested_health_record_has_its_class(tmp_path):
+    # `lease` (here a fixed node id's mark) and `clock_sync`: a record the core adds must be
+    # given its class here too, not read as a plain snapshot.
+    with Snowflake(917, state_dir=tmp_path) as g:
+        h = g.health()
+        nested = {k for k, v in h.to_dict().items() if isinstance(v, dict)}
+        assert nested == {"lease", "clock_sync"}
+        assert type(h.lease) is polyflake.LeaseHealth and type(h.clock_sync) is polyflake.ClockSync
+        assert h.lease.kind == "host" and h.to_dict()["lease"] == h.lease.to_dict()
+
+
 def test_error_classes():
     kinds = [
         polyflake.InvalidLayout, polyflake.UnknownLayout, polyflake.InvalidNodeId,
@@ -88,6 +103,11 @@ def test_error_classes():
     for k in kinds:
         assert issubclass(k, polyflake.PolyflakeError) and k.__module__ == "polyflake"
     assert issubclass(polyflake.ClockMovedBackwards, RuntimeError)
+    # The kernel's refusal is a runtime condition, as a lease's expiry is.
+    for k in (polyflake.ClockUnsynchronized, polyflake.LeaseExpired):
+        assert issubclass(k, polyflake.PolyflakeError) and issubclass(k, RuntimeError)
+        assert not issubclass(k, ValueError) and k in map(vars(polyflake).get, polyflake.__all__)
+    assert polyflake.ClockUnsynchronized.code == "CLOCK_UNSYNCHRONIZED"
     for k in kinds[:6]:
         assert issubclass(k, ValueError), k
     e = pickle.loads(pickle.dumps(polyflake.InvalidId("x")))

@@ -85,11 +85,13 @@ def test_a_manual_clocks_coarse_reading():
     assert coarse.health().clock_tick_ns == 0  # an injected clock has no clock_getres
     for _ in range(4095):  # the rest of the coarse millisecond's 4,096
         assert coarse.decode(coarse.next_id())["epoch_ms"] == T - 3
-    # Spent: the precise reading decides, and strict mode issues there, never above it.
-    assert coarse.decode(coarse.next_id()) == {"epoch_ms": T, "node_id": 705, "sequence": 0}
+    # Spent: the precise reading (T) decides only whether the clock has reached the next
+    # millisecond; the state goes on from the coarse floor (T - 2), never jumps to the precise
+    # reading (a state that followed it would read both clocks at every later call).
+    assert coarse.decode(coarse.next_id()) == {"epoch_ms": T - 2, "node_id": 705, "sequence": 0}
     # The coarse reading (T - 3) is now behind the last issued millisecond: the tick's lag, not
     # a rewind, so nothing waits and nothing is refused.
-    assert coarse.decode(coarse.next_id()) == {"epoch_ms": T, "node_id": 705, "sequence": 1}
+    assert coarse.decode(coarse.next_id()) == {"epoch_ms": T - 2, "node_id": 705, "sequence": 1}
     h = coarse.health()
     assert h.ok and h.rewinds_waited == 0 and h.rewinds_refused == 0
     # A real rewind shows at once in the coarse reading too, and is refused past max_wait_ms.

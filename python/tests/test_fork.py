@@ -80,7 +80,8 @@ def _child_checks(cls, g, node, to_parent, from_parent):
             if e.holder_pid != os.getppid() or e.node_id != node:
                 print("holder", e.holder_pid, "parent", os.getppid(), file=sys.stderr)
                 return 6
-            if f"process {os.getppid()} on this host" not in str(e) or "lease" not in str(e):
+            named = f"process {os.getppid()} (python"
+            if not (e.holder.startswith(named) and named in str(e) and "lease" in str(e)):
                 print(str(e), file=sys.stderr)
                 return 7
     os.write(to_parent, b"refused")
@@ -125,7 +126,7 @@ def test_a_sibling_child_cannot_take_a_static_id_its_sibling_holds():
                 polyflake.Snowflake(node_id=921)
                 return 1
             except polyflake.NodeIdInUse as e:
-                ok = e.holder_pid == first and f"process {first}" in str(e)
+                ok = e.holder_pid == first and e.holder.startswith(f"process {first} (")
                 return 0 if ok else 2
 
         assert run_in_child(sibling) == 0
@@ -145,7 +146,7 @@ def _second_process(node, hold_s=0.0):
         try:
             g = polyflake.Snowflake(node_id={node})
         except polyflake.NodeIdInUse as e:
-            print("REFUSED", e.holder_pid, e.node_id, str(e), flush=True)
+            print("REFUSED", e.holder_pid, e.node_id, e.holder, "|", str(e), flush=True)
             sys.exit(0)
         print("HOLDING", os.getpid(), flush=True)
         sys.stdin.read() if {hold_s} else None
@@ -159,9 +160,12 @@ def test_a_second_process_is_refused_a_held_static_id():
     out = subprocess.run([sys.executable, "-c", _second_process(922)], capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    word, holder, node, message = out.stdout.split(" ", 3)
+    word, holder, node, rest = out.stdout.split(" ", 3)
+    named, message = rest.split(" | ", 1)
     assert (word, int(holder), int(node)) == ("REFUSED", os.getpid(), 922), out.stdout
-    assert f"node id 922 is already held by process {os.getpid()} on this host" in message
+    # The holder in words: its pid and its name (this test's python), on this host.
+    assert named.startswith(f"process {os.getpid()} (python") and named.endswith(" on this host")
+    assert f"node id 922 is already held by {named}" in message
     g.close()
     # Closed here: the other process takes it.
     out = subprocess.run([sys.executable, "-c", _second_process(922)], capture_output=True,
@@ -181,7 +185,8 @@ def test_a_static_id_held_by_another_process_is_refused_here():
         with pytest.raises(polyflake.NodeIdInUse) as info:
             polyflake.Snowflake(node_id=923)
         assert info.value.holder_pid == holder.pid
-        assert f"process {holder.pid} on this host" in str(info.value)
+        assert info.value.holder.startswith(f"process {holder.pid} (python")
+        assert info.value.holder in str(info.value)
         # A test clock is exempt (it never mints real IDs).
         from polyflake.testing import ManualClock
 

@@ -134,7 +134,9 @@ def test_a_static_node_id_in_every_worker_is_held_by_one(server):
     assert len(refused) == WORKERS - 1, reported
     for w in refused:
         assert w["error"] == "NODE_ID_IN_USE" and w["holder_pid"] == holder, w
-        assert f"node id 5 is already held by process {holder} on this host" in w["message"]
+        # The holder in words: its pid and its name (the worker's, gunicorn's), on this host.
+        assert w["holder"].startswith(f"process {holder} (") and w["holder"].endswith(" on this host"), w
+        assert f"node id 5 is already held by {w['holder']}" in w["message"]
     # Over HTTP: every answer is either an ID of node 5 from the holder, or a 503 naming it.
     seen = collections.Counter()
     with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:

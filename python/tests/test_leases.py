@@ -53,9 +53,18 @@ def test_file_lease_issues_and_reports_the_lease(tmp_path):
     g.close()
 
 
-def test_static_generators_have_no_lease():
-    h = Snowflake(911).health()
-    assert h.source == "static" and h.lease is None and h.to_dict()["lease"] is None
+def test_a_static_generator_keeps_a_mark_not_a_lease(tmp_path):
+    # On the system clock a fixed node id keeps its restart guard's mark on the host: `lease`
+    # says so with kind "host", the mark's path as its store.
+    h = Snowflake(911, state_dir=tmp_path).health()
+    assert h.source == "static" and h.lease.kind == "host" and h.lease.slot == 911
+    assert h.lease.store.startswith(str(tmp_path)) and h.to_dict()["lease"]["kind"] == "host"
+    assert h.restart_guard_note == "" and h.restart_waits == 0
+    # Without one (restart_guard="off", or a test clock) there is none.
+    h = Snowflake(912, restart_guard="off").health()
+    assert h.lease is None and h.to_dict()["lease"] is None
+    assert h.restart_guard_note.startswith("off")
+    assert Snowflake(913, clock=ManualClock(CUSTOM_EPOCH_MS)).health().lease is None
 
 
 def test_two_generators_on_one_directory_get_different_slots(tmp_path):
@@ -149,7 +158,7 @@ def test_restart_guard_with_a_clock_behind_the_stored_mark(tmp_path):
 def test_static_sources(monkeypatch):
     monkeypatch.setenv("POLYFLAKE_PY_NODE", "12")
     g = Snowflake.from_env("POLYFLAKE_PY_NODE")
-    assert (g.node_id, g.node_source) == (12, "env") and g.health().lease is None
+    assert (g.node_id, g.node_source) == (12, "env") and g.health().lease.kind == "host"
     m = MonotonicSnowflake.from_env("POLYFLAKE_PY_NODE", max_lead_ms=5, clock=ManualClock(CUSTOM_EPOCH_MS))
     assert (m.node_id, m.mode, m.max_lead_ms) == (12, "monotonic", 5)
     h = Snowflake.from_hostname("ids-7.ids.default.svc", clock=ManualClock(CUSTOM_EPOCH_MS))

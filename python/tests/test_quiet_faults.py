@@ -10,6 +10,7 @@ import fcntl
 import json
 import multiprocessing
 import os
+import pathlib
 import shutil
 import signal
 import subprocess
@@ -68,8 +69,12 @@ def read_ids(path):
 
 
 def holder(lease_dir, out, ms):
+    # Each holder claims its node id in a host scope of its own: the fault under test is the
+    # store's (two holders of one slot file), which the host-wide claim would otherwise keep
+    # from happening on one host.
+    scope = f"{os.environ.get('POLYFLAKE_HOST_SCOPE', '')[:30]}-{pathlib.Path(out).stem}"
     p = subprocess.Popen([sys.executable, HOLDER, str(lease_dir), str(out), str(ms)],
-                         stdout=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, text=True, env={**os.environ, "POLYFLAKE_HOST_SCOPE": scope})
     return p, p.stdout.readline().strip()
 
 

@@ -29,6 +29,8 @@ SNIPPETS = {
     "python-zookeeper": GUIDE,
     "python-async": GUIDE,
     "python-prometheus": GUIDE,
+    "python-restart-guard": GUIDE,
+    "python-clock-sync": GUIDE,
 }
 
 
@@ -67,7 +69,8 @@ def test_readme_quickstart_runs():
 
 @pytest.mark.forked  # generators with fixed node ids on the system clock: one process per test
 @pytest.mark.parametrize("name", ["python-package-readme", "python-snowflake", "python-formats", "python-coarse",
-                                  "python-async", "python-prometheus", "python-prefork"])
+                                  "python-async", "python-prometheus", "python-prefork",
+                                  "python-restart-guard", "python-clock-sync"])
 def test_guide_snippet_runs(name):
     run(name)
 

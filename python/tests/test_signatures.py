@@ -19,7 +19,7 @@ from conftest import CUSTOM_EPOCH_MS
 #: What each constructor's settings read back as (a generator made with every keyword at its
 #: shown default must read the same as one made with none).
 SETTINGS = ("epoch_ms", "layout", "max_wait_ms", "max_lead_ms", "max_forward_step_ms", "forward_confirm_ms",
-            "mode", "clock_source", "node_source")
+            "mode", "clock_source", "node_source", "max_clock_error_ms")
 
 
 def closed_port():
@@ -73,7 +73,7 @@ def public_callables():
 
 @pytest.mark.parametrize("name,f", list(public_callables()), ids=lambda v: v if isinstance(v, str) else "")
 def test_every_callable_has_a_real_signature(name, f):
-    if name in ("Health.__new__", "LeaseHealth.__new__"):  # snapshots from health(): no constructor
+    if name in ("Health.__new__", "LeaseHealth.__new__", "ClockSync.__new__"):  # from health() only
         with pytest.raises(TypeError):
             f()
         return
@@ -88,7 +88,11 @@ def test_help_shows_the_keywords_and_their_defaults():
     text = inspect.getdoc(Snowflake) or ""
     shown = str(inspect.signature(Snowflake))
     assert shown == ("(node_id, *, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, "
-                     "max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None)")
+                     "max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, "
+                     "max_clock_error_ms=None, restart_guard=None, state_dir=None, host_scope=None)")
+    assert str(inspect.signature(MonotonicSnowflake)).endswith(
+        "clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, restart_guard=None, state_dir=None, "
+        "host_scope=None)")
     assert "strict generator" in text
     assert str(inspect.signature(polyflake.decode)) == "(id, /, *, layout=None, epoch_ms=1704067200000)"
     assert inspect.signature(Snowflake.decode) == inspect.signature(polyflake.decode)
@@ -99,15 +103,21 @@ def test_defaults_shown_are_the_cores():
         "epoch_ms": polyflake.DEFAULT_EPOCH_MS, "max_wait_ms": polyflake.DEFAULT_MAX_WAIT_MS,
         "max_forward_step_ms": polyflake.DEFAULT_MAX_FORWARD_STEP_MS,
         "forward_confirm_ms": polyflake.DEFAULT_FORWARD_CONFIRM_MS, "reserve_ms": polyflake.DEFAULT_RESERVE_MS,
-        "max_guard_wait_ms": polyflake.DEFAULT_MAX_GUARD_WAIT_MS,
+        "max_guard_wait_ms": polyflake.DEFAULT_MAX_GUARD_WAIT_MS, "max_lead_ms": polyflake.DEFAULT_MAX_LEAD_MS,
     }
+    # Left to the core or the environment: no bound on the kernel's error (reported, never a
+    # reason to refuse), POLYFLAKE_RESTART_GUARD / _STATE_DIR / _HOST_SCOPE.
+    unset = {"max_clock_error_ms", "restart_guard", "state_dir", "host_scope"}
     for name, (f, _) in CONSTRUCTORS.items():
         for key, default in keywords(f).items():
             if key in core:
                 assert default == core[key] and type(default) is type(core[key]), (name, key)
+            if key in unset:
+                assert default is None, (name, key)
+    assert polyflake.DEFAULT_MAX_LEAD_MS == 5000 and polyflake.DEFAULT_MAX_RESTART_WAIT_MS == 10_000
     g = Snowflake(1, clock=ManualClock(CUSTOM_EPOCH_MS))
-    assert (g.epoch_ms, g.max_wait_ms, g.max_forward_step_ms, g.forward_confirm_ms, g.max_lead_ms) == (
-        1704067200000, 5.0, 60000, 300000, None)
+    assert (g.epoch_ms, g.max_wait_ms, g.max_forward_step_ms, g.forward_confirm_ms, g.max_lead_ms,
+            g.max_clock_error_ms) == (1704067200000, 5.0, 60000, 300000, 5000, None)
 
 
 def make(name, tmp_path, monkeypatch, **kwargs):
@@ -154,15 +164,51 @@ def test_keywords_not_listed_are_refused(name, tmp_path, monkeypatch):
 
 
 def test_max_lead_ms_is_monotonic_modes():
-    # Listed by the lease and time-ID constructors (which make either mode): None is its default
-    # anywhere, a bound is refused in strict mode, with a hint.
-    assert "max_lead_ms" not in keywords(Snowflake) and "max_lead_ms" in keywords(MonotonicSnowflake)
+    # Listed by the lease and time-ID constructors (which make either mode): its shown default
+    # (the core's, 5000) and None are taken anywhere, any other bound is refused in strict mode,
+    # with a hint.
+    assert "max_lead_ms" not in keywords(Snowflake) and keywords(MonotonicSnowflake)["max_lead_ms"] == 5000
     Uuid7Generator(max_lead_ms=None).close()
+    Uuid7Generator(max_lead_ms=5000).close()
     with pytest.raises(TypeError, match="monotonic generator's setting"):
         Uuid7Generator(max_lead_ms=5)
     with pytest.raises(TypeError, match="unexpected keyword argument 'max_lead_ms'"):
         Snowflake(1, max_lead_ms=None)
     assert Uuid7Generator(mode="monotonic", max_lead_ms=5).mode == "monotonic"
+    m = MonotonicSnowflake(615, clock=ManualClock(CUSTOM_EPOCH_MS), max_lead_ms=None)
+    assert m.max_lead_ms is None  # None set explicitly: unbounded
+
+
+def test_restart_guard_keywords_are_a_fixed_node_ids(tmp_path):
+    # A lease keeps its own restart guard: the mark's keywords are refused there, with a hint;
+    # its slot is claimed host-wide, so it takes host_scope.
+    assert {"restart_guard", "state_dir", "host_scope"} <= keywords(Snowflake.from_env).keys()
+    assert "restart_guard" not in keywords(Snowflake.from_file_lease)
+    assert keywords(Snowflake.from_file_lease)["host_scope"] is None
+    with pytest.raises(TypeError, match="a fixed node id's setting"):
+        Snowflake.from_file_lease(tmp_path, restart_guard="off")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'state_dir'"):
+        Uuid7Generator(state_dir=tmp_path)
+    # Bad values echo what was sent.
+    with pytest.raises(polyflake.InvalidArgument, match='"yes" is not a restart guard'):
+        Snowflake(616, restart_guard="yes")
+    with pytest.raises(TypeError, match="restart_guard"):
+        Snowflake(616, restart_guard=True)
+    with pytest.raises(TypeError, match="state_dir must be a str or an os.PathLike"):
+        Snowflake(616, state_dir=b"/tmp")
+    with pytest.raises(polyflake.InvalidArgument, match='"two words"'):
+        Snowflake(616, host_scope="two words")
+    with pytest.raises(polyflake.InvalidArgument, match="at most 40 bytes"):
+        Snowflake.from_file_lease(tmp_path, host_scope="x" * 41)
+    for bad in (0, 16_001, -1, 2**64):
+        with pytest.raises(polyflake.InvalidArgument, match=str(bad)):
+            Snowflake(616, max_clock_error_ms=bad)
+    with pytest.raises(polyflake.InvalidArgument, match="injected clock"):
+        Uuid7Generator(clock=ManualClock(CUSTOM_EPOCH_MS), max_clock_error_ms=100)
+    # A path object for the state directory, the guard "required": the mark is there.
+    g = Snowflake(616, state_dir=tmp_path, restart_guard="required", host_scope="sig-test")
+    assert g.health().lease.store.startswith(str(tmp_path)) and g.health().lease.store.endswith("-sig-test")
+    g.close()
 
 
 def test_clock_source_none_is_the_precise_reading():
