@@ -11,7 +11,11 @@
 #                     collectMetrics scraped; the Express example run and hit over HTTP; every
 #                     snippet of README.md's Node section and docs/node.md run and type-checked;
 #                     the TypeScript unions against the core's lists, isPolyflakeError, tsc --strict
-#                     refusing a wrong literal: test/types.test.js). tests/dist/node_guide.sh
+#                     refusing a wrong literal: test/types.test.js; a fixed node id's restart guard
+#                     with real processes, the clock stepped back under faketime:
+#                     test/static-guard.test.js; maxClockErrorMs under an LD_PRELOAD adjtimex built
+#                     with cc: test/clock-sync.test.js). Each test file claims node ids in a host
+#                     scope and a state directory of its own (test/helpers.js). tests/dist/node_guide.sh
 #                     (make test-dist) runs docs/node.md again against the installed packages
 #   make build-polyglot-node
 #                     the uniqueness run's Node participant, run as
@@ -55,7 +59,7 @@ check-node-generated: build-node
 # with_zookeeper.sh appends the ensemble as the command's last argument: here it becomes sh's $1,
 # unused (the tests read POLYFLAKE_TEST_ZOOKEEPER), so that node --test does not take it for a file.
 test-node: check-node-generated
-	$(call say,Node: node --test beside a real ZooKeeper (scenarios on both clocks; layout and format vectors; async; metrics; Express; workers; child processes; leases; etcd; ZooKeeper; quiet faults; bad input; TypeScript types; docs))
+	$(call say,Node: node --test beside a real ZooKeeper (scenarios on both clocks; layout and format vectors; async; metrics; Express; workers; child processes; leases; etcd; ZooKeeper; quiet faults; the restart guard under faketime; clock synchronization; bad input; TypeScript types; docs))
 	cd $(NODE_DIR) && $(ROOT)/tests/stores/with_zookeeper.sh sh -c 'exec node --test test/' node-tests
 
 # The participant is plain JS over the addon: building it is building the addon, then a syntax check.

@@ -3,8 +3,8 @@
 
 // The TypeScript-only types, written here (node/types.d.ts) and put first in the generated
 // index.d.ts by `napi build` (package.json napi.dtsHeaderFile). The options objects are read
-// key by key in node/src/generator.rs, timeid.rs and settings.rs, which refuse unknown keys; `Health` and `LeaseHealth`
-// are the core's Health::fields() and LeaseHealth::fields() in camelCase (node/src/js.rs),
+// key by key in node/src/generator.rs, timeid.rs and settings.rs, which refuse unknown keys; `Health`, `ClockSync`
+// and `LeaseHealth` are the core's Health::fields() and its nested records in camelCase (node/src/js.rs),
 // which node/test/quiet-faults.test.js checks against these declarations.
 
 /**
@@ -35,6 +35,7 @@ export type PolyflakeErrorCode =
   | 'ID_SPACE_MISMATCH'
   | 'GENERATOR_CLOSED'
   | 'INTERRUPTED'
+  | 'CLOCK_UNSYNCHRONIZED'
   | 'ERR_INVALID_ARG_TYPE'
   | 'ERR_OUT_OF_RANGE'
   | 'INTERNAL_PANIC'
@@ -65,6 +66,7 @@ export type HealthStatus =
   | 'clock_ahead'
   | 'closed'
   | 'store_rolled_back'
+  | 'clock_unsynchronized'
 
 /** `health().source`: where the node id came from (`'static'` for the format generators too). */
 export type NodeIdSource = 'static' | 'env' | 'hostname' | 'ipv4' | 'file_lease' | 'etcd' | 'zookeeper'
@@ -75,11 +77,32 @@ export type GeneratorMode = 'strict' | 'monotonic'
 /** The clock reading a generator takes. */
 export type ClockSourceName = 'precise' | 'coarse'
 
-/** `health().lease.kind`: the store the lease lives in. */
-export type LeaseKind = 'file' | 'etcd' | 'zookeeper'
+/**
+ * `health().lease.kind`: the store the lease lives in, or `'host'` for a fixed node id's mark on
+ * this host (its restart guard, kept in the state directory as a lease keeps its R).
+ */
+export type LeaseKind = 'file' | 'etcd' | 'zookeeper' | 'host'
 
 /** `health().lease.phase`: where the lease stands. */
 export type LeasePhase = 'held' | 'restart_guard' | 'expired' | 'lost'
+
+/** `health().clockSync.state`: what the kernel (`adjtimex`) says of the system clock. */
+export type ClockSyncState =
+  | 'ok'
+  | 'insert_leap'
+  | 'delete_leap'
+  | 'leap_in_progress'
+  | 'leap_done'
+  | 'unsynchronized'
+  | 'unavailable'
+
+/**
+ * A fixed node id's restart guard: `'auto'` keeps a mark on this host where the state directory
+ * allows it (and says once on stderr, and in `health().restartGuardNote`, where it does not);
+ * `'required'` refuses to build without one (`LEASE_STORE`, naming the directory and the fixes);
+ * `'off'` keeps none.
+ */
+export type RestartGuardMode = 'auto' | 'required' | 'off'
 
 /** A decoded Snowflake ID (`Snowflake.decode(id)`, `gen.decode(id)`). */
 export interface DecodedId {
@@ -132,7 +155,9 @@ export interface ClockOptions {
    * tick, 4 ms at HZ=250, older than the call; `health().clockSource` says which is in effect),
    * `'precise'` the default; or a test clock, or a function returning Unix ms, called
    * synchronously on the JS thread (not with a lease, whose background thread reads the clock
-   * too). Only the test clocks are exempt from one generator per node id.
+   * too). Only the test clocks are exempt from one generator per node id; a function keeps
+   * that rule in this process but is exempt from the host-wide claim and the restart guard (its
+   * times are not the host's: two processes may each run one on the same node id).
    */
   clock?: 'precise' | 'coarse' | ManualClock | ScriptedClock | (() => number | bigint)
   /**
@@ -140,11 +165,46 @@ export interface ClockOptions {
    * reading `ManualClock.setTickMs` models; on the system clock `clock: 'coarse'` says the same.
    */
   clockSource?: ClockSourceName
+  /**
+   * Refuse to issue (`CLOCK_UNSYNCHRONIZED`, health `'clock_unsynchronized'`) while the kernel
+   * says the system clock is not synchronized or its maximum error is over this many ms, 1 to
+   * 16000 (default `null`: the kernel's word is in `health().clockSync`, never a reason to
+   * refuse). Checked once a second off the hot path; refused with an injected clock.
+   */
+  maxClockErrorMs?: number | bigint | null
+}
+
+/** The host scope of a node id's claim: every way of making a Snowflake generator takes it. */
+export interface ScopeOptions {
+  /**
+   * Generators in different scopes may hold the same node id and layout on one host, on purpose
+   * (services writing to different tables): at most 40 ASCII letters, digits, `.`, `_`, `-`
+   * (default: `POLYFLAKE_HOST_SCOPE`, else the host's one scope).
+   */
+  hostScope?: string
+}
+
+/**
+ * The restart guard of a fixed node id (`new Snowflake({ nodeId })`, `fromEnv`, `fromHostname`,
+ * `fromIpv4`) on the system clock: a mark per node id on this host, so that its next holder here
+ * starts above everything this one could have issued.
+ */
+export interface HostOptions extends ScopeOptions {
+  /** Keep a mark or not (default: `POLYFLAKE_RESTART_GUARD`, else `'auto'`). */
+  restartGuard?: RestartGuardMode
+  /**
+   * The directory of the marks: local, kept across restarts, owned by this user (default:
+   * `POLYFLAKE_STATE_DIR`, else the lease directory `/var/tmp/polyflake-leases`).
+   */
+  stateDir?: string
 }
 
 /** The monotonic generators' extra setting. */
 export interface LeadOptions {
-  /** Refuse rather than run more than this many ms ahead of the wall clock (default unbounded). */
+  /**
+   * Refuse rather than run more than this many ms ahead of the wall clock (default
+   * `DEFAULT_MAX_LEAD_MS`, 5000; `null`: unbounded).
+   */
   maxLeadMs?: number | bigint | null
 }
 
@@ -179,7 +239,7 @@ export interface HealthSample {
  * Options of `fromFileLease(...)`, besides the `SourceOptions`: a slot of a directory of slot
  * files on one host, held with `flock` (the kernel frees it when the process dies).
  */
-export interface FileLeaseOptions {
+export interface FileLeaseOptions extends ScopeOptions {
   /**
    * The lease directory (created if missing), on a local file system that no cleaner
    * touches; every process that shares node ids uses the same one.
@@ -224,7 +284,7 @@ export interface StoreAuthOptions {
 }
 
 /** Options of `fromZooKeeper`: slots as znodes under `prefix` in a ZooKeeper ensemble. */
-export interface ZooKeeperOptions extends StoreAuthOptions {
+export interface ZooKeeperOptions extends StoreAuthOptions, ScopeOptions {
   /** The ensemble: `'host:port,host:port'` or an array of `'host:port'` strings. */
   ensemble: string | Array<string>
   /** The znode prefix, an absolute path (default `'/polyflake'`). */
@@ -244,7 +304,7 @@ export interface ZooKeeperOptions extends StoreAuthOptions {
 }
 
 /** Options of `fromEtcd`: slots as keys under `prefix` in an etcd v3 cluster. */
-export interface EtcdOptions extends StoreAuthOptions {
+export interface EtcdOptions extends StoreAuthOptions, ScopeOptions {
   /** The cluster's client URLs, such as `'http://127.0.0.1:2379'` (one string or an array). */
   endpoints: string | Array<string>
   /** The key prefix (default `'/polyflake'`). */
@@ -272,9 +332,11 @@ export interface Health {
   ok: boolean
   /**
    * `'ok'`, `'clock_behind'`, `'clock_outside_window'`, `'clock_failed'`, `'clock_stuck'`,
-   * `'lead_too_large'`, `'used_after_fork'`, `'restart_guard'`, `'lease_expired'`,
-   * `'lease_lost'`, `'clock_ahead'`, `'closed'` or `'store_rolled_back'` (the lease store was
-   * restored from an older backup under this holder: the lease is lost).
+   * `'lead_too_large'`, `'used_after_fork'`, `'restart_guard'` (a lease's or a fixed node id's
+   * restart guard waits), `'lease_expired'`, `'lease_lost'`, `'clock_ahead'`, `'closed'`,
+   * `'store_rolled_back'` (the lease store was restored from an older backup under this holder:
+   * the lease is lost) or `'clock_unsynchronized'` (`maxClockErrorMs`: the kernel says the
+   * clock is not synchronized, or its maximum error is over the bound).
    */
   status: HealthStatus
   /** A human-readable reason; empty when ok. */
@@ -325,15 +387,47 @@ export interface Health {
   clockTickNs: number
   /** Why a requested coarse source is not in use; empty otherwise. */
   clockNote: string
-  /** The lease's state (slot, high-water mark, restart guard), if the node id is leased. */
+  /**
+   * Calls that waited for a fixed node id's restart guard (its previous holder on this host
+   * may have issued up to a time the clock had not reached).
+   */
+  restartWaits: number
+  /**
+   * Why a fixed node id on the system clock keeps no mark on this host (the state directory
+   * cannot be written, or `restartGuard: 'off'`): then a successor after a clock stepped back
+   * could repeat its IDs. Empty when it keeps one (`lease.kind` `'host'`), for leases and for
+   * injected clocks.
+   */
+  restartGuardNote: string
+  /** The kernel's word on the system clock when the snapshot was taken (`adjtimex`). */
+  clockSync: ClockSync
+  /**
+   * The lease's state (slot, high-water mark, restart guard), if the node id is leased, or a
+   * fixed node id's mark on this host (kind `'host'`) when it keeps one.
+   */
   lease?: LeaseHealth
 }
 
-/** The lease part of `Health` (present when the node id comes from a lease). */
+/** `health().clockSync`: what the kernel says of the system clock (`adjtimex`, read only). */
+export interface ClockSync {
+  /** `'ok'`, a leap second due or under way, `'unsynchronized'`, or `'unavailable'`. */
+  state: ClockSyncState
+  /** True when a time daemon (chrony, ntpd, systemd-timesyncd) keeps the clock synchronized. */
+  synchronized: boolean
+  /** The kernel's maximum error, in µs (16000000 when unsynchronized; -1 when unavailable). */
+  maxErrorUs: number
+  /** The kernel's estimated error, in µs (-1 when unavailable). */
+  estErrorUs: number
+}
+
+/**
+ * The lease part of `Health`: present when the node id comes from a lease, or when a fixed node
+ * id keeps its mark on this host (kind `'host'`).
+ */
 export interface LeaseHealth {
-  /** `'file'`, `'etcd'` or `'zookeeper'`. */
+  /** `'file'`, `'etcd'`, `'zookeeper'`, or `'host'` (a fixed node id's mark). */
   kind: LeaseKind
-  /** The lease directory, or the etcd endpoints and key prefix. */
+  /** The lease directory, the etcd endpoints and key prefix, or the mark's path. */
   store: string
   /** The slot held, which is the node id. */
   slot: number
@@ -435,21 +529,26 @@ export declare class ManualClock {
 }
 
 /**
- * Monotonic mode: never waits, never duplicates. The wall clock only floors a logical clock
- * that borrows from the next millisecond on a rewind or a burst (and stays on trusted time
- * through a forward step), so a decoded timestamp is an upper bound on when the ID was
- * made. `maxLeadMs` bounds how far ahead it may run.
+ * Monotonic mode: never waits on the clock, never duplicates. The wall clock only floors a
+ * logical clock that borrows from the next millisecond on a rewind or a burst (and stays on
+ * trusted time through a forward step), so a decoded timestamp is an upper bound on when the
+ * ID was made. `maxLeadMs` bounds how far ahead it may run (default 5000 ms; `null`:
+ * unbounded); a fixed node id's restart guard is borrowed over up to it and waited for beyond.
  */
 export declare class MonotonicSnowflake {
   /**
    * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). A
-   * Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). The
+   * first call on a fixed node id may wait for its restart guard (a predecessor on this
+   * host killed within the last reserve, or a clock stepped back since: at most
+   * `DEFAULT_MAX_RESTART_WAIT_MS`, else `LEASE_NOT_READY`). A Worker's `terminate()` or
+   * `process.exit()` cuts a wait within 20 ms.
    */
   nextId(): bigint
   /**
    * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
-   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+   * millisecond or a small rewind in strict mode, a fixed node id's restart guard).
+   * Refusals throw as in `nextId()`.
    */
   tryNextId(): bigint | null
   /**
@@ -469,10 +568,12 @@ export declare class MonotonicSnowflake {
    */
   healthSamples(): Array<HealthSample>
   /**
-   * A generator with a given node id. Throws a `RangeError` with a `code` for bad
-   * settings.
+   * A generator with a given node id, claimed on this host (`NODE_ID_IN_USE` while
+   * another live generator holds it) and kept by its restart guard (a mark in
+   * `stateDir`: the next holder here starts above every ID this one issued). Throws a
+   * `RangeError` with a `code` for bad settings.
    */
-  constructor(options: SnowflakeOptions & SourceOptions & LeadOptions)
+  constructor(options: SnowflakeOptions & SourceOptions & LeadOptions & HostOptions)
   /**
    * A generator on a slot leased from a directory of slot files (one host): `flock`
    * holds the slot while this process lives; calls throw `LEASE_NOT_READY` until the
@@ -495,18 +596,18 @@ export declare class MonotonicSnowflake {
    */
   static fromZooKeeper(options: ZooKeeperOptions & SourceOptions & LeadOptions): MonotonicSnowflake
   /** A generator whose node id is the decimal integer in an environment variable. */
-  static fromEnv(variable: string, options?: SourceOptions & LeadOptions): MonotonicSnowflake
+  static fromEnv(variable: string, options?: SourceOptions & LeadOptions & HostOptions): MonotonicSnowflake
   /**
    * A generator whose node id is the ordinal of a StatefulSet-style hostname
    * (`ids-7` -> 7); this host's name when `hostname` is omitted or null.
    */
-  static fromHostname(hostname?: string | null, options?: SourceOptions & LeadOptions): MonotonicSnowflake
+  static fromHostname(hostname?: string | null, options?: SourceOptions & LeadOptions & HostOptions): MonotonicSnowflake
   /**
    * A generator whose node id is the host part of an IPv4 address in a subnet of
    * `prefixLen` bits; refused (`INVALID_NODE_SOURCE`) unless the prefix is 0 to 32
    * and the host part fits the node field (a /22 or narrower with 10 node bits).
    */
-  static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions & LeadOptions): MonotonicSnowflake
+  static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions & LeadOptions & HostOptions): MonotonicSnowflake
   /** One ID as a decimal string (for JSON). */
   nextIdString(): string
   /**
@@ -531,8 +632,9 @@ export declare class MonotonicSnowflake {
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
   static decode(id: bigint | string): DecodedId
   /**
-   * Block the calling thread until the restart guard has passed, at most `timeoutMs`
-   * (default `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
+   * Block the calling thread until the restart guard (a lease's, or a fixed node id's
+   * mark on this host) has passed, at most `timeoutMs` (default
+   * `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
    * Throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
    * once. Meant for startup.
    */
@@ -583,13 +685,17 @@ export declare class ScriptedClock {
 export declare class Snowflake {
   /**
    * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). A
-   * Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). The
+   * first call on a fixed node id may wait for its restart guard (a predecessor on this
+   * host killed within the last reserve, or a clock stepped back since: at most
+   * `DEFAULT_MAX_RESTART_WAIT_MS`, else `LEASE_NOT_READY`). A Worker's `terminate()` or
+   * `process.exit()` cuts a wait within 20 ms.
    */
   nextId(): bigint
   /**
    * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
-   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+   * millisecond or a small rewind in strict mode, a fixed node id's restart guard).
+   * Refusals throw as in `nextId()`.
    */
   tryNextId(): bigint | null
   /**
@@ -609,10 +715,12 @@ export declare class Snowflake {
    */
   healthSamples(): Array<HealthSample>
   /**
-   * A generator with a given node id. Throws a `RangeError` with a `code` for bad
-   * settings.
+   * A generator with a given node id, claimed on this host (`NODE_ID_IN_USE` while
+   * another live generator holds it) and kept by its restart guard (a mark in
+   * `stateDir`: the next holder here starts above every ID this one issued). Throws a
+   * `RangeError` with a `code` for bad settings.
    */
-  constructor(options: SnowflakeOptions & SourceOptions)
+  constructor(options: SnowflakeOptions & SourceOptions & HostOptions)
   /**
    * A generator on a slot leased from a directory of slot files (one host): `flock`
    * holds the slot while this process lives; calls throw `LEASE_NOT_READY` until the
@@ -635,18 +743,18 @@ export declare class Snowflake {
    */
   static fromZooKeeper(options: ZooKeeperOptions & SourceOptions): Snowflake
   /** A generator whose node id is the decimal integer in an environment variable. */
-  static fromEnv(variable: string, options?: SourceOptions): Snowflake
+  static fromEnv(variable: string, options?: SourceOptions & HostOptions): Snowflake
   /**
    * A generator whose node id is the ordinal of a StatefulSet-style hostname
    * (`ids-7` -> 7); this host's name when `hostname` is omitted or null.
    */
-  static fromHostname(hostname?: string | null, options?: SourceOptions): Snowflake
+  static fromHostname(hostname?: string | null, options?: SourceOptions & HostOptions): Snowflake
   /**
    * A generator whose node id is the host part of an IPv4 address in a subnet of
    * `prefixLen` bits; refused (`INVALID_NODE_SOURCE`) unless the prefix is 0 to 32
    * and the host part fits the node field (a /22 or narrower with 10 node bits).
    */
-  static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions): Snowflake
+  static fromIpv4(address: string, prefixLen: number | bigint, options?: SourceOptions & HostOptions): Snowflake
   /** One ID as a decimal string (for JSON). */
   nextIdString(): string
   /**
@@ -671,8 +779,9 @@ export declare class Snowflake {
   /** Decode an ID (bigint or decimal string) with the default layout and epoch. */
   static decode(id: bigint | string): DecodedId
   /**
-   * Block the calling thread until the restart guard has passed, at most `timeoutMs`
-   * (default `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
+   * Block the calling thread until the restart guard (a lease's, or a fixed node id's
+   * mark on this host) has passed, at most `timeoutMs` (default
+   * `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
    * Throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
    * once. Meant for startup.
    */
@@ -711,13 +820,17 @@ export declare class Snowflake {
 export declare class UlidGenerator {
   /**
    * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). A
-   * Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). The
+   * first call on a fixed node id may wait for its restart guard (a predecessor on this
+   * host killed within the last reserve, or a clock stepped back since: at most
+   * `DEFAULT_MAX_RESTART_WAIT_MS`, else `LEASE_NOT_READY`). A Worker's `terminate()` or
+   * `process.exit()` cuts a wait within 20 ms.
    */
   nextId(): string
   /**
    * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
-   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+   * millisecond or a small rewind in strict mode, a fixed node id's restart guard).
+   * Refusals throw as in `nextId()`.
    */
   tryNextId(): string | null
   /**
@@ -739,7 +852,7 @@ export declare class UlidGenerator {
   /**
    * A generator with explicit settings (all optional): `mode` (`'strict'`, the
    * default, or `'monotonic'`), `maxWaitMs`, `maxLeadMs` (monotonic),
-   * `maxForwardStepMs`, `forwardConfirmMs`, `clock`, `clockSource`.
+   * `maxForwardStepMs`, `forwardConfirmMs`, `maxClockErrorMs`, `clock`, `clockSource`.
    */
   constructor(options?: TimeIdOptions)
   /** One ID as 16 bytes, big-endian (the byte order a database's `uuid` sorts by). */
@@ -773,13 +886,17 @@ export declare class UlidGenerator {
 export declare class Uuid7Generator {
   /**
    * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). A
-   * Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
+   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). The
+   * first call on a fixed node id may wait for its restart guard (a predecessor on this
+   * host killed within the last reserve, or a clock stepped back since: at most
+   * `DEFAULT_MAX_RESTART_WAIT_MS`, else `LEASE_NOT_READY`). A Worker's `terminate()` or
+   * `process.exit()` cuts a wait within 20 ms.
    */
   nextId(): string
   /**
    * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
-   * millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+   * millisecond or a small rewind in strict mode, a fixed node id's restart guard).
+   * Refusals throw as in `nextId()`.
    */
   tryNextId(): string | null
   /**
@@ -801,7 +918,7 @@ export declare class Uuid7Generator {
   /**
    * A generator with explicit settings (all optional): `mode` (`'strict'`, the
    * default, or `'monotonic'`), `maxWaitMs`, `maxLeadMs` (monotonic),
-   * `maxForwardStepMs`, `forwardConfirmMs`, `clock`, `clockSource`.
+   * `maxForwardStepMs`, `forwardConfirmMs`, `maxClockErrorMs`, `clock`, `clockSource`.
    */
   constructor(options?: TimeIdOptions)
   /** One ID as 16 bytes, big-endian (the byte order a database's `uuid` sorts by). */
@@ -841,7 +958,20 @@ export declare const DEFAULT_MAX_FORWARD_STEP_MS: number
 /** The default `maxGuardWaitMs` of both lease kinds, and `waitReady`'s default timeout. */
 export declare const DEFAULT_MAX_GUARD_WAIT_MS: number
 
-/** The default `reserveMs` of both lease kinds (and the restart guard of a new slot). */
+/** The default `maxLeadMs` of the monotonic generators (`null` set explicitly: unbounded). */
+export declare const DEFAULT_MAX_LEAD_MS: number
+
+/**
+ * How long a call waits for a fixed node id's restart guard before it throws
+ * `LEASE_NOT_READY` (two reserves: one for a killed holder, one more for a clock stepped back).
+ */
+export declare const DEFAULT_MAX_RESTART_WAIT_MS: number
+
+/**
+ * The default `reserveMs` of both lease kinds (and the restart guard of a new slot), and how
+ * far ahead of the clock a fixed node id's mark on the host is kept: the longest a successor of
+ * a killed holder waits.
+ */
 export declare const DEFAULT_RESERVE_MS: number
 
 /** A ULID (16 bytes, or text in any case) as its canonical text: upper-case Crockford base32. */

@@ -3,8 +3,8 @@
 
 // The TypeScript-only types, written here (node/types.d.ts) and put first in the generated
 // index.d.ts by `napi build` (package.json napi.dtsHeaderFile). The options objects are read
-// key by key in node/src/generator.rs, timeid.rs and settings.rs, which refuse unknown keys; `Health` and `LeaseHealth`
-// are the core's Health::fields() and LeaseHealth::fields() in camelCase (node/src/js.rs),
+// key by key in node/src/generator.rs, timeid.rs and settings.rs, which refuse unknown keys; `Health`, `ClockSync`
+// and `LeaseHealth` are the core's Health::fields() and its nested records in camelCase (node/src/js.rs),
 // which node/test/quiet-faults.test.js checks against these declarations.
 
 /**
@@ -35,6 +35,7 @@ export type PolyflakeErrorCode =
   | 'ID_SPACE_MISMATCH'
   | 'GENERATOR_CLOSED'
   | 'INTERRUPTED'
+  | 'CLOCK_UNSYNCHRONIZED'
   | 'ERR_INVALID_ARG_TYPE'
   | 'ERR_OUT_OF_RANGE'
   | 'INTERNAL_PANIC'
@@ -65,6 +66,7 @@ export type HealthStatus =
   | 'clock_ahead'
   | 'closed'
   | 'store_rolled_back'
+  | 'clock_unsynchronized'
 
 /** `health().source`: where the node id came from (`'static'` for the format generators too). */
 export type NodeIdSource = 'static' | 'env' | 'hostname' | 'ipv4' | 'file_lease' | 'etcd' | 'zookeeper'
@@ -75,11 +77,32 @@ export type GeneratorMode = 'strict' | 'monotonic'
 /** The clock reading a generator takes. */
 export type ClockSourceName = 'precise' | 'coarse'
 
-/** `health().lease.kind`: the store the lease lives in. */
-export type LeaseKind = 'file' | 'etcd' | 'zookeeper'
+/**
+ * `health().lease.kind`: the store the lease lives in, or `'host'` for a fixed node id's mark on
+ * this host (its restart guard, kept in the state directory as a lease keeps its R).
+ */
+export type LeaseKind = 'file' | 'etcd' | 'zookeeper' | 'host'
 
 /** `health().lease.phase`: where the lease stands. */
 export type LeasePhase = 'held' | 'restart_guard' | 'expired' | 'lost'
+
+/** `health().clockSync.state`: what the kernel (`adjtimex`) says of the system clock. */
+export type ClockSyncState =
+  | 'ok'
+  | 'insert_leap'
+  | 'delete_leap'
+  | 'leap_in_progress'
+  | 'leap_done'
+  | 'unsynchronized'
+  | 'unavailable'
+
+/**
+ * A fixed node id's restart guard: `'auto'` keeps a mark on this host where the state directory
+ * allows it (and says once on stderr, and in `health().restartGuardNote`, where it does not);
+ * `'required'` refuses to build without one (`LEASE_STORE`, naming the directory and the fixes);
+ * `'off'` keeps none.
+ */
+export type RestartGuardMode = 'auto' | 'required' | 'off'
 
 /** A decoded Snowflake ID (`Snowflake.decode(id)`, `gen.decode(id)`). */
 export interface DecodedId {
@@ -132,7 +155,9 @@ export interface ClockOptions {
    * tick, 4 ms at HZ=250, older than the call; `health().clockSource` says which is in effect),
    * `'precise'` the default; or a test clock, or a function returning Unix ms, called
    * synchronously on the JS thread (not with a lease, whose background thread reads the clock
-   * too). Only the test clocks are exempt from one generator per node id.
+   * too). Only the test clocks are exempt from one generator per node id; a function keeps
+   * that rule in this process but is exempt from the host-wide claim and the restart guard (its
+   * times are not the host's: two processes may each run one on the same node id).
    */
   clock?: 'precise' | 'coarse' | ManualClock | ScriptedClock | (() => number | bigint)
   /**
@@ -140,11 +165,46 @@ export interface ClockOptions {
    * reading `ManualClock.setTickMs` models; on the system clock `clock: 'coarse'` says the same.
    */
   clockSource?: ClockSourceName
+  /**
+   * Refuse to issue (`CLOCK_UNSYNCHRONIZED`, health `'clock_unsynchronized'`) while the kernel
+   * says the system clock is not synchronized or its maximum error is over this many ms, 1 to
+   * 16000 (default `null`: the kernel's word is in `health().clockSync`, never a reason to
+   * refuse). Checked once a second off the hot path; refused with an injected clock.
+   */
+  maxClockErrorMs?: number | bigint | null
+}
+
+/** The host scope of a node id's claim: every way of making a Snowflake generator takes it. */
+export interface ScopeOptions {
+  /**
+   * Generators in different scopes may hold the same node id and layout on one host, on purpose
+   * (services writing to different tables): at most 40 ASCII letters, digits, `.`, `_`, `-`
+   * (default: `POLYFLAKE_HOST_SCOPE`, else the host's one scope).
+   */
+  hostScope?: string
+}
+
+/**
+ * The restart guard of a fixed node id (`new Snowflake({ nodeId })`, `fromEnv`, `fromHostname`,
+ * `fromIpv4`) on the system clock: a mark per node id on this host, so that its next holder here
+ * starts above everything this one could have issued.
+ */
+export interface HostOptions extends ScopeOptions {
+  /** Keep a mark or not (default: `POLYFLAKE_RESTART_GUARD`, else `'auto'`). */
+  restartGuard?: RestartGuardMode
+  /**
+   * The directory of the marks: local, kept across restarts, owned by this user (default:
+   * `POLYFLAKE_STATE_DIR`, else the lease directory `/var/tmp/polyflake-leases`).
+   */
+  stateDir?: string
 }
 
 /** The monotonic generators' extra setting. */
 export interface LeadOptions {
-  /** Refuse rather than run more than this many ms ahead of the wall clock (default unbounded). */
+  /**
+   * Refuse rather than run more than this many ms ahead of the wall clock (default
+   * `DEFAULT_MAX_LEAD_MS`, 5000; `null`: unbounded).
+   */
   maxLeadMs?: number | bigint | null
 }
 
@@ -179,7 +239,7 @@ export interface HealthSample {
  * Options of `fromFileLease(...)`, besides the `SourceOptions`: a slot of a directory of slot
  * files on one host, held with `flock` (the kernel frees it when the process dies).
  */
-export interface FileLeaseOptions {
+export interface FileLeaseOptions extends ScopeOptions {
   /**
    * The lease directory (created if missing), on a local file system that no cleaner
    * touches; every process that shares node ids uses the same one.
@@ -224,7 +284,7 @@ export interface StoreAuthOptions {
 }
 
 /** Options of `fromZooKeeper`: slots as znodes under `prefix` in a ZooKeeper ensemble. */
-export interface ZooKeeperOptions extends StoreAuthOptions {
+export interface ZooKeeperOptions extends StoreAuthOptions, ScopeOptions {
   /** The ensemble: `'host:port,host:port'` or an array of `'host:port'` strings. */
   ensemble: string | Array<string>
   /** The znode prefix, an absolute path (default `'/polyflake'`). */
@@ -244,7 +304,7 @@ export interface ZooKeeperOptions extends StoreAuthOptions {
 }
 
 /** Options of `fromEtcd`: slots as keys under `prefix` in an etcd v3 cluster. */
-export interface EtcdOptions extends StoreAuthOptions {
+export interface EtcdOptions extends StoreAuthOptions, ScopeOptions {
   /** The cluster's client URLs, such as `'http://127.0.0.1:2379'` (one string or an array). */
   endpoints: string | Array<string>
   /** The key prefix (default `'/polyflake'`). */
@@ -272,9 +332,11 @@ export interface Health {
   ok: boolean
   /**
    * `'ok'`, `'clock_behind'`, `'clock_outside_window'`, `'clock_failed'`, `'clock_stuck'`,
-   * `'lead_too_large'`, `'used_after_fork'`, `'restart_guard'`, `'lease_expired'`,
-   * `'lease_lost'`, `'clock_ahead'`, `'closed'` or `'store_rolled_back'` (the lease store was
-   * restored from an older backup under this holder: the lease is lost).
+   * `'lead_too_large'`, `'used_after_fork'`, `'restart_guard'` (a lease's or a fixed node id's
+   * restart guard waits), `'lease_expired'`, `'lease_lost'`, `'clock_ahead'`, `'closed'`,
+   * `'store_rolled_back'` (the lease store was restored from an older backup under this holder:
+   * the lease is lost) or `'clock_unsynchronized'` (`maxClockErrorMs`: the kernel says the
+   * clock is not synchronized, or its maximum error is over the bound).
    */
   status: HealthStatus
   /** A human-readable reason; empty when ok. */
@@ -325,15 +387,47 @@ export interface Health {
   clockTickNs: number
   /** Why a requested coarse source is not in use; empty otherwise. */
   clockNote: string
-  /** The lease's state (slot, high-water mark, restart guard), if the node id is leased. */
+  /**
+   * Calls that waited for a fixed node id's restart guard (its previous holder on this host
+   * may have issued up to a time the clock had not reached).
+   */
+  restartWaits: number
+  /**
+   * Why a fixed node id on the system clock keeps no mark on this host (the state directory
+   * cannot be written, or `restartGuard: 'off'`): then a successor after a clock stepped back
+   * could repeat its IDs. Empty when it keeps one (`lease.kind` `'host'`), for leases and for
+   * injected clocks.
+   */
+  restartGuardNote: string
+  /** The kernel's word on the system clock when the snapshot was taken (`adjtimex`). */
+  clockSync: ClockSync
+  /**
+   * The lease's state (slot, high-water mark, restart guard), if the node id is leased, or a
+   * fixed node id's mark on this host (kind `'host'`) when it keeps one.
+   */
   lease?: LeaseHealth
 }
 
-/** The lease part of `Health` (present when the node id comes from a lease). */
+/** `health().clockSync`: what the kernel says of the system clock (`adjtimex`, read only). */
+export interface ClockSync {
+  /** `'ok'`, a leap second due or under way, `'unsynchronized'`, or `'unavailable'`. */
+  state: ClockSyncState
+  /** True when a time daemon (chrony, ntpd, systemd-timesyncd) keeps the clock synchronized. */
+  synchronized: boolean
+  /** The kernel's maximum error, in µs (16000000 when unsynchronized; -1 when unavailable). */
+  maxErrorUs: number
+  /** The kernel's estimated error, in µs (-1 when unavailable). */
+  estErrorUs: number
+}
+
+/**
+ * The lease part of `Health`: present when the node id comes from a lease, or when a fixed node
+ * id keeps its mark on this host (kind `'host'`).
+ */
 export interface LeaseHealth {
-  /** `'file'`, `'etcd'` or `'zookeeper'`. */
+  /** `'file'`, `'etcd'`, `'zookeeper'`, or `'host'` (a fixed node id's mark). */
   kind: LeaseKind
-  /** The lease directory, or the etcd endpoints and key prefix. */
+  /** The lease directory, the etcd endpoints and key prefix, or the mark's path. */
   store: string
   /** The slot held, which is the node id. */
   slot: number

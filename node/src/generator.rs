@@ -12,9 +12,36 @@ use crate::metrics::samples;
 use crate::settings::{self, only_keys, FResult};
 use napi::bindgen_prelude::{ClassInstance, Env, JavaScriptClassExt, This, Unknown};
 use napi::{sys, JsValue};
-use polyflake::{Decoded, Generator, LeaseCommon, Mode, NodeSource, RemoteStore};
+use polyflake::{
+    Decoded, Generator, LeaseCommon, Mode, NodeSource, RemoteStore, RestartGuard,
+    RestartGuardOptions,
+};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The keys of a fixed node id's claim on the host (static, environment, hostname, IPv4): its
+/// restart guard and the host scope (see [`host`]). A lease takes the scope only
+/// ([`LEASE_KEYS`]): its restart guard is its store's R.
+const FIXED_KEYS: [&str; 3] = ["restartGuard", "stateDir", "hostScope"];
+
+/// What `options` says of the node id's claim on this host, onto `b`: `restartGuard` (`'auto'`,
+/// `'required'` or `'off'`, checked by the core) and `stateDir`, each left to its environment
+/// variable when absent, and `hostScope` (the core checks it). Only the keys the call was
+/// checked against can be present.
+fn host(options: Val, mut b: polyflake::Builder) -> FResult<polyflake::Builder> {
+    let mut guard = RestartGuardOptions::default();
+    if let Some(v) = options.get_opt("restartGuard")? {
+        guard.mode = Some(RestartGuard::from_name(&string_arg(v, "restartGuard")?)?);
+    }
+    if let Some(v) = options.get_opt("stateDir")? {
+        guard.state_dir = Some(string_arg(v, "stateDir")?.into());
+    }
+    b = b.restart_guard(guard);
+    if let Some(v) = options.get_opt("hostScope")? {
+        b = b.host_scope(string_arg(v, "hostScope")?);
+    }
+    Ok(b)
+}
 
 /// Make a core generator: `what` names the call in messages; `options` (`undefined` allowed
 /// when `optional`) takes the keys `own`, `epochMs`, `layout` and `settings::keys(mode)`;
@@ -44,6 +71,7 @@ fn make(
         if let Some(v) = options.get_opt("layout")? {
             b = b.layout(layout_arg(env, v)?);
         }
+        b = host(options, b)?;
         let s = settings::read(env, options, mode, leased)?;
         js_clock = s.js_clock;
         b = b.settings(s.core);
@@ -65,7 +93,8 @@ fn class_name(mode: Mode) -> &'static str {
 /// `new Snowflake({ nodeId, ... })`: a static node id.
 fn from_options(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
     let what = format!("new {}", class_name(mode));
-    make(env, &what, mode, options, false, &["nodeId"], |o| {
+    let own = [&["nodeId"][..], &FIXED_KEYS].concat();
+    make(env, &what, mode, options, false, &own, |o| {
         match o.get_opt("nodeId")? {
             Some(v) => Ok(NodeSource::Static(int_arg(v, "nodeId")?)),
             None => Err(Fail::Type(format!("{what}: nodeId is required"))),
@@ -82,7 +111,7 @@ fn fixed(
     source: NodeSource,
 ) -> FResult<Cell<Generator>> {
     let what = format!("{}.{name}", class_name(mode));
-    make(env, &what, mode, options, true, &[], |_| Ok(source))
+    make(env, &what, mode, options, true, &FIXED_KEYS, |_| Ok(source))
 }
 
 /// The options every lease kind shares ([`LEASE_KEYS`]), absent ones at the core's defaults.
@@ -95,8 +124,14 @@ fn lease_common(o: Val) -> FResult<LeaseCommon> {
     Ok(c)
 }
 
-/// The keys `lease_common` reads.
-const LEASE_KEYS: [&str; 4] = ["slots", "identity", "reserveMs", "maxGuardWaitMs"];
+/// The keys `lease_common` reads, and the lease's host scope (read by [`host`]).
+const LEASE_KEYS: [&str; 5] = [
+    "slots",
+    "identity",
+    "reserveMs",
+    "maxGuardWaitMs",
+    "hostScope",
+];
 
 /// `fromFileLease({ dir, slots?, identity?, reserveMs?, maxGuardWaitMs?, ... })`.
 fn file_lease(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
@@ -258,8 +293,10 @@ macro_rules! generator_class {
 
         #[napi]
         impl $name {
-            /// A generator with a given node id. Throws a `RangeError` with a `code` for bad
-            /// settings.
+            /// A generator with a given node id, claimed on this host (`NODE_ID_IN_USE` while
+            /// another live generator holds it) and kept by its restart guard (a mark in
+            /// `stateDir`: the next holder here starts above every ID this one issued). Throws a
+            /// `RangeError` with a `code` for bad settings.
             #[napi(constructor, ts_args_type = $new)]
             pub fn new(env: Env, this: This<'_>, options: Unknown<'_>) -> Result<Self> {
                 guard(env.raw(), || {
@@ -386,8 +423,9 @@ macro_rules! generator_class {
                 js_value(env, |raw| decoded(raw, polyflake::decode(id_arg(Val::of(*env, &id))?)?))
             }
 
-            /// Block the calling thread until the restart guard has passed, at most `timeoutMs`
-            /// (default `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
+            /// Block the calling thread until the restart guard (a lease's, or a fixed node id's
+            /// mark on this host) has passed, at most `timeoutMs` (default
+            /// `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
             /// Throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
             /// once. Meant for startup.
             #[napi(ts_args_type = "timeoutMs?: number | bigint")]
@@ -462,24 +500,27 @@ generator_class! {
     #[doc = " (default 5) is waited out, a larger one throws `CLOCK_MOVED_BACKWARDS`; a spent"]
     #[doc = " millisecond sleeps to the next one; a forward clock step is not issued from"]
     #[doc = " (`CLOCK_JUMPED_AHEAD`). IDs are bigints; use `nextIdString()` or `idsToStrings()` for JSON."]
-    Snowflake, Mode::Strict, ret = "Snowflake", new = "options: SnowflakeOptions & SourceOptions",
+    Snowflake, Mode::Strict, ret = "Snowflake",
+    new = "options: SnowflakeOptions & SourceOptions & HostOptions",
     file = "options: FileLeaseOptions & SourceOptions", etcd = "options: EtcdOptions & SourceOptions",
-    zk = "options: ZooKeeperOptions & SourceOptions", env = "variable: string, options?: SourceOptions",
-    host = "hostname?: string | null, options?: SourceOptions",
-    ipv4 = "address: string, prefixLen: number | bigint, options?: SourceOptions"
+    zk = "options: ZooKeeperOptions & SourceOptions",
+    env = "variable: string, options?: SourceOptions & HostOptions",
+    host = "hostname?: string | null, options?: SourceOptions & HostOptions",
+    ipv4 = "address: string, prefixLen: number | bigint, options?: SourceOptions & HostOptions"
 }
 
 generator_class! {
-    #[doc = " Monotonic mode: never waits, never duplicates. The wall clock only floors a logical clock"]
-    #[doc = " that borrows from the next millisecond on a rewind or a burst (and stays on trusted time"]
-    #[doc = " through a forward step), so a decoded timestamp is an upper bound on when the ID was"]
-    #[doc = " made. `maxLeadMs` bounds how far ahead it may run."]
+    #[doc = " Monotonic mode: never waits on the clock, never duplicates. The wall clock only floors a"]
+    #[doc = " logical clock that borrows from the next millisecond on a rewind or a burst (and stays on"]
+    #[doc = " trusted time through a forward step), so a decoded timestamp is an upper bound on when the"]
+    #[doc = " ID was made. `maxLeadMs` bounds how far ahead it may run (default 5000 ms; `null`:"]
+    #[doc = " unbounded); a fixed node id's restart guard is borrowed over up to it and waited for beyond."]
     MonotonicSnowflake, Mode::Monotonic, ret = "MonotonicSnowflake",
-    new = "options: SnowflakeOptions & SourceOptions & LeadOptions",
+    new = "options: SnowflakeOptions & SourceOptions & LeadOptions & HostOptions",
     file = "options: FileLeaseOptions & SourceOptions & LeadOptions",
     etcd = "options: EtcdOptions & SourceOptions & LeadOptions",
     zk = "options: ZooKeeperOptions & SourceOptions & LeadOptions",
-    env = "variable: string, options?: SourceOptions & LeadOptions",
-    host = "hostname?: string | null, options?: SourceOptions & LeadOptions",
-    ipv4 = "address: string, prefixLen: number | bigint, options?: SourceOptions & LeadOptions"
+    env = "variable: string, options?: SourceOptions & LeadOptions & HostOptions",
+    host = "hostname?: string | null, options?: SourceOptions & LeadOptions & HostOptions",
+    ipv4 = "address: string, prefixLen: number | bigint, options?: SourceOptions & LeadOptions & HostOptions"
 }

@@ -78,15 +78,19 @@ macro_rules! issue_methods {
         #[napi]
         impl $name {
             /// One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-            /// spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). A
-            /// Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
+            /// spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). The
+            /// first call on a fixed node id may wait for its restart guard (a predecessor on this
+            /// host killed within the last reserve, or a clock stepped back since: at most
+            /// `DEFAULT_MAX_RESTART_WAIT_MS`, else `LEASE_NOT_READY`). A Worker's `terminate()` or
+            /// `process.exit()` cuts a wait within 20 ms.
             #[napi(ts_return_type = $id)]
             pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
                 method(env, &self.cell, issue::next_id)
             }
 
             /// One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
-            /// millisecond or a small rewind, strict mode only). Refusals throw as in `nextId()`.
+            /// millisecond or a small rewind in strict mode, a fixed node id's restart guard).
+            /// Refusals throw as in `nextId()`.
             #[napi(ts_return_type = $maybe)]
             pub fn try_next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
                 method(env, &self.cell, issue::try_next_id)

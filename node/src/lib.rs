@@ -60,9 +60,20 @@ pub const DEFAULT_MAX_FORWARD_STEP_MS: f64 = polyflake::DEFAULT_MAX_FORWARD_STEP
 #[napi]
 pub const DEFAULT_FORWARD_CONFIRM_MS: f64 = polyflake::DEFAULT_FORWARD_CONFIRM_MS as f64;
 
-/// The default `reserveMs` of both lease kinds (and the restart guard of a new slot).
+/// The default `reserveMs` of both lease kinds (and the restart guard of a new slot), and how
+/// far ahead of the clock a fixed node id's mark on the host is kept: the longest a successor of
+/// a killed holder waits.
 #[napi]
 pub const DEFAULT_RESERVE_MS: f64 = polyflake::DEFAULT_RESERVE_MS as f64;
+
+/// How long a call waits for a fixed node id's restart guard before it throws
+/// `LEASE_NOT_READY` (two reserves: one for a killed holder, one more for a clock stepped back).
+#[napi]
+pub const DEFAULT_MAX_RESTART_WAIT_MS: f64 = polyflake::DEFAULT_MAX_RESTART_WAIT_MS as f64;
+
+/// The default `maxLeadMs` of the monotonic generators (`null` set explicitly: unbounded).
+#[napi]
+pub const DEFAULT_MAX_LEAD_MS: f64 = polyflake::DEFAULT_MAX_LEAD_MS as f64;
 
 /// The default `maxGuardWaitMs` of both lease kinds, and `waitReady`'s default timeout.
 #[napi]
@@ -112,15 +123,11 @@ pub fn is_polyflake_error(env: Env, e: Unknown<'_>) -> Result<bool> {
 /// node/test/types.test.js to compare (not part of the API: left out of index.d.ts).
 #[napi(js_name = "_typeNames", skip_typescript)]
 pub fn type_names(env: Env) -> Result<Unknown<'static>> {
-    use polyflake::{ClockSource, HealthStatus, LeaseKind, LeasePhase, Mode, NodeSourceKind};
-    // The core lists no LeaseKind::ALL: this match stops compiling when a kind is added.
-    let lease_kinds = [LeaseKind::File, LeaseKind::Etcd, LeaseKind::ZooKeeper];
-    for k in lease_kinds {
-        match k {
-            LeaseKind::File | LeaseKind::Etcd | LeaseKind::ZooKeeper => {}
-        }
-    }
-    let lists: [(&str, Vec<&str>); 7] = [
+    use polyflake::{
+        ClockSource, ClockSyncState, HealthStatus, LeaseKind, LeasePhase, Mode, NodeSourceKind,
+        RestartGuard,
+    };
+    let lists: [(&str, Vec<&str>); 9] = [
         ("errorCodes", error::codes().collect()),
         (
             "healthStatuses",
@@ -135,10 +142,18 @@ pub fn type_names(env: Env) -> Result<Unknown<'static>> {
             "clockSources",
             ClockSource::ALL.map(ClockSource::name).to_vec(),
         ),
-        ("leaseKinds", lease_kinds.map(LeaseKind::name).to_vec()),
+        ("leaseKinds", LeaseKind::ALL.map(LeaseKind::name).to_vec()),
         (
             "leasePhases",
             LeasePhase::ALL.map(LeasePhase::name).to_vec(),
+        ),
+        (
+            "clockSyncStates",
+            ClockSyncState::ALL.map(ClockSyncState::name).to_vec(),
+        ),
+        (
+            "restartGuards",
+            RestartGuard::ALL.map(RestartGuard::name).to_vec(),
         ),
     ];
     let raw = env.raw();

@@ -1,5 +1,5 @@
 //! The settings every generator takes, Snowflake and the 128-bit formats alike: the wait, lead
-//! and forward-step bounds and the clock, read from an options object into one core
+//! and forward-step bounds, the kernel's clock-error bound and the clock, read from an options object into one core
 //! [`polyflake::Settings`] for either of the core's two builders. A setting left out keeps
 //! [`polyflake::Settings::default`], so every default is the core's.
 
@@ -13,10 +13,11 @@ use std::sync::Arc;
 pub(crate) type FResult<T> = std::result::Result<T, Fail>;
 
 /// The keys [`read`] takes from every generator (see [`keys`]).
-const KEYS: [&str; 5] = [
+const KEYS: [&str; 6] = [
     "maxWaitMs",
     "maxForwardStepMs",
     "forwardConfirmMs",
+    "maxClockErrorMs",
     "clock",
     "clockSource",
 ];
@@ -98,6 +99,7 @@ pub(crate) fn read(env: Env, options: Val, mode: Mode, leased: bool) -> FResult<
     o.read("maxLeadMs", or_null, &mut s.core.max_lead_ms)?;
     o.read("maxForwardStepMs", or_null, &mut s.core.max_forward_step_ms)?;
     o.read("forwardConfirmMs", narrow, &mut s.core.forward_confirm_ms)?;
+    o.read("maxClockErrorMs", or_null, &mut s.core.max_clock_error_ms)?;
     let mut named = None;
     o.read_some("clockSource", source, &mut named)?;
     if let Some(source) = named {

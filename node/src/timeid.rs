@@ -160,7 +160,7 @@ macro_rules! format_class {
         impl $name {
             /// A generator with explicit settings (all optional): `mode` (`'strict'`, the
             /// default, or `'monotonic'`), `maxWaitMs`, `maxLeadMs` (monotonic),
-            /// `maxForwardStepMs`, `forwardConfirmMs`, `clock`, `clockSource`.
+            /// `maxForwardStepMs`, `forwardConfirmMs`, `maxClockErrorMs`, `clock`, `clockSource`.
             #[napi(constructor, ts_args_type = "options?: TimeIdOptions")]
             pub fn new(env: Env, this: This<'_>, options: Option<Unknown<'_>>) -> Result<Self> {
                 guard(env.raw(), || {

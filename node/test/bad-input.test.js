@@ -5,7 +5,9 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { polyflake, throwsCode } = require('./helpers')
 
-const { Snowflake, MonotonicSnowflake, ManualClock, ScriptedClock, Layout, idsToStrings, idToString, parseId } = polyflake
+const {
+  Snowflake, MonotonicSnowflake, Uuid7Generator, UlidGenerator, ManualClock, ScriptedClock, Layout, idsToStrings, idToString, parseId,
+} = polyflake
 const T0 = 1737747358021
 const clock = () => new ManualClock(T0)
 const gen = () => new Snowflake({ nodeId: 1, clock: clock() })
@@ -65,6 +67,15 @@ const TABLE = [
   ['maxWaitMs 1e9', () => new Snowflake({ nodeId: 1, maxWaitMs: 1e9, clock: clock() }), RangeError, 'INVALID_ARGUMENT'],
   ['maxLeadMs -5', () => new MonotonicSnowflake({ nodeId: 1, maxLeadMs: -5, clock: clock() }), RangeError, 'INVALID_ARGUMENT'],
   ['maxLeadMs 0.5', () => new MonotonicSnowflake({ nodeId: 1, maxLeadMs: 0.5, clock: clock() }), TypeError, 'ERR_INVALID_ARG_TYPE'],
+  ['maxClockErrorMs 0', () => new Snowflake({ nodeId: 1, maxClockErrorMs: 0 }), RangeError, 'INVALID_ARGUMENT'],
+  ['maxClockErrorMs 1.5', () => new UlidGenerator({ maxClockErrorMs: 1.5 }), TypeError, 'ERR_INVALID_ARG_TYPE'],
+  ['maxClockErrorMs with a test clock', () => new Snowflake({ nodeId: 1, maxClockErrorMs: 100, clock: clock() }), RangeError, 'INVALID_ARGUMENT'],
+  // The node id's claim on the host (a fixed node id's restart guard, the scope).
+  ['restartGuard true', () => Snowflake.fromIpv4('10.0.0.7', 24, { restartGuard: true }), TypeError, 'ERR_INVALID_ARG_TYPE'],
+  ['stateDir 5', () => MonotonicSnowflake.fromHostname('ids-7', { stateDir: 5 }), TypeError, 'ERR_INVALID_ARG_TYPE'],
+  ['stateDir on a file lease', () => Snowflake.fromFileLease({ dir: '/nonexistent', stateDir: '/tmp' }), TypeError, 'ERR_INVALID_ARG_TYPE'],
+  ['restartGuard on a format generator', () => new UlidGenerator({ restartGuard: 'off' }), TypeError, 'ERR_INVALID_ARG_TYPE'],
+  ['hostScope of 41 bytes', () => Snowflake.fromFileLease({ dir: '/nonexistent', hostScope: 'x'.repeat(41) }), RangeError, 'INVALID_ARGUMENT'],
   ['layout "nope"', () => new Snowflake({ nodeId: 1, layout: 'nope', clock: clock() }), RangeError, 'UNKNOWN_LAYOUT'],
   ['layout "41/10/13"', () => new Snowflake({ nodeId: 1, layout: '41/10/13', clock: clock() }), RangeError, 'INVALID_LAYOUT'],
   ['layout 41', () => new Snowflake({ nodeId: 1, layout: 41, clock: clock() }), TypeError, 'ERR_INVALID_ARG_TYPE'],
@@ -100,8 +111,8 @@ const TABLE = [
       a.nextId()
     }
   }, Error, 'NODE_ID_IN_USE'],
-  // A clock function is not a test clock: each generator on one holds its node id like one on
-  // the system clock, so each row here has its own.
+  // A clock function is not a test clock: each generator on one holds its node id in this
+  // process (not host-wide: see static-guard.test.js), so each row here has its own.
   ['a clock function that throws', () => new Snowflake({ nodeId: 61, clock: () => { throw new Error('boom') } }).nextId(), Error, 'CLOCK_FAILED'],
   ['a clock function returning a string', () => new Snowflake({ nodeId: 62, clock: () => '1737747358021' }).nextId(), Error, 'CLOCK_FAILED'],
   ['a clock function returning 1.5', () => new Snowflake({ nodeId: 63, clock: () => 1.5 }).nextId(), Error, 'CLOCK_FAILED'],
@@ -174,6 +185,9 @@ const ECHO = [
   ['reserveMs 2n ** 64n', () => Snowflake.fromFileLease({ dir: '/nonexistent', reserveMs: 2n ** 64n }), RangeError, 'INVALID_ARGUMENT', '18446744073709551616'],
   ['slots -5 (negative for an unsigned setting)', () => Snowflake.fromFileLease({ dir: '/nonexistent', slots: -5 }), RangeError, 'ERR_OUT_OF_RANGE', 'slots = -5 is not in [0, 2^32)'],
   ['Layout(2n ** 70n, 10, 12)', () => new Layout(2n ** 70n, 10, 12), RangeError, 'INVALID_ARGUMENT', String(2n ** 70n)],
+  ['maxClockErrorMs 16001', () => new Uuid7Generator({ maxClockErrorMs: 16001 }), RangeError, 'INVALID_ARGUMENT', '16001'],
+  ['restartGuard "yes"', () => new Snowflake({ nodeId: 1, restartGuard: 'yes' }), RangeError, 'INVALID_ARGUMENT', '"yes"'],
+  ['hostScope "two words"', () => new Snowflake({ nodeId: 1, hostScope: 'two words' }), RangeError, 'INVALID_ARGUMENT', '"two words"'],
   // Numbers: refused with the text JavaScript writes for them.
   ['nodeId 2 ** 60', () => new Snowflake({ nodeId: 2 ** 60, clock: clock() }), RangeError, 'ERR_OUT_OF_RANGE', String(2 ** 60)],
   ['nextIds(1e21)', () => mono().nextIds(1e21), RangeError, 'ERR_OUT_OF_RANGE', '1e+21'],
@@ -234,7 +248,7 @@ test('a clock function may return a Number or a bigint', () => {
   let t = T0
   const g = new Snowflake({ nodeId: 37, clock: () => t })
   assert.equal(g.nextId(), 141264821508263936n)
-  // A clock function holds its node id like the system clock: node 38, one node field step on.
+  // A clock function holds its node id in this process: node 38, one node field step on.
   const b = new Snowflake({ nodeId: 38, clock: () => BigInt(T0) })
   assert.equal(b.nextId(), 141264821508263936n + (1n << 12n))
 })

@@ -6,7 +6,7 @@
 // duplicates over 20,000 IDs served over HTTP); with one static node id in every worker, exactly
 // one worker gets it and the other three are refused.
 //
-// Node ids 705-707 are used here only: test files run side by side in one host scope.
+// Node ids 705-707 (each test file claims in a host scope of its own: helpers.js).
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -52,7 +52,8 @@ test('a static node id held by another live process: NODE_ID_IN_USE with its pid
     const gone = new Promise((resolve) => child.once('exit', resolve))
     child.kill('SIGKILL')
     await gone
-    // The kernel freed the name with the process: no cleanup, no wait.
+    // The kernel freed the name with the process: no cleanup. The first ID waits for the killed
+    // holder's mark (its restart guard, up to one reserve: static-guard.test.js).
     const g = new Snowflake({ nodeId: 706 })
     try {
       assert.equal(g.decode(g.nextId()).nodeId, 706)

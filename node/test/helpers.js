@@ -10,6 +10,25 @@ const NODE_DIR = path.resolve(__dirname, '..')
 const ROOT = path.resolve(NODE_DIR, '..')
 const VECTORS = path.join(ROOT, 'tests', 'vectors')
 
+// A node id on the system clock is claimed host-wide whatever the epoch, by a static id and a
+// lease's slot alike, and a fixed one keeps a mark in a state directory. `node --test` runs the
+// files side by side (and `make` runs the other languages' suites beside this one, each in a
+// scope of its own): each test file is a service of its own here, in a host scope of its own
+// (the suite's, POLYFLAKE_HOST_SCOPE, with the file's name added) and with a fresh state
+// directory, both set before any generator is made and inherited by every process it spawns. So
+// a lease in one file never skips a slot another file holds as a static id, and no run waits for
+// the marks an earlier run left. Tests of the scope and the directory pass `hostScope`/`stateDir`.
+const { isMainThread } = require('node:worker_threads')
+if (isMainThread && !process.env.POLYFLAKE_NODE_TEST_FILE) {
+  const file = path.basename(process.argv[1] || 'node', '.js').replace(/\.test$/, '')
+  const scope = `${process.env.POLYFLAKE_HOST_SCOPE || 'node'}-${file}`.replace(/[^A-Za-z0-9._-]/g, '-')
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), `polyflake-node-state-${file}-`))
+  process.env.POLYFLAKE_NODE_TEST_FILE = file
+  process.env.POLYFLAKE_HOST_SCOPE = scope.slice(-40)
+  process.env.POLYFLAKE_STATE_DIR = state
+  process.on('exit', () => fs.rmSync(state, { recursive: true, force: true }))
+}
+
 // The package itself, through its generated index.js (what `require('polyflake')` loads).
 const polyflake = require(NODE_DIR)
 

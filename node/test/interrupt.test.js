@@ -63,8 +63,15 @@ async function threeRuns(t, what, run) {
   for (const x of ms) assert.ok(x <= BOUND_MS + MARGIN_MS, `${what}: ${x} ms > ${BOUND_MS} + ${MARGIN_MS} ms`)
 }
 
-// A clock function (not a test clock: it follows every rule of the system clock) that steps
-// back 10 s after the first ID, inside a 20 s budget: the next call waits the rewind out.
+// Each run takes a node id of its own (41/21/1 has 2,097,152): a terminated run's generator may
+// have spent IDs up to 10 s ahead, and its node id keeps that (in this process, and in the mark
+// it leaves on the host) whatever the epoch, so a successor on it would wait that out first.
+let nextNode = 100
+const node = () => nextNode++
+
+// A clock function (not a test clock: it follows the one-generator-per-node-id rule in this
+// process) that steps back 10 s after the first ID, inside a 20 s budget: the next call waits
+// the rewind out.
 const rewound = (make) => `
 let back = 0
 const clock = () => Date.now() - back
@@ -76,12 +83,12 @@ back = 10000
 test('Worker.terminate() during a strict nextIds(20000) on 41/21/1', async (t) => {
   // On the system clock: the batch sleeps through each spent millisecond.
   await threeRuns(t, 'nextIds(20000), system clock', () =>
-    terminateWhileWaiting(`const g = new p.Snowflake({ nodeId: 1, layout: '41/21/1', epochMs: Date.now() - 1000 - Math.floor(Math.random() * 1e6) })`, 'g.nextIds(20000)'))
+    terminateWhileWaiting(`const g = new p.Snowflake({ nodeId: ${node()}, layout: '41/21/1' })`, 'g.nextIds(20000)'))
 })
 
 test('Worker.terminate() during a rewind waited out (a clock function stepped back 10 s)', async (t) => {
   await threeRuns(t, 'Snowflake nextId, rewind', () =>
-    terminateWhileWaiting(rewound(`new p.Snowflake({ nodeId: 1, maxWaitMs: 20000, clock, epochMs: Date.now() - 1000 - Math.floor(Math.random() * 1e6) })`), 'g.nextId()'))
+    terminateWhileWaiting(rewound(`new p.Snowflake({ nodeId: ${node()}, maxWaitMs: 20000, clock })`), 'g.nextId()'))
   await threeRuns(t, 'Uuid7Generator nextIds, rewind', () =>
     terminateWhileWaiting(rewound('new p.Uuid7Generator({ maxWaitMs: 20000, clock })'), 'g.nextIds(10)'))
   await threeRuns(t, 'UlidGenerator nextIdStrings, rewind', () =>
@@ -91,12 +98,12 @@ test('Worker.terminate() during a rewind waited out (a clock function stepped ba
 test('Worker.terminate() with nextIdsAsync(20000) waiting on the libuv pool', async (t) => {
   // The pool work is cut by the watch timer while Node's teardown drains the loop.
   await threeRuns(t, 'nextIdsAsync(20000)', () =>
-    terminateWhileWaiting(`const g = new p.Snowflake({ nodeId: 1, layout: '41/21/1', epochMs: Date.now() - 1000 - Math.floor(Math.random() * 1e6) })`, 'g.nextIdsAsync(20000)'))
+    terminateWhileWaiting(`const g = new p.Snowflake({ nodeId: ${node()}, layout: '41/21/1' })`, 'g.nextIdsAsync(20000)'))
 })
 
 test('without a terminate the strict batch runs its course (the hook cuts nothing by itself)', async () => {
   // 2,000 IDs on 41/21/1: about 1 s, through ~50 asks of the hook.
-  const w = new Worker(source(`const g = new p.Snowflake({ nodeId: 1, layout: '41/21/1', epochMs: Date.now() - 5000 - Math.floor(Math.random() * 1e6) })`, 'g.nextIds(2000)'), { eval: true })
+  const w = new Worker(source(`const g = new p.Snowflake({ nodeId: ${node()}, layout: '41/21/1' })`, 'g.nextIds(2000)'), { eval: true })
   const got = []
   w.on('message', (m) => got.push(m))
   const code = await new Promise((resolve) => w.on('exit', resolve))
@@ -106,9 +113,9 @@ test('without a terminate the strict batch runs its course (the hook cuts nothin
 
 // process.exit() from a timer while a Worker is blocked in a 10 s batch: Node terminates every
 // Worker and joins its thread before the process exits.
-const EXITER = `
+const EXITER = (nodeId) => `
 const { Worker } = require('node:worker_threads')
-const w = new Worker(${JSON.stringify(source(`const g = new p.Snowflake({ nodeId: 1, layout: '41/21/1', epochMs: Date.now() - 1000 })`, 'g.nextIds(20000)'))}, { eval: true })
+const w = new Worker(${JSON.stringify(source(`const g = new p.Snowflake({ nodeId: ${nodeId}, layout: '41/21/1' })`, 'g.nextIds(20000)'))}, { eval: true })
 w.on('message', (m) => {
   if (m !== 'waiting') return
   setTimeout(() => {
@@ -120,7 +127,7 @@ w.on('message', (m) => {
 
 test('process.exit() while a Worker is blocked in a long strict batch', async (t) => {
   await threeRuns(t, 'process.exit()', async () => {
-    const child = spawn(process.execPath, ['-e', EXITER], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, ['-e', EXITER(node())], { stdio: ['ignore', 'pipe', 'inherit'] })
     const gone = new Promise((resolve) => child.once('exit', (code) => resolve([code, Date.now()])))
     const line = await lines(child)()
     const [code, at] = await gone
@@ -132,9 +139,9 @@ test('process.exit() while a Worker is blocked in a long strict batch', async (t
 // process.exit() in the main thread with a batch waiting on the libuv pool: Node joins the pool's
 // threads before the process exits, so the wait must be cut (by the 'exit' listener the first
 // pool wait adds) or the exit takes the batch's 10 s.
-const POOL_EXITER = `
+const POOL_EXITER = (nodeId) => `
 const p = require(${JSON.stringify(NODE_DIR)})
-const g = new p.Snowflake({ nodeId: 1, layout: '41/21/1', epochMs: Date.now() - 1000 })
+const g = new p.Snowflake({ nodeId: ${nodeId}, layout: '41/21/1' })
 g.nextIdsAsync(20000).then(() => process.stdout.write('DONE\\n'))
 setTimeout(() => {
   process.stdout.write('EXIT ' + Date.now() + '\\n')
@@ -144,7 +151,7 @@ setTimeout(() => {
 
 test('process.exit() in the main thread while nextIdsAsync(20000) waits on the pool', async (t) => {
   await threeRuns(t, 'process.exit(), pool wait', async () => {
-    const child = spawn(process.execPath, ['-e', POOL_EXITER], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, ['-e', POOL_EXITER(node())], { stdio: ['ignore', 'pipe', 'inherit'] })
     const gone = new Promise((resolve) => child.once('exit', (code) => resolve([code, Date.now()])))
     const line = await lines(child)()
     assert.match(line, /^EXIT \d+$/)

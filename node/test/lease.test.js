@@ -41,7 +41,13 @@ test('two generators on one lease directory hold different slots, which are thei
       // The high-water mark is ahead of everything issued.
       assert.ok(h.lease.highWaterMs >= h.lastIssuedMs, `R ${h.lease.highWaterMs} >= last ${h.lastIssuedMs}`)
     }
-    assert.equal(new Snowflake({ nodeId: 5 }).health().lease, undefined)
+    // A static node id has no lease; its restart guard's mark on the host stands in its place.
+    const fixed = new Snowflake({ nodeId: 5 })
+    assert.deepEqual([fixed.health().lease.kind, fixed.health().lease.slot], ['host', 5])
+    fixed.close()
+    const unguarded = new Snowflake({ nodeId: 5, restartGuard: 'off' })
+    assert.equal(unguarded.health().lease, undefined)
+    unguarded.close()
   } finally {
     a.close()
     b.close()

@@ -244,7 +244,7 @@ test('errors carry the core error\'s data as properties (camelCase), never shado
   assert.deepEqual([back.nodeId, back.behindMs, back.stuck, back.maxWaitMs], [7, 600, false, 5])
 })
 
-test('health() has exactly the keys index.d.ts declares (Health and LeaseHealth)', () => {
+test('health() has exactly the keys index.d.ts declares (Health, ClockSync and LeaseHealth)', () => {
   const dts = fs.readFileSync(path.join(NODE_DIR, 'index.d.ts'), 'utf8')
   // Each declared key, and whether it is optional (`?:`: absent while the core has no value).
   const declared = (name) => {
@@ -252,11 +252,11 @@ test('health() has exactly the keys index.d.ts declares (Health and LeaseHealth)
     assert.ok(body, `index.d.ts declares ${name}`)
     return new Map([...body[1].matchAll(/^ {2}(\w+)(\??):/gm)].map((m) => [m[1], m[2] === '?']))
   }
-  const same = (obj, name) => {
+  const same = (obj, name, atLeast = 12) => {
     const keys = declared(name)
     for (const k of Object.keys(obj)) assert.ok(keys.has(k), `${name}.${k} is not declared in index.d.ts`)
     for (const [k, optional] of keys) assert.ok(optional || k in obj, `${name}.${k} is declared but missing`)
-    assert.ok(keys.size >= 12, `${name}: ${[...keys.keys()]}`)
+    assert.ok(keys.size >= atLeast, `${name}: ${[...keys.keys()]}`)
   }
   const dir = tempDir('keys')
   const g = MonotonicSnowflake.fromFileLease({ dir, slots: 1, reserveMs: 100, clock: new ManualClock(T) })
@@ -268,6 +268,7 @@ test('health() has exactly the keys index.d.ts declares (Health and LeaseHealth)
   try {
     const h = g.health()
     same(h, 'Health')
+    same(h.clockSync, 'ClockSync', 4)
     same(h.lease, 'LeaseHealth')
     assert.equal(typeof h.lease.guardUntilMs, 'number')
     assert.equal(h.lastIssuedMs, undefined)

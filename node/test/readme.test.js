@@ -35,7 +35,7 @@ test('the docs hold the Node snippets', () => {
   const names = all.map((s) => s.name)
   assert.equal(new Set(names).size, names.length, 'snippet names are unique')
   for (const name of ['node-quickstart', 'node-guide-snowflake', 'node-formats', 'node-coarse', 'node-lease',
-    'node-zookeeper', 'node-async', 'node-metrics', 'node-errors']) {
+    'node-zookeeper', 'node-restart-guard', 'node-clock-sync', 'node-async', 'node-metrics', 'node-errors']) {
     assert.ok(names.includes(name), `missing snippet ${name}`)
   }
 })

@@ -1,6 +1,7 @@
 'use strict'
 // The TypeScript surface (issue 27): the literal unions of index.d.ts (PolyflakeErrorCode,
-// HealthStatus, NodeIdSource, GeneratorMode, ClockSourceName, LeaseKind, LeasePhase) against the
+// HealthStatus, NodeIdSource, GeneratorMode, ClockSourceName, LeaseKind, LeasePhase,
+// ClockSyncState, RestartGuardMode) against the
 // core's own lists (the addon's internal `_typeNames()`); `isPolyflakeError` on every kind of
 // error the package throws and on look-alikes; every async form rejecting (never throwing at the
 // call) on bad input; the decoded time as a Date; and tsc --strict: code that narrows through
@@ -37,11 +38,13 @@ test('the literal unions of index.d.ts are the core\'s lists, in its order', () 
   const core = polyflake._typeNames()
   for (const [union, list] of [['PolyflakeErrorCode', 'errorCodes'], ['HealthStatus', 'healthStatuses'],
     ['NodeIdSource', 'sources'], ['GeneratorMode', 'modes'], ['ClockSourceName', 'clockSources'],
-    ['LeaseKind', 'leaseKinds'], ['LeasePhase', 'leasePhases']]) {
+    ['LeaseKind', 'leaseKinds'], ['LeasePhase', 'leasePhases'], ['ClockSyncState', 'clockSyncStates'],
+    ['RestartGuardMode', 'restartGuards']]) {
     assert.deepEqual(u[union], core[list], `${union} in index.d.ts against the core's ${list}`)
   }
   assert.ok(core.errorCodes.includes('CLOCK_MOVED_BACKWARDS') && core.errorCodes.includes('LEASE_LOST'))
-  assert.equal(core.healthStatuses.length, 13)
+  assert.equal(core.healthStatuses.length, 14)
+  assert.ok(core.errorCodes.includes('CLOCK_UNSYNCHRONIZED') && core.leaseKinds.includes('host'))
 })
 
 test('the unions are what the generators report', () => {
@@ -190,6 +193,7 @@ const GOOD = `
 import {
   Snowflake, isPolyflakeError, uuid7, uuid7Time, ulidTime, ulid,
   type PolyflakeErrorCode, type PolyflakeError, type HealthStatus, type Health, type LeasePhase,
+  type ClockSyncState, type RestartGuardMode, MonotonicSnowflake,
 } from 'polyflake'
 
 function advice(status: HealthStatus): string {
@@ -199,12 +203,20 @@ function advice(status: HealthStatus): string {
     case 'clock_ahead': case 'lead_too_large': return 'clock'
     case 'used_after_fork': case 'restart_guard': case 'lease_expired': case 'lease_lost':
     case 'closed': case 'store_rolled_back': return 'lease or lifecycle'
+    case 'clock_unsynchronized': return 'time daemon'
     default: { const never: never = status; return never }
   }
 }
 
-const gen = new Snowflake({ nodeId: 1 })
+const guard: RestartGuardMode = 'required'
+const gen = new Snowflake({ nodeId: 1, restartGuard: guard, stateDir: '/tmp', hostScope: 'billing', maxClockErrorMs: null })
+const lead = new MonotonicSnowflake({ nodeId: 2, maxLeadMs: null, restartGuard: 'off' })
 const h: Health = gen.health()
+const sync: ClockSyncState = h.clockSync.state
+const maxErrorUs: number = h.clockSync.maxErrorUs
+const waits: number = h.restartWaits + h.restartGuardNote.length + lead.health().restartWaits
+if (h.lease?.kind === 'host') console.log(h.lease.store)
+console.log(sync, maxErrorUs, waits)
 const s: HealthStatus = h.status
 const phase: LeasePhase | undefined = h.lease?.phase
 const mode: 'strict' | 'monotonic' = h.mode
@@ -235,6 +247,8 @@ const BAD = [
   ['a misspelt status literal', `import type { HealthStatus } from 'polyflake'\nexport const s: HealthStatus = 'clock_behnd'\n`, ['TS2322', 'TS2820']],
   ['comparing status with a literal it can never be', `import { Snowflake } from 'polyflake'\nif (new Snowflake({ nodeId: 1 }).health().status === 'healthy') {}\n`, ['TS2367']],
   ['comparing a code with one that does not exist', `import { isPolyflakeError } from 'polyflake'\nconst e: unknown = null\nif (isPolyflakeError(e) && e.code === 'CLOCK_WENT_BACK') {}\n`, ['TS2367']],
+  ['a restart guard that does not exist', `import { Snowflake } from 'polyflake'\nexport const g = new Snowflake({ nodeId: 1, restartGuard: 'yes' })\n`, ['TS2322', 'TS2820']],
+  ['a restart guard on a lease', `import { Snowflake } from 'polyflake'\nexport const g = Snowflake.fromFileLease({ dir: '/tmp', stateDir: '/tmp' })\n`, ['TS2353', 'TS2561']],
   ['a wrong lease phase', `import type { LeasePhase } from 'polyflake'\nexport const p: LeasePhase = 'renewing'\n`, ['TS2322']],
   ['a wrong source', `import type { Health } from 'polyflake'\nexport const s: Health['source'] = 'file'\n`, ['TS2322', 'TS2820']],
   ['the old decoded field', `import { Snowflake } from 'polyflake'\nexport const ms: number = Snowflake.decode(1n).epochMs\n`, ['TS2339', 'TS2551']],
