@@ -821,3 +821,17 @@ fn another_epoch_on_a_node_id_the_host_used_is_a_conflict_not_a_wait() {
     let e = lease().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NoFreeSlot, "{e}");
 }
+
+#[test]
+fn a_required_guard_on_an_injected_clock_is_refused() {
+    let e = Generator::builder(974)
+        .clock(polyflake::ManualClock::new(1_737_747_358_021))
+        .restart_guard(RestartGuardOptions {
+            mode: Some(RestartGuard::Required),
+            ..RestartGuardOptions::default()
+        })
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("injected clock"), "{e}");
+}

@@ -290,6 +290,12 @@ impl Builder {
                 TimeSource::System => true,
                 TimeSource::Injected(c) => !c.is_test_clock(),
             };
+        if self.restart_guard.mode == Some(RestartGuard::Required) && !system {
+            return Err(Error::InvalidArgument {
+                name: "restart_guard",
+                reason: "\"required\" goes with the system clock: a generator on an injected clock keeps no mark on the host (its times are not the host's)".to_string(),
+            });
+        }
         let (scope, guard_cfg) = if claims {
             let scope = registry::host_scope(self.host_scope.as_deref())?;
             (scope, Some(self.restart_guard.resolve()?))
