@@ -9,7 +9,10 @@
 #                     start their own etcd. The scenario files on both clock sources (record:
 #                     scenario-coverage/java.txt), the layout and format vectors, bad input,
 #                     file/etcd/ZooKeeper leases, the Cleaner, and 10,000 virtual threads on 2
-#                     carriers (JDK 21+: run on Temurin 25, skipped on 17)
+#                     carriers (JDK 21+: run on Temurin 25, skipped on 17); a fixed node id
+#                     handed between JVMs (close, System.exit, SIGKILL; the clock 3 s behind
+#                     under faketime), two class loaders in one JVM, the kernel's clock word
+#                     under a preloaded stand-in for adjtimex (cc builds it)
 #   make build-polyglot-java   the uniqueness run's Java participant (tests/polyglot/
 #                     Participant.java, compiled against the jar)
 #   make bench-java   the JMH benchmark (java/bench/, not part of test; also in `make bench`):
@@ -44,7 +47,7 @@ deps-java:
 	@for h in $(JAVA17_HOME) $(JAVA25_HOME); do [ -x $$h/bin/javac ] || { echo "no JDK at $$h"; exit 1; }; \
 	  echo "$$h: $$($$h/bin/java -version 2>&1 | head -n 1)"; done
 	@command -v mvn >/dev/null || { echo "mvn not found: 'make deps-apt' installs maven"; exit 1; }
-	@JAVA_HOME=$(JAVA17_HOME) mvn -v | head -n 1
+	@JAVA_HOME=$(JAVA17_HOME) mvn -v | sed -n 1p
 
 build-java: deps-java
 	$(call say,Java: the JNI library (cargo build --release -p polyflake-java) staged for the jar as $(JAVA_LIB))
@@ -54,7 +57,7 @@ build-java: deps-java
 
 # with_zookeeper.sh appends the ensemble as the last argument (and sets POLYFLAKE_TEST_ZOOKEEPER).
 test-java: build-java
-	$(call say,Java: JUnit 5 on OpenJDK 17 then Temurin 25 beside a real ZooKeeper (scenarios on both clocks; vectors; bad input; leases on files and etcd and ZooKeeper; Cleaner; virtual threads on 25))
+	$(call say,Java: JUnit 5 on OpenJDK 17 then Temurin 25 beside a real ZooKeeper (scenarios on both clocks; vectors; bad input; leases on files and etcd and ZooKeeper; Cleaner; virtual threads on 25; restart guard across JVMs, faketime, class loaders; clock sync))
 	POLYFLAKE_REQUIRE_STORES=true $(ROOT)/tests/stores/with_zookeeper.sh sh -c '\
 	  echo "--- OpenJDK 17" && JAVA_HOME=$(JAVA17_HOME) $(JAVA_MVN) -Dpolyflake.build.dir=$(CARGO_TARGET_DIR)/java-17 -Dmaven.javadoc.skip=true -Dmaven.source.skip=true verify && \
 	  echo "--- Temurin 25" && MAVEN_OPTS=--sun-misc-unsafe-memory-access=allow JAVA_HOME=$(JAVA25_HOME) $(JAVA_MVN) -Dpolyflake.build.dir=$(CARGO_TARGET_DIR)/java-25 -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -Dpolyflake.require.virtual.threads=true verify' java-tests

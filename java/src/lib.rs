@@ -13,7 +13,10 @@
 //! No call sleeps in native code on the system clock: the Java side asks `try_next_id` first
 //! and parks (`LockSupport.parkNanos`) while the core says the call would wait, so a virtual
 //! thread unmounts; only after the generator's own wait budget has gone by parked does it hand
-//! the call to the core's waiting `next_id`, whose deadline and refusal are the core's. Handles
+//! the call to the core's waiting `next_id`, whose deadline and refusal are the core's (a thread
+//! already interrupted hands it over under the core's interrupt hook saying stop, so it never
+//! sleeps there: see `snowflake::waiting`). A restart guard (a lease's, or a fixed node id's
+//! mark) is parked for the same way. Handles
 //! are boxed core objects passed as `long`; Java frees them once (`Cleaner`). No panic crosses
 //! the boundary: every entry point runs inside `EnvUnowned::with_env`, which catches them.
 

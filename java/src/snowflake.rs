@@ -9,8 +9,9 @@ use jni::objects::{JClass, JLongArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned};
 use polyflake::{
-    batch_len, ClockSource, Error, EtcdLeaseOptions, FileLeaseOptions, Generator, Layout,
-    LeaseCommon, Mode, NodeSource, RemoteStore, Result, Settings, ZooKeeperLeaseOptions,
+    batch_len, interruptible, ClockSource, Error, EtcdLeaseOptions, FileLeaseOptions, Generator,
+    Layout, LeaseCommon, Mode, NodeSource, RemoteStore, RestartGuard, RestartGuardOptions, Result,
+    Settings, ZooKeeperLeaseOptions,
 };
 use std::time::Duration;
 
@@ -28,8 +29,16 @@ pub(crate) fn settings(o: &mut Options, clock: jlong) -> Result<Settings> {
     if let Some(v) = o.number("max_wait_ms")? {
         s.max_wait_ms = v;
     }
-    if let Some(v) = o.number("max_lead_ms")? {
-        s.max_lead_ms = Some(v);
+    match o.take("max_lead_ms").as_deref() {
+        Some("off") => s.max_lead_ms = None,
+        Some(v) => {
+            let lead = v.parse::<i64>();
+            s.max_lead_ms = Some(lead.map_err(|_| Error::too_wide("max_lead_ms", v))?);
+        }
+        None => {}
+    }
+    if let Some(v) = o.number("max_clock_error_ms")? {
+        s.max_clock_error_ms = Some(v);
     }
     match o.take("max_forward_step_ms").as_deref() {
         Some("off") => s.max_forward_step_ms = None,
@@ -129,6 +138,26 @@ fn node_source(o: &mut Options) -> Result<NodeSource> {
     })
 }
 
+/// A fixed node id's restart guard (whether and where its mark is kept, how far ahead, how
+/// long a call waits for it) over the core's defaults. `reserve_ms` is still there only for a
+/// fixed node id: a lease's options took theirs.
+fn restart_guard(o: &mut Options) -> Result<RestartGuardOptions> {
+    let mut g = RestartGuardOptions::default();
+    if let Some(name) = o.take("restart_guard") {
+        g.mode = Some(RestartGuard::from_name(&name)?);
+    }
+    if let Some(dir) = o.take("state_dir") {
+        g.state_dir = Some(dir.into());
+    }
+    if let Some(v) = o.number("reserve_ms")? {
+        g.reserve_ms = v;
+    }
+    if let Some(v) = o.number("max_restart_wait_ms")? {
+        g.max_wait_ms = v;
+    }
+    Ok(g)
+}
+
 /// A layout from `"41,10,12"` or a preset's name.
 pub(crate) fn layout(text: &str) -> Result<Layout> {
     let bits: Vec<&str> = text.split(',').collect();
@@ -147,7 +176,13 @@ fn build(options: &str, clock: jlong) -> Result<Generator> {
     let mut o = Options::parse(options)?;
     let source = node_source(&mut o)?;
     let settings = settings(&mut o, clock)?;
-    let mut b = Generator::builder_from(source).settings(settings);
+    let guard = restart_guard(&mut o)?;
+    let mut b = Generator::builder_from(source)
+        .settings(settings)
+        .restart_guard(guard);
+    if let Some(scope) = o.take("host_scope") {
+        b = b.host_scope(scope);
+    }
     if let Some(l) = o.take("layout") {
         b = b.layout(layout(&l)?);
     }
@@ -192,19 +227,36 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeTryNext<'l>(
     })
 }
 
+/// Run a call that may wait. For a Java thread already interrupted it runs under the core's
+/// interrupt hook saying stop: it issues what needs no wait and otherwise fails with the core's
+/// `Interrupted` at once, rather than sleeping in native code (up to a restart guard's
+/// `max_wait_ms`, 10 s by default) on a thread asked to stop.
+pub(crate) fn waiting<T>(interrupted: jboolean, call: impl FnOnce() -> T) -> T {
+    if interrupted {
+        interruptible(&|| true, call)
+    } else {
+        call()
+    }
+}
+
 /// One ID, waiting as the core waits (an injected clock's calls, and the last attempt on the
-/// system clock once the Java side has parked for the wait budget).
+/// system clock once the Java side has parked for the wait budget); `interrupted`: see
+/// [`waiting`].
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_snowflakeNext<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
+    interrupted: jboolean,
 ) -> jlong {
-    run(&mut env, |_| Ok(gen(handle).next_id()? as jlong))
+    run(&mut env, |_| {
+        Ok(waiting(interrupted, || gen(handle).next_id())? as jlong)
+    })
 }
 
 /// Fill `buf[0..n]` with a batch: `may_wait` false is the core's all-or-nothing
-/// `try_next_ids` (false: nothing issued, it would wait), true its waiting `next_ids`.
+/// `try_next_ids` (false: nothing issued, it would wait), true its waiting `next_ids`
+/// (`interrupted`: see [`waiting`]).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_snowflakeNextIds<'l>(
     mut env: EnvUnowned<'l>,
@@ -212,6 +264,7 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeNextIds<'l>(
     handle: jlong,
     buf: JLongArray<'l>,
     may_wait: jboolean,
+    interrupted: jboolean,
 ) -> jboolean {
     if !may_wait {
         let raw = env.as_raw();
@@ -225,7 +278,7 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeNextIds<'l>(
     run(&mut env, |env| {
         let n = buf.len(env)?;
         let mut ids = vec![0u64; n];
-        gen(handle).next_ids(&mut ids)?;
+        waiting(interrupted, || gen(handle).next_ids(&mut ids))?;
         // u64 and i64 share a layout, and every ID is below 2^63.
         let ids: Vec<i64> = ids.into_iter().map(|id| id as i64).collect();
         buf.set_region(env, 0, &ids)?;
@@ -352,19 +405,28 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeInfo<'l>(
     })
 }
 
-/// Whether the restart guard has passed: true, false (still holding), or the core's error
-/// (closed, lost; with `throw_not_ready`, its `LeaseNotReady` too). Never waits.
+/// Whether the restart guard (a lease's, or a fixed node id's mark) has passed: true, false
+/// (still holding), or the core's error (closed, lost). `how`: 0 asks; 1 throws the guard's
+/// `LeaseNotReady` while it holds; 2 is for an interrupted thread: the core's `Interrupted`
+/// while it holds. Never waits.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_snowflakeReady<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
-    throw_not_ready: jboolean,
+    how: jint,
 ) -> jboolean {
-    run(&mut env, |_| match gen(handle).wait_ready(Duration::ZERO) {
-        Ok(()) => Ok(true),
-        Err(Error::LeaseNotReady { .. }) if !throw_not_ready => Ok(false),
-        Err(e) => Err(e.into()),
+    run(&mut env, |_| {
+        let ready = match how {
+            // A wait the hook stops at its first slice: `Interrupted` if there is one to wait.
+            2 => waiting(true, || gen(handle).wait_ready(Duration::from_secs(3_600))),
+            _ => gen(handle).wait_ready(Duration::ZERO),
+        };
+        match ready {
+            Ok(()) => Ok(true),
+            Err(Error::LeaseNotReady { .. }) if how == 0 => Ok(false),
+            Err(e) => Err(e.into()),
+        }
     })
 }
 

@@ -2,7 +2,7 @@
 //! handle; an ID crosses as two `long`s (high, low), which is what `java.util.UUID` holds.
 
 use crate::error::{run, run_fast, Fail};
-use crate::snowflake::{settings, string};
+use crate::snowflake::{settings, string, waiting};
 use crate::wire::{encode_fields, Options};
 use jni::objects::{JClass, JLongArray, JString};
 use jni::sys::{jboolean, jint, jlong};
@@ -59,7 +59,8 @@ pub extern "system" fn Java_dev_polyflake_Native_timeIdNew<'l>(
     })
 }
 
-/// One ID into `out` = [high, low]: `may_wait` false returns false where the core would wait.
+/// One ID into `out` = [high, low]: `may_wait` false returns false where the core would wait
+/// (`interrupted`: see [`waiting`]).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_timeIdNext<'l>(
     mut env: EnvUnowned<'l>,
@@ -67,6 +68,7 @@ pub extern "system" fn Java_dev_polyflake_Native_timeIdNext<'l>(
     handle: jlong,
     out: JLongArray<'l>,
     may_wait: jboolean,
+    interrupted: jboolean,
 ) -> jboolean {
     if !may_wait {
         // The hot path (error::run_fast): no `Env` while the call succeeds, and the two halves
@@ -85,7 +87,11 @@ pub extern "system" fn Java_dev_polyflake_Native_timeIdNext<'l>(
         });
     }
     run(&mut env, |env| {
-        out.set_region(env, 0, &split(gen(handle).next_id()?))?;
+        out.set_region(
+            env,
+            0,
+            &split(waiting(interrupted, || gen(handle).next_id())?),
+        )?;
         Ok::<_, Fail>(true)
     })
 }

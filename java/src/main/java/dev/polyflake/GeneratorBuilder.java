@@ -58,13 +58,39 @@ public abstract class GeneratorBuilder<B extends GeneratorBuilder<B>> {
     }
 
     /**
-     * Monotonic mode's limit on running ahead of the wall clock, in ms (default unbounded).
+     * Monotonic mode's limit on running ahead of the wall clock, in ms (the core's default
+     * 5,000): past it, calls are refused with {@link LeadLimitExceededException} and health
+     * reports unhealthy. A successor of a monotonic holder on the same node id waits for its
+     * lead, so the limit also bounds that wait.
      *
-     * @param ms the limit
+     * @param ms the limit, 0 or more
      * @return this builder
      */
     public B maxLeadMs(long ms) {
         return set("max_lead_ms", ms);
+    }
+
+    /**
+     * Let monotonic mode run ahead of the wall clock without a limit.
+     *
+     * @return this builder
+     */
+    public B noLeadLimit() {
+        return set("max_lead_ms", "off");
+    }
+
+    /**
+     * Refuse to issue ({@link ClockUnsynchronizedException}, health status
+     * {@code clock_unsynchronized}) while the kernel says the system clock is not synchronized
+     * or its maximum error exceeds this many ms (default: none, the kernel's word is reported in
+     * {@link Health#clockSync()} only). Checked once a second off the hot path; 1 to 16,000;
+     * refused with a test clock.
+     *
+     * @param ms the bound on the kernel's maximum error
+     * @return this builder
+     */
+    public B maxClockErrorMs(long ms) {
+        return set("max_clock_error_ms", ms);
     }
 
     /**

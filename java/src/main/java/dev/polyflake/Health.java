@@ -5,8 +5,8 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * A generator's health snapshot, as the core takes it: ok or not and why, the clocks, the
- * counters and the lease. {@link #fields()} holds every field by the core's name; the accessors
+ * A generator's health snapshot, as the core takes it: ok or not and why, the clocks (the
+ * kernel's word on the system clock included), the counters and the lease or mark. {@link #fields()} holds every field by the core's name; the accessors
  * read the same fields.
  */
 public final class Health {
@@ -40,7 +40,10 @@ public final class Health {
         return (Boolean) fields.get("ok");
     }
 
-    /** @return why it is or is not healthy: the core's status name ({@code ok}, {@code clock_behind}, ...) */
+    /**
+     * @return why it is or is not healthy: the core's status name ({@code ok}, {@code clock_behind},
+     *     {@code restart_guard}, {@code clock_unsynchronized}, ...)
+     */
     public String status() {
         return (String) fields.get("status");
     }
@@ -151,10 +154,42 @@ public final class Health {
         return (String) fields.get("clock_note");
     }
 
+    /** @return calls that waited for a fixed node id's restart guard in the core (a wait parked in Java is not counted) */
+    public long restartWaits() {
+        return num("restart_waits");
+    }
+
     /**
-     * The lease's state (slot, high-water mark, restart guard, phase, ...), by the core's names.
+     * Why a fixed node id on the system clock keeps no mark on this host (the state directory
+     * cannot be written, or {@link RestartGuard#OFF}): then a successor after a clock stepped
+     * back could repeat its IDs.
      *
-     * @return the lease's fields, or empty when the node id is not leased
+     * @return the note, empty when it keeps one (and for leases and test clocks)
+     */
+    public String restartGuardNote() {
+        return (String) fields.get("restart_guard_note");
+    }
+
+    /**
+     * The kernel's word on the system clock when the snapshot was taken ({@code adjtimex}), by
+     * the core's names: {@code state} ({@code ok}, {@code insert_leap}, {@code delete_leap},
+     * {@code leap_in_progress}, {@code leap_done}, {@code unsynchronized}, {@code unavailable}),
+     * {@code synchronized} (Boolean), {@code max_error_us} and {@code est_error_us} (Long, -1
+     * when unavailable).
+     *
+     * @return the four fields (unmodifiable)
+     */
+    @SuppressWarnings("unchecked")
+    public Map<String, Object> clockSync() {
+        return (Map<String, Object>) fields.get("clock_sync");
+    }
+
+    /**
+     * The lease's state (kind, slot, high-water mark, restart guard, phase, ...), by the core's
+     * names; for a fixed node id that keeps a mark on the host, the mark's (kind {@code host},
+     * {@code store} the mark's path).
+     *
+     * @return the lease's or the mark's fields, or empty when there is neither
      */
     @SuppressWarnings("unchecked")
     public Optional<Map<String, Object>> lease() {

@@ -92,9 +92,9 @@ final class Native {
 
     static native long snowflakeTryNext(long handle);
 
-    static native long snowflakeNext(long handle);
+    static native long snowflakeNext(long handle, boolean interrupted);
 
-    static native boolean snowflakeNextIds(long handle, long[] buf, boolean mayWait);
+    static native boolean snowflakeNextIds(long handle, long[] buf, boolean mayWait, boolean interrupted);
 
     static native int batchLen(long n);
 
@@ -104,7 +104,7 @@ final class Native {
 
     static native String snowflakeInfo(long handle);
 
-    static native boolean snowflakeReady(long handle, boolean throwNotReady);
+    static native boolean snowflakeReady(long handle, int how);
 
     static native void snowflakeClose(long handle);
 
@@ -117,7 +117,7 @@ final class Native {
     // UUIDv7 and ULID generators.
     static native long timeIdNew(int kind, String options, long clock);
 
-    static native boolean timeIdNext(long handle, long[] out, boolean mayWait);
+    static native boolean timeIdNext(long handle, long[] out, boolean mayWait, boolean interrupted);
 
     static native String timeIdHealth(long handle);
 

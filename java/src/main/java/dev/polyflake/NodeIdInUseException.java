@@ -1,7 +1,7 @@
 package dev.polyflake;
 
 /**
- * Another live generator already uses this static node id with the same epoch and layout on the system clock: in this process (share that one), or in another process on this host (give each process its own node id, or use a lease).
+ * Node id already held by a live generator with the same layout (any epoch), in this process or another on this host, by a static id or a lease: share it, give each process its own id, or use a lease.
  *
  * <p>The core's error kind NodeIdInUse: {@link #code()} is its stable code, {@link #fields()}
  * every field by the core's name, and the accessors below the same fields typed.
@@ -24,11 +24,22 @@ public final class NodeIdInUseException extends PolyflakeException {
     }
 
     /**
-     * The holding process when it is another one on this host (its pid when the host could tell it, else 0); None when the holder is in this process.
+     * The holding process when it is another one on this host (its pid when the host could tell it, else 0); null when the holder is a generator of this copy of the library.
      *
      * @return the core's field holder_pid
      */
     public Long holderPid() {
         return Fields.optLong(field("holder_pid"));
+    }
+
+    /**
+     * The holding process in words ({@code process 4242 (billing) on this host}, or {@code this
+     * process (...)} for another copy of the library in this JVM, such as one loaded by a second
+     * class loader); empty when the holder is a generator of this copy of the library.
+     *
+     * @return the core's field holder
+     */
+    public String holder() {
+        return (String) field("holder");
     }
 }

@@ -14,16 +14,33 @@ import java.util.concurrent.locks.LockSupport;
  * (node id sources and leases, mode, layout, epoch, wait budget, clock). Safe to share between
  * threads, platform or virtual.
  *
- * <p>A strict call that must wait (a small rewind, a spent millisecond) parks its thread in
- * Java ({@code LockSupport.parkNanos}), never in native code, so a virtual thread unmounts; only
- * once the generator's own wait budget has passed parked does the last attempt go to the core's
- * waiting call, which refuses past its own deadline. A generator on a test clock makes the
- * core's waiting call directly, so its waits are the core's exactly.
+ * <p>A call that must wait (in strict mode a small rewind or a spent millisecond; in either mode
+ * the restart guard of a node id whose previous holder may have issued up to a time the clock
+ * has not reached) parks its thread in Java ({@code LockSupport.parkNanos}), never in native code, so a virtual thread
+ * unmounts; only once the clock has stood still for the generator's own wait budget, parked,
+ * does the last attempt go to the core's waiting call, which refuses past its own deadline. A
+ * thread interrupted while it waits gets what needs no wait, or {@link InterruptedException}.
+ * A generator on a test clock makes the core's waiting call directly, so its waits are the
+ * core's exactly.
+ *
+ * <p>A node id is held host-wide: one live generator per node id and layout on this host,
+ * whatever the epoch, whether it comes from a static id or a lease (a second is refused with
+ * {@link NodeIdInUseException}), unless their {@link Builder#hostScope(String) host scopes}
+ * differ. A fixed node id also keeps a mark in a state directory, kept one reserve ahead of its
+ * IDs (see {@link RestartGuard}): its next holder on this host starts above everything it could
+ * have issued. After a clean close or a normal JVM exit that holder starts at once; after a
+ * crash (SIGKILL) its first call waits for the clock to pass the mark, up to the reserve
+ * (5 s by default).
  *
  * <p>{@link #close()} stops issuing and frees a lease's slot at once; the native memory is
  * freed by a {@code Cleaner} once the object is unreachable (also when it was never closed).
  */
 public final class Snowflake implements AutoCloseable {
+    /** {@code snowflakeReady}'s questions: may it issue; throw the guard's refusal; for an interrupted thread. */
+    private static final int READY_ASK = 0;
+    private static final int READY_OR_THROW = 1;
+    private static final int READY_OR_INTERRUPTED = 2;
+
     private final long handle;
     private final long nodeId;
     private final boolean injectedClock;
@@ -32,11 +49,13 @@ public final class Snowflake implements AutoCloseable {
 
     /**
      * A strict generator on the system clock with a static node id (held host-wide: a second
-     * live generator with the same id in the same ID space is refused).
+     * live generator with the same id and layout on this host is refused; its restart guard's
+     * mark in the state directory, see {@link RestartGuard}).
      *
      * @param nodeId the node id, checked by the core against the default layout (0 to 1,023)
      * @throws InvalidNodeIdException if it does not fit
      * @throws NodeIdInUseException if a live generator already holds it
+     * @throws LeaseStoreException if the restart guard is required and its mark cannot be kept
      */
     public Snowflake(long nodeId) {
         this(builder().nodeId(nodeId));
@@ -78,15 +97,22 @@ public final class Snowflake implements AutoCloseable {
     }
 
     /**
-     * One ID. Strict mode may wait (parked) for a small rewind or the next millisecond.
+     * One ID. Strict mode may wait (parked) for a small rewind or the next millisecond, and
+     * either mode for a fixed node id's restart guard (after its previous holder on this host
+     * crashed, or with the clock stepped back under what it issued).
      *
      * @return the ID, a positive {@code long}
      * @throws ClockMovedBackwardsException past the wait budget (and the core's other errors)
+     * @throws LeaseNotReadyException when the restart guard holds longer than a call waits for
+     *     it ({@link Builder#maxRestartWaitMs(long)}; {@link #waitReady(Duration)} waits as long
+     *     as asked)
+     * @throws InterruptedException when the thread was interrupted and the call would wait
      */
     public long nextId() {
         try {
             if (injectedClock) {
-                return Native.snowflakeNext(handle); // a test clock: the core's own waits, read for read
+                // A test clock: the core's own waits, read for read.
+                return Native.snowflakeNext(handle, Thread.currentThread().isInterrupted());
             }
             long id = Native.snowflakeTryNext(handle);
             return id >= 0 ? id : slowNextId();
@@ -100,7 +126,12 @@ public final class Snowflake implements AutoCloseable {
         if (Waits.parkUntil(() -> (got[0] = Native.snowflakeTryNext(handle)) >= 0, parkBudgetNanos)) {
             return got[0];
         }
-        return Native.snowflakeNext(handle);
+        return Native.snowflakeNext(handle, Thread.currentThread().isInterrupted());
+    }
+
+    /** True while a restart guard holds (a lease's, or a fixed node id's mark): never waits. */
+    private boolean guarded() {
+        return !Native.snowflakeReady(handle, READY_ASK);
     }
 
     /**
@@ -140,10 +171,11 @@ public final class Snowflake implements AutoCloseable {
         Native.batchLen(buf.length);
         try {
             if (injectedClock) {
-                Native.snowflakeNextIds(handle, buf, true);
-            } else if (!Native.snowflakeNextIds(handle, buf, false)
-                && !Waits.parkUntil(() -> Native.snowflakeNextIds(handle, buf, false), parkBudgetNanos, 2)) {
-                Native.snowflakeNextIds(handle, buf, true);
+                Native.snowflakeNextIds(handle, buf, true, Thread.currentThread().isInterrupted());
+            } else if (!Native.snowflakeNextIds(handle, buf, false, false)
+                && !Waits.parkUntil(() -> Native.snowflakeNextIds(handle, buf, false, false), parkBudgetNanos, 2,
+                    this::guarded)) {
+                Native.snowflakeNextIds(handle, buf, true, Thread.currentThread().isInterrupted());
             }
         } finally {
             Reference.reachabilityFence(this);
@@ -190,20 +222,26 @@ public final class Snowflake implements AutoCloseable {
     }
 
     /**
-     * Wait (parked) up to {@code timeout} while a lease's restart guard holds; returns at once
-     * when nothing needs waiting for.
+     * Wait (parked) up to {@code timeout} while a restart guard holds (a lease's, or a fixed
+     * node id's mark after its previous holder crashed); returns at once when nothing needs
+     * waiting for.
      *
      * @param timeout how long at most
      * @throws LeaseNotReadyException with the guard still holding at the deadline
+     * @throws InterruptedException when the thread is interrupted while the guard holds
      */
     public void waitReady(Duration timeout) {
         GeneratorBuilder.notNull(timeout, "waitReady(timeout): timeout");
         long start = System.nanoTime();
         long budget = timeout.isNegative() ? 0 : timeout.toNanos();
         try {
-            while (!Native.snowflakeReady(handle, false)) {
+            while (!Native.snowflakeReady(handle, READY_ASK)) {
+                if (Thread.currentThread().isInterrupted()) {
+                    Native.snowflakeReady(handle, READY_OR_INTERRUPTED);
+                    return;
+                }
                 if (System.nanoTime() - start >= budget) {
-                    Native.snowflakeReady(handle, true);
+                    Native.snowflakeReady(handle, READY_OR_THROW);
                     return;
                 }
                 LockSupport.parkNanos(Math.min(1_000_000L, budget - (System.nanoTime() - start)) + 1);
@@ -237,6 +275,12 @@ public final class Snowflake implements AutoCloseable {
     /** @return the wait budget in ms */
     public double maxWaitMs() {
         return ((Number) info.get("max_wait_ms")).doubleValue();
+    }
+
+    /** @return monotonic mode's lead limit in ms (the core's default 5,000), empty when unbounded */
+    public OptionalLong maxLeadMs() {
+        Object v = info.get("max_lead_ms");
+        return v == null ? OptionalLong.empty() : OptionalLong.of(((Number) v).longValue());
     }
 
     /** @return the clock reading in use (coarse only where asked for and fine enough) */
@@ -396,13 +440,63 @@ public final class Snowflake implements AutoCloseable {
         }
 
         /**
-         * How far ahead the lease's high-water mark is kept, in ms (the core's default 5,000).
+         * How far ahead the lease's high-water mark, or a fixed node id's mark, is kept, in ms
+         * (the core's default 5,000): the longest a successor of a crashed holder waits.
          *
          * @param ms the reserve
          * @return this builder
          */
         public Builder reserveMs(long ms) {
             return set("reserve_ms", ms);
+        }
+
+        /**
+         * A fixed node id's restart guard: keep a mark on the host ({@link RestartGuard#AUTO},
+         * the default unless {@code POLYFLAKE_RESTART_GUARD} says otherwise), require one, or
+         * keep none.
+         *
+         * @param guard the guard
+         * @return this builder
+         */
+        public Builder restartGuard(RestartGuard guard) {
+            return set("restart_guard", notNull(guard, "restartGuard(guard): guard").coreName());
+        }
+
+        /**
+         * Where a fixed node id's mark is kept (default: {@code POLYFLAKE_STATE_DIR}, else the
+         * lease directory {@code /var/tmp/polyflake-leases}). Under the lease directory's rules:
+         * nothing there is followed, and only this user's own files are written or trusted.
+         *
+         * @param dir the state directory
+         * @return this builder
+         */
+        public Builder stateDir(Path dir) {
+            return set("state_dir", notNull(dir, "stateDir(dir): dir"));
+        }
+
+        /**
+         * How long a call waits for a fixed node id's restart guard before it is refused with
+         * {@link LeaseNotReadyException}, in ms (the core's default 10,000: two reserves).
+         *
+         * @param ms the longest wait
+         * @return this builder
+         */
+        public Builder maxRestartWaitMs(long ms) {
+            return set("max_restart_wait_ms", ms);
+        }
+
+        /**
+         * The host scope of the node id's claim, static or leased (default:
+         * {@code POLYFLAKE_HOST_SCOPE}, else the host's one scope): generators in different
+         * scopes may hold the same node id and layout on one host, on purpose (services writing
+         * to different tables). At most 40 ASCII letters, digits, {@code .}, {@code _} and
+         * {@code -}.
+         *
+         * @param scope the scope's name
+         * @return this builder
+         */
+        public Builder hostScope(String scope) {
+            return set("host_scope", notNull(scope, "hostScope(scope): scope"));
         }
 
         /**

@@ -40,10 +40,10 @@ abstract class TimeIdGenerator implements AutoCloseable {
     final void next(long[] out) {
         try {
             if (injectedClock) {
-                Native.timeIdNext(handle, out, true);
-            } else if (!Native.timeIdNext(handle, out, false)
-                && !Waits.parkUntil(() -> Native.timeIdNext(handle, out, false), parkBudgetNanos)) {
-                Native.timeIdNext(handle, out, true);
+                Native.timeIdNext(handle, out, true, Thread.currentThread().isInterrupted());
+            } else if (!Native.timeIdNext(handle, out, false, false)
+                && !Waits.parkUntil(() -> Native.timeIdNext(handle, out, false, false), parkBudgetNanos)) {
+                Native.timeIdNext(handle, out, true, Thread.currentThread().isInterrupted());
             }
         } finally {
             Reference.reachabilityFence(this);
@@ -53,7 +53,7 @@ abstract class TimeIdGenerator implements AutoCloseable {
     /** One ID into {@code out} if it needs no wait. */
     final boolean tryNext(long[] out) {
         try {
-            return Native.timeIdNext(handle, out, false);
+            return Native.timeIdNext(handle, out, false, false);
         } finally {
             Reference.reachabilityFence(this);
         }

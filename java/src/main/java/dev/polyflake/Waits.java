@@ -10,8 +10,10 @@ import java.util.concurrent.locks.LockSupport;
  * clock moves past the furthest millisecond it has seen (other threads may be taking each new
  * millisecond's IDs first: that is progress, not a fault). Once the clock has not moved past it
  * for the generator's wait budget (a clock behind, stuck or retreating), the last attempt is the
- * core's waiting call, whose deadline and refusal are the core's. Nothing here decides what is
- * issued or refused.
+ * core's waiting call, whose deadline and refusal are the core's. A restart guard (a lease's, or
+ * a fixed node id's mark after its previous holder crashed) is waited out the same way: the
+ * clock moves while it holds, so the call keeps parking until the core issues, or refuses a
+ * guard further off than a call waits for. Nothing here decides what is issued or refused.
  */
 final class Waits {
     /** One park: a fraction of a millisecond, the unit every wait is counted in. */
@@ -29,22 +31,33 @@ final class Waits {
         boolean tryOnce();
     }
 
+    /** Whether a restart guard holds the generator now (asked without waiting). */
+    interface Guard {
+        boolean holds();
+    }
+
+    /** No guard to ask. */
+    private static final Guard NONE = () -> false;
+
     /**
      * Park and retry {@code attempt} until it issues, or until the wall clock has not moved past
      * its furthest reading for {@code budgetNanos}; then false (the caller makes the core's
      * waiting call). An interrupted thread does not park (it could not), so it goes to the
-     * core's call at once.
+     * core's call at once, told so: it issues what needs no wait, or refuses with
+     * {@link InterruptedException}, never sleeping in native code.
      */
     static boolean parkUntil(Attempt attempt, long budgetNanos) {
-        return parkUntil(attempt, budgetNanos, Long.MAX_VALUE);
+        return parkUntil(attempt, budgetNanos, Long.MAX_VALUE, NONE);
     }
 
     /**
      * As {@link #parkUntil(Attempt, long)}, but also false once the clock has moved
      * {@code spanMs} past its first reading: a batch that did not fit a whole fresh millisecond
-     * spans several, and the core's waiting call fills it.
+     * spans several, and the core's waiting call fills it. Not while {@code guard} holds: a
+     * batch waiting for a restart guard (seconds, after a crash) keeps parking rather than
+     * sleeping in the core's call, and spans its milliseconds from when the guard lets go.
      */
-    static boolean parkUntil(Attempt attempt, long budgetNanos, long spanMs) {
+    static boolean parkUntil(Attempt attempt, long budgetNanos, long spanMs, Guard guard) {
         long start = System.nanoTime();
         long first = System.currentTimeMillis();
         long furthest = first;
@@ -54,15 +67,24 @@ final class Waits {
             if (attempt.tryOnce()) {
                 return true;
             }
-            // The elapsed time first, the clock after it: a thread descheduled between the two
-            // reads sees the clock moved, never a budget spent on a clock that did move.
+            // The elapsed time first, the clock after it: a clock that reads no further than
+            // before was still over the whole of [start, elapsed]. A budget starts again from a
+            // fresh reading taken after the clock was seen to move, never from the one before it:
+            // a thread descheduled between the two reads would otherwise count its time off the
+            // CPU as time the clock stood still (seen under load: a call handed to the core's
+            // native wait after one preemption).
             long elapsed = System.nanoTime();
             long now = System.currentTimeMillis();
             if (now - first >= spanMs) {
-                break;
+                if (!guard.holds()) {
+                    break;
+                }
+                first = now;
+                furthest = now;
+                start = System.nanoTime();
             } else if (now > furthest) {
                 furthest = now;
-                start = elapsed;
+                start = System.nanoTime();
             } else if (elapsed - start >= budgetNanos) {
                 break;
             }

@@ -42,6 +42,13 @@ class ApiTest {
             assertEquals(((Number) Native.Constants.ALL.get("default_max_wait_ms")).doubleValue(), g.maxWaitMs());
             assertEquals(((Number) Native.Constants.ALL.get("default_epoch_ms")).longValue(), g.epochMs());
             assertEquals(1_704_067_200_000L, g.epochMs());
+            assertEquals(OptionalLong.of(5_000), g.maxLeadMs());
+        }
+        try (Snowflake g = Snowflake.builder().nodeId(2).mode(Mode.MONOTONIC).noLeadLimit().clock(clock).build()) {
+            assertEquals(OptionalLong.empty(), g.maxLeadMs());
+        }
+        try (Snowflake g = Snowflake.builder().nodeId(2).mode(Mode.MONOTONIC).noLeadLimit().maxLeadMs(1_000).clock(clock).build()) {
+            assertEquals(OptionalLong.of(1_000), g.maxLeadMs());
         }
         assertEquals("0.1.0", Polyflake.version());
         assertEquals(Layout.of(42, 8, 13), Layout.LONG_LIVED);
@@ -79,7 +86,12 @@ class ApiTest {
             assertEquals("static", h.source());
             assertEquals(Mode.STRICT, h.mode());
             assertTrue(h.idsIssued() >= 10_005, h.toString());
-            assertFalse(h.lease().isPresent());
+            // A static node id keeps a mark on the host (kind host) where the state directory
+            // allows it; where it does not, health says why.
+            assertTrue(h.lease().map(l -> "host".equals(l.get("kind"))).orElse(!h.restartGuardNote().isEmpty()), h.toString());
+            assertEquals(0, h.restartWaits());
+            assertEquals(Set.of("state", "synchronized", "max_error_us", "est_error_us"), h.clockSync().keySet());
+            assertTrue(h.clockSync().get("synchronized") instanceof Boolean, h.toString());
             assertTrue(h.lastIssuedMs().isPresent());
             g.waitReady(Duration.ofMillis(10)); // no lease: nothing to wait for
         }

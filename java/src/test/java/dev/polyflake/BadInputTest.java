@@ -45,6 +45,9 @@ class BadInputTest {
             () -> Snowflake.builder().clock(null),
             () -> Snowflake.builder().identity(null),
             () -> Snowflake.builder().credential("username", null),
+            () -> Snowflake.builder().restartGuard(null),
+            () -> Snowflake.builder().stateDir(null),
+            () -> Snowflake.builder().hostScope(null),
             () -> Layout.named(null),
             () -> new ScriptedClock((long[]) null),
             () -> Uuid7Generator.timestampMs(null),
@@ -88,6 +91,15 @@ class BadInputTest {
         refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "no node id", () -> Snowflake.builder().build());
         refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "-3", () -> new ManualClock(T).elapse(-3));
         refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "-7", () -> onClock().fileLease(Path.of("/tmp")).slots(-7).build());
+        refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "-9", () -> onClock().nodeId(1).maxLeadMs(-9).build());
+        refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "16001", () -> Snowflake.builder().nodeId(1).maxClockErrorMs(16_001).build());
+        // A host scope is ASCII letters, digits, '.', '_' and '-', at most 40 bytes.
+        refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "\"two words\"", () -> Snowflake.builder().nodeId(1).hostScope("two words").build());
+        refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "\"caf\u00e9\"", () -> Snowflake.builder().nodeId(1).hostScope("caf\u00e9").build());
+        refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "41", () -> Snowflake.builder().nodeId(1).hostScope("x".repeat(41)).build());
+        refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "-2", () -> Snowflake.builder().nodeId(1).reserveMs(-2).build());
+        refused(InvalidArgumentException.class, "INVALID_ARGUMENT", "86400001",
+            () -> Snowflake.builder().nodeId(1).maxRestartWaitMs(86_400_001).build());
         // The hostname source reads a StatefulSet ordinal.
         try (Snowflake g = onClock().fromHostname("ids-7").build()) {
             assertEquals(7, g.nodeId());
