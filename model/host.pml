@@ -25,6 +25,12 @@
  *     exit handlers: host.rs at_exit for a static holder's mark, nothing for a lease) or a kill
  *     (no final write). A process that died is replaced by a new one (an empty table).
  *
+ * The steps carry the names the code's comments give them ("Modelled in model/host.pml: ..."):
+ * inline claim (registry::claim, every source), StaticHolder (the take, the renewal, the exit
+ * step: inline static_take, the renewal and exit steps of Proc), LeaseTaker (the claim before the
+ * slot, the mark read: inline lease_take) and LeaseHolder (the close: the close steps of Proc).
+ * One proctype, Proc, is every process: each take chooses a static id or the lease's slot.
+ *
  * Abstract IDs are (ms, seq) of node 0: SEQ = 2 sequences per ms. A call of next_id is two
  * steps, as in generator/engine.rs: the window check and the computation of the next state
  * word from the state it loaded, then the compare-and-swap (which fails once the state word
@@ -57,17 +63,39 @@
  * Options (the environment a configuration allows):
  *   LEASES, STATICS  processes may take node 0 as a lease slot / as a static node id
  *   MONO             generators may be monotonic (each take chooses)
- *   MARKLESS         a static take may find the state directory unusable (RestartGuard::Auto
- *                    issues without a mark) and a lease in that process reads and writes no mark
+ *   MARKLESS         1: a static take may find the state directory unusable (RestartGuard::Auto
+ *                    issues without a mark; RestartGuard::Off likewise); 2: every static take
+ *                    does (no marks at all: the claim and the reading after it are all there is)
+ *   INITMARK         the host may hold a mark from long ago when the run starts (init chooses:
+ *                    none, a clean close's at (1, 1), a crash's with R 1)
  *   KILLS, EXITS     process deaths allowed: a kill, an exit with the generator open
  *   STEPS            clock steps back (1 ms each)
+ *   GENS, ENDS, NH   generators made in a run, process deaths in a run, processes at once
+ *   INFLIGHT         1: a call is two steps (the window check, then the compare-and-swap), so a
+ *                    close or an exit can fall between them; 0: one step (for the largest
+ *                    configuration: with the state word taken before any final write, which
+ *                    the two-step runs check, a call that passed the window check and swaps
+ *                    after the window was shut issues exactly what the one-step call issued
+ *                    just before the shut; one whose swap comes after the state was taken
+ *                    issues nothing)
  *   LEASE_MARK       not in the code: a proposal (see docs/reliability.md); a lease holder keeps
- *                    the host mark as a static holder does (its R written to it at the take and
- *                    at every renewal, state -1), so that a static successor of a lease holder
- *                    that was killed or exited finds its R
- *   LEASE_SPENT      not in the code: a proposal; a lease taker that finds no complete host mark
- *                    counts the millisecond of its reading (after the claim) as spent, as a
- *                    static taker does (R_AFTERCLAIM for leases)
+ *                    the host mark as a static holder does: its R written to it at the take
+ *                    (state -1) and at every renewal, and its clean close writes R at the last
+ *                    ms as a static close does; so a static successor of a lease holder that was
+ *                    killed or exited finds its R, never an older holder's clean-close state
+ *   UNLOCK_FIRST     not in the code: a proposal; a static holder's clean close lets go of the
+ *                    mark's flock before it releases the claim (the code releases the claim,
+ *                    then drops the session, which unlocks the mark)
+ *   SPENT_ALWAYS     not in the code: a proposal; every taker, static or lease, counts the
+ *                    millisecond of its reading after the claim as spent, whatever the mark says
+ *                    (a holder without a mark leaves nothing a successor could read)
+ *
+ * The code without the three proposals repeats IDs when a lease holder dies without a clean
+ * close, when a lease closes in the gap between a static close's claim release and its unlock,
+ * and after a holder without a mark: the findings of model/check.sh (finding-*), kept as
+ * counterexamples that must fail, explained in docs/reliability.md ("Where the model and the
+ * code disagree"). lease.pml's P3 (nothing at or below a predecessor's possible R) has no
+ * counterpart here: one node id, so P1 is checked directly.
  */
 
 #ifndef NH
@@ -106,8 +134,17 @@
 #ifndef LEASE_MARK
 #define LEASE_MARK 0
 #endif
-#ifndef LEASE_SPENT
-#define LEASE_SPENT 0
+#ifndef SPENT_ALWAYS
+#define SPENT_ALWAYS 0
+#endif
+#ifndef INITMARK
+#define INITMARK 1
+#endif
+#ifndef INFLIGHT
+#define INFLIGHT 1
+#endif
+#ifndef UNLOCK_FIRST
+#define UNLOCK_FIRST 0
 #endif
 
 #ifndef R_ONECLAIM
@@ -165,7 +202,7 @@ byte steps = STEPS;
 
 /* ---------------------------------------------------------------------------------------- */
 /* The host                                                                                 */
-byte claim;                     /* the host-wide claim on node 0: process + 1; 0 free */
+byte claimed;                   /* the host-wide claim on node 0: process + 1; 0 free */
 bool mk_ok;                     /* the mark is complete (mark.rs parse) */
 byte mk_R;                      /* its high_water_ms */
 byte mk_ms;                     /* its last_state: (ms, seq); ms 0 = -1 (none) */
@@ -191,17 +228,12 @@ byte myR[NH];                   /* R as this holder last wrote it durably */
 byte lms[NH];                   /* the state word: ms (0: -1) ... */
 byte lseq[NH];                  /* ... and sequence */
 bool swapped[NH];               /* the state word taken (CLOSED_STATE) */
-byte tried[NH];                 /* the clock reading of the last renewal (one per reading) */
 byte pend[NH];                  /* mutation R_BEFORE=0: an R published, not yet written */
-bool fl[NH];                    /* a call in flight: past the window check ... */
-byte fpm[NH];                   /* ... with the state word it loaded ... */
-byte fpq[NH];
-byte fm[NH];                    /* ... and the ID it will swap in */
-byte fq[NH];
+bool fl[NH];                    /* a call in flight: past the window check, with the ID it */
+byte fm[NH];                    /* will swap in (its compare-and-swap fails only once the */
+byte fq[NH];                    /* state word was taken: one call in flight per process) */
 byte tab_ms[NH];                /* the process's table (registry.rs Entry.last_state) */
 byte tab_seq[NH];
-byte hms[NH];                   /* ghost: the last ID of the open generator (P4) */
-byte hq[NH];
 
 /* Ghost: what was issued: bit q of issued[ms] */
 byte issued[MS];
@@ -217,6 +249,9 @@ byte g, r, c, sm, sq;           /* scratch, 0 between steps */
 #define NEXTM(p) (CLK > INCM(p) -> CLK : INCM(p))
 #define NEXTQ(p) (CLK > INCM(p) -> 0 : INCQ(p))
 
+/* A renewal would change R or the limit (one that changes neither writes what is there). */
+#define RENEWS(p) (max(CLK + RES, myR[p]) != myR[p] || min(max(CLK + RES, myR[p]), CLK + RES) != lim[p])
+
 /* engine.rs elapsed_of (floor < now <= limit), then strict: the ID carries the clock's ms (a
  * clock behind the last ID, or a spent ms, waits); monotonic: check_ahead (the ID's ms within
  * the limit and at most LEAD ahead of the clock). A closed state word is past every window. */
@@ -231,9 +266,8 @@ inline issue(p) {
   issued[fm[p]] = issued[fm[p]] | (1 << fq[p]);
   /* P2: no holder issues past the R it wrote durably. */
   assert(fm[p] <= myR[p]);
-  /* P4: each generator's IDs increase. */
-  assert(fm[p] > hms[p] || (fm[p] == hms[p] && fq[p] > hq[p]));
-  hms[p] = fm[p]; hq[p] = fq[p];
+  /* P4: each generator's IDs increase (above its state word: its last ID, or where it started). */
+  assert(fm[p] > lms[p] || (fm[p] == lms[p] && fq[p] > lseq[p]));
   lms[p] = fm[p]; lseq[p] = fq[p];
   printf("MSC: P%d issues (ms %d, seq %d)  [clock %d, floor %d, limit %d, R %d]\n", p, fm[p], fq[p], CLK, floor_[p], lim[p], myR[p])
 }
@@ -241,17 +275,18 @@ inline issue(p) {
 /* The generator is gone (closed, or its process died). */
 inline forget(p) {
   kind[p] = 0; phase[p] = NONE; mono[p] = 0; nomark[p] = 0; rd[p] = 0; guard[p] = 0;
-  floor_[p] = 0; lim[p] = 0; myR[p] = 0; lms[p] = 0; lseq[p] = 0; swapped[p] = 0; tried[p] = 0;
-  pend[p] = 0; fl[p] = 0; fpm[p] = 0; fpq[p] = 0; fm[p] = 0; fq[p] = 0; hms[p] = 0; hq[p] = 0
+  floor_[p] = 0; lim[p] = 0; myR[p] = 0; lms[p] = 0; lseq[p] = 0; swapped[p] = 0;
+  pend[p] = 0; fl[p] = 0; fm[p] = 0; fq[p] = 0
 }
 
 /* The process dies (a kill, or the end of an exit): the kernel frees the claim and the flocks;
  * its memory (its table) is gone; a new process takes its place. */
 inline die(p) {
-  if :: claim == p + 1 -> claim = 0 :: else fi;
+  if :: claimed == p + 1 -> claimed = 0 :: else fi;
   if :: mk_lk == p + 1 -> mk_lk = 0 :: else fi;
   if :: sl_lk == p + 1 -> sl_lk = 0 :: else fi;
-  forget(p); tab_ms[p] = 0; tab_seq[p] = 0
+  forget(p); tab_ms[p] = 0; tab_seq[p] = 0;
+  printf("MSC: P%d has died (a new process P%d, with nothing of the old one's memory, takes its place)\n", p, p)
 }
 
 /* The state word taken by a close or an exit: (sm, sq). */
@@ -261,7 +296,7 @@ inline take_state(p) {
 
 /* Claim::release: the process's table keeps the later state word; the host-wide name is freed. */
 inline release(p) {
-  if :: claim == p + 1 -> claim = 0 :: else fi;
+  if :: claimed == p + 1 -> claimed = 0 :: else fi;
   if :: sm > tab_ms[p] || (sm == tab_ms[p] && sm > 0 && sq > tab_seq[p]) -> tab_ms[p] = sm; tab_seq[p] = sq
      :: else fi
 }
@@ -279,13 +314,19 @@ inline final_mark(p) {
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* The take of a static node id: builder.rs Builder::build -> registry::claim (Reach::Host),
+/* registry::claim (Reach::Host): the host-wide name of node 0, one for every source (R_ONECLAIM);
+ * the caller has checked it is free (a bind that fails is NodeIdInUse, or a slot skipped). */
+inline claim(p) {
+  claimed = p + 1
+}
+
+/* StaticHolder, the take (R_MARK, R_AFTERCLAIM). The take of a static node id: builder.rs Builder::build -> registry::claim (Reach::Host),
  * host.rs hold (the mark's flock, the clock read, the mark read, R written durably), then the
  * start state (the mark's clean-close state, else spent_now) and, monotonic, the floor lowered
  * by the lead limit. The claim and the mark's flock are one step here: a taker that finds the
  * flock held after its claim is refused (NodeIdInUse) and takes nothing. */
 inline static_take(p) {
-  gens--; kind[p] = STATIC; claim = p + 1;
+  gens--; kind[p] = STATIC; claim(p);
   if :: mono[p] = 0 :: MONO -> mono[p] = 1 fi;
 #if R_AFTERCLAIM
   c = CLK;                                    /* after the claim and the flock */
@@ -293,13 +334,14 @@ inline static_take(p) {
   c = rd[p];                                  /* mutation: read before the claim */
 #endif
   if
-  :: MARKLESS && mk_lk == 0 || MARKLESS && !R_ONECLAIM ->
+  :: MARKLESS != 0 ->
      /* the state directory cannot keep a mark: auto mode issues without one (no R, no guard) */
      nomark[p] = 1; sm = c; sq = SEQ - 1; g = 0;
      lim[p] = OPEN; myR[p] = OPEN;
      printf("MSC: P%d takes node 0 as a static id (no mark: the directory cannot keep one) at clock %d\n", p, c)
-  :: mk_lk == 0 ->
+  :: MARKLESS != 2 && mk_lk == 0 ->
      mk_lk = p + 1;
+     printf("MSC: P%d claims node 0 (static), locks the mark and reads it: complete %d, R %d, state (ms %d, seq %d)\n", p, mk_ok, mk_R, mk_ms, mk_seq);
 #if R_MARK
      if
      :: mk_ok && mk_ms > 0 -> g = (mk_R <= mk_ms -> mk_ms - 1 : mk_R); sm = mk_ms; sq = mk_seq
@@ -314,6 +356,9 @@ inline static_take(p) {
      myR[p] = r; lim[p] = min(r, c + RES);
      printf("MSC: P%d takes node 0 as a static id at clock %d: mark read, guard %d, R %d written, limit %d\n", p, c, g, r, lim[p])
   fi;
+#if SPENT_ALWAYS
+  if :: c > sm || (c == sm && sq < SEQ - 1) -> sm = c; sq = SEQ - 1 :: else fi;
+#endif
   /* resume: the process's own table (a generator of this process closed before) */
   if :: tab_ms[p] > sm || (tab_ms[p] == sm && tab_seq[p] > sq) -> sm = tab_ms[p]; sq = tab_seq[p] :: else fi;
   guard[p] = g; floor_[p] = g;
@@ -324,45 +369,45 @@ inline static_take(p) {
      floor_[p] = (g > LEAD -> g - LEAD : 0)
   :: else
   fi;
-  lms[p] = sm; lseq[p] = sq; hms[p] = 0; hq[p] = 0; tried[p] = c;
+  lms[p] = sm; lseq[p] = sq;
   phase[p] = RUN;
-  printf("MSC: P%d %s, starts after (ms %d, seq %d), floor %d\n", p, (mono[p] -> "monotonic" : "strict"), sm, sq, floor_[p]);
+  printf("MSC: P%d (monotonic: %d) starts after (ms %d, seq %d), floor %d\n", p, mono[p], sm, sq, floor_[p]);
   g = 0; r = 0; c = 0; sm = 0; sq = 0
 }
 
-/* The take of the lease's slot 0: file.rs acquire (the slot file's flock, SlotContext::claim,
+/* LeaseTaker: the claim before the slot (R_ONECLAIM), the mark read (R_CROSS). The take of the
+ * lease's slot 0: file.rs acquire (the slot file's flock, SlotContext::claim,
  * the clock read, the record's guard, SlotContext::host_floor, R written durably, Window::start).
  * The lease's state word starts at -1. */
 inline lease_take(p) {
   gens--; kind[p] = LEASE; sl_lk = p + 1;
 #if R_ONECLAIM
-  claim = p + 1;
+  claim(p);
+  printf("MSC: P%d locks slot file 0 (record: complete %d, R %d), claims node 0; the host mark: complete %d, R %d, state (ms %d, seq %d)\n", p, sl_ok, sl_R, mk_ok, mk_R, mk_ms, mk_seq);
+#else
+  printf("MSC: P%d locks slot file 0 (record: complete %d, R %d), does NOT claim node 0 (mutation); the host mark: complete %d, R %d, state (ms %d, seq %d)\n", p, sl_ok, sl_R, mk_ok, mk_R, mk_ms, mk_seq);
 #endif
   if :: mono[p] = 0 :: MONO -> mono[p] = 1 fi;
   c = CLK;
   if :: !sl_ex -> sl_ex = 1; sl_ok = 0; sl_T = c :: else fi;      /* a new slot file */
   g = (sl_ok -> sl_R : max(sl_T, c) + RES);                        /* record_guard */
-  if
-  :: MARKLESS -> skip                          /* a directory this process cannot use: no mark read */
-  :: else ->
 #if R_CROSS
-     if :: mk_ok -> g = max(g, (mk_ms > 0 -> max(mk_R, mk_ms) : mk_R)) :: else fi;
+  if :: mk_ok -> g = max(g, (mk_ms > 0 -> max(mk_R, mk_ms) : mk_R)) :: else fi;   /* host_floor */
 #endif
-#if LEASE_SPENT
-     if :: !mk_ok -> g = max(g, c) :: else fi;
-#endif
-     skip
-  fi;
   r = max(g, c) + RES;
   sl_ok = 1; sl_R = r; sl_T = c;
 #if LEASE_MARK
-  /* proposal: the host mark carries the lease's R while it lives */
-  if :: mk_lk == 0 -> mk_ok = 1; mk_R = max(r, (mk_ok -> mk_R : 0)); mk_ms = 0; mk_seq = 0 :: else fi;
+  /* proposal: the host mark carries the lease's R while it lives (never below its own R) */
+  if :: mk_lk == 0 -> mk_R = max(r, (mk_ok -> mk_R : 0)); mk_ok = 1; mk_ms = 0; mk_seq = 0 :: else fi;
 #endif
   guard[p] = g; floor_[p] = g; myR[p] = r; lim[p] = min(r, c + RES);
-  lms[p] = 0; lseq[p] = SEQ - 1; hms[p] = 0; hq[p] = 0; tried[p] = c;
+#if SPENT_ALWAYS
+  lms[p] = c; lseq[p] = SEQ - 1;
+#else
+  lms[p] = 0; lseq[p] = SEQ - 1;
+#endif
   phase[p] = RUN;
-  printf("MSC: P%d takes node 0 as lease slot 0 (%s) at clock %d: guard %d, R %d written, limit %d\n", p, (mono[p] -> "monotonic" : "strict"), c, g, r, lim[p]);
+  printf("MSC: P%d takes node 0 as lease slot 0 (monotonic: %d) at clock %d: guard %d, R %d written, limit %d\n", p, mono[p], c, g, r, lim[p]);
   g = 0; r = 0; c = 0
 }
 
@@ -372,30 +417,35 @@ end_loop:
   /* ---- takes ---- */
 #if STATICS
 #if R_AFTERCLAIM
-  :: atomic { kind[p] == 0 && gens > 0 && (claim == 0 && (mk_lk == 0 || MARKLESS)) -> static_take(p) }
+  :: atomic { kind[p] == 0 && phase[p] == NONE && gens > 0 && (claimed == 0 && (mk_lk == 0 || MARKLESS)) -> static_take(p) }
 #else
   :: atomic { kind[p] == 0 && phase[p] == NONE && gens > 0 -> phase[p] = READ; rd[p] = CLK;
        printf("MSC: P%d reads the clock (%d) BEFORE claiming (mutation)\n", p, rd[p]) }
-  :: atomic { kind[p] == 0 && phase[p] == READ && gens > 0 && (claim == 0 && (mk_lk == 0 || MARKLESS)) -> static_take(p) }
+  :: atomic { kind[p] == 0 && phase[p] == READ && gens > 0 && (claimed == 0 && (mk_lk == 0 || MARKLESS)) -> static_take(p) }
 #endif
 #endif
 #if LEASES
-  :: atomic { kind[p] == 0 && phase[p] == NONE && gens > 0 && sl_lk == 0 && (claim == 0 || !R_ONECLAIM) -> lease_take(p) }
+  :: atomic { kind[p] == 0 && phase[p] == NONE && gens > 0 && sl_lk == 0 && (claimed == 0 || !R_ONECLAIM) -> lease_take(p) }
 #endif
 
   /* ---- next_id: the window check and the next state word, then the compare-and-swap ---- */
-  :: atomic { !fl[p] && CAN_ISSUE(p) -> fl[p] = 1; fpm[p] = lms[p]; fpq[p] = lseq[p]; fm[p] = NEXTM(p); fq[p] = NEXTQ(p) }
+#if INFLIGHT
+  :: atomic { !fl[p] && CAN_ISSUE(p) -> fl[p] = 1; fm[p] = NEXTM(p); fq[p] = NEXTQ(p) }
   :: atomic { fl[p] ->
        if
-       :: !swapped[p] && lms[p] == fpm[p] && lseq[p] == fpq[p] -> issue(p)
+       :: !swapped[p] -> issue(p)
        :: else -> printf("MSC: P%d call in flight fails its compare-and-swap (the state word was taken)\n", p)
        fi;
-       fl[p] = 0; fpm[p] = 0; fpq[p] = 0; fm[p] = 0; fq[p] = 0 }
+       fl[p] = 0; fm[p] = 0; fq[p] = 0 }
+#else
+  :: atomic { CAN_ISSUE(p) -> fm[p] = NEXTM(p); fq[p] = NEXTQ(p); issue(p); fm[p] = 0; fq[p] = 0 }
+#endif
 
-  /* ---- renewal: host.rs MarkFile::renew (the mark), file.rs SlotFile::renew (the lease):
+  /* ---- StaticHolder, the renewal (R_BEFORE), and a lease's renewal:
+   *      host.rs MarkFile::renew (the mark), file.rs SlotFile::renew (the lease):
    *      R = max(now + reserve, R) written durably, then Window::publish ---- */
-  :: atomic { phase[p] == RUN && !nomark[p] && pend[p] == 0 && CLK != tried[p] ->
-       c = CLK; tried[p] = c; r = max(c + RES, myR[p]);
+  :: atomic { phase[p] == RUN && !nomark[p] && pend[p] == 0 && RENEWS(p) ->
+       c = CLK; r = max(c + RES, myR[p]);
 #if !R_BEFORE
        if
        :: kind[p] == STATIC ->
@@ -426,7 +476,15 @@ end_loop:
        printf("MSC: P%d renewal writes R %d\n", p, pend[p]); pend[p] = 0 }
 #endif
 
-  /* ---- a clean close: generator/mod.rs Generator::release (Window::close, then the state word
+#if KILLS
+  /* ---- a kill (SIGKILL, OOM; or an exit with a lease or a mark-less static id open, which
+   *      leaves nothing either): no final write ---- */
+  :: atomic { ends > 0 && kind[p] != 0 -> ends--;
+       printf("MSC: P%d is killed\n", p); die(p) }
+#endif
+
+  /* ---- a clean close (LeaseHolder, the close: R_CROSS, its close half R_CROSSCLOSE; a static
+   *      holder's the same steps): generator/mod.rs Generator::release (Window::close, then the state word
    *      swapped to CLOSED_STATE), runtime.rs LeaseRuntime::close (the final write: the mark by
    *      MarkFile::finish, or the slot record by SlotFile::finish then the host mark by
    *      leave_lease_mark), Claim::release, then the session dropped (the flock let go) ---- */
@@ -443,9 +501,17 @@ end_loop:
        :: kind[p] == LEASE ->
           r = (sm > 0 -> min(max(sm, guard[p]), myR[p]) : min(guard[p], myR[p]));
           sl_R = r;                                                    /* SlotFile::finish */
-#if R_CROSSCLOSE
+#if LEASE_MARK
           if
-          :: !MARKLESS && sm > 0 && mk_lk == 0 ->                     /* leave_lease_mark */
+          :: mk_lk == 0 ->                  /* proposal: as a static holder's final write */
+             mk_R = r; mk_ms = sm; mk_seq = sq; mk_ok = 1;
+             printf("MSC: P%d close: slot R %d; host mark R %d, state (ms %d, seq %d) written; claim released\n", p, r, mk_R, mk_ms, mk_seq)
+          :: else ->
+             printf("MSC: P%d close: slot R %d; host mark NOT written (its flock held: %d); claim released\n", p, r, mk_lk)
+          fi;
+#elif R_CROSSCLOSE
+          if
+          :: sm > 0 && mk_lk == 0 ->                     /* leave_lease_mark */
              mk_R = max(sm, (mk_ok -> mk_R : 0));
              if :: !mk_ok || mk_ms < sm || (mk_ms == sm && mk_seq < sq) -> mk_ms = sm; mk_seq = sq :: else fi;
              mk_ok = 1;
@@ -458,6 +524,9 @@ end_loop:
 #endif
           r = 0
        fi;
+#if UNLOCK_FIRST
+       if :: mk_lk == p + 1 -> mk_lk = 0 :: else fi;    /* proposal: the mark's flock first */
+#endif
        release(p); phase[p] = UNLOCK; sm = 0; sq = 0 }
   :: atomic { phase[p] == UNLOCK ->
        if :: mk_lk == p + 1 -> mk_lk = 0 :: else fi;
@@ -466,7 +535,8 @@ end_loop:
        forget(p) }
 
 #if EXITS
-  /* ---- an exit with a static generator open: host.rs at_exit::on_exit ---- */
+  /* ---- StaticHolder, the exit step (R_EXIT): an exit with a static generator open,
+   *      host.rs at_exit::on_exit ---- */
 #if R_EXIT
   :: atomic { ends > 0 && phase[p] == RUN && kind[p] == STATIC && !nomark[p] && pend[p] == 0 ->
        ends--; phase[p] = EXIT; lim[p] = 0;
@@ -488,12 +558,6 @@ end_loop:
 #endif
 #endif
 
-#if KILLS
-  /* ---- a kill (SIGKILL, OOM; or an exit with a lease or a mark-less static id open, which
-   *      leaves nothing either): no final write ---- */
-  :: atomic { ends > 0 && kind[p] != 0 -> ends--;
-       printf("MSC: P%d is killed\n", p); die(p) }
-#endif
   od
 }
 
@@ -513,6 +577,10 @@ init {
   atomic {
     /* the lease's slot file: none yet, or left by a holder long ago (a complete record, R 1) */
     if :: skip :: LEASES -> sl_ex = 1; sl_ok = 1; sl_R = 1; sl_T = 1 fi;
+    /* the node id's mark: none, or left by a static holder long ago (a clean close's, a crash's) */
+    if :: skip :: INITMARK -> mk_ok = 1; mk_R = 1; mk_ms = 1; mk_seq = SEQ - 1
+                :: INITMARK -> mk_ok = 1; mk_R = 1 fi;
+    printf("MSC: ENV at the start: clock %d; slot file 0: exists %d, R %d; the mark: complete %d, R %d, state (ms %d, seq %d)\n", CLK, sl_ex, sl_R, mk_ok, mk_R, mk_ms, mk_seq);
     for (i : 0 .. NH - 1) { run Proc(i) }
   }
 }
