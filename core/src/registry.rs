@@ -346,11 +346,6 @@ impl Claim {
     pub(crate) fn scope(&self) -> &str {
         &self.key.scope
     }
-
-    /// True when the claim holds the host-wide name (not an injected clock's).
-    pub(crate) fn is_host_wide(&self) -> bool {
-        self.host.lock().is_some()
-    }
 }
 
 impl Drop for Claim {

@@ -30,6 +30,16 @@ pub(crate) const NONE: i64 = i64::MIN;
 /// is refused) yet far enough from `i64::MAX` that adding a batch cannot overflow.
 pub(crate) const CLOSED_STATE: i64 = i64::MAX / 4;
 
+/// A lease's copy of its R on the host (its node id's mark, `lease::host`): written durably
+/// before the window opens to an R.
+pub(crate) trait MarkMirror: Send + Sync {
+    /// Write the window's limit to the mark (`Err`: why not; the limit is then not published).
+    fn mirror(&self, limit_ms: i64) -> std::result::Result<(), String>;
+    /// The lease's clean close: its last issued millisecond and ID's state word (`now_ms`: the
+    /// time of closing, for a lease that issued nothing).
+    fn finish_lease(&self, last_ms: Option<i64>, last_state: i64, now_ms: i64);
+}
+
 /// The generator's state word (`elapsed << seq_bits | seq`) on a cache line of its own, so
 /// threads that CAS it do not also invalidate the read-mostly window beside it. It lives in the
 /// window, which the hot path reaches anyway, so that what must close a generator without
@@ -78,6 +88,10 @@ pub(crate) struct Window {
     /// Why, in words, and the kernel's maximum error when last read (us).
     sync_note: Mutex<String>,
     sync_max_error_us: AtomicI64,
+    /// A lease's node-id mark on the host, kept at every R before it is published.
+    mirror: ForkLock<Option<std::sync::Arc<dyn MarkMirror>>>,
+    /// The layout's sequence bits (the state word's millisecond starts above them).
+    seq_bits: u32,
     /// Serialises the writers of `limit` (renewal, loss, close), so a renewal can never
     /// reopen a window that a loss or a close has just shut.
     writer: ForkLock<()>,
@@ -108,6 +122,8 @@ impl Window {
             sync_blocked: AtomicBool::new(false),
             sync_note: Mutex::new(String::new()),
             sync_max_error_us: AtomicI64::new(-1),
+            mirror: ForkLock::new(None),
+            seq_bits: layout.sequence_bits(),
             writer: ForkLock::new(()),
         }
     }
@@ -152,14 +168,60 @@ impl Window {
         self.floor.store(f, Ordering::Release);
     }
 
+    /// A lease's mark on the host, to keep at every R from now on (`None`: none).
+    pub(crate) fn set_mirror(&self, mirror: Option<std::sync::Arc<dyn MarkMirror>>) {
+        *self.mirror.lock() = mirror;
+    }
+
+    /// The lease's mark on the host, if it keeps one.
+    pub(crate) fn mirror(&self) -> Option<std::sync::Arc<dyn MarkMirror>> {
+        self.mirror.lock().clone()
+    }
+
+    /// Count the millisecond of `after_claim_ms` (a reading taken after the node id's claim) as
+    /// spent: nothing is issued in it. Its previous holder on this host may have issued in it
+    /// and left no mark saying so (a holder that kept none).
+    // Modelled in model/host.pml: the taker's first state (SPENT_ALWAYS) (make model).
+    pub(crate) fn spend_millisecond(&self, after_claim_ms: i64) {
+        let elapsed = after_claim_ms.saturating_sub(self.epoch_ms);
+        if elapsed < 0 || elapsed > self.max_elapsed {
+            return;
+        }
+        let spent = (elapsed << self.seq_bits) | ((1i64 << self.seq_bits) - 1);
+        let word = &self.state.0;
+        let mut p = word.load(crate::sync::Ordering::Acquire);
+        while p < spent && p != CLOSED_STATE {
+            match word.compare_exchange_weak(
+                p,
+                spent,
+                crate::sync::Ordering::AcqRel,
+                crate::sync::Ordering::Acquire,
+            ) {
+                Ok(_) => return,
+                Err(actual) => p = actual,
+            }
+        }
+    }
+
     /// R is durable in the store, written after a check at `checked_ms` found the slot still
-    /// ours: let the generator issue up to R, and no more than one reserve past the check.
+    /// ours: let the generator issue up to R, and no more than one reserve past the check. A
+    /// lease that keeps its node id's mark on the host writes R there first.
     // Modelled in model/lease.pml: inline publish (R_BEFORE: called only after the durable write;
     // R_CAP) (make model).
     pub(crate) fn publish(&self, r_ms: i64, checked_ms: i64) {
         let _w = self.writer.lock();
         if self.lost.load(Ordering::Acquire) || self.closed.load(Ordering::Acquire) {
             return;
+        }
+        if let Some(m) = self.mirror() {
+            // What the window will let the generator issue up to: the limit this publish makes.
+            let r = self.r_ms.load(Ordering::Relaxed).max(r_ms);
+            let cap = checked_ms.saturating_add(self.reserve_ms.load(Ordering::Relaxed));
+            if let Err(why) = m.mirror(r.min(cap)) {
+                self.failures.fetch_add(1, Ordering::Relaxed);
+                set(&self.note, why);
+                return;
+            }
         }
         let r = self.r_ms.load(Ordering::Relaxed).max(r_ms);
         self.r_ms.store(r, Ordering::Relaxed);

@@ -475,14 +475,14 @@ fn a_deleted_claim_znode_loses_the_lease_at_the_next_write() {
 #[test]
 fn a_zookeeper_store_serves_one_id_space() {
     let zk = ZooKeeper::start();
-    let a = lease(opts(&zk, "/pf-space", 4), 5).build().unwrap();
-    let e = lease(opts(&zk, "/pf-space", 4), 5)
+    let a = lease(opts(&zk, "/pf-space", 4), 7).build().unwrap();
+    let e = lease(opts(&zk, "/pf-space", 4), 7)
         .layout(polyflake::Layout::BIG_FLEET)
         .build()
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::IdSpaceMismatch, "{e}");
     assert!(e.to_string().contains("/pf-space"), "{e}");
-    let e = lease(opts(&zk, "/pf-space", 4), 6).build().unwrap_err();
+    let e = lease(opts(&zk, "/pf-space", 4), 8).build().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::IdSpaceMismatch, "another epoch: {e}");
     drop(a);
 }

@@ -362,12 +362,11 @@ impl Builder {
                         claim,
                     )? {
                         Outcome::Held(held) => {
-                            let start = if held.start_state >= 0 {
-                                held.start_state
-                            } else {
-                                spent_now()?
-                            };
-                            let mut start = resume.max(start);
+                            // The mark's state to continue after, and never in the millisecond
+                            // of a reading taken after the claim: a holder that kept no mark
+                            // may have issued in it (found by the host model:
+                            // `finding-markless-then-static`).
+                            let mut start = resume.max(held.start_state).max(spent_now()?);
                             if mode == Mode::Monotonic {
                                 // It may borrow over the guard up to its lead limit: its state
                                 // starts above the guard, its window's floor that much lower.
@@ -424,10 +423,12 @@ impl Builder {
             }
         };
         let max_wait = Duration::from_secs_f64(max_wait_ms / 1000.0);
+        // Above what the take may have counted as spent already (a lease's first millisecond).
+        let taken_state = lease_state.state.0.load(crate::sync::Ordering::Acquire);
         lease_state
             .state
             .0
-            .store(start_state, crate::sync::Ordering::Release);
+            .store(start_state.max(taken_state), crate::sync::Ordering::Release);
         Ok(Generator {
             seq_bits,
             ts_shift: layout.node_bits() + seq_bits,

@@ -37,6 +37,7 @@
 
 use super::dir::{LeaseDir, Opened, Unsafe, SHARED_DIR};
 use super::fence::{self, FenceReport};
+use super::host::LeaseMarkTake;
 use super::options::{Common, FileLeaseOptions};
 use super::order::{guard_of, Surveyed};
 use super::read_options::LeaseOptions;
@@ -595,10 +596,15 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             continue;
         };
         let guard = fence::floor(own_guard, fence_ms);
-        // A static holder of this node id on this host may have issued up to its mark; a mark
-        // far ahead (another epoch's, which this one's IDs would meet in years) leaves the slot
-        // to the next.
-        let host = ctx.host_floor(slot);
+        // The node id's mark on this host: a static holder (or an earlier lease) may have
+        // issued up to it. A mark held elsewhere, or far ahead (another epoch's, which this
+        // one's IDs would meet in years), leaves the slot to the next.
+        let mark = match ctx.take_mark(slot, now) {
+            LeaseMarkTake::Busy => continue,
+            LeaseMarkTake::Unavailable => None,
+            LeaseMarkTake::Taken(m) => Some(m),
+        };
+        let host = mark.as_ref().and_then(|m| m.floor);
         if host.is_some_and(|h| h - now > common.max_guard_wait_ms) {
             continue;
         }
@@ -629,6 +635,14 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             .map_err(|e| store_error(dpath, &format!("cannot write {}", path.display()), e))?;
         // The directory entry of a new slot file must survive a crash too.
         dir.sync();
+        // The host's copy of R, durable before the first ID (without it, the lease runs as one
+        // that keeps no mark: the store's R still guards its own successors).
+        let mark = mark
+            .filter(|m| {
+                crate::window::MarkMirror::mirror(&*m.file, r.min(checked + common.reserve_ms))
+                    .is_ok()
+            })
+            .map(|m| m.file as Arc<dyn crate::window::MarkMirror>);
         let note = [
             fence::note(
                 guard_note(slot, guard, now, common.max_guard_wait_ms),
@@ -655,6 +669,8 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             checked_ms: checked,
             reserve_ms: common.reserve_ms,
             guard_note: note,
+            mark,
+            spent_ms: ctx.spent(now),
         };
         return Session::start(plan, taken, ctx, renew).map_err(|e| Error::LeaseStore {
             reason: format!("cannot start the lease renewal thread: {e}"),

@@ -41,8 +41,8 @@ pub use options::{
     STATE_DIR_ENV,
 };
 
-use super::dir::{LeaseDir, Opened};
-use super::file::{self, lock, read_head, take_file, SlotFd, Take};
+use super::dir::LeaseDir;
+use super::file::{self, read_head, take_file, SlotFd, Take};
 use super::session::{renew_period, Plan, RenewNow, Session, SlotContext, Stop, Taken};
 use crate::error::{Error, Result};
 use crate::forklock::ForkLock;
@@ -226,6 +226,7 @@ pub(crate) fn hold(
         epoch_ms: epoch,
         reserve_ms: cfg.reserve_ms,
         window_end_ms: window_end,
+        lease_floor: crate::window::NONE,
         fd: ForkLock::new(fd),
     });
     held.write_now(r, -1).map_err(|e| Error::LeaseStore {
@@ -248,6 +249,10 @@ pub(crate) fn hold(
         checked_ms: now,
         reserve_ms: cfg.reserve_ms,
         guard_note: note,
+        // The mark is this holder's own; its start state is the builder's (which counts the
+        // reading after the claim as spent).
+        mark: None,
+        spent_ms: None,
     };
     let window = ctx.state.clone();
     let session = Session::start(plan, taken, ctx, renew).map_err(|e| Error::LeaseStore {
@@ -271,6 +276,8 @@ pub(crate) struct MarkFile {
     epoch_ms: i64,
     reserve_ms: i64,
     window_end_ms: i64,
+    /// A lease's copy: the floor the mark put under its take (never written lower), else `NONE`.
+    lease_floor: i64,
     /// The locked mark (replaced when it is made again); also serialises the writes.
     fd: ForkLock<SlotFd>,
 }
@@ -516,60 +523,46 @@ fn renew(held: Arc<MarkFile>, ctx: SlotContext, stop: Arc<Stop>) {
     }
 }
 
-/// The floor a node id's mark puts under a lease's take of the same node id on this host (Unix
-/// ms in the taker's epoch; `None`: no complete mark there). Read without taking anything: the
-/// host-wide claim, made first, keeps a static holder out while the lease holds the slot.
-// Modelled in model/host.pml: LeaseTaker, the mark read (R_CROSS) (make model).
-pub(crate) fn lease_floor(
-    cfg: &Resolved,
-    ctx: &SlotContext,
-    node_id: u32,
-    scope: &str,
-) -> Option<i64> {
-    if cfg.mode == RestartGuard::Off {
-        return None;
-    }
-    let dir = LeaseDir::open(&cfg.dir).ok()?;
-    let key = MarkKey {
-        node_id,
-        layout: ctx.layout,
-        scope: scope.to_string(),
-    };
-    let Ok(Opened::File(f, _)) = dir.open_name(&key.file_name(), false, false) else {
-        return None;
-    };
-    let bytes = read_head(&f).ok()?;
-    match mark::parse(&bytes, &key) {
-        MarkRecord::Complete(m) => {
-            let s = mark::succession(&m, ctx.layout.sequence_bits());
-            // A lease cannot continue a state word: the floor is the last millisecond.
-            let floor = if s.start >= 0 {
-                s.floor.max(s.start >> ctx.layout.sequence_bits())
-            } else {
-                s.floor
-            };
-            Some(floor.saturating_add(ctx.epoch_ms))
-        }
-        _ => None,
-    }
+/// A lease's hold on its node id's mark on the host: the holder of a slot keeps the mark as a
+/// static holder does, so that whoever takes the node id next on this host, static or lease,
+/// starts above what the lease could have issued, even after a kill (the lease's own store keeps
+/// its R too; the mark is the host's copy). Found by the host model: a lease that only read the
+/// mark at its take and wrote it at a clean close left a static successor nothing to go by after
+/// a kill (`finding-lease-killed-*`).
+pub(crate) struct LeaseMark {
+    /// The mark, locked (written at the take, at every renewal, at the close).
+    pub file: Arc<MarkFile>,
+    /// The floor the mark puts under the lease's guard (Unix ms in the lease's epoch).
+    pub floor: Option<i64>,
 }
 
-/// Leave a clean close's mark for a node id a lease held (a static successor on this host goes
-/// by it): `last_state` continued after, R at its millisecond. Best effort: the lease's own
-/// store keeps its R whatever happens here.
-// Modelled in model/host.pml: LeaseHolder, the close (R_CROSS) (make model).
-pub(crate) fn leave_lease_mark(
+/// What a lease's take found at its node id's mark.
+pub(crate) enum LeaseMarkTake {
+    Taken(LeaseMark),
+    /// Another process holds the mark (one the claim cannot see: another network namespace
+    /// sharing the state directory): the slot is left to the next.
+    Busy,
+    /// No mark can be kept here (the restart guard off, the directory unusable): the lease runs
+    /// without one.
+    Unavailable,
+}
+
+/// Take the mark of a lease's node id, after its claim, and read the floor it puts under the
+/// lease's guard (the same rules as a static taker's, except that a lease cannot continue a
+/// state word: a clean close's last millisecond is the floor).
+// Modelled in model/host.pml: LeaseTaker, the mark's take (R_CROSS, LEASE_MARK) (make model).
+pub(crate) fn take_for_lease(
     cfg: &Resolved,
     ctx: &SlotContext,
     node_id: u32,
     scope: &str,
-    last_state: i64,
-) {
-    if cfg.mode == RestartGuard::Off || last_state < 0 {
-        return;
+    now: i64,
+) -> LeaseMarkTake {
+    if cfg.mode == RestartGuard::Off {
+        return LeaseMarkTake::Unavailable;
     }
-    let Ok(dir) = LeaseDir::open(&cfg.dir) else {
-        return;
+    let Ok(dir) = file::open_dir(&cfg.dir) else {
+        return LeaseMarkTake::Unavailable;
     };
     let key = MarkKey {
         node_id,
@@ -577,29 +570,88 @@ pub(crate) fn leave_lease_mark(
         scope: scope.to_string(),
     };
     let name = key.file_name();
-    let Ok(Take::Taken(fd)) = take_file(&dir, &name) else {
-        return;
+    let fd = match take_file(&dir, &name) {
+        Ok(Take::Taken(fd)) => fd,
+        Ok(Take::Busy) => {
+            return match dir.stat(&name) {
+                Ok(Some(st)) if st.st_uid != super::dir::euid() => LeaseMarkTake::Unavailable,
+                _ => LeaseMarkTake::Busy,
+            }
+        }
+        _ => return LeaseMarkTake::Unavailable,
     };
     let bytes = read_head(&fd.file).unwrap_or_default();
-    let mut m = Mark {
-        epoch_ms: ctx.epoch_ms,
-        holder: format!("{}/{:016x}", std::process::id(), file::nonce()),
-        high_water_ms: ctx.epoch_ms + (last_state >> ctx.layout.sequence_bits()),
-        last_state,
+    let mtime = fd.file.metadata().ok().as_ref().and_then(file::mtime_ms);
+    let s = ctx.layout.sequence_bits();
+    let floor = match mark::parse(&bytes, &key) {
+        MarkRecord::Complete(m) => {
+            let succ = mark::succession(&m, s);
+            let floor = if succ.start >= 0 {
+                succ.floor.max(succ.start >> s)
+            } else {
+                succ.floor
+            };
+            Some(floor.saturating_add(ctx.epoch_ms))
+        }
+        MarkRecord::Empty => None,
+        MarkRecord::Incomplete(_) => {
+            Some(mtime.unwrap_or(now).max(now).saturating_add(cfg.reserve_ms))
+        }
     };
-    if let MarkRecord::Complete(old) = mark::parse(&bytes, &key) {
-        // Never below what the mark already promised (in ID bits).
-        let old_r = old.high_water_elapsed();
-        let ours = m.high_water_elapsed();
-        if old_r > ours {
-            m.high_water_ms = ctx.epoch_ms + old_r;
+    let path = cfg.dir.join(&name);
+    let file = Arc::new(MarkFile {
+        dir,
+        key,
+        name,
+        path,
+        holder: format!("{}/{:016x}", std::process::id(), file::nonce()),
+        epoch_ms: ctx.epoch_ms,
+        reserve_ms: cfg.reserve_ms,
+        window_end_ms: ctx.window_end_ms(),
+        lease_floor: floor.unwrap_or(crate::window::NONE),
+        fd: ForkLock::new(fd),
+    });
+    LeaseMarkTake::Taken(LeaseMark { file, floor })
+}
+
+impl crate::window::MarkMirror for MarkFile {
+    /// Keep the mark at what a lease may issue up to now (its window's limit: R capped one
+    /// reserve past its last check), never below the floor the mark put under its take, durably,
+    /// before the lease's window opens to it; state -1 (a holder that lives). Made again if it
+    /// was deleted. Not R itself: a lease's guard may hold its store's history (a fence after a
+    /// restore, a slot's previous holder on another host), which the host's mark has no part in;
+    /// what this host's holders issued is all the mark carries.
+    fn mirror(&self, limit_ms: i64) -> std::result::Result<(), String> {
+        let mut fd = self.fd.lock();
+        if let Err(Check::Gone(why)) = self.check(&fd) {
+            match self.remake() {
+                Ok(new) => *fd = new,
+                Err((_, failed)) => return Err(format!("{why}; {failed}")),
+            }
         }
-        if old.last_state > m.last_state {
-            m.last_state = old.last_state;
+        let r = limit_ms.max(self.lease_floor).min(self.window_end_ms);
+        self.write(&fd, r, -1).map_err(|e| {
+            format!(
+                "cannot write the node id's mark {}: {e}",
+                self.path.display()
+            )
+        })
+    }
+
+    /// A lease's clean close: R at its last issued millisecond (at least the floor its take
+    /// found; with nothing issued and none found, the time of closing), and the last ID's state.
+    fn finish_lease(&self, last_ms: Option<i64>, last_state: i64, now_ms: i64) {
+        let mut fd = self.fd.lock();
+        if let Err(Check::Gone(_)) = self.check(&fd) {
+            match self.remake() {
+                Ok(new) => *fd = new,
+                Err(_) => return,
+            }
         }
+        let r = match (last_ms, self.lease_floor) {
+            (None, crate::window::NONE) => now_ms,
+            (last, floor) => last.unwrap_or(floor).max(floor),
+        };
+        let _ = self.write(&fd, r, last_state);
     }
-    if fd.file.write_all_at(&mark::render(&key, &m), 0).is_ok() {
-        let _ = fd.file.sync_data();
-    }
-    let _ = lock(&fd.file, libc::LOCK_UN);
 }

@@ -137,6 +137,7 @@ impl LeaseRuntime {
                 return Ok(slot);
             }
             abandon(old);
+            forget_mirror(&self.ctx.state);
         }
         if self.ctx.state.is_closed() {
             return Err(Error::GeneratorClosed { node_id: 0 });
@@ -161,9 +162,10 @@ impl LeaseRuntime {
         };
         if session.generation != generation {
             abandon(session);
+            forget_mirror(&self.ctx.state);
             return;
         }
-        let last_state = match how {
+        let (last_state, final_r, issued_ms) = match how {
             Release::Clean {
                 last_ms,
                 last_state,
@@ -176,35 +178,35 @@ impl LeaseRuntime {
                     (None, None) => self.ctx.now_ms().unwrap_or(i64::MIN),
                     (a, b) => a.unwrap_or(i64::MIN).max(b.unwrap_or(i64::MIN)),
                 };
+                let final_r = final_r.min(self.ctx.state.r_ms());
                 session.stop.set_final_state(last_state);
-                session.stop.stop(Some(final_r.min(self.ctx.state.r_ms())));
-                last_state
+                session.stop.stop(Some(final_r));
+                (last_state, Some(final_r), last_ms)
             }
             Release::Crash => {
                 session.stop.stop(None);
-                -1
+                (-1, None, None)
             }
         };
         if let Some(t) = session.thread.take() {
             let _ = t.join();
         }
-        // A lease's clean close leaves the node id's mark on the host for a static successor
-        // (the host mark's own close wrote it above), before the claim is let go.
-        if let (Some(host), true) = (&self.ctx.host, self.kind != LeaseKind::Host) {
-            if session.claim.as_ref().is_some_and(|c| c.is_host_wide()) {
-                super::host::leave_lease_mark(
-                    host,
-                    &self.ctx,
-                    session.slot,
-                    &self.ctx.scope,
-                    last_state,
-                );
-            }
+        // A lease's mark on the host: a clean close leaves R at its last millisecond and the
+        // last ID's state (a crash leaves the last R it kept there). A fixed node id's own mark
+        // was written by its thread above.
+        if let (Some(_), Some(m)) = (final_r, self.ctx.state.mirror()) {
+            let now = self.ctx.now_ms().unwrap_or(i64::MIN);
+            m.finish_lease(issued_ms, last_state, now);
         }
-        if let Some(c) = &session.claim {
+        self.ctx.state.set_mirror(None);
+        // Unlock everything (the slot file, the mark) before the claim is let go: a taker that
+        // gets the claim must find the mark free and final. Found by the host model
+        // (`finding-claim-released-before-unlock`).
+        let claim = session.claim.take();
+        drop(session);
+        if let Some(c) = claim {
             c.release(last_state);
         }
-        // Dropping the session unlocks and closes the slot file.
     }
 
     /// One renewal now and its outcome, for the caller that asked (`Generator::renew_lease`):
@@ -309,4 +311,14 @@ impl LeaseRuntime {
 // number) (make model).
 fn abandon(session: Session) {
     std::mem::forget(session);
+}
+
+/// Forget the parent's node-id mark a forked child inherited in the window: the fork handler
+/// closed the child's copy of its descriptor, whose number may name another file by now.
+fn forget_mirror(state: &super::LeaseState) {
+    if let Some(m) = state.mirror() {
+        state.set_mirror(None);
+        // The last reference here: never dropped, so nothing is closed or unlocked by number.
+        std::mem::forget(m);
+    }
 }

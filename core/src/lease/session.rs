@@ -31,6 +31,11 @@ pub(crate) struct Taken<H> {
     pub reserve_ms: i64,
     /// Why the guard is long (empty when it is not).
     pub guard_note: String,
+    /// The node id's mark on the host that the lease keeps (`None`: none kept).
+    pub mark: Option<Arc<dyn crate::window::MarkMirror>>,
+    /// A reading of the clock taken after the node id's claim: its millisecond is counted as
+    /// spent (`None` on an injected clock).
+    pub spent_ms: Option<i64>,
 }
 
 /// What a session is besides the slot taken: its number, its fork generation, the name of its
@@ -154,7 +159,13 @@ impl Session {
             checked_ms,
             reserve_ms,
             guard_note,
+            mark,
+            spent_ms,
         } = taken;
+        if let Some(ms) = spent_ms {
+            ctx.state.spend_millisecond(ms);
+        }
+        ctx.state.set_mirror(mark);
         ctx.state
             .start(guard_ms, r_ms, checked_ms, reserve_ms, guard_note);
         let stop = Stop::new();
@@ -252,13 +263,20 @@ impl SlotContext {
             .map(|(c, _)| Some(c))
     }
 
-    /// The floor the node id's mark on this host puts under a lease's guard (Unix ms), read
-    /// after the claim: what a static holder of the same node id issued before it let go.
-    pub(crate) fn host_floor(&self, slot: u32) -> Option<i64> {
-        if !self.system_clock {
-            return None;
+    /// The node id's mark on this host, taken after the claim by a lease that holds the slot:
+    /// the floor it puts under the lease's guard (what a static holder of the same node id, or
+    /// an earlier lease, issued before it let go), kept by the lease from now on.
+    pub(crate) fn take_mark(&self, slot: u32, now_ms: i64) -> super::host::LeaseMarkTake {
+        match (&self.host, self.system_clock) {
+            (Some(cfg), true) => super::host::take_for_lease(cfg, self, slot, &self.scope, now_ms),
+            _ => super::host::LeaseMarkTake::Unavailable,
         }
-        super::host::lease_floor(self.host.as_ref()?, self, slot, &self.scope)
+    }
+
+    /// The reading after the claim whose millisecond a lease's first ID must be above (the
+    /// system clock only: an injected clock's holders are the test's own).
+    pub(crate) fn spent(&self, now_ms: i64) -> Option<i64> {
+        self.system_clock.then_some(now_ms)
     }
 }
 

@@ -12,6 +12,7 @@
 //! the same compare, then published; a failed compare loses the lease.
 
 use super::super::fence;
+use super::super::host::LeaseMarkTake;
 use super::super::options::Common;
 use super::super::order::guard_of;
 use super::super::record;
@@ -185,10 +186,18 @@ pub(crate) async fn take<S: Store>(
             continue;
         };
         let guard = fence::floor(own_guard, fence_ms);
-        // A static holder of this node id on this host may have issued up to its mark; a mark
-        // far ahead (another epoch's, which this one's IDs would meet in years) leaves the slot
-        // to the next.
-        let host = ctx.host_floor(slot);
+        // The node id's mark on this host: a static holder (or an earlier lease) may have
+        // issued up to it. A mark held elsewhere, or far ahead (another epoch's, which this
+        // one's IDs would meet in years), leaves the slot to the next.
+        let mark = match ctx.take_mark(slot, now) {
+            LeaseMarkTake::Busy => {
+                store.give_back(&k).await;
+                continue;
+            }
+            LeaseMarkTake::Unavailable => None,
+            LeaseMarkTake::Taken(m) => Some(m),
+        };
+        let host = mark.as_ref().and_then(|m| m.floor);
         if host.is_some_and(|h| h - now > common.max_guard_wait_ms) {
             store.give_back(&k).await;
             continue;
@@ -229,6 +238,14 @@ pub(crate) async fn take<S: Store>(
             Err(e) => return Err(held.refused("cannot read the fence", e)),
         }
         held.record_owner(&owner_key, slot).await;
+        // The host's copy of R, durable before the first ID (without it, the lease runs as one
+        // that keeps no mark: the store's R still guards its own successors).
+        let mark = mark
+            .filter(|m| {
+                crate::window::MarkMirror::mirror(&*m.file, r.min(checked + common.reserve_ms))
+                    .is_ok()
+            })
+            .map(|m| m.file as std::sync::Arc<dyn crate::window::MarkMirror>);
         return Ok(Taken {
             held,
             claim,
@@ -237,6 +254,8 @@ pub(crate) async fn take<S: Store>(
             checked_ms: checked,
             reserve_ms: common.reserve_ms,
             guard_note: note,
+            mark,
+            spent_ms: ctx.spent(now),
         });
     }
     store.abandon().await;
