@@ -78,23 +78,21 @@
  *                    after the window was shut issues exactly what the one-step call issued
  *                    just before the shut; one whose swap comes after the state was taken
  *                    issues nothing)
- *   LEASE_MARK       not in the code: a proposal (see docs/reliability.md); a lease holder keeps
- *                    the host mark as a static holder does: its R written to it at the take
- *                    (state -1) and at every renewal, and its clean close writes R at the last
- *                    ms as a static close does; so a static successor of a lease holder that was
- *                    killed or exited finds its R, never an older holder's clean-close state
- *   UNLOCK_FIRST     not in the code: a proposal; a static holder's clean close lets go of the
- *                    mark's flock before it releases the claim (the code releases the claim,
- *                    then drops the session, which unlocks the mark)
- *   SPENT_ALWAYS     not in the code: a proposal; every taker, static or lease, counts the
- *                    millisecond of its reading after the claim as spent, whatever the mark says
- *                    (a holder without a mark leaves nothing a successor could read)
+ *   LEASE_MARK       a lease holder keeps the host mark as a static holder does: what it may
+ *                    issue up to written to it at the take (state -1) and at every renewal
+ *                    (`Window::publish` through `MarkMirror`), and its clean close writes R at
+ *                    the last ms as a static close does; so a static successor of a lease holder
+ *                    that was killed or exited finds its R, never an older holder's state
+ *   UNLOCK_FIRST     a holder's clean close lets go of the mark's (and the slot's) lock before it
+ *                    releases the claim (`LeaseRuntime::close`)
+ *   SPENT_ALWAYS     every taker, static or lease, counts the millisecond of its reading after
+ *                    the claim as spent, whatever the mark says (a holder without a mark leaves
+ *                    nothing a successor could read): `Window::spend_millisecond`, the builder
  *
- * The code without the three proposals repeats IDs when a lease holder dies without a clean
- * close, when a lease closes in the gap between a static close's claim release and its unlock,
- * and after a holder without a mark: the findings of model/check.sh (finding-*), kept as
- * counterexamples that must fail, explained in docs/reliability.md ("Where the model and the
- * code disagree"). lease.pml's P3 (nothing at or below a predecessor's possible R) has no
+ * The three were found by this model (the code without them repeated IDs when a lease holder
+ * died without a clean close, when a lease closed in the gap between a static close's claim
+ * release and its unlock, and after a holder without a mark); each is now a rule of the code,
+ * and its removal a mutation of model/check.sh that must fail (docs/reliability.md). lease.pml's P3 (nothing at or below a predecessor's possible R) has no
  * counterpart here: one node id, so P1 is checked directly.
  */
 
@@ -132,10 +130,10 @@
 #define EXITS 1
 #endif
 #ifndef LEASE_MARK
-#define LEASE_MARK 0
+#define LEASE_MARK 1
 #endif
 #ifndef SPENT_ALWAYS
-#define SPENT_ALWAYS 0
+#define SPENT_ALWAYS 1
 #endif
 #ifndef INITMARK
 #define INITMARK 1
@@ -144,7 +142,7 @@
 #define INFLIGHT 1
 #endif
 #ifndef UNLOCK_FIRST
-#define UNLOCK_FIRST 0
+#define UNLOCK_FIRST 1
 #endif
 
 #ifndef R_ONECLAIM
