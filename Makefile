@@ -32,8 +32,11 @@ export POLYFLAKE_RELEASE_DIR := $(CARGO_TARGET_DIR)/$(CARGO_BUILD_TARGET)/releas
 # Each test target mints static node ids in a host-wide scope of its own, and keeps their marks
 # (the restart guard) in a state directory of its own: the suites run side by side and all like
 # node id 1 (docs/node-ids.md, "One claim per node id on a host").
+# The state directories are fresh for each top-level make (a run killed half-way leaves marks a
+# reserve ahead; they must not make the next run wait).
+export POLYFLAKE_STATE_ROOT ?= $(shell mktemp -d "$${TMPDIR:-/tmp}/polyflake-state.XXXXXX")
 test-%: export POLYFLAKE_HOST_SCOPE = $@
-test-%: export POLYFLAKE_STATE_DIR = $(CARGO_TARGET_DIR)/state/$@
+test-%: export POLYFLAKE_STATE_DIR = $(POLYFLAKE_STATE_ROOT)/$@
 
 DEPS_TARGETS := deps-apt deps-rust
 BUILD_TARGETS := build-rust

@@ -835,3 +835,23 @@ fn a_required_guard_on_an_injected_clock_is_refused() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.to_string().contains("injected clock"), "{e}");
 }
+
+#[test]
+fn ids_issued_counts_from_the_first_id_after_a_take() {
+    // A take counts the millisecond of its reading as spent: that is not issuing.
+    let state = TempDir::new("count");
+    let leases = TempDir::new("count-leases");
+    let l = Generator::builder_from(NodeSource::FileLease(file_lease(&leases.0, 4)))
+        .restart_guard(guard(&state.0, 5_000))
+        .build()
+        .unwrap();
+    l.wait_ready(Duration::from_secs(10)).unwrap();
+    l.next_id().unwrap();
+    assert_eq!(l.health().ids_issued, 1);
+    let s = Generator::builder(975)
+        .restart_guard(guard(&state.0, 5_000))
+        .build()
+        .unwrap();
+    s.next_id().unwrap();
+    assert_eq!(s.health().ids_issued, 1);
+}

@@ -425,10 +425,11 @@ impl Builder {
         let max_wait = Duration::from_secs_f64(max_wait_ms / 1000.0);
         // Above what the take may have counted as spent already (a lease's first millisecond).
         let taken_state = lease_state.state.0.load(crate::sync::Ordering::Acquire);
+        let start_state = start_state.max(taken_state);
         lease_state
             .state
             .0
-            .store(start_state.max(taken_state), crate::sync::Ordering::Release);
+            .store(start_state, crate::sync::Ordering::Release);
         Ok(Generator {
             seq_bits,
             ts_shift: layout.node_bits() + seq_bits,
