@@ -7,12 +7,14 @@ import "C"
 
 import (
 	"runtime"
+	"runtime/cgo"
 	"unsafe"
 )
 
-// Clock is a test clock (a polyflake_clock handle): a manual one that moves only when told to,
-// or a scripted one that returns prepared readings. Pass it with WithClock; generators on it
-// keep their own reference, and are exempt from the one-generator-per-node-id rule. It is freed
+// Clock is a clock instead of the system clock (a polyflake_clock handle), passed with
+// WithClock: a test clock (a manual one that moves only when told to, or a scripted one that
+// returns prepared readings), whose generators are exempt from the one-generator-per-node-id
+// rule, or a user clock (NewUserClock). Generators on it keep their own reference. It is freed
 // when no Clock that refers to it is reachable. Do not copy one (go vet reports it); a copy
 // shares the handle.
 type Clock struct {
@@ -54,7 +56,24 @@ func NewScriptedClock(values []int64) *Clock {
 	return newClock(p, check(C.pf_status{r: r}))
 }
 
-// manual runs one of the manual-clock calls; a scripted clock refuses with ErrInvalidArgument.
+// NewUserClock is a clock that reads now, your own time source that follows real time (PTP, a
+// GPS receiver, a clock read from another machine), in Unix ms. now is called from any
+// goroutine or thread that calls a generator on it (and a lease's renewal thread): it must be
+// safe for concurrent use. An error from it fails that call with ErrClockFailed carrying its
+// text. Its times are not the host's: a generator on it holds its node id in this process only
+// (a second one here is ErrNodeIDInUse) and keeps no restart-guard mark, so another process with
+// the same node id on its own user clock runs; WithMaxClockErrorMs is refused with it. To drive
+// time by hand in a test, use NewManualClock.
+func NewUserClock(now func() (int64, error)) *Clock {
+	h := cgo.NewHandle(userClockFunc(now))
+	var p *C.polyflake_clock
+	// The library deletes the handle (pfGoClockFree) when the clock and its generators are gone.
+	err := check(C.pf_user_clock_new(C.uintptr_t(h), &p))
+	return newClock(p, err)
+}
+
+// manual runs one of the manual-clock calls; another kind of clock refuses with
+// ErrInvalidArgument.
 func (c *Clock) manual(s C.pf_status) error {
 	runtime.KeepAlive(c.h)
 	return check(s)

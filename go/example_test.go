@@ -26,7 +26,7 @@ func ExampleNew() {
 	// Output: true 37
 }
 
-// The design text's literal on a test clock, and a clock step back refused, never repeated.
+// The reference literal on a test clock, and a clock step back refused, never repeated.
 func ExampleNewManualClock() {
 	clock := polyflake.NewManualClock(1737747358021)
 	g := polyflake.MustNew(polyflake.NodeID(37), polyflake.WithClock(clock))

@@ -71,10 +71,13 @@ func (g *Generator) cell() *generatorCell {
 }
 
 // New makes a generator whose node id comes from exactly one source (NodeID, FileLease, Etcd,
-// FromEnv, FromHostname or FromIPv4), with the settings given; every setting left out is the
-// core's default. Every check is the core's, made here and never later.
+// ZooKeeper, FromEnv, FromHostname or FromIPv4), with the settings given; every setting left out
+// is the core's default. Every check is the core's, made here and never later. Close it when
+// done (`defer g.Close()`): a fixed node id's next holder on this host then starts at once.
 //
 //	g, err := polyflake.New(polyflake.NodeID(37), polyflake.WithMode(polyflake.Monotonic))
+//	if err != nil { ... }
+//	defer g.Close()
 func New(opts ...Option) (*Generator, error) {
 	o := defaults()
 	for _, opt := range opts {
@@ -94,14 +97,26 @@ func New(opts ...Option) (*Generator, error) {
 	cfg.max_forward_step_ms = o.shared.max_forward_step_ms
 	cfg.forward_confirm_ms = o.shared.forward_confirm_ms
 	cfg.clock_source = o.shared.clock_source
+	cfg.has_max_clock_error = o.shared.has_max_clock_error
+	cfg.max_clock_error_ms = o.shared.max_clock_error_ms
+	cfg.restart_guard = C.uint32_t(o.restartGuard)
 	if o.layout != nil {
 		cfg.layout = o.layout.c()
 	}
 	if o.epochMs != nil {
 		cfg.epoch_ms = C.int64_t(*o.epochMs)
 	}
+	var strs cStrings
+	defer strs.free()
+	var err error
+	if cfg.state_dir, err = strs.text(o.stateDir, "the state directory", ErrInvalidArgument); err != nil {
+		return nil, err
+	}
+	if cfg.host_scope, err = strs.text(o.hostScope, "the host scope", ErrInvalidArgument); err != nil {
+		return nil, err
+	}
 	var p *C.polyflake_generator
-	err := o.sources[0](&cfg, o.clock.ptr(), &p)
+	err = o.sources[0](&cfg, o.clock.ptr(), &p)
 	runtime.KeepAlive(o.clock)
 	if err != nil {
 		return nil, err
@@ -128,9 +143,13 @@ func MustNew(opts ...Option) *Generator {
 //
 // Strict mode may wait (at most the wait budget for a rewind, max(budget, 1) ms for a spent
 // millisecond) and refuses with ErrClockMovedBackwards past that, and with ErrClockJumpedAhead
-// from a forward step; monotonic mode never waits and refuses with ErrLeadLimitExceeded past its
-// lead limit. Also ErrTimestampOverflow, ErrGeneratorClosed, and a lease's ErrLeaseNotReady,
-// ErrLeaseExpired, ErrLeaseLost; ErrInterrupted when Interrupt cuts its wait.
+// from a forward step; monotonic mode borrows ahead instead and refuses with
+// ErrLeadLimitExceeded past its lead limit. A fixed node id's first call after its previous
+// holder on this host ended without Close (or with the clock stepped back under what it issued)
+// waits for the restart guard, up to 10 s (Health.Status "restart_guard" meanwhile), beyond that
+// ErrLeaseNotReady. Also ErrTimestampOverflow, ErrGeneratorClosed, ErrClockUnsynchronized
+// (WithMaxClockErrorMs), and a lease's ErrLeaseNotReady, ErrLeaseExpired, ErrLeaseLost;
+// ErrInterrupted when Interrupt cuts its wait.
 func (g *Generator) NextID() (int64, error) {
 	o := C.pf_next_id(g.ptr())
 	runtime.KeepAlive(g.cell())
@@ -215,9 +234,11 @@ func (g *Generator) Decode(id int64) (Decoded, error) {
 	return decodedOf(d), nil
 }
 
-// WaitReady waits, up to timeoutMs, while a lease's restart guard holds; nil at once when there
-// is nothing to wait for (always, without a lease). ErrLeaseNotReady if the guard still holds at
-// the deadline; ErrGeneratorClosed, ErrLeaseLost at once.
+// WaitReady waits, up to timeoutMs, while a restart guard holds: a lease's, or a fixed node id's
+// mark on this host (its previous holder may have issued up to a time the clock has not
+// reached; NextID waits for that by itself too). nil at once when there is nothing to wait for
+// (always on a clock of WithClock). ErrLeaseNotReady if the guard still holds at the deadline;
+// ErrGeneratorClosed, ErrLeaseLost at once.
 func (g *Generator) WaitReady(timeoutMs uint64) error {
 	err := check(C.pf_wait_ready(g.ptr(), C.uint64_t(timeoutMs)))
 	runtime.KeepAlive(g.cell())
@@ -225,8 +246,11 @@ func (g *Generator) WaitReady(timeoutMs uint64) error {
 }
 
 // Close stops the generator for good: every later call fails with ErrGeneratorClosed, Health
-// says "closed", its node id is free for a new generator, and a lease frees its slot. Closing
-// twice is fine; a call in flight on another goroutine either issues before the close or fails.
+// says "closed", its node id is free for a new generator, a lease frees its slot, and a fixed
+// node id leaves a clean mark (its next holder on this host starts at once). Closing twice is
+// fine; a call in flight on another goroutine either issues before the close or fails. Go runs
+// no C exit handlers (os.Exit, a return from main): only Close leaves the mark clean, so
+// `defer g.Close()` where the generator is made.
 func (g *Generator) Close() error {
 	err := check(C.pf_status{r: C.polyflake_generator_close(g.ptr())})
 	runtime.KeepAlive(g.cell())

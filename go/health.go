@@ -17,8 +17,9 @@ type Health struct {
 	OK bool `json:"ok"`
 	// Status says why it is or is not healthy: "ok", "clock_behind", "clock_stuck",
 	// "clock_outside_window", "clock_failed", "lead_too_large", "used_after_fork",
-	// "restart_guard", "lease_expired", "lease_lost", "clock_ahead", "closed",
-	// "store_rolled_back" (the lease store went back in time: the lease is lost).
+	// "restart_guard" (a lease's or a fixed node id's guard waits), "lease_expired",
+	// "lease_lost", "clock_ahead", "closed", "store_rolled_back" (the lease store went back in
+	// time: the lease is lost), "clock_unsynchronized" (WithMaxClockErrorMs refuses).
 	Status string `json:"status"`
 	// Reason is a human-readable reason; empty when OK.
 	Reason string `json:"reason"`
@@ -65,15 +66,41 @@ type Health struct {
 	ClockTickNs uint64 `json:"clock_tick_ns"`
 	// ClockNote says why a requested coarse source is not in effect; empty otherwise.
 	ClockNote string `json:"clock_note"`
-	// Lease is the lease's state, or nil when the node id is not leased.
+	// RestartWaits counts the calls that waited for a fixed node id's restart guard (its
+	// previous holder on this host may have issued up to a time the clock had not reached).
+	RestartWaits uint64 `json:"restart_waits"`
+	// RestartGuardNote says why a fixed node id on the system clock keeps no mark on this host
+	// (the state directory cannot be written, or RestartGuardOff): a successor after a clock
+	// stepped back could then repeat its IDs. Empty when it keeps one (Lease.Kind "host").
+	RestartGuardNote string `json:"restart_guard_note"`
+	// ClockSync is the kernel's word on the system clock when the snapshot was taken.
+	ClockSync ClockSync `json:"clock_sync"`
+	// Lease is the lease's state, or a fixed node id's mark on this host (Kind "host"), or nil.
 	Lease *LeaseHealth `json:"lease"`
+}
+
+// ClockSync is what the kernel says of the system clock (adjtimex): whether a time daemon keeps
+// it synchronized, its maximum and estimated error, a leap second due.
+type ClockSync struct {
+	// State is "ok", "insert_leap", "delete_leap", "leap_in_progress", "leap_done",
+	// "unsynchronized" or "unavailable" (adjtimex could not be called).
+	State string `json:"state"`
+	// Synchronized is true when a time daemon keeps the clock synchronized.
+	Synchronized bool `json:"synchronized"`
+	// MaxErrorUs is the kernel's maximum error of the clock in µs (16,000,000 when
+	// unsynchronized, -1 when unavailable): WithMaxClockErrorMs compares it with its bound.
+	MaxErrorUs int64 `json:"max_error_us"`
+	// EstErrorUs is the kernel's estimated error in µs (-1 when unavailable).
+	EstErrorUs int64 `json:"est_error_us"`
 }
 
 // LeaseHealth is the lease part of Health.
 type LeaseHealth struct {
-	// Kind is "file", "etcd" or "zookeeper" (the library's polyflake_lease_kind_name).
+	// Kind is "file", "etcd", "zookeeper", or "host": a fixed node id's mark on this host, its
+	// restart guard (the library's polyflake_lease_kind_name).
 	Kind string `json:"kind"`
-	// Store is the directory, or the etcd endpoints or ZooKeeper ensemble and the prefix.
+	// Store is the directory, or the etcd endpoints or ZooKeeper ensemble and the prefix, or the
+	// mark's path.
 	Store string `json:"store"`
 	// Slot is the slot held, which is the node id.
 	Slot int64 `json:"slot"`
@@ -131,6 +158,14 @@ func healthOf(h *C.polyflake_health_snapshot, r C.polyflake_result) Health {
 		ClockSource:         ClockSource(h.clock_source).String(),
 		ClockTickNs:         uint64(h.clock_tick_ns),
 		ClockNote:           C.GoString(&h.clock_note[0]),
+		RestartWaits:        uint64(h.restart_waits),
+		RestartGuardNote:    C.GoString(&h.restart_guard_note[0]),
+		ClockSync: ClockSync{
+			State:        C.GoString(C.polyflake_clock_sync_state_name(h.clock_sync_state)),
+			Synchronized: bool(h.clock_sync_synchronized),
+			MaxErrorUs:   int64(h.clock_sync_max_error_us),
+			EstErrorUs:   int64(h.clock_sync_est_error_us),
+		},
 	}
 	if h.has_last_issued {
 		ms := int64(h.last_issued_ms)

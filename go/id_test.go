@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -165,7 +166,11 @@ func TestNodeIDsAreInt64Everywhere(t *testing.T) {
 var healthFields = []string{"ok", "status", "reason", "node_id", "source", "mode", "last_issued_ms",
 	"wall_ms", "lead_ms", "ids_issued", "rewinds_waited", "rewinds_refused", "sequence_exhaustions",
 	"wait_sleeps", "ms_borrowed", "lead_refused", "lease_renewals", "lease_failures", "clock_ahead_ms",
-	"forward_refused", "clock_source", "clock_tick_ns", "clock_note", "lease"}
+	"forward_refused", "clock_source", "clock_tick_ns", "clock_note", "restart_waits",
+	"restart_guard_note", "clock_sync", "lease"}
+
+// clockSyncFields are the kernel's clock word's (core/src/clocksync.rs, ClockSync::fields).
+var clockSyncFields = []string{"state", "synchronized", "max_error_us", "est_error_us"}
 var leaseFields = []string{"kind", "store", "slot", "high_water_ms", "guard_until_ms", "guard_waiting",
 	"guard_remaining_ms", "guard_note", "lost", "expired", "phase", "renewals", "failures", "last_error"}
 
@@ -211,6 +216,9 @@ func TestHealthJSONHasTheCoresFieldNames(t *testing.T) {
 	if string(values["last_issued_ms"]) != "null" || string(values["lease"]) != "null" || string(values["node_id"]) != "29" {
 		t.Fatalf("%s", b)
 	}
+	if skeys, _ := objectKeys(t, values["clock_sync"]); !sameList(skeys, clockSyncFields) {
+		t.Fatalf("clock_sync JSON fields\n%v\nwant the core's\n%v", skeys, clockSyncFields)
+	}
 
 	dir, err := os.MkdirTemp("", "polyflake-health-json-")
 	if err != nil {
@@ -236,7 +244,7 @@ func TestHealthJSONHasTheCoresFieldNames(t *testing.T) {
 		t.Fatalf("lease JSON fields\n%v\nwant the core's\n%v", lkeys, leaseFields)
 	}
 	if string(lvalues["kind"]) != `"file"` || string(lvalues["phase"]) != `"held"` ||
-		string(values["ids_issued"]) != "1" || string(values["source"]) != `"file_lease"` {
+		string(values["ids_issued"]) != fmt.Sprint(h.IDsIssued) || string(values["source"]) != `"file_lease"` {
 		t.Fatalf("%s", b)
 	}
 	var back Health

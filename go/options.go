@@ -48,14 +48,38 @@ func (s ClockSource) String() string {
 	return C.GoString(C.polyflake_clock_source_name(C.uint32_t(s)))
 }
 
+// RestartGuard is whether a fixed node id (NodeID, FromEnv, FromHostname, FromIPv4) on the
+// system clock keeps a mark on this host, so that its next holder here (a restart, a new
+// generator in this process) starts above everything it could have issued.
+type RestartGuard uint32
+
+const (
+	// RestartGuardDefault is the environment's choice: POLYFLAKE_RESTART_GUARD ("auto",
+	// "required" or "off") when set, else RestartGuardAuto (the default).
+	RestartGuardDefault RestartGuard = C.POLYFLAKE_RESTART_GUARD_DEFAULT
+	// RestartGuardAuto keeps a mark where the state directory allows it; where it does not (a
+	// read-only container, another user's directory) it issues without one, says so once on
+	// stderr and in Health.RestartGuardNote.
+	RestartGuardAuto RestartGuard = C.POLYFLAKE_RESTART_GUARD_AUTO
+	// RestartGuardRequired keeps a mark or refuses to make the generator (ErrLeaseStore, naming
+	// the directory and the fixes).
+	RestartGuardRequired RestartGuard = C.POLYFLAKE_RESTART_GUARD_REQUIRED
+	// RestartGuardOff keeps no mark: a successor after a clock stepped back can repeat IDs. For
+	// hosts where the node id never outlives a process.
+	RestartGuardOff RestartGuard = C.POLYFLAKE_RESTART_GUARD_OFF
+)
+
 // options is what New, NewUUIDv7 and NewULID are made from: the settings every generator takes
 // (filled with the core's defaults), the Snowflake ones, and the node-id sources named.
 type options struct {
-	shared  C.polyflake_timeid_config
-	clock   *Clock
-	layout  *Layout
-	epochMs *int64
-	sources []source
+	shared       C.polyflake_timeid_config
+	clock        *Clock
+	layout       *Layout
+	epochMs      *int64
+	restartGuard RestartGuard
+	// the state directory and host scope when set (nil: the environment's, else the defaults)
+	stateDir, hostScope *string
+	sources             []source
 }
 
 func defaults() *options {
@@ -96,12 +120,34 @@ func WithMaxWaitMs(ms float64) Setting {
 	return setting(func(o *options) { o.shared.max_wait_ms = C.double(ms) })
 }
 
-// WithMaxLeadMs bounds how far a monotonic generator may run ahead of the wall clock (default:
-// no bound); past it, ErrLeadLimitExceeded.
+// WithMaxLeadMs bounds how far a monotonic generator may run ahead of the wall clock (default
+// 5,000: one reserve, so a successor of this node id waits at most that long for its lead);
+// past it, ErrLeadLimitExceeded.
 func WithMaxLeadMs(ms int64) Setting {
 	return setting(func(o *options) {
 		o.shared.has_max_lead = 1
 		o.shared.max_lead_ms = C.int64_t(ms)
+	})
+}
+
+// WithoutLeadLimit lets a monotonic generator run ahead of the wall clock without bound (its
+// successor on the node id then waits as long as it ran ahead).
+func WithoutLeadLimit() Setting {
+	return setting(func(o *options) {
+		o.shared.has_max_lead = 0
+		o.shared.max_lead_ms = 0
+	})
+}
+
+// WithMaxClockErrorMs refuses to issue (ErrClockUnsynchronized, Health.Status
+// "clock_unsynchronized") while the kernel says the system clock is not synchronized or its
+// maximum error exceeds ms (1 to 16,000). Default: the kernel's word is reported in
+// Health.ClockSync, never a reason to refuse. Checked once a second off the hot path; refused
+// with a clock of WithClock (the kernel says nothing of it).
+func WithMaxClockErrorMs(ms uint64) Setting {
+	return setting(func(o *options) {
+		o.shared.has_max_clock_error = 1
+		o.shared.max_clock_error_ms = C.uint64_t(ms)
 	})
 }
 
@@ -143,6 +189,29 @@ func WithEpochMs(ms int64) Option {
 	return option(func(o *options) { o.epochMs = &ms })
 }
 
+// WithRestartGuard is whether a fixed node id keeps its mark on this host (default
+// RestartGuardDefault: POLYFLAKE_RESTART_GUARD, else RestartGuardAuto). Leases, and generators
+// on a clock of WithClock, keep none (RestartGuardRequired with WithClock: ErrInvalidArgument).
+func WithRestartGuard(g RestartGuard) Option {
+	return option(func(o *options) { o.restartGuard = g })
+}
+
+// WithStateDir is the restart guard's state directory (default: POLYFLAKE_STATE_DIR when set,
+// else the lease directory: POLYFLAKE_LEASE_DIR, else /var/tmp/polyflake-leases). Nothing there is followed, and only this
+// user's own files are written or trusted: give each service user a directory of its own, and a
+// writable volume in a read-only container.
+func WithStateDir(dir string) Option {
+	return option(func(o *options) { o.stateDir = &dir })
+}
+
+// WithHostScope is the host scope of the node id's claim and mark (default:
+// POLYFLAKE_HOST_SCOPE when set, else the host's one scope): at most 40 ASCII letters, digits,
+// '.', '_' and '-' (ErrInvalidArgument otherwise). Generators in different scopes may hold the
+// same node id and layout on one host, on purpose (services writing to different tables).
+func WithHostScope(scope string) Option {
+	return option(func(o *options) { o.hostScope = &scope })
+}
+
 // source makes the generator with its node-id source, from the C config and clock.
 type source func(cfg *C.polyflake_config, clock *C.polyflake_clock, out **C.polyflake_generator) error
 
@@ -150,9 +219,10 @@ func withSource(s source) Option {
 	return option(func(o *options) { o.sources = append(o.sources, s) })
 }
 
-// NodeID is a fixed node id, 0 to 2^NodeBits - 1 (ErrInvalidNodeID otherwise). Within one
-// process a second live generator with the same node id, epoch and layout is refused
-// (ErrNodeIDInUse): share the first.
+// NodeID is a fixed node id, 0 to 2^NodeBits - 1 (ErrInvalidNodeID otherwise). On this host a
+// second live generator with the same node id and layout (any epoch, the same host scope) is
+// refused (ErrNodeIDInUse, naming the holder): in this process share the first; give each
+// process its own node id, or take one from a lease.
 func NodeID(n int64) Option {
 	return withSource(func(cfg *C.polyflake_config, k *C.polyflake_clock, out **C.polyflake_generator) error {
 		cfg.node_id = C.int64_t(n)
@@ -360,10 +430,19 @@ func (s cStrings) free() {
 
 // optional is the C string of an option that was set, nil for one left unset (the default).
 func (s *cStrings) optional(text *string, what string) (*C.char, error) {
+	return s.text(text, what, ErrInvalidNodeSource)
+}
+
+// text is optional with the error kind of a NUL byte in it.
+func (s *cStrings) text(text *string, what string, kind *Error) (*C.char, error) {
 	if text == nil {
 		return nil, nil
 	}
-	return s.add(*text, what)
+	cs, err := cString(*text, what, kind)
+	if err == nil {
+		*s = append(*s, cs)
+	}
+	return cs, err
 }
 
 // commonC is the C form of the settings every lease shares, the identity's string among s

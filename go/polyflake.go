@@ -21,8 +21,17 @@
 // Strict mode (the default) never issues a timestamp above the wall clock: a small clock rewind
 // (up to WithMaxWaitMs, 5 ms by default) is waited out, a larger one refused with
 // ErrClockMovedBackwards. Monotonic mode (WithMode(Monotonic)) never waits and borrows from the
-// next millisecond instead. The node id comes from exactly one source: NodeID, FileLease, Etcd,
-// ZooKeeper, FromEnv, FromHostname or FromIPv4.
+// next millisecond instead, up to WithMaxLeadMs (5,000 ms by default) ahead of the wall clock.
+// The node id comes from exactly one source: NodeID, FileLease, Etcd, ZooKeeper, FromEnv,
+// FromHostname or FromIPv4.
+//
+// A fixed node id (NodeID, FromEnv, FromHostname, FromIPv4) on the system clock is held
+// host-wide while its generator lives, and keeps a mark in a state directory (WithRestartGuard,
+// WithStateDir): whoever holds it next on this host starts above everything it could have
+// issued, whatever the clock did in between. Close leaves a clean mark, so the next holder
+// starts at once; a Go program that ends without Close (os.Exit, a return from main, a panic,
+// a kill: Go runs no C exit handlers) leaves the mark one reserve (5 s) ahead, and the next
+// holder's first call waits up to that long. Make the generator once and `defer g.Close()`.
 //
 // Strict waits can be bounded and cut: every call has a Context form (NextIDsContext, ...)
 // whose deadline is the library's and whose cancellation interrupts the generator, and
@@ -99,6 +108,7 @@ var (
 	ErrIDSpaceMismatch     = sentinel(C.POLYFLAKE_RESULT_ID_SPACE_MISMATCH)
 	ErrGeneratorClosed     = sentinel(C.POLYFLAKE_RESULT_GENERATOR_CLOSED)
 	ErrInterrupted         = sentinel(C.POLYFLAKE_RESULT_INTERRUPTED)
+	ErrClockUnsynchronized = sentinel(C.POLYFLAKE_RESULT_CLOCK_UNSYNCHRONIZED)
 	ErrNullParameter       = sentinel(C.POLYFLAKE_RESULT_NULL_PARAMETER)
 	ErrPanic               = sentinel(C.POLYFLAKE_RESULT_PANIC)
 	ErrBufferTooSmall      = sentinel(C.POLYFLAKE_RESULT_BUFFER_TOO_SMALL)

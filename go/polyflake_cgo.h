@@ -63,6 +63,21 @@ PF_WRAP(manual_clock_elapse, (const polyflake_clock *c, uint64_t ms), (c, ms))
 PF_WRAP(manual_clock_set_tick_ms, (const polyflake_clock *c, int64_t ms), (c, ms))
 PF_WRAP(manual_clock_get, (const polyflake_clock *c, int64_t *ms), (c, ms))
 
+/* A user clock over a Go function (userclock.go exports the two functions it calls; the
+ * context is the function's cgo.Handle). */
+extern int32_t pfGoClockRead(uintptr_t h, int64_t *out, char *why, size_t why_len);
+extern void pfGoClockFree(uintptr_t h);
+
+static inline int32_t pf_go_clock_read(void *ctx, int64_t *out, char *why, size_t why_len) {
+  return pfGoClockRead((uintptr_t)ctx, out, why, why_len);
+}
+
+static inline void pf_go_clock_free(void *ctx) { pfGoClockFree((uintptr_t)ctx); }
+
+static inline pf_status pf_user_clock_new(uintptr_t h, polyflake_clock **o) {
+  return pf_status_of(polyflake_user_clock_new(pf_go_clock_read, pf_go_clock_free, (void *)h, o));
+}
+
 /* One 64-bit ID by value. */
 typedef struct {
   uint64_t id;

@@ -17,8 +17,8 @@ var allSentinels = []*Error{
 	ErrInvalidID, ErrClockMovedBackwards, ErrTimestampOverflow, ErrLeadLimitExceeded,
 	ErrNodeIDInUse, ErrUsedAfterFork, ErrClockFailed, ErrInvalidNodeSource, ErrNoFreeSlot,
 	ErrLeaseNotReady, ErrLeaseExpired, ErrLeaseLost, ErrLeaseStore, ErrClockJumpedAhead,
-	ErrIDSpaceMismatch, ErrGeneratorClosed, ErrInterrupted, ErrNullParameter, ErrPanic,
-	ErrBufferTooSmall,
+	ErrIDSpaceMismatch, ErrGeneratorClosed, ErrInterrupted, ErrClockUnsynchronized,
+	ErrNullParameter, ErrPanic, ErrBufferTooSmall,
 }
 
 // Every result the C ABI names has exactly one sentinel, named by the library: a new core error
@@ -227,8 +227,12 @@ func TestCloseAndHealth(t *testing.T) {
 	}
 	h := g.Health()
 	if !h.OK || h.Status != "ok" || h.IDsIssued != 1 || h.LastIssuedMs == nil || h.Source != "static" ||
-		h.Mode != "strict" || h.ClockSource != "precise" || h.ClockTickNs == 0 || h.Lease != nil {
+		h.Mode != "strict" || h.ClockSource != "precise" || h.ClockTickNs == 0 || h.RestartWaits != 0 {
 		t.Fatalf("health %+v", h)
+	}
+	// A static node id on the system clock keeps its mark on this host (its restart guard).
+	if h.Lease == nil || h.Lease.Kind != "host" || h.Lease.Slot != 81 || !strings.Contains(h.Lease.Store, "node-41-10-12-0081") {
+		t.Fatalf("health's mark %+v", h.Lease)
 	}
 	if d, _ := g.Decode(id); d.TimestampMs != *h.LastIssuedMs {
 		t.Fatalf("decoded %+v, last issued %d", d, *h.LastIssuedMs)

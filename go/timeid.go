@@ -186,8 +186,8 @@ func timeConfig(settings []Setting) *options {
 }
 
 // NewUUIDv7 makes a UUIDv7 generator with the settings given (WithMode, WithMaxWaitMs,
-// WithMaxLeadMs, the forward-step settings, WithClockSource, WithClock); every setting left out
-// is the core's default. Errors: ErrInvalidArgument.
+// WithMaxLeadMs, the forward-step settings, WithClockSource, WithClock, WithMaxClockErrorMs);
+// every setting left out is the core's default. Errors: ErrInvalidArgument.
 func NewUUIDv7(settings ...Setting) (*UUIDv7Generator, error) {
 	o := timeConfig(settings)
 	var p *C.polyflake_uuid7_generator

@@ -1,9 +1,9 @@
 package polyflake
 
-// Issue 25 from Go: Context calls (the library's deadline, Interrupt on cancellation) timed on
-// waits that would last seconds; a Generator copied by value shares its handle and go vet
-// reports the copy; a second process asking for a held static node id is refused naming this
-// process's pid; refusals echo the values sent.
+// Waits a caller can bound and cut, from Go: Context calls (the library's deadline, Interrupt on
+// cancellation) timed on waits that would last seconds; a Generator copied by value shares its
+// handle and go vet reports the copy; a second process asking for a held static node id is
+// refused naming this process's pid; refusals echo the values sent.
 
 import (
 	"bufio"
@@ -33,6 +33,9 @@ const margin = 150 * time.Millisecond
 const claimEnv = "POLYFLAKE_GO_TEST_CLAIM_NODE"
 
 func TestMain(m *testing.M) {
+	if kind := os.Getenv(restartChild); kind != "" {
+		os.Exit(restartChildMain(kind))
+	}
 	if node := os.Getenv(claimEnv); node != "" {
 		n, _ := strconv.ParseInt(node, 10, 64)
 		g, err := New(NodeID(n))
@@ -455,8 +458,8 @@ func claim(t *testing.T, node int64) string {
 func TestStaticNodeIDHeldHostWide(t *testing.T) {
 	g := MustNew(NodeID(935))
 	got := claim(t, 935)
-	want := fmt.Sprintf("process %d on this host", os.Getpid())
-	if !strings.HasPrefix(got, "NODE_ID_IN_USE: ") || !strings.Contains(got, want) || !strings.Contains(got, "lease") {
+	want := fmt.Sprintf("process %d (", os.Getpid()) // "process 4242 (go.test) on this host"
+	if !strings.HasPrefix(got, "NODE_ID_IN_USE: ") || !strings.Contains(got, want) || !strings.Contains(got, "on this host") || !strings.Contains(got, "lease") {
 		t.Fatalf("a second process asking for node 935: %q (want NODE_ID_IN_USE naming %q)", got, want)
 	}
 	t.Logf("a second process: %s", got)

@@ -11,7 +11,11 @@
  *   written only on success; a NULL pointer argument gives POLYFLAKE_RESULT_NULL_PARAMETER
  *   unless the function says what NULL means (a NULL clock is the system clock);
  * - every default comes from an _init function (the core's defaults): a number you write is
- *   judged by the core as written (0 never means "the default");
+ *   judged by the core as written (0 never means "the default"); a NULL string, and the
+ *   enum value POLYFLAKE_RESTART_GUARD_DEFAULT, are the environment's choice where a field
+ *   says so;
+ * - option structs grow at their end between versions: fill them with their _init function
+ *   (never from memory of an older header), and compile again against a new polyflake.h;
  * - no panic crosses the boundary: a bug inside polyflake returns POLYFLAKE_RESULT_PANIC;
  * - every function is thread-safe: share one generator between threads; only _free needs the
  *   caller to know that no other thread still uses the handle.
@@ -181,6 +185,11 @@ enum polyflake_result
    */
   POLYFLAKE_RESULT_INTERRUPTED = 22,
   /**
+   * The kernel says the system clock is not synchronized, or its maximum error exceeds
+   * max_clock_error_ms: nothing is issued until it says otherwise.
+   */
+  POLYFLAKE_RESULT_CLOCK_UNSYNCHRONIZED = 23,
+  /**
    * A required pointer argument was NULL. Nothing was written.
    */
   POLYFLAKE_RESULT_NULL_PARAMETER = 100,
@@ -216,7 +225,8 @@ enum polyflake_mode
   POLYFLAKE_MODE_STRICT = 0,
   /**
    * `MonotonicSnowflake`: never waits and never duplicates; borrows from the next
-   * millisecond on a rewind or a spent sequence (bounded by max_lead_ms if set).
+   * millisecond on a rewind or a spent sequence, up to max_lead_ms ahead of the wall clock
+   * (5,000 ms by default).
    */
   POLYFLAKE_MODE_MONOTONIC = 1,
 };
@@ -266,7 +276,8 @@ enum polyflake_health_status
    */
   POLYFLAKE_HEALTH_STATUS_USED_AFTER_FORK = 6,
   /**
-   * Lease: the restart guard waits until the clock passes the previous holder's mark.
+   * A lease's restart guard, or a fixed node id's (its mark on this host), waits until the
+   * clock passes what the previous holder may have issued.
    */
   POLYFLAKE_HEALTH_STATUS_RESTART_GUARD = 7,
   /**
@@ -289,6 +300,12 @@ enum polyflake_health_status
    * Lease: the store went back in time (restored from an older backup); the lease is lost.
    */
   POLYFLAKE_HEALTH_STATUS_STORE_ROLLED_BACK = 12,
+  /**
+   * The kernel says the system clock is not synchronized, or its maximum error exceeds
+   * max_clock_error_ms: calls are refused (POLYFLAKE_RESULT_CLOCK_UNSYNCHRONIZED) until it
+   * says otherwise.
+   */
+  POLYFLAKE_HEALTH_STATUS_CLOCK_UNSYNCHRONIZED = 13,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -369,6 +386,12 @@ enum polyflake_lease_kind
    * A ZooKeeper ensemble.
    */
   POLYFLAKE_LEASE_KIND_ZOOKEEPER = 3,
+  /**
+   * Not a lease: the mark of a fixed node id (static, env, hostname, IPv4) on this host, its
+   * restart guard, kept in the state directory as a lease keeps its R (`lease_store` is the
+   * mark's path).
+   */
+  POLYFLAKE_LEASE_KIND_HOST = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -443,10 +466,99 @@ typedef uint32_t polyflake_clock_source;
 #endif // __cplusplus
 
 /**
- * A clock a test or simulation controls: an opaque handle, manual (it moves only when told to)
- * or scripted (prepared readings in order), for any generator constructor (NULL there: the
- * system clock). Generators keep their own reference (free it before them if you like) and are
- * exempt from the one-generator-per-node-id rule.
+ * What the kernel says of the system clock (`polyflake_health_snapshot.clock_sync_state`,
+ * from `adjtimex`), in the core's order; named by `polyflake_clock_sync_state_name`.
+ */
+enum polyflake_clock_sync_state
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Synchronized, no leap second due.
+   */
+  POLYFLAKE_CLOCK_SYNC_STATE_OK = 0,
+  /**
+   * A leap second will be inserted at the end of the UTC day.
+   */
+  POLYFLAKE_CLOCK_SYNC_STATE_INSERT_LEAP = 1,
+  /**
+   * A leap second will be deleted at the end of the UTC day.
+   */
+  POLYFLAKE_CLOCK_SYNC_STATE_DELETE_LEAP = 2,
+  /**
+   * A leap second is being inserted now.
+   */
+  POLYFLAKE_CLOCK_SYNC_STATE_LEAP_IN_PROGRESS = 3,
+  /**
+   * A leap second has just happened.
+   */
+  POLYFLAKE_CLOCK_SYNC_STATE_LEAP_DONE = 4,
+  /**
+   * The clock is not synchronized (no time daemon disciplines it).
+   */
+  POLYFLAKE_CLOCK_SYNC_STATE_UNSYNCHRONIZED = 5,
+  /**
+   * `adjtimex` could not be called (a sandbox without it).
+   */
+  POLYFLAKE_CLOCK_SYNC_STATE_UNAVAILABLE = 6,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum polyflake_clock_sync_state polyflake_clock_sync_state;
+#else
+typedef uint32_t polyflake_clock_sync_state;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Whether a fixed node id (static, env, hostname, IPv4) on the system clock keeps a mark on
+ * this host (`polyflake_config.restart_guard`), so that its next holder here (a restart, a
+ * forked child after its parent exits, a new generator in this process) starts above
+ * everything it could have issued, whatever the clock did in between.
+ */
+enum polyflake_restart_guard
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The environment's choice: POLYFLAKE_RESTART_GUARD ("auto", "required" or "off") when it
+   * is set, else auto. What `polyflake_config_init` writes.
+   */
+  POLYFLAKE_RESTART_GUARD_DEFAULT = 0,
+  /**
+   * Keep a mark where the state directory allows it; where it does not (a read-only
+   * container, another user's directory), issue without one, say so once on stderr and in
+   * health (`restart_guard_note`).
+   */
+  POLYFLAKE_RESTART_GUARD_AUTO = 1,
+  /**
+   * Keep a mark or refuse to make the generator (POLYFLAKE_RESULT_LEASE_STORE, naming the
+   * directory and the fixes).
+   */
+  POLYFLAKE_RESTART_GUARD_REQUIRED = 2,
+  /**
+   * Keep no mark: a successor after a clock stepped back can repeat IDs. For hosts where the
+   * node id never outlives a process.
+   */
+  POLYFLAKE_RESTART_GUARD_OFF = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum polyflake_restart_guard polyflake_restart_guard;
+#else
+typedef uint32_t polyflake_restart_guard;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * A clock instead of the system clock, for any generator constructor (NULL there: the system
+ * clock): an opaque handle. A test clock (manual: it moves only when told to; scripted:
+ * prepared readings in order) makes generators that are exempt from the
+ * one-generator-per-node-id rule. A user clock (`polyflake_user_clock_new`) keeps that rule in
+ * this process but not host-wide. Generators keep their own reference (free the handle before
+ * them if you like).
  */
 typedef struct polyflake_clock polyflake_clock;
 
@@ -471,6 +583,22 @@ typedef struct polyflake_ulid_generator polyflake_ulid_generator;
 typedef struct polyflake_uuid7_generator polyflake_uuid7_generator;
 
 /**
+ * A user's time source (`polyflake_user_clock_new`): store the time now, in Unix milliseconds,
+ * in `*out_ms` and return 0. Any other value is a failed reading: the call that read the clock
+ * fails with POLYFLAKE_RESULT_CLOCK_FAILED, whose message gives the value and what the function
+ * wrote into `why` (a NUL-terminated reason, at most `why_len` bytes with the NUL; `why` starts
+ * empty). Called from any thread that calls the generator, and from a lease's renewal thread:
+ * it must be thread-safe, and must not throw, unwind or longjmp out.
+ */
+typedef int32_t (*polyflake_clock_read_fn)(void *context, int64_t *out_ms, char *why, size_t why_len);
+
+/**
+ * Called once with the user clock's `context` when the handle and every generator made with it
+ * are gone (`polyflake_user_clock_new`), from the thread that let go of the last one.
+ */
+typedef void (*polyflake_clock_free_fn)(void *context);
+
+/**
  * How the 63 usable bits of an ID are split: every field at least 1 bit, 63 in all (else
  * POLYFLAKE_RESULT_INVALID_LAYOUT). Presets from `polyflake_layout_default()` and friends, or
  * by name from `polyflake_layout_from_name`.
@@ -493,7 +621,9 @@ typedef struct polyflake_layout {
 /**
  * Settings for a generator. Fill it with `polyflake_config_init` (the core's defaults), then
  * change what you need. The core checks every field as written when the generator is made
- * (0 is never "the default").
+ * (a number 0 is never "the default"; POLYFLAKE_RESTART_GUARD_DEFAULT and a NULL string are
+ * the environment's choice, as each field says). The struct grows at its end between versions:
+ * a program compiled against an older polyflake.h must be compiled again.
  */
 typedef struct polyflake_config {
   /**
@@ -519,11 +649,13 @@ typedef struct polyflake_config {
    */
   double max_wait_ms;
   /**
-   * Nonzero: `max_lead_ms` applies. Zero (the default): no lead limit.
+   * Nonzero (the default): `max_lead_ms` applies. Zero: no lead limit at all (a monotonic
+   * generator may then run ahead of the wall clock without bound).
    */
   uint32_t has_max_lead;
   /**
-   * Monotonic mode's limit on running ahead of the wall clock, in ms (>= 0).
+   * Monotonic mode's limit on running ahead of the wall clock, in ms (>= 0; default 5,000:
+   * one reserve, so a successor of this node id waits at most that long for its lead).
    */
   int64_t max_lead_ms;
   /**
@@ -542,6 +674,40 @@ typedef struct polyflake_config {
    * A `polyflake_clock_source` value (default POLYFLAKE_CLOCK_SOURCE_PRECISE).
    */
   uint32_t clock_source;
+  /**
+   * Nonzero: `max_clock_error_ms` applies. Zero (the default): the kernel's word on the clock
+   * is reported in health (`clock_sync_*`), never a reason to refuse.
+   */
+  uint32_t has_max_clock_error;
+  /**
+   * Refuse to issue (POLYFLAKE_RESULT_CLOCK_UNSYNCHRONIZED, health status
+   * clock_unsynchronized) while the kernel says the system clock is not synchronized or its
+   * maximum error exceeds this many ms (1 to 16,000). Checked once a second off the hot
+   * path; refused with an injected clock (the kernel says nothing of it).
+   */
+  uint64_t max_clock_error_ms;
+  /**
+   * A fixed node id's restart guard: a `polyflake_restart_guard` value (default
+   * POLYFLAKE_RESTART_GUARD_DEFAULT: POLYFLAKE_RESTART_GUARD, else auto). Leases, test
+   * clocks and user clocks keep no mark (POLYFLAKE_RESTART_GUARD_REQUIRED with a test or
+   * user clock: POLYFLAKE_RESULT_INVALID_ARGUMENT).
+   */
+  uint32_t restart_guard;
+  /**
+   * The restart guard's state directory, a NUL-terminated path (only read during the call);
+   * NULL (the default): POLYFLAKE_STATE_DIR when set, else the lease directory
+   * (POLYFLAKE_LEASE_DIR, else /var/tmp/polyflake-leases). Nothing there is followed, and only
+   * this user's own files are written or trusted.
+   */
+  const char *state_dir;
+  /**
+   * The host scope of the node id's claim and mark, NUL-terminated: at most 40 ASCII letters,
+   * digits, '.', '_' and '-' (else POLYFLAKE_RESULT_INVALID_ARGUMENT echoing it). Generators
+   * in different scopes may hold the same node id and layout on one host, on purpose
+   * (services writing to different tables). NULL (the default): POLYFLAKE_HOST_SCOPE when
+   * set, else the host's one scope.
+   */
+  const char *host_scope;
 } polyflake_config;
 
 /**
@@ -566,7 +732,9 @@ typedef struct polyflake_decoded {
 /**
  * A snapshot of a generator's state and counters (`polyflake_health`; the fields are the core's
  * `Health`, flattened). Plain data: copy it, keep it, no free. Text fields are NUL-terminated
- * UTF-8, cut at a character boundary if longer.
+ * UTF-8, cut at a character boundary if longer. The struct grows at its end between versions
+ * (the library writes all of it): a program compiled against an older polyflake.h must be
+ * compiled again.
  */
 typedef struct polyflake_health_snapshot {
   /**
@@ -667,11 +835,12 @@ typedef struct polyflake_health_snapshot {
    */
   char clock_note[POLYFLAKE_HEALTH_TEXT_LEN];
   /**
-   * The lease's store: a `polyflake_lease_kind` value (POLYFLAKE_LEASE_KIND_NONE: no lease).
+   * The lease's store: a `polyflake_lease_kind` value (POLYFLAKE_LEASE_KIND_NONE: no lease;
+   * POLYFLAKE_LEASE_KIND_HOST: a fixed node id's mark on this host, its restart guard).
    */
   uint32_t lease_kind;
   /**
-   * The directory, or the endpoints (ensemble) and key prefix.
+   * The directory, or the endpoints (ensemble) and key prefix, or the mark's path.
    */
   char lease_store[POLYFLAKE_HEALTH_TEXT_LEN];
   /**
@@ -719,6 +888,36 @@ typedef struct polyflake_health_snapshot {
    * The last store error, or why the lease was lost; empty if none.
    */
   char lease_last_error[POLYFLAKE_HEALTH_TEXT_LEN];
+  /**
+   * Calls that waited for a fixed node id's restart guard (its previous holder on this host
+   * may have issued up to a time the clock had not reached).
+   */
+  uint64_t restart_waits;
+  /**
+   * Why a fixed node id on the system clock keeps no mark on this host (the state directory
+   * cannot be written, or POLYFLAKE_RESTART_GUARD_OFF): a successor after a clock stepped back
+   * could then repeat its IDs. Empty when it keeps one (`lease_kind` host), and for leases
+   * and injected clocks.
+   */
+  char restart_guard_note[POLYFLAKE_HEALTH_TEXT_LEN];
+  /**
+   * What the kernel said of the system clock when the snapshot was taken (`adjtimex`): a
+   * `polyflake_clock_sync_state` value.
+   */
+  uint32_t clock_sync_state;
+  /**
+   * True when a time daemon keeps the system clock synchronized.
+   */
+  bool clock_sync_synchronized;
+  /**
+   * The kernel's maximum error of the clock, in microseconds (16,000,000 when
+   * unsynchronized; -1 when unavailable).
+   */
+  int64_t clock_sync_max_error_us;
+  /**
+   * The kernel's estimated error of the clock, in microseconds (-1 when unavailable).
+   */
+  int64_t clock_sync_est_error_us;
 } polyflake_health_snapshot;
 
 /**
@@ -902,8 +1101,10 @@ typedef struct polyflake_zookeeper_options {
 } polyflake_zookeeper_options;
 
 /**
- * Settings of a UUIDv7 or ULID generator: those of `polyflake_config` less the node id, layout
- * and epoch, each meaning what it means there. Fill it with `polyflake_timeid_config_init`.
+ * Settings of a UUIDv7 or ULID generator: those of `polyflake_config` less the node id, layout,
+ * epoch and what belongs to a node id (its restart guard and host scope), each meaning what it
+ * means there. Fill it with `polyflake_timeid_config_init`. The struct grows at its end between
+ * versions: a program compiled against an older polyflake.h must be compiled again.
  */
 typedef struct polyflake_timeid_config {
   /**
@@ -928,13 +1129,22 @@ typedef struct polyflake_timeid_config {
    */
   uint64_t forward_confirm_ms;
   /**
-   * Nonzero: `max_lead_ms` applies (default zero: no lead limit).
+   * Nonzero (the default): `max_lead_ms` applies; zero: no lead limit at all.
    */
   uint32_t has_max_lead;
   /**
-   * Monotonic mode's limit on running ahead of the wall clock, in ms.
+   * Monotonic mode's limit on running ahead of the wall clock, in ms (default 5,000).
    */
   int64_t max_lead_ms;
+  /**
+   * Nonzero: `max_clock_error_ms` applies (default zero: reported in health only).
+   */
+  uint32_t has_max_clock_error;
+  /**
+   * Refuse to issue while the kernel says the system clock is not synchronized or its
+   * maximum error exceeds this many ms (1 to 16,000): POLYFLAKE_RESULT_CLOCK_UNSYNCHRONIZED.
+   */
+  uint64_t max_clock_error_ms;
 } polyflake_timeid_config;
 
 #ifdef __cplusplus
@@ -985,7 +1195,7 @@ polyflake_result polyflake_scripted_clock_new(const int64_t *values,
 
 /**
  * STEP the wall reading to `ms` (backwards is a rewind, forwards a forward step; elapsed time does
- * not move). A scripted clock: POLYFLAKE_RESULT_INVALID_ARGUMENT.
+ * not move). A scripted or user clock: POLYFLAKE_RESULT_INVALID_ARGUMENT.
  */
 polyflake_result polyflake_manual_clock_set(const struct polyflake_clock *clock, int64_t ms);
 
@@ -1010,9 +1220,25 @@ polyflake_result polyflake_manual_clock_set_tick_ms(const struct polyflake_clock
                                                     int64_t tick_ms);
 
 /**
- * Store the clock's wall reading in `*out_ms`. A scripted clock: POLYFLAKE_RESULT_INVALID_ARGUMENT.
+ * Store the clock's wall reading in `*out_ms`. A scripted or user clock:
+ * POLYFLAKE_RESULT_INVALID_ARGUMENT.
  */
 polyflake_result polyflake_manual_clock_get(const struct polyflake_clock *clock, int64_t *out_ms);
+
+/**
+ * Make a clock that reads `read(context, &ms)` into `*out_clock` (`free(context)` runs once
+ * when the handle and every generator made with it are gone; `free` may be NULL); the caller
+ * frees the handle with `polyflake_clock_free`. For a time source of your own that follows
+ * real time (PTP, a GPS receiver, a clock read from another machine): its times are not the host's,
+ * so a generator on it holds its node id in this process only (a second one here is
+ * POLYFLAKE_RESULT_NODE_ID_IN_USE) and keeps no restart-guard mark; another process with the
+ * same node id on its own user clock runs. To drive time by hand in a test, use the manual
+ * clock. NULL `read`: POLYFLAKE_RESULT_NULL_PARAMETER (`free` is not called).
+ */
+polyflake_result polyflake_user_clock_new(polyflake_clock_read_fn read,
+                                          polyflake_clock_free_fn free,
+                                          void *context,
+                                          struct polyflake_clock **out_clock);
 
 /**
  * Free a clock handle (NULL does nothing); generators made with it keep working. Do not use
@@ -1022,20 +1248,26 @@ void polyflake_clock_free(struct polyflake_clock *clock);
 
 /**
  * Fill `*out_config` with the core's defaults: layout 41/10/12, the default epoch, node 0,
- * strict mode, max_wait_ms 5.0, no lead limit, max_forward_step_ms 60,000, forward_confirm_ms
- * 300,000, the precise clock source.
+ * strict mode, max_wait_ms 5.0, a lead limit of 5,000 ms (has_max_lead 1), max_forward_step_ms
+ * 60,000, forward_confirm_ms 300,000, the precise clock source, no bound on the clock's error
+ * (has_max_clock_error 0), POLYFLAKE_RESTART_GUARD_DEFAULT, state_dir and host_scope NULL.
  */
 polyflake_result polyflake_config_init(struct polyflake_config *out_config);
 
 /**
  * Make a generator whose node id is `config->node_id` into `*out_generator` (`clock`: a test
- * clock, or NULL for the system clock); the caller frees it with `polyflake_generator_free`.
- * Errors (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT, _INVALID_NODE_ID, _INVALID_EPOCH,
- * _INVALID_ARGUMENT, _NODE_ID_IN_USE (a live generator not on a test clock has the same node
- * id, epoch and layout: in this process, share that one; in another live process on this host,
- * whose pid the message names (a forked parent, a sibling worker), give each process its own
- * node id or take one from a lease). The node id is held host-wide until the generator is
- * closed or freed, or its process ends however it ends.
+ * or user clock, or NULL for the system clock); the caller frees it with
+ * `polyflake_generator_free`. Errors (nothing written): POLYFLAKE_RESULT_INVALID_LAYOUT,
+ * _INVALID_NODE_ID, _INVALID_EPOCH, _INVALID_ARGUMENT, _NODE_ID_IN_USE (a live generator not on
+ * a test clock has the same node id and layout, any epoch, in the same host scope: in this
+ * process, share that one; in another live process on this host, which the message names (a
+ * forked parent, a sibling worker, a lease holding that slot), give each process its own node
+ * id or take one from a lease), _LEASE_STORE (POLYFLAKE_RESTART_GUARD_REQUIRED and a state
+ * directory that cannot keep the mark). On the system clock the node id is held host-wide
+ * until the generator is closed or freed, or its process ends however it ends, and keeps its
+ * restart guard's mark in the state directory: its next holder on this host starts above
+ * everything it could have issued (after a clean close, an `exit()` or a return from `main`,
+ * at once; after a kill, once the clock passes the mark, at most one reserve, 5 s, later).
  */
 polyflake_result polyflake_generator_new(const struct polyflake_config *config,
                                          const struct polyflake_clock *clock,
@@ -1043,8 +1275,9 @@ polyflake_result polyflake_generator_new(const struct polyflake_config *config,
 
 /**
  * Close the generator: every later call fails with POLYFLAKE_RESULT_GENERATOR_CLOSED (health
- * says "closed"), its node id is free again on this host, and a lease frees its slot (R
- * stays at the last millisecond issued from). Closing twice is fine; the handle stays valid
+ * says "closed"), its node id is free again on this host, a lease frees its slot (R stays at
+ * the last millisecond issued from), and a fixed node id's mark is left clean (its successor
+ * need not wait for the clock). Closing twice is fine; the handle stays valid
  * until `_free`. A call in flight on another thread either issues before the close or fails.
  */
 polyflake_result polyflake_generator_close(const struct polyflake_generator *generator);
@@ -1056,10 +1289,12 @@ polyflake_result polyflake_generator_close(const struct polyflake_generator *gen
 void polyflake_generator_free(struct polyflake_generator *generator);
 
 /**
- * Wait, up to `timeout_ms`, while a lease's restart guard holds; call it after taking a slot,
- * before the first ID. POLYFLAKE_RESULT_OK at once when nothing needs waiting for (always
- * without a lease); _LEASE_NOT_READY if the guard still holds at the deadline;
- * _GENERATOR_CLOSED, _LEASE_LOST or _USED_AFTER_FORK at once.
+ * Wait, up to `timeout_ms`, while a restart guard holds: a lease's (call it after taking a
+ * slot, before the first ID), or a fixed node id's mark on this host (its previous holder may
+ * have issued up to a time the clock has not reached; `polyflake_next_id` also waits for that
+ * by itself). POLYFLAKE_RESULT_OK at once when nothing needs waiting for (always on a test or
+ * user clock); _LEASE_NOT_READY if the guard still holds at the deadline; _GENERATOR_CLOSED,
+ * _LEASE_LOST or _USED_AFTER_FORK at once.
  */
 polyflake_result polyflake_wait_ready(const struct polyflake_generator *generator,
                                       uint64_t timeout_ms);
@@ -1068,10 +1303,14 @@ polyflake_result polyflake_wait_ready(const struct polyflake_generator *generato
  * Issue one ID into `*out_id`. Strict mode may wait (a rewind up to max_wait_ms, a spent
  * sequence up to the larger of max_wait_ms and 1 ms), then refuses with
  * POLYFLAKE_RESULT_CLOCK_MOVED_BACKWARDS, and with _CLOCK_JUMPED_AHEAD from a forward step;
- * monotonic mode never waits and refuses with _LEAD_LIMIT_EXCEEDED past max_lead_ms. Also
- * _TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED, _GENERATOR_CLOSED, and a lease's
- * _LEASE_NOT_READY, _LEASE_EXPIRED, _LEASE_LOST; _INTERRUPTED when
- * `polyflake_generator_interrupt` cuts its wait.
+ * monotonic mode borrows ahead instead and refuses with _LEAD_LIMIT_EXCEEDED past max_lead_ms.
+ * A fixed node id's first call after its previous holder on this host was killed, or with the
+ * clock stepped back under what that holder issued, waits for the restart guard (up to 10 s;
+ * a monotonic generator borrows over it up to its lead limit), beyond that _LEASE_NOT_READY.
+ * Also _TIMESTAMP_OVERFLOW, _USED_AFTER_FORK, _CLOCK_FAILED, _GENERATOR_CLOSED,
+ * _CLOCK_UNSYNCHRONIZED (max_clock_error_ms), and a lease's _LEASE_NOT_READY, _LEASE_EXPIRED,
+ * _LEASE_LOST; _INTERRUPTED when `polyflake_generator_interrupt` (or a `_within` deadline) cuts
+ * its wait.
  */
 polyflake_result polyflake_next_id(const struct polyflake_generator *generator, uint64_t *out_id);
 
@@ -1131,7 +1370,9 @@ polyflake_result polyflake_generator_decode(const struct polyflake_generator *ge
 
 /**
  * Store this generator's settings, as the core holds them, in `*out_config` (`node_id`: the node
- * id it holds, whatever its source).
+ * id it holds, whatever its source). `restart_guard`, `state_dir` and `host_scope` are not kept:
+ * POLYFLAKE_RESTART_GUARD_DEFAULT and NULL (health says what the guard does: a `host` lease, or
+ * `restart_guard_note`).
  */
 polyflake_result polyflake_generator_config(const struct polyflake_generator *generator,
                                             struct polyflake_config *out_config);
@@ -1161,10 +1402,16 @@ const char *polyflake_node_source_name(uint32_t source);
 const char *polyflake_lease_phase_name(uint32_t phase);
 
 /**
- * The name of a lease kind ("none", "file", "etcd", "zookeeper"); as
+ * The name of a lease kind ("none", "file", "etcd", "zookeeper", "host"); as
  * `polyflake_health_status_name`.
  */
 const char *polyflake_lease_kind_name(uint32_t kind);
+
+/**
+ * The name of a kernel clock state ("ok", "insert_leap", "delete_leap", "leap_in_progress",
+ * "leap_done", "unsynchronized", "unavailable"); as `polyflake_health_status_name`.
+ */
+const char *polyflake_clock_sync_state_name(uint32_t state);
 
 /**
  * The name of a clock source ("precise", "coarse"); as `polyflake_health_status_name`.

@@ -26,8 +26,12 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -142,9 +146,22 @@ enum class Mode : std::uint32_t {
   /// An issued timestamp never exceeds the wall clock: small rewinds (up to max_wait_ms) and a
   /// spent sequence are waited out, larger rewinds refused (CLOCK_MOVED_BACKWARDS).
   strict = POLYFLAKE_MODE_STRICT,
-  /// Never waits and never duplicates: borrows from the next millisecond (bounded by
-  /// max_lead_ms if set).
+  /// Never waits and never duplicates: borrows from the next millisecond, up to max_lead_ms
+  /// (5,000 ms by default) ahead of the wall clock.
   monotonic = POLYFLAKE_MODE_MONOTONIC,
+};
+
+/// Whether a fixed node id (static, env, hostname, IPv4) on the system clock keeps a mark on this
+/// host, so that its next holder here starts above everything it could have issued.
+enum class RestartGuard : std::uint32_t {
+  /// The environment's choice: POLYFLAKE_RESTART_GUARD ("auto", "required", "off"), else auto.
+  from_env = POLYFLAKE_RESTART_GUARD_DEFAULT,
+  /// A mark where the state directory allows it; else none, said on stderr and in health.
+  automatic = POLYFLAKE_RESTART_GUARD_AUTO,
+  /// A mark, or the constructor throws LEASE_STORE naming the directory and the fixes.
+  required = POLYFLAKE_RESTART_GUARD_REQUIRED,
+  /// No mark: a successor after a clock stepped back can repeat IDs.
+  off = POLYFLAKE_RESTART_GUARD_OFF,
 };
 
 /// Which system clock reading a generator uses per ID.
@@ -223,8 +240,9 @@ struct Layout {
 };
 
 /// A Snowflake generator's settings. Constructed with the core's defaults
-/// (`polyflake_config_init`: layout 41/10/12, epoch 2024-01-01, strict, max_wait_ms 5, ...); a
-/// value you write is judged by the core as written.
+/// (`polyflake_config_init`: layout 41/10/12, epoch 2024-01-01, strict, max_wait_ms 5, a lead
+/// limit of 5,000 ms, ...); a value you write is judged by the core as written. The setters
+/// return the Config, to chain: `Config(37).with_state_dir("/srv/ids").with_host_scope("billing")`.
 struct Config {
   /// The bit layout.
   Layout layout;
@@ -236,7 +254,8 @@ struct Config {
   Mode mode;
   /// Strict mode's wait budget in milliseconds.
   double max_wait_ms;
-  /// Monotonic mode's limit on running ahead of the wall clock, in ms; nullopt: no limit.
+  /// Monotonic mode's limit on running ahead of the wall clock, in ms (default 5,000); nullopt:
+  /// no limit at all.
   std::optional<std::int64_t> max_lead_ms;
   /// How far the wall clock may step ahead before it is a forward step, in ms
   /// (`forward_step_off`: no check).
@@ -245,6 +264,19 @@ struct Config {
   std::uint64_t forward_confirm_ms;
   /// The clock reading per ID.
   ClockSource clock_source;
+  /// Refuse to issue (CLOCK_UNSYNCHRONIZED) while the kernel says the system clock is not
+  /// synchronized or its maximum error exceeds this many ms (1 to 16,000); nullopt (the
+  /// default): reported in health only.
+  std::optional<std::uint64_t> max_clock_error_ms;
+  /// A fixed node id's restart guard (default RestartGuard::from_env: the environment's);
+  /// `required` with a test or user clock is INVALID_ARGUMENT (they keep no mark).
+  RestartGuard restart_guard;
+  /// The restart guard's state directory; nullopt: POLYFLAKE_STATE_DIR, else the lease
+  /// directory (POLYFLAKE_LEASE_DIR, else /var/tmp/polyflake-leases).
+  std::optional<std::string> state_dir;
+  /// The host scope of the node id's claim and mark (at most 40 of [A-Za-z0-9._-]); nullopt:
+  /// POLYFLAKE_HOST_SCOPE, else the host's one scope.
+  std::optional<std::string> host_scope;
 
   /// The core's defaults.
   Config() : Config(default_c()) {}
@@ -260,9 +292,27 @@ struct Config {
         max_lead_ms(c.has_max_lead ? std::optional<std::int64_t>(c.max_lead_ms) : std::nullopt),
         max_forward_step_ms(c.max_forward_step_ms),
         forward_confirm_ms(c.forward_confirm_ms),
-        clock_source(static_cast<ClockSource>(c.clock_source)) {}
+        clock_source(static_cast<ClockSource>(c.clock_source)),
+        max_clock_error_ms(c.has_max_clock_error ? std::optional<std::uint64_t>(c.max_clock_error_ms)
+                                                 : std::nullopt),
+        restart_guard(static_cast<RestartGuard>(c.restart_guard)),
+        state_dir(c.state_dir ? std::optional<std::string>(c.state_dir) : std::nullopt),
+        host_scope(c.host_scope ? std::optional<std::string>(c.host_scope) : std::nullopt) {}
 
-  /// The C struct.
+  /// Set the mode; returns *this.
+  Config &with_mode(Mode m) { mode = m; return *this; }
+  /// Set max_lead_ms (nullopt: no limit); returns *this.
+  Config &with_max_lead_ms(std::optional<std::int64_t> ms) { max_lead_ms = ms; return *this; }
+  /// Set max_clock_error_ms; returns *this.
+  Config &with_max_clock_error_ms(std::optional<std::uint64_t> ms) { max_clock_error_ms = ms; return *this; }
+  /// Set the restart guard; returns *this.
+  Config &with_restart_guard(RestartGuard g) { restart_guard = g; return *this; }
+  /// Set the state directory; returns *this.
+  Config &with_state_dir(std::string dir) { state_dir = std::move(dir); return *this; }
+  /// Set the host scope; returns *this.
+  Config &with_host_scope(std::string scope) { host_scope = std::move(scope); return *this; }
+
+  /// The C struct (its strings borrowed from this Config: keep it alive while the C struct is used).
   polyflake_config to_c() const {
     polyflake_config c = default_c();
     c.layout = layout.to_c();
@@ -275,6 +325,11 @@ struct Config {
     c.max_forward_step_ms = max_forward_step_ms;
     c.forward_confirm_ms = forward_confirm_ms;
     c.clock_source = static_cast<std::uint32_t>(clock_source);
+    c.has_max_clock_error = max_clock_error_ms ? 1u : 0u;
+    c.max_clock_error_ms = max_clock_error_ms.value_or(0);
+    c.restart_guard = static_cast<std::uint32_t>(restart_guard);
+    c.state_dir = detail::c_str_or_null(state_dir);
+    c.host_scope = detail::c_str_or_null(host_scope);
     return c;
   }
 
@@ -298,8 +353,11 @@ struct TimeIdConfig {
   std::uint64_t max_forward_step_ms;
   /// How long a stepped-ahead clock must hold before it is believed, in ms.
   std::uint64_t forward_confirm_ms;
-  /// Monotonic mode's limit on running ahead of the wall clock, in ms; nullopt: no limit.
+  /// Monotonic mode's limit on running ahead of the wall clock, in ms (default 5,000); nullopt:
+  /// no limit at all.
   std::optional<std::int64_t> max_lead_ms;
+  /// As Config::max_clock_error_ms.
+  std::optional<std::uint64_t> max_clock_error_ms;
 
   /// The core's defaults.
   TimeIdConfig() {
@@ -311,6 +369,8 @@ struct TimeIdConfig {
     max_forward_step_ms = c.max_forward_step_ms;
     forward_confirm_ms = c.forward_confirm_ms;
     max_lead_ms = c.has_max_lead ? std::optional<std::int64_t>(c.max_lead_ms) : std::nullopt;
+    max_clock_error_ms =
+        c.has_max_clock_error ? std::optional<std::uint64_t>(c.max_clock_error_ms) : std::nullopt;
   }
 
   /// The C struct.
@@ -324,6 +384,8 @@ struct TimeIdConfig {
     c.forward_confirm_ms = forward_confirm_ms;
     c.has_max_lead = max_lead_ms ? 1u : 0u;
     c.max_lead_ms = max_lead_ms.value_or(0);
+    c.has_max_clock_error = max_clock_error_ms ? 1u : 0u;
+    c.max_clock_error_ms = max_clock_error_ms.value_or(0);
     return c;
   }
 };
@@ -487,6 +549,39 @@ class ManualClock : public Clock {
   }
 };
 
+/// A user's own time source that follows real time (PTP, a GPS receiver), read through a
+/// function (`polyflake_user_clock_new`): `now` returns Unix ms, or throws to fail the call that
+/// read it (CLOCK_FAILED with the exception's what()). Called from any thread that calls a
+/// generator on it: it must be thread-safe. Its times are not the host's: a generator on it holds
+/// its node id in this process only and keeps no restart-guard mark.
+class UserClock : public Clock {
+ public:
+  /// A clock reading `now()`.
+  explicit UserClock(std::function<std::int64_t()> now) : Clock(make(std::move(now))) {}
+
+ private:
+  using Fn = std::function<std::int64_t()>;
+  static std::int32_t read(void *context, std::int64_t *out_ms, char *why, std::size_t why_len) noexcept {
+    try {
+      *out_ms = (*static_cast<Fn *>(context))();
+      return 0;
+    } catch (const std::exception &e) {
+      std::snprintf(why, why_len, "%s", e.what());
+    } catch (...) {
+      std::snprintf(why, why_len, "an exception that is not a std::exception");
+    }
+    return 1;
+  }
+  static void release(void *context) noexcept { delete static_cast<Fn *>(context); }
+  static polyflake_clock *make(Fn now) {
+    auto fn = std::make_unique<Fn>(std::move(now));
+    polyflake_clock *c = nullptr;
+    detail::check(polyflake_user_clock_new(read, release, fn.get(), &c));
+    fn.release();  // owned by the clock now: freed by `release` with its last generator
+    return c;
+  }
+};
+
 /// A clock reading prepared values in order, then the last one plus 1, 2, ...
 /// (`polyflake_scripted_clock_new`; each read is one ms of elapsed time).
 class ScriptedClock : public Clock {
@@ -550,9 +645,11 @@ struct Health {
   std::uint64_t clock_tick_ns;
   /// Why a requested coarse source is not in use; empty otherwise.
   std::string clock_note;
-  /// The lease's store: "none", "file", "etcd", "zookeeper".
+  /// The lease's store: "none", "file", "etcd", "zookeeper", or "host": a fixed node id's mark
+  /// on this host (its restart guard).
   std::string lease_kind;
-  /// The directory, or the endpoints (ensemble) and key prefix; empty without a lease.
+  /// The directory, or the endpoints (ensemble) and key prefix, or the mark's path; empty
+  /// without a lease.
   std::string lease_store;
   /// The slot held, which is the node id.
   std::uint32_t lease_slot;
@@ -578,6 +675,19 @@ struct Health {
   std::string lease_phase;
   /// The last store error, or why the lease was lost; empty if none.
   std::string lease_last_error;
+  /// Calls that waited for a fixed node id's restart guard.
+  std::uint64_t restart_waits;
+  /// Why a fixed node id on the system clock keeps no mark on this host; empty when it keeps one.
+  std::string restart_guard_note;
+  /// What the kernel says of the system clock: "ok", "insert_leap", "delete_leap",
+  /// "leap_in_progress", "leap_done", "unsynchronized", "unavailable".
+  std::string clock_sync_state;
+  /// True when a time daemon keeps the system clock synchronized.
+  bool clock_sync_synchronized;
+  /// The kernel's maximum error of the clock, in µs (-1: unavailable).
+  std::int64_t clock_sync_max_error_us;
+  /// The kernel's estimated error of the clock, in µs (-1: unavailable).
+  std::int64_t clock_sync_est_error_us;
 
   /// From the C snapshot.
   static Health from_c(const polyflake_health_snapshot &h) {
@@ -619,6 +729,12 @@ struct Health {
     o.lease_expired = h.lease_expired;
     o.lease_phase = polyflake_lease_phase_name(h.lease_phase);
     o.lease_last_error = h.lease_last_error;
+    o.restart_waits = h.restart_waits;
+    o.restart_guard_note = h.restart_guard_note;
+    o.clock_sync_state = polyflake_clock_sync_state_name(h.clock_sync_state);
+    o.clock_sync_synchronized = h.clock_sync_synchronized;
+    o.clock_sync_max_error_us = h.clock_sync_max_error_us;
+    o.clock_sync_est_error_us = h.clock_sync_est_error_us;
     return o;
   }
 };
@@ -677,8 +793,9 @@ inline std::string format_id(std::int64_t id) {
 class Snowflake {
  public:
   /// Strict mode on the system clock with the core's defaults for this static node id (held
-  /// host-wide: another live generator with it is NODE_ID_IN_USE). Throws Error
-  /// INVALID_NODE_ID (out of the layout's range), NODE_ID_IN_USE, ...
+  /// host-wide: another live generator with it is NODE_ID_IN_USE; its mark on this host makes
+  /// its next holder start above everything it issued). Throws Error INVALID_NODE_ID (out of the
+  /// layout's range), NODE_ID_IN_USE, ...
   explicit Snowflake(std::int64_t node_id) : Snowflake(Config(node_id)) {}
   /// As above, on a test clock.
   Snowflake(std::int64_t node_id, const Clock &clock) : Snowflake(Config(node_id), clock) {}
@@ -780,9 +897,10 @@ class Snowflake {
   /// throw NULL_PARAMETER).
   static Snowflake adopt(polyflake_generator *handle) noexcept { return Snowflake(Adopt{}, handle); }
 
-  /// One ID. Strict mode may wait (a small rewind, a spent millisecond). Throws Error
+  /// One ID. Strict mode may wait (a small rewind, a spent millisecond, a fixed node id's
+  /// restart guard after its previous holder was killed: up to 10 s). Throws Error
   /// CLOCK_MOVED_BACKWARDS, CLOCK_JUMPED_AHEAD, LEAD_LIMIT_EXCEEDED, LEASE_NOT_READY,
-  /// GENERATOR_CLOSED, INTERRUPTED (interrupt() cut its wait), ...
+  /// CLOCK_UNSYNCHRONIZED, GENERATOR_CLOSED, INTERRUPTED (interrupt() cut its wait), ...
   std::int64_t next_id() const {
     std::uint64_t id = 0;
     detail::check(polyflake_next_id(get(), &id));
@@ -857,8 +975,9 @@ class Snowflake {
   /// INTERRUPTED within 20 ms, having issued nothing; later calls are not affected.
   void interrupt() const { detail::check(polyflake_generator_interrupt(get())); }
 
-  /// Wait, up to `timeout`, while a lease's restart guard holds (returns at once without a
-  /// lease). Throws Error LEASE_NOT_READY if it still holds, LEASE_LOST, GENERATOR_CLOSED, ...
+  /// Wait, up to `timeout`, while a restart guard holds: a lease's, or a fixed node id's mark on
+  /// this host (returns at once when there is nothing to wait for). Throws Error LEASE_NOT_READY
+  /// if it still holds, LEASE_LOST, GENERATOR_CLOSED, ...
   template <class Rep, class Period>
   void wait_ready(std::chrono::duration<Rep, Period> timeout) const {
     detail::check(polyflake_wait_ready(get(), detail::timeout_ms(timeout)));

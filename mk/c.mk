@@ -4,18 +4,25 @@
 #   make test-c     header drift + compile checks, Rust unit tests, C and C++ programs against the
 #                   static and the shared library (layout and UUIDv7/ULID vectors, every scenario
 #                   file on both clock sources, bad input, threads, fork), the same under
-#                   valgrind, test-c-lease, test-c-faults, the C/C++/Go participants at once
+#                   valgrind, test-c-lease, test-c-faults, test-c-waits, test-c-restart, test-cpp,
+#                   the C/C++/Go participants at once
 #                   on a lease directory and on a real ZooKeeper (zk://...) and in uuidv7 mode,
 #                   the snippets of docs/c.md, docs/go.md and the README (beside a real ZooKeeper)
 #   make test-c-lease  node-id sources from C: file leases, static sources, bad options, TLS and
 #                   credential fields, a real etcd and a real ZooKeeper (started and stopped by
 #                   tests/c/with_etcd.sh and tests/stores/with_zookeeper.sh), shared, static, valgrind
-#   make test-c-waits  issue 25 from C: deadlines (polyflake_next_ids_within) and the cancel call
-#                   (polyflake_generator_interrupt) on waits that would last seconds, timed; a static
-#                   node id refused to a second process and to a forked child, naming the holder's
-#                   pid, and freed by the holder's death; refusals echoing the values sent; shared,
-#                   static, valgrind
-#   make test-c-faults the quiet faults of issue 11 from C: slot files and directories removed
+#   make test-c-waits  waits a caller can bound and cut, from C: deadlines
+#                   (polyflake_next_ids_within) and the cancel call (polyflake_generator_interrupt)
+#                   on waits that would last seconds, timed; a static node id refused to a second
+#                   process and to a forked child, naming the holder's pid, and freed by the
+#                   holder's death; refusals echoing the values sent; shared, static, valgrind
+#   make test-c-restart  a fixed node id's restart guard from C, with real processes: handovers
+#                   (close, exit(), SIGKILL), restarts with the clock stepped back under faketime,
+#                   a monotonic holder ahead handing on, lease and static sharing one claim, a user
+#                   clock exempt from the host claim, scopes, the state directory and its
+#                   environment variables, the kernel's word on the clock (max_clock_error_ms)
+#                   under a stand-in for adjtimex; duplicates counted; shared, static
+#   make test-c-faults the quiet faults of lease stores from C: slot files and directories removed
 #                   under a live holder (two processes), fork faults, damaged records, poisoned
 #                   slots, one ID space per store; shared, static, valgrind
 #   make test-cpp   the header-only C++ API (include/polyflake.hpp): tests/cpp/test_polyflake_hpp.cpp
@@ -34,7 +41,7 @@ BUILD_TARGETS += build-c build-polyglot-c build-polyglot-cpp
 TEST_TARGETS += test-c
 
 .PHONY: deps-c build-c header-c check-header-c test-c test-c-unit test-c-programs test-c-valgrind \
-	test-c-docs test-c-lease test-c-faults test-c-waits test-c-polyglot bench-c \
+	test-c-docs test-c-lease test-c-faults test-c-waits test-c-restart test-c-polyglot bench-c \
 	build-polyglot-c build-polyglot-cpp test-cpp test-cpp-asan
 
 CBINDGEN_VERSION := 0.29.4
@@ -133,14 +140,27 @@ test-c-faults: build-c
 	    --num-callers=50 --suppressions=tests/c/valgrind-fork-child.supp $(C_TESTDIR)/$$t || exit 1; done
 
 # Waits and host-wide node ids: each program re-runs itself as the second process of the
-# node-id tests (natively under valgrind too: it does not follow exec).
+# node-id tests (natively under valgrind too: it does not follow exec). Its forked child leaves
+# the parent's mark session allocated (tests/c/valgrind-fork-child.supp).
 test-c-waits: build-c
 	$(call say,C waits: deadlines and the cancel call timed; static node ids held host-wide; echoed refusals)
 	@mkdir -p $(C_TESTDIR)
 	$(call c_both,tests/c/test_waits.c,test_waits,-lpthread)
 	@for t in test_waits_shared test_waits_static; do \
 	  echo "--- $$t"; $(C_TESTDIR)/$$t || exit 1; \
-	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(C_TESTDIR)/$$t || exit 1; done
+	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) \
+	    --num-callers=50 --suppressions=tests/c/valgrind-fork-child.supp $(C_TESTDIR)/$$t || exit 1; done
+
+# A fixed node id's restart guard: each program re-runs itself as the holders (some under
+# faketime, one under the adjtimex stand-in of the core's tests, built here). Not under valgrind:
+# every case is about time between processes.
+test-c-restart: build-c
+	$(call say,C restart guard: handovers and restarts behind (faketime) and a monotonic lead; lease and static; user clock; kernel clock word)
+	@mkdir -p $(C_TESTDIR)
+	gcc -shared -fPIC -O2 -o $(C_TESTDIR)/fake_adjtimex.so core/tests/support/fake_adjtimex.c
+	$(call c_both,tests/c/test_restart.c,test_restart)
+	@for t in test_restart_shared test_restart_static; do \
+	  echo "--- $$t"; $(C_TESTDIR)/$$t $(C_TESTDIR)/fake_adjtimex.so || exit 1; done
 
 # The cross-language uniqueness run's participants (see tests/polyglot/): C and C++ against the
 # static library (Go: mk/go.mk); each run as PROGRAM LEASE_DIR SECONDS OUT_PATH [uuidv7].
@@ -176,8 +196,8 @@ test-c-docs: build-c
 	$(C_ENV) tests/stores/with_zookeeper.sh bash -c 'ZOOKEEPER_ENSEMBLE=$$POLYFLAKE_TEST_ZOOKEEPER \
 	  bash tests/c/readme_snippets.sh $(C_TESTDIR)/docs $(C_DOCS)' _
 
-test-c: test-c-unit test-c-programs test-c-valgrind test-c-lease test-c-faults test-c-waits test-c-polyglot test-c-docs \
-	test-cpp
+test-c: test-c-unit test-c-programs test-c-valgrind test-c-lease test-c-faults test-c-waits test-c-restart \
+	test-c-polyglot test-c-docs test-cpp
 
 # The C++ API, include/polyflake.hpp: one test program built as C++17 and C++20 against both
 # libraries (this tree's include/ first: the .pc files in the shared target directory may name

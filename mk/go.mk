@@ -2,8 +2,12 @@
 # pkg-config), its tests and examples, the cross-language tests in tests/go that use it, and the
 # Go participant of the polyglot run. The C library and polyflake.pc come from mk/c.mk (build-c).
 #
-#   make test-go    go vet, and go test of go/ (unit tests, runnable examples, the fuzz targets'
-#                   seeds and testdata/fuzz, then a short fuzzing run of each target) and of
+#   make test-go    go vet, and go test of go/ (unit tests, runnable examples, a fixed node id's
+#                   restart guard between processes (go/restart_test.go: handovers after Close,
+#                   os.Exit and SIGKILL, restarts under faketime, a monotonic lead, lease and
+#                   static, a user clock, the kernel's clock word under an adjtimex stand-in), the
+#                   fuzz targets' seeds and testdata/fuzz, then a short fuzzing run of each
+#                   target); the restarts under faketime again with -tags polyflake_static; and of
 #                   tests/go (the layout and UUIDv7/ULID vectors, every scenario file on both clock
 #                   sources, bad node sources, NULL checks of the C ABI, 8 goroutines, file leases,
 #                   ZooKeeper leases against a real ZooKeeper from tests/stores/with_zookeeper.sh,
@@ -55,6 +59,8 @@ test-go: build-c
 	@unformatted=$$(gofmt -l go tests/go tests/polyglot/go); \
 	  [ -z "$$unformatted" ] || { echo "gofmt -l: $$unformatted"; exit 1; }
 	cd go && $(C_ENV) go vet ./... && go vet -tags polyflake_static ./... && $(C_ENV) go test -count=1 -v ./... 2>&1 | grep -v -e '^=== RUN' -e '--- PASS'; exit $${PIPESTATUS[0]}
+	$(call say,Go linked static (-tags polyflake_static): a restart with the clock stepped back (faketime))
+	cd go && $(C_ENV) go test -count=1 -v -tags polyflake_static -run '^TestRestartWithTheClockSteppedBack$$' . 2>&1 | grep -v '^=== RUN'; exit $${PIPESTATUS[0]}
 	$(call say,Go: a short fuzzing run of each parser (-fuzztime $(GO_FUZZ_SHORT) per target))
 	$(call go_fuzz,$(GO_FUZZ_SHORT))
 	$(call say,Go through the go/ module: vectors and scenarios on both clock sources and leases and goroutines)

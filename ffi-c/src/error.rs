@@ -63,6 +63,9 @@ pub enum polyflake_result {
     /// `polyflake_generator_interrupt` was called): it wrote nothing, and the IDs it had
     /// reserved are never issued.
     Interrupted = 22,
+    /// The kernel says the system clock is not synchronized, or its maximum error exceeds
+    /// max_clock_error_ms: nothing is issued until it says otherwise.
+    ClockUnsynchronized = 23,
     /// A required pointer argument was NULL. Nothing was written.
     NullParameter = 100,
     /// polyflake panicked (a bug): the panic was caught at the boundary. Nothing was written.
@@ -97,6 +100,7 @@ pub(crate) const fn result_of(kind: ErrorKind) -> polyflake_result {
         ErrorKind::IdSpaceMismatch => polyflake_result::IdSpaceMismatch,
         ErrorKind::GeneratorClosed => polyflake_result::GeneratorClosed,
         ErrorKind::Interrupted => polyflake_result::Interrupted,
+        ErrorKind::ClockUnsynchronized => polyflake_result::ClockUnsynchronized,
     }
 }
 
@@ -190,7 +194,8 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for (i, kind) in ErrorKind::ALL.into_iter().enumerate() {
             let r = result_of(kind) as u32;
-            // Codes never change: the kinds were numbered in the core's order, 1 to 21.
+            // Codes never change: the kinds were numbered in the core's order, 1 to 23 (the
+            // core appends new kinds at the end of its table).
             assert_eq!(r, i as u32 + 1, "{kind:?}");
             assert!(seen.insert(r));
             assert_eq!(text(r, false), kind.code());
@@ -199,6 +204,7 @@ mod tests {
         assert_eq!(result_of(ErrorKind::ClockJumpedAhead) as u32, 19);
         assert_eq!(result_of(ErrorKind::IdSpaceMismatch) as u32, 20);
         assert_eq!(result_of(ErrorKind::GeneratorClosed) as u32, 21);
+        assert_eq!(result_of(ErrorKind::ClockUnsynchronized) as u32, 23);
         for (r, name, _) in OWN {
             assert!(seen.insert(r as u32));
             assert_eq!(text(r as u32, false), name.to_str().unwrap());

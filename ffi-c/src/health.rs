@@ -1,11 +1,13 @@
 //! Health snapshots: the core's `Health` flattened into one fixed C struct, and the names
-//! of statuses, sources, lease kinds and phases and clock sources from the core's own lists.
+//! of statuses, sources, lease kinds and phases, clock sources and the kernel's clock states
+//! from the core's own lists.
 
 use crate::boundary::{arg, boundary_value, fill_char_array, write_out};
 use crate::error::{polyflake_result, static_name, NameTable};
 use crate::generator::{polyflake_generator, Handle};
 use polyflake_core::{
-    ClockSource, Health, HealthStatus, LeaseHealth, LeaseKind, LeasePhase, Mode, NodeSourceKind,
+    ClockSource, ClockSync, ClockSyncState, Health, HealthStatus, LeaseHealth, LeaseKind,
+    LeasePhase, Mode, NodeSourceKind,
 };
 use std::ffi::c_char;
 
@@ -28,7 +30,8 @@ pub enum polyflake_health_status {
     LeadTooLarge = 5,
     /// This is a forked child and the generator was made in the parent.
     UsedAfterFork = 6,
-    /// Lease: the restart guard waits until the clock passes the previous holder's mark.
+    /// A lease's restart guard, or a fixed node id's (its mark on this host), waits until the
+    /// clock passes what the previous holder may have issued.
     RestartGuard = 7,
     /// Lease: the high-water mark was reached without a renewal (store unreachable).
     LeaseExpired = 8,
@@ -40,6 +43,10 @@ pub enum polyflake_health_status {
     Closed = 11,
     /// Lease: the store went back in time (restored from an older backup); the lease is lost.
     StoreRolledBack = 12,
+    /// The kernel says the system clock is not synchronized, or its maximum error exceeds
+    /// max_clock_error_ms: calls are refused (POLYFLAKE_RESULT_CLOCK_UNSYNCHRONIZED) until it
+    /// says otherwise.
+    ClockUnsynchronized = 13,
 }
 
 /// Where a generator's node id came from (`polyflake_health_snapshot.source`), in the core's
@@ -76,6 +83,31 @@ pub enum polyflake_lease_kind {
     Etcd = 2,
     /// A ZooKeeper ensemble.
     Zookeeper = 3,
+    /// Not a lease: the mark of a fixed node id (static, env, hostname, IPv4) on this host, its
+    /// restart guard, kept in the state directory as a lease keeps its R (`lease_store` is the
+    /// mark's path).
+    Host = 4,
+}
+
+/// What the kernel says of the system clock (`polyflake_health_snapshot.clock_sync_state`,
+/// from `adjtimex`), in the core's order; named by `polyflake_clock_sync_state_name`.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum polyflake_clock_sync_state {
+    /// Synchronized, no leap second due.
+    Ok = 0,
+    /// A leap second will be inserted at the end of the UTC day.
+    InsertLeap = 1,
+    /// A leap second will be deleted at the end of the UTC day.
+    DeleteLeap = 2,
+    /// A leap second is being inserted now.
+    LeapInProgress = 3,
+    /// A leap second has just happened.
+    LeapDone = 4,
+    /// The clock is not synchronized (no time daemon disciplines it).
+    Unsynchronized = 5,
+    /// `adjtimex` could not be called (a sandbox without it).
+    Unavailable = 6,
 }
 
 /// Where a lease stands (`polyflake_health_snapshot.lease_phase`), in the core's order; named by
@@ -93,20 +125,21 @@ pub enum polyflake_lease_phase {
     Lost = 3,
 }
 
-/// The names of `polyflake_lease_kind`'s codes: "none", then the core's names.
-const LEASE_KINDS: [&str; 4] = [
-    "none",
-    LeaseKind::File.name(),
-    LeaseKind::Etcd.name(),
-    LeaseKind::ZooKeeper.name(),
-];
+/// The names of `polyflake_lease_kind`'s codes: "none", then the core's names in its order.
+fn lease_kind_names() -> Vec<&'static str> {
+    std::iter::once("none")
+        .chain(LeaseKind::ALL.map(LeaseKind::name))
+        .collect()
+}
 
 /// Bytes of each text field of `polyflake_health_snapshot`, NUL included.
 pub const POLYFLAKE_HEALTH_TEXT_LEN: usize = 256;
 
 /// A snapshot of a generator's state and counters (`polyflake_health`; the fields are the core's
 /// `Health`, flattened). Plain data: copy it, keep it, no free. Text fields are NUL-terminated
-/// UTF-8, cut at a character boundary if longer.
+/// UTF-8, cut at a character boundary if longer. The struct grows at its end between versions
+/// (the library writes all of it): a program compiled against an older polyflake.h must be
+/// compiled again.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct polyflake_health_snapshot {
@@ -159,9 +192,10 @@ pub struct polyflake_health_snapshot {
     pub clock_tick_ns: u64,
     /// Why a requested coarse source is not in use; empty otherwise.
     pub clock_note: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
-    /// The lease's store: a `polyflake_lease_kind` value (POLYFLAKE_LEASE_KIND_NONE: no lease).
+    /// The lease's store: a `polyflake_lease_kind` value (POLYFLAKE_LEASE_KIND_NONE: no lease;
+    /// POLYFLAKE_LEASE_KIND_HOST: a fixed node id's mark on this host, its restart guard).
     pub lease_kind: u32,
-    /// The directory, or the endpoints (ensemble) and key prefix.
+    /// The directory, or the endpoints (ensemble) and key prefix, or the mark's path.
     pub lease_store: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
     /// The slot held, which is the node id.
     pub lease_slot: u32,
@@ -186,6 +220,24 @@ pub struct polyflake_health_snapshot {
     pub lease_phase: u32,
     /// The last store error, or why the lease was lost; empty if none.
     pub lease_last_error: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
+    /// Calls that waited for a fixed node id's restart guard (its previous holder on this host
+    /// may have issued up to a time the clock had not reached).
+    pub restart_waits: u64,
+    /// Why a fixed node id on the system clock keeps no mark on this host (the state directory
+    /// cannot be written, or POLYFLAKE_RESTART_GUARD_OFF): a successor after a clock stepped back
+    /// could then repeat its IDs. Empty when it keeps one (`lease_kind` host), and for leases
+    /// and injected clocks.
+    pub restart_guard_note: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
+    /// What the kernel said of the system clock when the snapshot was taken (`adjtimex`): a
+    /// `polyflake_clock_sync_state` value.
+    pub clock_sync_state: u32,
+    /// True when a time daemon keeps the system clock synchronized.
+    pub clock_sync_synchronized: bool,
+    /// The kernel's maximum error of the clock, in microseconds (16,000,000 when
+    /// unsynchronized; -1 when unavailable).
+    pub clock_sync_max_error_us: i64,
+    /// The kernel's estimated error of the clock, in microseconds (-1 when unavailable).
+    pub clock_sync_est_error_us: i64,
 }
 
 /// The C code of a core enum value: its position in the core's list (`ALL`), as the C enums
@@ -194,9 +246,9 @@ fn code_in<T: PartialEq, const N: usize>(value: T, all: [T; N]) -> u32 {
     all.iter().position(|v| *v == value).unwrap_or(N) as u32
 }
 
-/// The snapshot of a core health (of any generator: Snowflake, UUIDv7 or ULID). Both core
-/// structs are taken apart field by field without `..`, so a field added to the core's `Health`
-/// or `LeaseHealth` does not build here until the C struct has it.
+/// The snapshot of a core health (of any generator: Snowflake, UUIDv7 or ULID). The core
+/// structs are taken apart field by field without `..`, so a field added to the core's `Health`,
+/// `LeaseHealth` or `ClockSync` does not build here until the C struct has it.
 pub(crate) fn snapshot_of(h: &Health) -> polyflake_health_snapshot {
     let Health {
         ok,
@@ -222,8 +274,17 @@ pub(crate) fn snapshot_of(h: &Health) -> polyflake_health_snapshot {
         clock_source,
         clock_tick_ns,
         clock_note,
+        restart_waits,
+        restart_guard_note,
+        clock_sync,
         lease,
     } = h;
+    let ClockSync {
+        state: sync_state,
+        synchronized,
+        max_error_us,
+        est_error_us,
+    } = clock_sync;
     let mut s = polyflake_health_snapshot {
         ok: *ok,
         status: code_in(*status, HealthStatus::ALL),
@@ -263,6 +324,12 @@ pub(crate) fn snapshot_of(h: &Health) -> polyflake_health_snapshot {
         lease_expired: false,
         lease_phase: 0,
         lease_last_error: [0; POLYFLAKE_HEALTH_TEXT_LEN],
+        restart_waits: *restart_waits,
+        restart_guard_note: fill_char_array(restart_guard_note),
+        clock_sync_state: code_in(*sync_state, ClockSyncState::ALL),
+        clock_sync_synchronized: *synchronized,
+        clock_sync_max_error_us: *max_error_us,
+        clock_sync_est_error_us: *est_error_us,
     };
     if let Some(l) = lease {
         let phase = l.phase();
@@ -282,10 +349,7 @@ pub(crate) fn snapshot_of(h: &Health) -> polyflake_health_snapshot {
             last_error,
         } = l;
         // Code 0 is "none": the core's kinds follow in their order.
-        s.lease_kind = 1 + code_in(
-            *kind,
-            [LeaseKind::File, LeaseKind::Etcd, LeaseKind::ZooKeeper],
-        );
+        s.lease_kind = 1 + code_in(*kind, LeaseKind::ALL);
         s.lease_store = fill_char_array(store);
         s.lease_slot = *slot;
         s.lease_high_water_ms = *high_water_ms;
@@ -328,7 +392,7 @@ macro_rules! name_in {
     ($index:expr, $names:expr) => {{
         static TABLE: NameTable = NameTable::new();
         let unknown = c"unknown";
-        let all = || $names.to_vec();
+        let all = || $names.into_iter().collect();
         boundary_value(unknown.as_ptr(), || {
             static_name(&TABLE, all, $index as usize, unknown)
         })
@@ -356,11 +420,18 @@ pub extern "C" fn polyflake_lease_phase_name(phase: u32) -> *const c_char {
     name_in!(phase, LeasePhase::ALL.map(LeasePhase::name))
 }
 
-/// The name of a lease kind ("none", "file", "etcd", "zookeeper"); as
+/// The name of a lease kind ("none", "file", "etcd", "zookeeper", "host"); as
 /// `polyflake_health_status_name`.
 #[no_mangle]
 pub extern "C" fn polyflake_lease_kind_name(kind: u32) -> *const c_char {
-    name_in!(kind, LEASE_KINDS)
+    name_in!(kind, lease_kind_names())
+}
+
+/// The name of a kernel clock state ("ok", "insert_leap", "delete_leap", "leap_in_progress",
+/// "leap_done", "unsynchronized", "unavailable"); as `polyflake_health_status_name`.
+#[no_mangle]
+pub extern "C" fn polyflake_clock_sync_state_name(state: u32) -> *const c_char {
+    name_in!(state, ClockSyncState::ALL.map(ClockSyncState::name))
 }
 
 /// The name of a clock source ("precise", "coarse"); as `polyflake_health_status_name`.
@@ -372,7 +443,9 @@ pub extern "C" fn polyflake_clock_source_name(source: u32) -> *const c_char {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use polyflake_core::{FileLeaseOptions, Generator, ManualClock, NodeSource};
+    use polyflake_core::{
+        FileLeaseOptions, Generator, ManualClock, NodeSource, RestartGuard, RestartGuardOptions,
+    };
     use std::ffi::CStr;
 
     fn name(p: *const c_char) -> String {
@@ -408,6 +481,7 @@ mod tests {
             S::ClockAhead,
             S::Closed,
             S::StoreRolledBack,
+            S::ClockUnsynchronized,
         ];
         assert_eq!(statuses.len(), HealthStatus::ALL.len());
         for (c, core) in statuses.into_iter().zip(HealthStatus::ALL) {
@@ -415,6 +489,8 @@ mod tests {
             assert_eq!(name(polyflake_health_status_name(c as u32)), core.name());
         }
         assert_eq!((S::ClockAhead as u32, S::Closed as u32), (10, 11));
+        // Appended: the codes before it keep their numbers.
+        assert_eq!(S::ClockUnsynchronized as u32, 13);
         use polyflake_node_source as N;
         let sources = [
             N::Static,
@@ -440,20 +516,32 @@ mod tests {
             assert_eq!(snake(c), core.name());
             assert_eq!(name(polyflake_clock_source_name(c as u32)), core.name());
         }
-        assert_eq!(snake(polyflake_lease_kind::File), LeaseKind::File.name());
-        assert_eq!(snake(polyflake_lease_kind::Etcd), LeaseKind::Etcd.name());
-        assert_eq!(
-            snake(polyflake_lease_kind::Zookeeper),
-            LeaseKind::ZooKeeper.name()
-        );
         use polyflake_lease_kind as K;
-        for (c, want) in [(K::None, "none"), (K::File, "file"), (K::Etcd, "etcd")]
-            .into_iter()
-            .chain([(K::Zookeeper, LeaseKind::ZooKeeper.name())])
-        {
-            assert_eq!(name(polyflake_lease_kind_name(c as u32)), want);
+        let kinds = [K::File, K::Etcd, K::Zookeeper, K::Host];
+        assert_eq!(kinds.len(), LeaseKind::ALL.len());
+        for (c, core) in kinds.into_iter().zip(LeaseKind::ALL) {
+            assert_eq!(snake(c), core.name());
+            assert_eq!(name(polyflake_lease_kind_name(c as u32)), core.name());
+        }
+        assert_eq!(name(polyflake_lease_kind_name(K::None as u32)), "none");
+        assert_eq!(K::Host as u32, 4);
+        use polyflake_clock_sync_state as Y;
+        let states = [
+            Y::Ok,
+            Y::InsertLeap,
+            Y::DeleteLeap,
+            Y::LeapInProgress,
+            Y::LeapDone,
+            Y::Unsynchronized,
+            Y::Unavailable,
+        ];
+        assert_eq!(states.len(), ClockSyncState::ALL.len());
+        for (c, core) in states.into_iter().zip(ClockSyncState::ALL) {
+            assert_eq!(snake(c), core.name());
+            assert_eq!(name(polyflake_clock_sync_state_name(c as u32)), core.name());
         }
         for unknown in [
+            polyflake_clock_sync_state_name(99),
             polyflake_health_status_name(99),
             polyflake_node_source_name(99),
             polyflake_lease_phase_name(99),
@@ -496,10 +584,57 @@ mod tests {
         assert_eq!(s.last_issued_ms, 1_800_000_010_000);
         drop(g);
         let _ = std::fs::remove_dir_all(&dir);
-        // Without a lease every lease field stays zero.
+        // Without a lease (a test clock keeps no mark) every lease field stays zero.
         let g = Generator::builder(3).clock(clock).build().unwrap();
-        let s = snapshot_of(&g.health());
+        let h = g.health();
+        let s = snapshot_of(&h);
         assert_eq!((s.lease_kind, s.lease_slot, s.node_id), (0, 0, 3));
         assert_eq!(s.mode, crate::generator::polyflake_mode::Strict as u32);
+        // The kernel's word on the clock, as the core read it.
+        let sync = h.clock_sync;
+        assert_eq!(s.clock_sync_state, code_in(sync.state, ClockSyncState::ALL));
+        assert_eq!(s.clock_sync_synchronized, sync.synchronized);
+        assert_eq!(
+            (s.clock_sync_max_error_us, s.clock_sync_est_error_us),
+            (sync.max_error_us, sync.est_error_us)
+        );
+        assert_eq!(s.restart_waits, 0);
+        assert_eq!(s.restart_guard_note[0], 0);
+    }
+
+    #[test]
+    fn a_fixed_node_ids_mark_is_lease_kind_host() {
+        let dir = std::env::temp_dir().join(format!("polyflake-ffi-mark-{}", std::process::id()));
+        let guard = |mode| RestartGuardOptions {
+            mode: Some(mode),
+            state_dir: Some(dir.clone()),
+            ..RestartGuardOptions::default()
+        };
+        let g = Generator::builder(907)
+            .host_scope("ffi-c-unit")
+            .restart_guard(guard(RestartGuard::Required))
+            .build()
+            .unwrap();
+        g.next_id().unwrap();
+        let h = g.health();
+        let s = snapshot_of(&h);
+        assert_eq!(s.lease_kind, polyflake_lease_kind::Host as u32);
+        assert_eq!(name(polyflake_lease_kind_name(s.lease_kind)), "host");
+        let store = unsafe { CStr::from_ptr(s.lease_store.as_ptr()) };
+        assert_eq!(store.to_str().unwrap(), h.lease.unwrap().store);
+        assert!(store.to_str().unwrap().starts_with(dir.to_str().unwrap()));
+        drop(g);
+        // Off: no mark, and health says why.
+        let g = Generator::builder(907)
+            .host_scope("ffi-c-unit")
+            .restart_guard(guard(RestartGuard::Off))
+            .build()
+            .unwrap();
+        let s = snapshot_of(&g.health());
+        assert_eq!(s.lease_kind, polyflake_lease_kind::None as u32);
+        let note = unsafe { CStr::from_ptr(s.restart_guard_note.as_ptr()) };
+        assert!(note.to_str().unwrap().starts_with("off"), "{note:?}");
+        drop(g);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -30,8 +30,10 @@ pub const POLYFLAKE_UUID_TEXT_LEN: usize = 37;
 /// Bytes a buffer needs for a ULID's text with its NUL: 26 characters + 1.
 pub const POLYFLAKE_ULID_TEXT_LEN: usize = 27;
 
-/// Settings of a UUIDv7 or ULID generator: those of `polyflake_config` less the node id, layout
-/// and epoch, each meaning what it means there. Fill it with `polyflake_timeid_config_init`.
+/// Settings of a UUIDv7 or ULID generator: those of `polyflake_config` less the node id, layout,
+/// epoch and what belongs to a node id (its restart guard and host scope), each meaning what it
+/// means there. Fill it with `polyflake_timeid_config_init`. The struct grows at its end between
+/// versions: a program compiled against an older polyflake.h must be compiled again.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct polyflake_timeid_config {
@@ -46,10 +48,15 @@ pub struct polyflake_timeid_config {
     pub max_forward_step_ms: u64,
     /// How long a stepped-ahead clock must hold before it is believed, in ms (default 300,000).
     pub forward_confirm_ms: u64,
-    /// Nonzero: `max_lead_ms` applies (default zero: no lead limit).
+    /// Nonzero (the default): `max_lead_ms` applies; zero: no lead limit at all.
     pub has_max_lead: u32,
-    /// Monotonic mode's limit on running ahead of the wall clock, in ms.
+    /// Monotonic mode's limit on running ahead of the wall clock, in ms (default 5,000).
     pub max_lead_ms: i64,
+    /// Nonzero: `max_clock_error_ms` applies (default zero: reported in health only).
+    pub has_max_clock_error: u32,
+    /// Refuse to issue while the kernel says the system clock is not synchronized or its
+    /// maximum error exceeds this many ms (1 to 16,000): POLYFLAKE_RESULT_CLOCK_UNSYNCHRONIZED.
+    pub max_clock_error_ms: u64,
 }
 
 impl polyflake_timeid_config {
@@ -77,6 +84,7 @@ impl polyflake_timeid_config {
                 true => None,
                 false => Some(arg(clock)?.shared.clone()),
             },
+            max_clock_error_ms: (self.has_max_clock_error != 0).then_some(self.max_clock_error_ms),
         })
     }
 }
@@ -93,6 +101,8 @@ impl polyflake_config {
             forward_confirm_ms: self.forward_confirm_ms,
             has_max_lead: self.has_max_lead,
             max_lead_ms: self.max_lead_ms,
+            has_max_clock_error: self.has_max_clock_error,
+            max_clock_error_ms: self.max_clock_error_ms,
         }
     }
 }

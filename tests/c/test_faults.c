@@ -1,6 +1,6 @@
 /*
- * The quiet faults of issue 11 through the C ABI, each reproduced as an adversarial user meets
- * it: a slot file unlinked and a lease directory removed under a live holder while a second
+ * The quiet faults of lease stores through the C ABI, each reproduced as an adversarial user
+ * meets it: a slot file unlinked and a lease directory removed under a live holder while a second
  * process leases (two processes; zero duplicates; the first ends LEASE_LOST); a forked child that
  * closes its inherited descriptors, leases again and then uses the inherited generator; close()
  * with a live forked child, then a re-lease; the record table (records that do not parse give a
@@ -141,11 +141,16 @@ static int stream_child(const char *dir, const char *out, long ms) {
   return 0;
 }
 
-/* Start this program as a stream child; its stdout is returned for reading lines. */
+/* Start this program as a stream child; its stdout is returned for reading lines. Each child
+ * claims its node id in a host scope of its own: these tests are of the lease directory's rules,
+ * and the host-wide claim would keep a second holder of slot 0 out while the first lives. */
 static FILE *spawn_stream(const char *self, const char *dir, const char *out, long ms) {
+  static int children = 0;
+  const char *scope = getenv("POLYFLAKE_HOST_SCOPE");
   char cmd[8192];
   FILE *p;
-  snprintf(cmd, sizeof cmd, "exec '%s' stream '%s' '%s' %ld", self, dir, out, ms);
+  snprintf(cmd, sizeof cmd, "POLYFLAKE_HOST_SCOPE='%.30s-s%d' exec '%s' stream '%s' '%s' %ld",
+           scope ? scope : "c-faults", children++, self, dir, out, ms);
   fflush(NULL);
   p = popen(cmd, "r");
   if (!p) die("popen", cmd);
@@ -350,18 +355,27 @@ static void close_with_a_live_child(void) {
   polyflake_generator *g, *again;
   polyflake_result r;
   uint64_t id;
-  int status = 0;
+  int status = 0, up[2];
+  char byte;
   pid_t pid;
   make_dir(dir);
   g = ready_lease(dir, 1, 1000); /* R renewed every 200 ms: a loaded machine cannot starve it past R */
   CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
   fflush(NULL);
+  if (pipe(up) != 0) die("pipe", "close");
   pid = fork();
   if (pid < 0) die("fork", "close");
   if (pid == 0) {
+    /* Running: fork() has returned here, so the library's fork handler has closed this child's
+     * copies of the slot's and the claim's descriptors. Until then (a child not yet scheduled,
+     * valgrind's slow start) they still hold the slot and the node id for the parent. */
+    if (write(up[1], "u", 1) != 1) _exit(3);
     sleep(30);
     _exit(0);
   }
+  close(up[1]);
+  if (read(up[0], &byte, 1) != 1) die("read", "the child's start");
+  close(up[0]);
   CHECK_RESULT(polyflake_generator_close(g), POLYFLAKE_RESULT_OK);
   again = lease(dir, 1, 200, NULL, &r);
   CHECK(r == POLYFLAKE_RESULT_OK, "re-lease with a live child: %s: %s", polyflake_result_name(r),
@@ -503,18 +517,25 @@ static void record_table(void) {
 /* A mark a year ahead (left by a clock stepped ahead) poisons its slot: a free slot with a
  * short guard comes first; taken only when nothing else is free, and health says why. */
 static void poisoned_slot(void) {
-  char dir[] = "/tmp/polyflake-c-poisoned-XXXXXX", future[32], rec[300];
+  char dir[] = "/tmp/polyflake-c-poisoned-XXXXXX", future[32], rec[300], scope[64];
+  const char *base = getenv("POLYFLAKE_HOST_SCOPE");
   polyflake_generator *g, *other;
   polyflake_health_snapshot h;
+  polyflake_config cfg;
   polyflake_result r;
   size_t n;
   make_dir(dir);
+  /* A host scope of its own: the poisoned slot's R, once taken, is node 0's mark on this host
+   * (in this scope), which would hold node 0 back from every later test's lease. */
+  snprintf(scope, sizeof scope, "%.30s-poisoned", base ? base : "c-faults");
+  polyflake_config_init(&cfg);
+  cfg.host_scope = scope;
   snprintf(future, sizeof future, "%" PRId64, wall_ms() + INT64_C(31536000000));
   n = old_record(rec, future);
   write_slot(dir, "slot-0000", rec, n);
-  other = lease(dir, 2, 100, NULL, &r);
+  other = lease(dir, 2, 100, &cfg, &r);
   CHECK(r == POLYFLAKE_RESULT_OK && node_of(other) == 1, "the free slot with a short guard first");
-  g = lease(dir, 2, 100, NULL, &r);
+  g = lease(dir, 2, 100, &cfg, &r);
   CHECK(r == POLYFLAKE_RESULT_OK && node_of(g) == 0, "the poisoned slot, last: %s",
         polyflake_result_name(r));
   if (g) {

@@ -1,5 +1,5 @@
 /*
- * The C test of the 128-bit formats of polyflake's C ABI (issue 15): the conformance vectors of
+ * The C test of the 128-bit formats of polyflake's C ABI: the conformance vectors of
  * tests/vectors/formats.json (RFC 9562's example, ULID spec examples, the limits, bad text),
  * UUIDv7 and ULID generators (bytes big-endian, batches, text, health, close), bad input (NULL
  * for every pointer parameter, settings out of range), 8 threads on one handle, and fork (a
@@ -187,9 +187,11 @@ static void generators(void) {
   int64_t ms = 0;
   int i;
   CHECK_RESULT(polyflake_timeid_config_init(&cfg), POLYFLAKE_RESULT_OK);
-  CHECK(cfg.mode == POLYFLAKE_MODE_STRICT && cfg.max_wait_ms == 5.0 && cfg.has_max_lead == 0 &&
-            cfg.max_forward_step_ms == 60000 && cfg.forward_confirm_ms == 300000 &&
-            cfg.clock_source == POLYFLAKE_CLOCK_SOURCE_PRECISE,
+  /* The core's defaults: the lead bounded at 5,000 ms, no bound on the clock's error. */
+  CHECK(cfg.mode == POLYFLAKE_MODE_STRICT && cfg.max_wait_ms == 5.0 && cfg.has_max_lead == 1 &&
+            cfg.max_lead_ms == 5000 && cfg.max_forward_step_ms == 60000 &&
+            cfg.forward_confirm_ms == 300000 && cfg.clock_source == POLYFLAKE_CLOCK_SOURCE_PRECISE &&
+            cfg.has_max_clock_error == 0,
         "timeid defaults");
   polyflake_manual_clock_new(t, &clock);
   CHECK_RESULT(polyflake_uuid7_generator_new(&cfg, clock, &u), POLYFLAKE_RESULT_OK);

@@ -326,9 +326,12 @@ static void static_sources(void) {
   CHECK_RESULT(r, POLYFLAKE_RESULT_OK);
   if (r == POLYFLAKE_RESULT_OK) {
     polyflake_health(g, &h);
-    CHECK(h.source == POLYFLAKE_NODE_SOURCE_ENV && h.lease_kind == POLYFLAKE_LEASE_KIND_NONE &&
-              h.lease_high_water_ms == 0 && h.lease_store[0] == 0,
-          "env source, no lease");
+    /* Not a lease: the fixed node id's mark on this host (its restart guard). */
+    CHECK(h.source == POLYFLAKE_NODE_SOURCE_ENV && h.lease_kind == POLYFLAKE_LEASE_KIND_HOST &&
+              h.lease_slot == 12 && strstr(h.lease_store, "node-41-10-12-0012") != NULL &&
+              h.restart_guard_note[0] == 0,
+          "env source, its mark: kind %s, store %s, note '%s'",
+          polyflake_lease_kind_name(h.lease_kind), h.lease_store, h.restart_guard_note);
   }
   CHECK(node_from(r, g) == 12, "env node");
   g = NULL;
@@ -364,7 +367,7 @@ static void static_sources(void) {
   CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "10.1.7", 22, NULL, &g), S);
   CHECK_RESULT(polyflake_generator_new_from_ipv4(&cfg, "::1", 22, NULL, &g), S);
   CHECK(g == NULL, "out-param written on error");
-  /* Every source takes the optional clock: the design text's literal, node 37 from a hostname. */
+  /* Every source takes the optional clock: the reference literal, node 37 from a hostname. */
   {
     polyflake_clock *clock = NULL;
     uint64_t id = 0;

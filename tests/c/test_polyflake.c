@@ -271,7 +271,7 @@ typedef struct {
 } gen_t;
 
 /* The clock source every generator of the running scenario uses: each file runs on the precise
- * source and again on the coarse one (issue 16), as the Rust runner does. */
+ * source and again on the coarse one, as the Rust runner does. */
 static uint32_t scenario_source = POLYFLAKE_CLOCK_SOURCE_PRECISE;
 
 /* The scenario file's ONE lease directory (made on first use; "" when none), removed after it. */
@@ -1200,7 +1200,27 @@ static void bad_input(void) {
   CHECK(strcmp(polyflake_result_name(21), "GENERATOR_CLOSED") == 0, "21");
   CHECK(POLYFLAKE_RESULT_INTERRUPTED == 22, "result code 22");
   CHECK(strcmp(polyflake_result_name(22), "INTERRUPTED") == 0, "22");
-  CHECK(strcmp(polyflake_result_name(23), "unknown polyflake_result") == 0, "23 is unused");
+  /* Appended at the end: the codes before it keep their numbers; 24 is unused. */
+  CHECK(POLYFLAKE_RESULT_CLOCK_UNSYNCHRONIZED == 23 &&
+            strcmp(polyflake_result_name(23), "CLOCK_UNSYNCHRONIZED") == 0,
+        "result code 23");
+  CHECK(strstr(polyflake_result_message(23), "max_clock_error_ms") != NULL, "message 23: %s",
+        polyflake_result_message(23));
+  CHECK(strcmp(polyflake_result_name(24), "unknown polyflake_result") == 0, "24 is unused");
+  CHECK(POLYFLAKE_HEALTH_STATUS_CLOCK_UNSYNCHRONIZED == 13 &&
+            strcmp(polyflake_health_status_name(13), "clock_unsynchronized") == 0,
+        "status 13");
+  CHECK(strcmp(polyflake_health_status_name(14), "unknown") == 0, "status 14 is unused");
+  CHECK(POLYFLAKE_LEASE_KIND_HOST == 4 && strcmp(polyflake_lease_kind_name(4), "host") == 0,
+        "lease kind 4");
+  CHECK(strcmp(polyflake_lease_kind_name(5), "unknown") == 0, "lease kind 5 is unused");
+  CHECK(strcmp(polyflake_clock_sync_state_name(POLYFLAKE_CLOCK_SYNC_STATE_OK), "ok") == 0 &&
+            strcmp(polyflake_clock_sync_state_name(POLYFLAKE_CLOCK_SYNC_STATE_LEAP_IN_PROGRESS),
+                   "leap_in_progress") == 0 &&
+            strcmp(polyflake_clock_sync_state_name(POLYFLAKE_CLOCK_SYNC_STATE_UNAVAILABLE),
+                   "unavailable") == 0 &&
+            strcmp(polyflake_clock_sync_state_name(7), "unknown") == 0,
+        "clock sync state names");
   CHECK(strstr(polyflake_result_message(21), "closed") != NULL, "message 21");
   CHECK(POLYFLAKE_HEALTH_STATUS_CLOCK_AHEAD == 10 && POLYFLAKE_HEALTH_STATUS_CLOSED == 11, "statuses");
   CHECK(strcmp(polyflake_health_status_name(10), "clock_ahead") == 0, "status 10");
@@ -1363,7 +1383,7 @@ static void forward_steps(void) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* The coarse clock source (issue 16): on a manual clock whose coarse reading lags by a tick,  */
+/* The coarse clock source: on a manual clock whose coarse reading lags by a tick,  */
 /* and on the system clock                                                                    */
 
 static void coarse_source(void) {

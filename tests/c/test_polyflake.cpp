@@ -254,7 +254,7 @@ struct Gen {
 };
 
 // The clock source every generator of the running scenario uses: each file runs on the precise
-// source and again on the coarse one (issue 16), as the Rust runner does.
+// source and again on the coarse one, as the Rust runner does.
 uint32_t scenario_source = POLYFLAKE_CLOCK_SOURCE_PRECISE;
 
 // The scenario file's ONE lease directory: made on first use, removed with the object.

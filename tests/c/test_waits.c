@@ -1,6 +1,6 @@
 /*
- * Issue 25 through the C ABI: waits that a caller can bound and cut, static node ids held
- * host-wide, and refusals that echo what was sent.
+ * Waits that a caller can bound and cut, through the C ABI; static node ids held host-wide; and
+ * refusals that echo what was sent.
  *
  * - a strict batch of 20,000 IDs on layout 41/21/1 (2 IDs per ms: about 10 s of waiting) with a
  *   100 ms deadline (polyflake_next_ids_within) fails with POLYFLAKE_RESULT_INTERRUPTED after

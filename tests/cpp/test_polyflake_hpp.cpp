@@ -86,7 +86,7 @@ long long ms_since(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
 }
 
-// The design text's literal: node 37 at 1737747358021 ms is 141264821508263936.
+// The reference literal: node 37 at 1737747358021 ms is 141264821508263936.
 constexpr std::int64_t kLiteralMs = 1737747358021;
 constexpr std::int64_t kLiteralId = 141264821508263936;
 
@@ -196,10 +196,11 @@ void test_layout_and_free_functions() {
 void test_config() {
   const pf::Config c;
   check(c.layout == pf::Layout::preset_default() && c.epoch_ms == POLYFLAKE_DEFAULT_EPOCH_MS && c.node_id == 0 &&
-            c.mode == pf::Mode::strict && c.max_wait_ms == 5.0 && !c.max_lead_ms &&
+            c.mode == pf::Mode::strict && c.max_wait_ms == 5.0 && c.max_lead_ms == 5000 &&
             c.max_forward_step_ms == 60000 && c.forward_confirm_ms == 300000 &&
-            c.clock_source == pf::ClockSource::precise,
-        "Config(): the core's defaults");
+            c.clock_source == pf::ClockSource::precise && !c.max_clock_error_ms &&
+            c.restart_guard == pf::RestartGuard::from_env && !c.state_dir && !c.host_scope,
+        "Config(): the core's defaults (a lead limit of 5,000 ms)");
   check(pf::Config(9).node_id == 9, "Config(node_id)");
   pf::Config m(4);
   m.mode = pf::Mode::monotonic;
@@ -214,6 +215,22 @@ void test_config() {
   check(back.node_id == 4 && back.mode == pf::Mode::monotonic && back.max_lead_ms == 250 &&
             back.max_forward_step_ms == pf::forward_step_off && back.clock_source == pf::ClockSource::coarse,
         "Config(polyflake_config)");
+  // The setters chain; the host settings reach the C struct (strings borrowed).
+  pf::Config h = pf::Config(5)
+                     .with_max_lead_ms(std::nullopt)
+                     .with_max_clock_error_ms(250)
+                     .with_restart_guard(pf::RestartGuard::off)
+                     .with_state_dir("/srv/ids/state")
+                     .with_host_scope("billing");
+  const polyflake_config hc = h.to_c();
+  check(hc.has_max_lead == 0 && hc.has_max_clock_error == 1 && hc.max_clock_error_ms == 250 &&
+            hc.restart_guard == POLYFLAKE_RESTART_GUARD_OFF && std::string(hc.state_dir) == "/srv/ids/state" &&
+            std::string(hc.host_scope) == "billing",
+        "Config setters and to_c: the host settings");
+  const pf::Config hb(hc);
+  check(!hb.max_lead_ms && hb.max_clock_error_ms == 250 && hb.restart_guard == pf::RestartGuard::off &&
+            hb.state_dir == "/srv/ids/state" && hb.host_scope == "billing",
+        "Config(polyflake_config): the host settings");
 
   // A generator's config(): what it runs with.
   pf::ManualClock clock(kLiteralMs);
@@ -225,7 +242,8 @@ void test_config() {
 
   const pf::TimeIdConfig t;
   check(t.mode == pf::Mode::strict && t.clock_source == pf::ClockSource::precise && t.max_wait_ms == 5.0 &&
-            t.max_forward_step_ms == 60000 && t.forward_confirm_ms == 300000 && !t.max_lead_ms,
+            t.max_forward_step_ms == 60000 && t.forward_confirm_ms == 300000 && t.max_lead_ms == 5000 &&
+            !t.max_clock_error_ms,
         "TimeIdConfig(): the core's defaults");
   pf::TimeIdConfig tm;
   tm.mode = pf::Mode::monotonic;
@@ -534,6 +552,96 @@ void test_threads() {
   check(g.health().ids_issued == 40000, "health ids_issued 40000");
 }
 
+// A fixed node id's restart guard, the kernel's word on the clock, a user clock and the new error
+// class, through the C++ API (the cases between processes: tests/c/test_restart.c).
+void test_restart_guard(const std::filesystem::path &tmp) {
+  const std::string state = (tmp / "state").string();
+  std::filesystem::create_directories(state);
+  pf::Config c(930);
+  c.restart_guard = pf::RestartGuard::required;
+  c.state_dir = state;
+  c.host_scope = "cpp-test";
+  std::int64_t last = 0;
+  {
+    const pf::Snowflake g(c);
+    last = g.next_id();
+    const pf::Health h = g.health();
+    check(h.ok && h.lease_kind == "host" && contains(h.lease_store, state) && contains(h.lease_store, "-cpp-test") &&
+              h.lease_slot == 930 && h.restart_waits == 0 && h.restart_guard_note.empty(),
+          "a static node id's mark: kind " + h.lease_kind + ", store " + h.lease_store);
+    check(!h.clock_sync_state.empty() && h.clock_sync_state != "unknown" && h.clock_sync_max_error_us >= -1 &&
+              h.clock_sync_synchronized == (h.clock_sync_state != "unsynchronized" && h.clock_sync_state != "unavailable"),
+          "health: the kernel says " + h.clock_sync_state);
+    expect_error("a second holder here", "NODE_ID_IN_USE", [&] { pf::Snowflake again(c); });
+  }
+  {
+    const pf::Snowflake next(c);  // closed cleanly: the next holder follows at once
+    check(next.next_id() > last && next.health().restart_waits == 0, "a new generator follows the last one");
+  }
+  pf::Config file = c;
+  file.node_id = 931;
+  file.state_dir = (tmp / "state" / "a-file").string();
+  std::FILE *f = std::fopen(file.state_dir->c_str(), "w");
+  if (f) std::fclose(f);
+  std::string msg = expect_error("required, a file as the state directory", "LEASE_STORE", [&] { pf::Snowflake g(file); });
+  check(contains(msg, *file.state_dir) && contains(msg, "POLYFLAKE_STATE_DIR"), "LEASE_STORE names the directory: " + msg);
+  file.restart_guard = pf::RestartGuard::off;
+  check(pf::Snowflake(file).health().restart_guard_note.rfind("off", 0) == 0, "off: a note in health");
+  file.host_scope = "two words";
+  msg = expect_error("a scope with a space", "INVALID_ARGUMENT", [&] { pf::Snowflake g(file); });
+  check(contains(msg, "\"two words\""), "the scope echoed: " + msg);
+
+  // The kernel's bound: out of range, on a test clock: refused. On this host's kernel as it is.
+  pf::Config bound(932);
+  bound.max_clock_error_ms = 16001;
+  check(contains(expect_error("max_clock_error_ms 16001", "INVALID_ARGUMENT", [&] { pf::Snowflake g(bound); }), "16001"),
+        "max_clock_error_ms 16001 echoed");
+  bound.max_clock_error_ms = 100;
+  pf::ManualClock manual(kLiteralMs);
+  expect_error("max_clock_error_ms on a test clock", "INVALID_ARGUMENT", [&] { pf::Snowflake g(bound, manual); });
+  bound.restart_guard = pf::RestartGuard::off;
+  const pf::Snowflake b(bound);
+  if (b.health().clock_sync_state == "unsynchronized") {
+    const pf::Error e = [&] {
+      try {
+        b.next_id();
+      } catch (const pf::Error &err) {
+        return err;
+      }
+      return pf::Error(POLYFLAKE_RESULT_OK, "issued");
+    }();
+    check(e.code() == "CLOCK_UNSYNCHRONIZED" && e.result() == POLYFLAKE_RESULT_CLOCK_UNSYNCHRONIZED &&
+              contains(e.what(), "not synchronized"),
+          std::string("an unsynchronized kernel refuses a bound generator: ") + e.what());
+    check(b.health().status == "clock_unsynchronized" &&
+              b.health().status_code == POLYFLAKE_HEALTH_STATUS_CLOCK_UNSYNCHRONIZED,
+          "health: clock_unsynchronized");
+  }
+  pf::TimeIdConfig tc;
+  tc.max_clock_error_ms = 0;
+  expect_error("a UUIDv7 max_clock_error_ms 0", "INVALID_ARGUMENT", [&] { pf::Uuid7Generator u(tc); });
+
+  // A user clock: no mark (its times are not the host's; its exemption from the host-wide claim
+  // takes a second process: tests/c/test_restart.c), the rule in this process; its exception is
+  // CLOCK_FAILED.
+  std::atomic<bool> fail{false};
+  const pf::UserClock user([&] {
+    if (fail) throw std::runtime_error("the PTP daemon is not running");
+    return static_cast<std::int64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  });
+  expect_error("required on a user clock", "INVALID_ARGUMENT", [&] { pf::Snowflake g(c, user); });
+  c.restart_guard = pf::RestartGuard::from_env;
+  const pf::Snowflake u(c, user);
+  check(u.next_id() > 0 && u.health().lease_kind == "none" && u.health().restart_guard_note.empty(),
+        "a user clock keeps no mark");
+  expect_error("a second user-clock holder here", "NODE_ID_IN_USE", [&] { pf::Snowflake again(c, user); });
+  expect_error("a system-clock holder beside it here", "NODE_ID_IN_USE", [&] { pf::Snowflake again(c); });
+  fail = true;
+  msg = expect_error("a user clock that throws", "CLOCK_FAILED", [&] { u.next_id(); });
+  check(contains(msg, "the PTP daemon is not running"), "CLOCK_FAILED carries what(): " + msg);
+}
+
 void test_node_sources(const std::filesystem::path &tmp) {
   ::setenv("POLYFLAKE_CPP_TEST_NODE", "45", 1);
   const pf::Snowflake env = pf::Snowflake::from_env(pf::Config(), "POLYFLAKE_CPP_TEST_NODE");
@@ -822,6 +930,7 @@ int main(int argc, char **argv) {
     test_moves();
     test_threads();
     test_node_sources(tmp);
+    test_restart_guard(tmp);
     test_store_options();
     test_uuid_ulid_values();
     test_timeid<pf::Uuid7Generator, pf::Uuid>("uuid7", 36);
