@@ -16,6 +16,27 @@ fn cpu_seconds() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
+/// A peer's loop at the same layout's ceiling (4,096 a millisecond: the peers below use
+/// 41/10/12 too): its IDs per second and CPU seconds per wall second.
+fn run_peer(name: &str, seconds: f64, mut next: impl FnMut() -> u64) {
+    let wall = Instant::now();
+    let cpu = cpu_seconds();
+    let mut n: u64 = 0;
+    let limit = Duration::from_secs_f64(seconds);
+    while wall.elapsed() < limit {
+        for _ in 0..1024 {
+            std::hint::black_box(next());
+        }
+        n += 1024;
+    }
+    let secs = wall.elapsed().as_secs_f64();
+    println!(
+        "{name}: {:.0} IDs/s, {:.3} CPU-s per wall-s",
+        n as f64 / secs,
+        (cpu_seconds() - cpu) / secs
+    );
+}
+
 fn run(name: &str, g: &Generator, seconds: f64) {
     let ceiling = g.layout().ids_per_ms() as f64 * 1000.0;
     let wall = Instant::now();
@@ -59,6 +80,17 @@ fn main() {
             .build()
             .unwrap(),
         secs,
+    );
+    // The peers at the same ceiling: how they wait for the next millisecond shows as CPU.
+    let mut sf = snowflaked::Generator::new(1);
+    run_peer("peer snowflaked::Generator (41/10/12)", secs, || {
+        sf.generate::<u64>()
+    });
+    let mut rs = snowflake::SnowflakeIdGenerator::new(1, 1);
+    run_peer(
+        "peer rs-snowflake real_time_generate (41/5/5/12)",
+        secs,
+        || rs.real_time_generate() as u64,
     );
     run(
         "monotonic 41/10/12 (may run ahead)",
