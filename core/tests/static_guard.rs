@@ -166,12 +166,24 @@ fn forker() {
         while unsafe { libc::getppid() } == parent {
             std::thread::sleep(Duration::from_millis(1));
         }
+        let failed = |why: String| {
+            let _ = std::fs::write(format!("{}.child.err", env("OUT")), why);
+        };
         let code = match Generator::builder(node)
             .restart_guard(guard(&state, 5_000))
             .build()
         {
             Ok(g2) => {
-                let ids: Vec<u64> = (0..20_000).map_while(|_| g2.next_id().ok()).collect();
+                let mut ids = Vec::with_capacity(20_000);
+                for _ in 0..20_000 {
+                    match g2.next_id() {
+                        Ok(id) => ids.push(id),
+                        Err(e) => {
+                            failed(format!("next_id: {e}"));
+                            break;
+                        }
+                    }
+                }
                 write(format!("{}.child", env("OUT")), &ids);
                 if ids.len() == 20_000 {
                     0
@@ -179,7 +191,10 @@ fn forker() {
                     2
                 }
             }
-            Err(_) => 3,
+            Err(e) => {
+                failed(format!("build: {e}"));
+                3
+            }
         };
         unsafe { libc::_exit(code) };
     }
@@ -479,6 +494,8 @@ fn a_forked_child_takes_over_above_its_parent() {
     let child_out = PathBuf::from(format!("{}.child", out.display()));
     let t = Instant::now();
     while read_ids(&child_out).len() < 20_000 {
+        let err = std::fs::read_to_string(format!("{}.child.err", out.display()));
+        assert!(err.is_err(), "the forked child {child}: {}", err.unwrap());
         assert!(
             t.elapsed() < Duration::from_secs(20),
             "the forked child {child} wrote nothing"

@@ -43,7 +43,9 @@ impl Generator {
                 })
             .saturating_sub(self.issued_before)
         };
-        let last_issued_ms = (p >= 0).then(|| self.epoch_ms + (p >> s));
+        // The state word may start above a millisecond a take counted as spent, or continue a
+        // predecessor's last ID: only this generator's own IDs make a "last issued".
+        let last_issued_ms = (p >= 0 && issued > 0).then(|| self.epoch_ms + (p >> s));
         let reading = self.clock.now_ms();
         let wall_ms = *reading.as_ref().unwrap_or(&0);
         let verdict = match &reading {
