@@ -54,6 +54,11 @@ func (g *Generator) ptr() *C.polyflake_generator {
 	return g.h.p
 }
 
+// handle is a library handle as the per-ID calls take it: an integer, so that cgo does not check
+// it for Go pointers on every call (polyflake_cgo.h). The caller keeps the handle's owner alive
+// (runtime.KeepAlive) until the call has returned, as for a pointer.
+func handle(p unsafe.Pointer) C.uintptr_t { return C.uintptr_t(uintptr(p)) }
+
 // intr is the generator's record of interrupts (a fresh one for a zero value).
 func (g *Generator) intr() *interrupts {
 	if g == nil || g.h == nil {
@@ -151,7 +156,7 @@ func MustNew(opts ...Option) *Generator {
 // (WithMaxClockErrorMs), and a lease's ErrLeaseNotReady, ErrLeaseExpired, ErrLeaseLost;
 // ErrInterrupted when Interrupt cuts its wait.
 func (g *Generator) NextID() (int64, error) {
-	o := C.pf_next_id(g.ptr())
+	o := C.pf_next_id(handle(unsafe.Pointer(g.ptr())))
 	runtime.KeepAlive(g.cell())
 	if o.s.r != C.POLYFLAKE_RESULT_OK {
 		return 0, check(o.s)

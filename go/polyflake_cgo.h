@@ -78,16 +78,22 @@ static inline pf_status pf_user_clock_new(uintptr_t h, polyflake_clock **o) {
   return pf_status_of(polyflake_user_clock_new(pf_go_clock_read, pf_go_clock_free, (void *)h, o));
 }
 
+/* The per-ID calls (pf_next_id, pf_next_uuid7, pf_next_ulid) take their handle as an integer,
+ * uintptr(unsafe.Pointer(handle)) on the Go side: cgo checks every pointer argument of a call
+ * for Go pointers (runtime.cgoCheckPointer, about 2 ns a call, 3% of NextID on the 2-core
+ * machine: BENCHMARKS.md, "C and Go"), and a handle is the library's memory, never Go's. */
+#define PF_HANDLE(type, h) ((const type *)(h))
+
 /* One 64-bit ID by value. */
 typedef struct {
   uint64_t id;
   pf_status s;
 } pf_id64;
 
-static inline pf_id64 pf_next_id(const polyflake_generator *g) {
+static inline pf_id64 pf_next_id(uintptr_t g) {
   pf_id64 o;
   o.id = 0;
-  o.s = pf_status_of(polyflake_next_id(g, &o.id));
+  o.s = pf_status_of(polyflake_next_id(PF_HANDLE(polyflake_generator, g), &o.id));
   return o;
 }
 
@@ -108,17 +114,17 @@ typedef struct {
   pf_status s;
 } pf_id128_status;
 
-static inline pf_id128_status pf_next_uuid7(const polyflake_uuid7_generator *g) {
+static inline pf_id128_status pf_next_uuid7(uintptr_t g) {
   pf_id128_status o;
   memset(&o.id, 0, sizeof o.id);
-  o.s = pf_status_of(polyflake_next_uuid7(g, o.id.b));
+  o.s = pf_status_of(polyflake_next_uuid7(PF_HANDLE(polyflake_uuid7_generator, g), o.id.b));
   return o;
 }
 
-static inline pf_id128_status pf_next_ulid(const polyflake_ulid_generator *g) {
+static inline pf_id128_status pf_next_ulid(uintptr_t g) {
   pf_id128_status o;
   memset(&o.id, 0, sizeof o.id);
-  o.s = pf_status_of(polyflake_next_ulid(g, o.id.b));
+  o.s = pf_status_of(polyflake_next_ulid(PF_HANDLE(polyflake_ulid_generator, g), o.id.b));
   return o;
 }
 

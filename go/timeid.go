@@ -218,7 +218,7 @@ func NewULID(settings ...Setting) (*ULIDGenerator, error) {
 // NextUUID issues one UUIDv7. Errors as Generator.NextID (strict mode waits for the next
 // millisecond after 32,768 UUIDs in one); ErrInterrupted when Interrupt cuts its wait.
 func (g *UUIDv7Generator) NextUUID() (UUID, error) {
-	o := C.pf_next_uuid7(g.ptr())
+	o := C.pf_next_uuid7(handle(unsafe.Pointer(g.ptr())))
 	runtime.KeepAlive(g.cell())
 	if o.s.r != C.POLYFLAKE_RESULT_OK {
 		return UUID{}, check(o.s)
@@ -302,7 +302,7 @@ func (g *UUIDv7Generator) Close() error {
 
 // NextULID issues one ULID. Errors as Generator.NextID.
 func (g *ULIDGenerator) NextULID() (ULID, error) {
-	o := C.pf_next_ulid(g.ptr())
+	o := C.pf_next_ulid(handle(unsafe.Pointer(g.ptr())))
 	runtime.KeepAlive(g.cell())
 	if o.s.r != C.POLYFLAKE_RESULT_OK {
 		return ULID{}, check(o.s)

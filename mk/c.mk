@@ -31,7 +31,15 @@
 #                   and built with gcc's ASan+UBSan and run; part of test-c. (make test-sanitize
 #                   also runs it against the -Zsanitizer=address library: test-cpp-asan)
 #   make bench-c    polyflake_next_id per call from Rust, C and Go (beside bwmarrin/snowflake),
-#                   on the precise and the coarse clock source
+#                   on the precise and the coarse clock source, beside clock_gettime; the CPU per
+#                   wall-second of a strict loop at 41/10/12's ceiling
+#   make -s bench-check-c
+#                   the C rows of `make bench-check`: tests/c/bench.c's check mode, static then
+#                   shared, `target/c-tests/bench_c_static --check static` and
+#                   `target/c-tests/bench_c_shared --check shared` (each row's case and
+#                   clock_gettime(CLOCK_REALTIME) timed back to back in each of 201 rounds of ~1 ms,
+#                   ratio = the median of the rounds' ratios); one JSON object a line on stdout,
+#                   the build on stderr; ~15 s warm
 #   make build-polyglot-c build-polyglot-cpp
 #                   the cross-language uniqueness run's participants: target/polyglot/participant_{c,cpp}
 
@@ -42,6 +50,7 @@ TEST_TARGETS += test-c
 
 .PHONY: deps-c build-c header-c check-header-c test-c test-c-unit test-c-programs test-c-valgrind \
 	test-c-docs test-c-lease test-c-faults test-c-waits test-c-restart test-c-polyglot bench-c \
+	bench-c-programs bench-check-c \
 	build-polyglot-c build-polyglot-cpp test-cpp test-cpp-asan
 
 CBINDGEN_VERSION := 0.29.4
@@ -258,12 +267,20 @@ test-c-unit: check-header-c
 	$(call say,ffi-c unit tests)
 	$(CARGO) test --release -p polyflake-ffi
 
-bench: bench-c
-bench-c: build-c
-	$(call say,benchmark: next_id per call from Rust and C and Go on both clock sources; next_ids per ID from Go)
-	$(CARGO) bench -p polyflake-ffi --bench core_per_call
+# tests/c/bench.c against both libraries.
+bench-c-programs: build-c
 	@mkdir -p $(C_TESTDIR)
 	$(call c_both,-O3 tests/c/bench.c,bench_c)
+
+bench: bench-c
+bench-c: bench-c-programs
+	$(call say,benchmark: next_id per call from Rust and C and Go on both clock sources; next_ids per ID from Go; CPU at the ceiling)
+	$(CARGO) bench -p polyflake-ffi --bench core_per_call
 	$(C_TESTDIR)/bench_c_static static
 	$(C_TESTDIR)/bench_c_shared shared
 	@$(MAKE) --no-print-directory bench-go
+
+# stdout carries the rows alone: the programs are made by a sub-make writing to stderr.
+bench-check-c:
+	@$(MAKE) --no-print-directory bench-c-programs >&2
+	@$(C_TESTDIR)/bench_c_static --check static && $(C_TESTDIR)/bench_c_shared --check shared

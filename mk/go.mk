@@ -17,14 +17,23 @@
 #                   serves IDs, the shared one no longer starts; Go's build cache and the move)
 #   make fuzz-go    each fuzz target of go/ for FUZZ_GO_TIME (default 60s); a failing input is
 #                   written to go/testdata/fuzz/<target>/ and stays a regression case
-#   make bench-go   NextID per call beside bwmarrin/snowflake (also part of make bench-c)
+#   make bench-go   NextID per call beside bwmarrin/snowflake and time.Now, with the floor under it
+#                   (an empty cgo call, polyflake_next_id through cgo with no wrapper); the CPU
+#                   per wall-second of a strict loop at 41/10/12's ceiling (also part of make bench-c)
+#   make -s bench-check-go
+#                   the Go rows of `make bench-check`: the tests/go benchmark binary's check mode,
+#                   `target/go-bench/bench.test -check` (bench_test.go: each row's case and its
+#                   reference, time.Now or bwmarrin's Generate or the raw cgo call, timed back to
+#                   back in each of 201 rounds of ~1 ms, 21 rounds of ~20 ms where bwmarrin is
+#                   capped; ratio = the median of the rounds' ratios); one JSON object a line on
+#                   stdout, the binary's build on stderr; ~20 s warm
 #   make build-polyglot-go  the polyglot participant: target/polyglot/participant_go
 
 DEPS_TARGETS += deps-go
 BUILD_TARGETS += build-polyglot-go
 TEST_TARGETS += test-go
 
-.PHONY: deps-go test-go fuzz-go bench-go build-polyglot-go
+.PHONY: deps-go test-go fuzz-go bench-go bench-go-binary bench-check-go build-polyglot-go
 
 # The fuzz targets of go/fuzz_test.go (parsing: ID, UUID and ULID text, layout names,
 # decode/compose), each against a model of the text rules written in Go.
@@ -73,8 +82,20 @@ fuzz-go: build-c
 	$(call say,Go: each fuzz target for $(FUZZ_GO_TIME))
 	$(call go_fuzz,$(FUZZ_GO_TIME))
 
-# Interleaved rounds of every benchmark (tests/go/bench.py), medians and ratios to bwmarrin.
+# The benchmark binary of tests/go (bench_test.go and floor.go; go test -c, cached by Go).
+GO_BENCH_BIN := $(CARGO_TARGET_DIR)/go-bench/bench.test
+bench-go-binary: build-c
+	@mkdir -p $(dir $(GO_BENCH_BIN))
+	cd tests/go && $(C_ENV) go test -c -o $(GO_BENCH_BIN) .
+
+# Interleaved rounds of every benchmark (tests/go/bench.py), medians and ratios to bwmarrin and
+# time.Now; then the ceiling.
 GO_BENCH_ROUNDS ?= 7
-bench-go: build-c
-	$(call say,Go: NextID per call beside bwmarrin/snowflake, both where neither can exhaust its ms)
-	cd tests/go && $(C_ENV) python3 bench.py $(GO_BENCH_ROUNDS) 1s
+bench-go: bench-go-binary
+	$(call say,Go: NextID per call beside bwmarrin/snowflake (both where neither can exhaust its ms) and time.Now; the cgo floor; the ceiling's CPU)
+	cd tests/go && python3 bench.py $(GO_BENCH_ROUNDS) 1s $(GO_BENCH_BIN)
+
+# stdout carries the rows alone: the binary is made by a sub-make writing to stderr.
+bench-check-go:
+	@$(MAKE) --no-print-directory bench-go-binary >&2
+	@$(GO_BENCH_BIN) -check

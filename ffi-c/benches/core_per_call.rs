@@ -3,9 +3,14 @@
 //!
 //! Two setups that cannot hit the strict 2^sequence_bits-per-ms cap (which would measure sleeps,
 //! not calls): strict on layout 41/1/21 (2,097,152 IDs per ms), and monotonic on the default
-//! layout. Both on the system clock, each on the precise and on the coarse clock source.
+//! layout. Both on the system clock, each on the precise and on the coarse clock source; without
+//! a lead limit and without a restart-guard mark (a flat-out monotonic loop passes the default
+//! 5,000 ms lead, and a mark's R, within a second), in a host scope of this process's own, as
+//! tests/c/bench.c makes its generators.
 
-use polyflake_core::{ClockSource, Generator, Layout, Mode};
+use polyflake_core::{
+    Builder, ClockSource, Generator, Layout, Mode, RestartGuard, RestartGuardOptions,
+};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -25,10 +30,21 @@ fn per_call(g: &Generator) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+fn builder(scope: &str) -> Builder {
+    Generator::builder(1)
+        .max_lead_ms(None)
+        .restart_guard(RestartGuardOptions {
+            mode: Some(RestartGuard::Off),
+            ..RestartGuardOptions::default()
+        })
+        .host_scope(scope)
+}
+
 fn main() {
     let wide = Layout::new(41, 1, 21).unwrap();
+    let scope = format!("bench-core-per-call-{}", std::process::id());
     for source in ClockSource::ALL {
-        let strict = Generator::builder(1)
+        let strict = builder(&scope)
             .layout(wide)
             .clock_source(source)
             .build()
@@ -39,7 +55,7 @@ fn main() {
             per_call(&strict)
         );
         drop(strict);
-        let mono = Generator::builder(1)
+        let mono = builder(&scope)
             .mode(Mode::Monotonic)
             .clock_source(source)
             .build()
