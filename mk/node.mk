@@ -21,15 +21,23 @@
 #                     the uniqueness run's Node participant, run as
 #                     `node tests/polyglot/participant.js LEASE_DIR SECONDS OUT_PATH` (needs the addon)
 #   make bench-node   nextId() (precise and coarse clock, sync and async) beside Date.now,
-#                     randomUUID and @sapphire/snowflake; uuid7() beside uuid's v7() and uuidv7's
-#                     (benchmark-only packages go into node/bench/node_modules)
+#                     randomUUID and @sapphire/snowflake; uuid7() beside uuid's v7() and uuidv7's;
+#                     the Node-API floor (node/bench/floor.c); CPU per wall-second at the 41/10/12
+#                     ceiling (benchmark-only packages go into node/bench/node_modules)
+#   make -s bench-check-node
+#                     the Node rows of `make bench-check`: `node --expose-gc bench/bench.js --check`
+#                     in node/, one JSON object a line on stdout ({"row", "ns", "reference",
+#                     "reference_ns", "ratio"}; a row's case and its reference timed back to back in
+#                     each of 301 rounds of ~1 ms timings, ratio = the median of the rounds'
+#                     ratios); the prerequisites are made first, their output on stderr; ~12 s warm
 
 # Debian packages: mk/packages.mk.
 DEPS_TARGETS += deps-node
 BUILD_TARGETS += build-node build-polyglot-node
 TEST_TARGETS += test-node
 
-.PHONY: deps-node build-node check-node-generated test-node bench-node build-polyglot-node
+.PHONY: deps-node build-node check-node-generated test-node bench-node bench-node-ready \
+	bench-check-node build-polyglot-node
 
 NODE_DIR := $(ROOT)/node
 
@@ -67,7 +75,25 @@ build-polyglot-node: build-node
 	$(call say,polyglot: the Node participant (node tests/polyglot/participant.js))
 	node --check $(ROOT)/tests/polyglot/participant.js
 
-bench-node: build-node
-	$(call say,Node benchmark: installing its packages into node/bench (not part of test))
+# The floor probe (node/bench/floor.c): two Node-API functions that return a constant ID, built
+# with cc against the running node's own headers (every Node.js build ships include/node).
+NODE_FLOOR := $(CARGO_TARGET_DIR)/node-bench/floor.node
+NODE_INCLUDE = $(shell node -p "require('path').join(process.execPath, '..', '..', 'include', 'node')")
+
+$(NODE_FLOOR): $(NODE_DIR)/bench/floor.c
+	@test -f $(NODE_INCLUDE)/node_api.h || { echo "node_api.h not found in $(NODE_INCLUDE)"; exit 1; }
+	@mkdir -p $(dir $@)
+	cc -O2 -Wall -shared -fPIC -I$(NODE_INCLUDE) -o $@ $<
+
+# What both benchmark modes need: the addon, the comparison packages (not part of test), the probe.
+bench-node-ready: build-node $(NODE_FLOOR)
 	$(call npm_missing,$(NODE_DIR)/bench,@sapphire/snowflake uuid uuidv7)
+
+bench-node: bench-node-ready
+	$(call say,Node benchmark (node --expose-gc bench/bench.js))
 	cd $(NODE_DIR) && node --expose-gc bench/bench.js
+
+# stdout carries the rows alone: the prerequisites are made by a sub-make writing to stderr.
+bench-check-node:
+	@$(MAKE) --no-print-directory bench-node-ready >&2
+	@cd $(NODE_DIR) && node --expose-gc bench/bench.js --check

@@ -3,7 +3,7 @@
 //! [`polyflake::Generator`] on a given node id or one of the core's [`NodeSource`]s.
 
 use crate::error::{guard, js_value, Result};
-use crate::fast::{install, method, Cell, Shared};
+use crate::fast::{install, method, Cell, Reads, Shared};
 use crate::interrupt::waiting;
 use crate::issue::{self, bodies, issue_methods};
 use crate::js::{count_arg, id_arg, int_arg, narrow, string_arg, Fail, Ty, Val};
@@ -63,7 +63,7 @@ fn make(
     let source = source(options)?;
     let leased = source.kind().is_lease();
     let mut b = Generator::builder_from(source).mode(mode);
-    let mut js_clock = false;
+    let mut reads = Reads::System;
     if present {
         if let Some(v) = options.get_opt("epochMs")? {
             b = b.epoch_ms(narrow(v, "epochMs")?);
@@ -73,12 +73,12 @@ fn make(
         }
         b = host(options, b)?;
         let s = settings::read(env, options, mode, leased)?;
-        js_clock = s.js_clock;
+        reads = s.reads;
         b = b.settings(s.core);
     }
     Ok(Cell {
         g: b.build()?,
-        js_clock,
+        reads,
     })
 }
 
@@ -301,7 +301,7 @@ macro_rules! generator_class {
             pub fn new(env: Env, this: This<'_>, options: Unknown<'_>) -> Result<Self> {
                 guard(env.raw(), || {
                     let cell = Arc::new(from_options(env, Val::of(env, &options), $mode)?);
-                    install(env.raw(), this.object.raw(), &cell, &bodies())?;
+                    install(env.raw(), this.object.raw(), &cell, bodies(), &[])?;
                     Ok($name { cell })
                 })
             }
@@ -314,7 +314,7 @@ macro_rules! generator_class {
                 guard(env.raw(), || {
                     let cell = Arc::new(make()?);
                     let made = $name { cell: cell.clone() }.into_instance(env)?;
-                    install(env.raw(), made.value, &cell, &bodies())?;
+                    install(env.raw(), made.value, &cell, bodies(), &[])?;
                     Ok(made)
                 })
             }

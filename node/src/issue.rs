@@ -6,13 +6,12 @@
 //! function), blocking as the synchronous forms do.
 
 use crate::error::{error_value, panic_fail};
-use crate::fast::{Body, Raw, Shared};
+use crate::fast::{Issuing, Out, Raw, Reads, Shared};
 use crate::interrupt::{pool_wait, waiting, PoolWait};
 use crate::js::{napi_call, napi_make, Fail, Val};
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::{sys, JsValue, ScopedTask};
 use polyflake::Issuer;
-use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
@@ -20,11 +19,23 @@ use std::ptr;
 pub(crate) trait JsId: Sized {
     /// `id`, issued by a `G`, as its JS value.
     fn js<G: Issuer<Id = Self>>(env: sys::napi_env, id: Self) -> Result<Val, Fail>;
+
+    /// What a bound function returns for `id`: its JS value, or (a 64-bit ID) `undefined` with
+    /// the ID in `out` when there is one.
+    #[inline]
+    fn put<G: Issuer<Id = Self>>(env: sys::napi_env, id: Self, _out: Out) -> Raw {
+        Ok(Self::js::<G>(env, id)?.raw)
+    }
 }
 
 impl JsId for u64 {
     fn js<G: Issuer<Id = u64>>(env: sys::napi_env, id: u64) -> Result<Val, Fail> {
         Val::id(env, id)
+    }
+
+    #[inline]
+    fn put<G: Issuer<Id = u64>>(env: sys::napi_env, id: u64, out: Out) -> Raw {
+        out.put(id, |id| Ok(Val::id(env, id)?.raw))
     }
 }
 
@@ -39,36 +50,62 @@ pub(crate) fn js<G: Issuer<Id: JsId>>(env: sys::napi_env, id: G::Id) -> Result<V
     <G::Id as JsId>::js::<G>(env, id)
 }
 
+/// One ID of `g`, which reads `reads`, waiting where the core must. On the system clock, the
+/// core's `try_next_id` first: it never waits, and where it would (`None`) it has issued,
+/// counted and changed nothing, so the waiting call after it is the call that read the clock a
+/// moment later. Only that call needs the interrupt hook, a thread-local set and restored around
+/// it (about 3 ns a call, BENCHMARKS.md, "Node: the benchmark gate's rows and the floors"). A
+/// test's clock (a script moves on with each reading) is read exactly as the waiting call alone
+/// reads it.
+pub(crate) fn one<G: Issuer>(env: sys::napi_env, g: &G, reads: Reads) -> Result<G::Id, Fail> {
+    let tried = match reads {
+        Reads::System => g.try_next_id()?,
+        Reads::Injected | Reads::JsFunction => None,
+    };
+    Ok(match tried {
+        Some(id) => id,
+        None => waiting(env, || g.next_id())?,
+    })
+}
+
 /// `nextId()`.
-pub(crate) fn next_id<G: Issuer<Id: JsId> + 'static>(env: sys::napi_env, c: &Shared<G>) -> Raw {
-    Ok(js::<G>(env, waiting(env, || c.g.next_id())?)?.raw)
+pub(crate) fn next_id<G: Issuer<Id: JsId> + 'static>(
+    env: sys::napi_env,
+    c: &Shared<G>,
+    out: Out,
+) -> Raw {
+    G::Id::put::<G>(env, one(env, &c.g, c.reads)?, out)
 }
 
 /// `tryNextId()`: `null` where `nextId()` would wait.
-pub(crate) fn try_next_id<G: Issuer<Id: JsId> + 'static>(env: sys::napi_env, c: &Shared<G>) -> Raw {
-    Ok(match c.g.try_next_id()? {
-        Some(id) => js::<G>(env, id)?,
-        None => Val::null(env)?,
+pub(crate) fn try_next_id<G: Issuer<Id: JsId> + 'static>(
+    env: sys::napi_env,
+    c: &Shared<G>,
+    out: Out,
+) -> Raw {
+    match c.g.try_next_id()? {
+        Some(id) => G::Id::put::<G>(env, id, out),
+        None => Ok(Val::null(env)?.raw),
     }
-    .raw)
 }
 
 /// `nextIdAsync()` (see `fast.rs`: the JS wrapper calls it only where `tryNextId()` is `null`).
 pub(crate) fn next_id_async<G: Issuer<Id: JsId> + 'static>(
     env: sys::napi_env,
     c: &Shared<G>,
+    _out: Out,
 ) -> Raw {
     let fast = || c.g.try_next_id()?.map(|id| js::<G>(env, id)).transpose();
     Ok(promise(env, c, fast, G::next_id, js::<G>)?.raw)
 }
 
-/// The functions every generator instance gets bound to it (see `fast.rs`).
-pub(crate) fn bodies<G: Issuer<Id: JsId> + 'static>() -> [(&'static CStr, Body<G>); 3] {
-    [
-        (c"nextId", next_id::<G>),
-        (c"tryNextId", try_next_id::<G>),
-        (c"nextIdAsync", next_id_async::<G>),
-    ]
+/// The issuing functions every generator instance gets bound to it (see `fast.rs`).
+pub(crate) fn bodies<G: Issuer<Id: JsId> + 'static>() -> Issuing<G> {
+    Issuing {
+        next: next_id::<G>,
+        try_next: try_next_id::<G>,
+        wait: next_id_async::<G>,
+    }
 }
 
 /// The methods every generator class has, as a second `#[napi] impl` block of `$name` (napi-rs
@@ -196,7 +233,7 @@ where
     match fast() {
         Ok(Some(v)) => settled(env, Ok(v)),
         Err(fail) => settled(env, Err(fail)),
-        Ok(None) if cell.js_clock => {
+        Ok(None) if cell.reads == Reads::JsFunction => {
             let value = waiting(env, || work(&cell.g)).map_err(Fail::Core);
             settled(env, value.and_then(|v| out(env, v)))
         }

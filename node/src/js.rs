@@ -70,16 +70,24 @@ impl std::fmt::Display for Fail {
     }
 }
 
-/// THE check of a Node-API status: `what` names the call in the error.
+/// THE check of a Node-API status: `what` names the call in the error. Inlined (every hot call
+/// makes one or two): the error is built out of line.
+#[inline]
 pub fn check(status: sys::napi_status, what: &str) -> Result<(), Fail> {
     if status == sys::Status::napi_ok {
         Ok(())
     } else {
-        Err(Fail::Napi(napi::Error::new(
-            napi::Status::from(status),
-            format!("Node-API call failed: {what}"),
-        )))
+        Err(failed(status, what))
     }
+}
+
+#[cold]
+#[inline(never)]
+fn failed(status: sys::napi_status, what: &str) -> Fail {
+    Fail::Napi(napi::Error::new(
+        napi::Status::from(status),
+        format!("Node-API call failed: {what}"),
+    ))
 }
 
 /// One Node-API call `$f(args)`, its status checked (`$what` names it in the error).

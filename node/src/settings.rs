@@ -4,6 +4,7 @@
 //! [`polyflake::Settings::default`], so every default is the core's.
 
 use crate::clock::{JsFnClock, ManualClock, ScriptedClock};
+use crate::fast::Reads;
 use crate::js::{f64_arg, narrow, string_arg, Fail, Ty, Val};
 use napi::bindgen_prelude::Env;
 use polyflake::{ClockSource, Mode, Settings as CoreSettings};
@@ -26,8 +27,8 @@ const KEYS: [&str; 6] = [
 pub(crate) struct Settings {
     /// What the options say, every setting left out at the core's default.
     pub(crate) core: CoreSettings,
-    /// The clock is a JS function (only its own thread may call it).
-    pub(crate) js_clock: bool,
+    /// The clock the options give (the system's unless `clock` is a clock object or function).
+    pub(crate) reads: Reads,
 }
 
 /// Refuse `options` unless it is an object (`what` names the call).
@@ -91,7 +92,7 @@ pub(crate) fn read(env: Env, options: Val, mode: Mode, leased: bool) -> FResult<
     let (mut s, o) = (
         Settings {
             core,
-            js_clock: false,
+            reads: Reads::System,
         },
         options,
     );
@@ -122,15 +123,17 @@ pub(crate) fn read(env: Env, options: Val, mode: Mode, leased: bool) -> FResult<
         }
         Ty::Function => {
             s.core.clock = Some(Arc::new(JsFnClock::new(v)?));
-            s.js_clock = true;
+            s.reads = Reads::JsFunction;
         }
         _ => {
             if let Some(c) = v.instance::<ManualClock>(&env)? {
                 s.core.clock = Some(Arc::new(c.inner.clone()));
+                s.reads = Reads::Injected;
                 return Ok(s);
             }
             if let Some(c) = v.instance::<ScriptedClock>(&env)? {
                 s.core.clock = Some(c.inner.clone());
+                s.reads = Reads::Injected;
                 return Ok(s);
             }
             return Err(Fail::Type(format!(

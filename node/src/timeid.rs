@@ -7,7 +7,7 @@
 //! core's.
 
 use crate::error::{guard, js_value, Result};
-use crate::fast::{self, install, method, Cell, Raw, Shared};
+use crate::fast::{self, install, method, Body, Cell, Out, Raw, Reads, Shared};
 use crate::interrupt::waiting;
 use crate::issue::{self, bodies, issue_methods, js};
 use crate::js::{count_arg, string_arg, Fail, Ty, Val};
@@ -63,7 +63,7 @@ impl Format for polyflake::UlidGenerator {
 /// `'monotonic'`) and the shared settings; no node id, layout or epoch.
 fn make<F: Format>(env: Env, options: Val) -> FResult<Cell<F>> {
     let mut b = TimeIdBuilder::new();
-    let mut js_clock = false;
+    let mut reads = Reads::System;
     if !options.is_undefined()? {
         let what = format!("new {}", F::CLASS);
         settings::object(options, &what)?;
@@ -74,12 +74,12 @@ fn make<F: Format>(env: Env, options: Val) -> FResult<Cell<F>> {
         let keys = settings::keys(mode.unwrap_or(Mode::Strict));
         only_keys(options, &what, &[&["mode"][..], &keys].concat())?;
         let s = settings::read(env, options, mode.unwrap_or(Mode::Strict), false)?;
-        js_clock = s.js_clock;
+        reads = s.reads;
         b = b.settings(s.core);
     }
     Ok(Cell {
         g: F::build(b)?,
-        js_clock,
+        reads,
     })
 }
 
@@ -103,7 +103,7 @@ fn id_arg<F: Format>(v: Val) -> FResult<u128> {
     }
 }
 
-fn next_id_buffer<F: Format>(env: sys::napi_env, c: &Shared<F>) -> Raw {
+fn next_id_buffer<F: Format>(env: sys::napi_env, c: &Shared<F>, _out: Out) -> Raw {
     Ok(Val::bytes_of(env, &[waiting(env, || c.g.next_id())?])?.raw)
 }
 
@@ -165,8 +165,8 @@ macro_rules! format_class {
             pub fn new(env: Env, this: This<'_>, options: Option<Unknown<'_>>) -> Result<Self> {
                 guard(env.raw(), || {
                     let cell = Arc::new(make::<$core>(env, Val::opt(env, &options)?)?);
-                    let [a, b, c] = bodies::<$core>();
-                    install(env.raw(), this.object.raw(), &cell, &[a, b, c, (c"nextIdBuffer", next_id_buffer)])?;
+                    let extra = [(c"nextIdBuffer", next_id_buffer as Body<$core>)];
+                    install(env.raw(), this.object.raw(), &cell, bodies(), &extra)?;
                     Ok($name { cell })
                 })
             }
@@ -236,7 +236,7 @@ static UUID7: OnceLock<polyflake::Uuid7Generator> = OnceLock::new();
 static ULID: OnceLock<polyflake::UlidGenerator> = OnceLock::new();
 
 /// The body of `uuid7()` / `ulid()`: an ID of `F`'s process-wide generator (two threads may
-/// both build one; the first stored serves every call).
+/// both build one; the first stored serves every call), on the system clock.
 fn next_shared<F: Format>(env: sys::napi_env) -> Raw {
     let g = match F::global().get() {
         Some(g) => g,
@@ -245,7 +245,7 @@ fn next_shared<F: Format>(env: sys::napi_env) -> Raw {
             F::global().get_or_init(|| made)
         }
     };
-    Ok(js::<F>(env, waiting(env, || g.next_id())?)?.raw)
+    Ok(js::<F>(env, issue::one(env, g, Reads::System)?)?.raw)
 }
 
 unsafe extern "C" fn shared_callback<F: Format>(
