@@ -433,7 +433,11 @@ impl Generator {
     #[inline]
     fn next_strict(&self, may_wait: bool) -> Result<Option<u64>> {
         let s = self.seq_bits;
-        let mut wait = self.new_wait();
+        // The call's interrupt count, read as it begins; the rest of the wait's bookkeeping only
+        // once the call waits (most calls never do: building it each time showed in the
+        // strict coarse path's cost).
+        let seen = self.interrupts.load(Ordering::Relaxed);
+        let mut wait: Option<Wait> = None;
         loop {
             // Load the state BEFORE reading the clock: every ID in it was issued at a reading
             // taken before ours, so `now < last` means the clock really went back, not that
@@ -443,10 +447,13 @@ impl Generator {
             let (mut now, floor) = match self.read_fast() {
                 Ok(reading) => reading,
                 // A fixed node id's restart guard is waited out like a rewind, on its own budget.
-                Err(e) => match self.restart_wait(&mut wait, e, may_wait)? {
-                    true => continue,
-                    false => return Ok(None),
-                },
+                Err(e) => {
+                    let w = wait.get_or_insert_with(|| Wait::new(seen));
+                    match self.restart_wait(w, e, may_wait)? {
+                        true => continue,
+                        false => return Ok(None),
+                    }
+                }
             };
             // The coarse reading is a past tick of the same clock, never ahead of it: issuing at
             // max(last, coarse) keeps strict mode's promise. Only when it is behind the last
@@ -456,23 +463,25 @@ impl Generator {
             // to the precise reading. A state that followed the precise clock would stay ahead of
             // the coarse one for good, and every later call would read both clocks (strict coarse
             // `next_id` cost 35 ns, slower than the precise path's 30, until this rule).
-            if self.coarse && (now < last || ((p + 1).max(floor) >> s) > now) {
+            let next = (p + 1).max(floor);
+            if self.coarse && (now < last || next >> s > now) {
                 now = self.read()?.0;
             }
             if now < last {
                 if !may_wait && (last - now) as f64 <= self.max_wait_ms {
                     return Ok(None);
                 }
-                self.wait_rewind(&mut wait, (last - now) as u64)?;
+                let w = wait.get_or_insert_with(|| Wait::new(seen));
+                self.wait_rewind(w, (last - now) as u64)?;
                 continue;
             }
-            let next = (p + 1).max(floor);
             if next >> s > now {
                 // This millisecond's sequence is spent; strict mode never borrows ahead.
                 if !may_wait {
                     return Ok(None);
                 }
-                self.wait_exhausted(&mut wait, now)?;
+                let w = wait.get_or_insert_with(|| Wait::new(seen));
+                self.wait_exhausted(w, now)?;
                 continue;
             }
             if self
@@ -483,7 +492,7 @@ impl Generator {
                 .is_ok()
             {
                 self.record(p, next, 1, now);
-                if wait.rewound {
+                if wait.as_ref().is_some_and(|w| w.rewound) {
                     bump(&self.stats.rewinds_waited, 1);
                 }
                 return Ok(Some(self.id_of(next)));
