@@ -412,12 +412,13 @@ fn a_restart_with_the_clock_stepped_back_waits_and_repeats_nothing() {
     assert!(!done.contains("REFUSED"), "{done}");
     assert!(!ids[1].is_empty());
     assert_no_duplicates(&ids);
-    // A clean close, successor 200 ms behind (an ntpd step): it waits ~200 ms.
-    let (done, ids) = restart_behind("close200", "-0.2s", "close", "5000");
+    // A clean close, successor 1 s behind (an ntpd step): it waits up to 1 s, less its own
+    // start (1 s, not 200 ms: a successor that took longer to start than the step would not wait).
+    let (done, ids) = restart_behind("close1s", "-1s", "close", "5000");
     assert!(done.contains("waits=1"), "{done}");
     assert_no_duplicates(&ids);
-    // An exit with the generator open, 200 ms behind.
-    let (done, ids) = restart_behind("exit200", "-0.2s", "exit", "5000");
+    // An exit with the generator open, 1 s behind.
+    let (done, ids) = restart_behind("exit1s", "-1s", "exit", "5000");
     assert!(!done.contains("REFUSED"), "{done}");
     assert_no_duplicates(&ids);
     // Further behind than a call waits (the default 10 s): refused with the reason, nothing

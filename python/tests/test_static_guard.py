@@ -162,15 +162,17 @@ def test_a_restart_with_the_clock_stepped_back_waits_and_repeats_nothing(holders
     assert field(done, "waits") == "1" and "REFUSED" not in done, done
     assert int(field(done, "first_ms")) > 3000, done
     assert len(b) > 0 and duplicates(a, b) == 0 and min(b) > max(a)
-    # A clean close, the successor 200 ms behind (an ntpd step): it waits about 200 ms.
-    ready, done, a, b = restart_behind(holders, tmp_path, "close200", "-0.2s", "close")
-    print(f"closed, successor 200 ms behind: {ready}; {done}")
+    # A clean close, the successor 1 s behind (an ntpd step): it waits up to 1 s, less however
+    # long it took to start (1 s, not 200 ms: a loaded machine's interpreter start can take
+    # longer than 200 ms, and a successor that starts after the step has passed does not wait).
+    ready, done, a, b = restart_behind(holders, tmp_path, "close1s", "-1s", "close")
+    print(f"closed, successor 1 s behind: {ready}; {done}")
     assert field(done, "waits") == "1" and "REFUSED" not in done, done
-    assert 100 <= int(field(done, "first_ms")) < 2000, done
+    assert 0 <= int(field(done, "first_ms")) < 3000, done
     assert duplicates(a, b) == 0 and min(b) > max(a)
-    # An exit with the generator open (the exit handlers leave a clean mark), 200 ms behind.
-    ready, done, a, b = restart_behind(holders, tmp_path, "exit200", "-0.2s", "exit")
-    print(f"exited, successor 200 ms behind: {ready}; {done}")
+    # An exit with the generator open (the exit handlers leave a clean mark), 1 s behind.
+    ready, done, a, b = restart_behind(holders, tmp_path, "exit1s", "-1s", "exit")
+    print(f"exited, successor 1 s behind: {ready}; {done}")
     assert "REFUSED" not in done and duplicates(a, b) == 0 and min(b) > max(a), done
     # Further behind than a call waits (10 s): refused with the reason, nothing issued.
     ready, done, a, b = restart_behind(holders, tmp_path, "kill30s", "-30s", "hang")
