@@ -16,10 +16,15 @@
 #   make build-polyglot-java   the uniqueness run's Java participant (tests/polyglot/
 #                     Participant.java, compiled against the jar)
 #   make bench-java   the JMH benchmark (java/bench/, not part of test; also in `make bench`):
-#                     nextId (precise and coarse clock), nextIds(4096), uuid7() and 8 threads on
-#                     one generator, beside System.currentTimeMillis(), Hutool's Snowflake and
-#                     uuid-creator in the same run; java/bench/report.py prints the ratios, the
-#                     targets met or missed and BENCHMARKS.md's rows from JMH's JSON
+#                     nextId strict and monotonic (precise and coarse clock), nextIds(4096),
+#                     uuid7(), ulid() and 8 threads on one generator, beside
+#                     System.currentTimeMillis(), Hutool's Snowflake and uuid-creator in the same
+#                     run; java/bench/report.py prints the ratios, the targets met or missed and
+#                     BENCHMARKS.md's rows from JMH's JSON
+#   make bench-check-java   the same cases, short, in interleaved rounds: the benchmark gate's
+#                     JSON rows (make bench-check), each a ratio to System.currentTimeMillis()
+#   make bench-java-ceiling   CPU-seconds per wall-second of a strict nextId() loop at the
+#                     layout's ceiling (4,096,000 IDs/s on 41/10/12), beside Hutool's Snowflake
 # `make dist` builds polyflake-0.1.0.jar with its sources and javadoc jars (mk/dist.mk's hook:
 # dist-java); tests/dist/java_guide.sh (make test-dist) installs it from a file-based Maven
 # repository into a fresh project with no Rust on PATH.
@@ -102,23 +107,62 @@ build-polyglot-java: build-java
 
 # The JMH benchmark (java/bench/pom.xml: JMH, Hutool 5.8 and uuid-creator from Maven Central) on
 # the jar build-polyglot-java packages, run on JAVA_BENCH_HOME with JMH_ARGS (about 2 minutes:
-# 11 cases, each 1 fork of 3 x 1 s warm-up and 5 x 1 s measurement). Static node ids in a host
-# scope of its own, so a test suite running beside it keeps its own. Override for an idle re-run,
+# 15 cases, each 1 fork of 3 x 1 s warm-up and 5 x 1 s measurement). Static node ids with the
+# restart guard off (no mark left in the lease directory) in a host scope of their own, so a test
+# suite running beside it keeps its own. Override for an idle re-run,
 # e.g. make bench-java JMH_ARGS="-f 2 -wi 5 -i 10", add a profiler (JMH_ARGS="... -prof gc"), or
 # run some cases only (JMH_CASES='IdBench.polyflakeNextIds'; report.py then notes the others).
 bench: bench-java
+.PHONY: bench-check-java bench-java-ceiling java-bench-classes
 JAVA_BENCH_HOME ?= $(JAVA25_HOME)
 JMH_ARGS ?= -f 1 -wi 3 -w 1s -i 5 -r 1s
 JMH_CASES ?= dev.polyflake.bench.IdBench
 JAVA_BENCH_DIR := $(CARGO_TARGET_DIR)/java-bench
 JAVA_BENCH_JAR := $(CARGO_TARGET_DIR)/java-17/polyflake-$(DIST_VERSION).jar
-bench-java: build-polyglot-java
-	$(call say,Java benchmark (JMH, $(JAVA_BENCH_HOME)): $(JMH_ARGS); JSON in $(JAVA_BENCH_DIR)/jmh.json)
+# The JVM and classpath both runs use (JMH forks inherit the JVM's flags).
+JAVA_BENCH_JVM = java=$(JAVA_BENCH_HOME)/bin/java; \
+	access=$$($$java --enable-native-access=ALL-UNNAMED -version >/dev/null 2>&1 && echo --enable-native-access=ALL-UNNAMED); \
+	cp=$(JAVA_BENCH_DIR)/classes:$(JAVA_BENCH_JAR):$$(cat $(JAVA_BENCH_DIR)/classpath.txt)
+
+# java/bench/ compiled against the jar, and its Maven classpath in classpath.txt.
+java-bench-classes: build-polyglot-java
 	JAVA_HOME=$(JAVA_BENCH_HOME) mvn -B -q -Dstyle.color=never -f $(JAVA_DIR)/bench/pom.xml -Dpolyflake.jar=$(JAVA_BENCH_JAR) \
 	  -Dpolyflake.build.dir=$(JAVA_BENCH_DIR) compile dependency:build-classpath -Dmdep.outputFile=$(JAVA_BENCH_DIR)/classpath.txt
-	@load=$$(cut -d' ' -f1-3 /proc/loadavg); java=$(JAVA_BENCH_HOME)/bin/java; \
-	access=$$($$java --enable-native-access=ALL-UNNAMED -version >/dev/null 2>&1 && echo --enable-native-access=ALL-UNNAMED); \
-	POLYFLAKE_HOST_SCOPE=bench-java $$java $$access \
-	  -cp $(JAVA_BENCH_DIR)/classes:$(JAVA_BENCH_JAR):$$(cat $(JAVA_BENCH_DIR)/classpath.txt) \
+
+bench-java: java-bench-classes
+	$(call say,Java benchmark (JMH, $(JAVA_BENCH_HOME)): $(JMH_ARGS); JSON in $(JAVA_BENCH_DIR)/jmh.json)
+	@load=$$(cut -d' ' -f1-3 /proc/loadavg); $(JAVA_BENCH_JVM); \
+	POLYFLAKE_HOST_SCOPE=bench-java $$java $$access -cp $$cp \
 	  org.openjdk.jmh.Main $(JMH_ARGS) -rf json -rff $(JAVA_BENCH_DIR)/jmh.json '$(JMH_CASES)' && \
 	python3 $(JAVA_DIR)/bench/report.py $(JAVA_BENCH_DIR)/jmh.json "$$load"
+
+# The benchmark gate's Java rows (mk/bench-check.mk; 75 s warm at load 3 on 2 cores, JVM starts
+# included):
+# java/bench/src/main/java/dev/polyflake/bench/Check.java runs JMH_CHECK_ROUNDS rounds, each
+# case and its references once per round in a fresh JVM (one JMH fork, JMH_CHECK_ARGS), and
+# prints one JSON row per line on stdout, everything else on stderr (the build's output too).
+# The forks load the staged library (-Dpolyflake.library: the file the jar carries, without
+# inflating 55 MB from the jar at each of the 55 JVM starts, 0.6 s each) and run on a fixed
+# 256 MB heap (a growing heap's fresh pages made the allocating case, nextIds(4096), vary 20x
+# from fork to fork under load). The command, from the repository's root:
+#   POLYFLAKE_HOST_SCOPE=bench-check-java-$$ /usr/lib/jvm/temurin-25-jdk-amd64/bin/java \
+#     --enable-native-access=ALL-UNNAMED -Dpolyflake.library=target/java-native/linux-x86_64/libpolyflake_java.so \
+#     -cp target/java-bench/classes:target/java-17/polyflake-0.1.0.jar:$(cat target/java-bench/classpath.txt) \
+#     dev.polyflake.bench.Check 5 -wi 2 -w 150ms -i 3 -r 150ms -jvmArgsAppend '-Xms256m -Xmx256m'
+JMH_CHECK_ROUNDS ?= 5
+JMH_CHECK_ARGS ?= -wi 2 -w 150ms -i 3 -r 150ms -jvmArgsAppend '-Xms256m -Xmx256m'
+bench-check-java:
+	@$(MAKE) -s --no-print-directory java-bench-classes >&2
+	@$(JAVA_BENCH_JVM); \
+	POLYFLAKE_HOST_SCOPE=bench-check-java-$$$$ $$java $$access -Dpolyflake.library=$(JAVA_LIB) -cp $$cp \
+	  dev.polyflake.bench.Check $(JMH_CHECK_ROUNDS) $(JMH_CHECK_ARGS)
+
+# CPU time per wall-clock second of a strict nextId() loop at the layout's ceiling (one generator
+# on 41/10/12: 4,096,000 IDs per second), beside Hutool's Snowflake in the same loop
+# (java/bench/src/main/java/dev/polyflake/bench/CeilingCpu.java; not JMH). CEILING_ARGS: seconds
+# per timed span and rounds (about 25 s by default).
+CEILING_ARGS ?= 3 3
+bench-java-ceiling: java-bench-classes
+	$(call say,Java: CPU-seconds per wall-second of a strict nextId() loop at 41/10/12's ceiling, beside Hutool's Snowflake ($(JAVA_BENCH_HOME)))
+	@$(JAVA_BENCH_JVM); \
+	POLYFLAKE_HOST_SCOPE=bench-java-ceiling-$$$$ $$java $$access -cp $$cp dev.polyflake.bench.CeilingCpu $(CEILING_ARGS)

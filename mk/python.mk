@@ -14,7 +14,15 @@
 # The guide against the published wheel (installed from a package index, no Rust) is
 # tests/dist/python_guide.sh, run by `make test-dist` (mk/dist.mk).
 #   make bench-python   next_id beside time.time_ns, uuid4, uuid_utils.uuid7, snowflake-id; the
-#                       coarse clock, the async fast path, uuid7() beside uuid_utils
+#                       coarse clock, the async fast path, uuid7() beside uuid_utils; a strict
+#                       tight loop at the layout's ceiling (CPU-s per wall-s) beside snowflake-id
+#   make bench-check-python   the benchmark gate's rows (make bench-check, mk/bench-check.mk):
+#                       JSON lines on stdout, about 5 s after the wheel's build; underneath,
+#                       from python/tests: ../../.venv/bin/python ../bench/bench.py --check
+#   make bench-python-floor   what a call costs with nothing behind it (PyO3's #[pymethods] and
+#                       the METH_NOARGS function next_id() is) beside time.time_ns and next_id:
+#                       python/bench/floor.py on the module python/bench/floor/ (built here, not
+#                       shipped)
 #   make build-polyglot-python   the uniqueness run's Python participant (tests/polyglot/
 #                       participant.py, run with .venv/bin/python against the installed wheel)
 
@@ -23,7 +31,8 @@ DEPS_TARGETS += deps-python
 BUILD_TARGETS += build-python build-polyglot-python
 TEST_TARGETS += test-python
 
-.PHONY: deps-python build-python test-python bench-python build-polyglot-python
+.PHONY: deps-python build-python test-python bench-python bench-check-python bench-python-floor
+.PHONY: build-polyglot-python
 
 PY_VENV := $(ROOT)/.venv
 PY := $(PY_VENV)/bin/python
@@ -65,3 +74,18 @@ bench-python: build-python
 	$(call say,Python benchmark (installs $(PY_BENCH_PACKAGES) into .venv for this only))
 	$(call pip_missing,$(PY),$(PY_BENCH_PACKAGES))
 	cd $(PY_TESTDIR) && $(PY) $(ROOT)/python/bench/bench.py
+
+# Quiet: stdout carries the rows alone (the build's and pip's words go to stderr).
+bench-check-python:
+	@$(MAKE) -s --no-print-directory build-python >&2
+	$(call pip_missing,$(PY),$(PY_BENCH_PACKAGES)) >&2
+	@cd $(PY_TESTDIR) && $(PY) $(ROOT)/python/bench/bench.py --check
+
+# Its own workspace and lock file (python/bench/floor/Cargo.lock), built into target/python-floor.
+PY_FLOOR := $(CARGO_TARGET_DIR)/python-floor
+bench-python-floor: build-python
+	$(call say,Python call floor: python/bench/floor/ built into $(PY_FLOOR)/module; next_id beside it)
+	PYO3_BUILD_EXTENSION_MODULE=1 PYO3_PYTHON=$(PY) CARGO_TARGET_DIR=$(PY_FLOOR) \
+	  cargo build --release --locked -q --manifest-path python/bench/floor/Cargo.toml
+	mkdir -p $(PY_FLOOR)/module && cp $(PY_FLOOR)/release/lib_floor.so $(PY_FLOOR)/module/_floor.abi3.so
+	cd $(PY_TESTDIR) && $(PY) $(ROOT)/python/bench/floor.py $(PY_FLOOR)/module

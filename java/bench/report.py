@@ -20,12 +20,16 @@ CASES = [
     ("hutoolNextId", "Hutool 5.8 `Snowflake#nextId` (64 generators, round-robin)"),
     ("polyflakeStrictNextId", "polyflake `nextId`, strict, precise clock (64 generators, round-robin)"),
     ("polyflakeCoarseNextId", "polyflake `nextId`, strict, coarse clock (64 generators, round-robin)"),
-    ("polyflakeStrictNextIdOneGenerator", "polyflake `nextId`, strict, one generator (39/1/23)"),
+    ("polyflakeStrictNextIdOneGenerator", "polyflake `nextId`, strict, one generator (41/1/21)"),
+    ("polyflakeCoarseNextIdOneGenerator", "polyflake `nextId`, strict, coarse clock, one generator (41/1/21)"),
+    ("polyflakeMonotonicNextId", "polyflake `nextId`, monotonic, one generator (41/10/12, no lead limit)"),
+    ("polyflakeMonotonicCoarseNextId", "polyflake `nextId`, monotonic, coarse clock, one generator (41/10/12, no lead limit)"),
     ("polyflakeNextIds4096", "polyflake `nextIds(4096)`, per ID (new array per batch)"),
     ("polyflakeNextIdsIntoBuffer4096", "polyflake `nextIds(long[4096])`, per ID (reused array)"),
     ("jvmNewLongArray4096", "control: `new long[4096]` alone, per element"),
     ("uuidCreatorTimeOrderedEpoch", "uuid-creator `UuidCreator.getTimeOrderedEpoch()`"),
     ("polyflakeUuid7", "polyflake `Polyflake.uuid7()`"),
+    ("polyflakeUlid", "polyflake `Polyflake.ulid()` (a `String`)"),
     ("polyflakeStrictNextId8Threads", "polyflake `nextId`, 8 platform threads on one generator (39/1/23), per call per thread"),
 ]
 
@@ -92,6 +96,7 @@ def main():
         e = by[case]["primaryMetric"]["scoreError"]
         return e if isinstance(e, (int, float)) and e == e else 0.0
 
+    clock = score("clockCurrentTimeMillis")
     hutool = score("hutoolNextId")
     uc = score("uuidCreatorTimeOrderedEpoch")
     rows = []
@@ -99,13 +104,14 @@ def main():
         s = score(case)
         if s is None:
             continue
-        per_call = not any(k in case for k in ("uuid", "Uuid", "4096", "8Threads"))
+        per_call = not any(k in case for k in ("uuid", "Uuid", "Ulid", "4096", "8Threads"))
         vs_h = f"{s / hutool:.2f}x" if hutool and per_call else ""
         vs_u = f"{s / uc:.2f}x" if uc and ("uuid" in case.lower() or "Uuid" in case) else ""
-        rows.append(f"| {label} | {s:.2f} ± {err(case):.2f} | {vs_h} | {vs_u} |")
+        vs_c = f"{s / clock:.2f}x" if clock and "4096" not in case and "8Threads" not in case else ""
+        rows.append(f"| {label} | {s:.2f} ± {err(case):.2f} | {vs_c} | {vs_h} | {vs_u} |")
     print()
-    print("| case | ns per call (± 99.9% CI) | vs Hutool `nextId` | vs uuid-creator |")
-    print("| --- | ---: | ---: | ---: |")
+    print("| case | ns per call (± 99.9% CI) | vs `currentTimeMillis()` | vs Hutool `nextId` | vs uuid-creator |")
+    print("| --- | ---: | ---: | ---: | ---: |")
     for r in rows:
         print(r)
     s8 = score("polyflakeStrictNextId8Threads")

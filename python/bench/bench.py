@@ -1,12 +1,18 @@
-"""polyflake Python benchmark (not a test): `make bench-python`.
+"""polyflake Python benchmark (not a test).
 
-One run measures, interleaved round by round so machine noise hits every candidate alike:
+    make bench-python          python bench.py: the full run, human tables, each target met or missed
+    make bench-check-python    python bench.py --check: the benchmark gate's rows (bench/check.py),
+                               one JSON object per line on stdout and nothing else
+
+The full run measures, interleaved round by round so machine noise hits every candidate alike:
   - next_id beside time.time_ns(), uuid.uuid4(), uuid_utils.uuid7() and snowflake-id;
-  - next_id on the coarse clock source (issue 16);
+  - next_id on the coarse clock source;
   - polyflake.uuid7() (a uuid.UUID) beside uuid_utils.compat.uuid7() (also a uuid.UUID), and the
-    str/bytes fast path (uuid7_str(), uuid7_bytes()) beside uuid_utils.uuid7() (issue 15);
-  - `await g.anext_id()` beside `g.next_id()`, both in one coroutine's loop (issue 18);
-  - next_ids(10**6).
+    str/bytes fast path (uuid7_str(), uuid7_bytes()) beside uuid_utils.uuid7();
+  - `await g.anext_id()` beside `g.next_id()`, both in one coroutine's loop;
+  - next_ids(10**6);
+  - a strict default-layout tight loop at the layout's ceiling (4,096,000 IDs/s): CPU-seconds
+    per wall-second, beside snowflake-id flat out.
 Targets: next_id <= 1.1x time.time_ns(); coarse next_id <= 0.85x time.time_ns(); uuid7() <= 0.8x
 uuid_utils.compat.uuid7(); uuid7_str()/uuid7_bytes() <= 0.8x uuid_utils.uuid7(); the async fast
 path <= 1.5x the sync call; next_ids(10**6) <= 5 ms.
@@ -15,9 +21,17 @@ The default layout caps a strict generator at 4,096 IDs per ms (244 ns/ID on ave
 are faster than that), so per-call cost is measured on MonotonicSnowflake (never waits) and on a
 strict Snowflake with layout 41/1/21 (2,097,152 IDs per ms: it cannot exhaust at Python speed).
 The capped default is printed too, for information.
+
+Every generator here runs flat out, which the defaults guard against: a monotonic one would meet
+its lead limit (5,000 ms by default) within a second, and a fixed node id's restart-guard mark
+(one reserve ahead) bounds the lead too. So the monotonic ones have `max_lead_ms=None`, and all
+of them `restart_guard="off"` and a host scope of their own (no claim on the host's node ids,
+which other processes on the machine may hold).
 """
 
+import argparse
 import asyncio
+import json
 import os
 import platform
 import statistics
@@ -36,6 +50,23 @@ except ImportError as e:  # pragma: no cover - make bench-python installs them
     sys.exit(f"missing benchmark dependency ({e}): pip install uuid-utils snowflake-id")
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "21"))
+CHECK_ROUNDS = int(os.environ.get("BENCH_ROUNDS", "51"))
+# How long each tight loop at the ceiling runs (seconds; two runs each, alternated).
+CEILING_S = float(os.environ.get("BENCH_CEILING_S", "3"))
+
+
+def generators(scope):
+    """The benchmark's generators (see the module's docstring for their settings)."""
+    claim = dict(restart_guard="off", host_scope=scope)
+    unbounded = dict(claim, max_lead_ms=None)
+    Mono, Strict = polyflake.MonotonicSnowflake, polyflake.Snowflake
+    return {
+        "mono": Mono(node_id=1, **unbounded),
+        "mono_coarse": Mono(node_id=4, clock="coarse", **unbounded),
+        "strict_wide": Strict(node_id=1, layout=(41, 1, 21), **claim),
+        "strict_wide_coarse": Strict(node_id=0, layout=(41, 1, 21), clock="coarse", **claim),
+        "strict_default": Strict(node_id=2, **claim),
+    }
 
 
 def per_call_ns(fn, number, timer):
@@ -77,12 +108,10 @@ def verdict(ratio, target):
     return "met" if ratio <= target else "MISSED"
 
 
-def main():
-    mono = polyflake.MonotonicSnowflake(node_id=1)
-    strict_wide = polyflake.Snowflake(node_id=1, layout=(41, 1, 21))
-    strict_default = polyflake.Snowflake(node_id=2)
-    mono_coarse = polyflake.MonotonicSnowflake(node_id=4, clock="coarse")
-    strict_wide_coarse = polyflake.Snowflake(node_id=0, layout=(41, 1, 21), clock="coarse")
+def full():
+    g = generators("bench-python")
+    mono, strict_wide, strict_default = g["mono"], g["strict_wide"], g["strict_default"]
+    mono_coarse, strict_wide_coarse = g["mono_coarse"], g["strict_wide_coarse"]
     sf_id = snowflake.SnowflakeGenerator(3)
     assert isinstance(polyflake.uuid7(), uuid.UUID)
     assert isinstance(uuid_utils.compat.uuid7(), uuid.UUID)
@@ -198,6 +227,118 @@ def main():
     for name in ("MonotonicSnowflake.next_ids(10**6)", "Snowflake.next_ids(10**6), layout 41/1/21"):
         med = statistics.median(batch_ms[name])
         print(f"target next_ids(10**6) <= 5 ms: {name}: {med:.2f} ms (median) -> {verdict(med, 5.0)}")
+
+    ceiling(strict_default, sf_id)
+
+
+def ids_per_wall_second(issue_chunk, seconds):
+    """Run `issue_chunk()` (which returns how many IDs it issued) for about `seconds`: IDs per
+    wall-second and the process's CPU-seconds per wall-second (every thread's)."""
+    issued, t0, c0 = 0, time.perf_counter(), time.process_time()
+    while time.perf_counter() - t0 < seconds:
+        issued += issue_chunk()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return issued / wall, cpu / wall
+
+
+def ceiling(strict_default, sf_id):
+    """A strict default-layout generator in a tight loop reaches the layout's ceiling (4,096 IDs
+    a millisecond, then a sleep to the next): what that costs in CPU, beside snowflake-id flat
+    out (it hands back None for a spent millisecond, so a caller spins)."""
+    chunk = 40_960  # 10 ms of the ceiling
+
+    def polyflake_chunk(next_id=strict_default.next_id):
+        for _ in range(chunk):
+            next_id()
+        return chunk
+
+    def snowflake_id_chunk(gen=sf_id.__next__):
+        issued = 0
+        for _ in range(chunk):
+            if gen() is not None:
+                issued += 1
+        return issued
+
+    loops = {
+        "polyflake `Snowflake(...).next_id()`, 41/10/12": polyflake_chunk,
+        "snowflake-id `next(gen)` (41/10/12), flat out": snowflake_id_chunk,
+    }
+    runs = {name: [] for name in loops}
+    for _ in range(2):
+        for name, loop in loops.items():
+            runs[name].append(ids_per_wall_second(loop, CEILING_S))
+    print()
+    print(f"| strict tight loop, {CEILING_S:g} s a run, 2 runs alternated | IDs per wall-second "
+          "| share of 4,096,000 | CPU-s per wall-s |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, vals in runs.items():
+        for rate, cpu in vals:
+            print(f"| {name} | {rate:,.0f} | {rate / 4_096_000:.1%} | {cpu:.3f} |")
+
+
+# The gate's rows: (row, candidate, reference). Row names are the baseline's keys: keep them.
+CHECK_ROWS = [
+    ("python next_id strict 41/1/21", "strict_wide", "time.time_ns()"),
+    ("python next_id monotonic 41/10/12", "mono", "time.time_ns()"),
+    ("python next_id strict 41/1/21 coarse", "strict_wide_coarse", "time.time_ns()"),
+    ("python next_id monotonic 41/10/12 coarse", "mono_coarse", "time.time_ns()"),
+    ("python next_ids(10**6) per id", "batch", "time.time_ns()"),
+    ("python uuid7()", "uuid7", "uuid_utils.compat.uuid7()"),
+    ("python uuid7_str()", "uuid7_str", "uuid_utils.uuid7()"),
+    ("python ulid()", "ulid", "uuid_utils.uuid7()"),
+]
+
+
+def check():
+    """The gate's rows as JSON lines: each the median over interleaved rounds of (its time /
+    its reference's time in the same round), with both medians. About 5 s."""
+    t0 = time.perf_counter()
+    g = generators("bench-check-python")
+    batch = 10**6
+    # name -> (callable, calls per round, IDs per call)
+    cases = {
+        "time.time_ns()": (time.time_ns, 200_000, 1),
+        "uuid_utils.uuid7()": (uuid_utils.uuid7, 50_000, 1),
+        "uuid_utils.compat.uuid7()": (uuid_utils.compat.uuid7, 10_000, 1),
+        **{name: (g[name].next_id, 200_000, 1) for name in
+           ("strict_wide", "mono", "strict_wide_coarse", "mono_coarse")},
+        "batch": (lambda: g["strict_wide"].next_ids(batch), 4, batch),
+        "uuid7": (polyflake.uuid7, 30_000, 1),
+        "uuid7_str": (polyflake.uuid7_str, 50_000, 1),
+        "ulid": (polyflake.ulid, 50_000, 1),
+    }
+    timers = {name: timeit.Timer(fn, timer=CPU) for name, (fn, _, _) in cases.items()}
+    for name, t in timers.items():  # warm up
+        t.timeit(max(1, cases[name][1] // 10))
+    ns = {name: [] for name in cases}
+    for _ in range(CHECK_ROUNDS):
+        for name, t in timers.items():
+            _, number, per = cases[name]
+            ns[name].append(t.timeit(number) / (number * per) * 1e9)
+    for row, name, ref in CHECK_ROWS:
+        ratio = statistics.median(a / b for a, b in zip(ns[name], ns[ref]))
+        print(json.dumps({
+            "row": row,
+            "ns": round(statistics.median(ns[name]), 4),
+            "reference": ref,
+            "reference_ns": round(statistics.median(ns[ref]), 4),
+            "ratio": round(ratio, 4),
+        }), flush=True)
+    print(
+        f"python check mode: {len(CHECK_ROWS)} rows, {CHECK_ROUNDS} interleaved rounds in "
+        f"{time.perf_counter() - t0:.1f} s; Python {platform.python_version()}, polyflake "
+        f"{polyflake.__version__}, load average {os.getloadavg()[0]:.2f}",
+        file=sys.stderr,
+    )
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="the gate's rows, as JSON lines")
+    if ap.parse_args().check:
+        check()
+    else:
+        full()
 
 
 if __name__ == "__main__":

@@ -49,6 +49,36 @@ pub(crate) fn ready<'py>(
     }
 }
 
+/// The `Ready` type once made (`ready` makes it; so does the module's start, `fast::register`).
+pub(crate) fn ready_type(py: Python<'_>) -> Option<&'static Py<PyType>> {
+    READY.get(py)
+}
+
+/// Make the `Ready` type if it is not made yet.
+pub(crate) fn make_ready_type(py: Python<'_>) -> PyResult<()> {
+    READY.get_or_try_init(py, || make_type(py)).map(drop)
+}
+
+/// A `Ready` holding an ID issued at once, made outside PyO3's trampoline (`fast.rs`): a new
+/// reference, or null with the error set.
+///
+/// # Safety
+/// The GIL is held and `tp` is `ready_type`'s.
+pub(crate) unsafe fn ready_id(tp: &Py<PyType>, id: u64) -> Obj {
+    let value = ffi::PyLong_FromUnsignedLongLong(id);
+    if value.is_null() {
+        return value;
+    }
+    // GenericAlloc zeroes the struct (`failed` false) and sets its header.
+    let obj = ffi::PyType_GenericAlloc(tp.as_ptr().cast(), 0);
+    if obj.is_null() {
+        ffi::Py_DECREF(value);
+        return obj;
+    }
+    (*obj.cast::<Ready>()).outcome = value;
+    obj
+}
+
 /// `tried` (a value or its error) ready at once, or if None, `obj.method(*args, cancel)` in a
 /// thread (`polyflake._aio.in_thread`: `asyncio.to_thread`, and a cancelled task sets `cancel`,
 /// which cuts the call's wait short instead of leaving the thread waiting for seconds).

@@ -23,6 +23,10 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule, PyType};
 use std::time::{Duration, Instant};
 
+/// What a first step that issued no ID hands to the rest of the call (`next_id_rest`,
+/// `anext_id_rest`): the core's answer (no ID yet, or an error), or None where it did not try.
+pub(crate) type First = Option<polyflake::Result<Option<u64>>>;
+
 /// A strict generator: an issued timestamp never exceeds the wall clock.
 #[pyclass(frozen, subclass, module = "polyflake", name = "Snowflake")]
 pub(crate) struct Snowflake {
@@ -37,7 +41,8 @@ pub(crate) struct Snowflake {
 pub(crate) struct MonotonicSnowflake;
 
 /// The methods every generator class shares, on its core generator `$core`, `try_now` and
-/// `id_to_py`. Close (also on drop) releases the GIL, which a Python clock's reader may need.
+/// `id_to_py` (`anext_id` too, but each class has its own: `Snowflake`'s is in `fast.rs`).
+/// Close (also on drop) releases the GIL, which a Python clock's reader may need.
 macro_rules! shared_methods {
     ($class:ty, $core:ident) => {
         #[pymethods]
@@ -75,14 +80,6 @@ macro_rules! shared_methods {
             #[getter]
             fn mode(&self) -> &'static str {
                 self.$core.mode().name()
-            }
-
-            /// `await g.anext_id()`: an ID issued without waiting is ready at once; a call that
-            /// would wait runs `next_id()` in a thread, never blocking the event loop.
-            fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-                let (py, g, this) = (slf.py(), slf.get(), slf.as_any());
-                let skip = g.injected && g.$core.mode() == polyflake::Mode::Strict;
-                $crate::aio::anext_id(this, skip, || g.try_now(), |id| g.id_to_py(py, id))
             }
 
             /// `await g.anext_ids(count)`: `next_ids(count)` in a thread in strict mode (which
@@ -324,18 +321,8 @@ impl Snowflake {
         build(py, "Snowflake", source, held, mode, settings, false)
     }
 
-    /// Issue one ID.
-    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
-        if self.injected {
-            return self.next_id_waiting(py);
-        }
-        match try_next_id(&self.gen) {
-            Ok(Some(id)) => Ok(id),
-            // The call would wait: let other threads run meanwhile.
-            Ok(None) => self.next_id_waiting(py),
-            Err(e) => Err(to_py_err(py, e)),
-        }
-    }
+    // `next_id()` and `anext_id()` are not here: `fast::register` installs them
+    // (`next_id_first`, then `next_id_rest` or `anext_id_rest`).
 
     /// Issue one ID if that needs no wait; None where `next_id()` would sleep (on a
     /// `ScriptedClock`, having spent a reading).
@@ -467,6 +454,70 @@ impl Snowflake {
         try_next_id(&self.gen)
     }
 
+    /// `next_id()`'s first step, which needs no Python token (`fast.rs` runs it outside PyO3's
+    /// trampoline): the ID the core issues at once, or what the rest of the call needs
+    /// (`next_id_rest`; None for an injected clock, whose reading a try would spend). Inlined,
+    /// with the core's step, into its one caller, the C function: the ID stays in a register.
+    /// Compiled on its own, the core's whole `Result` came back through memory (16-byte loads
+    /// that missed store forwarding); returning `Option<u64>` but with the core's step out of
+    /// line, or with a second caller (where LLVM put the step out of line for both), a call
+    /// cost 2 to 4 ns more (BENCHMARKS.md, Python).
+    #[inline(always)]
+    pub(crate) fn next_id_first(&self) -> Result<u64, First> {
+        self.first(|gen| gen.try_next_id())
+    }
+
+    /// `next_id_first` for `anext_id()`, on the core's step compiled once on its own
+    /// (`try_next_id` below), so that `next_id_first` keeps its one caller.
+    pub(crate) fn anext_id_first(&self) -> Result<u64, First> {
+        self.first(try_next_id)
+    }
+
+    #[inline(always)]
+    fn first(
+        &self,
+        step: impl FnOnce(&Generator) -> polyflake::Result<Option<u64>>,
+    ) -> Result<u64, First> {
+        if self.injected {
+            return Err(None);
+        }
+        match step(&self.gen) {
+            Ok(Some(id)) => Ok(id),
+            other => Err(Some(other)),
+        }
+    }
+
+    /// `next_id()` after a first step that issued nothing: the error it met, or, where the call
+    /// would wait (or the clock is injected), the wait with the GIL released so other threads
+    /// run meanwhile.
+    pub(crate) fn next_id_rest(&self, py: Python<'_>, rest: First) -> PyResult<u64> {
+        match rest {
+            Some(Ok(Some(id))) => Ok(id),
+            Some(Ok(None)) | None => self.next_id_waiting(py),
+            Some(Err(e)) => Err(to_py_err(py, e)),
+        }
+    }
+
+    /// `await g.anext_id()` after `next_id_first` found no ID at once (`first`: its `rest`; None:
+    /// not tried, an injected clock): the error ready at once, or `next_id()` in a thread, never
+    /// blocking the event loop. Not tried, a monotonic generator tries here (a strict one on
+    /// an injected clock does not: a try would spend a scripted reading).
+    pub(crate) fn anext_id_rest<'py>(
+        &self,
+        this: &Bound<'py, PyAny>,
+        first: First,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = this.py();
+        let to_py = |id| self.id_to_py(py, id);
+        match first {
+            Some(tried) => crate::aio::anext_id(this, false, || tried, to_py),
+            None => {
+                let skip = self.injected && self.gen.mode() == Mode::Strict;
+                crate::aio::anext_id(this, skip, || self.try_now(), to_py)
+            }
+        }
+    }
+
     fn id_to_py<'py>(&self, py: Python<'py>, id: u64) -> PyResult<Bound<'py, PyAny>> {
         Ok(id.into_pyobject(py)?.into_any())
     }
@@ -496,8 +547,9 @@ impl Snowflake {
     }
 }
 
-/// The core's `try_next_id`, compiled on its own: inlined into the method, LLVM moved the clock
-/// reading through a 16-byte load that missed store forwarding (5 ns more a monotonic call).
+/// The core's `try_next_id` for `try_next_id()` and `anext_id()`, compiled on its own: inlined
+/// into a PyO3 method, LLVM moved the clock reading through a 16-byte load that missed store
+/// forwarding (5 ns more a monotonic call). `next_id()` has its own path (`next_id_first`).
 #[inline(never)]
 fn try_next_id(gen: &Generator) -> polyflake::Result<Option<u64>> {
     gen.try_next_id()
@@ -520,11 +572,6 @@ impl MonotonicSnowflake {
         let (py, held, mode) = (node_id.py(), Held::Fixed, Mode::Monotonic);
         let base = build(py, "MonotonicSnowflake", source, held, mode, settings, true)?;
         Ok(PyClassInitializer::from(base).add_subclass(MonotonicSnowflake))
-    }
-
-    /// Issue one ID (defined again so the receiver check is an exact type match, not a walk).
-    fn next_id(slf: &Bound<'_, Self>) -> PyResult<u64> {
-        slf.as_super().get().next_id(slf.py())
     }
 }
 

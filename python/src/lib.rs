@@ -17,6 +17,7 @@ mod aio;
 mod args;
 mod clock;
 mod error;
+mod fast;
 mod generator;
 mod health;
 mod interrupt;
@@ -56,6 +57,7 @@ fn _polyflake(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<generator::Snowflake>()?;
     m.add_class::<generator::MonotonicSnowflake>()?;
+    fast::register(m)?;
     m.add_class::<health::PyHealth>()?;
     m.add_class::<health::PyLeaseHealth>()?;
     m.add_class::<health::PyClockSync>()?;

@@ -190,6 +190,14 @@ impl TimeIdGenerator {
         self.issue(py, Form::Bytes)
     }
 
+    /// `await g.anext_id()`: an ID issued without waiting is ready at once; a call that would
+    /// wait runs `next_id()` in a thread, never blocking the event loop.
+    fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let (py, g, this) = (slf.py(), slf.get(), slf.as_any());
+        let skip = g.injected && g.engine.mode() == polyflake::Mode::Strict;
+        crate::aio::anext_id(this, skip, || g.try_now(), |id| g.id_to_py(py, id))
+    }
+
     /// One ID if that needs no wait, else None (where `next_id()` would sleep).
     fn try_next_id<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let u = self.try_now().map_err(|e| to_py_err(py, e))?;
