@@ -2,7 +2,7 @@
 # primary keys of a real PostgreSQL 15 (Debian's), started on a free loopback port in a
 # temporary data directory and stopped afterwards. Reports index size, leaf density and leaf
 # splits (pgstatindex/pgstattuple), insert rate with a small shared_buffers, and the ratios
-# against the design text's table; draws index size and insert rate against row count.
+# beside the claims they test; draws index size and insert rate against row count.
 #
 #   make bench-pg [ROWS=5000000] [PG_SHARED_BUFFERS=32MB]   the full run (minutes), into
 #                        target/bench-pg/ (report.md, results.json, btree.png)

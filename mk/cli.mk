@@ -11,7 +11,7 @@
 #                    OpenAPI document (GET /openapi.json included; valid data must be accepted:
 #                    {"count": 3664.0} is 3664 IDs) and /metrics parsed back with prometheus_client
 #   make openapi-cli regenerate cli/openapi.json (the OpenAPI 3.1 description) from the code
-#   make demo-cli    decode the design text's literal, list the layouts, mint three IDs
+#   make demo-cli    decode the reference literal, list the layouts, mint three IDs
 #   make bench-cli   load benchmark of `serve` from loopback with wrk (count=1 and count=100)
 
 # Debian packages: mk/packages.mk.

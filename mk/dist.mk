@@ -1,4 +1,4 @@
-# Shipping (issue 13): the packages users install without Rust, built into dist/ and proven by
+# Shipping: the packages users install without Rust, built into dist/ and proven by
 # installing them the way users do.
 #
 #   make dist           dist/: the abi3 wheel (manylinux2014, linked with zig) and the sdist; the

@@ -1,4 +1,4 @@
-# The docs' links (issue 27): every relative link and #anchor in README.md, docs/*.md,
+# The docs' links: every relative link and #anchor in README.md, docs/*.md,
 # sdk/README-C.md, CHANGELOG.md and BENCHMARKS.md resolves (the file exists, the anchor is a
 # heading by GitHub's slug rules); external http(s) links are checked for form only, never
 # fetched. Python's standard library only.
@@ -15,7 +15,7 @@ test-docs-links:
 	python3 tests/docs/test_check_links.py
 	python3 tests/docs/check_links.py
 
-# The shared generator settings' defaults (issue 28): every statement of one in the docs, the C
+# The shared generator settings' defaults: every statement of one in the docs, the C
 # header, the Go docs, the Python stubs and signatures and the Node types states the core's
 # figure (`Settings::default()`, printed by the settings_defaults example).
 #

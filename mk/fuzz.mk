@@ -1,4 +1,4 @@
-# Coverage-guided fuzzing (issue 14): cargo fuzz (libFuzzer, AddressSanitizer, debug assertions;
+# Coverage-guided fuzzing: cargo fuzz (libFuzzer, AddressSanitizer, debug assertions;
 # nightly) on the targets in fuzz/fuzz_targets/:
 #   parse_id        decimal ID text (polyflake::parse_id), id_from_i128, check_id
 #   layout_name     layout names: presets and T/N/S (Layout::from_name), Layout::new

@@ -1,5 +1,5 @@
 # The lease protocol and the fork/registry rules as a Promela model, checked exhaustively by spin
-# (issue 30, model/): file, etcd and ZooKeeper leases with 3 holders and 2 slots under crashes,
+# (model/): file, etcd and ZooKeeper leases with 3 holders and 2 slots under crashes,
 # SIGSTOP past the TTL, store outages, late writes, restores and fences, deleted or overwritten
 # slot files, clock steps and fork; never two IDs equal, no ID past R, nothing at or below a
 # predecessor's possible R, IDs increasing; liveness under weak fairness. Each guard removed in

@@ -1,10 +1,10 @@
-# The nemesis run (issue 14, tests/nemesis/): six holders in three languages (Python, Node, and
+# The nemesis run (tests/nemesis/): six holders in three languages (Python, Node, and
 # the Rust service over HTTP) lease from one real etcd and mint while a seeded scheduler
 # SIGSTOPs holders past their TTL, SIGKILLs and restarts them, restarts etcd, revokes leases and
 # steps a service's test clock back; the checker fails on any duplicate, any unordered process
 # and any ID past its holder's R. The ZooKeeper variant (--store zookeeper): six services on one
 # real ZooKeeper, with SIGSTOP past the session timeout (the server expires the session),
-# ZooKeeper restarts and slot znodes deleted under their holders instead. On both (issue 26): a
+# ZooKeeper restarts and slot znodes deleted under their holders instead. On both: a
 # restore from an older backup, fenced (`polyflake lease fence`) before any holder reaches the
 # store again (every live holder must report its lease lost; zero duplicates across the whole
 # run), and 1.5-2.5 s stalls of a holder's link through a relay (ambiguous writes: a holder that

@@ -7,10 +7,10 @@
 # the Python and Node ones run from .venv and node/); the Rust one is a core example.
 #
 #   make polyglot-uuidv7      the seven languages minting UUIDv7s at once (no lease): no duplicate in
-#                             the union, each strictly increasing, all version 7 (issue 15)
+#                             the union, each strictly increasing, all version 7
 #   make polyglot-zookeeper   the seven languages leasing node ids from ONE real ZooKeeper (started on
 #                             a free loopback port by tests/stores/with_zookeeper.sh): no duplicate,
-#                             seven distinct node ids, no slot znode left behind (issue 17)
+#                             seven distinct node ids, no slot znode left behind
 # `make test` runs a 1 s version of each (test-polyglot-uuidv7, test-polyglot-zookeeper).
 
 DEPS_TARGETS += deps-polyglot

@@ -1,4 +1,4 @@
-# Sanitizers under the C ABI (issue 14). valgrind (mk/c.mk) stays as it is; these add:
+# Sanitizers under the C ABI. valgrind (mk/c.mk) stays as it is; these add:
 #
 #   make test-asan      tests/c/test_polyflake.c and .cpp built with gcc -fsanitize=address,undefined
 #                       against libpolyflake.a and libpolyflake.so built by nightly rustc with

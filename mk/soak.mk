@@ -1,4 +1,4 @@
-# The soak (issue 14, tests/soak/): `polyflake serve` on a file lease under wrk and the
+# The soak (tests/soak/): `polyflake serve` on a file lease under wrk and the
 # six-language polyglot run (round after round, on the same lease directory) at once; RSS and
 # open descriptors of every process sampled every second must be flat after warm-up, and the
 # lease directory must hold exactly what the live holders hold (nothing once they stopped).

@@ -34,7 +34,7 @@ byte s_rT[NS];
     if :: ino[s] != 0 -> rok[s] = s_rok[s]; rR[s] = s_rR[s]; rtok[s] = s_rtok[s]; rT[s] = s_rT[s] \
        :: else fi }
 
-/* `polyflake lease fence` (issue 26): every record's R raised to at least the fence value,
+/* `polyflake lease fence`: every record's R raised to at least the fence value,
  * a time past everything the lost history may have issued (the operator's range). */
 #define FENCE_STORE() \
   for (s : 0 .. NS - 1) { \

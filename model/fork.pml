@@ -7,7 +7,7 @@
  * fork. Process 1 (the child) inherits the parent's generator, which refuses with
  * UsedAfterFork (generator/engine.rs::after_fork), and may make its own static generator with the
  * same node id: registry::claim must refuse it while the parent's is live. The code holds a
- * static id host-wide (registry.rs: an abstract Unix socket; R_FORKREG); before issue 25 it
+ * static id host-wide (registry.rs: an abstract Unix socket; R_FORKREG); before that hold it
  * checked only the child's copy of the table, whose entry carries the parent's fork
  * generation, and let the child in (the mutation R_FORKREG=0).
  */
@@ -28,7 +28,7 @@ bool child_alive;
  * live process holds) refuses an id another live process holds, the parent included; the
  * process's own table gives the last state word issued under the id in this process, and
  * generator/builder.rs counts the millisecond the id was taken in as spent (the previous holder's last
- * state died with it). Without it (the code before issue 25): only the process's own table. */
+ * state died with it). Without it (the earlier code): only the process's own table. */
 inline claim(p) {
 #if R_FORKREG
   reg_owner == 0 ->

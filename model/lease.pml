@@ -271,7 +271,7 @@ inline incarnate(p) {
 }
 
 #if R_ROLLBACK
-/* issue 26, as the code has it: remote/protocol.rs::renew_tick reads the store's fence
+/* Rollback detection, as the code has it: remote/protocol.rs::renew_tick reads the store's fence
  * (Holder::read_fence, etcd.rs / zookeeper.rs) BEFORE each renewal's write and stops, writing
  * nothing, when it moved since the take (after a fenced restore every live holder sees it at its
  * next renewal, the holders whose writes the restore kept included). The stores' own signs
@@ -285,7 +285,7 @@ inline incarnate(p) {
 #endif
 
 #if R_FENCE
-/* issue 26: a restored store is not taken from until fenced (the operator's procedure,
+/* A restored store is not taken from until fenced (the operator's procedure,
  * node-ids.md "Backup and restore"; fence.rs: every taker reads the fence). */
 #define TAKE_OK (!down && !unfenced)
 #else
@@ -364,7 +364,7 @@ active proctype Env() {
        printf("MSC: ENV polyflake lease fence before any client reaches it: fence %d\n", hiR);
 #endif
        s = 0; i = 0 }
-  /* `polyflake lease fence` (issue 26), later. */
+  /* `polyflake lease fence`, later. */
   :: atomic { unfenced -> unfenced = 0; FENCE_STORE(); s = 0; EAGER_ALL();
        printf("MSC: ENV polyflake lease fence: fence %d\n", hiR) }
 #endif

@@ -59,7 +59,7 @@ byte s_cltok[NP];
 #define LATE_SESSION(p) 1
 #endif
 
-/* `polyflake lease fence` (issue 26, fence.rs): the fence key set to a time past everything the
+/* `polyflake lease fence` (fence.rs): the fence key set to a time past everything the
  * lost history may have issued (the ghost hiR); every taker's guard is at least its value
  * (fence::floor). The marks are not touched: a holder's compare does not see a fence. */
 #define FENCE_STORE() \
@@ -192,7 +192,7 @@ end_loop:
 #endif
        if
        :: down -> printf("MSC: H%d renewal failed (store down)\n", p)
-       :: !down && FENCE_MOVED(p) -> lose(p)             /* issue 26 */
+       :: !down && FENCE_MOVED(p) -> lose(p)             /* R_ROLLBACK */
        :: !down && !FENCE_MOVED(p) && WRITE_OK(p, s, hv[p]) ->
           mk[s] = r; BUMP(s); hv[p] = mver[s]; unsure[p] = 0;
           durable(p, r); chk[p] = c; publish(p, r);

@@ -1,5 +1,5 @@
 'use strict'
-// polyflake/prometheus: a generator's health as prom-client metrics (issue 18).
+// polyflake/prometheus: a generator's health as prom-client metrics.
 //
 //   const client = require('prom-client')
 //   const { collectMetrics } = require('polyflake/prometheus')

@@ -118,7 +118,7 @@ fn decode_the_design_literals() {
     assert!(r.status.success(), "{}", r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.len(), 2);
-    // The design text's literal: node 37, sequence 0, at 2025-01-24T19:35:58.021Z.
+    // The reference literal: node 37, sequence 0, at 2025-01-24T19:35:58.021Z.
     assert_eq!(
         lines[0],
         "141264821508263936  time=2025-01-24T19:35:58.021Z  unix_ms=1737747358021  node=37  sequence=0"

@@ -1,7 +1,6 @@
-//! UUIDv7 and ULID (issue 15), the clock source (issue 16) and the core's metric table
-//! (issue 18) through the running binary: `next --format`, `decode` of either text, `POST
-//! /v1/ids {"format": ...}`, `--clock`, health, and `/metrics` parsed back against
-//! `polyflake::HEALTH_METRICS`.
+//! UUIDv7 and ULID, the clock source and the core's metric table through the running binary:
+//! `next --format`, `decode` of either text, `POST /v1/ids {"format": ...}`, `--clock`, health,
+//! and `/metrics` parsed back against `polyflake::HEALTH_METRICS`.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! The service heals (issue 26): a `polyflake serve` whose lease is lost (its etcd slot key
+//! The service heals: a `polyflake serve` whose lease is lost (its etcd slot key
 //! deleted, as an expired lease or an operator would) answers 503 `lease_lost`, takes a new slot
 //! by itself, waits out that slot's restart guard (503 `restart_guard`), and serves again: no
 //! restart, and no ID repeated across the change. Under a store restored from an older backup it

@@ -1,6 +1,6 @@
-//! Issue 11 through the CLI and the service: the same bad node-source inputs as every binding,
-//! `polyflake lease inspect`, two services whose lease directory is removed between their
-//! starts, and a forward step of the service's test clock.
+//! The quiet faults through the CLI and the service: the same bad node-source inputs as every
+//! binding, `polyflake lease inspect`, two services whose lease directory is removed between
+//! their starts, and a forward step of the service's test clock.
 
 mod common;
 
@@ -237,7 +237,7 @@ fn a_forward_step_of_the_clock_is_503_until_it_comes_back() {
     assert_eq!(r.status.code(), Some(2), "{}", r.stderr);
 }
 
-/// `polyflake lease fence` (issue 26): after a restore, the operator raises the store's fence;
+/// `polyflake lease fence`: after a restore, the operator raises the store's fence;
 /// `lease inspect` shows it, a new holder is refused until its clock passes it (the refusal
 /// says the fence is why), a fence only rises, and a bad margin is refused echoing it.
 #[test]
@@ -328,7 +328,7 @@ fn notice_ms(line: &str, prefix: &str) -> u64 {
     digits.parse().unwrap_or_else(|_| panic!("{line}"))
 }
 
-/// Issue 27: a wait a person notices says so. `next` on a fresh lease directory (a new
+/// A wait a person notices says so. `next` on a fresh lease directory (a new
 /// machine's first run) waits one reserve, 5 s by default: one line on stderr says how long,
 /// why and how to avoid it. A second run on the same directory, a static node id and a wait of
 /// at most half a second say nothing.

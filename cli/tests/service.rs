@@ -953,7 +953,7 @@ fn refusals_echo_the_json_text_sent() {
         assert!(r.text().contains(want), "{body}: {}", r.text());
     }
     // A number whose value is an integer is that integer, however written (JSON Schema's
-    // integer, which the OpenAPI document uses; issue 27).
+    // integer, which the OpenAPI document uses).
     for (body, n) in [
         (r#"{"count": 3664.0}"#, 3664),
         (r#"{"count": 3.664e3, "format": "ulid"}"#, 3664),

@@ -1,4 +1,4 @@
-//! The service's shutdown with generator calls waiting in the core (issue 25): SIGTERM cuts a
+//! The service's shutdown with generator calls waiting in the core: SIGTERM cuts a
 //! long strict batch and a strict rewind wait, the waiting request is answered 503
 //! `INTERRUPTED`, and the process exits 0 within 1 s. Real processes, real signals, real TCP.
 //!

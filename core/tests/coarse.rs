@@ -1,4 +1,4 @@
-//! The coarse clock source (issue 16) on injected clocks that model both readings: a manual
+//! The coarse clock source on injected clocks that model both readings: a manual
 //! clock whose coarse reading is the wall reading rounded down to a tick (as
 //! `CLOCK_REALTIME_COARSE` is the time of the last tick): it lags, steps back and freezes with
 //! the precise reading. Strict mode must never issue a timestamp above the precise reading of its

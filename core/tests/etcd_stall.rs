@@ -1,4 +1,4 @@
-//! A network stall shorter than the TTL never costs an etcd lease (issue 26, part 3), against a
+//! A network stall shorter than the TTL never costs an etcd lease, against a
 //! REAL etcd reached through a relay that holds every byte for 1.5-2.5 s and then delivers it: a
 //! renewal sent meanwhile times out at the holder and is applied by etcd when the link comes back,
 //! so the holder no longer knows its mark's revision. It must re-read the mark, find its own

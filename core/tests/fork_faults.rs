@@ -1,4 +1,4 @@
-//! Fork faults (issue 11): a child that closes its inherited descriptors (daemonizing code)
+//! Fork faults: a child that closes its inherited descriptors (daemonizing code)
 //! and leases again, a fork while another thread is inside a batch, a `close()` while a forked
 //! child lives, and a parent that dies while such a child lives. One test that runs them in
 //! order: forking while other test threads run would test the harness, not polyflake.
@@ -286,7 +286,7 @@ fn a_parent_that_dies_leaves_no_slot_to_its_child() {
 
 /// UUIDv7 and ULID generators have no node id: a forked child goes on issuing from the state it
 /// inherited, so its IDs differ from its parent's only by their random parts, which the child
-/// must not repeat (issue 15).
+/// must not repeat.
 fn a_forked_child_does_not_repeat_its_parents_random_bits() {
     use polyflake::{ManualClock, TimeIdBuilder};
     let clock = ManualClock::new(1_737_747_358_021);

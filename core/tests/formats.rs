@@ -1,4 +1,4 @@
-//! UUIDv7 and ULID (issue 15): the conformance vectors of `tests/vectors/formats.json` (RFC 9562's
+//! UUIDv7 and ULID: the conformance vectors of `tests/vectors/formats.json` (RFC 9562's
 //! example, the ULID spec's), text at the limits and bad text, and the generators' rewind guard,
 //! batches and monotonic increments on injected clocks.
 

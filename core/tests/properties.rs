@@ -195,7 +195,7 @@ proptest! {
         run(Mode::Monotonic, readings(&m), &c, 5.0, ClockSource::Precise)?;
     }
 
-    // The same properties on the coarse source (issue 16): strict never ahead of the reading
+    // The same properties on the coarse source: strict never ahead of the reading
     // that decided an ID, never a repeat, every refusal a rewind's.
     #[test]
     fn coarse_strict_ids_increase_never_repeat_never_lead(m in moves(), c in calls()) {

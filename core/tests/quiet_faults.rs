@@ -1,4 +1,4 @@
-//! The quiet faults (issue 11), each reproduced as an adversarial user would meet it: slot files
+//! The quiet faults, each reproduced as an adversarial user would meet it: slot files
 //! deleted under a live holder, records that do not parse, forward clock steps, a second ID space
 //! on one store, and the small ones. Fork faults have their own binary (`fork_faults.rs`).
 

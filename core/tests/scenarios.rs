@@ -126,8 +126,8 @@ impl Gen {
 }
 
 thread_local! {
-    /// The clock source every generator of the running scenario uses (issue 16: every file runs
-    /// on the precise source and again on the coarse one).
+    /// The clock source every generator of the running scenario uses (every file runs on the
+    /// precise source and again on the coarse one).
     static SOURCE: std::cell::Cell<ClockSource> = const { std::cell::Cell::new(ClockSource::Precise) };
 }
 
@@ -619,7 +619,7 @@ fn every_scenario_file_passes() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    // The 128-bit formats' scenarios (issue 15) wait in formats/ until every runner runs them.
+    // The 128-bit formats' scenarios wait in formats/ until every runner runs them.
     let mut formats: Vec<PathBuf> = std::fs::read_dir(scenario_dir().join("formats"))
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -1,5 +1,6 @@
-//! A store restored from an older backup: the probes of issue 26 beside a real etcd
-//! (`etcdctl snapshot save` / `snapshot restore`) and a real ZooKeeper (a copy of its data dir).
+//! A store restored from an older backup: the fence and rollback detection probed beside a real
+//! etcd (`etcdctl snapshot save` / `snapshot restore`) and a real ZooKeeper (a copy of its data
+//! dir).
 //! Holder C leaves an R and closes; the backup is taken; holder A takes the slot and mints
 //! further ahead; the store is restored (it forgets A's R); the operator fences it
 //! (`fence_*_lease`, what `polyflake lease fence` runs); holder B, its clock where A's was,

@@ -15,9 +15,9 @@
 // measured on MonotonicSnowflake (default layout: never waits) and on a strict Snowflake with
 // the non-exhausting layout 41/1/21 (2,097,152 IDs per ms), and the table says which is which.
 //
-// Issue 15: uuid7() (a string, on the process-wide strict generator) beside uuid's v7() and the
-// uuidv7 package's uuidv7(). Issue 16: nextId() on the coarse clock source. Issue 18: the async
-// forms' fast path (a Promise settled at once, no thread hop) beside the synchronous call.
+// UUIDv7: uuid7() (a string, on the process-wide strict generator) beside uuid's v7() and the
+// uuidv7 package's uuidv7(). The coarse clock: nextId() on the coarse clock source. The async
+// forms: their fast path (a Promise settled at once, no thread hop) beside the synchronous call.
 // The floors (bench/floor.c, built by mk/node.mk): a Node-API function that issues nothing,
 // alone, and returning a constant ID through napi_create_bigint_uint64 or through the slot the
 // binding's nextId uses (node/src/fast.rs).

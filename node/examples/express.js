@@ -1,5 +1,5 @@
 'use strict'
-// An Express service that mints IDs per request (issue 18; docs/node.md "In an async service").
+// An Express service that mints IDs per request (docs/node.md "In an async service").
 //
 //   node examples/express.js LEASE_DIR [PORT] [RESERVE_MS]
 //

@@ -1,4 +1,4 @@
-//! Interruptible waits (issue 25): a core call that can wait is cut (`INTERRUPTED`) within one
+//! Interruptible waits: a core call that can wait is cut (`INTERRUPTED`) within one
 //! of the core's 20 ms slices once the JS environment that made it is going away:
 //! `Worker.terminate()`, `process.exit()` (which terminates every Worker first), a Worker's own
 //! `process.exit()`.

@@ -1,4 +1,4 @@
-//! UUIDv7 and ULID (issue 15): `Uuid7Generator` and `UlidGenerator`, ONE class implementation
+//! UUIDv7 and ULID: `Uuid7Generator` and `UlidGenerator`, ONE class implementation
 //! (`format_class!`) over the core's two generators (generic over the core's [`Issuer`], with
 //! [`Format`] below for the rest), the text helpers, and the module-level `uuid7()` / `ulid()`
 //! on process-wide strict generators made on first use. IDs are strings by default (the core's

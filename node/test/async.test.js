@@ -1,5 +1,5 @@
 'use strict'
-// The async forms (issue 18): nextIdAsync/nextIdsAsync settle at once when the core needs no
+// The async forms: nextIdAsync/nextIdsAsync settle at once when the core needs no
 // wait and wait on the libuv thread pool otherwise, so the event loop keeps turning during a
 // strict batch that spans hundreds of milliseconds; tryNextId returns null where nextId would
 // sleep; sync and async IDs of one generator are unique and increasing together.

@@ -154,7 +154,7 @@ test('every core error kind reaches JS as an Error with a stable code', () => {
   throwsCode(assert, () => m.nextId(), Error, 'LEAD_LIMIT_EXCEEDED')
 })
 
-// Issue 25: every refusal echoes the value the caller sent, never a clamped bound. A bigint too
+// Every refusal echoes the value the caller sent, never a clamped bound. A bigint too
 // wide for the core's type is the core's `too_wide` refusal (INVALID_ARGUMENT) with its exact
 // digits; a Number that is not a safe integer is refused with its JS text.
 const BIG = 2n ** 1000n

@@ -1,5 +1,5 @@
 'use strict'
-// A static node id is held host-wide (issue 25): a second process asking for one that a live
+// A static node id is held host-wide: a second process asking for one that a live
 // process holds gets NODE_ID_IN_USE naming the holder's pid (message and `holderPid`), and gets
 // it once the holder exits. Node's `cluster` with 4 workers, the pre-fork recipe: each worker
 // leases its node id from a file lease in one shared directory (distinct node ids, zero

@@ -1,5 +1,5 @@
 'use strict'
-// UUIDv7 and ULID through the Node binding (issue 15): tests/vectors/formats.json (the RFC 9562
+// UUIDv7 and ULID through the Node binding: tests/vectors/formats.json (the RFC 9562
 // example, the ULID spec's examples, the limits, aliases and bad text), and the API: strings by
 // default, a Buffer on request, batches as one Buffer or an array of strings, the module-level
 // uuid7()/ulid(), explicit settings, and the helpers' refusals.

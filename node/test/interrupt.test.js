@@ -1,5 +1,5 @@
 'use strict'
-// Every wait can be interrupted (issue 25): `Worker.terminate()` returns within 100 ms while the
+// Every wait can be interrupted: `Worker.terminate()` returns within 100 ms while the
 // Worker is blocked in a long strict call (a batch spanning 10 s of milliseconds on layout
 // 41/21/1, a rewind waited out on a clock function stepped back 10 s inside a 20 s budget, the
 // UUIDv7 and ULID forms, a batch waiting on the libuv pool), and so does the whole process on

@@ -1,8 +1,8 @@
 'use strict'
-// The quiet faults of issue 11, met through Node: a slot file deleted (or the whole lease
+// The quiet faults, met through Node: a slot file deleted (or the whole lease
 // directory removed) under a live holder while a second process leases the slot afresh, forward
 // clock steps on a ManualClock, a second ID space on one store, a slot poisoned by a step; and
-// issue 12's same-input table (tests/vectors/bad_node_sources.json): the core's code and message,
+// the same-input table (tests/vectors/bad_node_sources.json): the core's code and message,
 // word for word. The rules are the core's; these tests check that Node reaches them intact.
 const test = require('node:test')
 const assert = require('node:assert/strict')
@@ -278,7 +278,7 @@ test('health() has exactly the keys index.d.ts declares (Health, ClockSync and L
   }
 })
 
-// Issue 12, item 3: one behaviour per input, in every binding.
+// One behaviour per input, in every binding.
 const TABLE = readJson(path.join(VECTORS, 'bad_node_sources.json'))
 
 for (const c of TABLE.cases) {
@@ -308,7 +308,7 @@ for (const c of TABLE.cases) {
   })
 }
 
-test('the same-input table has the six cases of issue 12', () => {
+test('the same-input table has its six cases', () => {
   assert.deepEqual(TABLE.cases.map((c) => c.name).sort(), ['empty_identity', 'ipv4_prefix_300', 'ipv4_prefix_33',
     'ipv4_prefix_minus_1', 'reserve_ms_0', 'zero_slots'])
 })

@@ -1,5 +1,5 @@
 'use strict'
-// Issue 18 in a service: collectMetrics() for prom-client scraped and parsed back (the service's
+// Metrics in a service: collectMetrics() for prom-client scraped and parsed back (the service's
 // metric names, from the core's table), and the Express example (node/examples/express.js)
 // started as its own process on a file lease, hit with a real HTTP client (fetch), made unhealthy
 // (its slot file deleted: 503), shut down with SIGTERM, and its slot free again afterwards.

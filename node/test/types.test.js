@@ -1,5 +1,5 @@
 'use strict'
-// The TypeScript surface (issue 27): the literal unions of index.d.ts (PolyflakeErrorCode,
+// The TypeScript surface: the literal unions of index.d.ts (PolyflakeErrorCode,
 // HealthStatus, NodeIdSource, GeneratorMode, ClockSourceName, LeaseKind, LeasePhase,
 // ClockSyncState, RestartGuardMode) against the
 // core's own lists (the addon's internal `_typeNames()`); `isPolyflakeError` on every kind of

@@ -1,5 +1,5 @@
 'use strict'
-// fromZooKeeper (issue 17) against a real ZooKeeper: `make test-node` runs the suite under
+// fromZooKeeper against a real ZooKeeper: `make test-node` runs the suite under
 // tests/stores/with_zookeeper.sh, which starts Debian's ZooKeeper on a free loopback port and
 // names it in POLYFLAKE_TEST_ZOOKEEPER. An ID and health naming the store; processes racing for
 // fewer slots (exactly `slots` win); bad input (empty ensemble, an unreachable one within

@@ -31,7 +31,7 @@ os.environ["POLYFLAKE_HOST_SCOPE"] = f"pytest-{os.getpid()}"
 os.environ["POLYFLAKE_STATE_DIR"] = STATE_DIR
 os.environ.pop("POLYFLAKE_RESTART_GUARD", None)
 
-#: The design's default epoch, 2024-01-01T00:00:00Z (the design text's CUSTOM_EPOCH_MS).
+#: The default epoch, 2024-01-01T00:00:00Z (the core's DEFAULT_EPOCH_MS).
 CUSTOM_EPOCH_MS = 1704067200000
 
 

@@ -1,4 +1,4 @@
-"""The async forms (issue 18): `await g.anext_id()` and `await g.anext_ids(n)` never block the
+"""The async forms: `await g.anext_id()` and `await g.anext_ids(n)` never block the
 running event loop, `g.try_next_id()` returns None where `next_id()` would sleep, and IDs from
 mixed sync and async calls stay unique and increasing per generator."""
 

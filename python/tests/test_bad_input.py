@@ -158,7 +158,7 @@ def manual():
 
 
 # (description, callable, the int the caller sent): every refusal of an int that does not fit
-# the core's type echoes Python's str() of it, never a clamped bound (issue 25).
+# the core's type echoes Python's str() of it, never a clamped bound.
 WIDE = [
     ("node_id 2**1000", lambda: Snowflake(node_id=2**1000), 2**1000),
     ("node_id -2**1000", lambda: Snowflake(node_id=-(2**1000)), -(2**1000)),

@@ -1,4 +1,4 @@
-"""The coarse clock source (issue 16) through the binding: `clock="coarse"` (or `"precise"`) on
+"""The coarse clock source through the binding: `clock="coarse"` (or `"precise"`) on
 every constructor, `clock_source=` for a clock object's coarse reading, the source in health, and
 the core's error for a bad name. The rules themselves are the core's (core/tests/coarse.rs); the
 scenario files run on both sources in test_scenarios.py."""

@@ -1,5 +1,5 @@
 """After fork() a generator made in the parent refuses in the child (it shares the parent's node
-id and state), with UsedAfterFork. A static node id is held host-wide (issue 25): while the
+id and state), with UsedAfterFork. A static node id is held host-wide: while the
 parent lives, a child (or any other process) asking for it is refused with NodeIdInUse naming
 the holder's pid; once the parent closes its generator, the child can take it."""
 

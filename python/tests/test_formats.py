@@ -1,4 +1,4 @@
-"""UUIDv7 and ULID (issue 15) through the binding: the conformance vectors of
+"""UUIDv7 and ULID through the binding: the conformance vectors of
 tests/vectors/formats.json, the module's uuid7()/ulid() and their fast paths, the generator
 classes, batches, bad input, and fork.
 
@@ -23,7 +23,7 @@ from conftest import VECTORS, load_json, run_in_child
 
 FORMATS = load_json(VECTORS / "formats.json")
 CROCKFORD = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
-T = 1_737_747_358_021  # the design text's instant, Unix ms
+T = 1_737_747_358_021  # the reference literal's instant, Unix ms
 
 
 def fields(u: int):
@@ -172,7 +172,7 @@ def test_uuid7_generator_on_a_manual_clock():
     # A whole-ms injected clock has no sub-millisecond fraction: rand_a is 0 (method 3).
     assert {fields(u)[3] for u in us} == {0}
     assert us == sorted(us) and len(set(us)) == 5
-    clock.advance(-600)  # the design text's NTP step back: refused, never repeated
+    clock.advance(-600)  # an NTP step back of 600 ms: refused, never repeated
     with pytest.raises(polyflake.ClockMovedBackwards) as e:
         g.next_id()
     assert e.value.behind_ms == 600 and g.health().status == "clock_behind"

@@ -1,4 +1,4 @@
-"""A real pre-fork server (issue 25): gunicorn with 4 sync workers running
+"""A real pre-fork server: gunicorn with 4 sync workers running
 python/examples/gunicorn_app.py. Each worker makes its generator after the fork from a file
 lease (the recipe of docs/python.md): 4 distinct node ids, and 20,000 IDs fetched by 8 client
 threads in batched requests have no duplicate. The failure mode the recipe avoids: a static

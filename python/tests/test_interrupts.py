@@ -1,4 +1,4 @@
-"""Every call that waits can be interrupted (issue 25): Ctrl-C (a real SIGINT, sent from another
+"""Every call that waits can be interrupted: Ctrl-C (a real SIGINT, sent from another
 process) reaches Python within 100 ms from a strict batch that spans seconds and from a rewind
 wait inside a 20-second budget, as KeyboardInterrupt (never Interrupted, never lost); the
 generator stays consistent (the cut batch returns nothing, the next ID is above every ID issued

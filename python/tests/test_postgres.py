@@ -1,4 +1,4 @@
-"""Byte order against a real PostgreSQL 15 (issue 15, item 3): 10,000 of our UUIDv7s, issued in
+"""Byte order against a real PostgreSQL 15: 10,000 of our UUIDv7s, issued in
 order and inserted in another, come back from `ORDER BY` in issue order, both as the `uuid` type
 and as text (bytewise and under the default and ICU collations).
 

@@ -1,4 +1,4 @@
-"""`polyflake.prometheus.Collector(g)` (issue 18): scraped over HTTP from prometheus_client's own
+"""`polyflake.prometheus.Collector(g)`: scraped over HTTP from prometheus_client's own
 server and parsed back, its names, kinds and help texts are the core's metric table
 (`polyflake.HEALTH_METRICS`, the table the service's /metrics uses), and its values the
 generator's health."""

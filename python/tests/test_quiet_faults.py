@@ -1,4 +1,4 @@
-"""The quiet faults of issue 11, each reproduced through Python as the issue describes it: a slot
+"""The quiet faults, each reproduced through Python as an adversarial user would meet it: a slot
 file (or the whole lease directory) deleted under a live holder while a second process leases
 the slot, a forked child that closes its inherited descriptors and leases again, a fork during a
 batch then close() in the child, close() with a live multiprocessing worker, records that do not
@@ -427,7 +427,7 @@ def test_a_store_serves_one_id_space(tmp_path):
         MonotonicSnowflake.from_file_lease(tmp_path, epoch_ms=CUSTOM_EPOCH_MS + 9)
 
 
-# -- issue 12: one behaviour per input --------------------------------------------------------
+# -- one behaviour per input ----------------------------------------------------------------------
 
 BAD_SOURCES = load_json(VECTORS / "bad_node_sources.json")["cases"]
 

@@ -1,9 +1,9 @@
 """Every scenario file in tests/vectors/scenarios/ through the Python binding, on the precise
-and on the coarse clock source (issue 16), as the Rust runner runs them.
+and on the coarse clock source, as the Rust runner runs them.
 
 The schema is tests/vectors/scenarios/README.md. The runner fails on an unknown op or key, and
 the parametrisation is the directory listing itself, so no file can be skipped. The UUIDv7/ULID
-files waiting in scenarios/formats/ (issue 15) run too; only the files of scenarios/ itself go
+files waiting in scenarios/formats/ run too; only the files of scenarios/ itself go
 into the coverage record (the lead moves the others up once every runner runs them).
 """
 

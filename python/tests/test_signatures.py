@@ -1,4 +1,4 @@
-"""What help() shows is the call the runtime takes (issue 27): every constructor and function has
+"""What help() shows is the call the runtime takes: every constructor and function has
 a real signature (no `**settings`, no Ellipsis default), each keyword it lists is accepted at the
 default it shows (which is the core's, `DEFAULT_*`) with the same result as leaving it out, and
 every keyword another constructor lists but it does not is a TypeError. The stubs list the same

@@ -1,4 +1,4 @@
-"""An ID's time in one call, for a log line (issue 27): `decode_time` gives the decoded `epoch_ms`
+"""An ID's time in one call, for a log line: `decode_time` gives the decoded `epoch_ms`
 as an aware UTC `datetime` (on the class, the module and a generator, as `decode`), and
 `uuid7_time`/`ulid_time` do the same for the 128-bit formats. `decode()`'s dict is unchanged."""
 
@@ -13,7 +13,7 @@ from polyflake.testing import ManualClock
 
 from conftest import CUSTOM_EPOCH_MS
 
-LITERAL = 141264821508263936  # the design text's: 2025-01-24T19:35:58.021Z, node 37, sequence 0
+LITERAL = 141264821508263936  # the reference literal: 2025-01-24T19:35:58.021Z, node 37, sequence 0
 UNIX = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -21,13 +21,13 @@ def at(ms):
     return UNIX + timedelta(milliseconds=ms)
 
 
-def test_design_text_literal():
+def test_reference_literal():
     t = Snowflake.decode_time(LITERAL)
     assert t == datetime(2025, 1, 24, 19, 35, 58, 21000, tzinfo=timezone.utc)
     assert t.tzinfo is timezone.utc and t.utcoffset() == timedelta(0)
     assert t.isoformat() == "2025-01-24T19:35:58.021000+00:00"
     assert polyflake.decode_time(LITERAL) == MonotonicSnowflake.decode_time(LITERAL) == t
-    # decode() keeps the design text's keys.
+    # decode() keeps its dict's keys.
     assert Snowflake.decode(LITERAL) == {"epoch_ms": 1737747358021, "node_id": 37, "sequence": 0}
 
 

@@ -1,4 +1,4 @@
-"""Wide layouts in every store (issue 25, part 3, attacked from Python): a lease on 30/32/1 with
+"""Wide layouts in every store (attacked from Python): a lease on 30/32/1 with
 the default `slots` (every one of 2**32 node ids) once aborted the whole process (a 103 GB
 allocation in the file store's survey) and 37/25/1 took 1.2 s and 1.5 GB. Each lease here is
 taken in a child process whose address space is capped at 4 GB, so an allocation in proportion

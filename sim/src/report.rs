@@ -422,7 +422,7 @@ fn verdict(ok: bool) -> &'static str {
     }
 }
 
-/// The design text's claims beside this run's numbers (those whose scenarios ran).
+/// The claims about clock faults beside this run's numbers (those whose scenarios ran).
 pub fn claims(s: &Summary) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     if let (Some(st), Some(sm)) = (
@@ -618,7 +618,7 @@ pub fn markdown(s: &Summary) -> String {
     let cl = claims(s);
     if !cl.is_empty() {
         m.push_str(
-            "\n## Against the design text\n\n| claim | this run | verdict |\n| --- | --- | --- |\n",
+            "\n## Claims about clock faults, against this run\n\n| claim | this run | verdict |\n| --- | --- | --- |\n",
         );
         for (c, r, v) in cl {
             let _ = writeln!(m, "| {c} | {r} | {v} |");

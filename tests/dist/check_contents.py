@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""What each artifact in dist/ must hold, and the size targets (issue 13).
+"""What each artifact in dist/ must hold, and the size targets.
 
     python3 tests/dist/check_contents.py DIST VERSION ABI
     python3 tests/dist/check_contents.py --npm-modules POLYFLAKE.tgz
 
 Prints every artifact with its size; exits 1 naming whatever is missing or too big. The second
-form checks only the npm package's modules (issue 27): every `polyflake` or `polyflake/...`
+form checks only the npm package's modules: every `polyflake` or `polyflake/...`
 module that docs/node.md, node/examples/ and the package's README import must be in its exports
 map with every file it names packed, and every relative require/import of a packed .js or .d.ts
 must resolve inside the package; a missing one is named.
@@ -94,9 +94,9 @@ def npm_module_problems(tgz: pathlib.Path) -> list:
     return problems
 
 MB = 1024 * 1024
-# Issue 13's size targets, reported as met or missed: not reached with the TLS stacks the etcd and
+# The size targets, reported as met or missed: not reached with the TLS stacks the etcd and
 # ZooKeeper leases link (docs/releasing.md says why). The ceilings are the measured sizes plus
-# about 15%: a regression past them fails. Measured since issue 24 made aws-lc-rs the one crypto
+# about 15%: a regression past them fails. Measured since aws-lc-rs became the one crypto
 # provider (it links more than ring did): wheel 3.21 MB, .node 8.09 MB.
 WHEEL_TARGET, WHEEL_CEILING = 2 * MB, 3.7 * MB  # the whole wheel
 NODE_ADDON_TARGET, NODE_ADDON_CEILING = 3 * MB, 9.3 * MB  # the platform package's .node

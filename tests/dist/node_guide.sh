@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Node guide against the installed packages (issue 27), called by test_dist.sh's Node section
+# The Node guide against the installed packages, called by test_dist.sh's Node section
 # once the packages are published to its local registry and Rust is off PATH:
 #   - the packed polyflake-VERSION.tgz holds every module docs/node.md and node/examples/ import
 #     (check_contents.py --npm-modules), and a copy without polyflake/prometheus is refused by name;

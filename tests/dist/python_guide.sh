@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python guide against the published wheel (issue 27), as a user copying from it would run
+# The Python guide against the published wheel, as a user copying from it would run
 # it: a fresh venv gets polyflake from the package index given (the local one of test_dist.sh)
 # and prometheus-client, fastapi and uvicorn from PyPI, with no cargo, rustc or rustup on PATH.
 # Then:

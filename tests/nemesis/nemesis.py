@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The nemesis run (issue 14): six processes lease node ids from ONE real store (etcd, or
+"""The nemesis run: six processes lease node ids from ONE real store (etcd, or
 ZooKeeper with --store zookeeper) and mint continuously while a scheduler, from a seed, injects
 faults:
 
@@ -10,7 +10,7 @@ faults:
 - take a holder's slot away in the store: revoke an etcd lease with etcdctl, or delete a slot
   znode (what an operator, a broken tool or a lost session does);
 - step a service's clock back (the CLI's loopback-only test clock), then restore it;
-- restore the store from an older backup (issue 26): a backup is taken early (etcd: `etcdctl
+- restore the store from an older backup: a backup is taken early (etcd: `etcdctl
   snapshot save`; ZooKeeper: a copy of the data dir, the server stopped for it), a service's
   clock is set ahead (a host with skew), and later the store is stopped, restored from the
   backup, started on a private port where no holder looks, fenced (`polyflake lease fence

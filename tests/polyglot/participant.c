@@ -1,5 +1,5 @@
 /*
- * The C participant of the cross-language uniqueness run (issue 8).
+ * The C participant of the cross-language uniqueness run.
  *
  * Usage: participant_c LEASE_DIR SECONDS OUT_PATH [uuidv7]
  *

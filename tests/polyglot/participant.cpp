@@ -1,4 +1,4 @@
-// The C++ participant of the cross-language uniqueness run (issue 8).
+// The C++ participant of the cross-language uniqueness run.
 //
 // Usage: participant_cpp LEASE_DIR SECONDS OUT_PATH [uuidv7]
 //

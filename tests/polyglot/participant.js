@@ -1,5 +1,5 @@
 'use strict'
-// The Node participant of the cross-language uniqueness run (issue 8):
+// The Node participant of the cross-language uniqueness run:
 //
 //   node tests/polyglot/participant.js LEASE_DIR SECONDS OUT_PATH [uuidv7]
 //

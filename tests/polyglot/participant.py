@@ -1,4 +1,4 @@
-"""The Python participant of the cross-language uniqueness run (issue 8; UUIDv7, issue 15):
+"""The Python participant of the cross-language uniqueness run (Snowflake IDs, or UUIDv7s):
 
     .venv/bin/python tests/polyglot/participant.py LEASE_DIR SECONDS OUT_PATH [uuidv7]
 

@@ -10,13 +10,13 @@ per-language table; with --plot it draws the merged stream.
 Participant protocol (each language implements it): `PROGRAM LEASE_DIR SECONDS OUT_PATH` writes
 OUT_PATH (raw little-endian u64 IDs in issue order) and OUT_PATH.json
 (`{"language", "node_id", "count", "seconds", "first", "last"}`), exit 0.
-`PROGRAM LEASE_DIR SECONDS OUT_PATH uuidv7` mints UUIDv7s instead (issue 15: no lease, LEASE_DIR is
+`PROGRAM LEASE_DIR SECONDS OUT_PATH uuidv7` mints UUIDv7s instead (no lease: LEASE_DIR is
 ignored) and writes them as 16 bytes big-endian each, with `"format": "uuidv7"` and a null
 `node_id` in the summary (`first`/`last` as decimal 128-bit integers or UUID text). `--format uuidv7` runs that:
 the union must hold no duplicate, each participant's UUIDs must strictly increase, and every one
 must be a version-7, RFC 9562-variant UUID.
 
-`--zookeeper` (issue 17) leases from one real ZooKeeper instead of a lease directory: the run
+`--zookeeper` leases from one real ZooKeeper instead of a lease directory: the run
 starts one with tests/stores/with_zookeeper.sh (free loopback port, temporary data, stopped
 after) unless it is given an ensemble, and passes every participant
 `zk://HOST:PORT[,HOST:PORT...]/PREFIX` as its LEASE_DIR (contract: with that form a participant

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The soak (issue 14): the service under load and the six-language run at once, watched for leaks.
+"""The soak: the service under load and the six-language run at once, watched for leaks.
 
 For --seconds: `polyflake serve` on a file lease, driven by `wrk` (POST /v1/ids, keep-alive
 connections), and, beside it, the polyglot run (tests/polyglot/run.py: Rust, C, C++, Go, Python

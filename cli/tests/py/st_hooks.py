@@ -8,7 +8,7 @@
 
 Bodies go out as schemathesis generates them: `{"count": 3664.0}` is valid by the schema (JSON
 Schema's integer is any number whose value has no fractional part) and the service reads it as
-3664 (issue 27; it used to refuse it, and a hook here rewrote such numbers as integers, hiding the
+3664 (it used to refuse it, and a hook here rewrote such numbers as integers, hiding the
 disagreement from the positive_data_acceptance check).
 """
 

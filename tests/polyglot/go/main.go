@@ -1,4 +1,4 @@
-// The Go participant of the cross-language uniqueness run (issue 8), on polyflake's Go package
+// The Go participant of the cross-language uniqueness run, on polyflake's Go package
 // (the module at go/, which calls the C ABI through cgo; the library found with pkg-config).
 //
 // Usage: participant_go LEASE_DIR SECONDS OUT_PATH [uuidv7]

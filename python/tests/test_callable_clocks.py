@@ -1,12 +1,12 @@
-"""The design text's own Python assertions (chapter 07, "Working python"), run against the
-binding with the same callables for clocks (`clock=lambda: ...`, the text's `scripted_clock`).
-Only the internals the binding does not expose (`g._last_ms`, `sleep=`) are replaced: the
-exhaustion case drives the clock instead and reads the sleeps from health().
+"""The generator's rules as plain Python assertions on callable clocks (`clock=lambda: ...`, a
+`scripted_clock`): the bit layout, order within and across milliseconds, the reference literal,
+rewinds small and large, the call's wait budget, sequence exhaustion, a frozen clock, and
+monotonic mode. Nothing reaches past the API (no `g._last_ms`, no `sleep=`): the exhaustion case
+drives the clock and reads the sleeps from health().
 
 A user's callable clock is not a test clock: one live generator per node id in a process, and a
 successor continues after the last ID of its node id. So each test runs in a process of its
-own (as each of the text's snippets would), and a generator is dropped before its node id is
-used again."""
+own (as each would in use), and a generator is dropped before its node id is used again."""
 
 import time
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.forked
 
 
 def scripted_clock(values):
-    """A clock that returns `values` in order, then ticks forward by 1 ms (the text's own)."""
+    """A clock that returns `values` in order, then ticks forward by 1 ms."""
     it = iter(values)
     state = [0]
 
