@@ -1,7 +1,7 @@
 'use strict'
 // Every scenario file in tests/vectors/scenarios/ (and the UUIDv7/ULID files of formats/) run
-// through the Node binding, each on the precise clock source and again on the coarse one (issue
-// 16; a test clock's coarse reading is its wall reading, as in core/tests/scenarios.rs). The
+// through the Node binding, each on the precise clock source and again on the coarse one (a
+// test clock's coarse reading is its wall reading, as in core/tests/scenarios.rs). The
 // schema is in tests/vectors/scenarios/README.md; an unknown op or key fails the test, as does a
 // file that is not run.
 const test = require('node:test')

@@ -20,8 +20,8 @@ import (
 // (tests/go/bench.py), the check mode (-check, see TestMain) make bench-check's rows.
 //
 // Both capped setups issue at most 4,096 IDs per ms and then wait for the next ms, so a tight
-// loop on them measures the cap (~244 ns per ID), not the call. The per-call comparison (issue
-// 16) is made where neither can exhaust its millisecond: bwmarrin with its own settings widened to
+// loop on them measures the cap (~244 ns per ID), not the call. The per-call comparison is
+// made where neither can exhaust its millisecond: bwmarrin with its own settings widened to
 // NodeBits 1, StepBits 21 (2,097,152 IDs per ms), polyflake on the layout 41/1/21 (the same
 // split), strict, on the precise and on the coarse clock source.
 //
