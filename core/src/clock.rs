@@ -304,8 +304,8 @@ impl Clock for ManualClock {
     }
 }
 
-/// A clock that returns prepared readings in order, then ticks forward 1 ms per read: the design
-/// text's `scripted_clock`, for making a clock jump back, stop or retreat on every read.
+/// A clock that returns prepared readings in order, then ticks forward 1 ms per read,
+/// for making a clock jump back, stop or retreat on every read.
 ///
 /// Its boot clock counts reads: every reading is one millisecond of elapsed time, so the ticks
 /// after the script are time passing, and a scripted jump ahead is a forward step.
