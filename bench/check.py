@@ -10,17 +10,27 @@ Each language prints its rows as JSON lines, one object per row:
 (`ratio`: the median over interleaved rounds of the row's time over its reference's time, so a
 machine whose load changes moves both). The commands are below (SOURCES); each is run once.
 
-    python3 bench/check.py [--update] [--only rust,c,...] [--rows FILE...]
+    python3 bench/check.py [--update] [--only rust,c,...] [--save DIR] [--rows FILE...]
 
---rows reads rows from files instead of running the sources (to check a saved run).
+--save writes each source's rows to DIR/<source>.jsonl (a run to keep). --rows reads rows from
+such files instead of running the sources; where several files carry the same row (several saved
+runs), the row's ratio is the median of theirs, and with --update each such row gets a tolerance
+of its own from their spread (twice the largest distance from the median, rounded up to 5%,
+never below the default): how the baseline is taken, from three runs on a quiet machine:
+
+    for i in 1 2 3; do python3 bench/check.py --save /tmp/bc$i; done
+    python3 bench/check.py --update --rows /tmp/bc1/*.jsonl /tmp/bc2/*.jsonl /tmp/bc3/*.jsonl
+
 Python's standard library only.
 """
 
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -76,8 +86,10 @@ def parse_rows(text, source):
     return rows
 
 
-def run_sources(only):
+def run_sources(only, save):
     rows, failures, times = {}, [], {}
+    if save:
+        os.makedirs(save, exist_ok=True)
     for name, cmd in SOURCES:
         if only and name not in only:
             continue
@@ -86,6 +98,9 @@ def run_sources(only):
         p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         times[name] = time.monotonic() - t0
         got = parse_rows(p.stdout, name)
+        if save:
+            with open(os.path.join(save, f"{name}.jsonl"), "w") as f:
+                f.writelines(json.dumps(r) + "\n" for r in got.values())
         if p.returncode != 0 or not got:
             failures.append(
                 f"{name}: exit {p.returncode}, {len(got)} rows\n{p.stderr[-3000:]}"
@@ -93,6 +108,34 @@ def run_sources(only):
         rows.update(got)
         print(f"    {len(got)} rows in {times[name]:.0f} s", file=sys.stderr, flush=True)
     return rows, failures, times
+
+
+def read_saved(paths):
+    """Rows from saved files (each named <source>.jsonl); a row found in several files gets the
+    median of their ratios and ns, and `runs`, every ratio seen."""
+    seen = {}
+    for path in paths:
+        with open(path) as f:
+            for name, r in parse_rows(f.read(), os.path.basename(path).split(".")[0]).items():
+                seen.setdefault(name, []).append(r)
+    rows = {}
+    for name, rs in seen.items():
+        r = dict(rs[-1])
+        if len(rs) > 1:
+            r["ratio"] = round(statistics.median(x["ratio"] for x in rs), 6)
+            r["ns"] = round(statistics.median(x["ns"] for x in rs), 4)
+            r["reference_ns"] = round(statistics.median(x["reference_ns"] for x in rs), 4)
+            r["runs"] = [x["ratio"] for x in rs]
+        rows[name] = r
+    return rows
+
+
+def own_tolerance(runs, median, default):
+    """A row's tolerance from its runs' spread: twice the largest distance of a run's ratio from
+    their median, rounded up to 5%; None where that is within the default."""
+    spread = max(abs(x / median - 1) for x in runs)
+    tol = math.ceil(2 * spread * 20 - 1e-9) / 20
+    return tol if tol > default else None
 
 
 def compare(rows, baseline, only):
@@ -138,16 +181,15 @@ def main():
     ap.add_argument("--update", action="store_true", help="rewrite the baseline from this run")
     ap.add_argument("--only", default="", help="comma-separated sources (rust,c,go,...)")
     ap.add_argument("--rows", nargs="*", help="read rows from these files instead of running")
+    ap.add_argument("--save", default="", help="write each source's rows to DIR/<source>.jsonl")
     args = ap.parse_args()
     only = [s for s in args.only.split(",") if s]
     t0 = time.monotonic()
     if args.rows:
-        rows, failures, times = {}, [], {}
-        for path in args.rows:
-            with open(path) as f:
-                rows.update(parse_rows(f.read(), os.path.basename(path).split(".")[0]))
+        failures, times = [], {}
+        rows = read_saved(args.rows)
     else:
-        rows, failures, times = run_sources(only)
+        rows, failures, times = run_sources(only, args.save)
     try:
         with open(BASELINE) as f:
             baseline = json.load(f)
@@ -164,7 +206,13 @@ def main():
         for name, r in rows.items():
             entry = {k: r[k] for k in ("ratio", "ns", "reference", "reference_ns", "source")}
             old = baseline.get("rows", {}).get(name, {})
-            if "tolerance" in old:
+            default_tol = baseline.get("tolerance", DEFAULT_TOLERANCE)
+            if "runs" in r:
+                entry["runs"] = r["runs"]
+                tol = own_tolerance(r["runs"], r["ratio"], default_tol)
+                if tol is not None:
+                    entry["tolerance"] = tol
+            elif "tolerance" in old:
                 entry["tolerance"] = old["tolerance"]
             kept[name] = entry
         new = {
