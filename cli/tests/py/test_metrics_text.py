@@ -73,8 +73,13 @@ def test_every_family_parses_with_its_type_and_help(service):
         assert name in fam, f"{name} missing from:\n{text}"
         assert fam[name].type == typ, name
         assert fam[name].documentation == help_text, name
-    for name in LEASE_FAMILIES:
-        assert name not in fam  # no lease: no lease families
+    # A fixed node id with its restart guard keeps a mark: the lease families describe it (kind
+    # "host", the mark's file as the store, the node id as the slot).
+    for name, typ in LEASE_FAMILIES.items():
+        assert name in fam and fam[name].type == typ, f"{name} missing from:\n{text}"
+    info = [x for x in fam["polyflake_lease_info"].samples if x.value == 1]
+    assert [(x.labels["kind"], x.labels["slot"]) for x in info] == [("host", "42")], info
+    assert "node-41-10-12-0042" in info[0].labels["store"], info
     # Every line of the text is a comment or a sample of a known family.
     for line in text.splitlines():
         if line and not line.startswith("#"):
@@ -93,6 +98,14 @@ def test_every_family_parses_with_its_type_and_help(service):
     assert value(fam, "polyflake_http_responses_total", code="400") == 2
     assert value(fam, "polyflake_http_responses_total", code="200") >= 2  # the scrapes and the IDs
     assert value(fam, "polyflake_http_connections") >= 1  # this scrape's own
+
+
+def test_a_fixed_node_id_without_its_restart_guard_has_no_lease_families(service):
+    s = service("--node-id", "43", "--restart-guard", "off")
+    text, fam = scrape(s)
+    assert "polyflake_ids_issued" in fam, text
+    for name in LEASE_FAMILIES:
+        assert name not in fam, text  # no lease, no mark: no lease families
 
 
 def test_lease_labels_with_quotes_backslashes_and_newlines_round_trip(service, tmp_path):
