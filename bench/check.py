@@ -216,6 +216,7 @@ def main():
                 entry["tolerance"] = old["tolerance"]
             kept[name] = entry
         new = {
+            **({"notes": baseline["notes"]} if "notes" in baseline else {}),
             "machine": machine(),
             "date": datetime.date.today().isoformat(),
             "tolerance": baseline.get("tolerance", DEFAULT_TOLERANCE),

@@ -177,7 +177,7 @@ impl Generator {
     }
 
     /// [`Generator::read`] on the coarse reading when the coarse source is in effect.
-    #[inline]
+    #[inline(always)]
     pub(super) fn read_fast(&self) -> Result<(i64, i64)> {
         if !self.coarse {
             return self.read();
@@ -205,7 +205,7 @@ impl Generator {
     }
 
     /// The coarse reading (the coarse source), checked like [`Generator::now_elapsed`].
-    #[inline]
+    #[inline(always)]
     fn coarse_elapsed(&self) -> Result<i64> {
         self.elapsed_of(self.clock.coarse_ms()?)
     }
