@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The B-tree benchmark: polyflake bigint keys against UUIDv4 and UUIDv7 in a real PostgreSQL.
 
-The design text claims that time-ordered 64-bit keys keep a primary-key B-tree dense (leaf fill
+The usual claim is that time-ordered 64-bit keys keep a primary-key B-tree dense (leaf fill
 about 90%) while random UUIDs leave it about 69% full, so that the UUIDv4 index is 1.82x the
 bigint one and the UUIDv7 index 1.40x (all width, no fill penalty). This script checks that
 with our own IDs:
@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-# The design text's B-tree table (chapter "Deep dive 1: why a uuid loses, and where exactly"):
+# The usual B-tree figures for these keys (the page model: entries per 8,152-byte page, times the fill):
 # entries per 8 KB page and fill, and what they make of a billion rows.
 TEXT = {
     "usable_bytes": 8152,  # 8192 - 24 page header - 16 B-tree special space
@@ -55,9 +55,9 @@ TEXT = {
 
 # The tables, in load order. "fleet" rows come from FLEET_NODES application nodes at
 # FLEET_RATE rows/s of simulated time (see FleetArrivals); "bulk" from BULK_WRITERS writers
-# minting at full speed; "1node" from one generator (the design text's "appended in order").
+# minting at full speed; "1node" from one generator ("appended in order").
 KINDS = ("bigint-1node", "bigint-fleet", "bigint-bulk", "uuidv7-fleet", "uuidv4")
-# What each kind is compared with in the design text's table.
+# What each kind is compared with in the page model's table.
 TEXT_KIND = {
     "bigint-1node": "bigint",
     "bigint-fleet": "bigint",
@@ -439,7 +439,7 @@ def verdict(ok: bool) -> str:
 
 
 def compare(results: dict, meta: dict) -> list[dict]:
-    """Each claim of the design text beside the measured figure, with a verdict: a fill within
+    """Each usual claim beside the measured figure, with a verdict: a fill within
     3 points, a size ratio within 5%. The text's ordered bigint is one stream appended in
     order (``bigint-1node``); the fleet and bulk rows test how far that assumption carries."""
     b = results["bigint-1node"]
@@ -505,7 +505,7 @@ def report(results: dict, meta: dict, png_name: str) -> str:
         "The tables:",
         "",
         "- `bigint-1node`: one generator on the system clock, one batch per COPY: a strictly "
-        "increasing stream (the design text's \"appended in order\").",
+        "increasing stream (\"appended in order\").",
         f"- `bigint-fleet`: {FLEET_NODES} generators (one per application node) on a simulated "
         f"clock at {meta['fleet_rate']:,} rows/s: each millisecond every node mints its rows with "
         f"one `next_ids` call, and each row reaches the database after a delay drawn from "
@@ -543,7 +543,7 @@ def report(results: dict, meta: dict, png_name: str) -> str:
         "full (the B-tree fillfactor); any other leaf splits 50/50. Index blocks read: misses in "
         "shared buffers (new pages included).",
         "",
-        "## Against the design text",
+        "## Against the usual claims",
         "",
         "The text's table (chapter \"Deep dive 1\"): 8,152 usable bytes per page; 407 bigint "
         "entries (20 bytes) and 291 uuid entries (28 bytes) per page; bigint appended in order "
@@ -596,7 +596,7 @@ def plot(results: dict, meta: dict, path: Path) -> None:
         ax1.plot([0, last], [0, last / per_leaf * 8192 / 1048576], color=style, linestyle=":",
                  linewidth=1)
     ax1.axhline(meta["shared_buffers_bytes"] / 1048576, color="gray", linestyle="--", linewidth=1)
-    ax1.set_title("primary-key index size (dotted: the design text's model;\n"
+    ax1.set_title("primary-key index size (dotted: the page model;\n"
                   f"dashed: shared_buffers = {meta['shared_buffers']})", fontsize=10)
     ax1.set_xlabel("rows")
     ax1.set_ylabel("MB")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The Java benchmark's figures from JMH's JSON output (make bench-java): the ratios the targets
-of issue 29 name, each marked met or missed, and the same as Markdown rows for BENCHMARKS.md's
+"""The Java benchmark's figures from JMH's JSON output (make bench-java): the ratios the Java
+targets name, each marked met or missed, and the same as Markdown rows for BENCHMARKS.md's
 "Java (JMH)" section. Speed is reported, never asserted: the exit status is 0 either way (a run
 of some cases only, make bench-java JMH_CASES=..., gets the rows it has and "not measured").
 
