@@ -1,5 +1,23 @@
 //! The bit layout: `0 | timestamp | node | sequence`, and everything that converts between an ID
 //! and its three fields.
+//!
+//! ## Decisions
+//!
+//! - **Node and sequence fields are at most 32 bits each** ([`MAX_NODE_OR_SEQUENCE_BITS`]). Node
+//!   ids and sequences are 32-bit numbers everywhere (`Decoded`, `check_node_id`, the C ABI's
+//!   `uint32_t`, every binding); a wider field cut them (under `28/33/2` node id 2^32 became 0
+//!   and issued node 0's IDs; found by fuzzing). Fleets of more than 4 billion nodes or IDs per
+//!   millisecond are not real, so such layouts are `InvalidLayout` when made, not wider types;
+//!   `tests/vectors/layouts.json` lists two as invalid, so every binding checks the refusal.
+//! - **`decode` never clamps.** An epoch so late that the ID's time does not fit an i64 is
+//!   `InvalidArgument (epoch_ms)`, not `i64::MAX`. The bindings refuse rather than clamp what is
+//!   read back (Python's `decode` epoch, a test clock's values); a value that is only judged (a
+//!   generator's epoch, a callable clock's reading) may become the nearest bound, since the core
+//!   refuses it anyway.
+//! - **Decimal text** ([`parse_id`]) is ASCII digits only, below 2^63: no sign, no spaces, no
+//!   `0x`; leading zeros are accepted (`"007"` is 7).
+//! - **A decoded timestamp is Unix milliseconds**: `timestamp_ms` in Rust and C, `timestampMs`
+//!   in Node (which also gives the `Date` as `time`), `epoch_ms` in Python's dict.
 
 use crate::error::{Error, Result};
 use std::fmt;

@@ -19,6 +19,22 @@
 //!
 //! Both issue at most 32,768 IDs per millisecond per generator; strict mode then waits for the
 //! next millisecond, monotonic mode borrows it.
+//!
+//! ## Decisions
+//!
+//! - **One engine.** Both formats run on the Snowflake generator's engine with an internal
+//!   layout 48/0/15 (Unix ms, no node, 15 bits below the millisecond), so the rewind guard, the
+//!   forward-step check, batches, health and close are the same code, not a second copy.
+//! - **`rand_a` is time**: the fraction of the reading's millisecond (0 on an injected clock
+//!   that reads whole milliseconds), so a generator's UUIDs sort by time within a millisecond.
+//! - **Text.** UUIDs are written in the canonical 36-character lower-case form and read in any
+//!   case, hyphenated only; ULIDs are written in upper-case Crockford base32 and read in any
+//!   case, `I`/`L` as 1 and `O` as 0 (`U` is not a digit), a first character above `7` (more
+//!   than 128 bits) refused. Bad text is `InvalidId`.
+//! - **After fork**: no node id, so no node-id rule. A forked child goes on from the state it
+//!   inherited, but its random parts are its own (the ChaCha12 generators reseed and the ULID key
+//!   is re-made whenever the fork generation changes), so parent and child differ in the random
+//!   bits of UUIDs of the same state.
 
 use crate::clock::{Clock, ClockSource};
 use crate::error::{Error, Result};
