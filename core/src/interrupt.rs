@@ -5,6 +5,26 @@
 //! isolate), and [`Generator::interrupt_waits`](crate::Generator::interrupt_waits) on the
 //! generator (the C ABI's cancel call, the service's shutdown). A stopped call fails with
 //! [`Error::Interrupted`](crate::Error::Interrupted) and issues nothing the caller does not get.
+//!
+//! ## Decisions
+//!
+//! - **The interrupt counter cuts only the waits of that moment**:
+//!   `Generator::interrupt_waits` stops every call waiting when it is called and none that
+//!   begins later. The hook is a thread-local that lives exactly as long as one call. A cut call
+//!   fails with `Interrupted` (category unavailable) after at most one slice.
+//! - **The hook is asked at most once per slice** (and at the first wait), even when the call
+//!   sleeps a millisecond at a time (a strict batch on a 1-bit sequence), so a hook that takes a
+//!   runtime lock (Python's GIL, to run signal handlers) costs at most 50 acquisitions a second.
+//! - **A cut strict batch returns nothing and writes nothing**; the runs it had reserved stay
+//!   reserved (the state word is past them) and are never issued: a gap, never a duplicate.
+//! - **Per binding.** Python runs `check_signals` (with the GIL, on the main thread), so Ctrl-C
+//!   raises `KeyboardInterrupt` within a slice (the signal's own exception, never
+//!   `Interrupted`), and a cancelled asyncio task cuts its worker thread's wait. Node's hook runs
+//!   a trivial script, which Node refuses once a Worker is terminating; a pool batch is cut by a
+//!   timer on the Worker's loop or a `process.on('exit')` listener. The service calls
+//!   `interrupt_waits` on shutdown. The C ABI has `_within` forms with a per-call deadline and a
+//!   `polyflake_*_interrupt` per handle (the 128-bit generators too); Go's `...Context` forms
+//!   turn a context's deadline into the C deadline and its cancellation into interrupt calls.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};

@@ -3,6 +3,24 @@
 //! and only here: [`Settings::default`] and the `DEFAULT_*` constants beside it, which the
 //! bindings' documentation is checked against (`tests/docs/check_defaults.py`, from the
 //! `settings_defaults` example). [`Settings::validate`] is the one check every builder runs.
+//!
+//! ## Decisions
+//!
+//! - **One value, one check.** [`Settings`] holds the defaults and the range checks in one
+//!   place; `Builder::settings` and `TimeIdBuilder::settings` take it whole and
+//!   `Generator::settings()` gives it back. Each binding turns what its user passed into one
+//!   `Settings` in one function (C `polyflake_config::shared`, Python `core_settings`, Node
+//!   `settings::read`, the CLI's `GenArgs::settings`), so no binding copies fields with a macro.
+//! - **Ranges.** `max_wait_ms` must be finite, `>= 0` and at most [`MAX_WAIT_LIMIT_MS`] (a
+//!   minute-long wait is a hang); `max_lead_ms` must be `>= 0`; either forward setting at most
+//!   a day. A setting a caller wrote reaches this check as written: no binding clamps.
+//! - **The forward-step bound and its confirmation** ([`DEFAULT_MAX_FORWARD_STEP_MS`],
+//!   [`DEFAULT_FORWARD_CONFIRM_MS`]): a boot clock and a wall clock move together through NTP
+//!   slewing (at most 500 ppm), suspend and a paused VM whose kvmclock resumes with the host's
+//!   time, so a step a minute ahead of elapsed time is a fault or a restore; and ntpd believes a
+//!   new offset only after it held for its stepout interval (300 s), so a correction worth
+//!   believing holds that long. Strict generators refuse for up to five minutes after a VM
+//!   restored from a snapshot is set forward; monotonic ones keep issuing from trusted time.
 
 use crate::clock::{Clock, ClockSource};
 use crate::error::{Error, Result};
@@ -16,7 +34,7 @@ pub const DEFAULT_MODE: Mode = Mode::Strict;
 pub const DEFAULT_MAX_WAIT_MS: f64 = 5.0;
 /// The largest wait budget accepted, in ms: a wait that long is a hang.
 pub const MAX_WAIT_LIMIT_MS: f64 = 60_000.0;
-/// The default bound on a forward step, in ms (see `docs/decisions.md`).
+/// The default bound on a forward step, in ms: a minute (why: the module's decisions).
 pub const DEFAULT_MAX_FORWARD_STEP_MS: u64 = 60_000;
 /// The default time a stepped offset must hold before it is believed, in ms.
 pub const DEFAULT_FORWARD_CONFIRM_MS: u64 = 300_000;

@@ -1,6 +1,20 @@
 //! Batches: the strict and monotonic batch steps, which reserve runs of the state word with the
 //! same compare-and-swap as the one-ID steps in `engine.rs`, and the helpers bindings size
 //! their batches with.
+//!
+//! ## Decisions
+//!
+//! - **Monotonic batches take one compare-and-swap for the whole batch.** Strict batches reserve
+//!   what is left of the current millisecond per step and wait into the next, the wait deadline
+//!   restarting after each millisecond of progress.
+//! - **A failed or cut batch leaves the caller's buffer as it was.** The runs reserved so far
+//!   (one per millisecond) are written only once the whole batch is reserved; reserved values
+//!   never written are never issued (a gap, never a duplicate). So every binding passes the
+//!   caller's own memory straight to the core. Bindings cap a batch at [`MAX_BATCH`] (2^24 IDs);
+//!   no batch is refused for how long it may wait, since every wait can be cut.
+//! - **Batches reserve fallibly.** Every batch buffer (`batch_buffer`, the strict fill's run
+//!   list, the 128-bit batches' state buffer) is reserved with `try_reserve_exact`: memory that
+//!   cannot be had is an `InvalidArgument` naming the count, never an abort.
 
 use super::engine::bump;
 use super::Generator;

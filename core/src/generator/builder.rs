@@ -1,6 +1,16 @@
 //! [`Builder`]: the settings of one generator, checked all at once by [`Builder::build`], which
 //! reads the clock's capabilities, claims the node id (or takes a lease's slot) and makes the
 //! [`Generator`].
+//!
+//! ## Decisions
+//!
+//! - **A lease takes its slot as the last step of `build()`**, after every other setting is
+//!   checked, so a configuration error never holds a slot (or touches a directory).
+//! - **Injected clocks are not read at construction**, so a `ScriptedClock`'s first value goes
+//!   to the first ID. The epoch is checked against the system clock only when the generator uses
+//!   it ("the epoch lies in the future", "the window has already ended"); on an injected clock a
+//!   reading outside the window is a `TimestampOverflow` at the call. The epoch may never be
+//!   before 1970.
 
 use super::engine::{Stats, TimeSource, NOT_CLOSED, NOT_STUCK};
 use super::Generator;

@@ -14,6 +14,22 @@
 //! mode's bounds), `wait_rewind` / `wait_exhausted` / `sleep` (the wait and its one deadline),
 //! and `record` (the counters). The `Generator` struct itself, with each field's meaning, is in
 //! `mod.rs`.
+//!
+//! ## Decisions
+//!
+//! - **The state word is loaded before the clock is read.** Every ID in `P` was then issued at
+//!   a reading taken before ours, so `now < last` really means the clock went back, not that
+//!   another thread read it a microsecond later (reading first made contended threads see
+//!   phantom 1 ms rewinds and sleep).
+//! - **The exhaustion deadline restarts when the clock moves.** A strict call that finds the
+//!   millisecond spent sleeps to the boundary under a deadline of `max(max_wait_ms, 1)` ms; if it
+//!   wakes to a later reading whose millisecond other threads already spent, the clock is not
+//!   stuck and the deadline starts again. Only a reading that stays put for the whole budget is
+//!   refused as stuck. The rewind deadline never restarts: it bounds the whole call.
+//! - **A rewind beyond the budget is refused even in the middle of a wait**, as soon as the
+//!   distance exceeds `max_wait_ms`, without waiting for the deadline.
+//! - **`try_next_id`** issues only if no wait is needed (`Ok(None)` otherwise), so a binding can
+//!   hold its runtime lock (Python's GIL) on the fast path and release it before any sleep.
 
 use super::Generator;
 use crate::clock::{Clock, SystemClock};

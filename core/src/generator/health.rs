@@ -1,4 +1,26 @@
 //! The health snapshot: [`Generator::health`], [`HealthStatus`] and [`Health`].
+//!
+//! ## Decisions
+//!
+//! - **One clock reading per snapshot**, and one status, the first that holds, in this order:
+//!   `closed`; `used_after_fork` (or `lease_lost` when a forked child's re-lease failed, with the
+//!   reason); `lease_lost`, or `store_rolled_back` when the loss was the store going back in
+//!   time; `clock_failed`; `clock_unsynchronized`; (strict) `clock_ahead`;
+//!   `clock_outside_window`; `restart_guard`; `lease_expired`; (strict) `clock_behind`, as soon
+//!   as the clock is behind the last issued millisecond at all (a call waits, or past
+//!   `max_wait_ms` is refused: the reason says which); (strict) `clock_stuck`, after a call gave
+//!   up on a clock that has not moved since; (monotonic) `lead_too_large`, when the next ID would
+//!   exceed `max_lead_ms`.
+//! - **Health tells the truth at the window's end**: a monotonic generator whose next ID would
+//!   pass the layout's last millisecond reports `clock_outside_window` ("the window is spent"),
+//!   as its calls refuse with `TimestampOverflow`.
+//! - **`ids_issued` needs no per-ID atomic**: every millisecond starts at sequence 0, so it is
+//!   the completed milliseconds' total (updated only when the millisecond changes) plus the
+//!   current `seq + 1`. It counts reserved IDs, a failed batch's included. `lead_ms` is how far
+//!   the last issued millisecond is ahead of the wall clock (0 when it is not); `wait_sleeps`
+//!   counts sleeps, which is how the tests show that exhaustion sleeps rather than spins.
+//! - **Bindings copy a snapshot by walking it** ([`Health::fields`], `LeaseHealth::fields`), so a
+//!   new field reaches every binding without a change there.
 
 use super::engine::NOT_CLOSED;
 use super::Generator;

@@ -7,6 +7,17 @@
 //! makes a generator; `engine.rs` is the engine of `next_id` (the state word, the strict and
 //! monotonic steps, the wait: what loom checks); `batch.rs` the batch steps over the same word;
 //! `health.rs` the health snapshot.
+//!
+//! ## Decisions
+//!
+//! - **`close()` is the core's.** [`Generator::close`] shuts the issuing window (under the
+//!   window's writer lock, so no renewal can reopen it), then swaps the state word for a
+//!   sentinel past every window: a call in flight fails its compare-and-swap, reloads, finds the
+//!   window shut and refuses with `GeneratorClosed`. The swapped-out word is the last ID really
+//!   issued, so the lease's final R and the successor's resume state come from it and nothing
+//!   can be issued after R is written. Bindings hold the generator directly (no lock of their
+//!   own around it) and call `close()`; drop closes too. [`Generator::abandon`] leaves R at its
+//!   last renewal, as a crash would (for simulations and tests).
 
 mod batch;
 mod builder;
