@@ -1,6 +1,34 @@
 //! Time sources. The generator reads the wall clock through [`Clock`] (so tests and simulations can
 //! script any fault), and measures its own waits with the monotonic clock, which no NTP step or
 //! injected clock can move.
+//!
+//! ## Decisions
+//!
+//! - **Test clocks step and elapse apart.** `ManualClock::advance` and `set` step the wall
+//!   reading (the boot reading stays), `ManualClock::elapse` lets time pass (both move), so a
+//!   test shows the forward-step check both. A `ScriptedClock`'s boot clock counts reads (each a
+//!   millisecond of elapsed time): its ticks after the script are time passing, a scripted jump
+//!   ahead is a step. Any other [`Clock`] reads the system's boot clock unless it says otherwise
+//!   ([`Clock::boot_ms`]).
+//! - **`ClockSource::Coarse`** reads `CLOCK_REALTIME_COARSE` (the last tick's time, from the
+//!   vDSO, a fraction of a precise read) per ID. A coarse reading is a past tick of the same
+//!   clock, never ahead of it, so strict mode issues at `max(last issued ms, coarse)` while the
+//!   millisecond's sequence lasts and keeps its promise (an ID's timestamp never exceeds the
+//!   wall clock). Only a spent sequence, or a coarse reading behind the last issued millisecond
+//!   (a tick's lag, or a real rewind: the coarse clock shows a step at once), asks the precise
+//!   reading, under the usual wait and refuse rules. Monotonic mode floors at the coarse reading
+//!   and decides a `max_lead_ms` refusal on the precise one (the tick's lag would otherwise count
+//!   as lead). Batches read the precise clock (they spend milliseconds anyway).
+//! - **The trade, and why coarse is not the default**: at low rates an ID's timestamp may be up
+//!   to one tick (4 ms at HZ=250) older than the call, loosening cross-node order by that much.
+//! - **The tick** comes from `clock_getres` at construction and is reported in health
+//!   (`clock_tick_ns`); where the coarse clock is missing or its tick is over
+//!   [`MAX_COARSE_TICK_NS`] (10 ms) the generator uses the precise clock and health says why
+//!   (`clock_note`); health's `clock_source` is the source in effect.
+//! - **Injected clocks model both readings** ([`Clock::coarse_ms`], by default the precise one,
+//!   and [`Clock::coarse_is_precise`]); a clock whose coarse reading is its precise one is read
+//!   once per step, exactly as in precise mode, so every scenario file gives the same IDs on both
+//!   sources (the Rust runner runs each file on both). `ManualClock::set_tick_ms` models a tick.
 
 use crate::sync::{AtomicI64, Ordering};
 use std::fmt;

@@ -11,6 +11,25 @@
 //! The hot path pays one comparison: readings up to `trusted_until` (the last expected wall
 //! time plus the step bound) need no boot-clock read. The boot clock is read about once per
 //! `max_forward_step_ms` of wall time, and on every call while a step is in doubt.
+//!
+//! ## Decisions
+//!
+//! - **Why a forward step is checked at all**: after the correction, a restarted generator
+//!   without a lease reissues the IDs of the stepped-ahead time when the clock gets there, and a
+//!   lease would carry R ahead and poison its slot for as long.
+//! - **The anchor** is the first reading: at construction on the system clock, at the first
+//!   call on an injected clock (which is not read before).
+//! - **What a step does.** Strict mode refuses to issue from it (`ClockJumpedAhead`, carrying how
+//!   far ahead and how long the confirmation still runs; health `clock_ahead`); monotonic mode
+//!   issues from the time elapsed time vouches for (its floor does not move up; it stays healthy
+//!   and reports `clock_ahead_ms`); a lease's renewal does not move R to it (it uses the same
+//!   trusted time).
+//! - **Confirmation**: a new offset (wall minus boot) that holds within 1 s for
+//!   `forward_confirm_ms` of elapsed time is a correction and becomes the anchor; if the clock
+//!   comes back first, nothing was issued from the bad time. Why the defaults are a minute and
+//!   five minutes: `crate::settings`. `max_forward_step_ms = None` (`off` in the CLI, null or
+//!   None in the bindings) turns the check off; both are settable in every binding, the CLI and
+//!   the service.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
