@@ -31,6 +31,17 @@
 //! mark's name), [`RestartGuard::Auto`] issues without a mark (the clock read after the claim
 //! still keeps a successor out of its predecessor's last millisecond), says so once on stderr
 //! and in health; [`RestartGuard::Required`] refuses to build.
+//!
+//! ## Decisions
+//!
+//! - **Why a mark**, measured: with the claim alone, a restart with the clock stepped back
+//!   200 ms repeated 745,472 IDs, and a monotonic holder 100 ms ahead handed its whole lead to
+//!   the next process.
+//! - **The reading that decides a handover is taken after the claim** (step 3): taken before,
+//!   15 to 31 of 2,000 to 3,000 handovers repeated IDs.
+//! - **Strict calls wait for the guard rather than refuse** (up to
+//!   [`DEFAULT_MAX_RESTART_WAIT_MS`] by default, interruptible), because a static node id's users
+//!   never had to wait for one; leases keep refusing (`LeaseNotReady`, `wait_ready`).
 
 mod mark;
 mod options;

@@ -1,5 +1,16 @@
 //! Where a generator's node id comes from: [`NodeSource`], its kinds, and the fixed sources
 //! (static, environment, hostname, IPv4). The lease kinds' options live in `options.rs`.
+//!
+//! ## Decisions
+//!
+//! - **One enum of sources**, and no guesses: `Env` reads plain decimal digits only (unset or not
+//!   a number is `InvalidNodeSource`, out of range `InvalidNodeId`); `Hostname` takes the digits
+//!   after the last `-` of the first label (`ids-7.ids.svc` -> 7; no ordinal is
+//!   `InvalidNodeSource`); `Ipv4` takes the low `32 - prefix_len` bits, refused unless they fit
+//!   the node field (a /22 for 10 bits).
+//! - **The IPv4 prefix reaches the core as the integer received** (C's `int64_t`, Node's Number
+//!   or bigint, Python's int, as `i128`): `/300`, `/33` and `/-1` are the core's
+//!   `InvalidNodeSource` with its message in every binding, never clamped by a binding.
 
 use super::options::{this_hostname, EtcdLeaseOptions, FileLeaseOptions, ZooKeeperLeaseOptions};
 use crate::error::{Error, Result};
