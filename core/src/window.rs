@@ -12,8 +12,27 @@
 //! reserve)`. A taker that finds no record of a slot guards one reserve past its own clock, so a
 //! holder whose record was deleted or lost must not issue further than that past the last time it
 //! knew the slot was its own, however far its R runs (a long restart guard makes the first R
-//! lie more than a reserve ahead). Found by the model (`finding-deleted-file-guard`), see
+//! lie more than a reserve ahead). Found by the model (`model/trails/no-cap.txt`: a new slot's
+//! file deleted under its holder, the next taker issues in the holder's window), see
 //! docs/reliability.md.
+//!
+//! ## Decisions
+//!
+//! - **The no-lease path pays nothing new.** Without a lease `floor = -1` and `limit` = the
+//!   layout's last millisecond, exactly the window check the generator made anyway: the same two
+//!   comparisons, against atomics read Relaxed. Strict mode issues at `now`, so
+//!   `floor < now <= limit` covers it; monotonic mode compares its ID's millisecond with `limit`
+//!   where it compared with the window's end. Only a refusal looks at the lease (cold path), to
+//!   tell `LeaseNotReady`, `LeaseExpired`, `LeaseLost` and `TimestampOverflow` apart.
+//! - **What the cap means for callers.** A new slot's window opens at its first renewal
+//!   (reserve / 5 after the take, within the one-reserve guard it waits anyway on a real clock);
+//!   a refusal by the cap is `LeaseExpired` whose `high_water_ms` is the cap and whose cause
+//!   names R, the check's time and the reserve. A caller the cap refuses renews a FILE lease on
+//!   its own thread (`engine.rs`'s `renew_for`: the renewal thread's check and write, on the cold
+//!   path only), so a process resumed after a stop, or a test whose `ManualClock` ran ahead of
+//!   the renewal thread, issues again as soon as its slot is confirmed. etcd and ZooKeeper renew
+//!   on their thread only (async clients): a test clock that jumps more than a reserve waits for
+//!   the next renewal (every reserve / 5 of real time).
 
 use crate::error::Error;
 use crate::forklock::ForkLock;

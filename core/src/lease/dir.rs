@@ -7,6 +7,40 @@
 //! one link is read; only one that this user owns and nobody else may write is written to or
 //! trusted as a slot (group write aside). Anything else is [`Unsafe`]: skipped, reported by what it is, never read,
 //! never written, and never quoted.
+//!
+//! ## Decisions
+//!
+//! - **Ownership and group write.** A file another user can write lets them lower R after a
+//!   crash, which would let the next holder reissue IDs; so a slot is written to or trusted only
+//!   when it is this process's effective uid's and not o+w. Group write is allowed: a umask of
+//!   002 is common, and the group is the operator's. For root (which may open anything) another
+//!   user's slot file is skipped instead of taken over.
+//! - **Skipped, and refused.** A symlink, a hard link, a FIFO, a directory, a device or a socket
+//!   at a slot's name is skipped (listed as present, so never "created" either) and noted in
+//!   `LeaseHealth::guard_note` (at most 8 named, the rest counted, since a hostile user can make
+//!   many; the note field was reused rather than a field added that every binding copies). When
+//!   nothing else is free the refusal is `LeaseStore` (not `NoFreeSlot`, which has no room for a
+//!   reason) naming each path and what is there. Anything at `polyflake-space` but a regular
+//!   one-link file is refused (the store's space cannot be known); its owner is not checked (the
+//!   first user of a shared directory writes it; a forged one can only deny service).
+//! - **Nothing read from a planted file is quoted**: parse errors say what is wrong (`an unknown
+//!   key`), not the text; `inspect_file_lease` reports a planted name as `unsafe: <what>; not
+//!   read, never taken`, without opening it.
+//! - **The directory itself is the operator's configuration**: symlinks in its path are followed,
+//!   the last component too (`/srv/leases -> /data/leases` works). The one exception is the
+//!   default shared directory (see `default_lease_dir`), which any user could have made first:
+//!   it is opened with `O_NOFOLLOW` and must be owned by root or by this user (a directory's
+//!   owner may remove or swap anyone's files in it, sticky bit or not); a new one gets mode 1777
+//!   through its descriptor (`fchmod`), not by name. The space record is renamed into place with
+//!   `renameat2(RENAME_NOREPLACE)`, so it never has two links; where the filesystem cannot, it is
+//!   linked and unlinked, and a reader that sees two links retries for 100 ms before calling it a
+//!   hard link. A renewal checks its slot with `lstat` of the path.
+//! - **What a cleaner may delete** in a lease directory: slot files of dead holders whose R has
+//!   passed, and the whole directory when no generator uses it. **Not**: a slot file or the
+//!   directory under a live holder (it stops with `lease_lost`, the next taker waits a full
+//!   reserve: no ID repeats, but that holder is done), nor `polyflake-space` while a generator of
+//!   another space could start. Restoring an OLD copy of a slot file under a live holder is never
+//!   safe: the check cannot tell it from the holder's own record until the next renewal.
 
 use crate::error::{Error, Result};
 use std::ffi::CString;

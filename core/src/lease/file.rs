@@ -34,6 +34,16 @@
 //! The cost of taking a slot follows what the directory holds, never the layout's node ids:
 //! the files present are surveyed, and the numbers with no file are new slots, tried lazily in
 //! their rank (`order.rs`).
+//!
+//! ## Decisions
+//!
+//! - **A check that cannot be made** (an I/O error) is a failed renewal: R is not extended. A
+//!   directory that disappears is a lost lease, as a deleted slot file is.
+//! - **A file's mtime is used only beside the system clock** that stamps it (the guard of a
+//!   damaged record on an injected clock does not read it).
+//! - **Slot files are never deleted** by a holder: the record is the slot's memory of R (a slot
+//!   whose record is gone has none: `lease/mod.rs`). The directory is created if missing; slot
+//!   files are mode 0644.
 
 use super::dir::{LeaseDir, Opened, Unsafe, SHARED_DIR};
 use super::fence::{self, FenceReport};

@@ -10,7 +10,8 @@ use crate::clock::SystemClock;
 use crate::error::{Error, Result};
 use std::os::unix::io::AsRawFd;
 
-/// One slot of a store, as [`inspect_file_lease`] / [`inspect_etcd_lease`] see it.
+/// One slot of a store, as [`inspect_file_lease`] /
+/// [`inspect_etcd_lease`](crate::inspect_etcd_lease) see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlotReport {
     /// The slot (= node id).

@@ -10,11 +10,55 @@
 //! only compares with two atomics of its issuing window (`crate::window::Window`: `floor` and
 //! `limit`): no I/O, no mutex.
 //!
-//! Rooms: `session.rs` (a slot taken, the session renewing it, the generator's runtime),
-//! `health.rs`, `order.rs` (which slot to try first, and the guard a mark implies), `file.rs`,
-//! `host.rs` (a fixed node id's mark on the host: its restart guard, kept like a lease's R),
-//! and the remote stores: `remote.rs` (the take and renewal they share, over `remote/store.rs`'s
-//! interface), `etcd.rs`, `zookeeper.rs`.
+//! Rooms: `session.rs` (a slot taken, the session renewing it, for all three kinds),
+//! `runtime.rs` (what the generator keeps to take a slot again and let it go), `health.rs`,
+//! `order.rs` (which slot to try first, and the guard a mark implies), `record.rs` (what the
+//! stores hold), `file.rs` and `dir.rs` (file leases), `fence.rs`, `host.rs` (a fixed node id's
+//! mark on the host: its restart guard, kept like a lease's R), `read_options.rs` (the one place
+//! that reads option fields), and the remote stores: `remote.rs` (the take and renewal they
+//! share, `remote/protocol.rs`, over two small traits: `Store` while taking, `Holder` once
+//! held), `etcd.rs`, `zookeeper.rs`. The issuing window itself is `crate::window`.
+//!
+//! ## Decisions
+//!
+//! - **R is written before it is used.** The renewal thread (every reserve / 5, at least 2 ms)
+//!   computes `R = max(now + reserve, R)` with the generator's own clock (so a `ManualClock`
+//!   test drives the guard too), writes it durably (file: one 512-byte `pwrite` and
+//!   `fdatasync`; etcd and ZooKeeper: a write that compares the slot and the mark with ours), and
+//!   only then publishes it to the window's `limit`. R never decreases while held. A failed write
+//!   counts in `lease_failures` and leaves `limit` where it was: the generator issues up to it,
+//!   then refuses with `LeaseExpired`, and recovers by itself when a later write succeeds.
+//! - **Taking a slot.** The new holder's R = `max(now, guard) + reserve`, written before the
+//!   first ID, and the window's floor is the guard, so nothing is issued until the clock passes
+//!   it. The guard is the previous holder's R when its record is complete; otherwise (a new
+//!   slot, an emptied or damaged record, a missing mark) a full reserve past the later of the
+//!   record's time and now: a holder nobody can see any more may have reached that far, and no
+//!   further, since its limit is capped one reserve past its last check (`crate::window`). So a
+//!   slot's first use waits one reserve (`wait_ready` waits it out; the CLI does). Use one
+//!   reserve for every holder of a store: a missing record is guarded for the taker's reserve.
+//! - **The restart guard's arithmetic.** The guard G is the LAST millisecond a predecessor may
+//!   have issued, inclusive. The successor issues from G + 1, so the wait still ahead at `now` is
+//!   `G + 1 - now` ms (health's `guard_remaining_ms`, 0 once `now > G`). Right after a NEW slot
+//!   is taken G = now + reserve, so the wait is at most **reserve + 1 ms**, not reserve: a test
+//!   may bound it by reserve + 1 and must not bound it by reserve (that bound failed 4 runs in 5
+//!   on a fresh machine, where the first reading and the take fall in one millisecond). The
+//!   core, health, the C ABI and every binding's tests use this one rule; on a test clock the
+//!   figure is exact.
+//! - **A slot whose record is gone has no memory (a limit).** Its guard is one reserve past the
+//!   TAKER's clock: if the host clock stepped back between the lost holder's last IDs and the
+//!   take (or the holders of one store read clocks that differ), the taker can reach a
+//!   millisecond the lost holder used (`model/trails/finding-deleted-file-clock-back.txt`).
+//!   Nothing in the store remembers how far a deleted slot was used, so no rule of the taker can
+//!   close this: the slot is then as safe as a static node id restarted after the same step.
+//!   `make model` keeps the finding as a check that the limit is exactly this (it must keep
+//!   failing), rather than widen every new slot's wait by an assumed bound on clock steps.
+//! - **Closing lowers R to what was really issued.** A clean close stops the renewal and writes
+//!   `R = max(last issued ms, the guard it started behind)` (never above the current R) before
+//!   freeing the slot, so a successor after a clean shutdown waits only past the last real ID.
+//!   After a crash the last renewed R stays (a successor waits up to one reserve).
+//! - **The options nest what the kinds share** (`options.rs`: `LeaseCommon`, `RemoteStore`,
+//!   `StoreCredentials`), and the C ABI nests the same way, so each binding has one function per
+//!   nested struct and no field-copying macro.
 
 mod dir;
 mod fence;

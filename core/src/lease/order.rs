@@ -6,6 +6,21 @@
 //! by rank, with the absent numbers (in increasing order) merged in where a new slot's rank
 //! falls. The merge is lazy: a layout with 2^32 node ids costs no more than one with 16, and
 //! the first absent numbers are produced only as they are tried.
+//!
+//! ## Decisions
+//!
+//! - **The order**: free slots whose R has passed (this identity's own first), then this
+//!   identity's own slot, then the rest by nearest guard. A slot whose guard exceeds
+//!   `max_guard_wait_ms` (default 60 s: its previous holder issued that far in the future, after a
+//!   clock stepped ahead) is taken only when nothing else is free, and health then says why
+//!   (`LeaseHealth::guard_note`, the `restart_guard` reason). A record whose R lies past the
+//!   layout's window leaves that slot unused (never wrapped); the other slots are used.
+//! - **Cost in proportion to what exists**, never `slots` entries walked or allocated: the lazy
+//!   merge gives exactly the documented order (a unit test compares it with the full walk), and a
+//!   30/32/1 lease with the default slots costs what a 16-slot one does. When a new slot file
+//!   cannot be created (EACCES at an absent name: the directory is not writable by this user),
+//!   absent numbers are no longer tried and the refusal says why (it once ended in `NoFreeSlot`
+//!   after trying every number).
 
 /// How a slot looked when surveyed, for choosing which to try first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -2,6 +2,35 @@
 //! ID-space record (both kinds). Parsing is total and strict: a record is either complete, or
 //! it is not and the caller assumes the worst a holder could have done; it never yields a small
 //! R by reading half a number.
+//!
+//! ## Decisions
+//!
+//! - **A slot record** is 512 bytes of text ([`RECORD_LEN`]): `polyflake-slot v1`, `slot=`,
+//!   `owner=` (the identity), `holder=` (pid/nonce), `high_water_ms=`, `sum=` (an FNV-1a checksum
+//!   of the lines before it), then a line of padding spaces, so a rewrite is one `pwrite` with no
+//!   truncate and a truncated record is never read as whole. Complete means: the header, every
+//!   key at most once, no unknown key, `slot=` equal to the file's number, R as 1 to 19 digits
+//!   that fit an i64, the checksum right when present, the padding line at the end. Anything
+//!   else (bad UTF-8, truncated, NUL bytes, an overflowing number, a repeated key) is incomplete:
+//!   the conservative guard, for that slot only, never an error for the directory. Records of the
+//!   previous version (256 bytes, no `holder=` or `sum=`) still read as complete.
+//! - **A record is read only as its writer spells it.** Every stored value has one spelling:
+//!   marks, epochs and owner slots are plain decimals without a leading zero (`007` was read as
+//!   7); a slot is named only `{slot:04}` (`slot-00007` or `hwm/7` beside `0007` were a second
+//!   name for one slot, whose record could shadow the real one depending on listing order); a
+//!   slot record only as the current or the previous version writes it; the space record only as
+//!   `render_space` writes it. Anything else is incomplete, the safe direction (a full reserve
+//!   assumed, or the store refused for the space record). No writer ever wrote another spelling,
+//!   so no store written by polyflake reads differently. The `lease_records` fuzz target checks
+//!   the rule: accepted bytes re-encode to exactly themselves.
+//! - **One ID space per store.** The space record (`polyflake-space` beside the slot files,
+//!   `{prefix}/space` in etcd and ZooKeeper) keeps the epoch and layout of the first generator,
+//!   created only if absent; a generator of another epoch or layout is refused with
+//!   `IdSpaceMismatch` naming both spaces and the store. A space record that does not parse is a
+//!   `LeaseStore` error naming it (removing it is safe only when nobody uses the store).
+//! - **Remote slot values have a parser**: `identity/pid/session` (session in lowercase hex) is
+//!   written by `render_token` and read by `parse_token`; a value that is not a token reports no
+//!   identity (not its first segment) in the operator's report.
 
 use crate::layout::Layout;
 
