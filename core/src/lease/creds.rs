@@ -2,6 +2,40 @@
 //! else from its environment variable; files read and checked here, before anything connects,
 //! so a missing file or a certificate that does not parse is a clear `InvalidNodeSource` naming
 //! the file, never a vague handshake failure later.
+//!
+//! ## Decisions
+//!
+//! - **Each field left `None` is read from the environment**
+//!   (`POLYFLAKE_ETCD_{CA_FILE,CERT_FILE,KEY_FILE,USERNAME,PASSWORD}`, `POLYFLAKE_ZOOKEEPER_...`,
+//!   not empty), here and only here: a binding forwards the fields and a deployment keeps secrets
+//!   out of code. The CLI takes every setting as a flag except passwords (a file, or the
+//!   environment: never the command line, which `ps` shows). The password never appears in
+//!   `Debug` output.
+//! - **Checked before connecting**: unreadable, not PEM, a certificate that does not parse, a CA
+//!   rustls will not use, a key that is not the certificate's, one of a certificate and key (or
+//!   of a user and password) without the other: `InvalidNodeSource` naming the file or field.
+//! - **What each store does with them.** etcd: TLS (`https://` endpoints required when TLS options
+//!   are set), client certificates, user/password authentication with automatic token refresh.
+//!   ZooKeeper: TLS to the secure client port (every server of the ensemble), client certificates
+//!   and `digest` authentication; with a user name every znode polyflake creates carries the ACL
+//!   `auth:ALL` + `world:anyone:READ` (anyone can inspect, only the user can take a slot or move
+//!   R), without one `world:anyone:ALL`. Digest auth never fails by itself (any password makes an
+//!   identity): a wrong password shows as "not authorized" on the first protected znode, and the
+//!   error says so.
+//! - **Errors name the cause**, likely cause first ("the server's certificate is not signed by
+//!   ca_file", "the user name or password was refused"). gRPC and the ZooKeeper client hide TLS
+//!   failures ("transport error", "no available hosts"), so after a failed TLS connection one
+//!   handshake of our own with the same certificates (within `connect_timeout_ms`) appends what
+//!   rustls reports. Every connection attempt is bounded by `connect_timeout_ms` (the ZooKeeper
+//!   client retries the ensemble within it, each set-up at most 3/5 of the session): an
+//!   unreachable store is an error in that time, never a hang.
+//! - **One crypto provider: aws-lc-rs**, installed as the process's default rustls provider when
+//!   a store uses TLS. `zookeeper-client` depends on `rustls` and `futures-rustls` with their
+//!   default features, which are aws-lc-rs, and no feature of ours can switch them off: choosing
+//!   ring compiled two providers. `etcd-client` offers `tls-aws-lc`, and the core's own `rustls`
+//!   asks for `aws_lc_rs`, so `cargo tree -i ring` prints nothing. The cost: more linked code than
+//!   ring (sizes in docs/releasing.md) and a C compiler for its build. Patching or vendoring
+//!   `zookeeper-client` was ruled out.
 
 use super::options::CredentialOptions;
 use crate::error::{Error, Result};

@@ -15,6 +15,22 @@
 //! A mark that is missing or not a plain number of ms is read as a full reserve past now (a
 //! holder we cannot see may have reached that far); one past the layout's window leaves that
 //! slot unused.
+//!
+//! ## Decisions
+//!
+//! - **The mark's own revision is compared too**, besides the slot key's value and lease, so a
+//!   delayed or replayed write cannot lower R and a mark changed by anyone else loses the lease.
+//! - **One background thread** owns a current-thread tokio runtime: it keeps the etcd lease alive
+//!   every ttl / 3 (at least 200 ms), renews R every reserve / 5, and WATCHES the slot key. A
+//!   delete (revoke, expiry) or a put by someone else loses the lease at once (`LeaseLost`, for
+//!   good: a new slot would be a different node id, so a new generator is needed); so does an
+//!   expired keep-alive answer (TTL 0) or a failed compare. Keep-alive and watch streams are
+//!   reopened after an outage; etcd refreshes lease TTLs when it restarts, so a short outage
+//!   keeps the slot. Closing writes the final R and revokes the lease (deleting the slot key).
+//! - **etcd is a cargo feature** (`etcd`, on by default), left out under `--cfg loom` (tokio has
+//!   loom code paths of its own); without it an etcd source is `InvalidNodeSource`. Building it
+//!   needs `protoc` (`mk/lease.mk`). `etcd-client` 0.21 declares rust-version 1.80, above the
+//!   workspace's 1.75.
 
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
 use super::fence::{self, FenceReport};

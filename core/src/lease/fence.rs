@@ -7,6 +7,29 @@
 //! every taker reads and treats as a mark under every slot, present or not, so no new holder
 //! issues at or below it. One value for the whole store, so it costs the same on a 1-bit and a
 //! 32-bit node field. It only ever grows.
+//!
+//! ## Decisions
+//!
+//! - **One fence per store, not a raised R per slot**: the slots a restored store has no mark for
+//!   (taken after the backup) are exactly the dangerous ones, and a mark for every possible slot
+//!   costs 2^node_bits. The fence is `polyflake-fence` in a lease directory, `{prefix}/fence` in
+//!   etcd and ZooKeeper; etcd reads it in the transaction that takes the slot, ZooKeeper after
+//!   creating the slot znode, the file lease before taking. A fence that is there but is not a
+//!   number refuses the take (an operator's fence is never ignored). It is written by
+//!   compare-and-swap (etcd mod revision, ZooKeeper version) or a rename over the old file.
+//! - **The default margin is [`DEFAULT_FENCE_SKEW_MS`] plus the reserve**: the skew between hosts
+//!   the fence must cover (a holder of the lost history may have issued up to its own clock plus
+//!   the reserve). An operator who knows better passes `--margin-ms`.
+//! - **A fence raised on a store that was not restored** costs every holder one re-take (a moved
+//!   fence is a rollback: `remote/protocol.rs`), which is why fencing is an operator's command
+//!   for after a restore only.
+//! - **What no holder's rule can close**: clients that reach a restored store BEFORE its fence (a
+//!   live holder of the snapshot and a holder of the lost history each issue in one range until
+//!   they next look). So the procedure fences the restored store before any client reaches it
+//!   (docs/node-ids.md, "Backup and restore"); the model's environment does so in one step, and
+//!   `finding-unfenced-window` keeps the counterexample of the other order. The model's
+//!   R_ROLLBACK and R_FENCE are the code; `no-rollback-detection` and `no-fence` stay as mutations
+//!   that must fail.
 
 use crate::clock::SystemClock;
 use crate::error::{Error, Result};

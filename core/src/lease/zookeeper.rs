@@ -27,6 +27,36 @@
 //! forked child does not have (and whose lock and epoll descriptor it shares with the parent),
 //! so a process forked after it used ZooKeeper cannot use it again: its re-lease (or a new
 //! ZooKeeper generator) is refused with a `LeaseStore` error that says so, never a hang.
+//!
+//! ## Decisions
+//!
+//! - **The client is `zookeeper-client` 0.9** (features `tokio`, `tls`): the maintained async
+//!   Rust client (the `zookeeper` crate is synchronous, callback-based and unmaintained; the C
+//!   binding would bring libzookeeper and its threads); it speaks the 3.5+ protocol needed
+//!   (multi-op with version checks, `create2` stats, one-shot watches, session states as a
+//!   stream), runs under tokio like etcd's, and its TLS is rustls. Its costs: I/O on `async-io`'s
+//!   process-wide reactor thread (fork, above), and `rustls` with aws-lc-rs, which is why that is
+//!   the one crypto provider (`creds.rs`).
+//! - **The claim znode exists because the slot znode's check cannot tell holders apart**
+//!   (version 0 is every fresh znode's, and after a restore the mark's versions repeat): the
+//!   model found a holder that created its slot znode just before a restore and wrote its first R
+//!   just after the fence and a successor's take, onto the successor's mark, with a version that
+//!   matched by coincidence. A clean close and a slot given back delete the claim; a crash leaves
+//!   it to the session's end. etcd needs none: its compare names our slot key's value and lease.
+//! - **An unanswered write may have been applied**: a later version mismatch is first checked
+//!   against it (the mark holds exactly what we wrote and the slot still holds our token: adopt
+//!   its version) before the lease is declared lost.
+//! - **Loss is seen three ways**: the session state stream (`Expired`, `AuthFailed`, `Closed`:
+//!   lost at once), the one-shot watch on our slot znode (re-armed after each event, checking the
+//!   znode still holds our token), and a failed multi. `Disconnected` is a failed renewal. There
+//!   is no keep-alive of our own: the client pings within the session. The client declares the
+//!   session expired itself when it cannot reconnect within 1.4 x the session timeout, a server
+//!   after the timeout: either way the lease is lost for good. So an outage longer than the
+//!   reserve stops issuing (as with etcd), and one longer than the session timeout also loses the
+//!   slot (etcd instead refreshes TTLs when it restarts). The session timeout
+//!   (`session_timeout_ms`, 10,000 unless set, like the etcd TTL) is bounded by the ensemble
+//!   between 2 and 20 ticks; the tests give the server `tickTime=200`. Closing writes the final
+//!   R, deletes the slot znode (version 0) and closes the session.
 
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
 use super::fence::{self, FenceReport};

@@ -10,6 +10,28 @@
 //! being the one read) BEFORE anything is issued. Renewing: the fence read again (moved since the
 //! take: the store was restored, the lease is lost), then R = max(now + reserve, R), written with
 //! the same compare, then published; a failed compare loses the lease.
+//!
+//! ## Decisions
+//!
+//! - **Rollback detection.** etcd: only the answers to our own transactions are compared (they
+//!   are sequential); the watch and keep-alive streams can deliver an answer created before our
+//!   last transaction's, so their lower revisions are not evidence. A revision below the highest
+//!   seen, or another cluster id, loses the lease at once with the reason. ZooKeeper: a restored
+//!   server refuses our session (it has seen a later zxid) and the client only retries, so once a
+//!   renewal finds the session cut off for a renewal period, a fresh session reads our mark: a
+//!   version below the one we last wrote means the store forgot our writes (a network outage
+//!   makes the fresh session fail too, and is then only an outage).
+//! - **A fence raised since the take is a rollback too.** A holder cut off from the backup until
+//!   after the restore lost no write, so its session (or etcd lease) and its mark's version come
+//!   back and every compare passes; but the lost history may hold its session's expiry and
+//!   another holder's use of its slot (the ZooKeeper nemesis found such a holder issuing 7.5 s
+//!   after a fenced restore). So every renewal reads the fence before its write of R and writes
+//!   and publishes only while the fence reads as it did at the take: one read per renewal period.
+//!   An unreadable fence is a failed renewal (R not published), not a loss.
+//! - **The take reads the fence again after its first write** and fails (`LeaseStore`, "this take
+//!   was under way: make the generator again") when it moved: the model, once it read the fence
+//!   as the code does and restored the snapshot's etcd leases and ZooKeeper sessions, found a take
+//!   under way during the restore that kept the guard it read before it. One more read per take.
 
 use super::super::fence;
 use super::super::host::LeaseMarkTake;
