@@ -1,5 +1,27 @@
 //! `fork()`: the generation counter that makes a generator created before `fork()` refuse in
 //! the child (or re-lease), and the lease descriptors a forked child lets go of at once.
+//!
+//! ## Decisions
+//!
+//! - **The handlers do the least a child needs.** A `pthread_atfork` child handler bumps the
+//!   generation and closes the child's copies of every lease descriptor (slot files, the lease
+//!   directory), after checking with `fstat` that each number still names the registered file
+//!   (device and inode): fstat and close are async-signal-safe, and nothing else runs there. The
+//!   prepare handler waits for any thread between opening a lease file and registering it. So a
+//!   forked child (a `multiprocessing` worker that never touches the generator) never keeps the
+//!   parent's `flock` alive, and the parent's close or crash frees the slot at once; the parent's
+//!   close also unlocks explicitly (`LOCK_UN`), which frees the slot even from a child of a
+//!   `fork` that bypassed the handlers.
+//! - **A generator of an older generation refuses** with `UsedAfterFork` (or re-leases, with a
+//!   lease: `lease/runtime.rs`). Its entry in the process table no longer blocks the child; the
+//!   parent's host-wide claim does (`registry.rs`), so a child cannot take its parent's node id
+//!   while the parent lives.
+//! - **Never a descriptor by number alone.** Every lease descriptor is an owned `File`; a child
+//!   lets go of the parent's session by forgetting it (the handler already closed its checked
+//!   copies), never by closing a stored number, which after `closerange` and a re-open may name
+//!   the child's own slot file or log.
+//! - **No lock a fork can leave held**: the core's locks around lease sessions, the node-id table
+//!   and the window's writers are `ForkLock`s (`forklock.rs`); the hot path takes no lock at all.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Once;

@@ -1,5 +1,18 @@
 //! What a lease-backed generator keeps: how to take a slot (by the node source's kind), the
 //! session it holds now, and how to let it go (a close, a crash, a fork).
+//!
+//! ## Decisions
+//!
+//! - **A lease re-leases in a forked child.** The child's next call (or `health()`) sees the
+//!   generation mismatch and, under the session's fork-aware lock, forgets the parent's session
+//!   (the fork handler closed the child's copies without unlocking: `flock` belongs to the open
+//!   file description the parent still holds), takes a fresh slot with a new descriptor (or a new
+//!   etcd client and runtime), starts a renewal thread, and only then publishes the new node id
+//!   and generation (Release/Acquire), so no call sees the new generation with the old node id.
+//!   The node part of an ID is therefore an atomic (read Relaxed on the hot path). ZooKeeper
+//!   cannot re-lease in a child forked after the process used it (`zookeeper.rs`): refused, never
+//!   a hang; a child forked before that leases normally (`core/tests/zookeeper_fork.rs`), and etcd
+//!   re-leases after fork (`core/tests/etcd_fork.rs`).
 
 #[cfg(all(feature = "etcd", not(loom)))]
 use super::etcd;
