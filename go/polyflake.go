@@ -42,6 +42,31 @@
 // compare it with errors.Is against the sentinels (ErrClockMovedBackwards, ErrLeaseNotReady, ...).
 // Every number of milliseconds is named ...Ms and passed as written (a 0 is a 0, never "the
 // default"): the defaults are the core's, taken from the library.
+//
+// # Decisions
+//
+// A module of its own at go/, import path example.invalid/polyflake/go (it follows the
+// workspace's repository address), with no dependency beyond cgo and the library; tests/go and
+// the polyglot participant require it through a replace, as a user's module does during
+// development, so the benchmark's bwmarrin/snowflake stays out of this go.mod.
+//
+// Options, not a config struct: a Go struct's zero values would have made 0 mean "the
+// default". A setting left out is never written, so its value is what the C _init functions
+// report. The option interfaces (Setting, LeaseOption, RemoteOption, EtcdOption,
+// ZooKeeperOption) each embed the narrower ones, so a misplaced option does not compile. Numbers
+// are milliseconds named ...Ms, as in every binding (a time.Duration would need rounding rules
+// of its own).
+//
+// Every call goes through a small C wrapper (polyflake_cgo.h) that returns the result and, on an
+// error, a copy of the message read on the same OS thread, in one cgo call: the library keeps
+// the message per thread, and a goroutine may change threads between two cgo calls. A Go string
+// with a NUL byte is refused, never cut short. The IDs come back by value in a C struct:
+// passing &id to C moves id to the heap (one allocation per call).
+//
+// Close closes and a finalizer frees: the handle stays valid after Close (a goroutine still
+// calling gets ErrGeneratorClosed, never a freed handle), and every method keeps its receiver
+// alive across its cgo call. UUIDs and ULIDs are [16]byte, big-endian like the C bytes, with
+// String and MarshalText, so they are JSON strings.
 package polyflake
 
 /*

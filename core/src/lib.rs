@@ -53,6 +53,16 @@
 //!
 //! Under `--cfg loom` the state word uses loom's atomics so the compare-and-swap step can be
 //! model-checked (`loom/tests/loom.rs`, `make loom`); etcd and ZooKeeper are left out there.
+//!
+//! ## What every binding shares
+//! - **What the caller wrote reaches the core as written.** A binding never clamps a setting into
+//!   range, so every binding refuses with the core's one message; only a value the binding cannot
+//!   read or hand over is refused by the binding itself, as the core's kind would.
+//! - **The core gives each shape once, and the bindings map it**: one [`Settings`] value, the
+//!   lease options nested as the kinds share them, one [`Issuer`] trait over the three generator
+//!   kinds (which the CLI, Node and Python issue through), [`Health::fields`] and
+//!   [`ErrorKind::ALL`] to walk. A binding's modules take the core's names (`timeid`, `error`,
+//!   `clock`, `interrupt`, `issue`).
 
 #![deny(missing_docs)]
 

@@ -9,8 +9,9 @@
 //! - **One value, one check.** [`Settings`] holds the defaults and the range checks in one
 //!   place; `Builder::settings` and `TimeIdBuilder::settings` take it whole and
 //!   `Generator::settings()` gives it back. Each binding turns what its user passed into one
-//!   `Settings` in one function (C `polyflake_config::shared`, Python `core_settings`, Node
-//!   `settings::read`, the CLI's `GenArgs::settings`), so no binding copies fields with a macro.
+//!   `Settings` in one function (C `polyflake_timeid_config::settings`, Python
+//!   `core_settings`, Node `settings::read`, the CLI's `GenArgs::settings`), so no binding
+//!   copies fields with a macro.
 //! - **Ranges.** `max_wait_ms` must be finite, `>= 0` and at most [`MAX_WAIT_LIMIT_MS`] (a
 //!   minute-long wait is a hang); `max_lead_ms` must be `>= 0`; either forward setting at most
 //!   a day. A setting a caller wrote reaches this check as written: no binding clamps.

@@ -5,6 +5,63 @@
 //! this crate converts types. Conventions: see the header's top (after rustls-ffi). Modules,
 //! arrows only downwards: `source` -> `generator` -> `clock`, `id`; `timeid` -> `health` ->
 //! `generator`; everything -> `boundary` -> `error` (the result codes).
+//!
+//! ## Decisions
+//!
+//! - **One constructor per node-id source, each with an optional clock** (`const polyflake_clock
+//!   *` before the out-param: NULL is the system clock). The test clocks are ONE opaque type,
+//!   `polyflake_clock` (manual or scripted); the manual clock's calls refuse a scripted one with
+//!   `INVALID_ARGUMENT`, never ignore it. One handle type, not a view of two, because C has no
+//!   safe upcast. Every constructor goes through `generator::new_generator` (the NULL out-param
+//!   first, then `config`, the source's arguments, the core's `build()`), so nothing is made (no
+//!   slot taken, no directory touched) for a call that cannot return it.
+//! - **Defaults come only from `_init` functions, filled from the core** (`polyflake_config_init`
+//!   reads a generator the core builds with its defaults; the options' `_init` copy the core's
+//!   options). A number the caller wrote is passed as written: a 0 is the core's refusal, never
+//!   "the default", and the header restates no default.
+//! - **"None" is a sentinel where the default is not "none"**: `POLYFLAKE_FORWARD_STEP_OFF`
+//!   (`UINT64_MAX`, which the range check would refuse, so it shadows no valid value) and
+//!   `POLYFLAKE_ALL_SLOTS` (`UINT32_MAX`: every node id, capped at `u32::MAX`). A sentinel keeps
+//!   a written 0 a 0. `has_max_lead` stays a flag (its default is "none").
+//! - **Names and messages are the core's.** Result codes 1 to 23 are the core's kinds in
+//!   `ErrorKind::ALL` order (a unit test pins each number; codes are never reused), mapped by one
+//!   exhaustive `match`; only the boundary's results (`OK`, `NULL_PARAMETER`, `PANIC`,
+//!   `BUFFER_TOO_SMALL`) have texts of their own. Status, source and lease-phase codes follow
+//!   `HealthStatus::ALL`, `NodeSourceKind::ALL` and `LeasePhase::ALL`.
+//! - **Health is a fixed struct** (C needs one), flat, the lease's fields prefixed `lease_`,
+//!   filled by `health::snapshot_of`, which takes the core's `Health`, `LeaseHealth` and
+//!   `ClockSync` apart field by field without `..`: a field added to the core does not build here
+//!   until the C struct has it, so the ABI never misses one silently. Optional numbers keep a
+//!   `has_` flag; text fields are `POLYFLAKE_HEALTH_TEXT_LEN` bytes.
+//! - **`close` and `free` are two calls**: close is the core's (thread-safe, idempotent, the
+//!   handle stays valid and later calls return `GENERATOR_CLOSED`); free closes first.
+//! - **No scratch buffers, one out-param writer.** `polyflake_next_ids` passes the caller's buffer
+//!   to the core, which leaves it untouched on any error; every out-param goes through
+//!   `boundary::write_out` (NULL refused before any work, written only on success, inside the
+//!   panic boundary), handles through `new_handle` / `free_handle`.
+//! - **UUIDv7 and ULID are two handle types** (the core has two types, and C then catches
+//!   passing one for the other at compile time), over generic bodies written once. A 128-bit ID
+//!   is 16 big-endian bytes in the caller's memory (`uint8_t *`, alignment 1): the order of the
+//!   UUID's text and of PostgreSQL's `uuid`, so `memcmp` sorts IDs as issued, with no `__int128`
+//!   (not C99). The text buffers' lengths are fixed by the format (`POLYFLAKE_UUID_TEXT_LEN`,
+//!   `POLYFLAKE_ULID_TEXT_LEN`).
+//! - **The clock source is a config field** appended at the end of the struct (code that fills it
+//!   with `_init` keeps working; the ABI is 0.x); `polyflake_generator_config` reports the source
+//!   in effect, so a coarse request that fell back reads back as precise.
+//! - **ZooKeeper's `ensemble` is one connect string** (`"h1:2181,h2:2181"`), split by the core:
+//!   what ZooKeeper users already hold, and the polyglot `zk://ENSEMBLE/PREFIX` passes through;
+//!   etcd keeps its array of URLs. Its initialiser is `_init`, like every other.
+//! - **Credentials are one nested `polyflake_store_credentials`** at the end of both remote
+//!   option structs (NULL: the core's environment fallback): one struct documents them once and
+//!   is converted in one place.
+//! - **The static library and ZooKeeper**: `zookeeper-client` finds tokio through a link-time
+//!   registration that a program linking `libpolyflake.a` drops (the client panicked, "no
+//!   spawner"); the core's ZooKeeper lease enters an explicit spawner around every poll instead
+//!   (`with_spawner`). `--whole-archive` in `polyflake-static.pc` would have left every user who
+//!   links the archive by hand broken.
+//! - **Valgrind and fork**: a forked child cannot free the lease session it inherited, so the
+//!   valgrind run of `tests/c/test_faults.c` suppresses exactly that
+//!   (`tests/c/valgrind-fork-child.supp`); every other program runs without suppressions.
 
 #![deny(missing_docs)]
 #![allow(non_camel_case_types)]

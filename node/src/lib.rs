@@ -9,6 +9,56 @@
 //! bound functions), `interrupt` (waits cut when the environment terminates), `issue` (issuing
 //! through the core's `Issuer`, sync and async), `clock`, `settings`, `layout`, `metrics`,
 //! `generator` (the two Snowflake classes), `timeid` (the two 128-bit classes).
+//!
+//! ## Decisions
+//!
+//! - **One class implementation, two JS classes.** JavaScript names the mode by the class and
+//!   napi-rs 3 has no class inheritance, so one macro (`generator_class!`) holds the whole class
+//!   and is declared twice with its mode and TypeScript signatures; the 128-bit formats are one
+//!   `format_class!` over the core's `Issuer` with a small `Format` trait. What the four classes
+//!   share is written once: `issue.rs` (`JsId`, the bound `nextId`/`tryNextId`/`nextIdAsync`),
+//!   `issue_methods!` (a second `#[napi] impl` block per class, which napi-rs merges), every raw
+//!   Node-API call through `napi_call!`/`napi_make!` (the status checked, the call named in the
+//!   error, one safety statement), `format_functions!`, `clock_steps!`. The settings every
+//!   generator takes are read once (`settings.rs`) into one core `Settings`.
+//! - **The generator cell's one home is `fast.rs`** (`Arc`, since async waits run on the libuv
+//!   pool); the bound `nextId` is a plain Node-API function whose data is that cell (napi-rs's
+//!   method path cost several times the ID). No closed flag or `Option` around the generator:
+//!   `close()` is the core's, so a closed generator is still there, `health()` says `'closed'`,
+//!   and every call gets `GENERATOR_CLOSED`.
+//! - **Errors carry the core error's data** (`Error::fields()`) as camelCase properties besides
+//!   `code`; a field named like a property every JS error has (`name`, `message`, `stack`,
+//!   `code`, `cause`) takes its kind's name as a prefix (`err.invalidArgumentName`), so
+//!   `err.name` stays `'RangeError'`. Configuration mistakes are `RangeError`s, the rest `Error`s.
+//! - **Numbers out are exact**: an integer from the core is a Number when a Number holds it
+//!   exactly and a bigint otherwise; a `Null` field is left out (`undefined`).
+//! - **Health is the core's `Health::fields()`** walked into an object, names camelCased by one
+//!   function. Its types and the option objects' are written in TypeScript in `node/types.d.ts`,
+//!   which `napi build` puts first in `index.d.ts` (`napi.dtsHeaderFile`); `index.d.ts` repeats it
+//!   because the npm stage ships `index.d.ts` alone. A test compares `health()`'s keys with the
+//!   declared ones.
+//! - **Defaults are the core's**, exported as `DEFAULT_*` constants; an option left out is never
+//!   set on the builder. `maxForwardStepMs: null` turns the check off (`undefined` keeps it).
+//!   `clock` takes `'precise'` or `'coarse'` by name (the core's `ClockSource::from_name`, so any
+//!   other string is its `RangeError`) besides a test clock or a function; giving a name and
+//!   `clockSource` too is refused. `waitReady(timeoutMs?)` blocks (it is for startup, right after
+//!   taking a slot).
+//! - **The async forms settle at once on the core's `try_*` path** and wait on the libuv pool
+//!   otherwise. `nextIdAsync` is a small JavaScript closure per instance (compiled once) around
+//!   the bound `tryNextId`: a Node-API promise cost about 3x the ID, V8's `Promise.resolve` a
+//!   fraction of it. With a JS clock function the wait stays on the JS thread (only it may call
+//!   the function).
+//! - **128-bit IDs** are the core's text by default, 16 big-endian bytes in a `Buffer` on
+//!   request; a batch is ONE Buffer of `16 * n` bytes or an array of strings. `uuid7()` and
+//!   `ulid()` use process-wide strict generators shared by worker threads.
+//! - **Metrics come from the core's table** (`healthMetrics()`, `healthSamples()`);
+//!   `polyflake/prometheus` (plain JS) makes prom-client metrics from them, the first taking one
+//!   health snapshot per scrape for all. prom-client is an optional peer dependency.
+//! - **`fromZooKeeper` is shaped like `fromEtcd`**: an option left `undefined` stays `None`, so
+//!   the core's environment fallback applies; a string ensemble is split by the core. The tests
+//!   run under `tests/stores/with_zookeeper.sh` and fail rather than skip without its server.
+//! - **`package.json` has `exports`** (`.`, `./prometheus`, `./package.json`), so
+//!   `require('polyflake/prometheus')` and the Express example's self-reference work.
 
 #![deny(missing_docs)]
 

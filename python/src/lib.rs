@@ -1,5 +1,55 @@
 //! `polyflake._polyflake`: the Python face of the polyflake core, which holds every rule about IDs;
 //! this module converts Python values, calls the core and maps its errors (`error.rs`).
+//!
+//! ## Decisions
+//!
+//! - **One class implementation.** `Snowflake` is the one pyclass over a `polyflake::Generator`;
+//!   `MonotonicSnowflake` is a stateless subclass, and the mode comes from the class (each
+//!   `from_*` classmethod is defined once and asks whether `cls` is the monotonic one). What both
+//!   generator kinds share (`health`, `close`, `with`, `mode`, the async forms, close on drop) is
+//!   one macro (`shared_methods!`) used by `Snowflake` and `_TimeIdGenerator`; PyO3's
+//!   `multiple-pymethods` lets it, the `from_*` classmethods and `getters!` each add a
+//!   `#[pymethods]` block.
+//! - **Settings are keywords, their defaults the core's.** A setting that is absent is never set
+//!   on the core's builder or options, so its default is the core's. The text signatures and the
+//!   stubs show those defaults, pinned to the core's constants (const asserts in `generator.rs`,
+//!   `make test-docs-defaults`, `mypy.stubtest`). An unknown or misplaced keyword (`max_lead_ms`
+//!   on `Snowflake`) is a `TypeError`, as in Python. `max_forward_step_ms=None` turns the check
+//!   off. The lease keywords are read by one function per nested core struct (`lease_common`,
+//!   `remote_store`), so the stores cannot drift apart; credentials go through the core's
+//!   `StoreCredentials::set` by name, and None leaves a field to the core's environment fallback
+//!   (the binding never reads the environment itself).
+//! - **Never clamped.** A value outside its Rust type (a negative `reserve_ms`, `slots=2**70`)
+//!   cannot reach the core, so the binding refuses it as the core's kind would
+//!   (`InvalidNodeSource` for lease options, `InvalidArgument` for generator settings), naming
+//!   the value; every range, the ZooKeeper prefix's slash and `host:port` form are the core's.
+//! - **No binding lock.** The pyclass holds the `Generator` itself; `close()` is the core's, run
+//!   with the GIL released (its renewal thread may be reading a Python clock), so a fork while
+//!   another thread is inside a call leaves nothing held that the child needs. After `close()`
+//!   every call raises `GeneratorClosed` (also a `ValueError`), `health()` reports `closed`, and
+//!   the descriptive properties and `decode` still work.
+//! - **Errors** are classes made from `ErrorKind::ALL` (name, docstring, `code`, attributes from
+//!   `Error::fields()`), with one built-in base each (`error.rs`): `TimestampOverflow` ->
+//!   `OverflowError`; `GeneratorClosed` and configuration -> `ValueError`; the rest ->
+//!   `RuntimeError`. `Health` and `LeaseHealth` answer attributes from the core's `fields()`, so a
+//!   new core field reaches Python with no change here.
+//! - **`wait_ready(timeout_ms=None)`** calls the core's `wait_ready` in slices of at most 100 ms
+//!   with the GIL released, so Ctrl-C interrupts it; `None` waits as long as the guard needs.
+//! - **The fast paths** are `fast.rs` (`next_id` without PyO3's trampoline) and `aio.rs` (a
+//!   native awaitable instead of a coroutine; only a call that would wait goes to a thread).
+//! - **`uuid7()` returns a `uuid.UUID` made without `__init__`** (`timeid.rs`): ORMs and drivers
+//!   take the stdlib type, and `uuid.UUID(int=...)` runs Python-level checks that cost more than
+//!   the ID. `uuid7_str()`, `uuid7_bytes()` and `ulid_bytes()` make no object; a batch is one
+//!   `bytes`, 16 big-endian bytes per ID. The module-level generators are process-wide and
+//!   strict, made on first use, and go on in a forked child (they hold no node id).
+//! - **`clock="coarse"`** is a value of the existing `clock=` keyword; `clock_source=` picks the
+//!   coarse reading of a clock object, so the scenario files run on both sources.
+//! - **Prometheus from the core's table**: `polyflake.prometheus.Collector` writes no metric name
+//!   of its own (it walks `HEALTH_METRICS` and `Health.samples()`); `prometheus_client` is an
+//!   optional extra, never imported by the core module.
+//! - **Tested against real stores**: `make test-python` runs pytest inside
+//!   `tests/stores/with_zookeeper.sh`. Every `python` code block of README.md and
+//!   docs/python.md is a marked snippet that `test_readme.py` runs, so none goes stale unrun.
 
 #![deny(missing_docs)]
 
