@@ -7,6 +7,33 @@
 //! is closed to make room, else the newcomer is answered 503. hyper answers a request it cannot
 //! parse (400, 414, 431) with an empty body before the router sees it; [`Tracked`] replaces
 //! that answer with the service's JSON error shape, so every error the service sends is JSON.
+//!
+//! ## Decisions
+//!
+//! - **Our own accept loop**: `axum::serve` offers no header-read timeout, idle timeout or
+//!   connection cap. Graceful shutdown is unchanged: stop accepting, let each connection finish
+//!   the request it is answering, at most 10 s.
+//! - **The header-read timeout counts from a head's first byte to its last**, so a keep-alive
+//!   connection may sit quietly between requests (the idle timeout governs it). hyper's own
+//!   `header_read_timeout` counts from when it starts waiting for a head (closing quiet
+//!   keep-alive connections after 10 s), so it is off. **The idle timeout** (no byte either way)
+//!   closes whatever the connection is doing; the service's own answers take milliseconds, so a
+//!   request being answered never comes near it.
+//! - **At the cap a newcomer does not wait**: the connection quiet longest with no request being
+//!   answered is closed to make room; only when every connection is answering is the newcomer
+//!   answered 503 `TOO_MANY_CONNECTIONS` (`Retry-After: 1`). So 2,000 idle or half-sent
+//!   connections cost a legitimate client nothing, under any file limit, and a busy server
+//!   sheds load instead of queueing it. At most 32 evictions may be pending (a newcomer beyond
+//!   them is answered 503 too: on a loaded machine the evicted connections' tasks can lag behind
+//!   a burst) and 32 refusals being written; beyond that a newcomer is closed without an answer.
+//!   At startup the service raises its soft open-file limit to the hard one and lowers the cap to
+//!   fit (the limit minus 64 descriptors), and its banner says so.
+//! - **hyper's bare answers become JSON**: the connection's I/O wrapper recognises exactly that
+//!   answer (an error status, no Content-Type, `content-length: 0`, no body: every router answer
+//!   has a Content-Type) and writes the JSON error shape instead, counted in
+//!   `polyflake_http_responses_total`. Heads are at most 64 KiB and 100 headers (`431`). An
+//!   HTTP/2 prior-knowledge preface is closed without an answer (HTTP/1.1 JSON means nothing
+//!   to that client).
 
 use crate::metrics::Metrics;
 use crate::request::ApiError;

@@ -7,6 +7,15 @@
 //! the names are the ones the Python and Node collectors export. The service's own counters
 //! (refusals, blocking-pool calls, responses by status, connections closed by reason) are
 //! `prometheus-client` metrics the handlers move, written after the core's.
+//!
+//! ## Decisions
+//!
+//! - **Never a hand list**: the core's table filled by a `Collector` from one snapshot, so the
+//!   service exports exactly what the Python and Node collectors do. The service's own:
+//!   `polyflake_ids_refused_total`, `polyflake_blocking_calls_total`,
+//!   `polyflake_http_responses_total{code}`, `polyflake_http_connections` and
+//!   `polyflake_http_connections_closed_total{reason}` (`header_timeout`, `idle_timeout`,
+//!   `evicted`, `refused`). Whole values are written as integers (`3`, not `3.0`).
 
 use crate::heal::LiveGenerator;
 use polyflake::{health_samples, Issuer, MetricKind, Sample, HEALTH_METRICS};

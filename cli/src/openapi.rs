@@ -6,6 +6,16 @@
 //! (`make test-cli`) checks every answer of the running service against them.
 //! The document is served at `GET /openapi.json` and checked in as `cli/openapi.json`
 //! (regenerate with `make openapi-cli`; `make test-cli` fails when it drifts).
+//!
+//! ## Decisions
+//!
+//! - **What the derive cannot say is added in `finish`**: the request body is optional and has no
+//!   other field, the running service's count cap (the checked-in file has the default cap), the
+//!   exact text of an ID (a pattern for 0 to 2^63 - 1, leading zeros allowed), and a 200 answer
+//!   that is `oneOf` the three formats' shapes. The test-clock route is not described (it exists
+//!   only with the hidden `--test-clock`).
+//! - **schemathesis runs every check** (`--checks all`) with a hook that fails on an ID handed out
+//!   twice; `--include-path-regex '^/'` makes it test `GET /openapi.json` too.
 
 // The types only describe the JSON: nothing reads their fields.
 #![allow(dead_code)]

@@ -1,6 +1,19 @@
 //! Options shared by `next` and `serve`: where the node id comes from, and the generator's
 //! settings. Every check on the values (node id range, layout, epoch, wait budget) is the core's:
 //! this module only hands them to [`polyflake::Builder`].
+//!
+//! ## Decisions
+//!
+//! - **`--clock precise|coarse`** is the core's `ClockSource::from_name` (its error, exit 2);
+//!   health, the banner and `next --output json` show the source in effect.
+//! - **Store flags**: `--etcd-connect-timeout-ms` and `--zookeeper-connect-timeout-ms` (the
+//!   core's 2,000 unless set) bound how long an unreachable store can hold a command or the
+//!   service's start. Passwords have no flag of their own (`--etcd-password-file`,
+//!   `--zookeeper-password-file`, or the core's environment variables: never the command line,
+//!   which `ps` shows). The two stores' credential flags are read by one function
+//!   (`credentials`).
+//! - **Docs are executed**: `cli/tests/docs.rs` runs every session of docs/cli.md and the README,
+//!   with minted numbers, UUIDs and ULIDs masked (every key, word, code and line still checked).
 
 use crate::error::CliError;
 use clap::Args;

@@ -5,6 +5,16 @@
 //! so what is fuzzed is exactly what answers.
 //!
 //! Every refusal is an [`ApiError`]: a 4xx status, a stable code and a message.
+//!
+//! ## Decisions
+//!
+//! - **A repeated JSON key** (`{"count": 5, "count": 6}`, at any depth, also spelled with
+//!   escapes) is `400 DUPLICATE_KEY`: serde_json keeps the last, another parser the first, and a
+//!   request must not mean two things.
+//! - **A count written with an integral value in any form** (`5.0`, `5e0`) is accepted, read
+//!   exactly from its digits, because JSON Schema calls `5.0` an integer and schemathesis sends
+//!   it (it was refused, and a schemathesis hook hid that; the hook is gone); `5.5` is refused.
+//! - **A format name is exact** (`"ULID"`, `"uuid"`, `null` are 400 `INVALID_FORMAT`).
 
 use crate::error::http_status;
 use crate::timeid::IdFormat;

@@ -13,6 +13,21 @@
 //! `INTERRUPTED`, having issued nothing; the runtime, which waits for blocking calls when it is
 //! dropped, then stops at once.
 //! Connections (header-read and idle timeouts, the connection cap) are `conns.rs`'s.
+//!
+//! ## Decisions
+//!
+//! - **One UUIDv7 and one ULID generator beside the 64-bit one, made at start** with the same
+//!   mode, wait budget, forward-step settings and clock (the test clock included), so a bad
+//!   setting fails at start and the first request pays no construction; they take no lease.
+//!   `POST /v1/ids` takes `"format"` beside `"count"` (the same cap and waiting rules) and
+//!   answers `{"format", "ids"}`; the 64-bit answer is unchanged, so old clients see no
+//!   difference. `/v1/health` and `/metrics` describe the 64-bit generator (the others have no
+//!   node id, lease or layout; their refusals count in `polyflake_ids_refused_total`).
+//! - **The service is a translation**: it issues through the core's `Issuer` (one generic `mint`,
+//!   not one per format); `/v1/health` is the core's `Health::fields()` with the counters nested
+//!   and the lease's `phase` as `state`; statuses come from `ErrorKind::category()`; every error
+//!   body is `ApiError::body()`, whoever writes it (the router, the fallback, the connection
+//!   layer).
 
 use crate::clock::OffsetClock;
 use crate::conns::{self, Limits};

@@ -1,6 +1,19 @@
 //! The three ID formats the CLI and the service mint (`snowflake`, the default; `uuidv7`;
 //! `ulid`), and what `decode` reads from a text. Every rule (the bits, the text forms, the
 //! version check) is the core's; this module only names the formats and picks one.
+//!
+//! ## Decisions
+//!
+//! - **`--format` names the ID format, `--output` the output style.** `next --format json` (and
+//!   `plain`) is still read as `--output` (refused only when an `--output` given too disagrees),
+//!   and `decode`, `layouts` and `lease inspect` take `--format` as a hidden alias of `--output`,
+//!   so scripts written against the old flags run unchanged and a new name is never a style.
+//! - **UUIDv7 and ULID take no node id, and say so**: a node source, a lease flag, `--layout` or
+//!   `--epoch-ms` with them is a usage error (exit 2), not a flag silently ignored.
+//! - **`decode` tells the format from the text**: 36 characters with a hyphen is a UUID (version
+//!   7 with the RFC 9562 variant only), 26 characters a ULID, anything else a decimal 64-bit ID.
+//!   The only overlap, a decimal ID zero-padded to 26 digits, reads as a ULID (no tool writes
+//!   one). Random fields are not decoded: their bits mean nothing to a reader.
 
 use polyflake::{
     format_id, format_ulid, format_uuid, parse_id, parse_ulid, parse_uuid, ulid_timestamp_ms,
