@@ -13,6 +13,39 @@
 #                       CMake (shared and static, C and C++), a Go module on the packed go/
 #
 # See docs/releasing.md for the artifacts, their sizes and the release workflow.
+#
+# Decisions:
+# - The workspace version is the only version: every crate inherits it, pyproject.toml leaves it
+#   dynamic, the header's POLYFLAKE_VERSION is a literal that ffi-c refuses to compile against a
+#   different CARGO_PKG_VERSION, the .pc and CMake files are filled from it when packed. What
+#   cannot derive it (node/package.json, its lock, the platform package.json, Go's ModuleVersion,
+#   the newest CHANGELOG.md entry) is compared by tests/dist/check_version.py (make check-version,
+#   in make test; with --dist also inside the built artifacts).
+# - What ships is what was tested: the Node addon and the C SDK's libraries are the release build
+#   every test and benchmark ran, stripped when packed. A dist profile (thin LTO, its own tree)
+#   compiled the whole dependency tree again for artifacts no smaller (the .so 7.78 MB against
+#   7.84 MB, the .node 8.41 against 8.48); only the static archive gains from LTO, and the SDK
+#   tarball grows by about 5 MB: the price of four minutes less per make test and of shipping
+#   exactly the tested build. The wheel keeps the dist profile (maturin links it through zig in
+#   a tree of its own anyway).
+# - manylinux2014 through zig: maturin --zig links against glibc 2.17 symbols, so auditwheel names
+#   manylinux_2_17 on a Debian 12 build machine without a manylinux container.
+# - The soname is libpolyflake.so.<ABI>, ABI = major, or 0.minor before 1.0 (0.1 and 0.2 may break
+#   the ABI, as Cargo's semver does); it is set only by dist-c, so the tests' unversioned
+#   target/release/libpolyflake.so stays as it is.
+# - The SDK is relocatable: polyflake.pc derives its prefix from ${pcfiledir} and adds an rpath to
+#   its lib/; polyflake-static.pc lists what rustc --print native-static-libs reports (not a
+#   hand-kept list); the CMake package computes its prefix from its own directory. test-dist moves
+#   the unpacked SDK before building against it.
+# - npm, the napi-rs v3 layout staged from the checkout: node/package.json stays the development
+#   package; the published polyflake is staged by tests/dist/stage_npm.js (the checked-in
+#   index.js/index.d.ts, no install script, no Rust sources, one optionalDependencies entry per
+#   platform package at the same version).
+# - The smoke tests are the packages' own READMEs (the wheel's METADATA, the npm package's README,
+#   README-C's programs in the SDK), so what users read is what was proven.
+# - test-dist proves the absence of Rust by taking every PATH directory holding cargo, rustc or
+#   rustup away and checking none is found; the local index holds the sdist too (a wheel pip could
+#   not use fails the build), and the registries have no uplink.
 
 # Debian packages: mk/packages.mk.
 DEPS_TARGETS += deps-dist
@@ -65,8 +98,8 @@ dist-python: deps-dist
 # node/index.js and node/index.d.ts, drift-checked by test-node; polyflake/prometheus), and
 # check_contents.py checks every module the guide imports against it. The addon is build-node's
 # (release profile: what the tests and benchmarks ran), stripped: a dist-profile build (thin LTO)
-# compiled the whole tree again for an addon no smaller (docs/decisions.md, "Building and
-# testing").
+# compiled the whole tree again for an addon no smaller (this file's header, "What ships is
+# what was tested").
 dist-node: build-node
 	$(call say,Node: the tested addon stripped; then npm pack of polyflake and polyflake-linux-x64-gnu)
 	@mkdir -p $(DIST) && rm -f $(DIST)/polyflake-$(DIST_VERSION).tgz $(DIST)/polyflake-linux-x64-gnu-*.tgz
