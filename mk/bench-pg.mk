@@ -7,6 +7,16 @@
 #   make bench-pg [ROWS=5000000] [PG_SHARED_BUFFERS=32MB]   the full run (minutes), into
 #                        target/bench-pg/ (report.md, results.json, btree.png)
 #   make test-bench-pg   the same on 10,000 rows, to keep it working (part of make test)
+#
+# Decisions: a throwaway PostgreSQL 15 (as the postgres user when run as root) with
+# shared_buffers=32MB so the indexes outgrow the buffer pool, synchronous_commit=off (the index is
+# measured, not the disk's flush) and autovacuum off (insert-only tables would be vacuumed at times
+# that depend on the machine). Five tables: bigint-1node (one generator), bigint-fleet (16
+# generators on a simulated clock at 50,000 rows/s, each row delayed by up to 2 ms), bigint-bulk
+# (four writers at full speed, 256-ID chunks round-robin), uuidv7-fleet (the same fleet with RFC
+# 9562 UUIDv7, method 1 counters, written in the benchmark) and uuidv4. Leaf splits are
+# leaf_pages - 1 (PostgreSQL 15 has no split counter; in an insert-only index every leaf but the
+# first came from a split).
 
 # Debian packages: mk/packages.mk.
 DEPS_TARGETS += deps-bench-pg

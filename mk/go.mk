@@ -28,6 +28,12 @@
 #                   capped; ratio = the median of the rounds' ratios); one JSON object a line on
 #                   stdout, the binary's build on stderr; ~20 s warm
 #   make build-polyglot-go  the polyglot participant: target/polyglot/participant_go
+#
+# Decisions: the go test -fuzz targets (go/fuzz_test.go) check the library's parsers against small
+# models of the text rules written in Go (strconv for IDs, the 8-4-4-4-12 hex form for UUIDs,
+# Crockford's alphabet with I/L/O for ULIDs) and by round trips, so a parser that accepts or reads
+# differently fails, not only one that crashes. Go's fuzzer has no seed option: runs are
+# reproduced from the inputs it saves in go/testdata/fuzz/, which go test replays.
 
 DEPS_TARGETS += deps-go
 BUILD_TARGETS += build-polyglot-go

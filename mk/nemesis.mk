@@ -18,6 +18,14 @@
 # Every ID is logged (to a directory under TMPDIR, removed when the run passes): on etcd the
 # Python and Node holders mint at full speed, about 1 GB of log per 20 s on the 2-core
 # development machine, so a 180 s etcd run needs about 10 GB free there.
+#
+# Decisions: ZooKeeper's nemesis uses six services (polyflake serve --zookeeper). Its faults: SIGSTOP
+# past the session timeout (the server expires the session: the forced expiry, since a session's
+# password never leaves its client), SIGKILL and restart, ZooKeeper restarted on the same data, a
+# held slot znode deleted (ZooKeeper's counterpart of revoking an etcd lease) and the test clock
+# stepped back. Znodes are deleted by a small client of the run's own (tests/nemesis/zookeeper.py,
+# the jute framing of five requests), not a library or a JVM per fault. A service whose lease is
+# lost answers 503 for good, so both runs restart it, as an orchestrator's health check would.
 
 # Debian packages: mk/packages.mk.
 TEST_TARGETS += test-nemesis

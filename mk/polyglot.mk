@@ -12,6 +12,12 @@
 #                             a free loopback port by tests/stores/with_zookeeper.sh): no duplicate,
 #                             seven distinct node ids, no slot znode left behind
 # `make test` runs a 1 s version of each (test-polyglot-uuidv7, test-polyglot-zookeeper).
+#
+# Decisions: over ZooKeeper each participant gets zk://HOST:PORT,.../PREFIX as its LEASE_DIR (a
+# fresh random prefix per run, so runs never meet) and its language as identity; no /PREFIX is an
+# error (one stderr line, exit 1), everything else is judged by the core. After they exit,
+# `polyflake lease inspect --zookeeper` must show no held slot within 2 s: far below the 10 s
+# session timeout, so a participant that exits without closing its session fails the run.
 
 DEPS_TARGETS += deps-polyglot
 BUILD_TARGETS += build-polyglot-rust

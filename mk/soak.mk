@@ -11,6 +11,12 @@
 # service by tens of MB/min at the thousands of requests per second wrk drives, while the
 # allocator's own drift stays well under it. The short run's window is 20 s, where the same
 # noise extrapolates to more per minute: its bound is 6 MB/min. Descriptors must not grow at all.
+#
+# Decisions: the soak watches slopes, not levels (the bounds below). The polyglot participants live
+# one round (1 s of minting) each, so their per-round peaks are compared over the rounds instead.
+# The lease directory is checked after every round (only the service's slot held; slot files never
+# more than the service's, the round's and those of rounds that ended within the 5 s reserve before
+# it, whose slots may still be guarded) and at the end (no slot held).
 
 # Debian packages: mk/packages.mk.
 TEST_TARGETS += test-soak
