@@ -31,3 +31,21 @@ test-docs-defaults:
 	python3 tests/docs/test_check_defaults.py
 	$(CARGO) run --release -q -p polyflake --example settings_defaults > $(CARGO_TARGET_DIR)/settings-defaults.json
 	python3 tests/docs/check_defaults.py --defaults $(CARGO_TARGET_DIR)/settings-defaults.json
+
+# Facts the docs restate from the code: the lease record's size (RECORD_LEN and the previous
+# version's RECORD_LEN_V0, core/src/lease/record.rs), the default reserve (DEFAULT_RESERVE_MS,
+# core/src/lease/options.rs) and the name of a fixed node id's mark (core/src/lease/host/mark.rs),
+# read from the source (no build), against every statement of them in the docs, the module docs,
+# the header, the Go docs, the stubs and the Makefile's headers.
+#
+#   make test-docs-facts   the checker's own test (a wrong figure fails with file:line), then the
+#                          check of every statement against the code (part of make test)
+
+TEST_TARGETS += test-docs-facts
+
+.PHONY: test-docs-facts
+
+test-docs-facts:
+	$(call say,docs: the facts checker's own test; then every stated lease record size and default reserve and mark name against the code)
+	python3 tests/docs/test_check_facts.py
+	python3 tests/docs/check_facts.py

@@ -8,7 +8,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// The default high-water-mark reserve of every lease kind: R is kept this far ahead of the
-/// clock, so a successor of a crashed holder waits at most this long (5 s).
+/// clock, so a successor of a crashed holder waits at most this long (5 s). The docs' statements
+/// of it are checked against this line (`make test-docs-facts`).
 pub const DEFAULT_RESERVE_MS: u64 = 5_000;
 /// The default etcd key prefix.
 pub const DEFAULT_ETCD_PREFIX: &str = "/polyflake";

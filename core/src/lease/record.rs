@@ -35,7 +35,8 @@
 use crate::layout::Layout;
 
 /// The length of a slot file's record: one `pwrite` at offset 0 replaces it whole, with no
-/// truncate. (Records of older versions were 256 bytes; both read the same way.)
+/// truncate. (Records of older versions were 256 bytes; both read the same way.) Every size of
+/// a record the docs state is checked against this (`make test-docs-facts`).
 pub(crate) const RECORD_LEN: usize = 512;
 /// The length of the records older versions wrote.
 const RECORD_LEN_V0: usize = 256;
