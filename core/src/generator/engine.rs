@@ -732,16 +732,20 @@ impl Generator {
         if !wait.exhausted {
             bump(&self.stats.sequence_exhaustions, 1);
         }
-        if wait.exhausted_at != Some(now) {
-            // First wait, or the clock has moved on since and other threads spent the new
-            // millisecond first: the clock is not stuck, so the deadline starts again. Only a
-            // reading that stays put for the whole budget is refused.
+        // First wait, or the clock has moved on since and other threads spent the new
+        // millisecond first: the clock is not stuck, so the deadline starts again. Only a
+        // reading that stays put for the whole budget is refused, and only one taken after a
+        // sleep of this wait: a thread preempted for the whole budget between its reading and
+        // this check (valgrind on a loaded machine) holds a stale reading, not a stuck clock,
+        // and its call's deadline or interrupt is checked in the sleep first.
+        let fresh = wait.exhausted_at != Some(now);
+        if fresh {
             wait.exhausted = true;
             wait.exhausted_at = Some(now);
             wait.started = Some(Instant::now());
         }
         let spent = wait.spent();
-        if spent >= self.exhaust_budget {
+        if !fresh && spent >= self.exhaust_budget {
             bump(&self.stats.rewinds_refused, 1);
             self.stuck_at.store(now, Ordering::Relaxed);
             return Err(Error::ClockMovedBackwards {
@@ -752,7 +756,10 @@ impl Generator {
             });
         }
         bump(&self.stats.wait_sleeps, 1);
-        let d = self.clock.until_next_ms().min(self.exhaust_budget - spent);
+        let d = self
+            .clock
+            .until_next_ms()
+            .min(self.exhaust_budget.saturating_sub(spent));
         self.sleep(wait, d)
     }
 }
