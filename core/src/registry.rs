@@ -298,6 +298,9 @@ pub(crate) enum Reach {
     Host,
 }
 
+/// How long a claim tries again a name this process's own descriptor still holds (see `claim`).
+const OWN_NAME_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Claim the node id. Returns the claim and the state word a new generator must start from
 /// (-1 when this process never issued from the key).
 // Modelled in model/fork.pml: inline claim (R_FORKREG: the fork-aware rule, here the host-wide
@@ -331,16 +334,30 @@ pub(crate) fn claim(
     // An entry of an older fork generation is the parent's: the host-wide hold decides whether
     // the parent still lives.
     let host = match reach {
-        Reach::Host => match hold_on_host(&key, generation)? {
-            Ok(hold) => Some(hold),
-            Err(pid) => {
-                return Err(Error::NodeIdInUse {
-                    node_id,
-                    holder_pid: Some(pid),
-                    holder: describe_holder(pid),
-                })
+        Reach::Host => {
+            // A name this process bound but no live claim of this table holds is either another
+            // copy of the library (a second class loader: held for good) or a descriptor a
+            // child keeps for a moment: a process another thread is spawning holds a copy of
+            // every descriptor until its exec closes them (close-on-exec; a spawn runs no fork
+            // handler), so a claim released just before is still bound. Such a copy goes within
+            // milliseconds; the name is tried again for up to OWN_NAME_WAIT before the refusal.
+            let started = std::time::Instant::now();
+            loop {
+                match hold_on_host(&key, generation)? {
+                    Ok(hold) => break Some(hold),
+                    Err(pid) if pid == std::process::id() && started.elapsed() < OWN_NAME_WAIT => {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                    Err(pid) => {
+                        return Err(Error::NodeIdInUse {
+                            node_id,
+                            holder_pid: Some(pid),
+                            holder: describe_holder(pid),
+                        })
+                    }
+                }
             }
-        },
+        }
         Reach::Process => None,
     };
     entry.live = true;
