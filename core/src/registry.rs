@@ -192,7 +192,13 @@ fn abstract_addr(name: &[u8]) -> (libc::sockaddr_un, libc::socklen_t) {
 
 /// Bind the key's name on this host: `Ok(Err(pid))` when another process holds it (its pid when
 /// the kernel tells it, else 0).
-fn hold_on_host(key: &Key, generation: u64) -> Result<std::result::Result<HostHold, u32>> {
+/// The host-wide name for `key`, or who holds it: its pid when `ask` (a connection to the
+/// holder's listening socket, which stays in its queue: ask once per claim), else 0.
+fn hold_on_host(
+    key: &Key,
+    generation: u64,
+    ask: bool,
+) -> Result<std::result::Result<HostHold, u32>> {
     let name = host_name(key);
     let (addr, len) = abstract_addr(&name);
     let io_err = |what: &str| Error::LeaseStore {
@@ -214,7 +220,7 @@ fn hold_on_host(key: &Key, generation: u64) -> Result<std::result::Result<HostHo
                 let e = std::io::Error::last_os_error();
                 libc::close(fd);
                 if e.raw_os_error() == Some(libc::EADDRINUSE) {
-                    return Ok(Err(holder_pid(&addr, len)));
+                    return Ok(Err(if ask { holder_pid(&addr, len) } else { 0 }));
                 }
                 return Err(Error::LeaseStore {
                     reason: format!(
@@ -341,19 +347,22 @@ pub(crate) fn claim(
             // every descriptor until its exec closes them (close-on-exec; a spawn runs no fork
             // handler), so a claim released just before is still bound. Such a copy goes within
             // milliseconds; the name is tried again for up to OWN_NAME_WAIT before the refusal.
+            // The holder is asked once: every question leaves a connection in its queue.
             let started = std::time::Instant::now();
+            let mut holder = None;
             loop {
-                match hold_on_host(&key, generation)? {
+                match hold_on_host(&key, generation, holder.is_none())? {
                     Ok(hold) => break Some(hold),
-                    Err(pid) if pid == std::process::id() && started.elapsed() < OWN_NAME_WAIT => {
-                        std::thread::sleep(std::time::Duration::from_millis(5));
-                    }
                     Err(pid) => {
-                        return Err(Error::NodeIdInUse {
-                            node_id,
-                            holder_pid: Some(pid),
-                            holder: describe_holder(pid),
-                        })
+                        let pid = *holder.get_or_insert(pid);
+                        if pid != std::process::id() || started.elapsed() >= OWN_NAME_WAIT {
+                            return Err(Error::NodeIdInUse {
+                                node_id,
+                                holder_pid: Some(pid),
+                                holder: describe_holder(pid),
+                            });
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(5));
                     }
                 }
             }
