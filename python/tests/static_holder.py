@@ -22,6 +22,7 @@ import ctypes
 import os
 import sys
 import time
+import traceback
 
 import polyflake
 
@@ -99,6 +100,9 @@ def forker():
                 ids.tofile(f)
             os.rename(out + ".tmp", out + ".child")
             code = 0
+        except BaseException:  # said where the test looks, as the child's stderr may be gone
+            with open(out + ".err", "w") as f:
+                traceback.print_exc(file=f)
         finally:
             os._exit(code)
     print(f"CHILD {pid}", flush=True)

@@ -218,7 +218,9 @@ def test_a_forked_child_takes_over_above_its_parent(holders, tmp_path):
         child_out = f"{out}.child"
         deadline = time.monotonic() + 20
         while not os.path.exists(child_out):
-            assert time.monotonic() < deadline, f"the forked child {child} wrote nothing"
+            err = f"{out}.err"
+            why = open(err).read() if os.path.exists(err) else "no error written (still running?)"
+            assert time.monotonic() < deadline, f"the forked child {child} wrote nothing: {why}"
             time.sleep(0.02)
     finally:
         try:  # not ours to wait for: it is the parent's child (reparented when the parent exited)
