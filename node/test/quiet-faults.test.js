@@ -44,8 +44,15 @@ fs.closeSync(fd)
 process.stdout.write('END ' + end + ' ' + g.health().status + '\\n')
 `
 
+// Each holder claims its node id in a host scope of its own: the fault under test is the store's
+// (two holders of one slot file), which the host-wide claim would otherwise keep from happening on
+// one host while the first holder lives.
 function stream(dir, out, ms) {
-  const child = spawn(process.execPath, ['-e', STREAM, NODE_DIR, dir, out, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const scope = `${(process.env.POLYFLAKE_HOST_SCOPE || 'node-faults').slice(0, 30)}-${path.basename(out, '.bin')}`
+  const child = spawn(process.execPath, ['-e', STREAM, NODE_DIR, dir, out, String(ms)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, POLYFLAKE_HOST_SCOPE: scope },
+  })
   return { child, next: lines(child), exited: new Promise((resolve) => child.on('close', resolve)) }
 }
 
