@@ -304,8 +304,27 @@ pub(crate) enum Reach {
     Host,
 }
 
-/// How long a claim tries again a name this process's own descriptor still holds (see `claim`).
-const OWN_NAME_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+/// How long a claim tries again a name whose holder is on its way out (see `claim`).
+const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Whether a holder the kernel named may be a name about to be released rather than a live
+/// holder: this process (a descriptor copy a spawning thread's child keeps until its exec), a
+/// holder that could not be told (its listening socket already shut), or a process that has
+/// exited (its last thread's descriptors are closed after its children are reparented: a forked
+/// child that waited for its parent to go can find the name still bound for a moment).
+fn may_be_releasing(pid: u32) -> bool {
+    if pid == 0 || pid == std::process::id() {
+        return true;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state is the first field after the command name's closing parenthesis.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+        Err(_) => true,
+    }
+}
 
 /// Claim the node id. Returns the claim and the state word a new generator must start from
 /// (-1 when this process never issued from the key).
@@ -345,8 +364,10 @@ pub(crate) fn claim(
             // copy of the library (a second class loader: held for good) or a descriptor a
             // child keeps for a moment: a process another thread is spawning holds a copy of
             // every descriptor until its exec closes them (close-on-exec; a spawn runs no fork
-            // handler), so a claim released just before is still bound. Such a copy goes within
-            // milliseconds; the name is tried again for up to OWN_NAME_WAIT before the refusal.
+            // handler), so a claim released just before is still bound. A name whose holder has
+            // exited is released by the kernel a moment after (see `may_be_releasing`). Such
+            // names go within milliseconds; they are tried again for up to RELEASE_WAIT before
+            // the refusal. Only a bind decides: a retry never takes a name still bound.
             // The holder is asked once: every question leaves a connection in its queue.
             let started = std::time::Instant::now();
             let mut holder = None;
@@ -354,8 +375,9 @@ pub(crate) fn claim(
                 match hold_on_host(&key, generation, holder.is_none())? {
                     Ok(hold) => break Some(hold),
                     Err(pid) => {
-                        let pid = *holder.get_or_insert(pid);
-                        if pid != std::process::id() || started.elapsed() >= OWN_NAME_WAIT {
+                        let (pid, releasing) =
+                            *holder.get_or_insert_with(|| (pid, may_be_releasing(pid)));
+                        if !releasing || started.elapsed() >= RELEASE_WAIT {
                             return Err(Error::NodeIdInUse {
                                 node_id,
                                 holder_pid: Some(pid),
@@ -435,5 +457,33 @@ mod tests {
             layout: Layout::DEFAULT,
         };
         assert_eq!(host_name(&key), b"polyflake/v2/s/41-10-12/7".to_vec());
+    }
+
+    #[test]
+    fn only_a_live_other_process_is_a_holder_for_good() {
+        // This process, an untold holder, a zombie and a reaped process may be releasing.
+        assert!(may_be_releasing(std::process::id()));
+        assert!(may_be_releasing(0));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let zombie = std::time::Instant::now();
+        while !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap()
+            .contains(") Z ")
+        {
+            assert!(zombie.elapsed().as_secs() < 30, "the child never exited");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(may_be_releasing(pid), "a zombie");
+        child.wait().unwrap();
+        assert!(may_be_releasing(pid), "a reaped process");
+        // A process that runs is a holder.
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        assert!(!may_be_releasing(sleeper.id()));
+        sleeper.kill().unwrap();
+        sleeper.wait().unwrap();
     }
 }

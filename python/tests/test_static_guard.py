@@ -217,10 +217,10 @@ def test_a_forked_child_takes_over_above_its_parent(holders, tmp_path):
         parent.wait()
         child_out = f"{out}.child"
         deadline = time.monotonic() + 20
+        err = f"{out}.err"
         while not os.path.exists(child_out):
-            err = f"{out}.err"
-            why = open(err).read() if os.path.exists(err) else "no error written (still running?)"
-            assert time.monotonic() < deadline, f"the forked child {child} wrote nothing: {why}"
+            assert not os.path.exists(err), f"the forked child {child} failed: {open(err).read()}"
+            assert time.monotonic() < deadline, f"the forked child {child} wrote nothing in 20 s"
             time.sleep(0.02)
     finally:
         try:  # not ours to wait for: it is the parent's child (reparented when the parent exited)
