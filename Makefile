@@ -60,9 +60,10 @@ export POLYFLAKE_RELEASE_DIR := $(CARGO_TARGET_DIR)/$(CARGO_BUILD_TARGET)/releas
 # (the restart guard) in a state directory of its own: the suites run side by side and all like
 # node id 1 (docs/node-ids.md, "One claim per node id on a host").
 # The state directories are fresh for each top-level make (a run killed half-way leaves marks a
-# reserve ahead; they must not make the next run wait).
+# reserve ahead; they must not make the next run wait). Two checkouts tested at once on one
+# host set HOST_SCOPE_PREFIX apart (`make test HOST_SCOPE_PREFIX=b-`).
 export POLYFLAKE_STATE_ROOT ?= $(shell mktemp -d "$${TMPDIR:-/tmp}/polyflake-state.XXXXXX")
-test-%: export POLYFLAKE_HOST_SCOPE = $@
+test-%: export POLYFLAKE_HOST_SCOPE = $(HOST_SCOPE_PREFIX)$@
 test-%: export POLYFLAKE_STATE_DIR = $(POLYFLAKE_STATE_ROOT)/$@
 
 DEPS_TARGETS := deps-apt deps-rust
