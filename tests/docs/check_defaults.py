@@ -22,14 +22,14 @@ Python's standard library only.
 """
 
 import argparse
-import glob
 import json
 import os
 import re
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from prose import NUMBER, ROOT, blocks, judge, source_files, to_ms  # noqa: E402
 
 # Where the defaults are restated (globs relative to the root).
 SOURCES = [
@@ -102,7 +102,6 @@ OTHERS = [
     r"max[_-]?ids", r"retries", r"bits", r"host", r"tick",
 ]
 
-NUMBER = r"\d+(?:[,_]\d{3})*(?:\.\d+)?"
 UNIT = r"(?:\s*(?P<unit>ms|milliseconds?|s|seconds?|min|minutes?)\b)?"
 WORD_VALUES = {
     "strict", "monotonic", "precise", "coarse", "unbounded", "none", "null", "nil", "off", "no",
@@ -126,64 +125,6 @@ SIGNATURE = re.compile(
     r"\b(?P<name>[a-z_]+)\s*(?P<ann>:\s*[\w\[\], |.]+?)?\s*=\s*(?P<value>[-\w.'\"]+)", re.I
 )
 
-BLOCK_COMMENT = re.compile(r"^\s*(///?!?|#|\*|/\*\*?|//)\s?")
-
-
-class Block:
-    """A paragraph or comment block: its lines joined by one space, and where each began."""
-
-    def __init__(self):
-        self.lines = []  # (line number, text)
-
-    def add(self, n, text):
-        self.lines.append((n, text))
-
-    @property
-    def text(self):
-        return " ".join(t for _, t in self.lines)
-
-    def line_at(self, offset):
-        """The file line of the joined text's `offset`."""
-        at = 0
-        for n, t in self.lines:
-            at += len(t) + 1
-            if offset < at:
-                return n
-        return self.lines[-1][0]
-
-
-def blocks(path, text):
-    """Each paragraph, list item or table row (Markdown), comment block, or code line."""
-    md = path.endswith(".md")
-    out, cur = [], Block()
-
-    def flush():
-        nonlocal cur
-        if cur.lines:
-            out.append(cur)
-        cur = Block()
-
-    for n, line in enumerate(text.split("\n"), 1):
-        if md:
-            # List items and table rows start a block of their own.
-            if not line.strip() or re.match(r"\s*([-*+]|\d+\.|\|)\s", line) or line.startswith("#"):
-                flush()
-            if line.strip():
-                cur.add(n, line)
-            continue
-        m = BLOCK_COMMENT.match(line)
-        if m:
-            cur.add(n, line[m.end():])
-            continue
-        flush()
-        # Code lines stand alone (signatures, clap attributes, type declarations).
-        if line.strip():
-            cur.add(n, line)
-            flush()
-    flush()
-    return out
-
-
 def setting_before(block, pos, window=240):
     """The setting named nearest before `pos` in `block`, or None (another setting's name is
     nearer, or none is near)."""
@@ -199,17 +140,6 @@ def setting_before(block, pos, window=240):
             if m.start() > best_at:
                 best, best_at = None, m.start()
     return best
-
-
-def number(text, unit):
-    """A figure in ms."""
-    v = float(text.replace(",", "").replace("_", ""))
-    unit = (unit or "ms").lower()
-    if unit.startswith("min"):
-        v *= 60_000
-    elif unit in ("s", "sec", "second", "seconds"):
-        v *= 1000
-    return v
 
 
 def agrees(setting, value, core):
@@ -232,7 +162,7 @@ def agrees(setting, value, core):
 def stated(m):
     """The value a match states: a float in ms, a word, or None (not a stated value)."""
     if m.group("num"):
-        return number(m.group("num"), m.group("unit"))
+        return to_ms(m.group("num"), m.group("unit"))
     word = m.group("word").lower()
     return word if word in WORD_VALUES else None
 
@@ -240,7 +170,7 @@ def stated(m):
 def statements(path, text):
     """(line, setting, stated value, snippet) of each statement of a shared default."""
     found = []
-    for b in blocks(path, text):
+    for b in blocks(path, text, empty_comment_ends=False):
         block = b.text
         for pattern in (AFTER_DEFAULT, BEFORE_DEFAULT):
             for m in pattern.finditer(block):
@@ -265,7 +195,7 @@ def statements(path, text):
                 continue
             raw = m.group("value").strip("'\"")
             if re.fullmatch(r"[\d_]+(\.\d+)?", raw):
-                value = number(raw, None)
+                value = to_ms(raw, None)
             elif raw.lower() in WORD_VALUES:
                 value = raw
             else:
@@ -295,25 +225,13 @@ def main(argv):
             core = json.load(f)
     else:
         core = core_defaults(args.root)
-    files = args.files
-    if not files:
-        files = sorted({p for g in SOURCES for p in glob.glob(os.path.join(args.root, g))})
-    bad = checked = 0
-    seen = set()
-    for path in files:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        rel = os.path.relpath(path, args.root)
-        for line, setting, value, snippet in statements(path, text):
-            checked += 1
-            seen.add(setting)
-            ok = agrees(setting, value, core)
-            if args.verbose or not ok:
-                mark = "ok " if ok else "BAD"
-                core_says = "" if ok else f", the core says {core[setting]!r}"
-                print(f"{mark} {rel}:{line}: {setting} default stated as {value!r}{core_says}: "
-                      f"...{' '.join(snippet.split())}...")
-            bad += not ok
+    files = args.files or source_files(args.root, SOURCES)
+
+    def why(setting, value):
+        return None if agrees(setting, value, core) else f"the core says {core[setting]!r}"
+
+    checked, bad, seen = judge(args.root, files, statements, why, args.verbose,
+                               "default stated as")
     if not args.files:
         # The whole tree states every default somewhere: finding none means the patterns lost
         # track of the docs, not that they agree.

@@ -28,12 +28,12 @@ only.
 """
 
 import argparse
-import glob
 import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from prose import NUMBER, ROOT, blocks, judge, source_files, to_ms  # noqa: E402
 
 # Where the facts are restated (globs relative to the root). Tests are left out: a test may
 # write an old or a wrong record on purpose.
@@ -60,8 +60,6 @@ SOURCES = [
     "mk/*.mk",
 ]
 SKIP = re.compile(r"(_test\.go|/tests?/)")
-
-NUMBER = r"\d+(?:[,_]\d{3})*(?:\.\d+)?"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -100,73 +98,8 @@ def code_facts(root):
     }
 
 
-# ---------------------------------------------------------------------------------------------
-# Blocks of prose: paragraphs (Markdown), comment blocks (code), each line joined by a space.
-
-COMMENT = re.compile(r"^\s*(///?!?|#|\*|/\*\*?|//)\s?")
-
-
-class Block:
-    def __init__(self):
-        self.lines = []
-
-    def add(self, n, text):
-        self.lines.append((n, text))
-
-    @property
-    def text(self):
-        return " ".join(t for _, t in self.lines)
-
-    def line_at(self, offset):
-        at = 0
-        for n, t in self.lines:
-            at += len(t) + 1
-            if offset < at:
-                return n
-        return self.lines[-1][0]
-
-
-def blocks(path, text):
-    """Paragraphs, list items and table rows (Markdown); comment blocks and single code lines."""
-    md = path.endswith(".md")
-    out, cur = [], Block()
-
-    def flush():
-        nonlocal cur
-        if cur.lines:
-            out.append(cur)
-        cur = Block()
-
-    for n, line in enumerate(text.split("\n"), 1):
-        if md:
-            if not line.strip() or re.match(r"\s*([-*+]|\d+\.|\|)\s", line) or line.startswith("#"):
-                flush()
-            if line.strip():
-                cur.add(n, line)
-            continue
-        m = COMMENT.match(line)
-        if m:
-            rest = line[m.end():]
-            if not rest.strip():
-                flush()  # an empty comment line ends a paragraph
-            else:
-                cur.add(n, rest)
-            continue
-        flush()
-        if line.strip():
-            cur.add(n, line)
-            flush()
-    flush()
-    return out
-
-
 def figure(text):
     return float(text.replace(",", "").replace("_", ""))
-
-
-def ms(value, unit):
-    unit = (unit or "ms").lower()
-    return value * 1000 if unit in ("s", "sec", "second", "seconds") else value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,7 +166,7 @@ def reserve_statements(path, block):
             between = text[m.start(): m.start(1)]
             if OTHER.search(between) or SUM.search(text[m.end(1): m.end(1) + 40]):
                 continue
-            value = ms(figure(m.group(1)), m.group(2))
+            value = to_ms(m.group(1), m.group(2))
             snippet = text[max(0, m.start() - 20): m.end() + 10]
             yield block.line_at(m.start(1)), "reserve_ms", value, snippet
     # Keyword defaults only where they are the signature's (a stub, a text signature, a keyword-
@@ -316,29 +249,10 @@ def main(argv):
     ap.add_argument("files", nargs="*", help="files to check (default: every source listed)")
     args = ap.parse_args(argv)
     facts = code_facts(args.root)
-    files = args.files
-    if not files:
-        files = sorted(
-            p for g in SOURCES for p in glob.glob(os.path.join(args.root, g))
-            if not SKIP.search(os.path.relpath(p, args.root))
-        )
-    bad = checked = 0
-    seen = set()
-    for path in files:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        rel = os.path.relpath(path, args.root)
-        for line, fact, value, snippet in statements(path, text):
-            checked += 1
-            seen.add(fact)
-            why = problem(fact, value, facts)
-            if args.verbose or why:
-                mark = "BAD" if why else "ok "
-                says = f": {why}" if why else ""
-                shown = value if not isinstance(value, float) else f"{value:g}"
-                print(f"{mark} {rel}:{line}: {fact} stated as {shown}{says}: "
-                      f"...{' '.join(snippet.split())}...")
-            bad += bool(why)
+    files = args.files or source_files(args.root, SOURCES, SKIP)
+    checked, bad, seen = judge(args.root, files, statements,
+                               lambda fact, value: problem(fact, value, facts), args.verbose,
+                               "stated as")
     if not args.files:
         for fact in FACTS:
             if fact not in seen:
