@@ -56,7 +56,7 @@
  *   R_EXIT        the exit handler shuts the window and takes the state word before the mark's
  *                 final write (host.rs at_exit::on_exit)
  *   R_CROSS       a lease taker reads the host mark of its slot's node id after its claim, as a
- *                 floor under its guard (host.rs lease_floor, via SlotContext::host_floor)
+ *                 floor under its guard (host.rs take_mark, lease_floor)
  *   R_CROSSCLOSE  a lease's clean close writes the host mark (R = last ms, state = last state)
  *                 before releasing the claim (runtime.rs close, host.rs leave_lease_mark)
  *
@@ -375,7 +375,7 @@ inline static_take(p) {
 
 /* LeaseTaker: the claim before the slot (R_ONECLAIM), the mark read (R_CROSS). The take of the
  * lease's slot 0: file.rs acquire (the slot file's flock, SlotContext::claim,
- * the clock read, the record's guard, SlotContext::host_floor, R written durably, Window::start).
+ * the clock read, the record's guard, host.rs take_mark, R written durably, Window::start).
  * The lease's state word starts at -1. */
 inline lease_take(p) {
   gens--; kind[p] = LEASE; sl_lk = p + 1;

@@ -42,16 +42,44 @@
 //!   another space could start. Restoring an OLD copy of a slot file under a live holder is never
 //!   safe: the check cannot tell it from the holder's own record until the next renewal.
 
+use super::store::store_error;
 use crate::error::{Error, Result};
 use std::ffi::CString;
 use std::fs::File;
 use std::io::ErrorKind as IoKind;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 /// The default shared directory (mode 1777, like /var/tmp itself).
 pub(crate) const SHARED_DIR: &str = "/var/tmp/polyflake-leases";
+
+/// Open the directory, creating it if missing (the default one open to every user of the
+/// host, with the sticky bit, like /var/tmp itself).
+pub(crate) fn open_dir(dir: &Path) -> Result<LeaseDir> {
+    let shared = dir == Path::new(SHARED_DIR);
+    let mut created = false;
+    if std::fs::symlink_metadata(dir).is_err() {
+        let mut b = std::fs::DirBuilder::new();
+        b.recursive(true);
+        if shared {
+            b.mode(0o1777);
+        }
+        match b.create(dir) {
+            Ok(()) => created = true,
+            Err(e) if e.kind() == IoKind::AlreadyExists => {}
+            Err(e) => return Err(store_error(dir, "cannot create the directory", e)),
+        }
+    }
+    let d = LeaseDir::open(dir)?;
+    if shared && created {
+        // Through the descriptor: the mode goes on the directory just made, whatever the name
+        // names by now.
+        d.chmod(0o1777);
+    }
+    Ok(d)
+}
 
 /// Is this one of the default directories any user of the host may have made first
 /// (`/var/tmp/polyflake-leases`, or the temporary directory's where /var/tmp is missing)?

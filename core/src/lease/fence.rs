@@ -31,6 +31,8 @@
 //!   R_ROLLBACK and R_FENCE are the code; `no-rollback-detection` and `no-fence` stay as mutations
 //!   that must fail.
 
+use super::dir::{LeaseDir, Opened};
+use super::lockfile::read_head;
 use crate::clock::SystemClock;
 use crate::error::{Error, Result};
 
@@ -48,6 +50,35 @@ pub struct FenceReport {
     pub fence_ms: i64,
     /// The fence that was there before, if any.
     pub previous_ms: Option<i64>,
+}
+
+/// The file of a file lease directory that holds the fence (`polyflake lease fence`).
+pub(crate) const FENCE_FILE: &str = "polyflake-fence";
+
+/// A file lease directory's fence (`None`: there is none).
+pub(crate) fn read_file_fence(dir: &LeaseDir) -> Result<Option<i64>> {
+    let path = dir.path().join(FENCE_FILE);
+    let store = dir.path().display().to_string();
+    match dir.open_name(FENCE_FILE, false, false) {
+        Ok(Opened::Absent) => Ok(None),
+        Ok(Opened::File(f, _)) => {
+            let bytes = read_head(&f).map_err(|e| Error::LeaseStore {
+                reason: format!("cannot read {}: {e}", path.display()),
+            })?;
+            parse(&bytes)
+                .map(Some)
+                .ok_or_else(|| unreadable(&store, &path.display().to_string()))
+        }
+        Ok(Opened::Unsafe(u)) => Err(Error::LeaseStore {
+            reason: format!(
+                "the fence {} is {u}: it was not read (another user may have planted it: remove it, or give this service a directory of its own)",
+                path.display()
+            ),
+        }),
+        Err(e) => Err(Error::LeaseStore {
+            reason: format!("cannot read {}: {e}", path.display()),
+        }),
+    }
 }
 
 /// The key (etcd) or znode (ZooKeeper) of a remote store's fence.

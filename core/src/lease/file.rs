@@ -45,9 +45,10 @@
 //!   whose record is gone has none: `lease/mod.rs`). The directory is created if missing; slot
 //!   files are mode 0644.
 
-use super::dir::{LeaseDir, Opened, Unsafe, SHARED_DIR};
-use super::fence::{self, FenceReport};
-use super::host::LeaseMarkTake;
+use super::dir::{open_dir, LeaseDir, Opened, Unsafe};
+use super::fence::{self, read_file_fence, FenceReport};
+use super::host::{self, LeaseMarkTake};
+use super::lockfile::{lock, mtime_ms, nonce, read_head, take_file, SlotFd, Take, READ_LIMIT};
 use super::options::{Common, FileLeaseOptions};
 use super::order::{guard_of, Surveyed};
 use super::read_options::LeaseOptions;
@@ -60,22 +61,17 @@ use crate::fork::{self, RegisteredFd};
 use crate::forklock::ForkLock;
 use crate::window::Window;
 use std::fs::File;
-use std::io::{ErrorKind as IoKind, Read};
-use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt};
+use std::io::ErrorKind as IoKind;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::UNIX_EPOCH;
 
 mod fencing;
 pub use fencing::fence_file_lease;
-pub(crate) use fencing::read_file_fence;
 
 /// The ID-space record's file name.
 pub(crate) const SPACE_FILE: &str = "polyflake-space";
-/// A slot file is never read past this many bytes (a record is 512).
-const READ_LIMIT: u64 = 4096;
-
 pub(crate) fn slot_path(dir: &Path, slot: u32) -> PathBuf {
     dir.join(slot_file_name(slot))
 }
@@ -129,18 +125,6 @@ impl Skipped {
     }
 }
 
-/// Read at most `READ_LIMIT` bytes from the start of a file.
-pub(crate) fn read_head(file: &File) -> std::io::Result<Vec<u8>> {
-    let mut buf = Vec::with_capacity(record::RECORD_LEN);
-    file.take(READ_LIMIT).read_to_end(&mut buf)?;
-    Ok(buf)
-}
-
-pub(crate) fn mtime_ms(meta: &std::fs::Metadata) -> Option<i64> {
-    let m = meta.modified().ok()?;
-    Some(m.duration_since(UNIX_EPOCH).ok()?.as_millis() as i64)
-}
-
 /// The restart guard a slot record implies (see `order::guard_of`): its R when complete;
 /// otherwise a full reserve past the later of the file's mtime and now. `None` when the
 /// record's R lies past the layout's window: the slot cannot be used.
@@ -159,55 +143,6 @@ pub(crate) fn record_guard(
     };
     let unknown_from = mtime_ms.unwrap_or(now_ms).max(now_ms);
     guard_of(mark, unknown_from, reserve_ms, window_end_ms)
-}
-
-pub(crate) fn lock(file: &File, op: libc::c_int) -> std::io::Result<bool> {
-    // SAFETY: flock on a descriptor we own.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) };
-    if rc == 0 {
-        return Ok(true);
-    }
-    let e = std::io::Error::last_os_error();
-    if e.kind() == IoKind::WouldBlock {
-        Ok(false)
-    } else {
-        Err(e)
-    }
-}
-
-/// A slot file opened to take it: its descriptor registered with the fork handler, and the
-/// device and inode it was opened at.
-pub(crate) struct SlotFd {
-    // The registration first: fields drop in order, so a fork handler never sees a
-    // registration of a descriptor already closed.
-    pub(crate) reg: RegisteredFd,
-    pub(crate) file: File,
-    pub(crate) dev: u64,
-    pub(crate) ino: u64,
-}
-
-/// What opening a slot file to take it found.
-enum Open {
-    Registered(SlotFd),
-    Unsafe(Unsafe),
-}
-
-/// Open a slot file to read and write (creating it if absent) and register the descriptor with
-/// the fork handler, with no fork in between.
-fn open_registered(dir: &LeaseDir, name: &str) -> std::io::Result<Open> {
-    fork::without_fork(|| match dir.open_name(name, true, true)? {
-        Opened::File(file, st) => {
-            let reg = fork::register_fd(file.as_raw_fd(), st.st_dev, st.st_ino);
-            Ok(Open::Registered(SlotFd {
-                reg,
-                file,
-                dev: st.st_dev,
-                ino: st.st_ino,
-            }))
-        }
-        Opened::Unsafe(u) => Ok(Open::Unsafe(u)),
-        Opened::Absent => Err(IoKind::NotFound.into()),
-    })
 }
 
 /// A held slot file, owned. Shared by the session and its renewal thread.
@@ -347,32 +282,6 @@ impl SlotFile {
     }
 }
 
-/// Open the directory, creating it if missing (the default one open to every user of the
-/// host, with the sticky bit, like /var/tmp itself).
-pub(crate) fn open_dir(dir: &Path) -> Result<LeaseDir> {
-    let shared = dir == Path::new(SHARED_DIR);
-    let mut created = false;
-    if std::fs::symlink_metadata(dir).is_err() {
-        let mut b = std::fs::DirBuilder::new();
-        b.recursive(true);
-        if shared {
-            b.mode(0o1777);
-        }
-        match b.create(dir) {
-            Ok(()) => created = true,
-            Err(e) if e.kind() == IoKind::AlreadyExists => {}
-            Err(e) => return Err(store_error(dir, "cannot create the directory", e)),
-        }
-    }
-    let d = LeaseDir::open(dir)?;
-    if shared && created {
-        // Through the descriptor: the mode goes on the directory just made, whatever the name
-        // names by now.
-        d.chmod(0o1777);
-    }
-    Ok(d)
-}
-
 /// Read the ID-space record's bytes (`None`: there is none), only from a regular file with one
 /// link: anything else at its name is refused, naming what it is.
 pub(crate) fn read_space(dir: &LeaseDir) -> Result<Option<Vec<u8>>> {
@@ -451,22 +360,6 @@ pub(crate) fn check_space(dir: &LeaseDir, ours: IdSpace) -> Result<()> {
             }
         }
     }
-}
-
-/// A random-enough 64-bit value for holder tokens and temporary names (no cryptography needed:
-/// it only has to differ between holders).
-pub(crate) fn nonce() -> u64 {
-    let mut x: u64 = 0;
-    // SAFETY: getrandom into a valid 8-byte buffer; on failure the fallback below is used.
-    let n = unsafe { libc::getrandom((&mut x as *mut u64).cast(), 8, libc::GRND_NONBLOCK) };
-    if n != 8 {
-        let t = std::time::SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        x = t ^ (u64::from(std::process::id()) << 32) ^ (&x as *const u64 as u64);
-    }
-    x
 }
 
 /// What the directory holds, as far as can be seen without locking: every slot file below
@@ -609,7 +502,7 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
         // The node id's mark on this host: a static holder (or an earlier lease) may have
         // issued up to it. A mark held elsewhere, or far ahead (another epoch's, which this
         // one's IDs would meet in years), leaves the slot to the next.
-        let mark = match ctx.take_mark(slot, now) {
+        let mark = match host::take_mark(&ctx, slot, now) {
             LeaseMarkTake::Busy => continue,
             LeaseMarkTake::Unavailable => None,
             LeaseMarkTake::Taken(m) => Some(m),
@@ -710,67 +603,6 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
         dir_or_prefix: dpath.display().to_string(),
         slots: common.slots,
     })
-}
-
-/// What trying one slot file came to.
-pub(crate) enum Take {
-    /// Opened and locked.
-    Taken(SlotFd),
-    /// Held by someone else, or another user's file.
-    Busy,
-    /// Something other than a usable slot file is at the name.
-    Unsafe(Unsafe),
-    /// The name is free, but this user may not make a file in the directory.
-    CannotCreate(std::io::Error),
-}
-
-/// Open and lock one slot file, making sure the lock is on the file the name names (it may
-/// have been deleted or replaced between the open and the lock).
-// Modelled in model/file.pml: inline file_take (the flock on the inode the path names) (make
-// model).
-pub(crate) fn take_file(dir: &LeaseDir, name: &str) -> Result<Take> {
-    let d = dir.path();
-    for _ in 0..8 {
-        let fd = match open_registered(dir, name) {
-            Ok(Open::Registered(fd)) => fd,
-            Ok(Open::Unsafe(u)) => return Ok(Take::Unsafe(u)),
-            // Another user's slot file in a shared directory: not ours to take. Nothing at the
-            // name: the directory is not ours to write.
-            Err(e) if e.kind() == IoKind::PermissionDenied => {
-                return Ok(match dir.stat(name) {
-                    Ok(None) => Take::CannotCreate(e),
-                    _ => Take::Busy,
-                })
-            }
-            // Removed between the look and the open: look again.
-            Err(e) if e.kind() == IoKind::NotFound => continue,
-            Err(e) => {
-                return Err(store_error(
-                    d,
-                    &format!("cannot open {}", d.join(name).display()),
-                    e,
-                ))
-            }
-        };
-        if !lock(&fd.file, libc::LOCK_EX).map_err(|e| store_error(d, "flock failed", e))? {
-            return Ok(Take::Busy);
-        }
-        match dir.stat(name) {
-            Ok(Some(st)) if (st.st_dev, st.st_ino) == (fd.dev, fd.ino) => {
-                return Ok(Take::Taken(fd))
-            }
-            // Replaced or deleted between the open and the lock: try the name again.
-            _ => {
-                // SAFETY: flock on a descriptor we own.
-                unsafe { libc::flock(fd.file.as_raw_fd(), libc::LOCK_UN) };
-            }
-        }
-    }
-    Err(store_error(
-        d,
-        &format!("cannot hold {}", d.join(name).display()),
-        "it keeps being replaced",
-    ))
 }
 
 /// The renewal thread of a file lease: a renewal every period until stopped, then the final

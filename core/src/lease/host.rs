@@ -44,16 +44,13 @@
 //!   never had to wait for one; leases keep refusing (`LeaseNotReady`, `wait_ready`).
 
 mod mark;
-mod options;
 
-pub(crate) use options::Resolved;
-pub use options::{
-    RestartGuard, RestartGuardOptions, DEFAULT_MAX_RESTART_WAIT_MS, RESTART_GUARD_ENV,
-    STATE_DIR_ENV,
-};
-
-use super::dir::LeaseDir;
-use super::file::{self, read_head, take_file, SlotFd, Take};
+use super::dir::{open_dir, LeaseDir};
+use super::fence::read_file_fence;
+use super::lockfile::{mtime_ms, nonce, read_head, take_file, SlotFd, Take};
+#[cfg(doc)]
+use super::restart_guard::DEFAULT_MAX_RESTART_WAIT_MS;
+use super::restart_guard::{Resolved, RestartGuard, STATE_DIR_ENV};
 use super::session::{renew_period, Plan, RenewNow, Session, SlotContext, Stop, Taken};
 use crate::error::{Error, Result};
 use crate::forklock::ForkLock;
@@ -97,11 +94,11 @@ pub(crate) fn hold(
             cfg.dir.display()
         )
     };
-    let dir = match file::open_dir(&cfg.dir) {
+    let dir = match open_dir(&cfg.dir) {
         Ok(d) => d,
         Err(e) => return unavailable(in_state_dir(e), claim),
     };
-    let fence = match file::read_file_fence(&dir) {
+    let fence = match read_file_fence(&dir) {
         Ok(f) => f,
         Err(e) => return unavailable(in_state_dir(e), claim),
     };
@@ -149,7 +146,7 @@ pub(crate) fn hold(
         reason: format!("cannot read the mark {}: {e}", path.display()),
     })?;
     let record = mark::parse(&bytes, &key);
-    let mtime = fd.file.metadata().ok().as_ref().and_then(file::mtime_ms);
+    let mtime = fd.file.metadata().ok().as_ref().and_then(mtime_ms);
     // After the claim and the lock: a predecessor that let go a moment ago issued nothing after
     // this reading is taken.
     let now = ctx.now_ms()?;
@@ -227,7 +224,7 @@ pub(crate) fn hold(
         .max(start_ms)
         .saturating_add(cfg.reserve_ms)
         .min(window_end);
-    let holder = format!("{}/{:016x}", std::process::id(), file::nonce());
+    let holder = format!("{}/{:016x}", std::process::id(), nonce());
     let held = Arc::new(MarkFile {
         dir,
         key,
@@ -558,11 +555,22 @@ pub(crate) enum LeaseMarkTake {
     Unavailable,
 }
 
+/// The node id's mark on this host, taken after the claim by a lease that holds the slot: the
+/// floor it puts under the lease's guard (what a static holder of the same node id, or an
+/// earlier lease, issued before it let go), kept by the lease from now on. None on an injected
+/// clock, or with the restart guard's settings absent.
+pub(crate) fn take_mark(ctx: &SlotContext, slot: u32, now_ms: i64) -> LeaseMarkTake {
+    match (&ctx.host, ctx.system_clock) {
+        (Some(cfg), true) => take_for_lease(cfg, ctx, slot, &ctx.scope, now_ms),
+        _ => LeaseMarkTake::Unavailable,
+    }
+}
+
 /// Take the mark of a lease's node id, after its claim, and read the floor it puts under the
 /// lease's guard (the same rules as a static taker's, except that a lease cannot continue a
 /// state word: a clean close's last millisecond is the floor).
 // Modelled in model/host.pml: LeaseTaker, the mark's take (R_CROSS, LEASE_MARK) (make model).
-pub(crate) fn take_for_lease(
+fn take_for_lease(
     cfg: &Resolved,
     ctx: &SlotContext,
     node_id: u32,
@@ -572,7 +580,7 @@ pub(crate) fn take_for_lease(
     if cfg.mode == RestartGuard::Off {
         return LeaseMarkTake::Unavailable;
     }
-    let Ok(dir) = file::open_dir(&cfg.dir) else {
+    let Ok(dir) = open_dir(&cfg.dir) else {
         return LeaseMarkTake::Unavailable;
     };
     let key = MarkKey {
@@ -592,7 +600,7 @@ pub(crate) fn take_for_lease(
         _ => return LeaseMarkTake::Unavailable,
     };
     let bytes = read_head(&fd.file).unwrap_or_default();
-    let mtime = fd.file.metadata().ok().as_ref().and_then(file::mtime_ms);
+    let mtime = fd.file.metadata().ok().as_ref().and_then(mtime_ms);
     let s = ctx.layout.sequence_bits();
     let floor = match mark::parse(&bytes, &key) {
         MarkRecord::Complete(m) => {
@@ -615,7 +623,7 @@ pub(crate) fn take_for_lease(
         key,
         name,
         path,
-        holder: format!("{}/{:016x}", std::process::id(), file::nonce()),
+        holder: format!("{}/{:016x}", std::process::id(), nonce()),
         epoch_ms: ctx.epoch_ms,
         reserve_ms: cfg.reserve_ms,
         window_end_ms: ctx.window_end_ms(),

@@ -2,7 +2,8 @@
 //! whether its guard is poisoned, and the store's ID space (`polyflake lease inspect`).
 
 use super::dir::{LeaseDir, Opened};
-use super::file::{mtime_ms, read_head, read_space, record_guard, slot_file_name};
+use super::file::{read_space, record_guard, slot_file_name};
+use super::lockfile::{mtime_ms, read_head};
 use super::record::{self, IdSpace, SlotRecord};
 use super::store::slot_number;
 use super::{FileLeaseOptions, LeaseKind};
@@ -175,7 +176,7 @@ pub fn inspect_file_lease(options: &FileLeaseOptions) -> Result<StoreReport> {
         space,
         now_ms: now,
         slots,
-        fence_ms: super::file::read_file_fence(&d).ok().flatten(),
+        fence_ms: super::fence::read_file_fence(&d).ok().flatten(),
         store_identity: None,
         revision: None,
     })

@@ -13,11 +13,13 @@
 //! Rooms: `session.rs` (a slot taken, the session renewing it, for all three kinds),
 //! `runtime.rs` (what the generator keeps to take a slot again and let it go), `health.rs`,
 //! `order.rs` (which slot to try first, and the guard a mark implies), `record.rs` (what the
-//! stores hold), `file.rs` and `dir.rs` (file leases), `fence.rs`, `host.rs` (a fixed node id's
-//! mark on the host: its restart guard, kept like a lease's R), `read_options.rs` (the one place
-//! that reads option fields), and the remote stores: `remote.rs` (the take and renewal they
-//! share, `remote/protocol.rs`, over two small traits: `Store` while taking, `Holder` once
-//! held), `etcd.rs`, `zookeeper.rs`. The issuing window itself is `crate::window`.
+//! stores hold), `file.rs` and `dir.rs` (file leases), `lockfile.rs` (a file held by `flock` in
+//! a lease directory: a slot file, a host mark), `fence.rs`, `host.rs` (a fixed node id's mark on
+//! the host: its restart guard, kept like a lease's R; its settings are `restart_guard.rs`),
+//! `read_options.rs` (the one place that reads option fields), and the remote stores: `remote.rs`
+//! (the take and renewal they share, `remote/protocol.rs`, over two small traits: `Store` while
+//! taking, `Holder` once held), `etcd.rs`, `zookeeper.rs`. The issuing window itself is
+//! `crate::window`.
 //!
 //! ## Decisions
 //!
@@ -69,11 +71,13 @@ pub mod fuzzing;
 mod health;
 pub(crate) mod host;
 mod inspect;
+mod lockfile;
 mod node_source;
 mod options;
 mod order;
 mod read_options;
 mod record;
+mod restart_guard;
 mod runtime;
 mod session;
 mod store;
@@ -90,10 +94,6 @@ mod zookeeper;
 pub use fence::{FenceReport, DEFAULT_FENCE_SKEW_MS};
 pub use file::fence_file_lease;
 pub use health::{LeaseHealth, LeaseKind, LeasePhase};
-pub use host::{
-    RestartGuard, RestartGuardOptions, DEFAULT_MAX_RESTART_WAIT_MS, RESTART_GUARD_ENV,
-    STATE_DIR_ENV,
-};
 pub use inspect::{inspect_file_lease, SlotReport, StoreReport};
 pub use node_source::{hostname_ordinal, NodeSource, NodeSourceKind};
 pub use options::{
@@ -103,6 +103,10 @@ pub use options::{
     DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS, DEFAULT_ZOOKEEPER_TIMEOUT_MS, LEASE_CREDENTIALS,
 };
 pub use record::IdSpace;
+pub use restart_guard::{
+    RestartGuard, RestartGuardOptions, DEFAULT_MAX_RESTART_WAIT_MS, RESTART_GUARD_ENV,
+    STATE_DIR_ENV,
+};
 
 pub(crate) use order::{guard_note, slot_order};
 

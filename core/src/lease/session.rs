@@ -202,7 +202,7 @@ pub(crate) struct SlotContext {
     pub scope: String,
     /// The restart guard's settings: a lease's take reads the node id's mark on the host as a
     /// floor, and a clean close leaves one (`host.rs`).
-    pub host: Option<super::host::Resolved>,
+    pub host: Option<super::restart_guard::Resolved>,
 }
 
 impl SlotContext {
@@ -261,16 +261,6 @@ impl SlotContext {
         registry::claim(slot, self.layout, &self.scope, self.generation, reach)
             .ok()
             .map(|(c, _)| Some(c))
-    }
-
-    /// The node id's mark on this host, taken after the claim by a lease that holds the slot:
-    /// the floor it puts under the lease's guard (what a static holder of the same node id, or
-    /// an earlier lease, issued before it let go), kept by the lease from now on.
-    pub(crate) fn take_mark(&self, slot: u32, now_ms: i64) -> super::host::LeaseMarkTake {
-        match (&self.host, self.system_clock) {
-            (Some(cfg), true) => super::host::take_for_lease(cfg, self, slot, &self.scope, now_ms),
-            _ => super::host::LeaseMarkTake::Unavailable,
-        }
     }
 
     /// The reading after the claim whose millisecond a lease's first ID must be above (the

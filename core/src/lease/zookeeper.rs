@@ -324,7 +324,11 @@ impl Store for Taking<'_> {
         let (timeout, store, user) = (self.timeout, self.store, self.user.as_deref());
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&self.acls));
         let name = k.slot.rsplit('/').next().unwrap_or_default();
-        let claim = format!("{}/held/{name}-{:016x}", self.prefix, super::file::nonce());
+        let claim = format!(
+            "{}/held/{name}-{:016x}",
+            self.prefix,
+            super::lockfile::nonce()
+        );
         let mut w = self.client.new_multi_writer();
         w.add_create(&k.slot, self.token.as_bytes(), &ephemeral)
             .and_then(|_| w.add_create(&claim, b"", &ephemeral))

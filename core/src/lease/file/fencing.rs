@@ -2,35 +2,7 @@
 //! taker reads as a floor under every slot's guard; raised, never lowered.
 
 use super::*;
-
-/// The file of a file lease directory that holds the fence (`polyflake lease fence`).
-const FENCE_FILE: &str = "polyflake-fence";
-
-/// A file lease directory's fence (`None`: there is none).
-pub(crate) fn read_file_fence(dir: &LeaseDir) -> Result<Option<i64>> {
-    let path = dir.path().join(FENCE_FILE);
-    let store = dir.path().display().to_string();
-    match dir.open_name(FENCE_FILE, false, false) {
-        Ok(Opened::Absent) => Ok(None),
-        Ok(Opened::File(f, _)) => {
-            let bytes = read_head(&f).map_err(|e| Error::LeaseStore {
-                reason: format!("cannot read {}: {e}", path.display()),
-            })?;
-            fence::parse(&bytes)
-                .map(Some)
-                .ok_or_else(|| fence::unreadable(&store, &path.display().to_string()))
-        }
-        Ok(Opened::Unsafe(u)) => Err(Error::LeaseStore {
-            reason: format!(
-                "the fence {} is {u}: it was not read (another user may have planted it: remove it, or give this service a directory of its own)",
-                path.display()
-            ),
-        }),
-        Err(e) => Err(Error::LeaseStore {
-            reason: format!("cannot read {}: {e}", path.display()),
-        }),
-    }
-}
+use crate::lease::fence::FENCE_FILE;
 
 /// Raise a file lease directory's fence to `now + margin_ms` (never lowering it): written to a
 /// new file, made durable, then renamed over the old one, so a taker reads the old fence or

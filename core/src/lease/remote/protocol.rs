@@ -34,7 +34,7 @@
 //!   under way during the restore that kept the guard it read before it. One more read per take.
 
 use super::super::fence;
-use super::super::host::LeaseMarkTake;
+use super::super::host::{self, LeaseMarkTake};
 use super::super::options::Common;
 use super::super::order::guard_of;
 use super::super::record;
@@ -211,7 +211,7 @@ pub(crate) async fn take<S: Store>(
         // The node id's mark on this host: a static holder (or an earlier lease) may have
         // issued up to it. A mark held elsewhere, or far ahead (another epoch's, which this
         // one's IDs would meet in years), leaves the slot to the next.
-        let mark = match ctx.take_mark(slot, now) {
+        let mark = match host::take_mark(ctx, slot, now) {
             LeaseMarkTake::Busy => {
                 store.give_back(&k).await;
                 continue;
