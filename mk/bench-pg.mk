@@ -1,12 +1,7 @@
 # The B-tree benchmark (bench/pg/btree.py): polyflake bigint keys against UUIDv4 and UUIDv7 as
-# primary keys of a real PostgreSQL 15 (Debian's), started on a free loopback port in a
-# temporary data directory and stopped afterwards. Reports index size, leaf density and leaf
-# splits (pgstatindex/pgstattuple), insert rate with a small shared_buffers, and the ratios
-# beside the claims they test; draws index size and insert rate against row count.
-#
-#   make bench-pg [ROWS=5000000] [PG_SHARED_BUFFERS=32MB]   the full run (minutes), into
-#                        target/bench-pg/ (report.md, results.json, btree.png)
-#   make test-bench-pg   the same on 10,000 rows, to keep it working (part of make test)
+# primary keys of a real PostgreSQL 15 (Debian's) on a free loopback port in a temporary data
+# directory: index size, leaf density and splits (pgstatindex/pgstattuple), insert rate with a
+# small shared_buffers, the ratios beside the claims they test, and pictures against row count.
 #
 # Decisions: a throwaway PostgreSQL 15 (as the postgres user when run as root) with
 # shared_buffers=32MB so the indexes outgrow the buffer pool, synchronous_commit=off (the index is
@@ -18,29 +13,26 @@
 # leaf_pages - 1 (PostgreSQL 15 has no split counter; in an insert-only index every leaf but the
 # first came from a split).
 
-# Debian packages: mk/packages.mk.
 DEPS_TARGETS += deps-bench-pg
 TEST_TARGETS += test-bench-pg
-
-.PHONY: deps-bench-pg bench-pg test-bench-pg
 
 ROWS ?= 5000000
 PG_SHARED_BUFFERS ?= 32MB
 BENCH_PG_OUT := $(CARGO_TARGET_DIR)/bench-pg
 BENCH_PG_PY_PACKAGES := psycopg psycopg-binary
 
-deps-bench-pg: deps-polyglot
+deps-bench-pg: deps-polyglot ## psycopg (the PostgreSQL driver) in .venv
 	$(call say,B-tree benchmark: psycopg (PostgreSQL driver) in .venv)
-	$(call pip_missing,$(PY),$(BENCH_PG_PY_PACKAGES))
+	@$(B) pip-missing $(PY) $(BENCH_PG_PY_PACKAGES)
 
-bench-pg: deps-apt deps-bench-pg build-python
+bench-pg: deps-apt deps-bench-pg build-python ## [long] the full run (minutes; ROWS=5000000 PG_SHARED_BUFFERS=32MB) into target/bench-pg/: report.md, results.json, btree.png
 	$(call say,B-tree benchmark: $(ROWS) rows per key kind in a throwaway PostgreSQL (long))
 	BENCH_PG_COMMAND="make bench-pg ROWS=$(ROWS)" $(PY) bench/pg/btree.py --rows $(ROWS) \
 	  --shared-buffers $(PG_SHARED_BUFFERS) --out $(BENCH_PG_OUT)
 
-test-bench-pg: deps-apt deps-bench-pg build-python
+# --fleet-rate 100: the fleets' 10,000 rows span 100 s of simulated time, past the core's 60 s
+# forward-step check, as the full run's 5 million rows do.
+test-bench-pg: deps-apt deps-bench-pg build-python ## [part] the B-tree benchmark on 10,000 rows, to keep it working (the figures are make bench-pg's)
 	$(call say,B-tree benchmark on 10000 rows (keeps it working; the figures are make bench-pg's))
-	@# --fleet-rate 100: the fleets' 10,000 rows span 100 s of simulated time, past the core's
-	@# 60 s forward-step check, as the full run's 5 million rows do.
 	BENCH_PG_COMMAND="make test-bench-pg" $(PY) bench/pg/btree.py --rows 10000 --batch 1000 \
 	  --fleet-rate 100 --out $(CARGO_TARGET_DIR)/bench-pg-test --check

@@ -1,57 +1,10 @@
-# The C ABI (ffi-c/, include/polyflake.h) and its tests from C and C++ (Go: mk/go.mk).
-#
-#   make header-c   regenerate include/polyflake.h with the pinned cbindgen
-#   make test-c     header drift + compile checks, Rust unit tests, C and C++ programs against the
-#                   static and the shared library (layout and UUIDv7/ULID vectors, every scenario
-#                   file on both clock sources, bad input, threads, fork), the same under
-#                   valgrind, test-c-lease, test-c-faults, test-c-waits, test-c-restart, test-cpp,
-#                   the C/C++/Go participants at once
-#                   on a lease directory and on a real ZooKeeper (zk://...) and in uuidv7 mode,
-#                   the snippets of docs/c.md, docs/go.md and the README (beside a real ZooKeeper)
-#   make test-c-lease  node-id sources from C: file leases, static sources, bad options, TLS and
-#                   credential fields, a real etcd and a real ZooKeeper (started and stopped by
-#                   tests/c/with_etcd.sh and tests/stores/with_zookeeper.sh), shared, static, valgrind
-#   make test-c-waits  waits a caller can bound and cut, from C: deadlines
-#                   (polyflake_next_ids_within) and the cancel call (polyflake_generator_interrupt)
-#                   on waits that would last seconds, timed; a static node id refused to a second
-#                   process and to a forked child, naming the holder's pid, and freed by the
-#                   holder's death; refusals echoing the values sent; shared, static, valgrind
-#   make test-c-restart  a fixed node id's restart guard from C, with real processes: handovers
-#                   (close, exit(), SIGKILL), restarts with the clock stepped back under faketime,
-#                   a monotonic holder ahead handing on, lease and static sharing one claim, a user
-#                   clock exempt from the host claim, scopes, the state directory and its
-#                   environment variables, the kernel's word on the clock (max_clock_error_ms)
-#                   under a stand-in for adjtimex; duplicates counted; shared, static
-#   make test-c-faults the quiet faults of lease stores from C: slot files and directories removed
-#                   under a live holder (two processes), fork faults, damaged records, poisoned
-#                   slots, one ID space per store; shared, static, valgrind
-#   make test-cpp   the header-only C++ API (include/polyflake.hpp): tests/cpp/test_polyflake_hpp.cpp
-#                   built as C++17 and C++20 (-Wall -Wextra -Wpedantic -Werror) against the shared
-#                   and the static library, run beside a real ZooKeeper and etcd, under valgrind,
-#                   and built with gcc's ASan+UBSan and run; part of test-c. (make test-sanitize
-#                   also runs it against the -Zsanitizer=address library: test-cpp-asan)
-#   make bench-c    polyflake_next_id per call from Rust, C and Go (beside bwmarrin/snowflake),
-#                   on the precise and the coarse clock source, beside clock_gettime; the CPU per
-#                   wall-second of a strict loop at 41/10/12's ceiling
-#   make -s bench-check-c
-#                   the C rows of `make bench-check`: tests/c/bench.c's check mode, static then
-#                   shared, `target/c-tests/bench_c_static --check static` and
-#                   `target/c-tests/bench_c_shared --check shared` (each row's case and
-#                   clock_gettime(CLOCK_REALTIME) timed back to back in each of 201 rounds of ~1 ms,
-#                   ratio = the median of the rounds' ratios); one JSON object a line on stdout,
-#                   the build on stderr; ~15 s warm
-#   make build-polyglot-c build-polyglot-cpp
-#                   the cross-language uniqueness run's participants: target/polyglot/participant_{c,cpp}
+# The C ABI (ffi-c/, include/polyflake.h) and the header-only C++ API (include/polyflake.hpp), with
+# their tests from C and C++ (Go: mk/go.mk). Each test program is built twice, against the shared
+# library and the static archive (pkg-config files from build-c); most run again under valgrind.
 
-# Debian packages: mk/packages.mk.
 DEPS_TARGETS += deps-c
 BUILD_TARGETS += build-c build-polyglot-c build-polyglot-cpp
 TEST_TARGETS += test-c
-
-.PHONY: deps-c build-c header-c check-header-c test-c test-c-unit test-c-programs test-c-valgrind \
-	test-c-docs test-c-lease test-c-faults test-c-waits test-c-restart test-c-polyglot bench-c \
-	bench-c-programs bench-check-c \
-	build-polyglot-c build-polyglot-cpp test-cpp test-cpp-asan
 
 CBINDGEN_VERSION := 0.29.4
 CBINDGEN := $(TOOLS_CACHE)/cbindgen-$(CBINDGEN_VERSION)/bin/cbindgen
@@ -69,150 +22,106 @@ CXX_CFLAGS := -std=c++17 -Wall -Wextra -Werror -O2 -g
 gcc_program = gcc $(C_CFLAGS) -D_POSIX_C_SOURCE=200809L $(1) -o $(2) $$(pkg-config --cflags --libs $(3)) $(4)
 c_program = $(C_ENV) $(call gcc_program,$(1),$(2),$(3),$(4))
 cxx_program = $(C_ENV) g++ $(CXX_CFLAGS) $(1) -o $(2) $$(pkg-config --cflags --libs $(3)) $(4)
-c_both = $(C_ENV) $(call gcc_program,$(1),$(C_TESTDIR)/$(2)_shared,polyflake,$(3)) && \
+c_both = mkdir -p $(C_TESTDIR) && $(C_ENV) $(call gcc_program,$(1),$(C_TESTDIR)/$(2)_shared,polyflake,$(3)) && \
 	$(call gcc_program,$(1),$(C_TESTDIR)/$(2)_static,polyflake-static,$(3))
 VALGRIND := valgrind --tool=memcheck --error-exitcode=1 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect -q
+# The programs that fork a child leave the parent's mark session allocated in it.
+VALGRIND_FORK := $(VALGRIND) --num-callers=50 --suppressions=tests/c/valgrind-fork-child.supp
+with_stores := tests/stores/with_zookeeper.sh tests/c/with_etcd.sh
 
-deps-c:
+deps-c: ## cbindgen 0.29.4, pinned, once per machine
 	$(call say,C ABI tools: cbindgen $(CBINDGEN_VERSION) (pinned))
-	$(call cargo_tool,cbindgen,$(CBINDGEN_VERSION),cbindgen)
+	@CARGO="$(CARGO)" $(B) cargo-tool $(TOOLS_CACHE) cbindgen $(CBINDGEN_VERSION) cbindgen
 
-# The libraries, and pkg-config files pointing at this tree: polyflake (shared, with an rpath
-# so programs run without LD_LIBRARY_PATH) and polyflake-static (the archive and its system libs).
-build-c:
+build-c: ## libpolyflake.so and libpolyflake.a (release); pkg-config files for both (polyflake, polyflake-static) pointing at this tree
 	$(call say,building libpolyflake.so and libpolyflake.a; pkg-config files in $(C_PCDIR))
 	$(CARGO) build --release -p polyflake-ffi
-	@mkdir -p $(C_PCDIR)
-	@printf '%s\n' "includedir=$(ROOT)/include" "libdir=$(C_LIBDIR)" "" \
-	  "Name: polyflake" "Description: unique, time-sortable 64-bit IDs (shared library)" \
-	  "Version: $(C_VERSION)" 'Cflags: -I$${includedir}' \
-	  'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lpolyflake' \
-	  > $(C_PCDIR)/polyflake.pc
-	@printf '%s\n' "includedir=$(ROOT)/include" "libdir=$(C_LIBDIR)" "" \
-	  "Name: polyflake-static" "Description: unique, time-sortable 64-bit IDs (static library)" \
-	  "Version: $(C_VERSION)" 'Cflags: -I$${includedir}' \
-	  'Libs: $${libdir}/libpolyflake.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc' \
-	  > $(C_PCDIR)/polyflake-static.pc
+	@$(B) pc-files $(C_PCDIR) $(ROOT)/include $(C_LIBDIR) $(C_VERSION)
 	@$(C_ENV) pkg-config --cflags --libs polyflake
 
-header-c: deps-c
+header-c: deps-c ## [tool] regenerate include/polyflake.h with the pinned cbindgen
 	$(call say,regenerating include/polyflake.h with cbindgen $(CBINDGEN_VERSION))
 	$(CBINDGEN) -q --config ffi-c/cbindgen.toml --crate polyflake-ffi --output include/polyflake.h ffi-c
 
-# The checked-in header must be exactly what cbindgen makes from the source today, and compile
-# cleanly as C99 and C++17.
-check-header-c: deps-c
+check-header-c: deps-c ## the checked-in header is what cbindgen makes from the source today, and compiles as C99 and C++17
 	$(call say,include/polyflake.h: drift check against a fresh cbindgen run then C99/C++17 compile)
-	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	$(CBINDGEN) -q --config ffi-c/cbindgen.toml --crate polyflake-ffi --output $$tmp/polyflake.h ffi-c; \
-	if ! diff -u include/polyflake.h $$tmp/polyflake.h; then \
-	  echo "include/polyflake.h is stale: run 'make header-c' and commit it"; exit 1; fi; \
-	printf '#include "polyflake.h"\nint main(void) { return polyflake_version() == 0; }\n' > $$tmp/h.c; \
-	cp $$tmp/h.c $$tmp/h.cpp; \
-	gcc -std=c99 -Wall -Wextra -pedantic -Werror -Iinclude -c $$tmp/h.c -o $$tmp/h.o && \
-	g++ -std=c++17 -Wall -Wextra -Werror -Iinclude -c $$tmp/h.cpp -o $$tmp/hpp.o && \
-	echo "header up to date; compiles as C99 and C++17"
+	@$(B) header-drift $(CBINDGEN)
 
-# Each program built twice: against the shared library and against the static archive.
+test-c: test-c-unit test-c-programs test-c-valgrind test-c-lease test-c-faults test-c-waits test-c-restart test-c-polyglot test-c-docs test-cpp ## [part] C and C++: every test-c-* target and test-cpp
+
+test-c-unit: check-header-c ## [part] the header's drift, then ffi-c's Rust unit tests
+	$(call say,ffi-c unit tests)
+	$(CARGO) test --release -p polyflake-ffi
+
 C_PROGRAMS := test_c_shared test_c_static test_cpp_shared test_cpp_static test_formats_shared test_formats_static
-test-c-programs: build-c
+test-c-programs: build-c ## [part] C and C++ programs against both libraries: layout and UUIDv7/ULID vectors, every scenario file on both clock sources, bad input, threads, fork
 	$(call say,C and C++ tests against the shared and the static library)
-	@mkdir -p $(C_TESTDIR)
 	$(call c_both,tests/c/test_polyflake.c,test_c,$$(pkg-config --cflags --libs libcjson) -lpthread -lm)
 	$(call cxx_program,tests/c/test_polyflake.cpp,$(C_TESTDIR)/test_cpp_shared,polyflake,-lpthread)
 	$(call cxx_program,tests/c/test_polyflake.cpp,$(C_TESTDIR)/test_cpp_static,polyflake-static,-lpthread)
 	$(call c_both,tests/c/test_formats.c,test_formats,$$(pkg-config --cflags --libs libcjson) -lpthread)
 	@! ldd $(C_TESTDIR)/test_c_static | grep -q libpolyflake || { echo "static build links the .so"; exit 1; }
 	@ldd $(C_TESTDIR)/test_c_shared | grep -q libpolyflake.so || { echo "shared build misses the .so"; exit 1; }
-	@for t in $(C_PROGRAMS); do \
-	  echo "--- $$t"; $(C_TESTDIR)/$$t $(ROOT)/tests/vectors || exit 1; done
+	@$(B) each $(C_TESTDIR) $(C_PROGRAMS) -- $(ROOT)/tests/vectors
 
-# The node-id sources, each program built against both libraries and run beside one real etcd,
-# plainly and under valgrind.
-test-c-lease: build-c
+test-c-valgrind: test-c-programs ## [part] the same six programs under valgrind memcheck: zero errors and zero leaks
+	$(call say,the same six programs under valgrind memcheck: zero errors and zero leaks)
+	@$(B) each --only-valgrind "$(VALGRIND)" $(C_TESTDIR) $(C_PROGRAMS) -- $(ROOT)/tests/vectors
+
+test-c-lease: build-c ## [part] node-id sources from C: file leases, static sources, bad options, TLS and credential fields, a real etcd and ZooKeeper (started and stopped by their wrappers); shared, static, valgrind
 	$(call say,C node-id sources: file leases and static sources and bad options and a real etcd)
-	@mkdir -p $(C_TESTDIR)
 	$(call c_both,tests/c/test_lease.c,test_lease)
-	tests/stores/with_zookeeper.sh tests/c/with_etcd.sh bash -c 'for t in test_lease_shared test_lease_static; do \
-	  echo "--- $$t"; $(C_TESTDIR)/$$t "$$1" "$$2" || exit 1; \
-	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(C_TESTDIR)/$$t "$$1" "$$2" || exit 1; done' _
+	$(with_stores) $(B) each --valgrind "$(VALGRIND)" $(C_TESTDIR) test_lease_shared test_lease_static --
 
-# The quiet faults: each program re-runs itself as the child processes of the two-process tests.
-test-c-faults: build-c
+# Each program re-runs itself as the child processes of the two-process tests.
+test-c-faults: build-c ## [part] the quiet faults of lease stores from C: slot files and directories removed under a live holder (two processes), fork faults, damaged records, poisoned slots, one ID space per store; shared, static, valgrind
 	$(call say,C quiet faults: deleted slot files and directories and fork and records and ID spaces)
-	@mkdir -p $(C_TESTDIR)
 	$(call c_both,tests/c/test_faults.c,test_faults)
-	@for t in test_faults_shared test_faults_static; do \
-	  echo "--- $$t"; $(C_TESTDIR)/$$t || exit 1; \
-	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) \
-	    --num-callers=50 --suppressions=tests/c/valgrind-fork-child.supp $(C_TESTDIR)/$$t || exit 1; done
+	@$(B) each --valgrind "$(VALGRIND_FORK)" $(C_TESTDIR) test_faults_shared test_faults_static
 
-# Waits and host-wide node ids: each program re-runs itself as the second process of the
-# node-id tests (natively under valgrind too: it does not follow exec). Its forked child leaves
-# the parent's mark session allocated (tests/c/valgrind-fork-child.supp).
-test-c-waits: build-c
+# Each program re-runs itself as the second process of the node-id tests (natively under valgrind
+# too: it does not follow exec).
+test-c-waits: build-c ## [part] waits a caller can bound and cut, from C: deadlines and the cancel call, timed; a static node id refused to a second process and a forked child, naming the holder, freed by its death; echoed refusals; shared, static, valgrind
 	$(call say,C waits: deadlines and the cancel call timed; static node ids held host-wide; echoed refusals)
-	@mkdir -p $(C_TESTDIR)
 	$(call c_both,tests/c/test_waits.c,test_waits,-lpthread)
-	@for t in test_waits_shared test_waits_static; do \
-	  echo "--- $$t"; $(C_TESTDIR)/$$t || exit 1; \
-	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) \
-	    --num-callers=50 --suppressions=tests/c/valgrind-fork-child.supp $(C_TESTDIR)/$$t || exit 1; done
+	@$(B) each --valgrind "$(VALGRIND_FORK)" $(C_TESTDIR) test_waits_shared test_waits_static
 
-# A fixed node id's restart guard: each program re-runs itself as the holders (some under
-# faketime, one under the adjtimex stand-in of the core's tests, built here). Not under valgrind:
-# every case is about time between processes.
-test-c-restart: build-c
+# Each program re-runs itself as the holders (some under faketime, one under the adjtimex
+# stand-in of the core's tests, built here). Not under valgrind: every case is about time.
+test-c-restart: build-c ## [part] a fixed node id's restart guard from C with real processes: handovers (close, exit, SIGKILL), restarts behind (faketime), a monotonic lead, lease and static sharing a claim, a user clock, scopes, the state directory, the kernel's clock word; shared, static
 	$(call say,C restart guard: handovers and restarts behind (faketime) and a monotonic lead; lease and static; user clock; kernel clock word)
-	@mkdir -p $(C_TESTDIR)
-	gcc -shared -fPIC -O2 -o $(C_TESTDIR)/fake_adjtimex.so core/tests/support/fake_adjtimex.c
 	$(call c_both,tests/c/test_restart.c,test_restart)
-	@for t in test_restart_shared test_restart_static; do \
-	  echo "--- $$t"; $(C_TESTDIR)/$$t $(C_TESTDIR)/fake_adjtimex.so || exit 1; done
+	gcc -shared -fPIC -O2 -o $(C_TESTDIR)/fake_adjtimex.so core/tests/support/fake_adjtimex.c
+	@$(B) each $(C_TESTDIR) test_restart_shared test_restart_static -- $(C_TESTDIR)/fake_adjtimex.so
 
-# The cross-language uniqueness run's participants (see tests/polyglot/): C and C++ against the
-# static library (Go: mk/go.mk); each run as PROGRAM LEASE_DIR SECONDS OUT_PATH [uuidv7].
+# The uniqueness run's participants (tests/polyglot/), against the static library; each run as
+# PROGRAM LEASE_DIR SECONDS OUT_PATH [uuidv7].
 POLYGLOT_DIR := $(CARGO_TARGET_DIR)/polyglot
-build-polyglot-c: build-c
+build-polyglot-c: build-c ## the uniqueness run's C participant: target/polyglot/participant_c
 	$(call say,C participant: $(POLYGLOT_DIR)/participant_c)
 	@mkdir -p $(POLYGLOT_DIR)
 	$(call c_program,tests/polyglot/participant.c,$(POLYGLOT_DIR)/participant_c,polyflake-static)
-
-build-polyglot-cpp: build-c
+build-polyglot-cpp: build-c ## the uniqueness run's C++ participant: target/polyglot/participant_cpp
 	$(call say,C++ participant: $(POLYGLOT_DIR)/participant_cpp)
 	@mkdir -p $(POLYGLOT_DIR)
 	$(call cxx_program,tests/polyglot/participant.cpp,$(POLYGLOT_DIR)/participant_cpp,polyflake-static,-lpthread)
 
-# The three participants at once on one temporary lease directory, their output checked.
-test-c-polyglot: build-polyglot-c build-polyglot-cpp build-polyglot-go
+test-c-polyglot: build-polyglot-c build-polyglot-cpp build-polyglot-go ## [part] the C, C++ and Go participants at once on one lease directory, then on one real ZooKeeper, and in uuidv7 mode: distinct nodes, no duplicate
 	$(call say,C and C++ and Go participants at once on one lease directory: distinct nodes and no duplicate; then their uuidv7 mode)
 	bash tests/c/polyglot_smoke.sh $(POLYGLOT_DIR)
 	$(call say,the same participants leasing from one real ZooKeeper (LEASE_DIR zk://ENSEMBLE/PREFIX))
 	tests/stores/with_zookeeper.sh bash tests/c/polyglot_smoke.sh $(POLYGLOT_DIR)
 
-test-c-valgrind: test-c-programs
-	$(call say,the same six programs under valgrind memcheck: zero errors and zero leaks)
-	@for t in $(C_PROGRAMS); do \
-	  echo "--- valgrind $$t"; \
-	  POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(C_TESTDIR)/$$t $(ROOT)/tests/vectors || exit 1; done
-
-# Every C, C++ and Go snippet of docs/c.md, docs/go.md and the README's quickstarts, compiled and
-# run (C and C++ against both libraries; Go as a module requiring go/).
 C_DOCS := $(ROOT)/docs/c.md $(ROOT)/docs/go.md $(ROOT)/README.md
-test-c-docs: build-c
+test-c-docs: build-c ## [part] every C, C++ and Go snippet of docs/c.md, docs/go.md and the README compiled and run beside a real ZooKeeper (C and C++ against both libraries; Go as a module requiring go/)
 	$(call say,docs/c.md docs/go.md README.md: compile and run every C and C++ and Go snippet)
 	$(C_ENV) tests/stores/with_zookeeper.sh bash -c 'ZOOKEEPER_ENSEMBLE=$$POLYFLAKE_TEST_ZOOKEEPER \
 	  bash tests/c/readme_snippets.sh $(C_TESTDIR)/docs $(C_DOCS)' _
 
-test-c: test-c-unit test-c-programs test-c-valgrind test-c-lease test-c-faults test-c-waits test-c-restart \
-	test-c-polyglot test-c-docs test-cpp
-
-# The C++ API, include/polyflake.hpp: one test program built as C++17 and C++20 against both
-# libraries (this tree's include/ first: the .pc files in the shared target directory may name
-# another checkout's), run beside a real ZooKeeper and etcd, then under valgrind, then built with
-# gcc's AddressSanitizer + UBSan (the library itself plain; test-cpp-asan below uses the
-# instrumented one) and run.
+# Built against this tree's include/ first (the .pc files in a shared target directory may name
+# another checkout's); the ASan+UBSan builds take the plain library (test-cpp-asan: the
+# instrumented one).
 CPP_TESTDIR := $(CARGO_TARGET_DIR)/cpp-tests
 CPP_TEST_SRC := tests/cpp/test_polyflake_hpp.cpp
 CPP_STRICT := -Wall -Wextra -Wpedantic -Werror -I$(ROOT)/include
@@ -223,7 +132,7 @@ CPP_SAN_ENV := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:strict_string_checks=
 cpp_hpp = g++ -std=c++$(1) $(CPP_STRICT) $(4) $(CPP_TEST_SRC) -o $(CPP_TESTDIR)/test_hpp_$(1)_$(2)$(5) \
 	$$(pkg-config --cflags --libs $(3)) -lpthread
 CPP_PROGRAMS := test_hpp_17_shared test_hpp_17_static test_hpp_20_shared test_hpp_20_static
-test-cpp: build-c
+test-cpp: build-c ## [part] the C++ API (polyflake.hpp) as C++17 and C++20 (-Wall -Wextra -Wpedantic -Werror) against both libraries: beside a real ZooKeeper and etcd, under valgrind, and with gcc's ASan+UBSan
 	$(call say,C++ API (polyflake.hpp): C++17 and C++20 against the shared and the static library; real stores then valgrind then ASan+UBSan)
 	@mkdir -p $(CPP_TESTDIR)
 	@$(C_ENV) set -e; for std in 17 20; do \
@@ -234,21 +143,15 @@ test-cpp: build-c
 	  $(call cpp_hpp,$${std},static,polyflake-static,$(CPP_ASAN),_asan); done
 	@! ldd $(CPP_TESTDIR)/test_hpp_17_static | grep -q libpolyflake || { echo "static build links the .so"; exit 1; }
 	@ldd $(CPP_TESTDIR)/test_hpp_20_shared | grep -q libpolyflake.so || { echo "shared build misses the .so"; exit 1; }
-	tests/stores/with_zookeeper.sh tests/c/with_etcd.sh bash -c 'for t in $(CPP_PROGRAMS); do \
-	  echo "--- $$t"; $(CPP_TESTDIR)/$$t "$$1" "$$2" || exit 1; done' _
+	$(with_stores) $(B) each $(CPP_TESTDIR) $(CPP_PROGRAMS) --
+	@$(B) each --only-valgrind "$(VALGRIND)" $(CPP_TESTDIR) $(CPP_PROGRAMS)
 	@for t in $(CPP_PROGRAMS); do \
-	  echo "--- valgrind $$t"; POLYFLAKE_UNDER_VALGRIND=1 $(VALGRIND) $(CPP_TESTDIR)/$$t || exit 1; done
-	@for t in $(CPP_PROGRAMS); do \
-	  echo "--- ASan+UBSan $${t}_asan"; $(CPP_SAN_ENV) $(CPP_TESTDIR)/$${t}_asan > $(CPP_TESTDIR)/$${t}_asan.log 2>&1; rc=$$?; \
-	  tail -n 1 $(CPP_TESTDIR)/$${t}_asan.log; \
-	  if [ $$rc -ne 0 ] || grep -q 'runtime error\|Sanitizer' $(CPP_TESTDIR)/$${t}_asan.log; then \
-	    echo "$${t}_asan failed (exit $$rc)"; grep -B2 -A30 'runtime error\|Sanitizer\|FAIL' $(CPP_TESTDIR)/$${t}_asan.log | head -n 60; exit 1; fi; \
-	done
+	  $(B) checked-run $(CPP_TESTDIR)/$${t}_asan.log 1 FAIL env $(CPP_SAN_ENV) $(CPP_TESTDIR)/$${t}_asan || exit 1; done
 
 # The same program against the library built with -Zsanitizer=address (mk/sanitize.mk; no remote
-# stores in that build: POLYFLAKE_CPP_NO_STORES), C++17 and C++20; part of make test-sanitize.
+# stores in that build: POLYFLAKE_CPP_NO_STORES), C++17 and C++20.
 test-sanitize: test-cpp-asan
-test-cpp-asan: build-asan
+test-cpp-asan: build-asan ## [part] AddressSanitizer + UBSan: the C++ API test against the instrumented static and shared library (part of test-sanitize)
 	$(call say,AddressSanitizer + UBSan: the C++ API test against the instrumented static and shared library)
 	@mkdir -p $(SAN_BIN)
 	g++ -std=c++17 $(CPP_STRICT) $(SAN_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -257,30 +160,18 @@ test-cpp-asan: build-asan
 	  $(CPP_TEST_SRC) -o $(SAN_BIN)/test_hpp_asan_shared -L$(SAN_ASAN_LIB) -Wl,-rpath,$(SAN_ASAN_LIB) -lpolyflake -lpthread
 	@ldd $(SAN_BIN)/test_hpp_asan_shared | grep -q "$(SAN_ASAN_LIB)/libpolyflake.so" || { echo "the shared program misses the instrumented .so"; exit 1; }
 	@for t in test_hpp_asan_static test_hpp_asan_shared; do \
-	  echo "--- $$t"; $(SAN_ENV) POLYFLAKE_CPP_NO_STORES=1 $(SAN_BIN)/$$t > $(SAN_BIN)/$$t.log 2>&1; rc=$$?; \
-	  tail -n 2 $(SAN_BIN)/$$t.log; \
-	  if [ $$rc -ne 0 ] || grep -q 'runtime error\|Sanitizer' $(SAN_BIN)/$$t.log; then \
-	    echo "$$t failed (exit $$rc): see $(SAN_BIN)/$$t.log"; grep -B2 -A30 'runtime error\|Sanitizer\|FAIL' $(SAN_BIN)/$$t.log | head -n 60; exit 1; fi; \
-	done
+	  $(B) checked-run $(SAN_BIN)/$$t.log 2 FAIL env $(SAN_ENV) POLYFLAKE_CPP_NO_STORES=1 $(SAN_BIN)/$$t || exit 1; done
 
-test-c-unit: check-header-c
-	$(call say,ffi-c unit tests)
-	$(CARGO) test --release -p polyflake-ffi
-
-# tests/c/bench.c against both libraries.
-bench-c-programs: build-c
-	@mkdir -p $(C_TESTDIR)
+bench-c-programs: build-c ## tests/c/bench.c built against both libraries
 	$(call c_both,-O3 tests/c/bench.c,bench_c)
-
 bench: bench-c
-bench-c: bench-c-programs
+bench-c: bench-c-programs ## [long] polyflake_next_id per call from Rust, C and Go (beside bwmarrin/snowflake) on the precise and the coarse clock, beside clock_gettime; the CPU per wall-second of a strict loop at 41/10/12's ceiling
 	$(call say,benchmark: next_id per call from Rust and C and Go on both clock sources; next_ids per ID from Go; CPU at the ceiling)
 	$(CARGO) bench -p polyflake-ffi --bench core_per_call
 	$(C_TESTDIR)/bench_c_static static
 	$(C_TESTDIR)/bench_c_shared shared
 	@$(MAKE) --no-print-directory bench-go
-
 # stdout carries the rows alone: the programs are made by a sub-make writing to stderr.
-bench-check-c:
+bench-check-c: ## [long] the C rows of make bench-check (make -s): tests/c/bench.c's check mode, static then shared (each row's case and clock_gettime back to back in 201 rounds of ~1 ms; ratio = the median); ~15 s warm
 	@$(MAKE) --no-print-directory bench-c-programs >&2
 	@$(C_TESTDIR)/bench_c_static --check static && $(C_TESTDIR)/bench_c_shared --check shared

@@ -1,68 +1,46 @@
-# The polyflake command line and HTTP service (cli/, binary `polyflake`).
-#
-#   make build-cli   target/<host triple>/release/polyflake (install with: cargo install --path cli)
-#   make test-cli    commands and the running service on 127.0.0.1: IDs as strings and unique,
-#                    503 during a rewind (hidden --test-clock), metrics, bad input, a seeded fuzz
-#                    run, file leases, the restart guard, a real etcd lease, SIGTERM; the README
-#                    session; hostile clients (repeated JSON keys, protocol garbage, 2,000 idle
-#                    connections, a 1,024 open-file limit, header/idle timeouts, the cap);
-#                    cli/openapi.json against the code; then (cli/tests/py, test-cli-py, about
-#                    10 s) schemathesis --checks all on every operation of the live service's
-#                    OpenAPI document (GET /openapi.json included; valid data must be accepted:
-#                    {"count": 3664.0} is 3664 IDs) and /metrics parsed back with prometheus_client
-#   make openapi-cli regenerate cli/openapi.json (the OpenAPI 3.1 description) from the code
-#   make demo-cli    decode the reference literal, list the layouts, mint three IDs
-#   make bench-cli   load benchmark of `serve` from loopback with wrk (count=1 and count=100)
+# The polyflake command line and HTTP service (cli/, binary `polyflake`; install with
+# `cargo install --path cli`).
 
-# Debian packages: mk/packages.mk.
 DEPS_TARGETS += deps-cli-py
 BUILD_TARGETS += build-cli
 TEST_TARGETS += test-cli
 DEMO_TARGETS += demo-cli
 
-.PHONY: build-cli test-cli test-cli-rust test-cli-py deps-cli-py openapi-cli demo-cli bench-cli deps-bench-cli
-
 CLI_BIN := $(POLYFLAKE_RELEASE_DIR)/polyflake
 CLI_BENCH_SECONDS ?= 10
-# The service's Python test tools, pinned (installed into the project venv, .venv).
 CLI_PY_PACKAGES := schemathesis==4.32.5 prometheus-client==0.26.0
 # schemathesis: examples per API operation, and the seed (a failure replays from it). 300 from
 # seed 14 is 682 requests over the 5 operations, about 10 s.
 ST_MAX_EXAMPLES ?= 300
 ST_SEED ?= 14
 
-deps-cli-py: deps-python
+deps-cli-py: deps-python ## the service's Python test tools, pinned, in .venv: schemathesis, prometheus-client
 	$(call say,service test tools in .venv: $(CLI_PY_PACKAGES))
-	$(call pip_missing,$(PY),$(CLI_PY_PACKAGES))
-
-build-cli:
+	@$(B) pip-missing $(PY) $(CLI_PY_PACKAGES)
+build-cli: ## the CLI and service: target/<host triple>/release/polyflake
 	$(call say,building the polyflake CLI and service)
 	$(CARGO) build --release -p polyflake-cli
 
-test-cli: test-cli-rust test-cli-py
-
-test-cli-rust: build-cli deps-cli-py
+test-cli: test-cli-rust test-cli-py ## [part] the CLI and the service: test-cli-rust, then test-cli-py
+test-cli-rust: build-cli deps-cli-py ## [part] commands and the running service on 127.0.0.1: IDs as strings and unique, 503 during a rewind, metrics, bad input, a seeded fuzz run, file leases, the restart guard, a real etcd lease, SIGTERM; the README session; hostile clients; cli/openapi.json against the code
 	$(call say,CLI and service tests against the running binary on 127.0.0.1)
 	$(CARGO) test --release -p polyflake-cli
-
-test-cli-py: build-cli deps-cli-py
+test-cli-py: build-cli deps-cli-py ## [part] schemathesis --checks all on every operation of the live service's OpenAPI document (ST_MAX_EXAMPLES, ST_SEED; about 10 s), then /metrics parsed with prometheus_client
 	$(call say,service: schemathesis --checks all on every operation of GET /openapi.json ($(ST_MAX_EXAMPLES) examples per operation and seed $(ST_SEED)) then /metrics through prometheus_client's parser)
 	cd cli/tests/py && POLYFLAKE_BIN=$(CLI_BIN) ST_MAX_EXAMPLES=$(ST_MAX_EXAMPLES) ST_SEED=$(ST_SEED) \
 	  $(PY) -m pytest -p no:cacheprovider -q .
 
-openapi-cli: build-cli
+openapi-cli: build-cli ## [tool] regenerate cli/openapi.json (OpenAPI 3.1) from the code
 	$(call say,regenerating cli/openapi.json from the code (polyflake openapi))
 	$(CLI_BIN) openapi > cli/openapi.json
-
-demo-cli: build-cli
+demo-cli: build-cli ## CLI demo: decode the reference literal, list the layouts, mint three IDs
 	$(call say,CLI demo: decode the design literal then list layouts then mint three IDs on node 37)
 	$(CLI_BIN) decode 141264821508263936
 	$(CLI_BIN) layouts
 	$(CLI_BIN) next -n 3 --node-id 37
 
-deps-bench-cli: deps-apt
-
+deps-bench-cli: deps-apt ## wrk and curl (Debian packages)
 bench: bench-cli
-bench-cli: build-cli deps-bench-cli
+bench-cli: build-cli deps-bench-cli ## [long] load benchmark of polyflake serve from loopback with wrk (count=1 and count=100; CLI_BENCH_SECONDS per run)
 	$(call say,benchmark: polyflake serve under wrk from loopback ($(CLI_BENCH_SECONDS) s per run))
 	cli/bench/load.sh $(CLI_BIN) $(CLI_BENCH_SECONDS)

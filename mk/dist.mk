@@ -1,18 +1,6 @@
 # Shipping: the packages users install without Rust, built into dist/ and proven by
-# installing them the way users do.
-#
-#   make dist           dist/: the abi3 wheel (manylinux2014, linked with zig) and the sdist; the
-#                       npm packages polyflake and polyflake-linux-x64-gnu (tarballs); the C SDK
-#                       polyflake-VERSION-linux-x86_64.tar.gz; the Go module polyflake-go-VERSION.tar.gz.
-#                       The addon and the C SDK come from the tested release build (stripped);
-#                       the wheel from maturin --zig with the `dist` profile (stripped, thin LTO).
-#   make check-version  every place that carries a version carries the workspace's (Cargo.toml)
-#   make test-dist      publish to a local PyPI (pypiserver) and npm registry (verdaccio) on free
-#                       loopback ports with temporary storage, then with no cargo, rustc or rustup
-#                       on PATH: pip install, npm install (+ tsc), the C SDK with pkg-config and
-#                       CMake (shared and static, C and C++), a Go module on the packed go/
-#
-# See docs/releasing.md for the artifacts, their sizes and the release workflow.
+# installing them the way users do. See docs/releasing.md for the artifacts, their sizes and the
+# release workflow.
 #
 # Decisions:
 # - The workspace version is the only version: every crate inherits it, pyproject.toml leaves it
@@ -47,11 +35,8 @@
 #   rustup away and checking none is found; the local index holds the sdist too (a wheel pip could
 #   not use fails the build), and the registries have no uplink.
 
-# Debian packages: mk/packages.mk.
 DEPS_TARGETS += deps-dist
 TEST_TARGETS += check-version test-dist
-
-.PHONY: deps-dist dist dist-python dist-node dist-c dist-go check-version test-dist
 
 DIST := $(ROOT)/dist
 DIST_VERSION := $(shell sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' $(ROOT)/Cargo.toml)
@@ -63,30 +48,27 @@ DIST_STAGE := $(CARGO_TARGET_DIR)/dist-stage
 # maturin links with zig for glibc 2.17 (manylinux2014); pypiserver and twine: the local index.
 DIST_PY_TOOLS := maturin==1.16.0 ziglang==0.17.0 auditwheel==6.8.2 twine==7.0.0 pypiserver==2.4.2 mypy==2.4.1
 DIST_SDK := polyflake-$(DIST_VERSION)-linux-x86_64
-# The wheel links through zig (glibc 2.17): C code built with zig cc, so a tree of its own.
+# The wheel's build, into the directory given after it (the warm-up runs it too), in a tree of its
+# own: it links through zig (glibc 2.17), and its C code is built with zig cc.
 DIST_WHEEL_TARGET := $(CARGO_TARGET_DIR)/wheel
-# The wheel's build, into the directory given after it (make test's warm-up runs it too).
 WHEEL_BUILD = PATH=$(DIST_VENV)/bin:$$PATH maturin build --profile dist --zig --compatibility manylinux2014 \
 	  --target x86_64-unknown-linux-gnu --target-dir $(DIST_WHEEL_TARGET) -i $(DIST_VENV)/bin/python \
 	  -m python/Cargo.toml -o
 
-deps-dist:
+deps-dist: ## the dist tools, pinned: maturin, zig, auditwheel, twine, pypiserver and mypy in target/dist-tools/venv; verdaccio and tsc in target/dist-tools/npm
 	$(call say,dist tools: $(DIST_PY_TOOLS) in $(DIST_VENV); verdaccio and tsc in $(DIST_TOOLS)/npm)
-	@[ -x $(DIST_VENV)/bin/python ] || python3 -m venv $(DIST_VENV)
-	$(call pip_missing,$(DIST_VENV)/bin/python,$(DIST_PY_TOOLS))
+	@$(B) venv $(DIST_VENV) $(DIST_PY_TOOLS)
 	@mkdir -p $(DIST_TOOLS)/npm && cp tests/dist/registry/package.json tests/dist/registry/package-lock.json $(DIST_TOOLS)/npm/
-	$(call npm_missing,$(DIST_TOOLS)/npm,verdaccio)
-
-check-version:
+	@$(B) npm-missing $(DIST_TOOLS)/npm verdaccio
+check-version: ## [part] every place that carries a version carries the workspace's (Cargo.toml [workspace.package])
 	$(call say,one version everywhere: $(DIST_VERSION) (Cargo.toml [workspace.package]))
 	python3 tests/dist/check_version.py
-
-dist: dist-python dist-node dist-c dist-go
+dist: dist-python dist-node dist-c dist-go ## [tool] dist/: the abi3 wheel (manylinux2014, through zig) and the sdist; the npm packages polyflake and polyflake-linux-x64-gnu; the C SDK polyflake-VERSION-linux-x86_64.tar.gz; the Go module polyflake-go-VERSION.tar.gz; the Java jar (mk/java.mk); then their contents and versions checked
 	$(call say,dist/: contents and sizes)
 	python3 tests/dist/check_contents.py $(DIST) $(DIST_VERSION) $(DIST_ABI)
 	python3 tests/dist/check_version.py --dist $(DIST)
 
-dist-python: deps-dist
+dist-python: deps-dist ## [tool] the abi3 wheel (maturin --zig, the dist profile: stripped, thin LTO) and the sdist, into dist/
 	$(warm_now)
 	$(call say,Python: abi3 wheel (manylinux2014 through zig) and sdist into dist/)
 	@mkdir -p $(DIST) && rm -f $(DIST)/polyflake-*.whl $(DIST)/polyflake-$(DIST_VERSION).tar.gz
@@ -95,12 +77,9 @@ dist-python: deps-dist
 	$(DIST_VENV)/bin/auditwheel show $(DIST)/polyflake-*.whl
 
 # The main package ships what node/package.json's exports map names (the loader and types,
-# node/index.js and node/index.d.ts, drift-checked by test-node; polyflake/prometheus), and
-# check_contents.py checks every module the guide imports against it. The addon is build-node's
-# (release profile: what the tests and benchmarks ran), stripped: a dist-profile build (thin LTO)
-# compiled the whole tree again for an addon no smaller (this file's header, "What ships is
-# what was tested").
-dist-node: build-node
+# drift-checked by test-node; polyflake/prometheus); check_contents.py checks every module the
+# guide imports against it. The addon is build-node's ("What ships is what was tested", above).
+dist-node: build-node ## [tool] the tested addon, stripped; npm pack of polyflake and polyflake-linux-x64-gnu into dist/
 	$(call say,Node: the tested addon stripped; then npm pack of polyflake and polyflake-linux-x64-gnu)
 	@mkdir -p $(DIST) && rm -f $(DIST)/polyflake-$(DIST_VERSION).tgz $(DIST)/polyflake-linux-x64-gnu-*.tgz
 	rm -rf $(DIST_STAGE)/napi && mkdir -p $(DIST_STAGE)/napi
@@ -109,13 +88,11 @@ dist-node: build-node
 	cd $(DIST_STAGE)/npm/polyflake && npm pack --silent --pack-destination $(DIST)
 	cd $(DIST_STAGE)/npm/polyflake-linux-x64-gnu && npm pack --silent --pack-destination $(DIST)
 
-# The library from the release tree with an soname (only here: the tests link the unversioned
-# libpolyflake.so, which the next build-c links again without it), then a relocatable tree:
-# pkg-config files on ${pcfiledir}, a CMake package on its own directory, the .so stripped.
-# rustc prints the static archive's system libraries. Only the ffi crate is compiled here: its
-# dependencies are the tested release build's (one tree; the workspace's features, hack/).
+# The library linked again with an soname (only here: the tests link the unversioned .so, which
+# the next build-c links again without it); only the ffi crate compiles, on the tested release
+# build's dependencies. rustc prints the static archive's system libraries for the .pc file.
 DIST_C_BUILT := $(POLYFLAKE_RELEASE_DIR)
-dist-c:
+dist-c: ## [tool] the C SDK tarball from the tested release build, with the soname libpolyflake.so.<ABI>; relocatable (pkg-config and CMake)
 	$(call say,C SDK: dist/$(DIST_SDK).tar.gz (soname libpolyflake.so.$(DIST_ABI)))
 	@mkdir -p $(DIST) $(DIST_STAGE)
 	$(CARGO) rustc -p polyflake-ffi --lib --release -- \
@@ -124,14 +101,13 @@ dist-c:
 	bash tests/dist/pack_sdk.sh $(ROOT) $(DIST_C_BUILT) $(DIST_STAGE)/ffi-c.log \
 	  $(DIST_VERSION) $(DIST_ABI) $(DIST_STAGE)/sdk/$(DIST_SDK) $(DIST)/$(DIST_SDK).tar.gz
 
-# The Go module as users vendor it: go/ under polyflake-go-VERSION/ (the SDK's .pc finds the library;
-# docs/go.md, "Install from the release artifacts": a replace to it, PKG_CONFIG_PATH at the SDK).
-dist-go:
+# The SDK's .pc finds the library (docs/go.md, "Install from the release artifacts").
+dist-go: ## [tool] the Go module as users vendor it: go/ as polyflake-go-VERSION/ in dist/polyflake-go-VERSION.tar.gz
 	$(call say,Go: dist/polyflake-go-$(DIST_VERSION).tar.gz from go/)
 	@mkdir -p $(DIST)
 	tar -C $(ROOT) --sort=name --owner=0 --group=0 --mtime='2026-01-01 00:00Z' \
 	  --transform 's,^go,polyflake-go-$(DIST_VERSION),' -czf $(DIST)/polyflake-go-$(DIST_VERSION).tar.gz go
 
-test-dist: dist deps-dist
+test-dist: dist deps-dist ## [part] install as users do: a local PyPI (pypiserver) and npm registry (verdaccio) on free loopback ports, then with no cargo, rustc or rustup on PATH: pip install, npm install (+ tsc), the C SDK with pkg-config and CMake (shared and static, C and C++), a Go module on the packed go/, the Java jar
 	$(call say,installing as users do: local PyPI and npm registries; no cargo/rustc/rustup on PATH)
 	bash tests/dist/test_dist.sh $(ROOT) $(DIST) $(DIST_VERSION) $(DIST_TOOLS)

@@ -1,32 +1,11 @@
-# Sanitizers under the C ABI. valgrind (mk/c.mk) stays as it is; these add:
-#
-#   make test-asan      tests/c/test_polyflake.c and .cpp built with gcc -fsanitize=address,undefined
-#                       against libpolyflake.a and libpolyflake.so built by nightly rustc with
-#                       -Zsanitizer=address (four programs, the whole C and C++ tests)
-#   make test-tsan      the 8-thread part of tests/c/test_polyflake.c (`threads` mode) built with
-#                       gcc -fsanitize=thread against libpolyflake.a built with -Zsanitizer=thread
-#   make test-sanitize  both (part of `make test`)
-#
-# Instrumented: the test programs (gcc), and on the Rust side the ffi crate, the core and every
-# dependency (nightly rustc, `--target` so build scripts and proc macros stay plain). Not
-# instrumented: Rust's std itself, which needs -Zbuild-std and the rust-src component (not part of
-# the toolchain here); `-Cunsafe-allow-abi-mismatch=sanitizer` lets the instrumented crates link
-# against the plain std. That is also why ThreadSanitizer runs only the 8-thread test, and with
-# POLYFLAKE_RESTART_GUARD=off: the lease threads, and the renewal thread of a fixed node id's
-# restart-guard mark, park on std's Condvar, whose uninstrumented lock hand-off ThreadSanitizer
-# cannot see (it reports false races there). See docs/reliability.md.
-#
-# Both programs use gcc's runtimes (libasan + libubsan, libtsan), which accept the Rust side's
-# instrumentation; gcc 12's libtsan lacks only the __tsan_memcpy/memset/memmove entry points that
-# today's LLVM emits, supplied by tests/c/tsan_shim.c. (Linking the nightly toolchain's own
-# ThreadSanitizer runtime under the gcc-built program instead links and runs, but does not report
-# a race planted in Rust code called from C threads; gcc's runtime does. docs/reliability.md has
-# the check.)
+# Sanitizers under the C ABI (valgrind: mk/c.mk): the test programs built with gcc's -fsanitize
+# and its runtimes, against libpolyflake built by nightly rustc with -Zsanitizer (the ffi crate,
+# the core and every dependency; Rust's std not instrumented, hence ThreadSanitizer on the
+# 8-thread test only, with POLYFLAKE_RESTART_GUARD=off; tests/c/tsan_shim.c supplies what gcc 12's
+# libtsan lacks). Why, and the checks that it reports: docs/reliability.md, "Sanitizers".
 
 DEPS_TARGETS += deps-sanitize
 TEST_TARGETS += test-sanitize
-
-.PHONY: deps-sanitize build-asan build-tsan test-asan test-tsan test-sanitize
 
 SAN_TOOLCHAIN ?= nightly
 SAN_HOST := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
@@ -48,17 +27,9 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_s
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	CARGO_TARGET_DIR=$(NIGHTLY_DIR)
 
-deps-sanitize:
+deps-sanitize: ## the nightly Rust toolchain (SAN_TOOLCHAIN; -Zsanitizer) and gcc's sanitizer runtimes
 	$(call say,sanitizers: the $(SAN_TOOLCHAIN) Rust toolchain (-Zsanitizer) and gcc's sanitizer runtimes)
-	@if rustup toolchain list | grep -q '^$(SAN_TOOLCHAIN)'; then \
-	  echo "$(SAN_TOOLCHAIN) present: $$(rustc +$(SAN_TOOLCHAIN) --version)"; \
-	else \
-	  echo "installing the $(SAN_TOOLCHAIN) toolchain (minimal profile)"; \
-	  rustup toolchain install $(SAN_TOOLCHAIN) --profile minimal; \
-	fi
-	@for rt in libasan.so libubsan.so libtsan.so; do \
-	  gcc -print-file-name=$$rt | grep -q / || { echo "gcc has no $$rt: install gcc's sanitizer runtimes"; exit 1; }; done; \
-	echo "gcc sanitizer runtimes present"
+	@$(B) rust-toolchain $(SAN_TOOLCHAIN) && $(B) gcc-runtimes libasan.so libubsan.so libtsan.so
 
 # $(1): address or thread; $(2): where its libraries go.
 san_cargo = RUSTFLAGS="-Zsanitizer=$(1) $(SAN_RUSTFLAGS_COMMON)" $(CARGO) +$(SAN_TOOLCHAIN) build --release \
@@ -68,17 +39,17 @@ define san_build
 	@mkdir -p $(2) && cp $(SAN_BUILT)/libpolyflake.a $(SAN_BUILT)/libpolyflake.so $(2)/
 endef
 
-build-asan: deps-sanitize
+build-asan: deps-sanitize ## libpolyflake.a and .so built with -Zsanitizer=address (no remote stores; target/nightly), copied to target/sanitize/asan-lib
 	$(warm_now)
 	$(call say,libpolyflake with -Zsanitizer=address ($(SAN_TOOLCHAIN); no remote stores; target dir $(NIGHTLY_DIR)))
 	$(call san_build,address,$(SAN_ASAN_LIB))
 
-build-tsan: deps-sanitize
+build-tsan: deps-sanitize ## libpolyflake.a and .so built with -Zsanitizer=thread, copied to target/sanitize/tsan-lib
 	$(warm_now)
 	$(call say,libpolyflake with -Zsanitizer=thread ($(SAN_TOOLCHAIN); no remote stores; target dir $(NIGHTLY_DIR)))
 	$(call san_build,thread,$(SAN_TSAN_LIB))
 
-test-asan: build-asan
+test-asan: build-asan ## [part] tests/c/test_polyflake.c and .cpp built with gcc -fsanitize=address,undefined against the instrumented static and shared library: four programs, the whole C and C++ tests
 	$(call say,AddressSanitizer + UBSan: C and C++ tests against the instrumented static and shared library)
 	@mkdir -p $(SAN_BIN)
 	gcc -std=c99 -Wall -Wextra -pedantic -Werror $(SAN_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -92,22 +63,15 @@ test-asan: build-asan
 	@ldd $(SAN_BIN)/test_c_asan_shared | grep -q "$(SAN_ASAN_LIB)/libpolyflake.so" || { echo "the shared program misses the instrumented .so"; exit 1; }
 	@nm $(SAN_ASAN_LIB)/libpolyflake.a 2>/dev/null | grep -q '__asan_report_load' || { echo "libpolyflake.a is not instrumented"; exit 1; }
 	@for t in test_c_asan_static test_c_asan_shared test_cpp_asan_static test_cpp_asan_shared; do \
-	  echo "--- $$t"; $(SAN_ENV) $(SAN_BIN)/$$t $(ROOT)/tests/vectors > $(SAN_BIN)/$$t.log 2>&1; rc=$$?; \
-	  tail -n 3 $(SAN_BIN)/$$t.log; \
-	  if [ $$rc -ne 0 ] || grep -q 'runtime error\|Sanitizer' $(SAN_BIN)/$$t.log; then \
-	    echo "$$t failed (exit $$rc): see $(SAN_BIN)/$$t.log"; grep -B2 -A30 'runtime error\|Sanitizer' $(SAN_BIN)/$$t.log | head -n 60; exit 1; fi; \
-	done
+	  $(B) checked-run $(SAN_BIN)/$$t.log 3 '' env $(SAN_ENV) $(SAN_BIN)/$$t $(ROOT)/tests/vectors || exit 1; done
 
-test-tsan: build-tsan
+test-tsan: build-tsan ## [part] the 8-thread part of tests/c/test_polyflake.c (threads mode) built with gcc -fsanitize=thread against the instrumented static library
 	$(call say,ThreadSanitizer: the 8-thread C test against the instrumented static library)
 	@mkdir -p $(SAN_BIN)
 	gcc -std=c99 -Wall -Wextra -pedantic -Werror $(SAN_CFLAGS) -fsanitize=thread \
 	  tests/c/test_polyflake.c tests/c/tsan_shim.c -o $(SAN_BIN)/test_c_tsan \
 	  $(SAN_TSAN_LIB)/libpolyflake.a -lcjson $(SAN_STATIC_LIBS)
 	@nm $(SAN_TSAN_LIB)/libpolyflake.a 2>/dev/null | grep -q '__tsan_atomic64_compare_exchange' || { echo "libpolyflake.a is not instrumented"; exit 1; }
-	@$(SAN_ENV) POLYFLAKE_RESTART_GUARD=off $(SAN_BIN)/test_c_tsan $(ROOT)/tests/vectors threads > $(SAN_BIN)/test_c_tsan.log 2>&1; rc=$$?; \
-	cat $(SAN_BIN)/test_c_tsan.log | head -n 80; \
-	if [ $$rc -ne 0 ] || grep -q 'ThreadSanitizer' $(SAN_BIN)/test_c_tsan.log; then \
-	  echo "test_c_tsan failed (exit $$rc): see $(SAN_BIN)/test_c_tsan.log"; exit 1; fi
+	@$(B) checked-run $(SAN_BIN)/test_c_tsan.log -80 '' env $(SAN_ENV) POLYFLAKE_RESTART_GUARD=off $(SAN_BIN)/test_c_tsan $(ROOT)/tests/vectors threads
 
-test-sanitize: test-asan test-tsan
+test-sanitize: test-asan test-tsan ## [part] test-asan, test-tsan and test-cpp-asan

@@ -4,12 +4,6 @@
 # simulated time. Every ID is kept and checked: a duplicate fails the run. sim/plot.py draws
 # the pictures from its results.json (matplotlib from .venv).
 #
-#   make simulate [SIM_NODES=1024] [SIM_HOURS=1] [SIM_SEED=19]   every scenario, both modes,
-#                    into target/sim/ (report.md, results.json, leap.png, blue-green.png,
-#                    availability.png); prints the simulated node-hours per second
-#   make test-sim    its unit tests, then every scenario on 16 nodes for a simulated hour
-#                    (part of make test)
-#
 # Decisions:
 # - Real generators, simulated time: every node is a real core Generator on its own ManualClock;
 #   nothing sleeps. Whole elapsed milliseconds move it with elapse (wall and boot clocks
@@ -43,24 +37,22 @@
 
 TEST_TARGETS += test-sim
 
-.PHONY: build-sim simulate test-sim
-
 SIM_NODES ?= 1024
 SIM_HOURS ?= 1
 SIM_SEED ?= 19
 SIM_BIN := $(POLYFLAKE_RELEASE_DIR)/polyflake-sim
 
-build-sim:
+build-sim: ## the fleet simulator, target/<host triple>/release/polyflake-sim
 	$(call say,building the fleet simulator)
 	$(CARGO) build --release -p polyflake-sim
 
-simulate: deps-polyglot build-sim
+simulate: deps-polyglot build-sim ## [long] every scenario, both modes (SIM_NODES=1024 SIM_HOURS=1 SIM_SEED=19), into target/sim/: report.md, results.json, leap.png, blue-green.png, availability.png; prints the simulated node-hours per second
 	$(call say,fleet simulation: $(SIM_NODES) nodes and $(SIM_HOURS) simulated h per scenario)
 	$(SIM_BIN) --nodes $(SIM_NODES) --hours $(SIM_HOURS) --seed $(SIM_SEED) --out $(CARGO_TARGET_DIR)/sim \
 	  --command "make simulate SIM_NODES=$(SIM_NODES) SIM_HOURS=$(SIM_HOURS) SIM_SEED=$(SIM_SEED)"
 	$(PY) sim/plot.py $(CARGO_TARGET_DIR)/sim/results.json
 
-test-sim: deps-polyglot build-sim
+test-sim: deps-polyglot build-sim ## [part] the simulator's unit tests, then every scenario on 16 nodes for a simulated hour
 	$(call say,fleet simulator: unit tests then every scenario on 16 nodes for a simulated hour)
 	$(CARGO) test --release -q -p polyflake-sim
 	$(SIM_BIN) --nodes 16 --hours 1 --out $(CARGO_TARGET_DIR)/sim-test --command "make test-sim"
