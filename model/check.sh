@@ -44,7 +44,8 @@ CONFIGS="
 file-crash-down|safety|$F -DDOWN=1
 file-clock|safety|$F -DCLOCKSTEP=1
 file-delete|safety|$F -DDELETE_FILE=1
-file-restore|safety|$F -DRESTORE=1
+file-restore|safety|$F -DRESTORE=1 -DENDS=0
+file-restore-crash|safety|$F -DRESTORE=1 -DNH=2
 file-fork|safety|$F -DFORK=1
 etcd-expire-late|safety|$E -DLATE=1
 etcd-down-clock|safety|$E -DDOWN=1 -DCLOCKSTEP=1
@@ -68,6 +69,7 @@ descriptor-closed-by-number|mutation|$F -DTMAX=4 -DFORK=1 -DR_FSTAT=0
 no-rollback-detection|mutation|$Z -DRESTORE=1 -DLATE=0 -DBUDGET=2 -DENDS=0 -DR_ROLLBACK=0
 no-fence|mutation|$E -DRESTORE=1 -DR_FENCE=0
 no-take-fence-read|mutation|$Z -DRESTORE=1 -DBUDGET=2 -DENDS=0 -DR_TAKEFENCE=0
+no-file-take-fence-read|mutation|$F -DRESTORE=1 -DR_TAKEFENCE=0
 no-claim-check|mutation|$Z -DRESTORE=1 -DNH=2 -DR_TAKEFENCE=0 -DR_CLAIM=0|skip
 no-cap|mutation|$F -DDELETE_FILE=1 -DR_CAP=0
 finding-unfenced-window|finding|$Z -DRESTORE=1 -DBUDGET=2 -DENDS=0 -DFENCE_WINDOW=1

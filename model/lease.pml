@@ -27,7 +27,10 @@
  *   R_FSTAT     the fork handler / a child closes a descriptor only after fstat matches
  *   R_ROLLBACK  a live holder that finds the store's fence moved since its take stops, its
  *               renewal writing nothing (remote/protocol.rs::renew_tick, Holder::read_fence)
- *   R_TAKEFENCE a remote take reads the fence again after its first write (protocol.rs::take)
+ *   R_TAKEFENCE a take reads the store's fence again after its first write of R and fails when
+ *               it moved (remote/protocol.rs::take; file.rs::acquire, which reads the fence once
+ *               before it locks a slot file: found by this model once it read the file's fence
+ *               as the code does, model/trails/no-file-take-fence-read.txt)
  *   R_CLAIM     ZooKeeper: every write checks this holder's own claim znode, made with the
  *               slot znode in one multi (zookeeper.rs create_slot / write_hwm; found by this
  *               model, model/trails/no-claim-check.txt)
@@ -163,6 +166,13 @@ byte lseq[NP];                  /* ... and sequence issued */
 bool lost[NP];
 byte chk[NP];                   /* clock at the last successful ownership check (R_CAP) */
 bool pend[NP];                  /* between a renewal's check and its write (file) */
+bool taking[NP];                /* a take under way: the slot is ours, its first R not yet written */
+
+/* The store's fence (`polyflake lease fence`, fence.rs): a lease directory's `polyflake-fence`,
+ * etcd's and ZooKeeper's `{prefix}/fence`. A restore brings back the snapshot's. */
+byte fencev;                    /* its value (0: none) */
+byte s_fencev;                  /* the snapshot's */
+byte myf[NP];                   /* the fence this holder read at its take (HeldSlot.fence) */
 byte tried[NP];                 /* the clock reading of the last renewal attempt: one per ms
                                    (a renewal at the same reading changes nothing) */
 
@@ -239,19 +249,31 @@ inline lose(p) {
   lost[p] = 1; lim[p] = 0; pend[p] = 0
 }
 
-/* Window::start (core/src/window.rs, called by session.rs::Session::start): the guard and the first R, already durable. */
-inline start(p, s, g, r) {
+byte pl[NP];                    /* ghost (file): bit i, holder i was on the slot when p locked it */
+#if STORE == FILE
+/* Holder i took the slot before p did (before p's lock), for P3. */
+#define TOOK_BEFORE(p, i) ((pl[p] >> (i)) & 1)
+#else
+#define TOOK_BEFORE(p, i) 1
+#endif
+
+/* Window::start (core/src/window.rs, called by session.rs::Session::start): the guard and the
+ * first R, already durable; k is the clock read before the take's check that the slot is ours
+ * (Taken.checked_ms: the first limit is one reserve past it, R_CAP). */
+inline start(p, s, g, r, k) {
   slot[p] = s; held[p] = 1;
   /* the predecessors' possible R: what was issued on the slot, what a crashed holder may
-   * have issued, and the limit of any other holder still running on it */
+   * have issued, and the limit of any other holder still running on it that took the slot
+   * before this one (TOOK_BEFORE: a file holder whose file was deleted after this one locked it
+   * is a successor, guarded past this one's limit) */
   pred[p] = max(iss_max[s], dead_lim[s]);
   for (i : 0 .. NP - 1) {
-    if :: i != p && slot[i] == s && tok[i] != 0 -> pred[p] = max(pred[p], lim[i]) :: else fi
+    if :: i != p && slot[i] == s && tok[i] != 0 && TOOK_BEFORE(p, i) -> pred[p] = max(pred[p], lim[i]) :: else fi
   }
   i = 0;
   floor_[p] = GUARD(g);
   myR[p] = r;
-  chk[p] = CLK(p); tried[p] = chk[p];
+  chk[p] = k; tried[p] = CLK(p);
   lim[p] = CAPPED(r, chk[p]);
   printf("MSC: H%d takes slot %d at clock %d: guard %d, R %d written, limit %d\n", p, s, CLK(p), g, r, lim[p])
 }
@@ -277,11 +299,22 @@ inline incarnate(p) {
  * next renewal, the holders whose writes the restore kept included). The stores' own signs
  * (etcd.rs Held::saw: an answer at a lower revision; zookeeper.rs rolled_back: a fresh session
  * finding our mark at a lower version) are NOT modelled: the model checks the protocol without
- * them, so it proves no more than the fence read and the compares give. The file lease has no
- * rollback detection in the code (its flock and check_held decide) and none here. */
+ * them, so it proves no more than the fence read and the compares give. A file lease's renewal
+ * reads no fence in the code (its flock and check_held decide) and none here; its take reads the
+ * fence again after its first write, as a remote take does (R_TAKEFENCE). */
 #define FENCE_MOVED(p) (fencev != myf[p])
 #else
 #define FENCE_MOVED(p) 0
+#endif
+
+#ifndef R_TAKEFENCE
+#define R_TAKEFENCE 1
+#endif
+/* The take's fence read after its first write (protocol.rs::take, file.rs::acquire). */
+#if R_TAKEFENCE
+#define TAKE_FENCE_MOVED(p) FENCE_MOVED(p)
+#else
+#define TAKE_FENCE_MOVED(p) 0
 #endif
 
 #if R_FENCE

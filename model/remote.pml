@@ -20,13 +20,9 @@ byte hv[NP];                    /* Held.hwm_revision / Held.hwm_version + 1 (0: 
 byte unsure[NP];                /* ZooKeeper Held.unsure: a mark written without an answer */
 byte late_r[NP];                /* a write in flight after its caller timed out: its R ... */
 byte late_v[NP];                /* ... and the revision / version it compares with */
-bool taking[NP];                /* between taking the slot key and writing the first R */
 byte s_skey[NS];
 byte s_mk[NS];
 byte s_mver[NS];
-byte fencev;                    /* the store's fence key `{prefix}/fence` (its value; 0: none) */
-byte s_fencev;
-byte myf[NP];                   /* the fence this holder read at its take (HeldSlot.fence) */
 bool cl[NP];                    /* ZooKeeper: this holder's claim znode {prefix}/held/NNNN-{nonce} */
 bool s_cl[NP];
 byte s_cltok[NP];
@@ -104,15 +100,6 @@ bool expired;
 #ifndef R_CLAIM
 #define R_CLAIM 1
 #endif
-/* The take's fence read after its first write (protocol.rs::take). */
-#ifndef R_TAKEFENCE
-#define R_TAKEFENCE 1
-#endif
-#if R_TAKEFENCE
-#define TAKE_FENCE_MOVED(p) FENCE_MOVED(p)
-#else
-#define TAKE_FENCE_MOVED(p) 0
-#endif
 #if R_CLAIM
 #define CLAIM_OK(p) cl[p]
 #else
@@ -164,7 +151,7 @@ end_loop:
        :: !down && WRITE_OK(p, s, hv[p]) && !TAKE_FENCE_MOVED(p) ->
           mk[s] = r; BUMP(s); hv[p] = mver[s];
           durable(p, r);
-          start(p, s, g, r)
+          start(p, s, g, r, CLK(p))
        :: !down && WRITE_OK(p, s, hv[p]) && TAKE_FENCE_MOVED(p) ->
           mk[s] = r; BUMP(s); hv[p] = mver[s];
           durable(p, r);

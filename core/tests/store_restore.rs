@@ -18,8 +18,9 @@ mod lease_support;
 
 use lease_support::*;
 use polyflake::{
-    fence_etcd_lease, fence_zookeeper_lease, Builder, ErrorKind, EtcdLeaseOptions, Generator,
-    ManualClock, NodeSource, StoreReport, ZooKeeperLeaseOptions, DEFAULT_EPOCH_MS,
+    fence_etcd_lease, fence_file_lease, fence_zookeeper_lease, Builder, Clock, ClockError,
+    ErrorKind, EtcdLeaseOptions, FileLeaseOptions, Generator, ManualClock, NodeSource, StoreReport,
+    ZooKeeperLeaseOptions, DEFAULT_EPOCH_MS,
 };
 use std::collections::HashSet;
 use std::time::Duration;
@@ -316,4 +317,67 @@ fn zookeeper_holder_whose_writes_the_restore_kept_lets_go_at_the_fence() {
         &|| fence_zookeeper_lease(&o, 20_000).unwrap().fence_ms,
         &["fence"],
     );
+}
+
+/// The system clock, that fences a lease directory once, at the first reading taken while the
+/// slot file `slot-0000` exists: the reading a file take makes right after it locked the slot
+/// file (a new one) and read its record, between its first read of the fence and its write of R.
+#[derive(Clone)]
+struct FencingClock {
+    options: FileLeaseOptions,
+    fenced: std::sync::Arc<std::sync::Mutex<Option<i64>>>,
+}
+
+impl Clock for FencingClock {
+    fn now_ms(&self) -> Result<i64, ClockError> {
+        let mut fenced = self.fenced.lock().unwrap();
+        if fenced.is_none() && self.options.dir.join("slot-0000").exists() {
+            *fenced = Some(fence_file_lease(&self.options, 20_000).unwrap().fence_ms);
+        }
+        Ok(now_ms())
+    }
+}
+
+/// A lease directory restored and fenced while a take is under way (the take read the fence
+/// before the restore, then locks the restored slot file and reads its restored record, whose R
+/// is below what a holder of the lost history issued): the take reads the fence again after its
+/// first write of R, finds it moved and fails (`LeaseStore`, "make the generator again"); the
+/// generator made again waits for the fence. Found by the lease model
+/// (`model/trails/no-file-take-fence-read.txt`).
+#[test]
+fn a_file_take_under_way_when_the_directory_is_fenced_fails() {
+    let dir = TempDir::new("file-fence-take");
+    let mut o = FileLeaseOptions::new(dir.path());
+    o.common.slots = Some(1);
+    o.common.reserve_ms = 500;
+    let clock = FencingClock {
+        options: o.clone(),
+        fenced: Default::default(),
+    };
+    let make = || {
+        Generator::builder_from(NodeSource::FileLease(o.clone()))
+            .epoch_ms(DEFAULT_EPOCH_MS + 30)
+            .host_scope(lease_support::test_scope(30))
+            .clock(clock.clone())
+            .build()
+    };
+    let e = make().unwrap_err();
+    let fence_ms = clock
+        .fenced
+        .lock()
+        .unwrap()
+        .expect("fenced during the take");
+    assert_eq!(e.kind(), ErrorKind::LeaseStore, "{e}");
+    assert!(
+        e.to_string().contains("under way") && e.to_string().contains(&fence_ms.to_string()),
+        "{e}"
+    );
+    // Made again: the take reads the fence, and nothing is issued until the clock passes it.
+    let g = make().unwrap();
+    let guard = g.health().lease.unwrap().guard_until_ms.unwrap();
+    assert!(
+        guard >= fence_ms,
+        "guard {guard} below the fence {fence_ms}"
+    );
+    assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
 }

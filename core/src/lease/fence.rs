@@ -14,7 +14,9 @@
 //!   (taken after the backup) are exactly the dangerous ones, and a mark for every possible slot
 //!   costs 2^node_bits. The fence is `polyflake-fence` in a lease directory, `{prefix}/fence` in
 //!   etcd and ZooKeeper; etcd reads it in the transaction that takes the slot, ZooKeeper after
-//!   creating the slot znode, the file lease before taking. A fence that is there but is not a
+//!   creating the slot znode, the file lease before locking a slot file; every take reads it
+//!   again after its first write of R and fails when it moved (`remote/protocol.rs`, `file.rs`:
+//!   a restore and its fence may fall inside a take). A fence that is there but is not a
 //!   number refuses the take (an operator's fence is never ignored). It is written by
 //!   compare-and-swap (etcd mod revision, ZooKeeper version) or a rename over the old file.
 //! - **The default margin is [`DEFAULT_FENCE_SKEW_MS`] plus the reserve**: the skew between hosts

@@ -44,6 +44,15 @@
 //! - **Slot files are never deleted** by a holder: the record is the slot's memory of R (a slot
 //!   whose record is gone has none: `lease/mod.rs`). The directory is created if missing; slot
 //!   files are mode 0644.
+//! - **The take reads the fence again after its first write of R**, as a remote take does
+//!   (`remote/protocol.rs`), and fails when it moved (`LeaseStore`, "this take was under way:
+//!   make the generator again"). Its first read comes before any slot file is locked, so a
+//!   directory restored and fenced in between hands the take the restored record (an R below
+//!   what a holder of the lost history issued) and the old fence: the lease model found the
+//!   duplicate (`model/trails/no-file-take-fence-read.txt`; `store_restore.rs` fences a
+//!   directory under a take). The renewal reads no fence: the flock is the kernel's, which no
+//!   restore takes back, and `check_held` sees a file replaced or a record that no longer names
+//!   this holder. One more read of `polyflake-fence` per take.
 
 use super::dir::{open_dir, LeaseDir, Opened, Unsafe};
 use super::fence::{self, read_file_fence, FenceReport};
@@ -128,8 +137,8 @@ impl Skipped {
 /// The restart guard a slot record implies (see `order::guard_of`): its R when complete;
 /// otherwise a full reserve past the later of the file's mtime and now. `None` when the
 /// record's R lies past the layout's window: the slot cannot be used.
-// Modelled in model/file.pml: inline file_take (the record's R, or max(mtime, now) + reserve) (make
-// model).
+// Modelled in model/file.pml: inline file_lock (the record's R, or max(mtime, now) + reserve)
+// (make model).
 pub(crate) fn record_guard(
     rec: &SlotRecord,
     mtime_ms: Option<i64>,
@@ -428,8 +437,9 @@ fn survey(
     out
 }
 
-// Modelled in model/file.pml: inline file_take, called by the two take steps of Holder (make
-// model).
+// Modelled in model/file.pml: Holder, the take's steps: the fence read, then inline file_lock
+// (a slot file locked, its record read), then inline file_write (R written, the fence read
+// again: R_TAKEFENCE) (make model).
 pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -> Result<Session> {
     let common = o.common(ctx.layout)?;
     let dir = open_dir(o.dir.as_path())?;
@@ -538,6 +548,24 @@ pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -
             .map_err(|e| store_error(dpath, &format!("cannot write {}", path.display()), e))?;
         // The directory entry of a new slot file must survive a crash too.
         dir.sync();
+        // The fence again, after the first write (R_TAKEFENCE, as a remote take): one that moved
+        // since the read above means the directory was restored and fenced while this take was
+        // under way, and the record read may be the restored one, below what the lost history
+        // issued: the guard is void. The slot file goes back unlocked (with our R in it: a
+        // higher R only makes its next taker wait longer). Found by the lease model
+        // (no-file-take-fence-read).
+        let again = read_file_fence(&dir)?;
+        if again != fence_ms {
+            let shown = |f: Option<i64>| f.map_or_else(|| "none".to_string(), |f| f.to_string());
+            return Err(Error::LeaseStore {
+                reason: format!(
+                    "the lease directory {} went back in time: its fence is {} and was {} when this take began (`polyflake lease fence`, after a restore from an older backup); this take was under way: make the generator again",
+                    dpath.display(),
+                    shown(again),
+                    shown(fence_ms)
+                ),
+            });
+        }
         // The host's copy of R, durable before the first ID (without it, the lease runs as one
         // that keeps no mark: the store's R still guards its own successors).
         let mark = mark

@@ -32,6 +32,8 @@
 //!   was under way: make the generator again") when it moved: the model, once it read the fence
 //!   as the code does and restored the snapshot's etcd leases and ZooKeeper sessions, found a take
 //!   under way during the restore that kept the guard it read before it. One more read per take.
+//!   A file take does the same (`file.rs`), for the same reason: it reads the fence before it
+//!   locks a slot file.
 
 use super::super::fence;
 use super::super::host::{self, LeaseMarkTake};
