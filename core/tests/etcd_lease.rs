@@ -1,15 +1,17 @@
 //! etcd leases against a REAL etcd (Debian's etcd-server, started here on 127.0.0.1 with free
 //! ports and a temporary data dir, stopped afterwards; `make deps-apt` installs it). No mock.
+//! The lease suite (`lease_support/suite.rs`) on etcd, then what only etcd has: an outage, a
+//! revoked etcd lease, option errors, an edited mark, TLS with authentication.
 
 mod lease_support;
 
 use lease_support::*;
 use polyflake::{
-    Builder, ErrorKind, EtcdLeaseOptions, Generator, HealthStatus, LeaseKind, ManualClock,
-    NodeSource, DEFAULT_EPOCH_MS,
+    Builder, ErrorKind, EtcdLeaseOptions, Generator, HealthStatus, NodeSource, DEFAULT_EPOCH_MS,
 };
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
+
+lease_suite!(EtcdStore);
 
 /// Not a test: the entry point of the child processes the tests below start.
 #[test]
@@ -39,127 +41,6 @@ fn lease(o: EtcdLeaseOptions, test: i64) -> Builder {
 
 fn ms(g: &Generator, id: u64) -> i64 {
     g.decode(id).unwrap().timestamp_ms
-}
-
-#[test]
-fn slots_are_exclusive_and_keys_are_laid_out() {
-    let etcd = Etcd::start();
-    let a = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
-    // A new slot (no mark yet) is guarded for a full reserve: a holder nobody can see any more
-    // may have reached that far. Checked before b is built: b's connection and transactions
-    // can take most of the 500 ms reserve on a loaded machine.
-    assert_eq!(a.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
-    let b = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
-    assert_ne!(a.node_id(), b.node_id());
-    a.wait_ready(Duration::from_secs(5)).unwrap();
-    b.wait_ready(Duration::from_secs(5)).unwrap();
-    let e = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NoFreeSlot);
-    assert!(
-        e.to_string().contains("/pf-a") && e.to_string().contains("2 slots"),
-        "{e}"
-    );
-    let mut seen = HashSet::new();
-    for _ in 0..3000 {
-        assert!(seen.insert(a.next_id().unwrap()));
-        assert!(seen.insert(b.next_id().unwrap()));
-    }
-    let h = a.health();
-    assert!(h.ok, "{h:?}");
-    let l = h.lease.unwrap();
-    assert_eq!(l.kind, LeaseKind::Etcd);
-    assert!(wait_until(Duration::from_secs(10), || a
-        .health()
-        .lease_renewals
-        >= 3));
-    // The slot key carries a lease; the high-water mark is a durable key of its own.
-    let keys = etcd
-        .etcdctl(&["get", "--prefix", "/pf-a/", "--keys-only"])
-        .unwrap();
-    let slot_key = format!("/pf-a/slot/{:04}", a.node_id());
-    let hwm_key = format!("/pf-a/hwm/{:04}", a.node_id());
-    assert!(
-        keys.contains(&slot_key) && keys.contains(&hwm_key),
-        "{keys}"
-    );
-    let r: i64 = etcd
-        .etcdctl(&["get", &hwm_key, "--print-value-only"])
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(r > now_ms() - 1000);
-    // Closing frees the slot (the key goes with the revoked lease) and keeps R.
-    let freed = a.node_id();
-    drop(a);
-    let keys = etcd
-        .etcdctl(&["get", "--prefix", "/pf-a/", "--keys-only"])
-        .unwrap();
-    assert!(
-        !keys.contains(&slot_key) && keys.contains(&hwm_key),
-        "{keys}"
-    );
-    let c = lease(opts(&etcd, "/pf-a", 2), 1).build().unwrap();
-    assert_eq!(c.node_id(), freed);
-    c.wait_ready(Duration::from_secs(5)).unwrap();
-    let r2 = c.health().lease.unwrap().guard_until_ms.unwrap();
-    assert!(r2 <= r, "closing left R at the last issued ms, not above");
-    assert!(ms(&c, c.next_id().unwrap()) > r2);
-}
-
-#[test]
-fn sigkilled_holder_and_a_successor_behind_its_high_water_mark() {
-    let etcd = Etcd::start();
-    let env = vec![
-        ("LEASE", "etcd".to_string()),
-        ("ENDPOINT", etcd.client_url.clone()),
-        ("PREFIX", "/pf-kill".to_string()),
-        ("SLOTS", "1".to_string()),
-        ("RESERVE_MS", "500".to_string()),
-        ("TTL_S", "2".to_string()),
-    ];
-    let (node, holder_max) = kill_holder_mid_stream(&env);
-
-    // The slot stays taken until the dead holder's etcd lease expires (TTL 2 s).
-    let clock = ManualClock::new(now_ms());
-    let start = Instant::now();
-    let g = loop {
-        match Generator::builder_from(NodeSource::Etcd(opts(&etcd, "/pf-kill", 1)))
-            .clock(clock.clone())
-            .build()
-        {
-            Ok(g) => break g,
-            Err(e) if e.kind() == ErrorKind::NoFreeSlot => {
-                assert!(
-                    start.elapsed() < Duration::from_secs(20),
-                    "slot never freed"
-                );
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            Err(e) => panic!("{e}"),
-        }
-    };
-    assert_eq!(g.node_id(), node);
-    let r = g
-        .health()
-        .lease
-        .unwrap()
-        .guard_until_ms
-        .expect("the holder's R");
-    assert!(r >= holder_max);
-    clock.set(r - 2000);
-    let h = g.health();
-    assert_eq!(h.status, HealthStatus::RestartGuard);
-    assert_eq!(h.lease.unwrap().guard_remaining_ms, 2001);
-    for step in [0, 1000, 2000] {
-        clock.set(r - 2000 + step);
-        assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
-    }
-    jump_and_renew(&g, &clock, r + 1);
-    let first = g.next_id().unwrap();
-    assert!(ms(&g, first) > r && ms(&g, first) > holder_max);
-    jump_and_renew(&g, &clock, r + 4);
-    assert!(g.next_id().unwrap() > first);
 }
 
 #[test]
@@ -274,25 +155,6 @@ fn bad_etcd_options_and_an_unreachable_cluster_are_clear_errors() {
 }
 
 #[test]
-fn an_etcd_store_serves_one_id_space() {
-    let etcd = Etcd::start();
-    let a = lease(opts(&etcd, "/pf-space", 4), 5).build().unwrap();
-    let e = lease(opts(&etcd, "/pf-space", 4), 5)
-        .layout(polyflake::Layout::BIG_FLEET)
-        .build()
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::IdSpaceMismatch, "{e}");
-    assert!(e.to_string().contains("/pf-space"), "{e}");
-    let e = lease(opts(&etcd, "/pf-space", 4), 6).build().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::IdSpaceMismatch, "another epoch: {e}");
-    let space = etcd
-        .etcdctl(&["get", "/pf-space/space", "--print-value-only"])
-        .unwrap();
-    assert!(space.contains("layout=41/10/12"), "{space}");
-    drop(a);
-}
-
-#[test]
 fn the_mark_in_etcd_only_grows_and_an_edited_mark_loses_the_lease() {
     let etcd = Etcd::start();
     let g = lease(opts(&etcd, "/pf-mark", 1), 7).build().unwrap();
@@ -403,13 +265,4 @@ fn tls_client_certificates_and_authentication() {
     assert_eq!(e.kind(), ErrorKind::InvalidNodeSource, "{e}");
     assert!(e.to_string().contains("use https://"), "{e}");
     drop(g);
-}
-
-/// Cost follows what the store holds, never the layout's node ids (see the helper).
-#[test]
-fn a_wide_layout_with_default_slots_takes_a_slot_quickly() {
-    let etcd = Etcd::start();
-    let mut o = opts(&etcd, "/pf-wide", 1);
-    o.common.slots = None;
-    assert_a_wide_layout_leases_quickly("etcd", NodeSource::Etcd(o), Duration::from_secs(3));
 }

@@ -1,16 +1,16 @@
-//! File leases with real processes: 50 processes race for 16 slots; a holder killed with SIGKILL
-//! and a successor on a clock behind its high-water mark; two processes with clocks 3 s apart on
-//! one slot; slot reuse, identity preference, health.
+//! File leases with real processes: the lease suite (`lease_support/suite.rs`: exclusive slots
+//! freed on close, a SIGKILLed holder and a successor behind its R, 50 processes racing for 16
+//! slots, one ID space, a wide layout) on a lease directory; then what only a directory has: two
+//! processes with clocks 3 s apart on one slot, identity preference, option errors, a static
+//! generator beside a lease.
 
 mod lease_support;
 
 use lease_support::*;
-use polyflake::{
-    Builder, ErrorKind, FileLeaseOptions, Generator, HealthStatus, LeaseKind, ManualClock,
-    NodeSource, NodeSourceKind, DEFAULT_EPOCH_MS,
-};
+use polyflake::{Builder, ErrorKind, FileLeaseOptions, Generator, NodeSource, DEFAULT_EPOCH_MS};
 use std::collections::HashSet;
-use std::time::Duration;
+
+lease_suite!(FileStore);
 
 /// Not a test: the entry point of the child processes the tests below start.
 #[test]
@@ -43,95 +43,6 @@ fn opts(dir: &TempDir, slots: u32) -> FileLeaseOptions {
     o.common.slots = Some(slots);
     o.common.reserve_ms = 500;
     o
-}
-
-#[test]
-fn fifty_processes_race_for_sixteen_slots() {
-    let dir = TempDir::new("race");
-    let mut children: Vec<_> = (0..50)
-        .map(|_| spawn_child("child_process_entry", "race", &file_env(&dir, 16)))
-        .collect();
-    // Every child answers while the winners still hold their slots (they wait for stdin).
-    let mut won = Vec::new();
-    let mut refused = Vec::new();
-    let mut outputs: Vec<_> = children.iter_mut().map(lines).collect();
-    for out in outputs.iter_mut() {
-        let line = out.next().expect("child answered");
-        if let Some(n) = line.strip_prefix("WON ") {
-            won.push(n.parse::<u32>().unwrap());
-        } else {
-            refused.push(line);
-        }
-    }
-    for c in children.iter_mut() {
-        drop(c.stdin.take());
-    }
-    for (mut c, out) in children.into_iter().zip(outputs) {
-        assert_eq!(out.count(), 0, "nothing more to say");
-        assert!(c.wait().unwrap().success());
-    }
-    assert_eq!(won.len(), 16, "exactly 16 winners: {won:?}");
-    let distinct: HashSet<_> = won.iter().collect();
-    assert_eq!(distinct.len(), 16, "winners hold distinct slots: {won:?}");
-    assert!(won.iter().all(|&n| n < 16));
-    assert_eq!(refused.len(), 34);
-    let dir_text = dir.path().display().to_string();
-    for r in &refused {
-        assert!(r.starts_with("ERR NO_FREE_SLOT "), "{r}");
-        assert!(r.contains(&dir_text) && r.contains("16 slots"), "{r}");
-    }
-}
-
-#[test]
-fn sigkilled_holder_and_a_successor_behind_its_high_water_mark() {
-    let dir = TempDir::new("kill");
-    // Let a few renewals happen, then kill it mid-stream.
-    let (node, holder_max_ms) = kill_holder_mid_stream(&file_env(&dir, 1));
-
-    // The kernel freed the lock; the successor gets the slot and finds the holder's R.
-    let clock = ManualClock::new(now_ms());
-    let g = Generator::builder_from(NodeSource::FileLease(opts(&dir, 1)))
-        .clock(clock.clone())
-        .build()
-        .unwrap();
-    assert_eq!(g.node_id(), node);
-    let r = g
-        .health()
-        .lease
-        .unwrap()
-        .guard_until_ms
-        .expect("the holder's R");
-    assert!(
-        r >= holder_max_ms,
-        "R {r} covers every issued ms {holder_max_ms}"
-    );
-
-    clock.set(r - 2000);
-    let h = g.health();
-    assert_eq!(h.status, HealthStatus::RestartGuard);
-    assert!(!h.ok);
-    let lease = h.lease.unwrap();
-    assert!(lease.guard_waiting);
-    assert_eq!(lease.guard_remaining_ms, 2001);
-    for step in [0, 1000, 1999, 2000] {
-        clock.set(r - 2000 + step);
-        let e = g.next_id().unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::LeaseNotReady, "{e}");
-        let mut buf = [0u64; 8];
-        assert_eq!(
-            g.next_ids(&mut buf).unwrap_err().kind(),
-            ErrorKind::LeaseNotReady
-        );
-    }
-    clock.set(r + 1);
-    let first = g.next_id().unwrap();
-    let d = g.decode(first).unwrap();
-    assert_eq!(d.node_id, node);
-    assert!(d.timestamp_ms > r && d.timestamp_ms > holder_max_ms);
-    assert!(g.health().ok, "{:?}", g.health());
-    // And it continues with larger timestamps.
-    clock.advance(5);
-    assert!(g.next_id().unwrap() > first);
 }
 
 #[test]
@@ -184,67 +95,6 @@ fn two_processes_three_seconds_apart_on_one_slot_issue_disjoint_ranges() {
     );
     let all: HashSet<u64> = ahead.iter().chain(&behind).copied().collect();
     assert_eq!(all.len(), 600);
-}
-
-#[test]
-fn slots_in_one_process_are_distinct_and_freed_on_close() {
-    let dir = TempDir::new("inproc");
-    let build = || lease(opts(&dir, 2), 1).build();
-    let a = build().unwrap();
-    // New slot files: a guard of a full reserve each. Checked before b is built, so that b's
-    // build on a loaded machine does not eat into a's 500 ms.
-    assert_eq!(a.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
-    assert_eq!(a.health().status, HealthStatus::RestartGuard);
-    let b = build().unwrap();
-    assert_ne!(a.node_id(), b.node_id());
-    a.wait_ready(Duration::from_secs(5)).unwrap();
-    b.wait_ready(Duration::from_secs(5)).unwrap();
-    let e = build().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NoFreeSlot);
-    assert!(e.to_string().contains(&dir.path().display().to_string()));
-    assert!(e.to_string().contains("2 slots"));
-    // Unique IDs across the two slots, and a healthy lease.
-    let mut seen = HashSet::new();
-    for _ in 0..5000 {
-        assert!(seen.insert(a.next_id().unwrap()));
-        assert!(seen.insert(b.next_id().unwrap()));
-    }
-    let h = a.health();
-    assert!(h.ok, "{h:?}");
-    assert_eq!(h.source, NodeSourceKind::FileLease);
-    let lease = h.lease.unwrap();
-    assert_eq!(lease.kind, LeaseKind::File);
-    assert_eq!(lease.slot, a.node_id());
-    assert!(lease.high_water_ms > now_ms());
-    // R is renewed in the background every reserve / 5.
-    assert!(wait_until(Duration::from_secs(10), || a
-        .health()
-        .lease_renewals
-        >= 3));
-    let freed = a.node_id();
-    let last_ms = g_last_ms(&a);
-    drop(a);
-    // Closing freed the slot and left R = the last issued ms (never less).
-    let text = std::fs::read_to_string(dir.path().join(format!("slot-{freed:04}"))).unwrap();
-    let r: i64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("high_water_ms="))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(r >= last_ms, "R {r} < last issued {last_ms}");
-    let c = build().unwrap();
-    assert_eq!(c.node_id(), freed);
-    // R is the last issued ms, so the successor's guard lasts until the clock passes it: at
-    // most a millisecond or two from here (a call within it is LEASE_NOT_READY, as it must be).
-    c.wait_ready(Duration::from_secs(5)).unwrap();
-    let first = c.next_id().unwrap();
-    assert!(c.decode(first).unwrap().timestamp_ms > r);
-}
-
-fn g_last_ms(g: &Generator) -> i64 {
-    g.health().last_issued_ms.unwrap()
 }
 
 #[test]

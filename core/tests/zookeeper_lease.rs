@@ -1,17 +1,21 @@
 //! ZooKeeper leases against a REAL ZooKeeper (Debian's zookeeper 3.8, run on its Java main on
 //! 127.0.0.1 with free ports and a temporary data dir, stopped afterwards; `make deps-apt`
 //! installs it). No mock: a plain ZooKeeper client looks at and tampers with the store as an
-//! operator or an intruder would.
+//! operator or an intruder would. The lease suite (`lease_support/suite.rs`) on ZooKeeper, then
+//! what only ZooKeeper has: an outage, an expired session, a frozen holder, deleted znodes,
+//! option errors, digest auth and ACLs, TLS.
 
 mod lease_support;
 
 use lease_support::*;
 use polyflake::{
-    inspect_zookeeper_lease, Builder, ErrorKind, Generator, HealthStatus, LeaseKind, ManualClock,
-    NodeSource, NodeSourceKind, ZooKeeperLeaseOptions, DEFAULT_EPOCH_MS,
+    Builder, ErrorKind, Generator, HealthStatus, NodeSource, ZooKeeperLeaseOptions,
+    DEFAULT_EPOCH_MS,
 };
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
+
+lease_suite!(ZkStore);
 
 /// Not a test: the entry point of the child processes the tests below start.
 #[test]
@@ -52,181 +56,6 @@ fn zk_env(zk: &ZooKeeper, prefix: &str, slots: u32) -> Vec<(&'static str, String
         ("RESERVE_MS", "500".to_string()),
         ("SESSION_MS", "2000".to_string()),
     ]
-}
-
-#[test]
-fn slots_are_exclusive_and_znodes_are_laid_out() {
-    let zk = ZooKeeper::start();
-    let a = lease(opts(&zk, "/pf-a", 2), 1).build().unwrap();
-    // A new slot (no mark yet) is guarded for a full reserve. Checked before b is built: b's
-    // session and writes can take most of the 500 ms reserve on a loaded machine.
-    assert_eq!(a.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
-    let b = lease(opts(&zk, "/pf-a", 2), 1).build().unwrap();
-    assert_ne!(a.node_id(), b.node_id());
-    a.wait_ready(Duration::from_secs(5)).unwrap();
-    b.wait_ready(Duration::from_secs(5)).unwrap();
-    let e = lease(opts(&zk, "/pf-a", 2), 1).build().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NoFreeSlot);
-    assert!(
-        e.to_string().contains("/pf-a") && e.to_string().contains("2 slots"),
-        "{e}"
-    );
-    let mut seen = HashSet::new();
-    for _ in 0..3000 {
-        assert!(seen.insert(a.next_id().unwrap()));
-        assert!(seen.insert(b.next_id().unwrap()));
-    }
-    let h = a.health();
-    assert!(h.ok, "{h:?}");
-    assert_eq!(h.source, NodeSourceKind::ZooKeeper);
-    let l = h.lease.unwrap();
-    assert_eq!(l.kind, LeaseKind::ZooKeeper);
-    assert!(
-        l.store.contains(&zk.ensemble()) && l.store.contains("/pf-a"),
-        "{}",
-        l.store
-    );
-    assert!(wait_until(Duration::from_secs(10), || a
-        .health()
-        .lease_renewals
-        >= 3));
-    // The slot is an ephemeral znode; the mark a persistent one; the space and owner recorded.
-    let c = ZkClient::connect(&zk.ensemble(), None);
-    let slot = format!("/pf-a/slot/{:04}", a.node_id());
-    let hwm = format!("/pf-a/hwm/{:04}", a.node_id());
-    assert!(c.ephemeral_owner(&slot).unwrap() != 0, "slot is ephemeral");
-    assert_eq!(c.ephemeral_owner(&hwm), Some(0), "mark is persistent");
-    assert!(c.get_text(&slot).unwrap().contains('/'));
-    let r: i64 = c.get_text(&hwm).unwrap().parse().unwrap();
-    assert!(r > now_ms() - 1000);
-    assert!(c
-        .get_text("/pf-a/space")
-        .unwrap()
-        .contains("layout=41/10/12"));
-    assert!(!c.children("/pf-a/owner").is_empty());
-    // Each holder's claim: an ephemeral znode named for its slot and a nonce of its take.
-    let claims = c.children("/pf-a/held");
-    assert_eq!(claims.len(), 2, "{claims:?}");
-    let mine = format!("{:04}-", a.node_id());
-    let claim = claims
-        .iter()
-        .find(|n| n.starts_with(&mine))
-        .expect("a's claim");
-    assert!(c.ephemeral_owner(&format!("/pf-a/held/{claim}")).unwrap() != 0);
-    // Closing frees the slot (the znode is deleted) and keeps R, lowered to what was issued.
-    let freed = a.node_id();
-    drop(a);
-    assert_eq!(c.get(&slot), None);
-    let r_closed: i64 = c.get_text(&hwm).unwrap().parse().unwrap();
-    assert!(
-        r_closed <= r,
-        "closing left R at the last issued ms, not above"
-    );
-    let d = lease(opts(&zk, "/pf-a", 2), 1).build().unwrap();
-    assert_eq!(d.node_id(), freed);
-    d.wait_ready(Duration::from_secs(5)).unwrap();
-    let g = d.health().lease.unwrap().guard_until_ms.unwrap();
-    assert_eq!(g, r_closed);
-    assert!(ms(&d, d.next_id().unwrap()) > g);
-    // What an operator sees.
-    let report = inspect_zookeeper_lease(&opts(&zk, "/pf-a", 2)).unwrap();
-    assert_eq!(report.kind, LeaseKind::ZooKeeper);
-    assert_eq!(
-        report.space.unwrap().layout.to_string(),
-        "41/10/12",
-        "{report:?}"
-    );
-    let held: Vec<u32> = report
-        .slots
-        .iter()
-        .filter(|s| s.held)
-        .map(|s| s.slot)
-        .collect();
-    assert_eq!(held.len(), 2, "{report:?}");
-    assert!(report.slots.iter().all(|s| s.record == "complete"));
-}
-
-#[test]
-fn twelve_processes_race_for_four_slots() {
-    let zk = ZooKeeper::start();
-    let env = zk_env(&zk, "/pf-race", 4);
-    let mut children: Vec<_> = (0..12)
-        .map(|_| spawn_child("child_process_entry", "race", &env))
-        .collect();
-    let mut outputs: Vec<_> = children.iter_mut().map(lines).collect();
-    let (mut won, mut refused) = (Vec::new(), Vec::new());
-    for out in outputs.iter_mut() {
-        let line = out.next().expect("child answered");
-        match line.strip_prefix("WON ") {
-            Some(n) => won.push(n.parse::<u32>().unwrap()),
-            None => refused.push(line),
-        }
-    }
-    for c in children.iter_mut() {
-        drop(c.stdin.take());
-    }
-    for (mut c, out) in children.into_iter().zip(outputs) {
-        assert_eq!(out.count(), 0);
-        assert!(c.wait().unwrap().success());
-    }
-    assert_eq!(won.len(), 4, "exactly 4 winners: {won:?} {refused:?}");
-    assert_eq!(won.iter().collect::<HashSet<_>>().len(), 4, "{won:?}");
-    assert!(won.iter().all(|&n| n < 4));
-    assert_eq!(refused.len(), 8);
-    for r in &refused {
-        assert!(
-            r.starts_with("ERR NO_FREE_SLOT ") && r.contains("4 slots"),
-            "{r}"
-        );
-    }
-}
-
-#[test]
-fn sigkilled_holder_and_a_successor_two_seconds_behind_its_high_water_mark() {
-    let zk = ZooKeeper::start();
-    let (node, holder_max) = kill_holder_mid_stream(&zk_env(&zk, "/pf-kill", 1));
-    // The slot stays taken until the dead holder's session expires (2 s).
-    let clock = ManualClock::new(now_ms());
-    let start = Instant::now();
-    let g = loop {
-        match Generator::builder_from(NodeSource::ZooKeeper(opts(&zk, "/pf-kill", 1)))
-            .clock(clock.clone())
-            .build()
-        {
-            Ok(g) => break g,
-            Err(e) if e.kind() == ErrorKind::NoFreeSlot => {
-                assert!(
-                    start.elapsed() < Duration::from_secs(20),
-                    "slot never freed"
-                );
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            Err(e) => panic!("{e}"),
-        }
-    };
-    eprintln!("slot free after {:?}", start.elapsed());
-    assert_eq!(g.node_id(), node);
-    let r = g
-        .health()
-        .lease
-        .unwrap()
-        .guard_until_ms
-        .expect("the holder's R");
-    assert!(r >= holder_max, "R {r} covers every issued ms {holder_max}");
-    // The successor's clock is 2 s behind R: nothing is issued until it passes R.
-    clock.set(r - 2000);
-    let h = g.health();
-    assert_eq!(h.status, HealthStatus::RestartGuard);
-    assert_eq!(h.lease.unwrap().guard_remaining_ms, 2001);
-    for step in [0, 1000, 1999, 2000] {
-        clock.set(r - 2000 + step);
-        assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::LeaseNotReady);
-    }
-    jump_and_renew(&g, &clock, r + 1);
-    let first = g.next_id().unwrap();
-    assert!(ms(&g, first) > r && ms(&g, first) > holder_max);
-    jump_and_renew(&g, &clock, r + 4);
-    assert!(g.next_id().unwrap() > first);
 }
 
 #[test]
@@ -473,21 +302,6 @@ fn a_deleted_claim_znode_loses_the_lease_at_the_next_write() {
 }
 
 #[test]
-fn a_zookeeper_store_serves_one_id_space() {
-    let zk = ZooKeeper::start();
-    let a = lease(opts(&zk, "/pf-space", 4), 7).build().unwrap();
-    let e = lease(opts(&zk, "/pf-space", 4), 7)
-        .layout(polyflake::Layout::BIG_FLEET)
-        .build()
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::IdSpaceMismatch, "{e}");
-    assert!(e.to_string().contains("/pf-space"), "{e}");
-    let e = lease(opts(&zk, "/pf-space", 4), 8).build().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::IdSpaceMismatch, "another epoch: {e}");
-    drop(a);
-}
-
-#[test]
 fn bad_zookeeper_options_and_an_unreachable_ensemble_are_clear_errors() {
     let dir = TempDir::new("zk-bad");
     let mut o = ZooKeeperLeaseOptions::new(vec![format!("127.0.0.1:{}", free_port())]);
@@ -649,17 +463,4 @@ fn tls_with_client_certificates() {
     no_cert.store.credentials.key_file = None;
     refused(no_cert, "requires a client certificate");
     drop(g);
-}
-
-/// Cost follows what the store holds, never the layout's node ids (see the helper).
-#[test]
-fn a_wide_layout_with_default_slots_takes_a_slot_quickly() {
-    let zk = ZooKeeper::start();
-    let mut o = opts(&zk, "/pf-wide", 1);
-    o.common.slots = None;
-    assert_a_wide_layout_leases_quickly(
-        "zookeeper",
-        NodeSource::ZooKeeper(o),
-        Duration::from_secs(5),
-    );
 }

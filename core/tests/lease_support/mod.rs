@@ -1,14 +1,17 @@
 //! Shared by the lease tests: temporary directories, child processes (the test binary itself,
 //! re-run on one test with `POLYFLAKE_TEST_CHILD` set), a real etcd server (plain, or with TLS,
 //! client certificates and authentication) and a real ZooKeeper server (Debian's, run on its
-//! Java main) started and stopped by the tests, certificates made with `openssl`, and a TCP
-//! relay that can go silent (to let a ZooKeeper session expire under a live client).
-#![allow(dead_code, unused_imports)]
+//! Java main) started and stopped by the tests, certificates made with `openssl`, a TCP relay
+//! that can go silent (to let a ZooKeeper session expire under a live client), and the lease
+//! suite every store runs (`suite.rs`: `lease_suite!`).
+#![allow(dead_code, unused_imports, unused_macros)]
 
 mod relay;
 mod stores;
+mod suite;
 pub use relay::*;
 pub use stores::*;
+pub use suite::*;
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
