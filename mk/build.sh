@@ -274,7 +274,8 @@ loaded() {
   local make=$1 hog
   if dry_run; then echo "stress-ng --cpu $(nproc) --timeout 0 --quiet &"; $make test; return; fi
   stress-ng --cpu "$(nproc)" --timeout 0 --quiet & hog=$!
-  trap 'kill $hog 2>/dev/null; wait $hog 2>/dev/null' EXIT
+  # Expanded now: the trap runs after this function's locals are gone (set -u).
+  trap "kill $hog 2>/dev/null; wait $hog 2>/dev/null" EXIT
   printf '\n==> test-loaded: stress-ng --cpu %s (pid %s) keeps every core busy during make test\n' "$(nproc)" "$hog"
   $make test
 }
@@ -389,7 +390,7 @@ pc_files() {
 # header-drift CBINDGEN: include/polyflake.h is exactly what cbindgen makes from the source
 # today, and compiles cleanly as C99 and C++17.
 header_drift() {
-  local tmp; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+  local tmp; tmp=$(mktemp -d); trap "rm -rf '$tmp'" EXIT
   "$1" -q --config ffi-c/cbindgen.toml --crate polyflake-ffi --output "$tmp/polyflake.h" ffi-c
   if ! diff -u include/polyflake.h "$tmp/polyflake.h"; then
     echo "include/polyflake.h is stale: run 'make header-c' and commit it"; exit 1
