@@ -42,14 +42,11 @@ PF_WRAP(generator_new_zookeeper, (const polyflake_config *c, const polyflake_zoo
 PF_WRAP(generator_new_from_env, (const polyflake_config *c, const char *v, const polyflake_clock *k, polyflake_generator **o), (c, v, k, o))
 PF_WRAP(generator_new_from_hostname, (const polyflake_config *c, const char *h, const polyflake_clock *k, polyflake_generator **o), (c, h, k, o))
 PF_WRAP(generator_new_from_ipv4, (const polyflake_config *c, const char *a, int64_t p, const polyflake_clock *k, polyflake_generator **o), (c, a, p, k, o))
-PF_WRAP(uuid7_generator_new, (const polyflake_timeid_config *c, const polyflake_clock *k, polyflake_uuid7_generator **o), (c, k, o))
-PF_WRAP(ulid_generator_new, (const polyflake_timeid_config *c, const polyflake_clock *k, polyflake_ulid_generator **o), (c, k, o))
+PF_WRAP(timeid_generator_new, (uint32_t f, const polyflake_timeid_config *c, const polyflake_clock *k, polyflake_timeid_generator **o), (f, c, k, o))
 PF_WRAP(next_ids, (const polyflake_generator *g, int64_t *buf, size_t n), (g, (uint64_t *)buf, n))
-PF_WRAP(next_uuid7s, (const polyflake_uuid7_generator *g, uint8_t *buf, size_t n), (g, buf, n))
-PF_WRAP(next_ulids, (const polyflake_ulid_generator *g, uint8_t *buf, size_t n), (g, buf, n))
+PF_WRAP(next_timeids, (const polyflake_timeid_generator *g, uint8_t *buf, size_t n), (g, buf, n))
 PF_WRAP(next_ids_within, (const polyflake_generator *g, int64_t *buf, size_t n, uint64_t t), (g, (uint64_t *)buf, n, t))
-PF_WRAP(next_uuid7s_within, (const polyflake_uuid7_generator *g, uint8_t *buf, size_t n, uint64_t t), (g, buf, n, t))
-PF_WRAP(next_ulids_within, (const polyflake_ulid_generator *g, uint8_t *buf, size_t n, uint64_t t), (g, buf, n, t))
+PF_WRAP(next_timeids_within, (const polyflake_timeid_generator *g, uint8_t *buf, size_t n, uint64_t t), (g, buf, n, t))
 PF_WRAP(wait_ready, (const polyflake_generator *g, uint64_t timeout_ms), (g, timeout_ms))
 PF_WRAP(generator_decode, (const polyflake_generator *g, int64_t id, polyflake_decoded *d), (g, (uint64_t)id, d))
 PF_WRAP(decode, (polyflake_layout l, int64_t epoch_ms, int64_t id, polyflake_decoded *d), (l, epoch_ms, (uint64_t)id, d))
@@ -78,7 +75,7 @@ static inline pf_status pf_user_clock_new(uintptr_t h, polyflake_clock **o) {
   return pf_status_of(polyflake_user_clock_new(pf_go_clock_read, pf_go_clock_free, (void *)h, o));
 }
 
-/* The per-ID calls (pf_next_id, pf_next_uuid7, pf_next_ulid) take their handle as an integer,
+/* The per-ID calls (pf_next_id, pf_next_timeid) take their handle as an integer,
  * uintptr(unsafe.Pointer(handle)) on the Go side: cgo checks every pointer argument of a call
  * for Go pointers (runtime.cgoCheckPointer, about 2 ns a call, 3% of NextID on the 2-core
  * machine: BENCHMARKS.md, "C and Go"), and a handle is the library's memory, never Go's. */
@@ -114,31 +111,17 @@ typedef struct {
   pf_status s;
 } pf_id128_status;
 
-static inline pf_id128_status pf_next_uuid7(uintptr_t g) {
+static inline pf_id128_status pf_next_timeid(uintptr_t g) {
   pf_id128_status o;
   memset(&o.id, 0, sizeof o.id);
-  o.s = pf_status_of(polyflake_next_uuid7(PF_HANDLE(polyflake_uuid7_generator, g), o.id.b));
+  o.s = pf_status_of(polyflake_next_timeid(PF_HANDLE(polyflake_timeid_generator, g), o.id.b));
   return o;
 }
 
-static inline pf_id128_status pf_next_ulid(uintptr_t g) {
+static inline pf_id128_status pf_next_timeid_within(const polyflake_timeid_generator *g, uint64_t t) {
   pf_id128_status o;
   memset(&o.id, 0, sizeof o.id);
-  o.s = pf_status_of(polyflake_next_ulid(PF_HANDLE(polyflake_ulid_generator, g), o.id.b));
-  return o;
-}
-
-static inline pf_id128_status pf_next_uuid7_within(const polyflake_uuid7_generator *g, uint64_t t) {
-  pf_id128_status o;
-  memset(&o.id, 0, sizeof o.id);
-  o.s = pf_status_of(polyflake_next_uuid7_within(g, o.id.b, t));
-  return o;
-}
-
-static inline pf_id128_status pf_next_ulid_within(const polyflake_ulid_generator *g, uint64_t t) {
-  pf_id128_status o;
-  memset(&o.id, 0, sizeof o.id);
-  o.s = pf_status_of(polyflake_next_ulid_within(g, o.id.b, t));
+  o.s = pf_status_of(polyflake_next_timeid_within(g, o.id.b, t));
   return o;
 }
 

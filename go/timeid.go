@@ -101,37 +101,31 @@ func parse128(text, what string, parse func(*C.char) C.pf_id128_status) ([16]byt
 	return bytesOf(o.id), nil
 }
 
-// UUIDv7Generator issues UUIDs version 7 (RFC 9562) that strictly increase, with the Snowflake
-// generator's rewind guard: strict mode never issues a timestamp above the wall clock, monotonic
-// mode borrows ahead. It needs no node id (any number may live in a process) and is safe for
-// concurrent use. Do not copy one (go vet reports it); a copy shares the handle, as a
-// Generator's does.
-type UUIDv7Generator struct {
+// TimeIDGenerator issues 128-bit time-ordered IDs of one format, T: UUIDs version 7 (RFC 9562)
+// or ULIDs, each one more than the last (a ULID by one within a millisecond), with the
+// Snowflake generator's rewind guard: strict mode never issues a timestamp above the wall clock,
+// monotonic mode borrows ahead. It needs no node id (any number may live in a process) and is
+// safe for concurrent use. Do not copy one (go vet reports it); a copy shares the handle, as a
+// Generator's does. UUIDv7Generator and ULIDGenerator are its two instances.
+type TimeIDGenerator[T UUID | ULID] struct {
 	_ noCopy
-	h *uuid7Cell
+	h *timeCell
 }
 
-// uuid7Cell holds the C handle apart, shared by copies; its finalizer frees the handle.
-type uuid7Cell struct {
-	p    *C.polyflake_uuid7_generator
+// UUIDv7Generator issues UUIDs version 7: a TimeIDGenerator of UUIDs.
+type UUIDv7Generator = TimeIDGenerator[UUID]
+
+// ULIDGenerator issues ULIDs: a TimeIDGenerator of ULIDs.
+type ULIDGenerator = TimeIDGenerator[ULID]
+
+// timeCell holds the C handle apart, shared by copies; its finalizer frees the handle.
+type timeCell struct {
+	p    *C.polyflake_timeid_generator
 	intr interrupts
 }
 
-// ULIDGenerator issues ULIDs that strictly increase (each one more than the last within a
-// millisecond), with the same guard; as UUIDv7Generator otherwise.
-type ULIDGenerator struct {
-	_ noCopy
-	h *ulidCell
-}
-
-// ulidCell holds the C handle apart, shared by copies; its finalizer frees the handle.
-type ulidCell struct {
-	p    *C.polyflake_ulid_generator
-	intr interrupts
-}
-
-// ptr is the handle (NULL for a zero value: ErrNullParameter); cell is what calls keep alive.
-func (g *UUIDv7Generator) ptr() *C.polyflake_uuid7_generator {
+// ptr is the handle (NULL for a zero value: ErrNullParameter).
+func (g *TimeIDGenerator[T]) ptr() *C.polyflake_timeid_generator {
 	if g == nil || g.h == nil {
 		return nil
 	}
@@ -139,238 +133,164 @@ func (g *UUIDv7Generator) ptr() *C.polyflake_uuid7_generator {
 }
 
 // intr is the generator's record of interrupts (a fresh one for a zero value).
-func (g *UUIDv7Generator) intr() *interrupts {
+func (g *TimeIDGenerator[T]) intr() *interrupts {
 	if g == nil || g.h == nil {
 		return new(interrupts)
 	}
 	return &g.h.intr
 }
 
-func (g *UUIDv7Generator) cell() *uuid7Cell {
+// cell is what calls keep alive until the library has returned.
+func (g *TimeIDGenerator[T]) cell() *timeCell {
 	if g == nil {
 		return nil
 	}
 	return g.h
 }
 
-// ptr is the handle (NULL for a zero value: ErrNullParameter); cell is what calls keep alive.
-func (g *ULIDGenerator) ptr() *C.polyflake_ulid_generator {
-	if g == nil || g.h == nil {
-		return nil
+// timeFormat is T's polyflake_time_format.
+func timeFormat[T UUID | ULID]() C.uint32_t {
+	var id T
+	if _, ulid := any(id).(ULID); ulid {
+		return C.POLYFLAKE_TIME_FORMAT_ULID
 	}
-	return g.h.p
+	return C.POLYFLAKE_TIME_FORMAT_UUID7
 }
 
-// intr is the generator's record of interrupts (a fresh one for a zero value).
-func (g *ULIDGenerator) intr() *interrupts {
-	if g == nil || g.h == nil {
-		return new(interrupts)
-	}
-	return &g.h.intr
-}
-
-func (g *ULIDGenerator) cell() *ulidCell {
-	if g == nil {
-		return nil
-	}
-	return g.h
-}
-
-// timeConfig is the C config of the settings given.
-func timeConfig(settings []Setting) *options {
+// NewTimeID makes a generator of T (UUID or ULID) with the settings given (WithMode,
+// WithMaxWaitMs, WithMaxLeadMs, the forward-step settings, WithClockSource, WithClock,
+// WithMaxClockErrorMs); every setting left out is the core's default. Errors:
+// ErrInvalidArgument.
+func NewTimeID[T UUID | ULID](settings ...Setting) (*TimeIDGenerator[T], error) {
 	o := defaults()
 	for _, s := range settings {
 		s.apply(o)
 	}
-	return o
-}
-
-// NewUUIDv7 makes a UUIDv7 generator with the settings given (WithMode, WithMaxWaitMs,
-// WithMaxLeadMs, the forward-step settings, WithClockSource, WithClock, WithMaxClockErrorMs);
-// every setting left out is the core's default. Errors: ErrInvalidArgument.
-func NewUUIDv7(settings ...Setting) (*UUIDv7Generator, error) {
-	o := timeConfig(settings)
-	var p *C.polyflake_uuid7_generator
-	err := check(C.pf_uuid7_generator_new(&o.shared, o.clock.ptr(), &p))
+	var p *C.polyflake_timeid_generator
+	err := check(C.pf_timeid_generator_new(timeFormat[T](), &o.shared, o.clock.ptr(), &p))
 	runtime.KeepAlive(o.clock)
 	if err != nil {
 		return nil, err
 	}
-	h := &uuid7Cell{p: p}
-	runtime.SetFinalizer(h, func(h *uuid7Cell) { C.polyflake_uuid7_generator_free(h.p) })
-	return &UUIDv7Generator{h: h}, nil
+	h := &timeCell{p: p}
+	runtime.SetFinalizer(h, func(h *timeCell) { C.polyflake_timeid_generator_free(h.p) })
+	return &TimeIDGenerator[T]{h: h}, nil
 }
 
-// NewULID makes a ULID generator; as NewUUIDv7.
-func NewULID(settings ...Setting) (*ULIDGenerator, error) {
-	o := timeConfig(settings)
-	var p *C.polyflake_ulid_generator
-	err := check(C.pf_ulid_generator_new(&o.shared, o.clock.ptr(), &p))
-	runtime.KeepAlive(o.clock)
-	if err != nil {
-		return nil, err
-	}
-	h := &ulidCell{p: p}
-	runtime.SetFinalizer(h, func(h *ulidCell) { C.polyflake_ulid_generator_free(h.p) })
-	return &ULIDGenerator{h: h}, nil
-}
+// NewUUIDv7 makes a UUIDv7 generator: NewTimeID[UUID].
+func NewUUIDv7(settings ...Setting) (*UUIDv7Generator, error) { return NewTimeID[UUID](settings...) }
 
-// NextUUID issues one UUIDv7. Errors as Generator.NextID (strict mode waits for the next
-// millisecond after 32,768 UUIDs in one); ErrInterrupted when Interrupt cuts its wait.
-func (g *UUIDv7Generator) NextUUID() (UUID, error) {
-	o := C.pf_next_uuid7(handle(unsafe.Pointer(g.ptr())))
+// NewULID makes a ULID generator: NewTimeID[ULID].
+func NewULID(settings ...Setting) (*ULIDGenerator, error) { return NewTimeID[ULID](settings...) }
+
+// NextID issues one ID. Errors as Generator.NextID (strict mode waits for the next millisecond
+// after 32,768 IDs in one); ErrInterrupted when Interrupt cuts its wait.
+func (g *TimeIDGenerator[T]) NextID() (T, error) {
+	o := C.pf_next_timeid(handle(unsafe.Pointer(g.ptr())))
 	runtime.KeepAlive(g.cell())
 	if o.s.r != C.POLYFLAKE_RESULT_OK {
-		return UUID{}, check(o.s)
+		return T{}, check(o.s)
 	}
-	return UUID(bytesOf(o.id)), nil
+	return T(bytesOf(o.id)), nil
 }
 
-// NextUUIDContext is NextUUID whose wait ends with ctx; as Generator.NextIDsContext.
-func (g *UUIDv7Generator) NextUUIDContext(ctx context.Context) (UUID, error) {
-	var id UUID
+// NextIDContext is NextID whose wait ends with ctx; as Generator.NextIDsContext.
+func (g *TimeIDGenerator[T]) NextIDContext(ctx context.Context) (T, error) {
+	var id T
 	err := callContext(ctx, g.intr(), g.libInterrupt, func(timeoutMs uint64) error {
-		o := C.pf_next_uuid7_within(g.ptr(), C.uint64_t(timeoutMs))
+		o := C.pf_next_timeid_within(g.ptr(), C.uint64_t(timeoutMs))
 		runtime.KeepAlive(g.cell())
-		id = UUID(bytesOf(o.id))
+		id = T(bytesOf(o.id))
 		return check(o.s)
 	})
 	if err != nil {
-		return UUID{}, err
+		return T{}, err
 	}
 	return id, nil
 }
 
-// NextUUIDsContext is NextUUIDs whose waits end with ctx; as Generator.NextIDsContext.
-func (g *UUIDv7Generator) NextUUIDsContext(ctx context.Context, buf []UUID) error {
-	var first *[16]byte
-	if len(buf) > 0 {
-		first = (*[16]byte)(&buf[0])
-	}
+// NextIDs fills buf with increasing IDs in one call (len(buf) at most MaxBatch); on any error
+// buf is left untouched.
+func (g *TimeIDGenerator[T]) NextIDs(buf []T) error {
+	err := check(C.pf_next_timeids(g.ptr(), buf128(buf), C.size_t(len(buf))))
+	runtime.KeepAlive(g.cell())
+	return err
+}
+
+// NextIDsContext is NextIDs whose waits end with ctx; as Generator.NextIDsContext.
+func (g *TimeIDGenerator[T]) NextIDsContext(ctx context.Context, buf []T) error {
 	return callContext(ctx, g.intr(), g.libInterrupt, func(timeoutMs uint64) error {
-		err := check(C.pf_next_uuid7s_within(g.ptr(), buf128(first, len(buf)), C.size_t(len(buf)), C.uint64_t(timeoutMs)))
+		err := check(C.pf_next_timeids_within(g.ptr(), buf128(buf), C.size_t(len(buf)), C.uint64_t(timeoutMs)))
 		runtime.KeepAlive(g.cell())
 		return err
 	})
-}
-
-// Interrupt cuts short every call on this generator in flight now; as Generator.Interrupt.
-func (g *UUIDv7Generator) Interrupt() {
-	g.intr().hardInterrupt(g.libInterrupt)
-}
-
-// libInterrupt asks the library to cut the calls in flight.
-func (g *UUIDv7Generator) libInterrupt() {
-	C.polyflake_uuid7_generator_interrupt(g.ptr())
-	runtime.KeepAlive(g.cell())
 }
 
 // buf128 is the first byte of a batch buffer (a dummy for an empty one: C refuses NULL).
-func buf128(first *[16]byte, n int) *C.uint8_t {
-	if n == 0 {
+func buf128[T UUID | ULID](buf []T) *C.uint8_t {
+	if len(buf) == 0 {
 		return (*C.uint8_t)(unsafe.Pointer(&emptyIDs))
 	}
-	return (*C.uint8_t)(unsafe.Pointer(first))
-}
-
-// NextUUIDs fills buf with increasing UUIDv7s in one call (len(buf) at most MaxBatch); on any
-// error buf is left untouched.
-func (g *UUIDv7Generator) NextUUIDs(buf []UUID) error {
-	var first *[16]byte
-	if len(buf) > 0 {
-		first = (*[16]byte)(&buf[0])
-	}
-	err := check(C.pf_next_uuid7s(g.ptr(), buf128(first, len(buf)), C.size_t(len(buf))))
-	runtime.KeepAlive(g.cell())
-	return err
-}
-
-// Health is a snapshot of the generator (NodeID 0, Source "static").
-func (g *UUIDv7Generator) Health() Health {
-	var h C.polyflake_health_snapshot
-	r := C.polyflake_uuid7_health(g.ptr(), &h)
-	runtime.KeepAlive(g.cell())
-	return healthOf(&h, r)
-}
-
-// Close stops the generator: every later call fails with ErrGeneratorClosed.
-func (g *UUIDv7Generator) Close() error {
-	err := check(C.pf_status{r: C.polyflake_uuid7_generator_close(g.ptr())})
-	runtime.KeepAlive(g.cell())
-	return err
-}
-
-// NextULID issues one ULID. Errors as Generator.NextID.
-func (g *ULIDGenerator) NextULID() (ULID, error) {
-	o := C.pf_next_ulid(handle(unsafe.Pointer(g.ptr())))
-	runtime.KeepAlive(g.cell())
-	if o.s.r != C.POLYFLAKE_RESULT_OK {
-		return ULID{}, check(o.s)
-	}
-	return ULID(bytesOf(o.id)), nil
-}
-
-// NextULIDContext is NextULID whose wait ends with ctx; as Generator.NextIDsContext.
-func (g *ULIDGenerator) NextULIDContext(ctx context.Context) (ULID, error) {
-	var id ULID
-	err := callContext(ctx, g.intr(), g.libInterrupt, func(timeoutMs uint64) error {
-		o := C.pf_next_ulid_within(g.ptr(), C.uint64_t(timeoutMs))
-		runtime.KeepAlive(g.cell())
-		id = ULID(bytesOf(o.id))
-		return check(o.s)
-	})
-	if err != nil {
-		return ULID{}, err
-	}
-	return id, nil
-}
-
-// NextULIDsContext is NextULIDs whose waits end with ctx; as Generator.NextIDsContext.
-func (g *ULIDGenerator) NextULIDsContext(ctx context.Context, buf []ULID) error {
-	var first *[16]byte
-	if len(buf) > 0 {
-		first = (*[16]byte)(&buf[0])
-	}
-	return callContext(ctx, g.intr(), g.libInterrupt, func(timeoutMs uint64) error {
-		err := check(C.pf_next_ulids_within(g.ptr(), buf128(first, len(buf)), C.size_t(len(buf)), C.uint64_t(timeoutMs)))
-		runtime.KeepAlive(g.cell())
-		return err
-	})
+	return (*C.uint8_t)(unsafe.Pointer(&buf[0]))
 }
 
 // Interrupt cuts short every call on this generator in flight now; as Generator.Interrupt.
-func (g *ULIDGenerator) Interrupt() {
+func (g *TimeIDGenerator[T]) Interrupt() {
 	g.intr().hardInterrupt(g.libInterrupt)
 }
 
 // libInterrupt asks the library to cut the calls in flight.
-func (g *ULIDGenerator) libInterrupt() {
-	C.polyflake_ulid_generator_interrupt(g.ptr())
+func (g *TimeIDGenerator[T]) libInterrupt() {
+	C.polyflake_timeid_generator_interrupt(g.ptr())
 	runtime.KeepAlive(g.cell())
 }
 
-// NextULIDs fills buf with increasing ULIDs in one call; on any error buf is left untouched.
-func (g *ULIDGenerator) NextULIDs(buf []ULID) error {
-	var first *[16]byte
-	if len(buf) > 0 {
-		first = (*[16]byte)(&buf[0])
-	}
-	err := check(C.pf_next_ulids(g.ptr(), buf128(first, len(buf)), C.size_t(len(buf))))
-	runtime.KeepAlive(g.cell())
-	return err
-}
-
-// Health is a snapshot of the generator.
-func (g *ULIDGenerator) Health() Health {
+// Health is a snapshot of the generator (NodeID 0, Source "static").
+func (g *TimeIDGenerator[T]) Health() Health {
 	var h C.polyflake_health_snapshot
-	r := C.polyflake_ulid_health(g.ptr(), &h)
+	r := C.polyflake_timeid_health(g.ptr(), &h)
 	runtime.KeepAlive(g.cell())
 	return healthOf(&h, r)
 }
 
 // Close stops the generator: every later call fails with ErrGeneratorClosed.
-func (g *ULIDGenerator) Close() error {
-	err := check(C.pf_status{r: C.polyflake_ulid_generator_close(g.ptr())})
+func (g *TimeIDGenerator[T]) Close() error {
+	err := check(C.pf_status{r: C.polyflake_timeid_generator_close(g.ptr())})
 	runtime.KeepAlive(g.cell())
 	return err
+}
+
+// The names each generator had for its calls when UUIDv7Generator and ULIDGenerator were two
+// types: the same calls (on either instance, as Go methods are).
+
+// NextUUID is NextID.
+func (g *TimeIDGenerator[T]) NextUUID() (T, error) { return g.NextID() }
+
+// NextUUIDContext is NextIDContext.
+func (g *TimeIDGenerator[T]) NextUUIDContext(ctx context.Context) (T, error) {
+	return g.NextIDContext(ctx)
+}
+
+// NextUUIDs is NextIDs.
+func (g *TimeIDGenerator[T]) NextUUIDs(buf []T) error { return g.NextIDs(buf) }
+
+// NextUUIDsContext is NextIDsContext.
+func (g *TimeIDGenerator[T]) NextUUIDsContext(ctx context.Context, buf []T) error {
+	return g.NextIDsContext(ctx, buf)
+}
+
+// NextULID is NextID.
+func (g *TimeIDGenerator[T]) NextULID() (T, error) { return g.NextID() }
+
+// NextULIDContext is NextIDContext.
+func (g *TimeIDGenerator[T]) NextULIDContext(ctx context.Context) (T, error) {
+	return g.NextIDContext(ctx)
+}
+
+// NextULIDs is NextIDs.
+func (g *TimeIDGenerator[T]) NextULIDs(buf []T) error { return g.NextIDs(buf) }
+
+// NextULIDsContext is NextIDsContext.
+func (g *TimeIDGenerator[T]) NextULIDsContext(ctx context.Context, buf []T) error {
+	return g.NextIDsContext(ctx, buf)
 }

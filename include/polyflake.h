@@ -239,6 +239,31 @@ typedef uint32_t polyflake_mode;
 #endif // __cplusplus
 
 /**
+ * A 128-bit time-ID format (`polyflake_timeid_generator_new`'s `format`), in the core's order.
+ */
+enum polyflake_time_format
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * UUID version 7 (RFC 9562).
+   */
+  POLYFLAKE_TIME_FORMAT_UUID7 = 0,
+  /**
+   * ULID: 48 bits of Unix ms, then 80 bits that increase by one within a millisecond.
+   */
+  POLYFLAKE_TIME_FORMAT_ULID = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum polyflake_time_format polyflake_time_format;
+#else
+typedef uint32_t polyflake_time_format;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Why a generator is or is not healthy (`polyflake_health_snapshot.status`), in the core's
  * order; named by `polyflake_health_status_name`.
  */
@@ -570,15 +595,23 @@ typedef struct polyflake_clock polyflake_clock;
 typedef struct polyflake_generator polyflake_generator;
 
 /**
+ * A generator of UUIDv7s or ULIDs, its format chosen by `polyflake_timeid_generator_new`: an
+ * opaque handle, thread-safe (share it). Its IDs strictly increase and carry the Snowflake
+ * generator's rewind guard; it needs no node id, and one made before fork() goes on issuing in
+ * the child.
+ */
+typedef struct polyflake_timeid_generator polyflake_timeid_generator;
+
+/**
  * A generator of ULIDs (48 bits of Unix ms, then 80 bits that increase by one within a
- * millisecond: the spec's monotonic variant); as `polyflake_uuid7_generator` otherwise.
+ * millisecond: the spec's monotonic variant); as `polyflake_timeid_generator` of
+ * POLYFLAKE_TIME_FORMAT_ULID, in a type of its own.
  */
 typedef struct polyflake_ulid_generator polyflake_ulid_generator;
 
 /**
- * A generator of UUIDs version 7 (RFC 9562): an opaque handle, thread-safe (share it). Its
- * UUIDs strictly increase and carry the Snowflake generator's rewind guard; it needs no node
- * id, and one made before fork() goes on issuing in the child.
+ * A generator of UUIDs version 7 (RFC 9562); as `polyflake_timeid_generator` of
+ * POLYFLAKE_TIME_FORMAT_UUID7, in a type of its own.
  */
 typedef struct polyflake_uuid7_generator polyflake_uuid7_generator;
 
@@ -1586,42 +1619,101 @@ polyflake_result polyflake_generator_new_from_ipv4(const struct polyflake_config
 polyflake_result polyflake_timeid_config_init(struct polyflake_timeid_config *out_config);
 
 /**
- * Make a UUIDv7 generator with `config` into `*out_generator` (`clock`: a test clock, or NULL
- * for the system clock); the caller frees it with `polyflake_uuid7_generator_free`. Errors
- * (nothing written): POLYFLAKE_RESULT_INVALID_ARGUMENT (a setting out of range).
+ * Make a generator of `format` (a `polyflake_time_format` value) with `config` into
+ * `*out_generator` (`clock`: a test clock, or NULL for the system clock); the caller frees it
+ * with `polyflake_timeid_generator_free`. Errors (nothing written):
+ * POLYFLAKE_RESULT_INVALID_ARGUMENT (an unknown format, a setting out of range).
+ */
+polyflake_result polyflake_timeid_generator_new(uint32_t format,
+                                                const struct polyflake_timeid_config *config,
+                                                const struct polyflake_clock *clock,
+                                                struct polyflake_timeid_generator **out_generator);
+
+/**
+ * Issue one ID into the 16 bytes at `out_id` (written only on success). Errors as
+ * `polyflake_next_id` (strict mode waits, also after 32,768 IDs in one millisecond), and
+ * _TIMESTAMP_OVERFLOW past the year 10889; _INTERRUPTED when the handle's `_interrupt` cuts
+ * its wait.
+ */
+polyflake_result polyflake_next_timeid(const struct polyflake_timeid_generator *generator,
+                                       uint8_t *out_id);
+
+/**
+ * `polyflake_next_timeid` whose waits end `timeout_ms` after the call began; as
+ * `polyflake_next_id_within` (POLYFLAKE_RESULT_INTERRUPTED, nothing written).
+ */
+polyflake_result polyflake_next_timeid_within(const struct polyflake_timeid_generator *generator,
+                                              uint8_t *out_id,
+                                              uint64_t timeout_ms);
+
+/**
+ * Fill `buf` (16 * n bytes) with `n` increasing IDs; as `polyflake_next_ids` (untouched on any
+ * error; NULL `buf`, even with n = 0: POLYFLAKE_RESULT_NULL_PARAMETER).
+ */
+polyflake_result polyflake_next_timeids(const struct polyflake_timeid_generator *generator,
+                                        uint8_t *buf,
+                                        size_t n);
+
+/**
+ * `polyflake_next_timeids` whose waits end `timeout_ms` after the call began; as
+ * `polyflake_next_ids_within` (POLYFLAKE_RESULT_INTERRUPTED, `buf` untouched).
+ */
+polyflake_result polyflake_next_timeids_within(const struct polyflake_timeid_generator *generator,
+                                               uint8_t *buf,
+                                               size_t n,
+                                               uint64_t timeout_ms);
+
+/**
+ * Cut short every call on this generator in flight now; as `polyflake_generator_interrupt`.
+ */
+polyflake_result polyflake_timeid_generator_interrupt(const struct polyflake_timeid_generator *generator);
+
+/**
+ * Take a health snapshot of the generator into `*out_health` (node_id 0, source "static").
+ */
+polyflake_result polyflake_timeid_health(const struct polyflake_timeid_generator *generator,
+                                         struct polyflake_health_snapshot *out_health);
+
+/**
+ * Close the generator; as `polyflake_generator_close`.
+ */
+polyflake_result polyflake_timeid_generator_close(const struct polyflake_timeid_generator *generator);
+
+/**
+ * Free a generator (NULL does nothing); as `polyflake_generator_free`.
+ */
+void polyflake_timeid_generator_free(struct polyflake_timeid_generator *generator);
+
+/**
+ * Make a UUIDv7 generator; as `polyflake_timeid_generator_new` of POLYFLAKE_TIME_FORMAT_UUID7
+ * (free it with `polyflake_uuid7_generator_free`).
  */
 polyflake_result polyflake_uuid7_generator_new(const struct polyflake_timeid_config *config,
                                                const struct polyflake_clock *clock,
                                                struct polyflake_uuid7_generator **out_generator);
 
 /**
- * Issue one UUIDv7 into the 16 bytes at `out_uuid` (written only on success). Errors as
- * `polyflake_next_id` (strict mode waits, also after 32,768 UUIDs in one millisecond), and
- * _TIMESTAMP_OVERFLOW past the year 10889; _INTERRUPTED when
- * `polyflake_uuid7_generator_interrupt` cuts its wait.
+ * Issue one UUIDv7 into the 16 bytes at `out_uuid`; as `polyflake_next_timeid`.
  */
 polyflake_result polyflake_next_uuid7(const struct polyflake_uuid7_generator *generator,
                                       uint8_t *out_uuid);
 
 /**
- * `polyflake_next_uuid7` whose waits end `timeout_ms` after the call began; as
- * `polyflake_next_id_within` (POLYFLAKE_RESULT_INTERRUPTED, nothing written).
+ * `polyflake_next_uuid7` with a timeout; as `polyflake_next_timeid_within`.
  */
 polyflake_result polyflake_next_uuid7_within(const struct polyflake_uuid7_generator *generator,
                                              uint8_t *out_uuid,
                                              uint64_t timeout_ms);
 
 /**
- * Fill `buf` (16 * n bytes) with `n` increasing UUIDv7s; as `polyflake_next_ids` (untouched on
- * any error; NULL `buf`, even with n = 0: POLYFLAKE_RESULT_NULL_PARAMETER).
+ * Fill `buf` (16 * n bytes) with `n` increasing UUIDv7s; as `polyflake_next_timeids`.
  */
 polyflake_result polyflake_next_uuid7s(const struct polyflake_uuid7_generator *generator,
                                        uint8_t *buf,
                                        size_t n);
 
 /**
- * `polyflake_next_uuid7s` whose waits end `timeout_ms` after the call began; as
- * `polyflake_next_ids_within` (POLYFLAKE_RESULT_INTERRUPTED, `buf` untouched).
+ * `polyflake_next_uuid7s` with a timeout; as `polyflake_next_timeids_within`.
  */
 polyflake_result polyflake_next_uuid7s_within(const struct polyflake_uuid7_generator *generator,
                                               uint8_t *buf,
@@ -1635,7 +1727,7 @@ polyflake_result polyflake_next_uuid7s_within(const struct polyflake_uuid7_gener
 polyflake_result polyflake_uuid7_generator_interrupt(const struct polyflake_uuid7_generator *generator);
 
 /**
- * Take a health snapshot of the generator into `*out_health` (node_id 0, source "static").
+ * Take a health snapshot of the generator; as `polyflake_timeid_health`.
  */
 polyflake_result polyflake_uuid7_health(const struct polyflake_uuid7_generator *generator,
                                         struct polyflake_health_snapshot *out_health);
@@ -1651,36 +1743,35 @@ polyflake_result polyflake_uuid7_generator_close(const struct polyflake_uuid7_ge
 void polyflake_uuid7_generator_free(struct polyflake_uuid7_generator *generator);
 
 /**
- * Make a ULID generator; as `polyflake_uuid7_generator_new`.
+ * Make a ULID generator; as `polyflake_timeid_generator_new` of POLYFLAKE_TIME_FORMAT_ULID
+ * (free it with `polyflake_ulid_generator_free`).
  */
 polyflake_result polyflake_ulid_generator_new(const struct polyflake_timeid_config *config,
                                               const struct polyflake_clock *clock,
                                               struct polyflake_ulid_generator **out_generator);
 
 /**
- * Issue one ULID into the 16 bytes at `out_ulid`; as `polyflake_next_uuid7`.
+ * Issue one ULID into the 16 bytes at `out_ulid`; as `polyflake_next_timeid`.
  */
 polyflake_result polyflake_next_ulid(const struct polyflake_ulid_generator *generator,
                                      uint8_t *out_ulid);
 
 /**
- * `polyflake_next_ulid` whose waits end `timeout_ms` after the call began; as
- * `polyflake_next_uuid7_within`.
+ * `polyflake_next_ulid` with a timeout; as `polyflake_next_timeid_within`.
  */
 polyflake_result polyflake_next_ulid_within(const struct polyflake_ulid_generator *generator,
                                             uint8_t *out_ulid,
                                             uint64_t timeout_ms);
 
 /**
- * Fill `buf` (16 * n bytes) with `n` increasing ULIDs; as `polyflake_next_uuid7s`.
+ * Fill `buf` (16 * n bytes) with `n` increasing ULIDs; as `polyflake_next_timeids`.
  */
 polyflake_result polyflake_next_ulids(const struct polyflake_ulid_generator *generator,
                                       uint8_t *buf,
                                       size_t n);
 
 /**
- * `polyflake_next_ulids` whose waits end `timeout_ms` after the call began; as
- * `polyflake_next_uuid7s_within`.
+ * `polyflake_next_ulids` with a timeout; as `polyflake_next_timeids_within`.
  */
 polyflake_result polyflake_next_ulids_within(const struct polyflake_ulid_generator *generator,
                                              uint8_t *buf,
@@ -1694,7 +1785,7 @@ polyflake_result polyflake_next_ulids_within(const struct polyflake_ulid_generat
 polyflake_result polyflake_ulid_generator_interrupt(const struct polyflake_ulid_generator *generator);
 
 /**
- * Take a health snapshot of the generator; as `polyflake_uuid7_health`.
+ * Take a health snapshot of the generator; as `polyflake_timeid_health`.
  */
 polyflake_result polyflake_ulid_health(const struct polyflake_ulid_generator *generator,
                                        struct polyflake_health_snapshot *out_health);

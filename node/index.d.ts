@@ -213,6 +213,34 @@ export type TimeIdOptions =
   | (ClockOptions & { mode?: 'strict' })
   | (ClockOptions & LeadOptions & { mode: 'monotonic' })
 
+/** The 128-bit time-ID formats: `new TimeIdGenerator({ format })`. */
+export type TimeFormatName = 'uuid7' | 'ulid'
+
+/** Options of `new TimeIdGenerator(...)`: those of a `TimeIdOptions` and the format (default `'uuid7'`). */
+export type TimeIdGeneratorOptions = TimeIdOptions & { format?: TimeFormatName }
+
+/**
+ * The class of a fixed format, `Uuid7Generator` or `UlidGenerator`: a subclass of
+ * `TimeIdGenerator` whose constructor takes the options less the format.
+ */
+export interface FixedFormatClass {
+  new (options?: TimeIdOptions): TimeIdGenerator
+  readonly prototype: TimeIdGenerator
+}
+
+/**
+ * A generator of UUIDs version 7 (RFC 9562: 48 bits of Unix ms, 12 bits of sub-millisecond
+ * time and a counter, then 59 random bits from the OS): a `TimeIdGenerator` of `'uuid7'`.
+ */
+export type Uuid7Generator = TimeIdGenerator
+
+/**
+ * A generator of ULIDs (48 bits of Unix ms and 80 bits that start at random each millisecond and
+ * grow by one per ULID within it, as 26 characters of Crockford base32): a `TimeIdGenerator` of
+ * `'ulid'`.
+ */
+export type UlidGenerator = TimeIdGenerator
+
 /** One metric of the core's health table (`healthMetrics()`), as every polyflake exporter names it. */
 export interface HealthMetric {
   /** The metric's name (a counter is exposed with `_total` added, as Prometheus clients do). */
@@ -813,134 +841,70 @@ export declare class Snowflake {
 }
 
 /**
- * ULIDs: 48 bits of Unix ms and 80 bits that start at random each millisecond and grow by one
- * per ULID within it (the spec's monotonic variant), as 26 characters of Crockford base32,
- * with the Snowflake generators' rewind guard (strict by default, or monotonic).
+ * UUIDs version 7 (RFC 9562: 48 bits of Unix ms, 12 bits of sub-millisecond time and a counter,
+ * then 59 random bits from the OS) or ULIDs (48 bits of Unix ms and 80 bits that start at random
+ * each millisecond and grow by one per ULID within it), with the Snowflake generators' rewind
+ * guard: strict mode (the default) waits out or refuses a rewind, monotonic mode borrows ahead.
+ * A generator's IDs strictly increase, as text and as bytes. `Uuid7Generator` and
+ * `UlidGenerator` are this class with its format fixed.
  */
-export declare class UlidGenerator {
+export declare class TimeIdGenerator {
   /**
-   * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). The
-   * first call on a fixed node id may wait for its restart guard (a predecessor on this
-   * host killed within the last reserve, or a clock stepped back since: at most
-   * `DEFAULT_MAX_RESTART_WAIT_MS`, else `LEASE_NOT_READY`). A Worker's `terminate()` or
-   * `process.exit()` cuts a wait within 20 ms.
+   * A generator with explicit settings (all optional): `format` (`'uuid7'`, the default, or
+   * `'ulid'`), `mode` (`'strict'`, the default, or `'monotonic'`), `maxWaitMs`, `maxLeadMs`
+   * (monotonic), `maxForwardStepMs`, `forwardConfirmMs`, `maxClockErrorMs`, `clock`,
+   * `clockSource`.
+   */
+  constructor(options?: TimeIdGeneratorOptions)
+  /**
+   * One ID as its text. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
+   * spent millisecond (32,768 IDs), at most `maxWaitMs` on a small rewind (see
+   * `nextIdAsync`). A Worker's `terminate()` or `process.exit()` cuts a wait within 20 ms.
    */
   nextId(): string
   /**
-   * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
-   * millisecond or a small rewind in strict mode, a fixed node id's restart guard).
-   * Refusals throw as in `nextId()`.
+   * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent millisecond
+   * or a small rewind in strict mode). Refusals throw as in `nextId()`.
    */
   tryNextId(): string | null
   /**
-   * One ID as a Promise that never blocks the event loop: settled at once when no
-   * wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
-   * A refusal rejects with the error `nextId()` would throw.
+   * One ID as a Promise that never blocks the event loop: settled at once when no wait is
+   * needed (no thread hop), otherwise the wait runs on the libuv thread pool. A refusal
+   * rejects with the error `nextId()` would throw.
    */
   nextIdAsync(): Promise<string>
-  /**
-   * A snapshot of this generator's state, counters and lease if any (reads the clock
-   * once; status `'closed'` after `close()`; `nodeId` 0 where there is none).
-   */
-  health(): Health
-  /**
-   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
-   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
-   */
-  healthSamples(): Array<HealthSample>
-  /**
-   * A generator with explicit settings (all optional): `mode` (`'strict'`, the
-   * default, or `'monotonic'`), `maxWaitMs`, `maxLeadMs` (monotonic),
-   * `maxForwardStepMs`, `forwardConfirmMs`, `maxClockErrorMs`, `clock`, `clockSource`.
-   */
-  constructor(options?: TimeIdOptions)
   /** One ID as 16 bytes, big-endian (the byte order a database's `uuid` sorts by). */
   nextIdBuffer(): Buffer
   /**
-   * `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
-   * issues none). Strict mode blocks through every millisecond it fills; a Worker's
-   * `terminate()` or `process.exit()` cuts the wait within 20 ms.
+   * `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call issues
+   * none). Strict mode blocks through every millisecond it fills; a Worker's `terminate()` or
+   * `process.exit()` cuts the wait within 20 ms.
    */
   nextIds(count: number | bigint): Buffer
   /** `count` increasing IDs as an array of strings. */
   nextIdStrings(count: number | bigint): Array<string>
   /**
-   * `nextIds(count)` as a Promise that never blocks the event loop: a batch that fits
-   * what is left of the current millisecond (and any monotonic batch) is filled at
-   * once; one that must wait is filled on the libuv thread pool.
+   * `nextIds(count)` as a Promise that never blocks the event loop: a batch that fits what
+   * is left of the current millisecond (and any monotonic batch) is filled at once; one that
+   * must wait is filled on the libuv thread pool.
    */
   nextIdsAsync(count: number | bigint): Promise<Buffer>
-  /** Stop issuing for good: later calls throw `GENERATOR_CLOSED`. */
-  close(): void
-  /** `'strict'` or `'monotonic'`. */
-  get mode(): GeneratorMode
-}
-
-/**
- * UUIDs version 7 (RFC 9562): 48 bits of Unix ms, 12 bits of sub-millisecond time and a
- * counter, then 59 random bits (from the OS), with the Snowflake generators' rewind guard:
- * strict mode (the default) waits out or refuses a rewind, monotonic mode borrows ahead. A
- * generator's UUIDs strictly increase, as text and as bytes.
- */
-export declare class Uuid7Generator {
   /**
-   * One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-   * spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). The
-   * first call on a fixed node id may wait for its restart guard (a predecessor on this
-   * host killed within the last reserve, or a clock stepped back since: at most
-   * `DEFAULT_MAX_RESTART_WAIT_MS`, else `LEASE_NOT_READY`). A Worker's `terminate()` or
-   * `process.exit()` cuts a wait within 20 ms.
-   */
-  nextId(): string
-  /**
-   * One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
-   * millisecond or a small rewind in strict mode, a fixed node id's restart guard).
-   * Refusals throw as in `nextId()`.
-   */
-  tryNextId(): string | null
-  /**
-   * One ID as a Promise that never blocks the event loop: settled at once when no
-   * wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
-   * A refusal rejects with the error `nextId()` would throw.
-   */
-  nextIdAsync(): Promise<string>
-  /**
-   * A snapshot of this generator's state, counters and lease if any (reads the clock
-   * once; status `'closed'` after `close()`; `nodeId` 0 where there is none).
+   * A snapshot of this generator's state and counters (reads the clock once; status
+   * `'closed'` after `close()`; `nodeId` 0).
    */
   health(): Health
   /**
-   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
-   * and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+   * The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names and
+   * labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
    */
   healthSamples(): Array<HealthSample>
-  /**
-   * A generator with explicit settings (all optional): `mode` (`'strict'`, the
-   * default, or `'monotonic'`), `maxWaitMs`, `maxLeadMs` (monotonic),
-   * `maxForwardStepMs`, `forwardConfirmMs`, `maxClockErrorMs`, `clock`, `clockSource`.
-   */
-  constructor(options?: TimeIdOptions)
-  /** One ID as 16 bytes, big-endian (the byte order a database's `uuid` sorts by). */
-  nextIdBuffer(): Buffer
-  /**
-   * `count` increasing IDs in one Buffer, 16 bytes big-endian each (a failed call
-   * issues none). Strict mode blocks through every millisecond it fills; a Worker's
-   * `terminate()` or `process.exit()` cuts the wait within 20 ms.
-   */
-  nextIds(count: number | bigint): Buffer
-  /** `count` increasing IDs as an array of strings. */
-  nextIdStrings(count: number | bigint): Array<string>
-  /**
-   * `nextIds(count)` as a Promise that never blocks the event loop: a batch that fits
-   * what is left of the current millisecond (and any monotonic batch) is filled at
-   * once; one that must wait is filled on the libuv thread pool.
-   */
-  nextIdsAsync(count: number | bigint): Promise<Buffer>
   /** Stop issuing for good: later calls throw `GENERATOR_CLOSED`. */
   close(): void
   /** `'strict'` or `'monotonic'`. */
   get mode(): GeneratorMode
+  /** `'uuid7'` or `'ulid'`. */
+  get format(): TimeFormatName
 }
 
 /** The version of the polyflake core inside this addon. */
@@ -1039,6 +1003,9 @@ export declare function parseUuid(text: string): Buffer
 /** One ULID as text, from a process-wide strict generator made on first use. */
 export declare function ulid(): string
 
+/** ULIDs: the `TimeIdGenerator` class of the format `'ulid'` (set at load). */
+export declare const UlidGenerator: FixedFormatClass
+
 /** The time of a ULID (text or 16 bytes) as a `Date` (exact: both hold whole ms). */
 export declare function ulidTime(id: string | Uint8Array): Date
 
@@ -1046,10 +1013,13 @@ export declare function ulidTime(id: string | Uint8Array): Date
 export declare function ulidTimestampMs(id: string | Uint8Array): number
 
 /**
- * One UUIDv7 as text, from a process-wide strict generator made on first use (shared by
- * every worker thread). For explicit settings, Buffers or batches use a `Uuid7Generator`.
+ * One UUIDv7 as text, from a process-wide strict generator made on first use (shared by every
+ * worker thread). For explicit settings, Buffers or batches use a `Uuid7Generator`.
  */
 export declare function uuid7(): string
+
+/** UUIDs version 7: the `TimeIdGenerator` class of the format `'uuid7'` (set at load). */
+export declare const Uuid7Generator: FixedFormatClass
 
 /** The time of a UUID version 7 (text or 16 bytes) as a `Date` (exact: both hold whole ms). */
 export declare function uuid7Time(id: string | Uint8Array): Date

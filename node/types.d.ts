@@ -213,6 +213,34 @@ export type TimeIdOptions =
   | (ClockOptions & { mode?: 'strict' })
   | (ClockOptions & LeadOptions & { mode: 'monotonic' })
 
+/** The 128-bit time-ID formats: `new TimeIdGenerator({ format })`. */
+export type TimeFormatName = 'uuid7' | 'ulid'
+
+/** Options of `new TimeIdGenerator(...)`: those of a `TimeIdOptions` and the format (default `'uuid7'`). */
+export type TimeIdGeneratorOptions = TimeIdOptions & { format?: TimeFormatName }
+
+/**
+ * The class of a fixed format, `Uuid7Generator` or `UlidGenerator`: a subclass of
+ * `TimeIdGenerator` whose constructor takes the options less the format.
+ */
+export interface FixedFormatClass {
+  new (options?: TimeIdOptions): TimeIdGenerator
+  readonly prototype: TimeIdGenerator
+}
+
+/**
+ * A generator of UUIDs version 7 (RFC 9562: 48 bits of Unix ms, 12 bits of sub-millisecond
+ * time and a counter, then 59 random bits from the OS): a `TimeIdGenerator` of `'uuid7'`.
+ */
+export type Uuid7Generator = TimeIdGenerator
+
+/**
+ * A generator of ULIDs (48 bits of Unix ms and 80 bits that start at random each millisecond and
+ * grow by one per ULID within it, as 26 characters of Crockford base32): a `TimeIdGenerator` of
+ * `'ulid'`.
+ */
+export type UlidGenerator = TimeIdGenerator
+
 /** One metric of the core's health table (`healthMetrics()`), as every polyflake exporter names it. */
 export interface HealthMetric {
   /** The metric's name (a counter is exposed with `_total` added, as Prometheus clients do). */

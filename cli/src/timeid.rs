@@ -15,10 +15,7 @@
 //!   The only overlap, a decimal ID zero-padded to 26 digits, reads as a ULID (no tool writes
 //!   one). Random fields are not decoded: their bits mean nothing to a reader.
 
-use polyflake::{
-    format_id, format_ulid, format_uuid, parse_id, parse_ulid, parse_uuid, ulid_timestamp_ms,
-    uuid7_timestamp_ms, Decoded, Layout, Result,
-};
+use polyflake::{format_id, parse_id, Decoded, Layout, Result, TimeFormat};
 use std::fmt;
 
 /// An ID format.
@@ -54,6 +51,15 @@ impl IdFormat {
     /// ```
     pub fn from_name(name: &str) -> Option<IdFormat> {
         IdFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The core's 128-bit format this is, if it is one.
+    pub const fn time(self) -> Option<TimeFormat> {
+        match self {
+            IdFormat::Snowflake => None,
+            IdFormat::Uuid7 => Some(TimeFormat::Uuid7),
+            IdFormat::Ulid => Some(TimeFormat::Ulid),
+        }
     }
 
     /// `"snowflake", "uuidv7" or "ulid"`, for error messages.
@@ -96,26 +102,27 @@ pub struct DecodedText {
 /// assert!(decode_text("141264821508263936", &l, DEFAULT_EPOCH_MS).unwrap().fields.is_some());
 /// ```
 pub fn decode_text(text: &str, layout: &Layout, epoch_ms: i64) -> Result<DecodedText> {
-    let (format, text, unix_ms, fields) = if text.len() == 36 && text.contains('-') {
-        let u = parse_uuid(text)?;
-        (
-            IdFormat::Uuid7,
-            format_uuid(u),
-            uuid7_timestamp_ms(u)?,
-            None,
-        )
-    } else if text.len() == 26 {
-        let u = parse_ulid(text)?;
-        (IdFormat::Ulid, format_ulid(u), ulid_timestamp_ms(u), None)
-    } else {
-        let id = parse_id(text)?;
-        let d = layout.decode(id, epoch_ms)?;
-        (IdFormat::Snowflake, format_id(id), d.timestamp_ms, Some(d))
+    let time = match text.len() {
+        36 if text.contains('-') => IdFormat::Uuid7,
+        26 => IdFormat::Ulid,
+        _ => IdFormat::Snowflake,
     };
+    if let Some(f) = time.time() {
+        // One path for both 128-bit formats: the core's text and timestamp of the format.
+        let u = f.parse_id(text)?;
+        return Ok(DecodedText {
+            format: time,
+            text: f.format_id(u),
+            unix_ms: f.timestamp_ms(u)?,
+            fields: None,
+        });
+    }
+    let id = parse_id(text)?;
+    let d = layout.decode(id, epoch_ms)?;
     Ok(DecodedText {
-        format,
-        text,
-        unix_ms,
-        fields,
+        format: IdFormat::Snowflake,
+        text: format_id(id),
+        unix_ms: d.timestamp_ms,
+        fields: Some(d),
     })
 }

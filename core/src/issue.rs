@@ -1,14 +1,18 @@
 //! One issuing vocabulary for the three generator kinds: [`Issuer`], implemented by
-//! [`Generator`] (64-bit Snowflake IDs), [`Uuid7Generator`] and [`UlidGenerator`] (128-bit
-//! IDs). Their inherent methods keep their names (`next_id`, `next_uuid`, `next_ulid`, ...);
-//! the trait only gives them one set of names, so a front end (the CLI and its service, the
-//! Node and Python bindings) writes each call once, generic over the kind, instead of its own
-//! trait, macro or dispatch. Every implementation here delegates: no rule lives in this file.
+//! [`Generator`] (64-bit Snowflake IDs) and by [`TimeIdGenerator`] of a fixed format
+//! ([`Uuid7Generator`], [`UlidGenerator`]: 128-bit IDs, one generic impl). Their inherent
+//! methods keep their names (`next_id`, `next_uuid`, `next_ulid`, ...); the trait only gives them
+//! one set of names, so a front end (the CLI and its service, the Node binding) writes each call
+//! once, generic over the kind, instead of its own trait, macro or dispatch. Every
+//! implementation here delegates: no rule lives in this file. A `TimeIdGenerator<TimeFormat>`,
+//! whose format is a run-time value, is no `Issuer`: [`Issuer::format_id`] needs the format
+//! without a generator (it has the same inherent calls, and `format()` for the text).
 
-use crate::{
-    format_id, format_ulid, format_uuid, parse_id, parse_ulid, parse_uuid, Generator, Health, Mode,
-    Result, UlidGenerator, Uuid7Generator,
-};
+use crate::{format_id, parse_id, FixedFormat, Generator, Health, Mode, Result, TimeIdGenerator};
+#[cfg(any(doc, test))]
+use crate::{format_ulid, format_uuid, UlidGenerator, Uuid7Generator};
+#[cfg(doc)]
+use crate::{parse_ulid, parse_uuid};
 use std::fmt;
 
 /// A generator of one ID kind, by the core's names for its calls: one ID ([`Issuer::next_id`]),
@@ -127,75 +131,40 @@ impl Issuer for Generator {
     }
 }
 
-impl Issuer for Uuid7Generator {
+/// Both fixed formats in one impl: the format's text comes from its type.
+impl<F: FixedFormat> Issuer for TimeIdGenerator<F> {
     type Id = u128;
     #[inline]
     fn next_id(&self) -> Result<u128> {
-        self.next_uuid()
+        TimeIdGenerator::next_id(self)
     }
     #[inline]
     fn try_next_id(&self) -> Result<Option<u128>> {
-        self.try_next_uuid()
+        TimeIdGenerator::try_next_id(self)
     }
     fn next_ids(&self, out: &mut [u128]) -> Result<()> {
-        self.next_uuids(out)
+        TimeIdGenerator::next_ids(self, out)
     }
     fn try_next_ids(&self, out: &mut [u128]) -> Result<bool> {
-        self.try_next_uuids(out)
+        TimeIdGenerator::try_next_ids(self, out)
     }
     fn health(&self) -> Health {
-        Uuid7Generator::health(self)
+        TimeIdGenerator::health(self)
     }
     fn close(&self) {
-        Uuid7Generator::close(self)
+        TimeIdGenerator::close(self)
     }
     fn mode(&self) -> Mode {
-        Uuid7Generator::mode(self)
+        TimeIdGenerator::mode(self)
     }
     fn interrupt_waits(&self) {
-        Uuid7Generator::interrupt_waits(self)
+        TimeIdGenerator::interrupt_waits(self)
     }
     fn format_id(id: u128) -> String {
-        format_uuid(id)
+        F::FORMAT.format_id(id)
     }
     fn parse_id(text: &str) -> Result<u128> {
-        parse_uuid(text)
-    }
-}
-
-impl Issuer for UlidGenerator {
-    type Id = u128;
-    #[inline]
-    fn next_id(&self) -> Result<u128> {
-        self.next_ulid()
-    }
-    #[inline]
-    fn try_next_id(&self) -> Result<Option<u128>> {
-        self.try_next_ulid()
-    }
-    fn next_ids(&self, out: &mut [u128]) -> Result<()> {
-        self.next_ulids(out)
-    }
-    fn try_next_ids(&self, out: &mut [u128]) -> Result<bool> {
-        self.try_next_ulids(out)
-    }
-    fn health(&self) -> Health {
-        UlidGenerator::health(self)
-    }
-    fn close(&self) {
-        UlidGenerator::close(self)
-    }
-    fn mode(&self) -> Mode {
-        UlidGenerator::mode(self)
-    }
-    fn interrupt_waits(&self) {
-        UlidGenerator::interrupt_waits(self)
-    }
-    fn format_id(id: u128) -> String {
-        format_ulid(id)
-    }
-    fn parse_id(text: &str) -> Result<u128> {
-        parse_ulid(text)
+        F::FORMAT.parse_id(text)
     }
 }
 

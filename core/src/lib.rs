@@ -125,7 +125,8 @@ pub use settings::{
 };
 pub use timeid::{
     format_ulid, format_uuid, parse_ulid, parse_uuid, ulid_timestamp_ms, uuid7_timestamp_ms,
-    TimeIdBuilder, UlidGenerator, Uuid7Generator,
+    FixedFormat, TimeFormat, TimeIdBuilder, TimeIdFormat, TimeIdGenerator, Ulid, UlidGenerator,
+    Uuid7, Uuid7Generator,
 };
 
 /// The version of this crate (what the bindings report as their core version).

@@ -260,21 +260,14 @@ pub(crate) trait Handle {
     fn close(&self);
 }
 
-/// `Handle` for handles whose `inner` is a core generator.
-macro_rules! handle {
-    ($($t:ty),*) => {$(
-        impl $crate::generator::Handle for $t {
-            fn health(&self) -> polyflake_core::Health {
-                self.inner.health()
-            }
-            fn close(&self) {
-                self.inner.close()
-            }
-        }
-    )*};
+impl Handle for polyflake_generator {
+    fn health(&self) -> Health {
+        self.inner.health()
+    }
+    fn close(&self) {
+        self.inner.close()
+    }
 }
-pub(crate) use handle;
-handle!(polyflake_generator);
 
 /// The body of every `_close`.
 pub(crate) fn close_of<G: Handle>(generator: *const G) -> polyflake_result {
@@ -524,10 +517,13 @@ pub extern "C" fn polyflake_generator_config(
 mod tests {
     use super::*;
 
+    use crate::clock::{polyflake_clock_free, polyflake_user_clock_new};
     use polyflake_core::{
         Layout, DEFAULT_FORWARD_CONFIRM_MS, DEFAULT_MAX_FORWARD_STEP_MS, DEFAULT_MAX_LEAD_MS,
         DEFAULT_MAX_WAIT_MS,
     };
+    use std::ffi::{c_char, c_void};
+    use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
     #[test]
     fn defaults_are_the_core_defaults_and_round_trip() {
@@ -679,5 +675,72 @@ mod tests {
             msg.contains("7 is not a polyflake_clock_source (0 precise, 1 coarse)"),
             "{msg}"
         );
+    }
+
+    /// A context: the reading to give (negative: fail), and how often it was freed.
+    struct Ctx {
+        ms: AtomicI64,
+        freed: AtomicUsize,
+    }
+
+    extern "C" fn read(ctx: *mut c_void, out: *mut i64, why: *mut c_char, len: usize) -> i32 {
+        let ctx = unsafe { &*(ctx as *const Ctx) };
+        let ms = ctx.ms.load(Ordering::SeqCst);
+        if ms < 0 {
+            let text = b"the receiver lost its fix\0";
+            assert!(len >= text.len());
+            unsafe { std::ptr::copy_nonoverlapping(text.as_ptr().cast(), why, text.len()) };
+            return 7;
+        }
+        unsafe { *out = ms };
+        0
+    }
+
+    extern "C" fn free(ctx: *mut c_void) {
+        unsafe { &*(ctx as *const Ctx) }
+            .freed
+            .fetch_add(1, Ordering::SeqCst);
+    }
+
+    #[test]
+    fn a_user_clock_reads_its_function_and_frees_its_context_once() {
+        let ctx = Ctx {
+            ms: AtomicI64::new(1_800_000_000_000),
+            freed: AtomicUsize::new(0),
+        };
+        let p = &ctx as *const Ctx as *mut c_void;
+        let mut clock = std::ptr::null_mut();
+        assert_eq!(
+            polyflake_user_clock_new(None, Some(free), p, &mut clock),
+            polyflake_result::NullParameter
+        );
+        assert_eq!(ctx.freed.load(Ordering::SeqCst), 0);
+        assert_eq!(
+            polyflake_user_clock_new(Some(read), Some(free), p, &mut clock),
+            polyflake_result::Ok
+        );
+        let mut cfg = crate::boundary::tests::init(polyflake_config_init);
+        cfg.node_id = 909;
+        let mut g = std::ptr::null_mut();
+        assert_eq!(
+            polyflake_generator_new(&cfg, clock, &mut g),
+            polyflake_result::Ok
+        );
+        polyflake_clock_free(clock); // the generator keeps its own reference
+        assert_eq!(ctx.freed.load(Ordering::SeqCst), 0);
+        let mut id = 0u64;
+        assert_eq!(polyflake_next_id(g, &mut id), polyflake_result::Ok);
+        let mut d = std::mem::MaybeUninit::uninit();
+        polyflake_generator_decode(g, id, d.as_mut_ptr());
+        assert_eq!(unsafe { d.assume_init() }.timestamp_ms, 1_800_000_000_000);
+        ctx.ms.store(-1, Ordering::SeqCst);
+        assert_eq!(polyflake_next_id(g, &mut id), polyflake_result::ClockFailed);
+        let msg = crate::error::last_error();
+        assert!(
+            msg.contains("returned 7: the receiver lost its fix"),
+            "{msg}"
+        );
+        polyflake_generator_free(g);
+        assert_eq!(ctx.freed.load(Ordering::SeqCst), 1);
     }
 }

@@ -1,7 +1,12 @@
-//! UUIDv7 and ULID: two generator handles over the core's `Uuid7Generator` and `UlidGenerator`,
-//! their shared config, and the text helpers. A 128-bit ID crosses the boundary as its 16 bytes,
-//! big-endian (the order of its text and of PostgreSQL's `uuid`), so `memcmp` sorts IDs as the
-//! core issued them.
+//! UUIDv7 and ULID: ONE generator body over the core's `TimeIdGenerator`, behind three handle
+//! types: `polyflake_timeid_generator`, whose format is a `polyflake_time_format` value given to
+//! `_new` (what a binding with one generator type uses: Go), and the typed
+//! `polyflake_uuid7_generator` and `polyflake_ulid_generator` (the format in the type, so C
+//! catches passing one for the other at compile time; the core's fixed-format generators, so
+//! their calls branch on nothing). Every entry point of every handle is one line into a body
+//! generic over `TimeHandle`. Their shared config and the text helpers are here too. A 128-bit
+//! ID crosses the boundary as its 16 bytes, big-endian (the order of its text and of
+//! PostgreSQL's `uuid`), so `memcmp` sorts IDs as the core issued them.
 
 use crate::boundary::{
     arg, boundary, c_str, free_handle, new_handle, out, write_c_string, write_out,
@@ -9,17 +14,27 @@ use crate::boundary::{
 use crate::clock::polyflake_clock;
 use crate::error::polyflake_result;
 use crate::generator::{
-    close_of, deadline_in, default_config, handle, passed, pick, polyflake_config,
+    close_of, deadline_in, default_config, passed, pick, polyflake_config, Handle,
     POLYFLAKE_FORWARD_STEP_OFF,
 };
 use crate::health::{health_of, polyflake_health_snapshot};
 use polyflake_core::{
     batch_len, format_ulid, format_uuid, interruptible, parse_ulid, parse_uuid, ulid_timestamp_ms,
-    uuid7_timestamp_ms, ClockSource, Mode, Result, Settings, TimeIdBuilder, UlidGenerator,
-    Uuid7Generator,
+    uuid7_timestamp_ms, ClockSource, Health, Mode, Result, Settings, TimeFormat, TimeIdBuilder,
+    TimeIdFormat, TimeIdGenerator, UlidGenerator, Uuid7Generator,
 };
 use std::ffi::c_char;
 use std::time::Instant;
+
+/// A 128-bit time-ID format (`polyflake_timeid_generator_new`'s `format`), in the core's order.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum polyflake_time_format {
+    /// UUID version 7 (RFC 9562).
+    Uuid7 = 0,
+    /// ULID: 48 bits of Unix ms, then 80 bits that increase by one within a millisecond.
+    Ulid = 1,
+}
 
 /// Bytes of one UUID or ULID: 16, big-endian.
 pub const POLYFLAKE_ID128_LEN: usize = 16;
@@ -115,36 +130,60 @@ pub extern "C" fn polyflake_timeid_config_init(
     write_out(out_config, || Ok(default_config()?.shared()))
 }
 
-/// A generator of UUIDs version 7 (RFC 9562): an opaque handle, thread-safe (share it). Its
-/// UUIDs strictly increase and carry the Snowflake generator's rewind guard; it needs no node
-/// id, and one made before fork() goes on issuing in the child.
+/// A generator of UUIDv7s or ULIDs, its format chosen by `polyflake_timeid_generator_new`: an
+/// opaque handle, thread-safe (share it). Its IDs strictly increase and carry the Snowflake
+/// generator's rewind guard; it needs no node id, and one made before fork() goes on issuing in
+/// the child.
+pub struct polyflake_timeid_generator {
+    inner: TimeIdGenerator,
+}
+
+/// A generator of UUIDs version 7 (RFC 9562); as `polyflake_timeid_generator` of
+/// POLYFLAKE_TIME_FORMAT_UUID7, in a type of its own.
 pub struct polyflake_uuid7_generator {
     inner: Uuid7Generator,
 }
 
 /// A generator of ULIDs (48 bits of Unix ms, then 80 bits that increase by one within a
-/// millisecond: the spec's monotonic variant); as `polyflake_uuid7_generator` otherwise.
+/// millisecond: the spec's monotonic variant); as `polyflake_timeid_generator` of
+/// POLYFLAKE_TIME_FORMAT_ULID, in a type of its own.
 pub struct polyflake_ulid_generator {
     inner: UlidGenerator,
 }
 
-handle!(polyflake_uuid7_generator, polyflake_ulid_generator);
-
-/// What the shared bodies below need of a UUIDv7 or ULID handle: the core's cut of every
-/// waiting call (`interrupt_waits`, as for Snowflake handles).
+/// A time-ID handle: the core generator it holds (of a run-time or a fixed format).
 trait TimeHandle {
-    fn interrupt(&self);
+    type F: TimeIdFormat;
+    fn core(&self) -> &TimeIdGenerator<Self::F>;
+}
+
+impl TimeHandle for polyflake_timeid_generator {
+    type F = TimeFormat;
+    fn core(&self) -> &TimeIdGenerator {
+        &self.inner
+    }
 }
 
 impl TimeHandle for polyflake_uuid7_generator {
-    fn interrupt(&self) {
-        self.inner.interrupt_waits()
+    type F = polyflake_core::Uuid7;
+    fn core(&self) -> &Uuid7Generator {
+        &self.inner
     }
 }
 
 impl TimeHandle for polyflake_ulid_generator {
-    fn interrupt(&self) {
-        self.inner.interrupt_waits()
+    type F = polyflake_core::Ulid;
+    fn core(&self) -> &UlidGenerator {
+        &self.inner
+    }
+}
+
+impl<G: TimeHandle> Handle for G {
+    fn health(&self) -> Health {
+        self.core().health()
+    }
+    fn close(&self) {
+        self.core().close()
     }
 }
 
@@ -157,55 +196,54 @@ fn within<R>(deadline: Option<Instant>, call: impl FnOnce() -> R) -> R {
     }
 }
 
-/// The body of every `_interrupt` of a UUIDv7 or ULID handle.
+/// The body of every `_interrupt` of a time-ID handle.
 fn interrupt_of<G: TimeHandle>(generator: *const G) -> polyflake_result {
     boundary(|| {
-        arg(generator)?.interrupt();
+        arg(generator)?.core().interrupt_waits();
         Ok(())
     })
 }
 
-/// Make a handle: NULL out-param first, then the config, then the core's build.
+/// Make a handle: NULL out-param first, then the config, then `build`'s (the format's, then
+/// the core's checks).
 fn new_timeid<G>(
     config: *const polyflake_timeid_config,
     clock: *const polyflake_clock,
     out_generator: *mut *mut G,
-    build: impl FnOnce(TimeIdBuilder) -> Result<G>,
+    build: impl FnOnce(TimeIdBuilder) -> std::result::Result<G, polyflake_result>,
 ) -> polyflake_result {
     new_handle(out_generator, || {
         let cfg = arg(config)?;
-        Ok(build(TimeIdBuilder::new().settings(cfg.settings(clock)?))?)
+        build(TimeIdBuilder::new().settings(cfg.settings(clock)?))
     })
 }
 
-/// One ID from `next` into the 16 bytes at `out_id`, its waits cut at `deadline` or by the
-/// handle's `_interrupt`.
+/// One ID into the 16 bytes at `out_id`, its waits cut at `deadline` or by the handle's
+/// `_interrupt`.
 fn next_one<G: TimeHandle>(
     generator: *const G,
     out_id: *mut u8,
     deadline: Option<Instant>,
-    next: fn(&G) -> Result<u128>,
 ) -> polyflake_result {
     write_out(out_id.cast::<[u8; 16]>(), || {
-        let g = arg(generator)?;
-        Ok(within(deadline, || next(g))?.to_be_bytes())
+        let g = arg(generator)?.core();
+        Ok(within(deadline, || g.next_id())?.to_be_bytes())
     })
 }
 
-/// `n` IDs from `fill` into the `16 * n` bytes at `buf`, untouched on any error (the core fills a scratch
+/// `n` IDs into the `16 * n` bytes at `buf`, untouched on any error (the core fills a scratch
 /// array of u128 first: the caller's bytes need not be aligned for one); waits as `next_one`.
 fn next_many<G: TimeHandle>(
     generator: *const G,
     buf: *mut u8,
     n: usize,
     deadline: Option<Instant>,
-    fill: fn(&G, &mut [u128]) -> Result<()>,
 ) -> polyflake_result {
     boundary(|| {
-        let g = arg(generator)?;
+        let g = arg(generator)?.core();
         let buf = out(buf.cast::<[u8; 16]>())?;
         let mut ids = polyflake_core::batch_buffer::<u128>(batch_len(n as i128)?)?;
-        within(deadline, || fill(g, &mut ids))?;
+        within(deadline, || g.next_ids(&mut ids))?;
         // SAFETY: non-NULL, and the caller promises 16 * n writable bytes there ([u8; 16] has
         // alignment 1); n is at most POLYFLAKE_MAX_BATCH, so 16 * n does not overflow.
         let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_ptr(), ids.len()) };
@@ -216,9 +254,104 @@ fn next_many<G: TimeHandle>(
     })
 }
 
-/// Make a UUIDv7 generator with `config` into `*out_generator` (`clock`: a test clock, or NULL
-/// for the system clock); the caller frees it with `polyflake_uuid7_generator_free`. Errors
-/// (nothing written): POLYFLAKE_RESULT_INVALID_ARGUMENT (a setting out of range).
+/// Make a generator of `format` (a `polyflake_time_format` value) with `config` into
+/// `*out_generator` (`clock`: a test clock, or NULL for the system clock); the caller frees it
+/// with `polyflake_timeid_generator_free`. Errors (nothing written):
+/// POLYFLAKE_RESULT_INVALID_ARGUMENT (an unknown format, a setting out of range).
+#[no_mangle]
+pub extern "C" fn polyflake_timeid_generator_new(
+    format: u32,
+    config: *const polyflake_timeid_config,
+    clock: *const polyflake_clock,
+    out_generator: *mut *mut polyflake_timeid_generator,
+) -> polyflake_result {
+    new_timeid(config, clock, out_generator, |b| {
+        let format = pick(TimeFormat::ALL, TimeFormat::name, format, "time_format")?;
+        Ok(polyflake_timeid_generator {
+            inner: b.build(format)?,
+        })
+    })
+}
+
+/// Issue one ID into the 16 bytes at `out_id` (written only on success). Errors as
+/// `polyflake_next_id` (strict mode waits, also after 32,768 IDs in one millisecond), and
+/// _TIMESTAMP_OVERFLOW past the year 10889; _INTERRUPTED when the handle's `_interrupt` cuts
+/// its wait.
+#[no_mangle]
+pub extern "C" fn polyflake_next_timeid(
+    generator: *const polyflake_timeid_generator,
+    out_id: *mut u8,
+) -> polyflake_result {
+    next_one(generator, out_id, None)
+}
+
+/// `polyflake_next_timeid` whose waits end `timeout_ms` after the call began; as
+/// `polyflake_next_id_within` (POLYFLAKE_RESULT_INTERRUPTED, nothing written).
+#[no_mangle]
+pub extern "C" fn polyflake_next_timeid_within(
+    generator: *const polyflake_timeid_generator,
+    out_id: *mut u8,
+    timeout_ms: u64,
+) -> polyflake_result {
+    next_one(generator, out_id, deadline_in(timeout_ms))
+}
+
+/// Fill `buf` (16 * n bytes) with `n` increasing IDs; as `polyflake_next_ids` (untouched on any
+/// error; NULL `buf`, even with n = 0: POLYFLAKE_RESULT_NULL_PARAMETER).
+#[no_mangle]
+pub extern "C" fn polyflake_next_timeids(
+    generator: *const polyflake_timeid_generator,
+    buf: *mut u8,
+    n: usize,
+) -> polyflake_result {
+    next_many(generator, buf, n, None)
+}
+
+/// `polyflake_next_timeids` whose waits end `timeout_ms` after the call began; as
+/// `polyflake_next_ids_within` (POLYFLAKE_RESULT_INTERRUPTED, `buf` untouched).
+#[no_mangle]
+pub extern "C" fn polyflake_next_timeids_within(
+    generator: *const polyflake_timeid_generator,
+    buf: *mut u8,
+    n: usize,
+    timeout_ms: u64,
+) -> polyflake_result {
+    next_many(generator, buf, n, deadline_in(timeout_ms))
+}
+
+/// Cut short every call on this generator in flight now; as `polyflake_generator_interrupt`.
+#[no_mangle]
+pub extern "C" fn polyflake_timeid_generator_interrupt(
+    generator: *const polyflake_timeid_generator,
+) -> polyflake_result {
+    interrupt_of(generator)
+}
+
+/// Take a health snapshot of the generator into `*out_health` (node_id 0, source "static").
+#[no_mangle]
+pub extern "C" fn polyflake_timeid_health(
+    generator: *const polyflake_timeid_generator,
+    out_health: *mut polyflake_health_snapshot,
+) -> polyflake_result {
+    health_of(generator, out_health)
+}
+
+/// Close the generator; as `polyflake_generator_close`.
+#[no_mangle]
+pub extern "C" fn polyflake_timeid_generator_close(
+    generator: *const polyflake_timeid_generator,
+) -> polyflake_result {
+    close_of(generator)
+}
+
+/// Free a generator (NULL does nothing); as `polyflake_generator_free`.
+#[no_mangle]
+pub extern "C" fn polyflake_timeid_generator_free(generator: *mut polyflake_timeid_generator) {
+    free_handle(generator)
+}
+
+/// Make a UUIDv7 generator; as `polyflake_timeid_generator_new` of POLYFLAKE_TIME_FORMAT_UUID7
+/// (free it with `polyflake_uuid7_generator_free`).
 #[no_mangle]
 pub extern "C" fn polyflake_uuid7_generator_new(
     config: *const polyflake_timeid_config,
@@ -232,44 +365,36 @@ pub extern "C" fn polyflake_uuid7_generator_new(
     })
 }
 
-/// Issue one UUIDv7 into the 16 bytes at `out_uuid` (written only on success). Errors as
-/// `polyflake_next_id` (strict mode waits, also after 32,768 UUIDs in one millisecond), and
-/// _TIMESTAMP_OVERFLOW past the year 10889; _INTERRUPTED when
-/// `polyflake_uuid7_generator_interrupt` cuts its wait.
+/// Issue one UUIDv7 into the 16 bytes at `out_uuid`; as `polyflake_next_timeid`.
 #[no_mangle]
 pub extern "C" fn polyflake_next_uuid7(
     generator: *const polyflake_uuid7_generator,
     out_uuid: *mut u8,
 ) -> polyflake_result {
-    next_one(generator, out_uuid, None, |g| g.inner.next_uuid())
+    next_one(generator, out_uuid, None)
 }
 
-/// `polyflake_next_uuid7` whose waits end `timeout_ms` after the call began; as
-/// `polyflake_next_id_within` (POLYFLAKE_RESULT_INTERRUPTED, nothing written).
+/// `polyflake_next_uuid7` with a timeout; as `polyflake_next_timeid_within`.
 #[no_mangle]
 pub extern "C" fn polyflake_next_uuid7_within(
     generator: *const polyflake_uuid7_generator,
     out_uuid: *mut u8,
     timeout_ms: u64,
 ) -> polyflake_result {
-    next_one(generator, out_uuid, deadline_in(timeout_ms), |g| {
-        g.inner.next_uuid()
-    })
+    next_one(generator, out_uuid, deadline_in(timeout_ms))
 }
 
-/// Fill `buf` (16 * n bytes) with `n` increasing UUIDv7s; as `polyflake_next_ids` (untouched on
-/// any error; NULL `buf`, even with n = 0: POLYFLAKE_RESULT_NULL_PARAMETER).
+/// Fill `buf` (16 * n bytes) with `n` increasing UUIDv7s; as `polyflake_next_timeids`.
 #[no_mangle]
 pub extern "C" fn polyflake_next_uuid7s(
     generator: *const polyflake_uuid7_generator,
     buf: *mut u8,
     n: usize,
 ) -> polyflake_result {
-    next_many(generator, buf, n, None, |g, ids| g.inner.next_uuids(ids))
+    next_many(generator, buf, n, None)
 }
 
-/// `polyflake_next_uuid7s` whose waits end `timeout_ms` after the call began; as
-/// `polyflake_next_ids_within` (POLYFLAKE_RESULT_INTERRUPTED, `buf` untouched).
+/// `polyflake_next_uuid7s` with a timeout; as `polyflake_next_timeids_within`.
 #[no_mangle]
 pub extern "C" fn polyflake_next_uuid7s_within(
     generator: *const polyflake_uuid7_generator,
@@ -277,9 +402,7 @@ pub extern "C" fn polyflake_next_uuid7s_within(
     n: usize,
     timeout_ms: u64,
 ) -> polyflake_result {
-    next_many(generator, buf, n, deadline_in(timeout_ms), |g, ids| {
-        g.inner.next_uuids(ids)
-    })
+    next_many(generator, buf, n, deadline_in(timeout_ms))
 }
 
 /// Cut short every call on this UUIDv7 generator in flight now; as
@@ -291,7 +414,7 @@ pub extern "C" fn polyflake_uuid7_generator_interrupt(
     interrupt_of(generator)
 }
 
-/// Take a health snapshot of the generator into `*out_health` (node_id 0, source "static").
+/// Take a health snapshot of the generator; as `polyflake_timeid_health`.
 #[no_mangle]
 pub extern "C" fn polyflake_uuid7_health(
     generator: *const polyflake_uuid7_generator,
@@ -314,7 +437,8 @@ pub extern "C" fn polyflake_uuid7_generator_free(generator: *mut polyflake_uuid7
     free_handle(generator)
 }
 
-/// Make a ULID generator; as `polyflake_uuid7_generator_new`.
+/// Make a ULID generator; as `polyflake_timeid_generator_new` of POLYFLAKE_TIME_FORMAT_ULID
+/// (free it with `polyflake_ulid_generator_free`).
 #[no_mangle]
 pub extern "C" fn polyflake_ulid_generator_new(
     config: *const polyflake_timeid_config,
@@ -328,40 +452,36 @@ pub extern "C" fn polyflake_ulid_generator_new(
     })
 }
 
-/// Issue one ULID into the 16 bytes at `out_ulid`; as `polyflake_next_uuid7`.
+/// Issue one ULID into the 16 bytes at `out_ulid`; as `polyflake_next_timeid`.
 #[no_mangle]
 pub extern "C" fn polyflake_next_ulid(
     generator: *const polyflake_ulid_generator,
     out_ulid: *mut u8,
 ) -> polyflake_result {
-    next_one(generator, out_ulid, None, |g| g.inner.next_ulid())
+    next_one(generator, out_ulid, None)
 }
 
-/// `polyflake_next_ulid` whose waits end `timeout_ms` after the call began; as
-/// `polyflake_next_uuid7_within`.
+/// `polyflake_next_ulid` with a timeout; as `polyflake_next_timeid_within`.
 #[no_mangle]
 pub extern "C" fn polyflake_next_ulid_within(
     generator: *const polyflake_ulid_generator,
     out_ulid: *mut u8,
     timeout_ms: u64,
 ) -> polyflake_result {
-    next_one(generator, out_ulid, deadline_in(timeout_ms), |g| {
-        g.inner.next_ulid()
-    })
+    next_one(generator, out_ulid, deadline_in(timeout_ms))
 }
 
-/// Fill `buf` (16 * n bytes) with `n` increasing ULIDs; as `polyflake_next_uuid7s`.
+/// Fill `buf` (16 * n bytes) with `n` increasing ULIDs; as `polyflake_next_timeids`.
 #[no_mangle]
 pub extern "C" fn polyflake_next_ulids(
     generator: *const polyflake_ulid_generator,
     buf: *mut u8,
     n: usize,
 ) -> polyflake_result {
-    next_many(generator, buf, n, None, |g, ids| g.inner.next_ulids(ids))
+    next_many(generator, buf, n, None)
 }
 
-/// `polyflake_next_ulids` whose waits end `timeout_ms` after the call began; as
-/// `polyflake_next_uuid7s_within`.
+/// `polyflake_next_ulids` with a timeout; as `polyflake_next_timeids_within`.
 #[no_mangle]
 pub extern "C" fn polyflake_next_ulids_within(
     generator: *const polyflake_ulid_generator,
@@ -369,9 +489,7 @@ pub extern "C" fn polyflake_next_ulids_within(
     n: usize,
     timeout_ms: u64,
 ) -> polyflake_result {
-    next_many(generator, buf, n, deadline_in(timeout_ms), |g, ids| {
-        g.inner.next_ulids(ids)
-    })
+    next_many(generator, buf, n, deadline_in(timeout_ms))
 }
 
 /// Cut short every call on this ULID generator in flight now; as
@@ -383,7 +501,7 @@ pub extern "C" fn polyflake_ulid_generator_interrupt(
     interrupt_of(generator)
 }
 
-/// Take a health snapshot of the generator; as `polyflake_uuid7_health`.
+/// Take a health snapshot of the generator; as `polyflake_timeid_health`.
 #[no_mangle]
 pub extern "C" fn polyflake_ulid_health(
     generator: *const polyflake_ulid_generator,
@@ -514,6 +632,39 @@ mod tests {
             )
         );
         assert_eq!(t.clock_source, s.clock_source);
+    }
+
+    #[test]
+    fn time_format_codes_are_the_cores_order() {
+        let codes = [polyflake_time_format::Uuid7, polyflake_time_format::Ulid];
+        for (code, format) in codes.into_iter().zip(TimeFormat::ALL) {
+            assert_eq!(
+                pick(TimeFormat::ALL, TimeFormat::name, code as u32, "f"),
+                Ok(format)
+            );
+        }
+        let cfg = crate::boundary::tests::init(polyflake_timeid_config_init);
+        let mut g = std::ptr::null_mut();
+        let r = polyflake_timeid_generator_new(2, &cfg, std::ptr::null(), &mut g);
+        assert_eq!((r, g.is_null()), (polyflake_result::InvalidArgument, true));
+        let mut clock = std::ptr::null_mut();
+        crate::clock::polyflake_manual_clock_new(1_737_747_358_021, &mut clock);
+        let ulid = polyflake_time_format::Ulid as u32;
+        let r = polyflake_timeid_generator_new(ulid, &cfg, clock, &mut g);
+        assert_eq!(r, polyflake_result::Ok);
+        let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
+        assert_eq!(
+            polyflake_next_timeid(g, a.as_mut_ptr()),
+            polyflake_result::Ok
+        );
+        assert_eq!(
+            polyflake_next_timeid(g, b.as_mut_ptr()),
+            polyflake_result::Ok
+        );
+        // A ULID's +1 within the millisecond (a UUIDv7's counter would leave random bits).
+        assert_eq!(u128::from_be_bytes(b) - u128::from_be_bytes(a), 1);
+        polyflake_timeid_generator_free(g);
+        crate::clock::polyflake_clock_free(clock);
     }
 
     #[test]

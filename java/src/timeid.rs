@@ -1,5 +1,7 @@
-//! `dev.polyflake.Uuid7Generator` and `UlidGenerator`: the core's 128-bit generators behind a
-//! handle; an ID crosses as two `long`s (high, low), which is what `java.util.UUID` holds.
+//! `dev.polyflake.TimeIdGenerator` (and its subclasses `Uuid7Generator`, `UlidGenerator`): the
+//! core's one 128-bit generator, its format chosen at run time, behind a handle; an ID crosses as
+//! two `long`s (high, low), which is what `java.util.UUID` holds. A format crosses as
+//! `TimeIdGenerator.Format`'s ordinal, the core's `TimeFormat::ALL` index.
 
 use crate::error::{run, run_fast, Fail};
 use crate::snowflake::{settings, string, waiting};
@@ -7,54 +9,48 @@ use crate::wire::{encode_fields, Options};
 use jni::objects::{JClass, JLongArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::EnvUnowned;
-use polyflake::{Issuer, Result, TimeIdBuilder, UlidGenerator, Uuid7Generator};
+use polyflake::{Error, Result, TimeFormat, TimeIdBuilder, TimeIdGenerator};
 
-/// Either 128-bit generator.
-enum TimeId {
-    Uuid7(Uuid7Generator),
-    Ulid(UlidGenerator),
+fn gen(handle: jlong) -> &'static TimeIdGenerator {
+    // SAFETY: a `Box<TimeIdGenerator>` from `timeIdNew`, freed only by the Cleaner after the last
+    // call (the Java side keeps its object reachable through each call).
+    unsafe { &*(handle as *const TimeIdGenerator) }
 }
 
-impl TimeId {
-    fn issuer(&self) -> &dyn Issuer<Id = u128> {
-        match self {
-            TimeId::Uuid7(g) => g,
-            TimeId::Ulid(g) => g,
-        }
-    }
-}
-
-fn gen(handle: jlong) -> &'static dyn Issuer<Id = u128> {
-    // SAFETY: a `Box<TimeId>` from `timeIdNew`, freed only by the Cleaner after the last call
-    // (the Java side keeps its object reachable through each call).
-    unsafe { &*(handle as *const TimeId) }.issuer()
-}
-
-fn build(kind: jint, options: &str, clock: jlong) -> Result<TimeId> {
-    let mut o = Options::parse(options)?;
-    let b = TimeIdBuilder::new().settings(settings(&mut o, clock)?);
-    o.finish()?;
-    Ok(match kind {
-        0 => TimeId::Uuid7(b.build_uuid7()?),
-        _ => TimeId::Ulid(b.build_ulid()?),
-    })
+/// The format of ordinal `format` (Java passes only its enum's ordinals).
+fn format_of(format: jint) -> Result<TimeFormat> {
+    let all = TimeFormat::ALL;
+    let ordinal = usize::try_from(format).ok().filter(|&i| i < all.len());
+    ordinal
+        .map(|i| all[i])
+        .ok_or_else(|| Error::InvalidArgument {
+            name: "format",
+            reason: format!("{format} is not a time-ID format's ordinal"),
+        })
 }
 
 fn split(id: u128) -> [i64; 2] {
     [(id >> 64) as u64 as i64, id as u64 as i64]
 }
 
-/// A UUIDv7 (kind 0) or ULID (kind 1) generator: a handle.
+fn join(high: jlong, low: jlong) -> u128 {
+    (u128::from(high as u64) << 64) | u128::from(low as u64)
+}
+
+/// A generator of `format`: a handle.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_timeIdNew<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
-    kind: jint,
+    format: jint,
     options: JString<'l>,
     clock: jlong,
 ) -> jlong {
     run(&mut env, |env| {
-        let g = build(kind, &string(env, &options)?, clock)?;
+        let mut o = Options::parse(&string(env, &options)?)?;
+        let b = TimeIdBuilder::new().settings(settings(&mut o, clock)?);
+        o.finish()?;
+        let g = b.build(format_of(format)?)?;
         Ok(Box::into_raw(Box::new(g)) as jlong)
     })
 }
@@ -117,11 +113,7 @@ pub extern "system" fn Java_dev_polyflake_Native_timeIdWaitBudgetMs<'l>(
     handle: jlong,
 ) -> f64 {
     run(&mut env, |_| {
-        // SAFETY: as in `gen`.
-        let s = match unsafe { &*(handle as *const TimeId) } {
-            TimeId::Uuid7(g) => g.settings(),
-            TimeId::Ulid(g) => g.settings(),
-        };
+        let s = gen(handle).settings();
         Ok(match s.clock {
             Some(_) => -1.0,
             None => s.max_wait_ms,
@@ -151,60 +143,53 @@ pub extern "system" fn Java_dev_polyflake_Native_timeIdFree<'l>(
 ) {
     run(&mut env, |_| {
         // SAFETY: made by `timeIdNew`, freed once.
-        drop(unsafe { Box::from_raw(handle as *mut TimeId) });
+        drop(unsafe { Box::from_raw(handle as *mut TimeIdGenerator) });
         Ok(())
     })
 }
 
-/// A ULID's canonical text (Crockford base32) from its two halves.
+/// An ID's canonical text in `format`, from its two halves.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_polyflake_Native_ulidFormat<'l>(
+pub extern "system" fn Java_dev_polyflake_Native_timeIdFormat<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
+    format: jint,
     high: jlong,
     low: jlong,
 ) -> JString<'l> {
     run(&mut env, |env| {
-        let id = (u128::from(high as u64) << 64) | u128::from(low as u64);
-        Ok(env.new_string(polyflake::format_ulid(id))?)
+        let text = format_of(format)?.format_id(join(high, low));
+        Ok(env.new_string(text)?)
     })
 }
 
-/// A UUID's (kind 0) or ULID's (kind 1) text parsed by the core into `out` = [high, low] (its
-/// `InvalidId` otherwise).
+/// An ID's text in `format` parsed by the core into `out` = [high, low] (its `InvalidId`
+/// otherwise).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_timeIdParse<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
-    kind: jint,
+    format: jint,
     text: JString<'l>,
     out: JLongArray<'l>,
 ) {
     run(&mut env, |env| {
-        let text = string(env, &text)?;
-        let id = match kind {
-            0 => polyflake::parse_uuid(&text)?,
-            _ => polyflake::parse_ulid(&text)?,
-        };
+        let id = format_of(format)?.parse_id(&string(env, &text)?)?;
         out.set_region(env, 0, &split(id))?;
         Ok(())
     })
 }
 
-/// The Unix ms of a UUIDv7 (kind 0, the core's check of version and variant) or ULID (kind 1).
+/// The Unix ms of an ID of `format` (a UUID's version and variant checked by the core).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_timeIdTimestampMs<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
-    kind: jint,
+    format: jint,
     high: jlong,
     low: jlong,
 ) -> jlong {
     run(&mut env, |_| {
-        let id = (u128::from(high as u64) << 64) | u128::from(low as u64);
-        Ok(match kind {
-            0 => polyflake::uuid7_timestamp_ms(id)?,
-            _ => polyflake::ulid_timestamp_ms(id),
-        })
+        Ok(format_of(format)?.timestamp_ms(join(high, low))?)
     })
 }

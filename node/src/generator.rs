@@ -5,7 +5,7 @@
 use crate::error::{guard, js_value, Result};
 use crate::fast::{install, method, Cell, Reads, Shared};
 use crate::interrupt::waiting;
-use crate::issue::{self, bodies, issue_methods};
+use crate::issue::{self, bodies};
 use crate::js::{count_arg, id_arg, int_arg, narrow, string_arg, Fail, Ty, Val};
 use crate::layout::{layout_arg, Layout};
 use crate::metrics::samples;
@@ -289,10 +289,49 @@ macro_rules! generator_class {
             cell: Flake,
         }
 
-        issue_methods!($name, "bigint", "bigint | null", "Promise<bigint>");
-
         #[napi]
         impl $name {
+            /// One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
+            /// spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). The
+            /// first call on a fixed node id may wait for its restart guard (a predecessor on this
+            /// host killed within the last reserve, or a clock stepped back since: at most
+            /// `DEFAULT_MAX_RESTART_WAIT_MS`, else `LEASE_NOT_READY`). A Worker's `terminate()` or
+            /// `process.exit()` cuts a wait within 20 ms.
+            #[napi(ts_return_type = "bigint")]
+            pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                method(env, &self.cell, issue::next_id)
+            }
+
+            /// One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
+            /// millisecond or a small rewind in strict mode, a fixed node id's restart guard).
+            /// Refusals throw as in `nextId()`.
+            #[napi(ts_return_type = "bigint | null")]
+            pub fn try_next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                method(env, &self.cell, issue::try_next_id)
+            }
+
+            /// One ID as a Promise that never blocks the event loop: settled at once when no
+            /// wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
+            /// A refusal rejects with the error `nextId()` would throw.
+            #[napi(ts_return_type = "Promise<bigint>")]
+            pub fn next_id_async<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                method(env, &self.cell, issue::next_id_async)
+            }
+
+            /// A snapshot of this generator's state, counters and lease if any (reads the clock
+            /// once; status `'closed'` after `close()`; `nodeId` 0 where there is none).
+            #[napi(ts_return_type = "Health")]
+            pub fn health<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                js_value(env, |raw| Val::record(raw, &self.cell.g.health().fields()))
+            }
+
+            /// The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
+            /// and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
+            #[napi(ts_return_type = "Array<HealthSample>")]
+            pub fn health_samples<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+                js_value(env, |raw| samples(raw, &self.cell.g.health()))
+            }
+
             /// A generator with a given node id, claimed on this host (`NODE_ID_IN_USE` while
             /// another live generator holds it) and kept by its restart guard (a mark in
             /// `stateDir`: the next holder here starts above every ID this one issued). Throws a

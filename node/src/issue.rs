@@ -108,57 +108,6 @@ pub(crate) fn bodies<G: Issuer<Id: JsId> + 'static>() -> Issuing<G> {
     }
 }
 
-/// The methods every generator class has, as a second `#[napi] impl` block of `$name` (napi-rs
-/// merges it into the class); the literals are the TypeScript of an ID, `| null`, a Promise.
-macro_rules! issue_methods {
-    ($name:ident, $id:literal, $maybe:literal, $promise:literal) => {
-        #[napi]
-        impl $name {
-            /// One ID. Strict mode may block the thread: at most `max(maxWaitMs, 1)` ms on a
-            /// spent millisecond, at most `maxWaitMs` on a small rewind (see `nextIdAsync`). The
-            /// first call on a fixed node id may wait for its restart guard (a predecessor on this
-            /// host killed within the last reserve, or a clock stepped back since: at most
-            /// `DEFAULT_MAX_RESTART_WAIT_MS`, else `LEASE_NOT_READY`). A Worker's `terminate()` or
-            /// `process.exit()` cuts a wait within 20 ms.
-            #[napi(ts_return_type = $id)]
-            pub fn next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, issue::next_id)
-            }
-
-            /// One ID if that needs no wait; `null` where `nextId()` would sleep (a spent
-            /// millisecond or a small rewind in strict mode, a fixed node id's restart guard).
-            /// Refusals throw as in `nextId()`.
-            #[napi(ts_return_type = $maybe)]
-            pub fn try_next_id<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, issue::try_next_id)
-            }
-
-            /// One ID as a Promise that never blocks the event loop: settled at once when no
-            /// wait is needed (no thread hop), otherwise the wait runs on the libuv thread pool.
-            /// A refusal rejects with the error `nextId()` would throw.
-            #[napi(ts_return_type = $promise)]
-            pub fn next_id_async<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                method(env, &self.cell, issue::next_id_async)
-            }
-
-            /// A snapshot of this generator's state, counters and lease if any (reads the clock
-            /// once; status `'closed'` after `close()`; `nodeId` 0 where there is none).
-            #[napi(ts_return_type = "Health")]
-            pub fn health<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                js_value(env, |raw| Val::record(raw, &self.cell.g.health().fields()))
-            }
-
-            /// The health snapshot as metric samples: the core's `HEALTH_METRICS` table's names
-            /// and labels (see `healthMetrics()`; `polyflake/prometheus` exports them).
-            #[napi(ts_return_type = "Array<HealthSample>")]
-            pub fn health_samples<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-                js_value(env, |raw| samples(raw, &self.cell.g.health()))
-            }
-        }
-    };
-}
-pub(crate) use issue_methods;
-
 /// A Promise already settled with `value` (rejected with the JS error of a failure).
 pub(crate) fn settled(env: sys::napi_env, value: Result<Val, Fail>) -> Result<Val, Fail> {
     let mut deferred = ptr::null_mut();

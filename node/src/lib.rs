@@ -8,19 +8,20 @@
 //! `js` (the value layer and `Fail`), `error` (throwing), `fast` (the generator cell and the
 //! bound functions), `interrupt` (waits cut when the environment terminates), `issue` (issuing
 //! through the core's `Issuer`, sync and async), `clock`, `settings`, `layout`, `metrics`,
-//! `generator` (the two Snowflake classes), `timeid` (the two 128-bit classes).
+//! `generator` (the two Snowflake classes), `timeid` (the 128-bit class and its two subclasses).
 //!
 //! ## Decisions
 //!
 //! - **One class implementation, two JS classes.** JavaScript names the mode by the class and
 //!   napi-rs 3 has no class inheritance, so one macro (`generator_class!`) holds the whole class
-//!   and is declared twice with its mode and TypeScript signatures; the 128-bit formats are one
-//!   `format_class!` over the core's `Issuer` with a small `Format` trait. What the four classes
-//!   share is written once: `issue.rs` (`JsId`, the bound `nextId`/`tryNextId`/`nextIdAsync`),
-//!   `issue_methods!` (a second `#[napi] impl` block per class, which napi-rs merges), every raw
-//!   Node-API call through `napi_call!`/`napi_make!` (the status checked, the call named in the
-//!   error, one safety statement), `format_functions!`, `clock_steps!`. The settings every
-//!   generator takes are read once (`settings.rs`) into one core `Settings`.
+//!   and is declared twice with its mode and TypeScript signatures. The 128-bit formats are ONE
+//!   class, `TimeIdGenerator`, whose calls are written once over the core's fixed formats and
+//!   picked at construction (`timeid.rs`); `Uuid7Generator` and `UlidGenerator` are its JS
+//!   subclasses (`class extends`), made at load and typed in types.d.ts. What the classes share
+//!   is written once: `issue.rs` (`JsId`, the bound `nextId`/`tryNextId`/`nextIdAsync`), every
+//!   raw Node-API call through `napi_call!`/`napi_make!` (the status checked, the call named in
+//!   the error, one safety statement), `clock_steps!`. The settings every generator takes are
+//!   read once (`settings.rs`) into one core `Settings`.
 //! - **The generator cell's one home is `fast.rs`** (`Arc`, since async waits run on the libuv
 //!   pool); the bound `nextId` is a plain Node-API function whose data is that cell (napi-rs's
 //!   method path cost several times the ID). No closed flag or `Option` around the generator:
@@ -87,7 +88,8 @@ pub use layout::{Layout, LayoutBits, LayoutPreset};
 pub use metrics::health_metrics;
 pub use timeid::{
     bind_module_functions, format_ulid, format_uuid, parse_ulid, parse_uuid, ulid, ulid_time,
-    ulid_timestamp_ms, uuid7, uuid7_time, uuid7_timestamp_ms, UlidGenerator, Uuid7Generator,
+    ulid_timestamp_ms, uuid7, uuid7_time, uuid7_timestamp_ms, FixedFormatClass, TimeIdGenerator,
+    UlidGenerator, Uuid7Generator,
 };
 
 /// The version of the polyflake core inside this addon.

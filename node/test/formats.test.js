@@ -190,3 +190,20 @@ for (const [name, Cls, re, parse, ms] of [
     g.close()
   })
 }
+
+test('TimeIdGenerator: one class of either format; the two classes are its subclasses', () => {
+  const { TimeIdGenerator } = polyflake
+  assert.ok(new Uuid7Generator() instanceof TimeIdGenerator && new UlidGenerator() instanceof TimeIdGenerator)
+  assert.equal(Object.getPrototypeOf(UlidGenerator), TimeIdGenerator)
+  const g = new TimeIdGenerator({ format: 'ulid', clock: new ManualClock(1737747358021) })
+  assert.equal(g.format, 'ulid')
+  const [a, b] = [big(g.nextIdBuffer()), big(g.nextIdBuffer())]
+  assert.equal(b - a, 1n, 'the ULID spec: +1 within the millisecond')
+  assert.match(g.nextId(), ULID_TEXT)
+  const u = new TimeIdGenerator()
+  assert.equal(u.format, 'uuid7')
+  assert.match(u.nextId(), UUID_TEXT)
+  assert.equal(new Uuid7Generator({ format: 'uuid7' }).format, 'uuid7')
+  throwsCode(assert, () => new UlidGenerator({ format: 'uuid7' }), TypeError, 'ERR_INVALID_ARG_TYPE')
+  throwsCode(assert, () => new TimeIdGenerator({ format: 'uuidv7' }), RangeError, 'INVALID_ARGUMENT')
+})

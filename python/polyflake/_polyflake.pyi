@@ -71,6 +71,7 @@ __all__ = [
     "NodeIdInUse",
     "PolyflakeError",
     "Snowflake",
+    "TimeIdGenerator",
     "TimestampOverflow",
     "UlidGenerator",
     "UnknownLayout",
@@ -494,11 +495,28 @@ class MonotonicSnowflake(Snowflake):
     ) -> Self: ...
 
 _Id = TypeVar("_Id", uuid.UUID, str)
+_TimeFormat = Literal["uuid7", "ulid"]
 
 @disjoint_base
-class _TimeIdGenerator(Generic[_Id]):
-    """What ``Uuid7Generator`` and ``UlidGenerator`` share."""
+class TimeIdGenerator(Generic[_Id]):
+    """UUIDv7 or ULID generator: ``format`` is ``"uuid7"`` (the default) or ``"ulid"``, or the
+    class's own (``Uuid7Generator``, ``UlidGenerator``)."""
 
+    def __new__(
+        cls,
+        *,
+        format: Optional[_TimeFormat] = None,
+        mode: Literal["strict", "monotonic"] = "strict",
+        max_wait_ms: float = 5.0,
+        max_forward_step_ms: Optional[int] = 60000,
+        forward_confirm_ms: int = 300000,
+        clock: Optional[_ClockLike] = None,
+        clock_source: Optional[_ClockSource] = None,
+        max_lead_ms: Optional[int] = 5000,
+        max_clock_error_ms: Optional[int] = None,
+    ) -> Self: ...
+    @property
+    def format(self) -> _TimeFormat: ...
     def next_id(self) -> _Id:
         """A ``uuid.UUID`` (UUIDv7) or the 26-character text (ULID)."""
     def next_str(self) -> str: ...
@@ -516,13 +534,13 @@ class _TimeIdGenerator(Generic[_Id]):
     @property
     def mode(self) -> str: ...
 
-@final
-class Uuid7Generator(_TimeIdGenerator[uuid.UUID]):
+class Uuid7Generator(TimeIdGenerator[uuid.UUID]):
     """UUIDv7 (RFC 9562) with the Snowflake generators' rewind guard; no node id."""
 
     def __new__(
         cls,
         *,
+        format: Optional[Literal["uuid7"]] = None,
         mode: Literal["strict", "monotonic"] = "strict",
         max_wait_ms: float = 5.0,
         max_forward_step_ms: Optional[int] = 60000,
@@ -533,13 +551,13 @@ class Uuid7Generator(_TimeIdGenerator[uuid.UUID]):
         max_clock_error_ms: Optional[int] = None,
     ) -> Self: ...
 
-@final
-class UlidGenerator(_TimeIdGenerator[str]):
+class UlidGenerator(TimeIdGenerator[str]):
     """ULID (48-bit ms, 80 bits increasing within a millisecond); no node id."""
 
     def __new__(
         cls,
         *,
+        format: Optional[Literal["ulid"]] = None,
         mode: Literal["strict", "monotonic"] = "strict",
         max_wait_ms: float = 5.0,
         max_forward_step_ms: Optional[int] = 60000,

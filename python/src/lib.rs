@@ -7,9 +7,12 @@
 //!   `MonotonicSnowflake` is a stateless subclass, and the mode comes from the class (each
 //!   `from_*` classmethod is defined once and asks whether `cls` is the monotonic one). What both
 //!   generator kinds share (`health`, `close`, `with`, `mode`, the async forms, close on drop) is
-//!   one macro (`shared_methods!`) used by `Snowflake` and `_TimeIdGenerator`; PyO3's
+//!   one macro (`shared_methods!`) used by `Snowflake` and `TimeIdGenerator`; PyO3's
 //!   `multiple-pymethods` lets it, the `from_*` classmethods and `getters!` each add a
 //!   `#[pymethods]` block.
+//!   The 128-bit formats are ONE pyclass too, `TimeIdGenerator` over the core's generator with a
+//!   run-time format; `Uuid7Generator` and `UlidGenerator` are subclasses made at import with
+//!   `type()`, and the format comes from the class as the mode does (`timeid.rs`).
 //! - **Settings are keywords, their defaults the core's.** A setting that is absent is never set
 //!   on the core's builder or options, so its default is the core's. The text signatures and the
 //!   stubs show those defaults, pinned to the core's constants (const asserts in `generator.rs`,

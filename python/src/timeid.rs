@@ -1,23 +1,20 @@
-//! UUIDv7 and ULID: `Uuid7Generator` and `UlidGenerator`, `uuid7()` and `ulid()` on
-//! process-wide strict generators made on first use, and the text helpers.
+//! UUIDv7 and ULID: ONE class, `TimeIdGenerator`, over the core's generator with its format
+//! chosen at run time (`format=` or the class); `Uuid7Generator` and `UlidGenerator` are its
+//! subclasses of a fixed format, made at import with `type()` (no code of their own).
+//! `uuid7()` and `ulid()` issue on process-wide strict generators made on first use; the text
+//! helpers are the core's.
 
 use crate::args::{batch_bytes, int_value, str_arg, wrong_type};
 use crate::error::to_py_err;
 use crate::interrupt::{waiting, Cancel};
 use crate::settings::{core_settings, Settings};
 use crate::utc::utc_datetime;
-use polyflake::{self as pf, Error, Issuer, Mode, TimeIdBuilder};
-use polyflake::{UlidGenerator, Uuid7Generator};
+use polyflake::{self as pf, Error, Mode, TimeFormat, TimeIdBuilder};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyString, PyType};
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
 use pyo3::{ffi, intern};
-
-/// One of the core's 128-bit generators.
-enum Engine {
-    Uuid7(Uuid7Generator),
-    Ulid(UlidGenerator),
-}
 
 /// How an ID goes to Python: `uuid.UUID` for a UUID and text for a ULID, text, 16 bytes.
 #[derive(Clone, Copy)]
@@ -27,46 +24,26 @@ enum Form {
     Bytes,
 }
 
-/// Either engine as the core's [`Issuer`]: `engine.next_id()`, `engine.health()` and the rest
-/// are the core's calls on whichever generator it holds.
-impl std::ops::Deref for Engine {
-    type Target = dyn Issuer<Id = u128>;
-
-    fn deref(&self) -> &Self::Target {
-        match self {
-            Engine::Uuid7(g) => g,
-            Engine::Ulid(g) => g,
-        }
-    }
+/// An ID of `format` in `form`.
+fn to_py(py: Python<'_>, format: TimeFormat, u: u128, form: Form) -> PyResult<Bound<'_, PyAny>> {
+    Ok(match (form, format) {
+        (Form::Bytes, _) => PyBytes::new(py, &u.to_be_bytes()).into_any(),
+        (Form::Native, TimeFormat::Uuid7) => uuid_object(py, u)?,
+        _ => PyString::new(py, &format.format_id(u)).into_any(),
+    })
 }
 
-impl Engine {
-    /// One ID, with the GIL released only if it waits (a strict generator on a clock object
-    /// skips the try, which would spend a scripted clock's reading).
-    fn issue_u128(&self, py: Python<'_>, clocked: bool) -> PyResult<u128> {
-        if !clocked || self.mode() == Mode::Monotonic {
-            match self.try_next_id() {
-                Ok(Some(u)) => return Ok(u),
-                Ok(None) => {}
-                Err(e) => return Err(to_py_err(py, e)),
-            }
+/// One ID of `g`, with the GIL released only if it waits (a strict generator on a clock object,
+/// `injected`, skips the try, which would spend a scripted clock's reading).
+fn issue(py: Python<'_>, g: &pf::TimeIdGenerator, injected: bool) -> PyResult<u128> {
+    if !injected || g.mode() == Mode::Monotonic {
+        match g.try_next_id() {
+            Ok(Some(u)) => return Ok(u),
+            Ok(None) => {}
+            Err(e) => return Err(to_py_err(py, e)),
         }
-        self.next_with(py, None)
     }
-
-    /// One ID with the GIL released, cut short by Ctrl-C (or `cancel`) while it waits.
-    fn next_with(&self, py: Python<'_>, cancel: Option<&Cancel>) -> PyResult<u128> {
-        waiting(py, cancel, || self.next_id())
-    }
-
-    fn to_py<'py>(&self, py: Python<'py>, u: u128, form: Form) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match (form, self) {
-            (Form::Bytes, _) => PyBytes::new(py, &u.to_be_bytes()).into_any(),
-            (Form::Native, Engine::Uuid7(_)) => uuid_object(py, u)?,
-            (_, Engine::Uuid7(_)) => PyString::new(py, &polyflake::format_uuid(u)).into_any(),
-            (_, Engine::Ulid(_)) => PyString::new(py, &polyflake::format_ulid(u)).into_any(),
-        })
-    }
+    waiting(py, None, || g.next_id())
 }
 
 /// `uuid.UUID` and `SafeUUID.unknown`, fetched once.
@@ -109,72 +86,93 @@ fn uuid_object(py: Python<'_>, u: u128) -> PyResult<Bound<'_, PyAny>> {
     }
 }
 
-/// Base of `Uuid7Generator` and `UlidGenerator` (ONE implementation; the class gives the format).
-#[pyclass(frozen, subclass, module = "polyflake", name = "_TimeIdGenerator")]
+/// UUIDv7 or ULID generator: `format` is `"uuid7"` (the default) or `"ulid"`, or the class's
+/// own (`Uuid7Generator`, `UlidGenerator`); settings `mode` ("strict" or "monotonic") and the
+/// clock settings of `Snowflake`.
+#[pyclass(frozen, subclass, module = "polyflake", name = "TimeIdGenerator")]
 pub(crate) struct TimeIdGenerator {
-    engine: Engine,
-    /// True for a clock object (see `Engine::issue`).
+    g: pf::TimeIdGenerator,
+    /// True for a clock object (see `issue`).
     injected: bool,
 }
 
-/// The generator `what` asks for, from its keyword settings.
-fn make(
-    py: Python<'_>,
-    what: &str,
-    settings: Option<&Bound<'_, PyDict>>,
-) -> PyResult<PyClassInitializer<TimeIdGenerator>> {
-    let s = Settings(settings.cloned());
-    let mode = match s.take("mode")? {
-        Some(m) => Mode::from_name(&str_arg(&m, "mode")?).map_err(|e| to_py_err(py, e))?,
-        None => Mode::Strict,
-    };
-    let (settings, injected) = core_settings(mode, &s, true)?;
-    let b = TimeIdBuilder::new().settings(settings);
-    s.finish(what)?;
-    let engine = match what {
-        "UlidGenerator" => b.build_ulid().map(Engine::Ulid),
-        _ => b.build_uuid7().map(Engine::Uuid7),
-    };
-    let engine = engine.map_err(|e| to_py_err(py, e))?;
-    Ok(TimeIdGenerator { engine, injected }.into())
-}
+/// The subclasses of a fixed format, in `TimeFormat::ALL` order, with their docstrings.
+const FIXED: [(&str, &str); 2] = [
+    (
+        "Uuid7Generator",
+        "A UUIDv7 generator (RFC 9562): a TimeIdGenerator whose format is \"uuid7\". \
+         next_id() gives a uuid.UUID.",
+    ),
+    (
+        "UlidGenerator",
+        "A ULID generator: a TimeIdGenerator whose format is \"ulid\". next_id() gives its \
+         26-character text.",
+    ),
+];
 
-/// Each format's class, `Class: "PythonName";`: a `TimeIdGenerator` with its constructor.
-macro_rules! time_id_classes {
-    ($($(#[doc = $doc:literal])* $class:ident: $name:tt;)*) => {$(
-        $(#[doc = $doc])*
-        #[pyclass(frozen, extends = TimeIdGenerator, module = "polyflake", name = $name)]
-        pub(crate) struct $class;
+/// The classes of `FIXED`, made by `register`.
+static FIXED_CLASSES: PyOnceLock<Vec<Py<PyType>>> = PyOnceLock::new();
 
-        #[pymethods]
-        impl $class {
-            /// Every default shown is the core's (`DEFAULT_*`); `max_lead_ms` is monotonic
-            /// mode's (the core's `DEFAULT_MAX_LEAD_MS`; None: unbounded).
-            #[new]
-            #[pyo3(
-                signature = (**settings),
-                text_signature = "(*, mode='strict', max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None)"
-            )]
-            fn new(
-                py: Python<'_>,
-                settings: Option<&Bound<'_, PyDict>>,
-            ) -> PyResult<PyClassInitializer<Self>> {
-                Ok(make(py, $name, settings)?.add_subclass($class))
-            }
+/// The format `cls` fixes (`Uuid7Generator`, `UlidGenerator` and their subclasses), if any.
+fn fixed_format(cls: &Bound<'_, PyType>) -> PyResult<Option<TimeFormat>> {
+    for (c, format) in FIXED_CLASSES
+        .get(cls.py())
+        .into_iter()
+        .flatten()
+        .zip(TimeFormat::ALL)
+    {
+        if cls.is_subclass(c.bind(cls.py()))? {
+            return Ok(Some(format));
         }
-    )*};
-}
-
-time_id_classes! {
-    /// A UUIDv7 generator (RFC 9562); settings `mode` ("strict" or "monotonic") and the clock
-    /// settings of `Snowflake`. `next_id()` gives a `uuid.UUID`.
-    PyUuid7Generator: "Uuid7Generator";
-    /// A ULID generator (the settings of `Uuid7Generator`); `next_id()` gives its text.
-    PyUlidGenerator: "UlidGenerator";
+    }
+    Ok(None)
 }
 
 #[pymethods]
 impl TimeIdGenerator {
+    /// Every default shown is the core's (`DEFAULT_*`); `max_lead_ms` is monotonic mode's (the
+    /// core's `DEFAULT_MAX_LEAD_MS`; None: unbounded); `format=None` is the class's format.
+    #[new]
+    #[classmethod]
+    #[pyo3(
+        signature = (**settings),
+        text_signature = "(*, format=None, mode='strict', max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None)"
+    )]
+    fn new(cls: &Bound<'_, PyType>, settings: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let (py, what) = (cls.py(), cls.name()?.to_string());
+        let s = Settings(settings.cloned());
+        let fixed = fixed_format(cls)?;
+        let asked = match s.take("format")?.filter(|v| !v.is_none()) {
+            Some(v) => {
+                Some(TimeFormat::from_name(&str_arg(&v, "format")?).map_err(|e| to_py_err(py, e))?)
+            }
+            None => None,
+        };
+        let format = match (fixed, asked) {
+            (Some(f), Some(a)) if f != a => {
+                return Err(PyTypeError::new_err(format!(
+                    "{what} issues {f} only: TimeIdGenerator(format=\"{a}\") issues {a}"
+                )))
+            }
+            (f, a) => f.or(a).unwrap_or(TimeFormat::Uuid7),
+        };
+        let mode = match s.take("mode")? {
+            Some(m) => Mode::from_name(&str_arg(&m, "mode")?).map_err(|e| to_py_err(py, e))?,
+            None => Mode::Strict,
+        };
+        let (settings, injected) = core_settings(mode, &s, true)?;
+        s.finish(&what)?;
+        let g = TimeIdBuilder::new().settings(settings).build(format);
+        let g = g.map_err(|e| to_py_err(py, e))?;
+        Ok(TimeIdGenerator { g, injected })
+    }
+
+    /// `"uuid7"` or `"ulid"`.
+    #[getter]
+    fn format(&self) -> &'static str {
+        self.g.format().name()
+    }
+
     /// One ID: a `uuid.UUID` (UUIDv7) or the 26-character text (ULID).
     fn next_id<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.issue(py, Form::Native)
@@ -194,7 +192,7 @@ impl TimeIdGenerator {
     /// wait runs `next_id()` in a thread, never blocking the event loop.
     fn anext_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let (py, g, this) = (slf.py(), slf.get(), slf.as_any());
-        let skip = g.injected && g.engine.mode() == polyflake::Mode::Strict;
+        let skip = g.injected && g.g.mode() == Mode::Strict;
         crate::aio::anext_id(this, skip, || g.try_now(), |id| g.id_to_py(py, id))
     }
 
@@ -210,34 +208,34 @@ impl TimeIdGenerator {
         _py: Python<'py>,
         count: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        batch_bytes(count, None, |out| self.engine.next_ids(out), u128::to_be)
+        batch_bytes(count, None, |out| self.g.next_ids(out), u128::to_be)
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let g = slf.get();
         let clock = if g.injected { ", clock=injected" } else { "" };
-        let source = g.engine.health().clock_source.name();
-        let (name, mode) = (slf.get_type().name()?, g.engine.mode().name());
+        let source = g.g.health().clock_source.name();
+        let (name, mode) = (slf.get_type().name()?, g.g.mode().name());
         Ok(format!(
             "{name}(mode='{mode}', clock_source='{source}'{clock})"
         ))
     }
 }
 
-crate::generator::shared_methods!(TimeIdGenerator, engine);
+crate::generator::shared_methods!(TimeIdGenerator, g);
 
 impl TimeIdGenerator {
     fn issue<'py>(&self, py: Python<'py>, form: Form) -> PyResult<Bound<'py, PyAny>> {
-        let u = self.engine.issue_u128(py, self.injected)?;
-        self.engine.to_py(py, u, form)
+        let u = issue(py, &self.g, self.injected)?;
+        to_py(py, self.g.format(), u, form)
     }
 
     fn try_now(&self) -> polyflake::Result<Option<u128>> {
-        self.engine.try_next_id()
+        self.g.try_next_id()
     }
 
     fn next_id_with(&self, py: Python<'_>, cancel: Option<&Cancel>) -> PyResult<u128> {
-        self.engine.next_with(py, cancel)
+        waiting(py, cancel, || self.g.next_id())
     }
 
     fn next_ids_with<'py>(
@@ -246,58 +244,56 @@ impl TimeIdGenerator {
         count: &Bound<'py, PyAny>,
         cancel: Option<&Cancel>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let bytes = batch_bytes(count, cancel, |out| self.engine.next_ids(out), u128::to_be)?;
+        let bytes = batch_bytes(count, cancel, |out| self.g.next_ids(out), u128::to_be)?;
         Ok(bytes.into_any())
     }
 
     fn id_to_py<'py>(&self, py: Python<'py>, u: u128) -> PyResult<Bound<'py, PyAny>> {
-        self.engine.to_py(py, u, Form::Native)
+        to_py(py, self.g.format(), u, Form::Native)
     }
 }
 
-static UUID7: PyOnceLock<Engine> = PyOnceLock::new();
-static ULID: PyOnceLock<Engine> = PyOnceLock::new();
+/// The process-wide strict generators, in `TimeFormat::ALL` order, each made on first use.
+static DEFAULTS: [PyOnceLock<pf::TimeIdGenerator>; 2] = [PyOnceLock::new(), PyOnceLock::new()];
 
-/// The process-wide strict generator of a format, made on first use.
-fn default_id<'py>(
-    py: Python<'py>,
-    cell: &'static PyOnceLock<Engine>,
-    form: Form,
-) -> PyResult<Bound<'py, PyAny>> {
-    let engine = cell.get_or_try_init(py, || {
-        let e = if std::ptr::eq(cell, &ULID) {
-            UlidGenerator::strict().map(Engine::Ulid)
-        } else {
-            Uuid7Generator::strict().map(Engine::Uuid7)
-        };
-        e.map_err(|e| to_py_err(py, e))
+/// An ID of the process-wide strict generator of `format`, in `form`.
+fn default_id(py: Python<'_>, format: TimeFormat, form: Form) -> PyResult<Bound<'_, PyAny>> {
+    let g = DEFAULTS[format as usize].get_or_try_init(py, || {
+        TimeIdBuilder::new()
+            .build(format)
+            .map_err(|e| to_py_err(py, e))
     })?;
-    let u = engine.issue_u128(py, false)?;
-    engine.to_py(py, u, form)
+    to_py(py, format, issue(py, g, false)?, form)
 }
 
-/// The module's functions on the process-wide generators, `name: cell, form;` each.
-macro_rules! default_id_functions {
-    ($($(#[doc = $doc:literal])* $name:ident: $cell:ident, $form:ident;)*) => {$(
-        $(#[doc = $doc])*
-        #[pyfunction]
-        fn $name(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-            default_id(py, &$cell, Form::$form)
-        }
-    )*};
+/// A UUIDv7 as a stdlib `uuid.UUID`, from the process-wide strict generator.
+#[pyfunction]
+fn uuid7(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    default_id(py, TimeFormat::Uuid7, Form::Native)
 }
 
-default_id_functions! {
-    /// A UUIDv7 as a stdlib `uuid.UUID`, from the process-wide strict generator.
-    uuid7: UUID7, Native;
-    /// A UUIDv7 as its text (36 characters, lower case), from the generator of `uuid7()`.
-    uuid7_str: UUID7, Text;
-    /// A UUIDv7 as 16 bytes, big-endian, from the generator of `uuid7()`.
-    uuid7_bytes: UUID7, Bytes;
-    /// A ULID as its 26-character text, from the process-wide strict generator.
-    ulid: ULID, Native;
-    /// A ULID as 16 bytes, big-endian, from the generator of `ulid()`.
-    ulid_bytes: ULID, Bytes;
+/// A UUIDv7 as its text (36 characters, lower case), from the generator of `uuid7()`.
+#[pyfunction]
+fn uuid7_str(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    default_id(py, TimeFormat::Uuid7, Form::Text)
+}
+
+/// A UUIDv7 as 16 bytes, big-endian, from the generator of `uuid7()`.
+#[pyfunction]
+fn uuid7_bytes(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    default_id(py, TimeFormat::Uuid7, Form::Bytes)
+}
+
+/// A ULID as its 26-character text, from the process-wide strict generator.
+#[pyfunction]
+fn ulid(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    default_id(py, TimeFormat::Ulid, Form::Native)
+}
+
+/// A ULID as 16 bytes, big-endian, from the generator of `ulid()`.
+#[pyfunction]
+fn ulid_bytes(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    default_id(py, TimeFormat::Ulid, Form::Bytes)
 }
 
 /// A 128-bit ID given as a `uuid.UUID`, 16 big-endian bytes, an int, or text (for `parse`).
@@ -381,12 +377,24 @@ fn ulid_time<'py>(id: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     )
 }
 
-/// Add the classes and functions of this module.
+/// Add the classes and functions of this module: `TimeIdGenerator`, then each fixed format's
+/// subclass, made as Python makes a class (`type(name, (TimeIdGenerator,), namespace)`).
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyUuid7Generator>()?;
-    m.add_class::<PyUlidGenerator>()?;
-    // The shared base is not public (not in `__all__`), but reachable for the stubs.
-    m.setattr("_TimeIdGenerator", m.py().get_type::<TimeIdGenerator>())?;
+    let py = m.py();
+    m.add_class::<TimeIdGenerator>()?;
+    let base = py.get_type::<TimeIdGenerator>();
+    let mut classes = Vec::new();
+    for (name, doc) in FIXED {
+        let namespace = PyDict::new(py);
+        namespace.set_item("__slots__", PyTuple::empty(py))?;
+        namespace.set_item("__module__", "polyflake")?;
+        namespace.set_item("__doc__", doc)?;
+        let cls = py.get_type::<PyType>().call1((name, (&base,), namespace))?;
+        m.add(name, &cls)?;
+        classes.push(cls.cast_into::<PyType>()?.unbind());
+    }
+    // The module is initialised once per interpreter: a second set is not stored.
+    let _ = FIXED_CLASSES.set(py, classes);
     add_functions! { m: uuid7, uuid7_str, uuid7_bytes, ulid, ulid_bytes, parse_uuid, format_uuid,
     uuid7_timestamp_ms, uuid7_time, parse_ulid, format_ulid, ulid_timestamp_ms, ulid_time }
     Ok(())

@@ -332,3 +332,25 @@ def test_module_generators_go_on_in_a_child():
         return 0 if u.version == 7 and CROCKFORD.fullmatch(polyflake.ulid()) else 1
 
     assert run_in_child(child) == 0
+
+
+# --- one class --------------------------------------------------------------------------------
+
+def test_one_class_of_either_format():
+    # TimeIdGenerator is the one class; Uuid7Generator and UlidGenerator are it with the format
+    # fixed (a subclass may name only its own format).
+    assert issubclass(Uuid7Generator, polyflake.TimeIdGenerator)
+    assert issubclass(UlidGenerator, polyflake.TimeIdGenerator)
+    g = polyflake.TimeIdGenerator(format="ulid", clock=ManualClock(T))
+    assert g.format == "ulid" and type(g) is polyflake.TimeIdGenerator
+    a, b = (int.from_bytes(g.next_bytes(), "big") for _ in range(2))
+    assert b - a == 1 and a >> 80 == T  # the ULID spec's +1 within the millisecond
+    assert isinstance(g.next_id(), str) and CROCKFORD.fullmatch(g.next_id())
+    u = polyflake.TimeIdGenerator(clock=ManualClock(T))  # uuid7 unless told
+    assert u.format == "uuid7" and u.next_id().version == 7
+    assert Uuid7Generator(format="uuid7").format == "uuid7" and UlidGenerator().format == "ulid"
+    with pytest.raises(TypeError, match="issues ulid only"):
+        UlidGenerator(format="uuid7")
+    with pytest.raises(polyflake.InvalidArgument, match="time-ID format"):
+        polyflake.TimeIdGenerator(format="uuidv7")
+    assert "TimeIdGenerator(mode='strict'" in repr(polyflake.TimeIdGenerator())

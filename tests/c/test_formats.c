@@ -426,6 +426,55 @@ static void fork_goes_on(void) {
   printf("fork: the child goes on issuing, with random bits of its own\n");
 }
 
+/* The handle whose format is a value (polyflake_timeid_generator): the same generators as the
+ * typed handles, the format chosen at _new; a code that is no format is refused. */
+static void format_value(void) {
+  const int64_t t = 1645557742000;
+  polyflake_timeid_config cfg;
+  polyflake_clock *clock = NULL;
+  polyflake_timeid_generator *g = NULL;
+  polyflake_health_snapshot h;
+  id128 a, b, c, batch[3];
+  char text[POLYFLAKE_UUID_TEXT_LEN];
+  int i;
+  CHECK_RESULT(polyflake_timeid_config_init(&cfg), POLYFLAKE_RESULT_OK);
+  polyflake_manual_clock_new(t, &clock);
+  CHECK_RESULT(polyflake_timeid_generator_new(2, &cfg, clock, &g), POLYFLAKE_RESULT_INVALID_ARGUMENT);
+  CHECK(g == NULL, "nothing made for format 2");
+  CHECK_RESULT(polyflake_timeid_generator_new(POLYFLAKE_TIME_FORMAT_UUID7, &cfg, clock, NULL),
+               POLYFLAKE_RESULT_NULL_PARAMETER);
+
+  CHECK_RESULT(polyflake_timeid_generator_new(POLYFLAKE_TIME_FORMAT_UUID7, &cfg, clock, &g), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_next_timeid(g, a), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_format_uuid(a, text, sizeof text), POLYFLAKE_RESULT_OK);
+  CHECK(strncmp(text, "017f22e2-79b0-7000-", 19) == 0, "UUID from the format-value handle %s", text);
+  CHECK_RESULT(polyflake_next_timeid_within(g, b, 100), POLYFLAKE_RESULT_OK);
+  CHECK(memcmp(a, b, sizeof a) < 0, "increasing");
+  CHECK_RESULT(polyflake_timeid_health(g, &h), POLYFLAKE_RESULT_OK);
+  CHECK(h.ok && h.ids_issued == 2, "health: %s", h.reason);
+  CHECK_RESULT(polyflake_timeid_generator_interrupt(g), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_timeid_generator_close(g), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_next_timeid(g, c), POLYFLAKE_RESULT_GENERATOR_CLOSED);
+  polyflake_timeid_generator_free(g);
+  polyflake_timeid_generator_free(NULL);
+
+  CHECK_RESULT(polyflake_timeid_generator_new(POLYFLAKE_TIME_FORMAT_ULID, &cfg, clock, &g), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_next_timeid(g, a), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_next_timeids(g, batch[0], 2), POLYFLAKE_RESULT_OK);
+  CHECK_RESULT(polyflake_next_timeids_within(g, batch[2], 1, 100), POLYFLAKE_RESULT_OK);
+  /* A ULID's +1 within the millisecond, across the single and the batch calls. */
+  for (i = 0; i < 3; i++) {
+    int k;
+    memcpy(c, i == 0 ? a : batch[i - 1], sizeof c);
+    for (k = 15; k >= 0 && ++c[k] == 0; k--) {
+    }
+    CHECK(memcmp(c, batch[i], sizeof c) == 0, "ULID + 1 at %d", i);
+  }
+  polyflake_timeid_generator_free(g);
+  polyflake_clock_free(clock);
+  printf("format value: either format from one handle type; an unknown format refused\n");
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s VECTORS_DIR\n", argv[0]);
@@ -434,6 +483,7 @@ int main(int argc, char **argv) {
   printf("polyflake %s (C, UUIDv7 and ULID)\n", polyflake_version());
   vectors(argv[1]);
   generators();
+  format_value();
   bad_input();
   threads();
   fork_goes_on();

@@ -114,8 +114,8 @@ final class Native {
 
     static native String constants();
 
-    // UUIDv7 and ULID generators.
-    static native long timeIdNew(int kind, String options, long clock);
+    // UUIDv7 and ULID generators: `format` is TimeIdGenerator.Format's ordinal (the core's order).
+    static native long timeIdNew(int format, String options, long clock);
 
     static native boolean timeIdNext(long handle, long[] out, boolean mayWait, boolean interrupted);
 
@@ -127,9 +127,9 @@ final class Native {
 
     static native void timeIdFree(long handle);
 
-    static native String ulidFormat(long high, long low);
+    static native String timeIdFormat(int format, long high, long low);
 
-    static native void timeIdParse(int kind, String text, long[] out);
+    static native void timeIdParse(int format, String text, long[] out);
 
-    static native long timeIdTimestampMs(int kind, long high, long low);
+    static native long timeIdTimestampMs(int format, long high, long low);
 }

@@ -3,9 +3,8 @@ package dev.polyflake;
 import java.util.Optional;
 
 /**
- * A generator of ULIDs (26 characters of Crockford base32, time first) over the core's clock
- * rules: {@code new UlidGenerator()} is strict on the system clock; {@link #builder()} gives the
- * rest. Waits park in Java, as {@link Snowflake}'s do.
+ * A {@link TimeIdGenerator} of ULIDs (26 characters of Crockford base32, time first):
+ * {@code new UlidGenerator()} is strict on the system clock; {@link #builder()} gives the rest.
  */
 public final class UlidGenerator extends TimeIdGenerator {
     /** A strict generator on the system clock. */
@@ -14,7 +13,7 @@ public final class UlidGenerator extends TimeIdGenerator {
     }
 
     private UlidGenerator(Builder b) {
-        super(ULID, b);
+        super(Format.ULID, b);
     }
 
     /** @return a builder with the core's defaults */
@@ -23,20 +22,17 @@ public final class UlidGenerator extends TimeIdGenerator {
     }
 
     /**
-     * One ULID, increasing (as text and as a number).
+     * One ULID, increasing (as text and as a number): {@link #nextId()}.
      *
      * @return its canonical text
      */
     public String nextUlid() {
-        long[] out = new long[2];
-        next(out);
-        return Native.ulidFormat(out[0], out[1]);
+        return nextId();
     }
 
-    /** @return one ULID if it needs no wait, else empty */
+    /** @return one ULID if it needs no wait, else empty: {@link #tryNextId()} */
     public Optional<String> tryNextUlid() {
-        long[] out = new long[2];
-        return tryNext(out) ? Optional.of(Native.ulidFormat(out[0], out[1])) : Optional.empty();
+        return tryNextId();
     }
 
     /**
@@ -49,7 +45,7 @@ public final class UlidGenerator extends TimeIdGenerator {
     public static long timestampMs(String ulid) {
         GeneratorBuilder.notNull(ulid, "timestampMs(ulid): ulid");
         long[] v = parse(ulid);
-        return Native.timeIdTimestampMs(ULID, v[0], v[1]);
+        return timestampMs(Format.ULID, v[0], v[1]);
     }
 
     /**
@@ -59,11 +55,7 @@ public final class UlidGenerator extends TimeIdGenerator {
      * @return the two halves
      */
     public static long[] parse(String ulid) {
-        GeneratorBuilder.notNull(ulid, "parse(ulid): ulid");
-        Native.ensureLoaded();
-        long[] out = new long[2];
-        Native.timeIdParse(ULID, ulid, out);
-        return out;
+        return parse(Format.ULID, GeneratorBuilder.notNull(ulid, "parse(ulid): ulid"));
     }
 
     /**
@@ -74,7 +66,7 @@ public final class UlidGenerator extends TimeIdGenerator {
      */
     public static String canonical(String ulid) {
         long[] v = parse(ulid);
-        return Native.ulidFormat(v[0], v[1]);
+        return Format.ULID.text(v[0], v[1]);
     }
 
     /** The settings of a {@link UlidGenerator}. */

@@ -4,9 +4,8 @@ import java.util.Optional;
 import java.util.UUID;
 
 /**
- * A generator of UUIDv7s (RFC 9562) over the core's clock rules: {@code new Uuid7Generator()} is
- * strict on the system clock; {@link #builder()} gives the rest. Waits park in Java, as
- * {@link Snowflake}'s do.
+ * A {@link TimeIdGenerator} of UUIDv7s (RFC 9562), as {@code java.util.UUID}s:
+ * {@code new Uuid7Generator()} is strict on the system clock; {@link #builder()} gives the rest.
  */
 public final class Uuid7Generator extends TimeIdGenerator {
     /** A strict generator on the system clock. */
@@ -15,7 +14,7 @@ public final class Uuid7Generator extends TimeIdGenerator {
     }
 
     private Uuid7Generator(Builder b) {
-        super(UUID7, b);
+        super(Format.UUID7, b);
     }
 
     /** @return a builder with the core's defaults */
@@ -49,8 +48,7 @@ public final class Uuid7Generator extends TimeIdGenerator {
      */
     public static long timestampMs(UUID uuid) {
         GeneratorBuilder.notNull(uuid, "timestampMs(uuid): uuid");
-        Native.ensureLoaded();
-        return Native.timeIdTimestampMs(UUID7, uuid.getMostSignificantBits(), uuid.getLeastSignificantBits());
+        return timestampMs(Format.UUID7, uuid.getMostSignificantBits(), uuid.getLeastSignificantBits());
     }
 
     /**
@@ -62,11 +60,8 @@ public final class Uuid7Generator extends TimeIdGenerator {
      * @throws InvalidIdException for any other text
      */
     public static UUID parse(String text) {
-        GeneratorBuilder.notNull(text, "parse(text): text");
-        Native.ensureLoaded();
-        long[] out = new long[2];
-        Native.timeIdParse(UUID7, text, out);
-        return new UUID(out[0], out[1]);
+        long[] v = parse(Format.UUID7, GeneratorBuilder.notNull(text, "parse(text): text"));
+        return new UUID(v[0], v[1]);
     }
 
     /** The settings of a {@link Uuid7Generator}. */

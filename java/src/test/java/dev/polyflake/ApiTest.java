@@ -162,6 +162,24 @@ class ApiTest {
     }
 
     @Test
+    void oneTimeIdClassOfEitherFormat() {
+        ManualClock clock = new ManualClock(T);
+        try (TimeIdGenerator g = TimeIdGenerator.builder(TimeIdGenerator.Format.ULID).clock(clock).build();
+             TimeIdGenerator u = new Uuid7Generator()) {
+            assertEquals(TimeIdGenerator.Format.ULID, g.format());
+            long[] a = UlidGenerator.parse(g.nextId());
+            long[] b = UlidGenerator.parse(g.tryNextId().orElseThrow());
+            assertEquals(a[0], b[0]);
+            assertEquals(1, b[1] - a[1], "the ULID spec: +1 within the millisecond");
+            assertEquals(T, UlidGenerator.timestampMs(g.nextId()));
+            assertEquals(TimeIdGenerator.Format.UUID7, u.format());
+            assertEquals(7, UUID.fromString(u.nextId()).version());
+            // The ULID spec's example millisecond, 1469922850259, with 80 bits of 0.
+            assertEquals("01ARZ3NDEK0000000000000000", TimeIdGenerator.Format.ULID.text(0x0156_3E3A_B5D3L << 16, 0));
+        }
+    }
+
+    @Test
     void everyCoreErrorKindHasItsClass() throws Exception {
         String[] kinds = ((String) Native.Constants.ALL.get("error_kinds")).split(",");
         assertTrue(kinds.length >= 20, "error kinds: " + kinds.length);
