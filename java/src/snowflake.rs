@@ -59,7 +59,7 @@ pub(crate) fn settings(o: &mut Options, clock: jlong) -> Result<Settings> {
     Ok(s)
 }
 
-/// A lease's `LeaseCommon` (slots, identity, reserve, guard wait) over the core's defaults.
+/// A lease's `LeaseCommon` (slots, identity, reserve, guard wait, heal) over the core's defaults.
 fn lease_common(o: &mut Options) -> Result<LeaseCommon> {
     let mut c = LeaseCommon::default();
     if let Some(v) = o.number("slots")? {
@@ -73,6 +73,11 @@ fn lease_common(o: &mut Options) -> Result<LeaseCommon> {
     }
     if let Some(v) = o.number("max_guard_wait_ms")? {
         c.max_guard_wait_ms = v;
+    }
+    if let Some(v) = o.take("heal") {
+        c.heal = v
+            .parse()
+            .map_err(|_| bad("heal", format!("{v:?} is not true or false")))?;
     }
     Ok(c)
 }
@@ -373,6 +378,16 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeHealth<'l>(
     })
 }
 
+/// The node id: a lease's current slot (a heal changes it).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_polyflake_Native_snowflakeNodeId<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jlong {
+    run_fast(&mut env, || Ok(gen(handle).node_id().into()))
+}
+
 /// The generator's settings as fields: node_id, mode, layout bits, epoch, the wait budget,
 /// whether its clock is injected, the clock source in use.
 #[unsafe(no_mangle)]
@@ -408,7 +423,8 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeInfo<'l>(
 /// Whether the restart guard (a lease's, or a fixed node id's mark) has passed: true, false
 /// (still holding), or the core's error (closed, lost). `how`: 0 asks; 1 throws the guard's
 /// `LeaseNotReady` while it holds; 2 is for an interrupted thread: the core's `Interrupted`
-/// while it holds. Never waits.
+/// while it holds; 3 asks for a lease that heals, where a lost lease is one being healed
+/// (false, as the core's `wait_ready` waits through it). Never waits.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_snowflakeReady<'l>(
     mut env: EnvUnowned<'l>,
@@ -424,7 +440,8 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeReady<'l>(
         };
         match ready {
             Ok(()) => Ok(true),
-            Err(Error::LeaseNotReady { .. }) if how == 0 => Ok(false),
+            Err(Error::LeaseNotReady { .. }) if how == 0 || how == 3 => Ok(false),
+            Err(Error::LeaseLost { .. }) if how == 3 => Ok(false),
             Err(e) => Err(e.into()),
         }
     })

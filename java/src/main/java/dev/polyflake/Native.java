@@ -104,6 +104,8 @@ final class Native {
 
     static native String snowflakeInfo(long handle);
 
+    static native long snowflakeNodeId(long handle);
+
     static native boolean snowflakeReady(long handle, int how);
 
     static native void snowflakeClose(long handle);

@@ -40,9 +40,11 @@ public final class Snowflake implements AutoCloseable {
     private static final int READY_ASK = 0;
     private static final int READY_OR_THROW = 1;
     private static final int READY_OR_INTERRUPTED = 2;
+    /** {@code READY_ASK} for a lease that heals: a lost lease is one being healed, not ready yet. */
+    private static final int READY_ASK_HEALING = 3;
 
     private final long handle;
-    private final long nodeId;
+    private final boolean heals;
     private final boolean injectedClock;
     private final long parkBudgetNanos;
     private final Map<String, Object> info;
@@ -69,7 +71,7 @@ public final class Snowflake implements AutoCloseable {
         Reference.reachabilityFence(b.clock);
         Native.CLEANER.register(this, new Free(handle));
         this.info = Fields.parse(Native.snowflakeInfo(handle));
-        this.nodeId = ((Number) info.get("node_id")).longValue();
+        this.heals = b.heals();
         this.injectedClock = (Boolean) info.get("injected_clock");
         this.parkBudgetNanos = Waits.budgetNanos(((Number) info.get("max_wait_ms")).doubleValue());
     }
@@ -224,18 +226,21 @@ public final class Snowflake implements AutoCloseable {
     /**
      * Wait (parked) up to {@code timeout} while a restart guard holds (a lease's, or a fixed
      * node id's mark after its previous holder crashed); returns at once when nothing needs
-     * waiting for.
+     * waiting for. A lease that {@link Builder#heal(boolean) heals} is also waited for while it
+     * takes a new slot after it was lost; without healing a lost lease throws at once.
      *
      * @param timeout how long at most
      * @throws LeaseNotReadyException with the guard still holding at the deadline
+     * @throws LeaseLostException when the lease is lost (healing: still lost at the deadline)
      * @throws InterruptedException when the thread is interrupted while the guard holds
      */
     public void waitReady(Duration timeout) {
         GeneratorBuilder.notNull(timeout, "waitReady(timeout): timeout");
         long start = System.nanoTime();
         long budget = timeout.isNegative() ? 0 : timeout.toNanos();
+        int ask = heals ? READY_ASK_HEALING : READY_ASK;
         try {
-            while (!Native.snowflakeReady(handle, READY_ASK)) {
+            while (!Native.snowflakeReady(handle, ask)) {
                 if (Thread.currentThread().isInterrupted()) {
                     Native.snowflakeReady(handle, READY_OR_INTERRUPTED);
                     return;
@@ -251,9 +256,18 @@ public final class Snowflake implements AutoCloseable {
         }
     }
 
-    /** @return the node id (static, or the one the source gave) */
+    /**
+     * The node id: static, or the one the source gave; for a lease that {@link Builder#heal(boolean)
+     * heals}, the slot it holds now (a heal usually changes it).
+     *
+     * @return the node id
+     */
     public long nodeId() {
-        return nodeId;
+        try {
+            return Native.snowflakeNodeId(handle);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
     }
 
     /** @return the mode */
@@ -300,7 +314,7 @@ public final class Snowflake implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Snowflake{nodeId=" + nodeId + ", mode=" + info.get("mode") + ", source=" + info.get("source") + "}";
+        return "Snowflake{nodeId=" + nodeId() + ", mode=" + info.get("mode") + ", source=" + info.get("source") + "}";
     }
 
     /** The settings of a {@link Snowflake}: where the node id comes from, layout, epoch, and the shared ones. */
@@ -507,6 +521,39 @@ public final class Snowflake implements AutoCloseable {
          */
         public Builder maxGuardWaitMs(long ms) {
             return set("max_guard_wait_ms", ms);
+        }
+
+        /**
+         * Heal a lost lease (any store; default false). A lease is lost when its store stops
+         * vouching for the slot: an etcd lease revoked or expired, a ZooKeeper session expired,
+         * the slot file deleted or replaced, the store restored from an older backup. Healing,
+         * the generator takes a new slot in the background (thread {@code polyflake-heal}) as a
+         * restarted process would, waits for its restart guard (about one reserve; after a store
+         * rollback, until the clock has passed what the lost slot could have issued up to) and
+         * issues from it: {@link Snowflake#nodeId()} changes to the new slot, the counters of
+         * {@link Snowflake#health()} go on. Meanwhile calls throw {@link LeaseLostException},
+         * then wait for the new guard, and {@link Snowflake#waitReady(Duration)} waits through
+         * it all. Without healing a lost lease refuses for good and the generator must be built
+         * again. Off by default because it changes the node id under its owner and makes calls
+         * wait a new restart guard mid-flight; code that reads {@code nodeId()} once, or handles
+         * {@code LeaseLostException} by building a new generator, keeps working unchanged.
+         * A lease option only: the other node id sources refuse it when built.
+         *
+         * @param heal whether a lost lease heals
+         * @return this builder
+         */
+        public Builder heal(boolean heal) {
+            return set("heal", heal);
+        }
+
+        /** The last {@code heal} set, else false. */
+        boolean heals() {
+            for (int i = options.size() - 2; i >= 0; i -= 2) {
+                if (options.get(i).equals("heal")) {
+                    return Boolean.parseBoolean(options.get(i + 1));
+                }
+            }
+            return false;
         }
 
         /**

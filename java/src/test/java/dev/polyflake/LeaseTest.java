@@ -115,26 +115,69 @@ class LeaseTest {
         return present;
     }
 
+    /** A real etcd on 127.0.0.1 (free ports, a temporary data dir), healthy; close() stops it. */
+    static final class Etcd implements AutoCloseable {
+        final Process process;
+        final Path data;
+        final String client;
+
+        Etcd(Process process, Path data, String client) {
+            this.process = process;
+            this.data = data;
+            this.client = client;
+        }
+
+        /** etcd started and healthy, or the test skipped where there is none (failed where required). */
+        static Etcd start() throws Exception {
+            File etcd = new File("/usr/bin/etcd");
+            File etcdctl = new File("/usr/bin/etcdctl");
+            assumeTrue(storeAvailable("etcd", etcd.canExecute() && etcdctl.canExecute()), "no etcd");
+            Path data = tempDir("etcd");
+            String client = "http://127.0.0.1:" + freePort();
+            String peer = "http://127.0.0.1:" + freePort();
+            Process p = new ProcessBuilder(etcd.getPath(), "--name", "polyflake-java-test", "--data-dir", data.resolve("data").toString(),
+                "--listen-client-urls", client, "--advertise-client-urls", client, "--listen-peer-urls", peer,
+                "--initial-advertise-peer-urls", peer, "--initial-cluster", "polyflake-java-test=" + peer)
+                .redirectErrorStream(true).redirectOutput(data.resolve("etcd.log").toFile()).start();
+            Etcd e = new Etcd(p, data, client);
+            try {
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (etcdctl(client, "endpoint", "health").exitValue != 0) {
+                    assertTrue(System.nanoTime() < until && p.isAlive(), "etcd did not become healthy: "
+                        + new String(Files.readAllBytes(data.resolve("etcd.log")), StandardCharsets.UTF_8));
+                    Thread.sleep(50);
+                }
+                return e;
+            } catch (Exception | AssertionError failed) {
+                e.close();
+                throw failed;
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            // Not InterruptedException (a try-with-resources resource should not throw it).
+            process.destroyForcibly();
+            boolean interrupted = false;
+            while (process.isAlive()) {
+                try {
+                    process.waitFor();
+                } catch (java.lang.InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            Support.deleteTree(data);
+        }
+    }
+
     @Test
     @SuppressWarnings("try") // closes a resource early to show its slot freed
     void etcdLease() throws Exception {
-        File etcd = new File("/usr/bin/etcd");
-        File etcdctl = new File("/usr/bin/etcdctl");
-        assumeTrue(storeAvailable("etcd", etcd.canExecute() && etcdctl.canExecute()), "no etcd");
-        Path data = tempDir("etcd");
-        String client = "http://127.0.0.1:" + freePort();
-        String peer = "http://127.0.0.1:" + freePort();
-        Process p = new ProcessBuilder(etcd.getPath(), "--name", "polyflake-java-test", "--data-dir", data.resolve("data").toString(),
-            "--listen-client-urls", client, "--advertise-client-urls", client, "--listen-peer-urls", peer,
-            "--initial-advertise-peer-urls", peer, "--initial-cluster", "polyflake-java-test=" + peer)
-            .redirectErrorStream(true).redirectOutput(data.resolve("etcd.log").toFile()).start();
-        try {
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (etcdctl(client, "endpoint", "health").exitValue != 0) {
-                assertTrue(System.nanoTime() < until && p.isAlive(), "etcd did not become healthy: "
-                    + new String(Files.readAllBytes(data.resolve("etcd.log")), StandardCharsets.UTF_8));
-                Thread.sleep(50);
-            }
+        try (Etcd server = Etcd.start()) {
+            String client = server.client;
             List<String> endpoints = List.of(client);
             try (Snowflake a = Snowflake.builder().etcd(endpoints).prefix("/polyflake-java").slots(2).ttlSeconds(2).reserveMs(500)
                 .connectTimeoutMs(2000).build();
@@ -168,9 +211,6 @@ class LeaseTest {
             LeaseStoreException down = assertThrows(LeaseStoreException.class,
                 () -> Snowflake.builder().etcd(List.of("http://127.0.0.1:" + freePort())).connectTimeoutMs(300).build());
             assertEquals("LEASE_STORE", down.code());
-        } finally {
-            p.destroyForcibly().waitFor();
-            Support.deleteTree(data);
         }
     }
 
