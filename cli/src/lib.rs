@@ -11,7 +11,6 @@ pub mod clock;
 mod conns;
 pub mod error;
 pub mod guardwait;
-pub mod heal;
 mod metrics;
 pub mod openapi;
 pub mod options;

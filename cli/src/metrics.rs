@@ -17,8 +17,7 @@
 //!   `polyflake_http_connections_closed_total{reason}` (`header_timeout`, `idle_timeout`,
 //!   `evicted`, `refused`). Whole values are written as integers (`3`, not `3.0`).
 
-use crate::heal::LiveGenerator;
-use polyflake::{health_samples, Issuer, MetricKind, Sample, HEALTH_METRICS};
+use polyflake::{health_samples, MetricKind, Sample, HEALTH_METRICS};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
@@ -39,7 +38,7 @@ type Label = [(&'static str, String); 1];
 /// generator whose health is encoded before them.
 #[derive(Debug, Clone)]
 pub(crate) struct Metrics {
-    gen: Arc<LiveGenerator>,
+    gen: Arc<polyflake::Generator>,
     /// `POST /v1/ids` calls the generator refused.
     pub ids_refused: Counter,
     /// Generator calls moved to the blocking pool because they might sleep.
@@ -54,7 +53,7 @@ pub(crate) struct Metrics {
 
 impl Metrics {
     /// The metrics of this generator's service.
-    pub fn new(gen: Arc<LiveGenerator>) -> Metrics {
+    pub fn new(gen: Arc<polyflake::Generator>) -> Metrics {
         let (responses, connections_closed) = (Family::default(), Family::default());
         let (ids_refused, blocking_calls) = (Counter::default(), Counter::default());
         let connections_open = Gauge::default();

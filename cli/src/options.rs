@@ -104,6 +104,12 @@ pub struct NodeArgs {
     /// that far ahead, after a clock stepped forward) is taken only when nothing else is free.
     #[arg(long, value_name = "MS", default_value_t = polyflake::DEFAULT_MAX_GUARD_WAIT_MS)]
     pub max_guard_wait_ms: u64,
+    /// Leases: a lost lease (revoked, expired, its slot deleted, the store restored from a
+    /// backup) stops the 64-bit IDs for good instead of healing. By default a lost lease heals:
+    /// a new slot is taken behind its restart guard (after a store rollback, once the clock has
+    /// passed the old high-water mark) and IDs are issued from it.
+    #[arg(long)]
+    pub no_heal: bool,
     /// A fixed node id's restart guard: `auto` keeps a mark on this host where the state
     /// directory allows it, `required` refuses to start without one, `off` keeps none (default:
     /// POLYFLAKE_RESTART_GUARD, else auto).
@@ -131,6 +137,7 @@ impl NodeArgs {
             identity: self.lease_identity.clone(),
             reserve_ms: self.lease_reserve_ms,
             max_guard_wait_ms: self.max_guard_wait_ms,
+            heal: !self.no_heal,
         }
     }
 
@@ -148,6 +155,7 @@ impl NodeArgs {
             || self.lease_identity.is_some()
             || self.lease_reserve_ms != polyflake::DEFAULT_RESERVE_MS
             || self.max_guard_wait_ms != polyflake::DEFAULT_MAX_GUARD_WAIT_MS
+            || self.no_heal
     }
 
     /// The node source these options name (the file lease in the default directory if none).
@@ -155,7 +163,7 @@ impl NodeArgs {
         // The sources are one clap group, so naming a node id means no lease.
         if self.names_node_id() && self.tunes_lease() {
             return Err(CliError::Usage(
-                "--slots, --lease-identity, --lease-reserve-ms and --max-guard-wait-ms apply to a lease (--lease-dir, --etcd or --zookeeper) only".into(),
+                "--slots, --lease-identity, --lease-reserve-ms, --max-guard-wait-ms and --no-heal apply to a lease (--lease-dir, --etcd or --zookeeper) only".into(),
             ));
         }
         if let Some(n) = self.node_id {

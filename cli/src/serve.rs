@@ -33,7 +33,6 @@ use crate::clock::OffsetClock;
 use crate::conns::{self, Limits};
 use crate::error::CliError;
 use crate::guardwait::GuardWatch;
-use crate::heal::{LiveGenerator, Rebuild};
 use crate::metrics::Metrics;
 use crate::openapi;
 use crate::options::{GenArgs, NodeArgs};
@@ -64,8 +63,9 @@ pub use crate::request::BODY_LIMIT;
 /// How long graceful shutdown waits for open requests before closing them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// How often the service looks for a lost lease to replace.
-const HEAL_PERIOD: Duration = Duration::from_millis(250);
+/// How often the service looks at its generator's health for a heal or a restart-guard wait to
+/// report.
+const WATCH_PERIOD: Duration = Duration::from_millis(250);
 
 /// Descriptors kept back from the connection cap for everything else the process opens
 /// (standard streams, the listener, the runtime, lease files, etcd connections, a refusal).
@@ -118,8 +118,8 @@ pub struct ServeArgs {
 
 /// What every handler shares.
 struct AppState {
-    /// The 64-bit generator, replaced when its lease is lost (`heal`).
-    gen: Arc<LiveGenerator>,
+    /// The 64-bit generator (a lost lease heals in the core unless `--no-heal`).
+    gen: Arc<Generator>,
     uuid7: Uuid7Generator,
     ulid: UlidGenerator,
     max_count: usize,
@@ -138,7 +138,7 @@ type Shared = Arc<AppState>;
 impl AppState {
     /// The state for these generators: `time_ids` makes the UUIDv7 and ULID ones.
     fn new(
-        gen: LiveGenerator,
+        gen: Generator,
         time_ids: TimeIdBuilder,
         max_count: usize,
         test_clock: Option<OffsetClock>,
@@ -233,19 +233,6 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
     let clock = test_clock.clone().map(|c| Arc::new(c) as Arc<dyn Clock>);
     let time_ids = args.gen.time_id_builder(clock.clone())?;
     let gen = args.gen.build(&args.node, clock.clone())?;
-    // A generator from a lease is made again, from the same source, when its lease is lost.
-    let rebuild: Option<Rebuild> = gen.health().lease.is_some().then(|| {
-        let (gen_args, node) = (args.gen.clone(), args.node.clone());
-        Box::new(move || {
-            gen_args.build(&node, clock.clone()).map_err(|e| match e {
-                CliError::Core(e) => e,
-                other => polyflake::Error::InvalidNodeSource {
-                    reason: other.to_string(),
-                },
-            })
-        }) as Rebuild
-    });
-    let gen = LiveGenerator::new(gen, rebuild);
     let state = AppState::new(gen, time_ids, max_count, test_clock);
     let mut state = state.map_err(|e| args.gen.as_typed(e))?;
     state.reserve_ms = args.node.lease_reserve_ms;
@@ -258,7 +245,7 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
     // Every connection is closed: the router and the handlers have let go of the state, so this
     // drop is the generator's last (a leased node id is freed here).
     drop(rt);
-    let node = state.gen.get().node_id();
+    let node = state.gen.node_id();
     drop(state);
     if result.is_ok() {
         eprintln!("polyflake serve: stopped; generator for node {node} dropped");
@@ -315,12 +302,7 @@ pub fn router_for(
     time_ids: TimeIdBuilder,
     max_count: usize,
 ) -> Result<Router, polyflake::Error> {
-    let state = AppState::new(
-        LiveGenerator::new(gen, None),
-        time_ids,
-        max_count.max(1),
-        None,
-    )?;
+    let state = AppState::new(gen, time_ids, max_count.max(1), None)?;
     Ok(router(Arc::new(state)))
 }
 
@@ -357,7 +339,7 @@ async fn serve(
         .map_err(|e| CliError::Runtime(format!("cannot read the bound address: {e}")))?;
     // Signals are caught from before the banner: a client may signal as soon as it reads it.
     let signal = shutdown_signal();
-    let g = state.gen.get();
+    let g = &state.gen;
     let layout = g.layout();
     let h = g.health();
     let source = match &h.lease {
@@ -389,30 +371,27 @@ async fn serve(
     // quarter of a second).
     let mut guard_watch = GuardWatch::default();
     let reserve_ms = state.reserve_ms;
-    if let Some(line) = guard_watch.check(&state.gen.get(), "serve", reserve_ms) {
+    if let Some(line) = guard_watch.check(&state.gen, "serve", reserve_ms) {
         eprintln!("{line}");
     }
-    // A lost lease is replaced by a new one (the new slot's restart guard answers 503 until the
-    // clock passes it); a failure to take one is retried.
-    let healer = state.clone();
+    // A lost lease heals in the core (the new slot's restart guard answers 503 until the clock
+    // passes it): each heal is said on stderr, as is each long guard wait.
+    let watcher = state.clone();
     tokio::spawn(async move {
+        let mut heals = 0;
         loop {
-            tokio::time::sleep(HEAL_PERIOD).await;
-            if healer.is_stopping() {
+            tokio::time::sleep(WATCH_PERIOD).await;
+            if watcher.is_stopping() {
                 break;
             }
-            let s = healer.clone();
-            match tokio::task::spawn_blocking(move || s.gen.heal()).await {
-                Ok(Some(Ok(what))) => {
-                    eprintln!("polyflake serve: {what}");
+            if let Some(l) = watcher.gen.health().lease {
+                if l.heals > heals {
+                    heals = l.heals;
+                    eprintln!("polyflake serve: {}", l.last_heal);
                     guard_watch.reset();
                 }
-                Ok(Some(Err(e))) => eprintln!(
-                    "polyflake serve: the lease is lost and a new one could not be taken (trying again): {e}"
-                ),
-                _ => {}
             }
-            if let Some(line) = guard_watch.check(&healer.gen.get(), "serve", reserve_ms) {
+            if let Some(line) = guard_watch.check(&watcher.gen, "serve", reserve_ms) {
                 eprintln!("{line}");
             }
         }
@@ -606,7 +585,7 @@ async fn issue(
         return Ok(axum::Json(v).into_response());
     }
     // The node id the IDs carry (the generator may have been replaced since they were minted).
-    let g = state.gen.get();
+    let g = &state.gen;
     let node_id = match ids.first().and_then(|t| t.parse::<u64>().ok()) {
         Some(id) => g.decode(id).map_or(g.node_id(), |d| d.node_id),
         None => g.node_id(),
@@ -643,7 +622,7 @@ async fn decode_one(
     let Path(text) =
         path.map_err(|rej| ApiError::new(StatusCode::BAD_REQUEST, "INVALID_ID", rej.body_text()))?;
     let id = request::path_id(&text)?;
-    let d = state.gen.get().decode(id).map_err(|e| ApiError::core(&e))?;
+    let d = state.gen.decode(id).map_err(|e| ApiError::core(&e))?;
     let v = json!({
         "id": format_id(id),
         "time": iso_utc(d.timestamp_ms),
@@ -666,7 +645,7 @@ async fn decode_one(
     tag = "service"
 )]
 async fn health(State(state): State<Shared>) -> Response {
-    let g = state.gen.get();
+    let g = &state.gen;
     let h = g.health();
     let mut body = json_value(polyflake::Value::Fields(h.fields()));
     // The snapshot's counters (the core's counter metrics, by field name) are nested.

@@ -75,8 +75,26 @@ pub(crate) struct Window {
     /// Elapsed ms (since the epoch) the clock must be ABOVE to issue: the restart guard.
     pub floor: AtomicI64,
     /// The largest elapsed ms an ID may carry: R (or the layout's end), -1 once the lease is
-    /// lost or the generator closed.
+    /// lost or the generator closed. Stored with Release after `node_part`, and read with
+    /// Acquire by a call: a call that sees a window opened for a new slot sees its node id.
     pub limit: AtomicI64,
+    /// `node_id << seq_bits`: the node part of every ID. Changes only when a lease takes a new
+    /// slot in place (a forked child's re-lease, a heal), while the window is held shut.
+    pub node_part: AtomicU64,
+    /// The node id (the slot held).
+    node_id: AtomicU64,
+    /// True while a new slot is taken in place: the window stays shut (as `sync_blocked` does)
+    /// until the new node id is published.
+    held: AtomicBool,
+    /// Lost leases healed (`lease/heal.rs`).
+    heals: AtomicU64,
+    /// Sequence values a heal counted as spent without issuing them (health's `ids_issued`
+    /// leaves them out).
+    unissued: AtomicU64,
+    /// What the last heal did, in words (empty: none yet).
+    heal_note: Mutex<String>,
+    /// Called once the lease is lost (`lose`): starts a heal when the lease heals.
+    on_lost: ForkLock<Option<std::sync::Arc<dyn Fn() + Send + Sync>>>,
     epoch_ms: i64,
     max_elapsed: i64,
     /// R, Unix ms, as last written to the store.
@@ -124,6 +142,13 @@ impl Window {
             state: PaddedState(StateWord::new(-1)),
             floor: AtomicI64::new(-1),
             limit: AtomicI64::new(max_elapsed),
+            node_part: AtomicU64::new(0),
+            node_id: AtomicU64::new(0),
+            held: AtomicBool::new(false),
+            heals: AtomicU64::new(0),
+            unissued: AtomicU64::new(0),
+            heal_note: Mutex::new(String::new()),
+            on_lost: ForkLock::new(None),
             epoch_ms,
             max_elapsed,
             r_ms: AtomicI64::new(NONE),
@@ -165,6 +190,7 @@ impl Window {
         }
         self.guard_until_ms.store(guard_until_ms, Ordering::Relaxed);
         self.lost.store(false, Ordering::Release);
+        self.rolled_back.store(false, Ordering::Release);
         self.r_ms.store(r_ms, Ordering::Relaxed);
         self.checked_ms.store(checked_ms, Ordering::Relaxed);
         self.reserve_ms.store(reserve_ms, Ordering::Relaxed);
@@ -253,7 +279,7 @@ impl Window {
     /// The limit from R and the last check, or the layout's end without a lease; -1 while the
     /// clock's synchronization forbids issuing (the caller holds `writer`).
     fn store_limit(&self) {
-        if self.sync_blocked.load(Ordering::Acquire) {
+        if self.sync_blocked.load(Ordering::Acquire) || self.held.load(Ordering::Acquire) {
             self.limit.store(-1, Ordering::Release);
             return;
         }
@@ -314,19 +340,103 @@ impl Window {
         self.sync_blocked.load(Ordering::Acquire)
     }
 
-    /// Nothing may be issued until a fresh slot is published (a forked child re-leasing).
-    pub(crate) fn suspend(&self) {
+    /// The node id of the slot held (and the node part of every ID, `node_id << seq_bits`).
+    /// Before the window opens: at build, or while it is held (`hold`).
+    pub(crate) fn set_node(&self, node_id: u32) {
+        self.node_id.store(u64::from(node_id), Ordering::Relaxed);
+        self.node_part
+            .store(u64::from(node_id) << self.seq_bits, Ordering::Relaxed);
+    }
+
+    /// The node id of the slot held.
+    pub(crate) fn node_id(&self) -> u32 {
+        self.node_id.load(Ordering::Relaxed) as u32
+    }
+
+    /// Nothing may be issued until `resume`: a new slot is being taken in place (a forked
+    /// child re-leasing, a heal). Its take opens the window (`start`, `publish`) only in the
+    /// figures; the limit stays -1 until the new node id is set and `resume` publishes it.
+    pub(crate) fn hold(&self) {
         let _w = self.writer.lock();
+        self.held.store(true, Ordering::Release);
         self.limit.store(-1, Ordering::Release);
     }
 
-    /// The lease is gone: stop issuing at once, for good.
+    /// The new node id is set (`set_node`): open the window to what the take published (a
+    /// lost or closed window stays shut).
+    pub(crate) fn resume(&self) {
+        let _w = self.writer.lock();
+        self.held.store(false, Ordering::Release);
+        if self.lost.load(Ordering::Acquire) || self.closed.load(Ordering::Acquire) {
+            return;
+        }
+        self.store_limit();
+    }
+
+    /// The new slot could not be taken: stop holding, with the window left shut (a heal's
+    /// lease stays lost, with `why`; a forked child tries again at its next call).
+    pub(crate) fn abort_hold(&self, why: Option<String>) {
+        let _w = self.writer.lock();
+        if let Some(why) = why {
+            self.lost.store(true, Ordering::Release);
+            set(&self.note, why);
+        }
+        self.limit.store(-1, Ordering::Release);
+        self.held.store(false, Ordering::Release);
+    }
+
+    /// True while a new slot is taken in place.
+    pub(crate) fn is_held(&self) -> bool {
+        self.held.load(Ordering::Acquire)
+    }
+
+    /// The lease is gone: stop issuing at once (for good, unless the lease heals: then
+    /// `on_lost` starts taking a new slot).
     // Modelled in model/lease.pml: inline lose (make model).
     pub(crate) fn lose(&self, reason: String) {
-        let _w = self.writer.lock();
-        self.lost.store(true, Ordering::Release);
-        self.limit.store(-1, Ordering::Release);
+        {
+            let _w = self.writer.lock();
+            self.lost.store(true, Ordering::Release);
+            self.limit.store(-1, Ordering::Release);
+            set(&self.note, reason);
+        }
+        let hook = self.on_lost.lock().clone();
+        if let Some(hook) = hook {
+            hook();
+        }
+    }
+
+    /// What to do once the lease is lost (`None`: nothing; the generator stops for good).
+    pub(crate) fn set_on_lost(&self, hook: Option<std::sync::Arc<dyn Fn() + Send + Sync>>) {
+        *self.on_lost.lock() = hook;
+    }
+
+    /// Why the lease is lost, with what its heal says now (the note is the health's reason).
+    pub(crate) fn set_note(&self, reason: String) {
         set(&self.note, reason);
+    }
+
+    /// A lost lease was healed (`what`, in words); `unissued` sequence values were counted as
+    /// spent on the way.
+    pub(crate) fn healed(&self, unissued: u64, what: String) {
+        set(&self.heal_note, what);
+        self.heals.fetch_add(1, Ordering::Relaxed);
+        self.unissued.fetch_add(unissued, Ordering::Relaxed);
+    }
+
+    /// What the last heal did, in words (empty: none yet).
+    pub(crate) fn heal_note(&self) -> String {
+        get(&self.heal_note)
+    }
+
+    /// Lost leases healed so far.
+    pub(crate) fn heals(&self) -> u64 {
+        self.heals.load(Ordering::Relaxed)
+    }
+
+    /// Sequence values counted as spent by heals, never issued.
+    pub(crate) fn unissued(&self) -> u64 {
+        self.unissued.load(Ordering::Relaxed)
     }
 
     /// The store was seen to go back in time: the loss that follows is reported as such
@@ -403,7 +513,8 @@ impl Window {
         if self.is_closed() {
             return Error::GeneratorClosed { node_id };
         }
-        if self.is_lost() {
+        // While a new slot is taken in place the old one is still the lost one.
+        if self.is_lost() || self.is_held() {
             return Error::LeaseLost {
                 node_id,
                 reason: self.note(),

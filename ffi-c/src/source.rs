@@ -34,6 +34,10 @@ pub struct polyflake_lease_common {
     /// A free slot whose restart guard is longer than this (ms; default 60,000) is taken only
     /// when no other slot is free, and health then says why (`lease_guard_note`).
     pub max_guard_wait_ms: u64,
+    /// Heal a lost lease (default false): take a new slot in the background, behind its
+    /// restart guard, and go on issuing from it (the node id changes; the counters go on).
+    /// After a store rollback, only once the clock has passed the lost slot's R.
+    pub heal: bool,
 }
 
 /// Options of a file lease (`polyflake_generator_new_file_lease`). Fill it with
@@ -139,6 +143,7 @@ fn lease_common_defaults(d: &LeaseCommon) -> polyflake_lease_common {
         identity: null(),
         reserve_ms: d.reserve_ms,
         max_guard_wait_ms: d.max_guard_wait_ms,
+        heal: d.heal,
     }
 }
 
@@ -150,6 +155,7 @@ fn lease_common(c: &polyflake_lease_common) -> Result<LeaseCommon, polyflake_res
         identity: c_utf8_opt(c.identity, "the lease identity")?,
         reserve_ms: c.reserve_ms,
         max_guard_wait_ms: c.max_guard_wait_ms,
+        heal: c.heal,
     })
 }
 
@@ -287,7 +293,7 @@ fn zookeeper_source(o: &polyflake_zookeeper_options) -> Result<NodeSource, polyf
 /// holder issues nothing until its clock passes the R it found (a slot without a complete
 /// record is guarded for a full reserve): `polyflake_wait_ready` waits that out (meanwhile:
 /// POLYFLAKE_RESULT_LEASE_NOT_READY). A slot file deleted or replaced loses the lease
-/// (_LEASE_LOST). Closing or freeing the generator frees the slot. More errors:
+/// (_LEASE_LOST; with `common.heal`, a new slot is taken in the background). Closing or freeing the generator frees the slot. More errors:
 /// _INVALID_NODE_SOURCE (options out of range, a bad identity), _NO_FREE_SLOT,
 /// _ID_SPACE_MISMATCH (another epoch or layout), _LEASE_STORE (the directory cannot be written).
 #[no_mangle]
@@ -303,7 +309,8 @@ pub extern "C" fn polyflake_generator_new_file_lease(
 /// As `polyflake_generator_new_file_lease`, the slot leased from an etcd v3 cluster: a key
 /// attached to an etcd lease kept alive in the background, R a key moved ahead by a transaction
 /// that proves the slot is still owned. etcd unreachable: IDs continue up to R, then
-/// POLYFLAKE_RESULT_LEASE_EXPIRED until it is back; the etcd lease lost: _LEASE_LOST for good.
+/// POLYFLAKE_RESULT_LEASE_EXPIRED until it is back; the etcd lease lost: _LEASE_LOST for good
+/// (with `common.heal`: until a new slot is taken).
 /// Blocks while it connects (about `connect_timeout_ms` per request). _LEASE_STORE: etcd
 /// unreachable or failing.
 #[no_mangle]
@@ -319,7 +326,8 @@ pub extern "C" fn polyflake_generator_new_etcd(
 /// As `polyflake_generator_new_etcd`, the slot leased from a ZooKeeper ensemble (3.5+): an
 /// ephemeral znode `{prefix}/slot/NNNN` that lives as long as this process's session, R a
 /// persistent znode `{prefix}/hwm/NNNN` written by a multi-op that checks both. The session
-/// expired or the slot znode deleted: _LEASE_LOST for good. _LEASE_STORE names the cause
+/// expired or the slot znode deleted: _LEASE_LOST for good (with `common.heal`: until a new
+/// slot is taken). _LEASE_STORE names the cause
 /// (unreachable, credentials or TLS refused); _INVALID_NODE_SOURCE: an empty ensemble, a prefix
 /// that is not an absolute path, options out of range.
 #[no_mangle]

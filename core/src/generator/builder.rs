@@ -395,7 +395,7 @@ impl Builder {
                                 ctx,
                                 held.session,
                             );
-                            (node_id, None, start, Some(rt))
+                            (node_id, None, start, Some(Arc::new(rt)))
                         }
                         Outcome::Unavailable(why, claim) => {
                             if guard.mode == RestartGuard::Required {
@@ -429,9 +429,10 @@ impl Builder {
             }
             None => {
                 let (runtime, slot) = LeaseRuntime::acquire(self.source, ctx, fork_generation)?;
-                (slot, None, -1, Some(runtime))
+                (slot, None, -1, Some(Arc::new(runtime)))
             }
         };
+        lease_state.set_node(node_id);
         let max_wait = Duration::from_secs_f64(max_wait_ms / 1000.0);
         // Above what the take may have counted as spent already (a lease's first millisecond).
         let taken_state = lease_state.state.0.load(crate::sync::Ordering::Acquire);
@@ -440,11 +441,14 @@ impl Builder {
             .state
             .0
             .store(start_state, crate::sync::Ordering::Release);
+        // From here on a lost lease heals, if it does.
+        if let Some(rt) = &lease {
+            rt.arm_heal();
+        }
         Ok(Generator {
             seq_bits,
             ts_shift: layout.node_bits() + seq_bits,
             seq_mask: layout.max_sequence() as i64,
-            node_part: StdAtomicU64::new(u64::from(node_id) << seq_bits),
             max_elapsed: layout.max_elapsed_ms() as i64,
             epoch_ms: self.epoch_ms,
             mode,
@@ -456,7 +460,6 @@ impl Builder {
             clock_tick_ns,
             clock_note,
             fork_generation: StdAtomicU64::new(fork_generation),
-            node_id: StdAtomicU64::new(u64::from(node_id)),
             layout,
             max_wait_ms,
             max_wait,

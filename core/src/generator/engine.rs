@@ -167,7 +167,7 @@ impl Generator {
     #[inline]
     pub(super) fn id_of(&self, p: i64) -> u64 {
         (((p >> self.seq_bits) as u64) << self.ts_shift)
-            | self.node_part.load(StdOrdering::Relaxed)
+            | self.lease_state.node_part.load(StdOrdering::Relaxed)
             | (p & self.seq_mask) as u64
     }
 
@@ -230,8 +230,10 @@ impl Generator {
     fn elapsed_of(&self, now: i64) -> Result<i64> {
         let elapsed = i128::from(now) - i128::from(self.epoch_ms);
         let window = &*self.lease_state;
+        // `limit` with Acquire: a window opened for a new slot (a heal, a forked child's
+        // re-lease) is seen with its node id (`Window::resume`). A plain load on x86-64.
         if elapsed <= i128::from(window.floor.load(StdOrdering::Relaxed))
-            || elapsed > i128::from(window.limit.load(StdOrdering::Relaxed))
+            || elapsed > i128::from(window.limit.load(StdOrdering::Acquire))
             || !self.forward.trusts(now)
         {
             return self.now_elapsed_cold(now);
@@ -273,7 +275,7 @@ impl Generator {
         let elapsed = i128::from(now) - i128::from(self.epoch_ms);
         let window = &*self.lease_state;
         if elapsed <= i128::from(window.floor.load(StdOrdering::Relaxed))
-            || (elapsed > i128::from(window.limit.load(StdOrdering::Relaxed))
+            || (elapsed > i128::from(window.limit.load(StdOrdering::Acquire))
                 && !self.renew_for(now))
         {
             return Err(self.outside(now, elapsed));
@@ -358,11 +360,8 @@ impl Generator {
         };
         let generation = fork::current_fork_generation();
         let done = || self.fork_generation.load(StdOrdering::Acquire) == generation;
-        let slot = lease.relet_after_fork(generation, &done)?;
-        self.node_id.store(u64::from(slot), StdOrdering::Relaxed);
-        self.node_part
-            .store(u64::from(slot) << self.seq_bits, StdOrdering::Relaxed);
-        // Publish the new node id with the generation: a call that sees the generation sees it.
+        // The runtime sets the new node id in the window before it opens it.
+        lease.relet_after_fork(generation, &done)?;
         self.fork_generation.store(generation, StdOrdering::Release);
         Ok(())
     }

@@ -63,7 +63,7 @@ impl Generator {
                 } else {
                     0
                 })
-            .saturating_sub(self.issued_before)
+            .saturating_sub(self.issued_before + self.lease_state.unissued())
         };
         // The state word may start above a millisecond a take counted as spent, or continue a
         // predecessor's last ID: only this generator's own IDs make a "last issued".
@@ -111,7 +111,8 @@ impl Generator {
                     format!("forked child could not take a fresh slot: {e}"),
                 )
             }
-        } else if self.lease.is_some() && self.lease_state.is_lost() {
+        } else if self.lease.is_some() && (self.lease_state.is_lost() || self.lease_state.is_held())
+        {
             (
                 if self.lease_state.is_rolled_back() {
                     HealthStatus::StoreRolledBack

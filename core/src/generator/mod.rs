@@ -62,8 +62,6 @@ pub struct Generator {
     seq_bits: u32,
     ts_shift: u32,
     seq_mask: i64,
-    /// `node_id << seq_bits`; changes only when a lease-backed generator re-leases after fork.
-    node_part: StdAtomicU64,
     max_elapsed: i64,
     epoch_ms: i64,
     mode: Mode,
@@ -84,7 +82,6 @@ pub struct Generator {
     clock_note: String,
     /// The fork generation this generator (or its lease) belongs to.
     fork_generation: StdAtomicU64,
-    node_id: StdAtomicU64,
     layout: Layout,
     max_wait_ms: f64,
     max_wait: Duration,
@@ -103,10 +100,10 @@ pub struct Generator {
     issued_before: u64,
     /// Whether a wall reading is a forward step (shared with the lease's renewal).
     forward: Arc<ForwardGuard>,
-    /// The issuing window (`floor < now`, `ms <= limit`): fixed without a lease (until
-    /// closed), moved by the lease's background thread with one.
+    /// The issuing window (`floor < now`, `ms <= limit`) and the node part of the IDs: fixed
+    /// without a lease (until closed), moved by the lease's background thread with one.
     lease_state: Arc<LeaseState>,
-    lease: Option<LeaseRuntime>,
+    lease: Option<Arc<LeaseRuntime>>,
     source_kind: NodeSourceKind,
     claim: Option<Claim>,
     /// How long a call waits for a fixed node id's restart guard (`None`: not a fixed node id
@@ -184,9 +181,9 @@ impl Generator {
     }
 
     /// This generator's node id (a lease's slot; in a forked child, the child's fresh slot
-    /// once it has taken one).
+    /// once it has taken one; after a heal, the new slot).
     pub fn node_id(&self) -> u32 {
-        self.node_id.load(StdOrdering::Relaxed) as u32
+        self.lease_state.node_id()
     }
     /// The kind of source this generator's node id came from.
     pub fn node_source(&self) -> NodeSourceKind {
@@ -348,8 +345,16 @@ impl Generator {
         loop {
             self.check_fork()?;
             let state = &*self.lease_state;
-            if state.is_closed() || state.is_lost() {
+            if state.is_closed() {
                 return Err(state.refusal(self.node_id(), 0, None, None));
+            }
+            if state.is_lost() || state.is_held() {
+                // A lease that heals takes a new slot: wait for it too.
+                if !self.lease.as_ref().is_some_and(|l| l.heals()) || Instant::now() >= deadline {
+                    return Err(state.refusal(self.node_id(), 0, None, None));
+                }
+                self.sleep(&mut wait, Duration::from_millis(1))?;
+                continue;
             }
             let now = self.clock.now_ms()?;
             let now = self.forward.trusted_now(now, || self.clock.boot_ms());

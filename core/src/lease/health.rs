@@ -70,6 +70,12 @@ pub struct LeaseHealth {
     pub failures: u64,
     /// The last store error, or why the lease was lost; empty if none.
     pub last_error: String,
+    /// Lost leases replaced by a new slot in place (a lease that heals,
+    /// [`crate::LeaseCommon::heal`]).
+    pub heals: u64,
+    /// What the last heal did, in words ("lease lost on node 3 (lease_lost: ...); took node 1
+    /// from a new lease"); empty if none.
+    pub last_heal: String,
 }
 
 /// Where a lease stands, in one word.

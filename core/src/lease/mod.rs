@@ -11,7 +11,8 @@
 //! `limit`): no I/O, no mutex.
 //!
 //! Rooms: `session.rs` (a slot taken, the session renewing it, for all three kinds),
-//! `runtime.rs` (what the generator keeps to take a slot again and let it go), `health.rs`,
+//! `runtime.rs` (what the generator keeps to take a slot again and let it go), `heal.rs` (a
+//! lost lease replaced by a new slot in place, when the lease heals), `health.rs`,
 //! `order.rs` (which slot to try first, and the guard a mark implies), `record.rs` (what the
 //! stores hold), `file.rs` and `dir.rs` (file leases), `lockfile.rs` (a file held by `flock` in
 //! a lease directory: a slot file, a host mark), `fence.rs`, `host.rs` (a fixed node id's mark on
@@ -68,6 +69,7 @@ mod file;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod heal;
 mod health;
 pub(crate) mod host;
 mod inspect;

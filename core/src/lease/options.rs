@@ -68,17 +68,26 @@ pub struct LeaseCommon {
     /// A free slot whose restart guard is longer than this is taken only when no other slot is
     /// free (default 60,000 ms), and health then says why.
     pub max_guard_wait_ms: u64,
+    /// Heal a lost lease (default off): when the store says the slot is no longer ours (an
+    /// etcd lease revoked or expired, a ZooKeeper session expired, a slot file deleted or
+    /// replaced, the store restored from an older backup), take a new slot in the background,
+    /// behind its restart guard, and go on issuing from it, as a restarted process would;
+    /// after a store rollback, only once the clock has passed the lost slot's R. The node id
+    /// changes; the counters go on. Off: the generator stops for good, as before. See
+    /// `lease/heal.rs`.
+    pub heal: bool,
 }
 
 impl Default for LeaseCommon {
-    /// Every slot of the layout, the hostname as identity, [`DEFAULT_RESERVE_MS`] and
-    /// [`DEFAULT_MAX_GUARD_WAIT_MS`].
+    /// Every slot of the layout, the hostname as identity, [`DEFAULT_RESERVE_MS`],
+    /// [`DEFAULT_MAX_GUARD_WAIT_MS`], and no healing.
     fn default() -> Self {
         LeaseCommon {
             slots: None,
             identity: None,
             reserve_ms: DEFAULT_RESERVE_MS,
             max_guard_wait_ms: DEFAULT_MAX_GUARD_WAIT_MS,
+            heal: false,
         }
     }
 }

@@ -42,11 +42,15 @@ pub(crate) enum Release {
 /// node id's restart guard (`host.rs`) is kept the same way, as a lease of the host's mark that
 /// is never taken again (its generator refuses after `fork()`).
 pub(crate) struct LeaseRuntime {
-    source: NodeSource,
-    kind: LeaseKind,
+    pub(super) source: NodeSource,
+    pub(super) kind: LeaseKind,
     store: String,
-    ctx: SlotContext,
-    session: ForkLock<Option<Session>>,
+    pub(super) ctx: SlotContext,
+    pub(super) session: ForkLock<Option<Session>>,
+    /// Whether a lost lease is healed (`heal.rs`).
+    pub(super) heal: bool,
+    /// The fork generation + 1 of the heal running now (0: none).
+    pub(super) healing: std::sync::atomic::AtomicU64,
 }
 
 impl LeaseRuntime {
@@ -72,12 +76,20 @@ impl LeaseRuntime {
             ),
             _ => unreachable!("only lease sources have a runtime"),
         };
+        let heal = match &source {
+            NodeSource::FileLease(o) => o.common.heal,
+            NodeSource::Etcd(o) => o.common.heal,
+            NodeSource::ZooKeeper(o) => o.common.heal,
+            _ => false,
+        };
         let rt = LeaseRuntime {
             source,
             kind,
             store,
             ctx,
             session: ForkLock::new(None),
+            heal,
+            healing: std::sync::atomic::AtomicU64::new(0),
         };
         let session = rt.take_slot(generation)?;
         let slot = session.slot;
@@ -98,10 +110,12 @@ impl LeaseRuntime {
             store,
             ctx,
             session: ForkLock::new(Some(session)),
+            heal: false,
+            healing: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
-    fn take_slot(&self, generation: u64) -> Result<Session> {
+    pub(super) fn take_slot(&self, generation: u64) -> Result<Session> {
         let ctx = self.ctx.for_generation(generation);
         match &self.source {
             NodeSource::FileLease(o) => file::acquire(o, ctx, generation),
@@ -155,11 +169,22 @@ impl LeaseRuntime {
         if self.ctx.state.is_closed() {
             return Err(Error::GeneratorClosed { node_id: 0 });
         }
-        // Nothing may be issued from the parent's window while the new slot is taken.
-        self.ctx.state.suspend();
-        let session = self.take_slot(generation)?;
+        // Nothing may be issued from the parent's window while the new slot is taken, and the
+        // window opens only once the new node id is set.
+        let state = &self.ctx.state;
+        state.hold();
+        let session = self.take_slot(generation);
+        let session = match session {
+            Ok(s) => s,
+            Err(e) => {
+                state.abort_hold(None);
+                return Err(e);
+            }
+        };
         let slot = session.slot;
+        state.set_node(slot);
         *held = Some(session);
+        state.resume();
         Ok(slot)
     }
 
@@ -312,6 +337,8 @@ impl LeaseRuntime {
             renewals: state.renewals(),
             failures: state.failures(),
             last_error: state.note(),
+            heals: state.heals(),
+            last_heal: state.heal_note(),
         }
     }
 }
