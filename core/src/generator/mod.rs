@@ -185,6 +185,11 @@ impl Generator {
     pub fn node_id(&self) -> u32 {
         self.lease_state.node_id()
     }
+    /// True when this generator's lease heals ([`crate::LeaseCommon::heal`]): a lost lease is
+    /// then replaced by a new slot, so a wait for readiness may wait through the loss.
+    pub fn heals(&self) -> bool {
+        self.lease.as_ref().is_some_and(|l| l.heals())
+    }
     /// The kind of source this generator's node id came from.
     pub fn node_source(&self) -> NodeSourceKind {
         self.source_kind
