@@ -298,6 +298,7 @@ class Snowflake:
         identity: Optional[str] = None,
         reserve_ms: int = 5000,
         max_guard_wait_ms: int = 60000,
+        heal: bool = False,
         epoch_ms: int = 1704067200000,
         layout: Optional[_LayoutLike] = None,
         max_wait_ms: float = 5.0,
@@ -309,7 +310,9 @@ class Snowflake:
         max_clock_error_ms: Optional[int] = None,
         host_scope: Optional[str] = None,
     ) -> Self:
-        """A slot leased from a directory of slot files (one host); ``close()`` frees it."""
+        """A slot leased from a directory of slot files (one host); ``close()`` frees it.
+        ``heal=True``: a lost lease takes a new slot by itself (a new ``node_id``, the same
+        generator) instead of raising ``LeaseLost`` for good."""
     @classmethod
     def from_etcd(
         cls,
@@ -327,6 +330,7 @@ class Snowflake:
         identity: Optional[str] = None,
         reserve_ms: int = 5000,
         max_guard_wait_ms: int = 60000,
+        heal: bool = False,
         epoch_ms: int = 1704067200000,
         layout: Optional[_LayoutLike] = None,
         max_wait_ms: float = 5.0,
@@ -356,6 +360,7 @@ class Snowflake:
         identity: Optional[str] = None,
         reserve_ms: int = 5000,
         max_guard_wait_ms: int = 60000,
+        heal: bool = False,
         epoch_ms: int = 1704067200000,
         layout: Optional[_LayoutLike] = None,
         max_wait_ms: float = 5.0,

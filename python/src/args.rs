@@ -158,6 +158,14 @@ pub(crate) fn str_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     }
 }
 
+/// A `bool` argument (no other type: `heal=1` is a TypeError, not a truthy guess).
+pub(crate) fn bool_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<bool> {
+    match obj.cast::<PyBool>() {
+        Ok(b) => Ok(b.is_true()),
+        Err(_) => Err(wrong_type(obj, what, "a bool")),
+    }
+}
+
 /// An optional `str` (None: absent).
 pub(crate) fn opt_str_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<String>> {
     obj.filter(|o| !o.is_none())

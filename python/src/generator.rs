@@ -236,23 +236,26 @@ macro_rules! from_sources {
 
 from_sources! {
     /// A generator on a slot leased from a directory (one host); settings `slots`, `identity`,
-    /// `reserve_ms`, `max_guard_wait_ms`, `host_scope` (the slot is claimed host-wide in that
-    /// scope, as a fixed node id is). Until the slot's restart guard has passed it raises
-    /// `LeaseNotReady` (`wait_ready()` waits); `close()` frees the slot.
+    /// `reserve_ms`, `max_guard_wait_ms`, `heal`, `host_scope` (the slot is claimed host-wide in
+    /// that scope, as a fixed node id is). Until the slot's restart guard has passed it raises
+    /// `LeaseNotReady` (`wait_ready()` waits); `close()` frees the slot. A lost lease raises
+    /// `LeaseLost` for good, or with `heal=True` takes a new slot by itself (a new `node_id`,
+    /// behind its restart guard; the counters go on).
     from_file_lease(dir: &Bound<'_, PyAny>)
-        "($cls, dir, *, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, host_scope=None)"
+        "($cls, dir, *, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, heal=False, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, host_scope=None)"
         => Leased |s| source::file_lease(dir, s);
     /// A generator on a slot leased from an etcd v3 cluster (one URL or several); settings
     /// `prefix`, `ttl_s`, `connect_timeout_ms`, those of `from_file_lease`, `ca_file`,
     /// `cert_file`, `key_file`, `username`, `password` (None: `POLYFLAKE_ETCD_*`).
     from_etcd(endpoints: &Bound<'_, PyAny>)
-        "($cls, endpoints, *, prefix='/polyflake', ttl_s=10, connect_timeout_ms=2000, ca_file=None, cert_file=None, key_file=None, username=None, password=None, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, host_scope=None)"
+        "($cls, endpoints, *, prefix='/polyflake', ttl_s=10, connect_timeout_ms=2000, ca_file=None, cert_file=None, key_file=None, username=None, password=None, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, heal=False, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, host_scope=None)"
         => Leased |s| source::etcd_lease(endpoints, s);
     /// A generator on a slot leased from a ZooKeeper ensemble (`"host:port,host:port"` or a
     /// list); settings as `from_etcd` (`POLYFLAKE_ZOOKEEPER_*`), with `session_timeout_ms` (the
-    /// lease's time to live) for `ttl_s`. An expired session stops the generator at once.
+    /// lease's time to live) for `ttl_s`. An expired session stops the generator at once (with
+    /// `heal=True`: until it has taken a new slot).
     from_zookeeper(ensemble: &Bound<'_, PyAny>)
-        "($cls, ensemble, *, prefix='/polyflake', session_timeout_ms=10000, connect_timeout_ms=2000, ca_file=None, cert_file=None, key_file=None, username=None, password=None, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, host_scope=None)"
+        "($cls, ensemble, *, prefix='/polyflake', session_timeout_ms=10000, connect_timeout_ms=2000, ca_file=None, cert_file=None, key_file=None, username=None, password=None, slots=None, identity=None, reserve_ms=5000, max_guard_wait_ms=60000, heal=False, epoch_ms=1704067200000, layout=None, max_wait_ms=5.0, max_forward_step_ms=60000, forward_confirm_ms=300000, clock=None, clock_source=None, max_lead_ms=5000, max_clock_error_ms=None, host_scope=None)"
         => Leased |s| source::zookeeper_lease(ensemble, s);
     /// A generator whose node id is the decimal integer in the environment variable `var`;
     /// the restart guard's settings as `Snowflake(node_id)`.
@@ -391,17 +394,21 @@ impl Snowflake {
             }
             None => None,
         };
-        // The core waits in slices, so a signal is seen between them.
+        // One core wait, which Ctrl-C cuts short through `waiting`'s hook (so a lease that
+        // heals is waited through: between its loss and its new slot the core says LeaseLost
+        // only at the deadline). No deadline: rounds of a day, as long as the guard needs.
         loop {
-            let left = deadline.map_or(Duration::MAX, |d| {
+            let wait = deadline.map_or(Duration::from_secs(86_400), |d| {
                 d.saturating_duration_since(Instant::now())
             });
-            let slice = left.min(Duration::from_millis(100));
-            match py.detach(|| self.gen.wait_ready(slice)) {
-                Err(e) if e.kind() == ErrorKind::LeaseNotReady && slice < left => {
-                    py.check_signals()?
-                }
-                r => return r.map_err(|e| to_py_err(py, e)),
+            let mut not_ready = false;
+            let r = waiting(py, None, || {
+                let r = self.gen.wait_ready(wait);
+                not_ready = matches!(&r, Err(e) if e.kind() == ErrorKind::LeaseNotReady);
+                r
+            });
+            if !(not_ready && deadline.is_none()) {
+                return r;
             }
         }
     }

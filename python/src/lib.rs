@@ -36,8 +36,9 @@
 //!   `OverflowError`; `GeneratorClosed` and configuration -> `ValueError`; the rest ->
 //!   `RuntimeError`. `Health` and `LeaseHealth` answer attributes from the core's `fields()`, so a
 //!   new core field reaches Python with no change here.
-//! - **`wait_ready(timeout_ms=None)`** calls the core's `wait_ready` in slices of at most 100 ms
-//!   with the GIL released, so Ctrl-C interrupts it; `None` waits as long as the guard needs.
+//! - **`wait_ready(timeout_ms=None)`** calls the core's `wait_ready` with the GIL released,
+//!   interruptible (Ctrl-C), so a lease that heals is waited through in one call; `None` waits
+//!   as long as the guard needs (in rounds of a day).
 //! - **The fast paths** are `fast.rs` (`next_id` without PyO3's trampoline) and `aio.rs` (a
 //!   native awaitable instead of a coroutine; only a call that would wait goes to a thread).
 //! - **`uuid7()` returns a `uuid.UUID` made without `__init__`** (`timeid.rs`): ORMs and drivers

@@ -1,7 +1,7 @@
 //! Where a generator's node id comes from: Python arguments and the lease's keyword settings to
 //! the core's `NodeSource`. Type conversion only: every range and rule is the core's.
 
-use crate::args::{i64_arg, int_arg, opt_str_arg, str_arg, unsigned_arg, wrong_type};
+use crate::args::{bool_arg, i64_arg, int_arg, opt_str_arg, str_arg, unsigned_arg, wrong_type};
 use crate::error::to_py_err;
 use crate::settings::Settings;
 use polyflake::LEASE_CREDENTIALS;
@@ -22,7 +22,8 @@ fn unsigned<T: TryFrom<i128>>(v: &Bound<'_, PyAny>, key: &'static str) -> PyResu
 }
 
 /// The settings every lease kind takes: `slots` (None: every slot), `identity` (None: the
-/// hostname), `reserve_ms`, `max_guard_wait_ms`; absent ones at the core's defaults.
+/// hostname), `reserve_ms`, `max_guard_wait_ms`, `heal` (a lost lease takes a new slot by
+/// itself); absent ones at the core's defaults.
 fn lease_common(s: &Settings<'_>) -> PyResult<LeaseCommon> {
     let mut c = LeaseCommon::default();
     let slots = |v: &Bound<'_, PyAny>, k| (!v.is_none()).then(|| unsigned(v, k)).transpose();
@@ -30,6 +31,7 @@ fn lease_common(s: &Settings<'_>) -> PyResult<LeaseCommon> {
     c.identity = opt_str_arg(s.take("identity")?.as_ref(), "identity")?;
     s.set("reserve_ms", &mut c.reserve_ms, unsigned)?;
     s.set("max_guard_wait_ms", &mut c.max_guard_wait_ms, unsigned)?;
+    s.set("heal", &mut c.heal, |v, k| bool_arg(v, k))?;
     Ok(c)
 }
 

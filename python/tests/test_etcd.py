@@ -2,6 +2,7 @@
 `make deps-apt`), started here on 127.0.0.1 with free ports and a temporary data dir, and
 stopped afterwards. No mock stands in for etcd."""
 
+import json
 import os
 import shutil
 import socket
@@ -100,6 +101,39 @@ def test_from_etcd_takes_a_slot_and_issues(etcd):
     keys = etcd.etcdctl("get", "--prefix", "--keys-only", prefix).stdout.split()
     assert f"{prefix}/slot/{slot:04d}" not in keys, keys
     m.close()
+
+
+def test_a_revoked_etcd_lease_heals_with_heal_on(etcd):
+    """`etcdctl lease revoke` under a live holder with heal=True: the generator takes a new slot
+    by itself, behind its restart guard, and goes on; no ID repeats, the counters go on."""
+    prefix = f"/polyflake-py-heal-{os.getpid()}"
+    g = Snowflake.from_etcd(etcd.url, prefix=prefix, ttl_s=2, reserve_ms=500, slots=2,
+                            identity="py-etcd-heal", heal=True)
+    g.wait_ready(timeout_ms=10_000)
+    ids = [g.next_id() for _ in range(5000)]
+    issued_before = g.health().ids_issued
+    got = json.loads(etcd.etcdctl("get", f"{prefix}/slot/{g.node_id:04d}", "-w", "json").stdout)
+    lease_id = format(int(got["kvs"][0]["lease"]), "x")
+    r = etcd.etcdctl("lease", "revoke", lease_id)
+    assert r.returncode == 0, r.stderr
+    statuses = set()
+    end = time.monotonic() + 10
+    while time.monotonic() < end and not statuses & {"lease_lost", "restart_guard"}:
+        statuses.add(g.health().status)
+        try:
+            ids.append(g.next_id())
+        except (polyflake.LeaseLost, polyflake.LeaseNotReady):
+            time.sleep(0.005)
+    assert statuses & {"lease_lost", "restart_guard"}, statuses
+    g.wait_ready(timeout_ms=15_000)  # waits through the heal
+    h = g.health()
+    assert h.status == "ok" and h.lease.kind == "etcd" and h.lease.slot == g.node_id, h.to_dict()
+    ids += [g.next_id() for _ in range(5000)]
+    assert len(ids) == len(set(ids)), "an ID repeated across the heal"
+    assert g.health().ids_issued >= len(ids) > issued_before
+    keys = etcd.etcdctl("get", "--prefix", "--keys-only", prefix).stdout.split()
+    assert f"{prefix}/slot/{g.node_id:04d}" in keys, keys
+    g.close()
 
 
 def test_from_etcd_no_free_slot(etcd):

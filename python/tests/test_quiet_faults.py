@@ -101,6 +101,81 @@ def test_a_deleted_slot_under_a_live_holder_loses_the_lease_and_repeats_nothing(
     assert min(ids_b) > max(ids_a), "the successor starts past everything the first issued"
 
 
+# -- 1b. A lost lease that heals (heal=True) and one that does not (the default) ---------------
+
+
+def mint_through(g, ids, seconds):
+    """Call next_id for `seconds`, keeping every ID in `ids`; return the refusals' names."""
+    refused = set()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            ids.append(g.next_id())
+        except (polyflake.LeaseLost, polyflake.LeaseNotReady) as e:
+            refused.add(type(e).__name__)
+            time.sleep(0.005)
+    return refused
+
+
+def test_a_deleted_slot_file_heals_with_heal_on(tmp_path):
+    g = lease(tmp_path, 10, slots=2, reserve_ms=500, heal=True)
+    g.wait_ready(timeout_ms=5000)
+    ids = [g.next_id() for _ in range(5000)]
+    old = g.node_id
+    issued_before = g.health().ids_issued
+    assert issued_before >= len(ids)
+    os.unlink(tmp_path / f"slot-{old:04d}")
+    # Lost within a renewal (reserve / 5), then a new slot behind its guard (about one reserve):
+    # calls in between are refused, never answered with an ID of the lost slot.
+    statuses = set()
+    end = time.monotonic() + 10
+    while time.monotonic() < end and not statuses & {"lease_lost", "restart_guard"}:
+        statuses.add(g.health().status)
+        mint_through(g, ids, 0.01)
+    assert statuses & {"lease_lost", "restart_guard"}, statuses
+    started = time.monotonic()
+    g.wait_ready(timeout_ms=10_000)  # waits through the heal (heal off: LeaseLost at once)
+    assert time.monotonic() - started < 5
+    h = g.health()
+    assert h.status == "ok" and h.lease.slot == g.node_id and not h.lease.lost, h.to_dict()
+    before_after = len(ids)
+    ids += [g.next_id() for _ in range(5000)]
+    assert {g.decode(x)["node_id"] for x in ids[before_after:]} == {g.node_id}
+    assert (tmp_path / f"slot-{g.node_id:04d}").exists()
+    dups = len(ids) - len(set(ids))
+    assert dups == 0, f"{dups} IDs repeated across the heal"
+    assert sorted(ids) == ids, "the new slot issues past everything the lost one issued"
+    # The same generator: its counters go on.
+    assert g.health().ids_issued >= len(ids) > issued_before
+    g.close()
+
+
+def test_a_deleted_slot_file_stays_lost_with_heal_off(tmp_path):
+    g = lease(tmp_path, 11, slots=2, reserve_ms=500)  # heal=False, the default
+    g.wait_ready(timeout_ms=5000)
+    ids = [g.next_id() for _ in range(1000)]
+    os.unlink(tmp_path / f"slot-{g.node_id:04d}")
+    refused = mint_through(g, ids, 1.5)
+    assert refused == {"LeaseLost"}, refused
+    for _ in range(2):
+        assert g.health().status == "lease_lost"
+        with pytest.raises(polyflake.LeaseLost):
+            g.next_id()
+        started = time.monotonic()
+        with pytest.raises(polyflake.LeaseLost):
+            g.wait_ready(timeout_ms=5000)  # at once: nothing will come back
+        assert time.monotonic() - started < 1
+        time.sleep(1)
+    assert len(ids) == len(set(ids))
+    g.close()
+
+
+def test_heal_takes_a_bool():
+    for bad in (1, "yes", None):
+        with pytest.raises(TypeError, match="heal must be a bool"):
+            Snowflake.from_file_lease("/nonexistent-polyflake-dir", heal=bad)
+
+
 # -- 2-4. Fork faults -----------------------------------------------------------------------
 
 

@@ -114,6 +114,9 @@ def test_defaults_shown_are_the_cores():
                 assert default == core[key] and type(default) is type(core[key]), (name, key)
             if key in unset:
                 assert default is None, (name, key)
+            if key == "heal":  # the core's LeaseCommon default: a lost lease stays lost
+                assert default is False, name
+        assert ("heal" in keywords(f)) == ("lease" in name or name.endswith(("etcd", "zookeeper"))), name
     assert polyflake.DEFAULT_MAX_LEAD_MS == 5000 and polyflake.DEFAULT_MAX_RESTART_WAIT_MS == 10_000
     g = Snowflake(1, clock=ManualClock(CUSTOM_EPOCH_MS))
     assert (g.epoch_ms, g.max_wait_ms, g.max_forward_step_ms, g.forward_confirm_ms, g.max_lead_ms,
