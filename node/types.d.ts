@@ -287,6 +287,14 @@ export interface FileLeaseOptions extends ScopeOptions {
    * (default `DEFAULT_MAX_GUARD_WAIT_MS`).
    */
   maxGuardWaitMs?: number | bigint
+  /**
+   * Heal a lost lease (default false): when the store says the slot is no longer this
+   * generator's (a slot file deleted, an etcd lease revoked, a ZooKeeper session expired, the
+   * store restored from a backup), take a new slot in the background and go on issuing from it
+   * behind its restart guard. `nodeId` changes; the counters go on. Off, calls throw
+   * `LEASE_LOST` for good.
+   */
+  heal?: boolean
 }
 
 /**
@@ -329,6 +337,8 @@ export interface ZooKeeperOptions extends StoreAuthOptions, ScopeOptions {
   connectTimeoutMs?: number | bigint
   /** As in `FileLeaseOptions`. */
   maxGuardWaitMs?: number | bigint
+  /** As in `FileLeaseOptions`. */
+  heal?: boolean
 }
 
 /** Options of `fromEtcd`: slots as keys under `prefix` in an etcd v3 cluster. */
@@ -349,6 +359,8 @@ export interface EtcdOptions extends StoreAuthOptions, ScopeOptions {
   connectTimeoutMs?: number | bigint
   /** As in `FileLeaseOptions`. */
   maxGuardWaitMs?: number | bigint
+  /** As in `FileLeaseOptions`. */
+  heal?: boolean
 }
 
 /**

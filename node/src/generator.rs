@@ -6,7 +6,7 @@ use crate::error::{guard, js_value, Result};
 use crate::fast::{install, method, Cell, Reads, Shared};
 use crate::interrupt::waiting;
 use crate::issue::{self, bodies};
-use crate::js::{count_arg, id_arg, int_arg, narrow, string_arg, Fail, Ty, Val};
+use crate::js::{bool_arg, count_arg, id_arg, int_arg, narrow, string_arg, Fail, Ty, Val};
 use crate::layout::{layout_arg, Layout};
 use crate::metrics::samples;
 use crate::settings::{self, only_keys, FResult};
@@ -121,19 +121,21 @@ fn lease_common(o: Val) -> FResult<LeaseCommon> {
     o.read_some("identity", string_arg, &mut c.identity)?;
     o.read("reserveMs", narrow, &mut c.reserve_ms)?;
     o.read("maxGuardWaitMs", narrow, &mut c.max_guard_wait_ms)?;
+    o.read("heal", bool_arg, &mut c.heal)?;
     Ok(c)
 }
 
 /// The keys `lease_common` reads, and the lease's host scope (read by [`host`]).
-const LEASE_KEYS: [&str; 5] = [
+const LEASE_KEYS: [&str; 6] = [
     "slots",
     "identity",
     "reserveMs",
     "maxGuardWaitMs",
+    "heal",
     "hostScope",
 ];
 
-/// `fromFileLease({ dir, slots?, identity?, reserveMs?, maxGuardWaitMs?, ... })`.
+/// `fromFileLease({ dir, slots?, identity?, reserveMs?, maxGuardWaitMs?, heal?, ... })`.
 fn file_lease(env: Env, options: Val, mode: Mode) -> FResult<Cell<Generator>> {
     let what = format!("{}.fromFileLease", class_name(mode));
     let own: Vec<&str> = ["dir"].iter().chain(&LEASE_KEYS).copied().collect();
@@ -466,7 +468,8 @@ macro_rules! generator_class {
             /// mark on this host) has passed, at most `timeoutMs` (default
             /// `DEFAULT_MAX_GUARD_WAIT_MS`); at once when nothing needs waiting for.
             /// Throws `LEASE_NOT_READY` at the deadline, `LEASE_LOST` or `GENERATOR_CLOSED` at
-            /// once. Meant for startup.
+            /// once; a lease with `heal` is waited through its heal (its new slot's guard too).
+            /// Meant for startup.
             #[napi(ts_args_type = "timeoutMs?: number | bigint")]
             pub fn wait_ready(&self, env: Env, timeout_ms: Option<Unknown<'_>>) -> Result<()> {
                 guard(env.raw(), || {

@@ -607,6 +607,18 @@ pub fn string_arg(v: Val, name: &str) -> Result<String, Fail> {
     v.string()
 }
 
+/// A boolean argument (no other type: `heal: 1` is a TypeError, not a truthy guess).
+pub fn bool_arg(v: Val, name: &str) -> Result<bool, Fail> {
+    if v.ty()? != Ty::Boolean {
+        return Err(Fail::Type(format!(
+            "{name} must be a boolean, got {}",
+            v.describe()
+        )));
+    }
+    let mut b = false;
+    napi_call!("read a boolean" => napi_get_value_bool(v.env, v.raw, &mut b)).map(|()| b)
+}
+
 /// A batch size: an integer (a safe Number or a bigint) that the core's `batch_len` accepts
 /// (0 to `MAX_BATCH`).
 pub fn count_arg(v: Val) -> Result<usize, Fail> {

@@ -1,7 +1,8 @@
 'use strict'
 // Node-id sources and leases from Node: file leases in this process and across real child
 // processes (the polyglot participant), the restart guard on a ManualClock, close(), the static
-// sources, a bad-options table, and an etcd lease against a real etcd server started here.
+// sources, a bad-options table, and etcd leases against a real etcd server started here (one of
+// them revoked under a holder that heals).
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -424,6 +425,50 @@ test('an etcd lease from Node: distinct slots, lease state in health(), NO_FREE_
     assert.equal(c.decode(id).nodeId, slot)
   } finally {
     for (const g of gens) g.close()
+    etcd.stop()
+  }
+})
+
+test('an etcd lease revoked under a live holder with heal: a new slot by itself, nothing repeats, the counters go on', async () => {
+  const etcd = await startEtcd()
+  const g = Snowflake.fromEtcd({
+    endpoints: etcd.client, prefix: '/polyflake-node-heal', slots: 2, ttlS: 2, reserveMs: 500,
+    connectTimeoutMs: 1000, identity: 'node-heal', heal: true,
+  })
+  try {
+    g.waitReady(10_000)
+    const ids = Array.from(g.nextIds(5000))
+    const issuedBefore = g.health().idsIssued
+    // The slot key's etcd lease (an int64: read as text, not as a JSON Number), revoked.
+    const got = etcd.etcdctl('get', `/polyflake-node-heal/slot/${String(g.nodeId).padStart(4, '0')}`, '-w', 'json')
+    const lease = /"lease":(\d+)/.exec(got.stdout)
+    assert.ok(lease, got.stdout + got.stderr)
+    const revoked = etcd.etcdctl('lease', 'revoke', BigInt(lease[1]).toString(16))
+    assert.equal(revoked.status, 0, revoked.stderr)
+    const statuses = new Set()
+    const until = Date.now() + 10_000
+    while (Date.now() < until && !statuses.has('lease_lost') && !statuses.has('restart_guard')) {
+      statuses.add(g.health().status)
+      try {
+        ids.push(g.nextId())
+      } catch (e) {
+        assert.ok(e.code === 'LEASE_LOST' || e.code === 'LEASE_NOT_READY', e.message)
+        await sleep(5)
+      }
+    }
+    assert.ok(statuses.has('lease_lost') || statuses.has('restart_guard'), [...statuses].join())
+    g.waitReady(15_000) // waits through the heal
+    const h = g.health()
+    assert.equal(h.status, 'ok', h.reason)
+    assert.equal(h.lease.kind, 'etcd')
+    assert.equal(h.lease.slot, g.nodeId)
+    ids.push(...g.nextIds(5000))
+    assert.equal(new Set(ids).size, ids.length, 'an ID repeated across the heal')
+    assert.ok(g.health().idsIssued >= ids.length && ids.length > issuedBefore)
+    const keys = etcd.etcdctl('get', '--prefix', '--keys-only', '/polyflake-node-heal/slot/')
+    assert.ok(keys.stdout.includes(`/polyflake-node-heal/slot/${String(g.nodeId).padStart(4, '0')}`), keys.stdout)
+  } finally {
+    g.close()
     etcd.stop()
   }
 })

@@ -1,7 +1,8 @@
 'use strict'
 // The quiet faults, met through Node: a slot file deleted (or the whole lease
 // directory removed) under a live holder while a second process leases the slot afresh, forward
-// clock steps on a ManualClock, a second ID space on one store, a slot poisoned by a step; and
+// clock steps on a ManualClock, a second ID space on one store, a slot poisoned by a step, a lost
+// lease that heals (heal: true) and one that stays lost (the default); and
 // the same-input table (tests/vectors/bad_node_sources.json): the core's code and message,
 // word for word. The rules are the core's; these tests check that Node reaches them intact.
 const test = require('node:test')
@@ -94,6 +95,97 @@ test('a slot file deleted under a live holder: the lease is lost, and nothing re
 
 test('a lease directory removed under a live holder: the same', async () => {
   await holderAndSuccessorAfter((store) => fs.rmSync(store, { recursive: true }))
+})
+
+// --- A lost lease that heals (heal: true) and one that does not (the default) ------------------
+
+// Call nextId() for `ms` ms, keeping every ID in `ids`; the codes of the refusals met.
+async function mintThrough(g, ids, ms) {
+  const refused = new Set()
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    try {
+      ids.push(g.nextId())
+    } catch (e) {
+      if (e.code !== 'LEASE_LOST' && e.code !== 'LEASE_NOT_READY') throw e
+      refused.add(e.code)
+      await sleep(5)
+    }
+  }
+  return refused
+}
+
+test('heal: a slot file deleted under a live holder heals: a new slot by itself, nothing repeats, the counters go on', async () => {
+  const dir = tempDir('heal')
+  const g = Snowflake.fromFileLease({ dir, slots: 2, reserveMs: 500, heal: true, epochMs: DEFAULT_EPOCH_MS + 10 })
+  try {
+    g.waitReady(5000)
+    const ids = Array.from(g.nextIds(5000))
+    const issuedBefore = g.health().idsIssued
+    assert.ok(issuedBefore >= ids.length)
+    fs.unlinkSync(path.join(dir, `slot-${String(g.nodeId).padStart(4, '0')}`))
+    // Lost within a renewal (reserveMs / 5), then a new slot behind its guard (about one reserve):
+    // calls in between are refused, never answered with an ID of the lost slot.
+    const statuses = new Set()
+    const until = Date.now() + 10_000
+    while (Date.now() < until && !statuses.has('lease_lost') && !statuses.has('restart_guard')) {
+      statuses.add(g.health().status)
+      await mintThrough(g, ids, 10)
+    }
+    assert.ok(statuses.has('lease_lost') || statuses.has('restart_guard'), [...statuses].join())
+    const started = Date.now()
+    g.waitReady(10_000) // waits through the heal (heal off: LEASE_LOST at once)
+    assert.ok(Date.now() - started < 5000)
+    const h = g.health()
+    assert.equal(h.status, 'ok', h.reason)
+    assert.equal(h.lease.slot, g.nodeId)
+    assert.equal(h.lease.lost, false)
+    const from = ids.length
+    ids.push(...g.nextIds(5000))
+    for (const x of ids.slice(from)) assert.equal(g.decode(x).nodeId, g.nodeId)
+    assert.ok(fs.existsSync(path.join(dir, `slot-${String(g.nodeId).padStart(4, '0')}`)))
+    assert.equal(new Set(ids).size, ids.length, 'an ID repeated across the heal')
+    for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], 'the new slot issues past the lost one')
+    const issued = g.health().idsIssued
+    assert.ok(issued >= ids.length && ids.length > issuedBefore, `${issued} ${ids.length} ${issuedBefore}`)
+  } finally {
+    g.close()
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('heal off (the default): a slot file deleted under a live holder stays lost (LEASE_LOST)', async () => {
+  const dir = tempDir('noheal')
+  const g = Snowflake.fromFileLease({ dir, slots: 2, reserveMs: 500, epochMs: DEFAULT_EPOCH_MS + 11 })
+  try {
+    g.waitReady(5000)
+    const ids = Array.from(g.nextIds(1000))
+    fs.unlinkSync(path.join(dir, `slot-${String(g.nodeId).padStart(4, '0')}`))
+    const refused = await mintThrough(g, ids, 1500)
+    assert.deepEqual([...refused], ['LEASE_LOST'])
+    for (let round = 0; round < 2; round++) {
+      assert.equal(g.health().status, 'lease_lost')
+      throwsCode(assert, () => g.nextId(), Error, 'LEASE_LOST')
+      const started = Date.now()
+      throwsCode(assert, () => g.waitReady(5000), Error, 'LEASE_LOST') // at once: nothing comes back
+      assert.ok(Date.now() - started < 1000)
+      await sleep(1000)
+    }
+    assert.equal(new Set(ids).size, ids.length)
+  } finally {
+    g.close()
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('heal takes a boolean, on every lease kind', () => {
+  for (const bad of [1, 'yes', null]) {
+    throwsCode(assert, () => Snowflake.fromFileLease({ dir: '/nonexistent-polyflake-dir', heal: bad }), TypeError, 'ERR_INVALID_ARG_TYPE')
+    throwsCode(assert, () => Snowflake.fromEtcd({ endpoints: 'http://127.0.0.1:9', heal: bad }), TypeError, 'ERR_INVALID_ARG_TYPE')
+    throwsCode(assert, () => Snowflake.fromZooKeeper({ ensemble: '127.0.0.1:9', heal: bad }), TypeError, 'ERR_INVALID_ARG_TYPE')
+  }
+  // Not an option of a fixed node id.
+  throwsCode(assert, () => new Snowflake({ nodeId: 7, heal: true }), TypeError, 'ERR_INVALID_ARG_TYPE')
 })
 
 test('a forward step is refused (CLOCK_JUMPED_AHEAD, with its data), and nothing is issued from it once the clock is corrected', () => {
