@@ -342,7 +342,7 @@ func restartBehind(t *testing.T, offset, end string) (string, []int64) {
 	return done, bi
 }
 
-// Run by the shared and the static build (mk/go.mk): a restart with the clock stepped back waits
+// Run by the shared and the static build (.build/mk/go.mk): a restart with the clock stepped back waits
 // and repeats nothing, or is refused when it is further behind than a call waits.
 func TestRestartWithTheClockSteppedBack(t *testing.T) {
 	if err := exec.Command("faketime", "-f", "-1s", "true").Run(); err != nil {

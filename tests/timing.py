@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The wall time of each target of one `make test`, from the timing log.
 
-Under `make test` every recipe line runs through the timed shell of mk/build.sh, which appends
+Under `make test` every recipe line runs through the timed shell of .build/mk/build.sh, which appends
 "START END TARGET" for it; a target's time is the sum of its lines (a line that runs a sub-make
 is left to the sub-make's own lines). "(start)" and "(end)" mark the run itself. Targets may run
 side by side (the test phase runs two at a time), so their times can add up to more than the

@@ -2,7 +2,7 @@
 """The service's rows of `make bench-check`: one keep-alive client (wrk -t1 -c1) minting 64-bit
 IDs with POST /v1/ids, against the same client decoding an ID with GET /v1/ids/{id} on the same
 server (an HTTP round trip that touches no generator): the ratio is what minting adds to a
-request. Rounds interleave the two; medians. Prints the JSON rows bench/check.py reads.
+request. Rounds interleave the two; medians. Prints the JSON rows verify/bench/check.py reads.
 
     cli/bench/check.py POLYFLAKE_BIN [SECONDS_PER_RUN] [ROUNDS]
 """

@@ -1,5 +1,5 @@
 //! The polyflake command line and HTTP service as a library: the `polyflake` binary (`main.rs`)
-//! parses arguments and calls in here, and the fuzz targets (`fuzz/`) call the same request
+//! parses arguments and calls in here, and the fuzz targets (`verify/fuzz/`) call the same request
 //! parsing and the same router the running service uses.
 //!
 //! Every rule about IDs is the core's (`polyflake` crate); this crate parses arguments and

@@ -66,7 +66,7 @@ extern "C" fn on_fork_parent() {
     GATE.fetch_and(!FORKING, Ordering::SeqCst);
 }
 
-// Modelled in model/file.pml: Holder, the fork step (R_FSTAT); model/fork.pml: the fork step (make
+// Modelled in verify/model/file.pml: Holder, the fork step (R_FSTAT); verify/model/fork.pml: the fork step (make
 // model).
 extern "C" fn on_fork_child() {
     // Only async-signal-safe work: the child of a multi-threaded parent may not take locks.

@@ -52,7 +52,7 @@
 //!   Without it, a ZooKeeper source is refused with [`Error::InvalidNodeSource`].
 //!
 //! Under `--cfg loom` the state word uses loom's atomics so the compare-and-swap step can be
-//! model-checked (`loom/tests/loom.rs`, `make loom`); etcd and ZooKeeper are left out there.
+//! model-checked (`verify/loom/tests/loom.rs`, `make loom`); etcd and ZooKeeper are left out there.
 //!
 //! ## What every binding shares
 //! - **What the caller wrote reaches the core as written.** A binding never clamps a setting into

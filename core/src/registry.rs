@@ -328,8 +328,8 @@ fn may_be_releasing(pid: u32) -> bool {
 
 /// Claim the node id. Returns the claim and the state word a new generator must start from
 /// (-1 when this process never issued from the key).
-// Modelled in model/fork.pml: inline claim (R_FORKREG: the fork-aware rule, here the host-wide
-// hold) and model/host.pml: inline claim (R_ONECLAIM: every source, one name) (make model).
+// Modelled in verify/model/fork.pml: inline claim (R_FORKREG: the fork-aware rule, here the host-wide
+// hold) and verify/model/host.pml: inline claim (R_ONECLAIM: every source, one name) (make model).
 pub(crate) fn claim(
     node_id: u32,
     layout: Layout,
@@ -406,7 +406,7 @@ pub(crate) fn claim(
 
 impl Claim {
     /// Give the node id back, recording the state of the last ID issued under it.
-    // Modelled in model/fork.pml: inline release (make model).
+    // Modelled in verify/model/fork.pml: inline release (make model).
     pub(crate) fn release(&self, last_state: i64) {
         if self.released.swap(1, Ordering::SeqCst) != 0 {
             return;

@@ -12,7 +12,7 @@
 //! reserve)`. A taker that finds no record of a slot guards one reserve past its own clock, so a
 //! holder whose record was deleted or lost must not issue further than that past the last time it
 //! knew the slot was its own, however far its R runs (a long restart guard makes the first R
-//! lie more than a reserve ahead). Found by the model (`model/trails/no-cap.txt`: a new slot's
+//! lie more than a reserve ahead). Found by the model (`verify/model/trails/no-cap.txt`: a new slot's
 //! file deleted under its holder, the next taker issues in the holder's window), see
 //! docs/reliability.md.
 //!
@@ -175,7 +175,7 @@ impl Window {
     /// A fresh slot: the previous holder's R (or the guard assumed for it) and ours (already
     /// durable); `checked_ms` is the clock's reading before the take's check (the lock and read
     /// of a slot file, the store's create), `reserve_ms` the lease's.
-    // Modelled in model/lease.pml: inline start (R_GUARD, R_CAP) (make model).
+    // Modelled in verify/model/lease.pml: inline start (R_GUARD, R_CAP) (make model).
     pub(crate) fn start(
         &self,
         guard_until_ms: i64,
@@ -226,7 +226,7 @@ impl Window {
     /// Count the millisecond of `after_claim_ms` (a reading taken after the node id's claim) as
     /// spent: nothing is issued in it. Its previous holder on this host may have issued in it
     /// and left no mark saying so (a holder that kept none).
-    // Modelled in model/host.pml: the taker's first state (SPENT_ALWAYS) (make model).
+    // Modelled in verify/model/host.pml: the taker's first state (SPENT_ALWAYS) (make model).
     pub(crate) fn spend_millisecond(&self, after_claim_ms: i64) {
         let elapsed = after_claim_ms.saturating_sub(self.epoch_ms);
         if elapsed < 0 || elapsed > self.max_elapsed {
@@ -251,7 +251,7 @@ impl Window {
     /// R is durable in the store, written after a check at `checked_ms` found the slot still
     /// ours: let the generator issue up to R, and no more than one reserve past the check. A
     /// lease that keeps its node id's mark on the host writes R there first.
-    // Modelled in model/lease.pml: inline publish (R_BEFORE: called only after the durable write;
+    // Modelled in verify/model/lease.pml: inline publish (R_BEFORE: called only after the durable write;
     // R_CAP) (make model).
     pub(crate) fn publish(&self, r_ms: i64, checked_ms: i64) {
         let _w = self.writer.lock();
@@ -392,7 +392,7 @@ impl Window {
 
     /// The lease is gone: stop issuing at once (for good, unless the lease heals: then
     /// `on_lost` starts taking a new slot).
-    // Modelled in model/lease.pml: inline lose (make model).
+    // Modelled in verify/model/lease.pml: inline lose (make model).
     pub(crate) fn lose(&self, reason: String) {
         {
             let _w = self.writer.lock();

@@ -124,7 +124,7 @@ fn a_lease_directory_removed_under_a_live_holder_is_the_same() {
     holder_and_successor_after(|store| std::fs::remove_dir_all(store).unwrap());
 }
 
-/// The model's `no-cap` counterexample (model/trails/no-cap.txt), replayed on test clocks: a
+/// The model's `no-cap` counterexample (verify/model/trails/no-cap.txt), replayed on test clocks: a
 /// NEW slot's first R is two reserves ahead (its guard is one), its file is deleted before its
 /// first renewal, and a successor takes the new file guarded one reserve past its clock. The
 /// holder must not issue in the successor's window: its limit is one reserve past its take's

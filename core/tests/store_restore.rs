@@ -343,7 +343,7 @@ impl Clock for FencingClock {
 /// is below what a holder of the lost history issued): the take reads the fence again after its
 /// first write of R, finds it moved and fails (`LeaseStore`, "make the generator again"); the
 /// generator made again waits for the fence. Found by the lease model
-/// (`model/trails/no-file-take-fence-read.txt`).
+/// (`verify/model/trails/no-file-take-fence-read.txt`).
 #[test]
 fn a_file_take_under_way_when_the_directory_is_fenced_fails() {
     let dir = TempDir::new("file-fence-take");

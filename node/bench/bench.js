@@ -18,7 +18,7 @@
 // UUIDv7: uuid7() (a string, on the process-wide strict generator) beside uuid's v7() and the
 // uuidv7 package's uuidv7(). The coarse clock: nextId() on the coarse clock source. The async
 // forms: their fast path (a Promise settled at once, no thread hop) beside the synchronous call.
-// The floors (bench/floor.c, built by mk/node.mk): a Node-API function that issues nothing,
+// The floors (bench/floor.c, built by .build/mk/node.mk): a Node-API function that issues nothing,
 // alone, and returning a constant ID through napi_create_bigint_uint64 or through the slot the
 // binding's nextId uses (node/src/fast.rs).
 const fs = require('node:fs')
@@ -57,7 +57,7 @@ for (const g of [coarseMono, coarseWide]) {
   if (g.clockSource !== 'coarse') console.error(`note: the coarse clock is not in effect: ${g.health().clockNote}`)
 }
 
-// The floor probe (bench/floor.c): mk/node.mk builds it into $(CARGO_TARGET_DIR)/node-bench.
+// The floor probe (bench/floor.c): .build/mk/node.mk builds it into $(CARGO_TARGET_DIR)/node-bench.
 const floorPath = process.env.POLYFLAKE_NODE_FLOOR ||
   path.join(process.env.CARGO_TARGET_DIR || path.join(__dirname, '..', '..', 'target'), 'node-bench', 'floor.node')
 const floor = fs.existsSync(floorPath) ? require(floorPath) : null

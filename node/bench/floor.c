@@ -10,7 +10,7 @@
  *             undefined, for a JS function to read `slotArray[0]` (what node/src/fast.rs does
  *             now); timed alone, it is the cost of the call itself.
  *
- * Built by mk/node.mk (`make bench-node`, `make bench-check-node`) with the C compiler and Node's
+ * Built by .build/mk/node.mk (`make bench-node`, `make bench-check-node`) with the C compiler and Node's
  * own headers into $(CARGO_TARGET_DIR)/node-bench/floor.node.
  */
 #include <node_api.h>

@@ -1,7 +1,7 @@
 """polyflake Python benchmark (not a test).
 
     make bench-python          python bench.py: the full run, human tables, each target met or missed
-    make bench-check-python    python bench.py --check: the benchmark gate's rows (bench/check.py),
+    make bench-check-python    python bench.py --check: the benchmark gate's rows (verify/bench/check.py),
                                one JSON object per line on stdout and nothing else
 
 The full run measures, interleaved round by round so machine noise hits every candidate alike:

@@ -4,7 +4,7 @@
 cargo unifies features over the packages a command selects, so `cargo build -p polyflake-ffi`,
 maturin (polyflake-python) and napi (polyflake-node) would each compile their own variant of
 tokio, hyper, the core and everything between, unless every crate depends on polyflake-hack
-(hack/, kept by cargo-hakari), which asks for the union. This check needs no build and no
+(.build/hack/, kept by cargo-hakari), which asks for the union. This check needs no build and no
 cargo-hakari: it asks `cargo tree` for the features each selection resolves and compares them
 with the whole workspace's. A difference names the package and both feature lists; the cure is
 `cargo hakari generate && cargo hakari manage-deps` (see .config/hakari.toml).

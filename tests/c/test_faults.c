@@ -9,7 +9,7 @@
  *
  * Usage: test_faults            (runs every test; child processes are this program again)
  *        test_faults stream DIR OUT MS   (a child: see stream_child)
- * Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run under valgrind.
+ * Built twice by .build/mk/c.mk, against libpolyflake.so and libpolyflake.a, and run under valgrind.
  */
 #define _DEFAULT_SOURCE /* flock() */
 #include "polyflake.h"

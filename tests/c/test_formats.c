@@ -7,7 +7,7 @@
  * test_polyflake.c with the others.
  *
  * Usage: test_formats VECTORS_DIR   (tests/vectors; JSON read with cJSON)
- * Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run again under valgrind.
+ * Built twice by .build/mk/c.mk, against libpolyflake.so and libpolyflake.a, and run again under valgrind.
  */
 #include "polyflake.h"
 #include "check.h"

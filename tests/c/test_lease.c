@@ -10,7 +10,7 @@
  * Usage: test_lease ZOOKEEPER_ENSEMBLE ETCD_ENDPOINT   (tests/stores/with_zookeeper.sh and
  * tests/c/with_etcd.sh start both on 127.0.0.1 with free ports and temporary data, and stop
  * them afterwards)
- * Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run again under valgrind.
+ * Built twice by .build/mk/c.mk, against libpolyflake.so and libpolyflake.a, and run again under valgrind.
  */
 #include "polyflake.h"
 #include "check.h"

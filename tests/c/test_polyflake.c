@@ -6,7 +6,7 @@
  *
  * Usage: test_polyflake VECTORS_DIR [threads]   (tests/vectors; JSON read with cJSON; `threads`:
  *        only the 8-thread test, for the ThreadSanitizer run)
- * Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run again under valgrind.
+ * Built twice by .build/mk/c.mk, against libpolyflake.so and libpolyflake.a, and run again under valgrind.
  */
 #include "polyflake.h"
 #include "check.h"
@@ -1490,7 +1490,7 @@ int main(int argc, char **argv) {
   /* Under valgrind everything runs ~20x slower: the hang bounds get the same slack. */
   double slack = getenv("POLYFLAKE_UNDER_VALGRIND") ? 20.0 : 1.0;
   if (argc == 3 && strcmp(argv[2], "threads") == 0) {
-    /* Only the 8 threads on one handle: the ThreadSanitizer run (mk/sanitize.mk). */
+    /* Only the 8 threads on one handle: the ThreadSanitizer run (.build/mk/sanitize.mk). */
     printf("polyflake %s (C, threads only)\n", polyflake_version());
     threads();
     printf("%d checks, %d failures\n", checks, failures);

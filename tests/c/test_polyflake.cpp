@@ -3,7 +3,7 @@
 // clock sources, NULL parameters, and 8 std::threads on one handle.
 //
 // Usage: test_polyflake_cpp VECTORS_DIR   (JSON read with nlohmann/json)
-// Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run under valgrind.
+// Built twice by .build/mk/c.mk, against libpolyflake.so and libpolyflake.a, and run under valgrind.
 #include "polyflake.h"
 
 #include <nlohmann/json.hpp>

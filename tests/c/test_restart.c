@@ -21,9 +21,9 @@
  * - the kernel's word on the clock in health, and max_clock_error_ms refusing and releasing,
  *   under a stand-in for adjtimex (LD_PRELOAD) that moves it under a live process.
  *
- * Usage: test_restart SHIM.so   (SHIM.so: core/tests/support/fake_adjtimex.c, built by mk/c.mk;
+ * Usage: test_restart SHIM.so   (SHIM.so: core/tests/support/fake_adjtimex.c, built by .build/mk/c.mk;
  *                                the holders are this program again, PF_RESTART_CHILD set)
- * Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a. Not under valgrind: every
+ * Built twice by .build/mk/c.mk, against libpolyflake.so and libpolyflake.a. Not under valgrind: every
  * case is about time between processes.
  */
 #define _DEFAULT_SOURCE /* realpath() */

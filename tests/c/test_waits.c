@@ -18,7 +18,7 @@
  * Usage: test_waits              (every test; child processes are this program again)
  *        test_waits claim NODE   (a child: try to take NODE, print the result and the message)
  *        test_waits hold NODE    (a child: take NODE, print "held", wait for stdin to close)
- * Built twice by mk/c.mk, against libpolyflake.so and libpolyflake.a, and run under valgrind.
+ * Built twice by .build/mk/c.mk, against libpolyflake.so and libpolyflake.a, and run under valgrind.
  */
 #include "polyflake.h"
 #include "check.h"

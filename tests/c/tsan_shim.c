@@ -2,7 +2,7 @@
  * ThreadSanitizer entry points that Rust's nightly LLVM emits but gcc 12's libtsan predates
  * (LLVM 16 added them): a call to the C function, which libtsan intercepts and checks like any
  * other memcpy/memset/memmove. Linked only into the ThreadSanitizer build of the C test
- * (mk/sanitize.mk), so the instrumented libpolyflake and the gcc-instrumented test share gcc's
+ * (.build/mk/sanitize.mk), so the instrumented libpolyflake and the gcc-instrumented test share gcc's
  * runtime.
  */
 #include <string.h>

@@ -3,10 +3,10 @@
 // handles, health fields, deadlines and interrupts timed, threads, node-id sources and leases).
 //
 // Usage: test_polyflake_hpp [ZOOKEEPER_ENSEMBLE ETCD_ENDPOINT]
-//   with the two arguments it also leases from that real ZooKeeper and etcd (mk/c.mk runs it
+//   with the two arguments it also leases from that real ZooKeeper and etcd (.build/mk/c.mk runs it
 //   beside tests/stores/with_zookeeper.sh and tests/c/with_etcd.sh); POLYFLAKE_CPP_NO_STORES=1
-//   skips the etcd/ZooKeeper checks (a library built without the remote stores: mk/sanitize.mk's).
-// Built by mk/c.mk (make test-cpp) as C++17 and C++20 with -Wall -Wextra -Wpedantic -Werror,
+//   skips the etcd/ZooKeeper checks (a library built without the remote stores: .build/mk/sanitize.mk's).
+// Built by .build/mk/c.mk (make test-cpp) as C++17 and C++20 with -Wall -Wextra -Wpedantic -Werror,
 // against the shared and the static library, run plainly, under valgrind and under ASan+UBSan.
 #include "polyflake.hpp"
 

@@ -40,7 +40,7 @@ def one(pattern: str, text: str, what: str) -> str:
 def source_checks(root: pathlib.Path, version: str) -> list:
     """(file, what it says) pairs; each must say `version`."""
     checks = []
-    for member in ["core", "ffi-c", "python", "node", "cli", "sim", "java"]:
+    for member in ["core", "ffi-c", "python", "node", "cli", "verify/sim", "java"]:
         text = (root / member / "Cargo.toml").read_text(encoding="utf-8")
         pkg = text.split("[package]", 1)[1].split("\n[", 1)[0]
         inherited = re.search(r"^version\.workspace\s*=\s*true", pkg, re.M)
@@ -60,7 +60,7 @@ def source_checks(root: pathlib.Path, version: str) -> list:
                    one(r'^#define POLYFLAKE_VERSION "([^"]+)"', header, "#define POLYFLAKE_VERSION")))
     go = "\n".join(p.read_text(encoding="utf-8") for p in sorted((root / "go").glob("*.go")))
     checks.append(("go/ ModuleVersion", one(r'^const ModuleVersion = "([^"]+)"', go, "const ModuleVersion")))
-    for rel in ["sdk/polyflake.pc.in", "sdk/polyflake-static.pc.in", "sdk/cmake/polyflake-config-version.cmake.in"]:
+    for rel in ["ffi-c/sdk/polyflake.pc.in", "ffi-c/sdk/polyflake-static.pc.in", "ffi-c/sdk/cmake/polyflake-config-version.cmake.in"]:
         text = (root / rel).read_text(encoding="utf-8")
         checks.append((rel, version if "@VERSION@" in text else "a literal version, not @VERSION@"))
     pom = (root / "java/pom.xml").read_text(encoding="utf-8")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Java jar installed as users install it (make test-dist, through mk/java.mk's
+# The Java jar installed as users install it (make test-dist, through .build/mk/java.mk's
 # test-dist-java): dist/'s polyflake-VERSION.jar (with its -sources and -javadoc jars and its POM)
 # deployed to a file-based Maven repository, then with cargo, rustc and rustup off PATH a fresh
 # Maven project depending on dev.polyflake:polyflake:VERSION from that repository only compiles

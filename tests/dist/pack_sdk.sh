@@ -35,11 +35,11 @@ fill() {
     -e "s|@NATIVE_STATIC_LIBS@|$static_libs|g" -e "s|@CMAKE_STATIC_LIBS@|$cmake_libs|g" "$1" > "$2"
   ! grep -n '@[A-Z_]*@' "$2" || { echo "$2: a placeholder left"; exit 1; }
 }
-fill "$root/sdk/polyflake.pc.in" "$stage/lib/pkgconfig/polyflake.pc"
-fill "$root/sdk/polyflake-static.pc.in" "$stage/lib/pkgconfig/polyflake-static.pc"
-fill "$root/sdk/cmake/polyflake-config.cmake.in" "$stage/lib/cmake/polyflake/polyflake-config.cmake"
-fill "$root/sdk/cmake/polyflake-config-version.cmake.in" "$stage/lib/cmake/polyflake/polyflake-config-version.cmake"
-cp "$root/sdk/README-C.md" "$root/LICENSE-MIT" "$root/LICENSE-APACHE" "$stage/"
+fill "$root/ffi-c/sdk/polyflake.pc.in" "$stage/lib/pkgconfig/polyflake.pc"
+fill "$root/ffi-c/sdk/polyflake-static.pc.in" "$stage/lib/pkgconfig/polyflake-static.pc"
+fill "$root/ffi-c/sdk/cmake/polyflake-config.cmake.in" "$stage/lib/cmake/polyflake/polyflake-config.cmake"
+fill "$root/ffi-c/sdk/cmake/polyflake-config-version.cmake.in" "$stage/lib/cmake/polyflake/polyflake-config-version.cmake"
+cp "$root/ffi-c/sdk/README-C.md" "$root/LICENSE-MIT" "$root/LICENSE-APACHE" "$stage/"
 
 tar -C "$(dirname "$stage")" --sort=name --owner=0 --group=0 --mtime='2026-01-01 00:00Z' \
   -czf "$out" "$(basename "$stage")"

@@ -46,7 +46,7 @@ python3 "$root/tests/dist/check_version.py" --dist "$dist"
 mkdir -p "$work/drift"
 (cd "$root" && tar -cf - Cargo.toml core/Cargo.toml ffi-c/Cargo.toml python/Cargo.toml python/pyproject.toml \
   node/Cargo.toml node/package.json node/package-lock.json node/npm/linux-x64-gnu/package.json \
-  cli/Cargo.toml sim/Cargo.toml java/Cargo.toml java/pom.xml include/polyflake.h go/*.go sdk CHANGELOG.md) | tar -xf - -C "$work/drift"
+  cli/Cargo.toml verify/sim/Cargo.toml java/Cargo.toml java/pom.xml include/polyflake.h go/*.go ffi-c/sdk CHANGELOG.md) | tar -xf - -C "$work/drift"
 sed -i "s/\"version\": \"$version\"/\"version\": \"$version-drift\"/" "$work/drift/node/npm/linux-x64-gnu/package.json"
 if python3 "$root/tests/dist/check_version.py" --root "$work/drift" > "$work/drift.out"; then
   fail "check_version.py accepted a drifted platform package"

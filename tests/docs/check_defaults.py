@@ -35,7 +35,7 @@ from prose import NUMBER, ROOT, blocks, judge, source_files, to_ms  # noqa: E402
 SOURCES = [
     "README.md",
     "docs/*.md",
-    "sdk/README-C.md",
+    "ffi-c/sdk/README-C.md",
     "include/polyflake.h",
     "include/polyflake.hpp",
     "go/*.go",

@@ -40,7 +40,7 @@ from prose import NUMBER, ROOT, blocks, judge, source_files, to_ms  # noqa: E402
 SOURCES = [
     "README.md",
     "docs/*.md",
-    "sdk/README-C.md",
+    "ffi-c/sdk/README-C.md",
     "include/polyflake.h",
     "include/polyflake.hpp",
     "go/*.go",
@@ -57,7 +57,7 @@ SOURCES = [
     "core/src/*/*.rs",
     "core/src/*/*/*.rs",
     "Makefile",
-    "mk/*.mk",
+    ".build/mk/*.mk",
 ]
 SKIP = re.compile(r"(_test\.go|/tests?/)")
 

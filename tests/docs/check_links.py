@@ -12,7 +12,7 @@ they must be well-formed (a scheme, a host, no spaces). Fenced code blocks and i
 are skipped.
 
 Usage: check_links.py [--root DIR] [FILE.md ...]
-  With no files: README.md, docs/*.md, and sdk/README-C.md, CHANGELOG.md, BENCHMARKS.md.
+  With no files: README.md, docs/*.md, and ffi-c/sdk/README-C.md, CHANGELOG.md, BENCHMARKS.md.
 Prints each file checked with its counts; exits 1 naming file:line and the link of each broken one.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-DEFAULT_FILES = ["README.md", "docs/*.md", "sdk/README-C.md", "CHANGELOG.md", "BENCHMARKS.md"]
+DEFAULT_FILES = ["README.md", "docs/*.md", "ffi-c/sdk/README-C.md", "CHANGELOG.md", "BENCHMARKS.md"]
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")

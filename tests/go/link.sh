@@ -25,7 +25,7 @@ static_libs=$(sed -n 's/^Libs: ${libdir}\/libpolyflake.a //p' "$libdir/pkgconfig
 [ -n "$static_libs" ] || fail "no system libraries in $libdir/pkgconfig/polyflake-static.pc"
 for pc in polyflake polyflake-static; do
   sed -e "s|@VERSION@|0|; s|@URL@|https://example.invalid/polyflake|; s|@NATIVE_STATIC_LIBS@|$static_libs|" \
-    "$root/sdk/$pc.pc.in" > "$sdk/lib/pkgconfig/$pc.pc"
+    "$root/ffi-c/sdk/$pc.pc.in" > "$sdk/lib/pkgconfig/$pc.pc"
 done
 
 # As docs/go.md says: PKG_CONFIG_PATH at the SDK, and CGO_LDFLAGS naming it so that Go's build

@@ -7,7 +7,7 @@
 //! reading checked against the issuing window and the forward-step bound, the strict step (which
 //! may wait) and the monotonic step (which never does), and the wait under one deadline per
 //! call. The batch steps (`batch.rs`) reserve runs of the same word the same way. Loom checks
-//! this compare-and-swap path (`loom/tests/loom.rs`, `make loom`).
+//! this compare-and-swap path (`verify/loom/tests/loom.rs`, `make loom`).
 //!
 //! A reading order: [`Generator::next_id`], then `next_strict` and `next_monotonic` (the two
 //! steps), `read` / `elapsed_of` (the clock reading and the window), `check_ahead` (monotonic
@@ -342,7 +342,7 @@ impl Generator {
     /// This is a forked child: a static generator refuses; a 128-bit format goes on; a
     /// lease-backed one takes a fresh
     /// slot (the parent's stays the parent's) and restarts its renewal before issuing.
-    // Modelled in model/file.pml: Holder, the relet_after_fork step; model/fork.pml: the child's
+    // Modelled in verify/model/file.pml: Holder, the relet_after_fork step; verify/model/fork.pml: the child's
     // inherited generator (make model).
     #[cold]
     #[inline(never)]
@@ -443,7 +443,7 @@ impl Generator {
     }
 
     /// Strict mode. With `may_wait` false, returns `Ok(None)` instead of sleeping.
-    // Modelled in model/lease.pml: CAN_ISSUE and inline issue (strict mode, issued eagerly) (make
+    // Modelled in verify/model/lease.pml: CAN_ISSUE and inline issue (strict mode, issued eagerly) (make
     // model).
     #[inline]
     fn next_strict(&self, may_wait: bool) -> Result<Option<u64>> {
@@ -515,7 +515,7 @@ impl Generator {
         }
     }
 
-    // Modelled in model/lease.pml: CAN_ISSUE with MONO=1, inline issue (make model).
+    // Modelled in verify/model/lease.pml: CAN_ISSUE with MONO=1, inline issue (make model).
     /// Monotonic mode. It never waits, but for a fixed node id's restart guard further ahead
     /// than it may lead (`may_wait` false: `Ok(None)` there).
     #[inline]

@@ -29,7 +29,7 @@
 //!   keeps the slot. Closing writes the final R and revokes the lease (deleting the slot key).
 //! - **etcd is a cargo feature** (`etcd`, on by default), left out under `--cfg loom` (tokio has
 //!   loom code paths of its own); without it an etcd source is `InvalidNodeSource`. Building it
-//!   needs `protoc` (`mk/lease.mk`). `etcd-client` 0.21 declares rust-version 1.80, above the
+//!   needs `protoc` (`.build/mk/lease.mk`). `etcd-client` 0.21 declares rust-version 1.80, above the
 //!   workspace's 1.75.
 
 use super::creds::{explain, install_crypto_provider, probe_tls, Credentials};
@@ -350,7 +350,7 @@ struct Taking<'a> {
 }
 
 /// Connect, check the store's ID space, and create our etcd lease (the take's first step).
-// Modelled in model/remote.pml: Holder, the start step (the lease grant) (make model).
+// Modelled in verify/model/remote.pml: Holder, the start step (the lease grant) (make model).
 async fn open<'a>(o: &EtcdLeaseOptions, at: Opening<'a>) -> Result<Taking<'a>> {
     let (prefix, store, creds) = at.checked.parts();
     let (user, timeout) = (creds.username(), at.timeout);
@@ -399,7 +399,7 @@ impl Store for Taking<'_> {
 
     /// One transaction: create the slot key on our etcd lease if absent, and read the mark and
     /// the fence with it.
-    // Modelled in model/remote.pml: Holder, the first take step (STORE=2) (make model).
+    // Modelled in verify/model/remote.pml: Holder, the first take step (STORE=2) (make model).
     async fn create_slot(&mut self, k: &Keys) -> Result<Option<Created>> {
         let txn = Txn::new()
             .when([Compare::create_revision(
@@ -483,7 +483,7 @@ impl Holder for Held {
     /// can have written it, since every writer's transaction requires the slot key to carry its own
     /// token; the holder adopts the mark's revision and writes again. Anything else loses the
     /// lease.
-    // Modelled in model/remote.pml: WRITE_OK and BUMP (STORE=2; R_CHECK) (make model).
+    // Modelled in verify/model/remote.pml: WRITE_OK and BUMP (STORE=2; R_CHECK) (make model).
     async fn write_hwm(&mut self, r: i64) -> std::result::Result<bool, String> {
         match write_hwm_once(self, r).await {
             Ok(false) if !self.unsure.is_empty() && adopt_landed_write(self).await? => {
@@ -614,7 +614,7 @@ async fn adopt_landed_write(h: &mut Held) -> std::result::Result<bool, String> {
     }
 }
 
-// Modelled in model/remote.pml: Holder, the renewal, late write, loss and close steps (STORE=2)
+// Modelled in verify/model/remote.pml: Holder, the renewal, late write, loss and close steps (STORE=2)
 // (make model).
 async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
     let state: &Window = &ctx.state;

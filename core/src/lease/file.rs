@@ -49,7 +49,7 @@
 //!   make the generator again"). Its first read comes before any slot file is locked, so a
 //!   directory restored and fenced in between hands the take the restored record (an R below
 //!   what a holder of the lost history issued) and the old fence: the lease model found the
-//!   duplicate (`model/trails/no-file-take-fence-read.txt`; `store_restore.rs` fences a
+//!   duplicate (`verify/model/trails/no-file-take-fence-read.txt`; `store_restore.rs` fences a
 //!   directory under a take). The renewal reads no fence: the flock is the kernel's, which no
 //!   restore takes back, and `check_held` sees a file replaced or a record that no longer names
 //!   this holder. One more read of `polyflake-fence` per take.
@@ -137,7 +137,7 @@ impl Skipped {
 /// The restart guard a slot record implies (see `order::guard_of`): its R when complete;
 /// otherwise a full reserve past the later of the file's mtime and now. `None` when the
 /// record's R lies past the layout's window: the slot cannot be used.
-// Modelled in model/file.pml: inline file_lock (the record's R, or max(mtime, now) + reserve)
+// Modelled in verify/model/file.pml: inline file_lock (the record's R, or max(mtime, now) + reserve)
 // (make model).
 pub(crate) fn record_guard(
     rec: &SlotRecord,
@@ -209,7 +209,7 @@ impl SlotFile {
     }
 
     /// Is the slot still ours: the path names our locked file and the record names us?
-    // Modelled in model/file.pml: Holder, the renewal's first half (R_CHECK) (make model).
+    // Modelled in verify/model/file.pml: Holder, the renewal's first half (R_CHECK) (make model).
     fn check_held(&self) -> std::result::Result<(), Check> {
         let path = self.path.display();
         match self.file.metadata() {
@@ -254,7 +254,7 @@ impl SlotFile {
     /// One renewal: check the slot is still ours, then write R = max(now + reserve, R) and
     /// publish it. A slot that is not ours is lost at once; a check or a write that fails
     /// leaves R where it was (the generator issues up to it, then waits for the next try).
-    // Modelled in model/file.pml: Holder, the renewal's two halves (check_held, then write and
+    // Modelled in verify/model/file.pml: Holder, the renewal's two halves (check_held, then write and
     // publish) (make model).
     pub(crate) fn renew(&self, state: &Window, now_ms: i64) {
         let _io = self.io.lock();
@@ -282,7 +282,7 @@ impl SlotFile {
     }
 
     /// The final write of a clean close (only while the slot is still ours).
-    // Modelled in model/file.pml: Holder, the clean close step (make model).
+    // Modelled in verify/model/file.pml: Holder, the clean close step (make model).
     fn finish(&self, state: &Window, final_r_ms: i64) {
         let _io = self.io.lock();
         if !state.is_lost() && self.check_held().is_ok() {
@@ -437,7 +437,7 @@ fn survey(
     out
 }
 
-// Modelled in model/file.pml: Holder, the take's steps: the fence read, then inline file_lock
+// Modelled in verify/model/file.pml: Holder, the take's steps: the fence read, then inline file_lock
 // (a slot file locked, its record read), then inline file_write (R written, the fence read
 // again: R_TAKEFENCE) (make model).
 pub(crate) fn acquire(o: &FileLeaseOptions, ctx: SlotContext, generation: u64) -> Result<Session> {

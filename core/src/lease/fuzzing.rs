@@ -1,4 +1,4 @@
-//! The lease stores' record readers and writers, for `fuzz/` only (cargo feature `fuzzing`,
+//! The lease stores' record readers and writers, for `verify/fuzz/` only (cargo feature `fuzzing`,
 //! hidden from the docs, not a stable API): the same functions the leases call, unchanged.
 //! Nothing else enables the feature, so the public API and the bindings do not change.
 

@@ -79,7 +79,7 @@ pub(crate) enum Outcome {
 }
 
 /// Take the mark of `node_id` (claimed by `claim`) in `cfg.dir`.
-// Modelled in model/host.pml: StaticHolder, the take (R_MARK, R_AFTERCLAIM) (make model).
+// Modelled in verify/model/host.pml: StaticHolder, the take (R_MARK, R_AFTERCLAIM) (make model).
 pub(crate) fn hold(
     node_id: u32,
     cfg: &Resolved,
@@ -376,7 +376,7 @@ impl MarkFile {
     /// One renewal: see that the mark is still ours (making it again if it was deleted or
     /// replaced), then write R = max(now + reserve, R) (never past the layout's window) durably
     /// and publish it.
-    // Modelled in model/host.pml: StaticHolder, the renewal (R_BEFORE) (make model).
+    // Modelled in verify/model/host.pml: StaticHolder, the renewal (R_BEFORE) (make model).
     fn renew(&self, state: &Window, now_ms: i64) {
         let mut fd = self.fd.lock();
         if state.is_lost() || state.is_closed() {
@@ -485,7 +485,7 @@ mod at_exit {
         });
     }
 
-    // Modelled in model/host.pml: StaticHolder, the exit step (R_EXIT) (make model).
+    // Modelled in verify/model/host.pml: StaticHolder, the exit step (R_EXIT) (make model).
     extern "C" fn on_exit() {
         // A lock held by a thread that no longer runs (a forked child): leave the marks alone.
         let Ok(live) = LIVE.try_lock() else {
@@ -569,7 +569,7 @@ pub(crate) fn take_mark(ctx: &SlotContext, slot: u32, now_ms: i64) -> LeaseMarkT
 /// Take the mark of a lease's node id, after its claim, and read the floor it puts under the
 /// lease's guard (the same rules as a static taker's, except that a lease cannot continue a
 /// state word: a clean close's last millisecond is the floor).
-// Modelled in model/host.pml: LeaseTaker, the mark's take (R_CROSS, LEASE_MARK) (make model).
+// Modelled in verify/model/host.pml: LeaseTaker, the mark's take (R_CROSS, LEASE_MARK) (make model).
 fn take_for_lease(
     cfg: &Resolved,
     ctx: &SlotContext,

@@ -92,7 +92,7 @@ pub(crate) enum Take {
 
 /// Open and lock one slot file, making sure the lock is on the file the name names (it may
 /// have been deleted or replaced between the open and the lock).
-// Modelled in model/file.pml: inline file_lock (the flock on the inode the path names) (make
+// Modelled in verify/model/file.pml: inline file_lock (the flock on the inode the path names) (make
 // model).
 pub(crate) fn take_file(dir: &LeaseDir, name: &str) -> Result<Take> {
     let d = dir.path();

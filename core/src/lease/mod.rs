@@ -50,7 +50,7 @@
 //! - **A slot whose record is gone has no memory (a limit).** Its guard is one reserve past the
 //!   TAKER's clock: if the host clock stepped back between the lost holder's last IDs and the
 //!   take (or the holders of one store read clocks that differ), the taker can reach a
-//!   millisecond the lost holder used (`model/trails/finding-deleted-file-clock-back.txt`).
+//!   millisecond the lost holder used (`verify/model/trails/finding-deleted-file-clock-back.txt`).
 //!   Nothing in the store remembers how far a deleted slot was used, so no rule of the taker can
 //!   close this: the slot is then as safe as a static node id restarted after the same step.
 //!   `make model` keeps the finding as a check that the limit is exactly this (it must keep

@@ -155,7 +155,7 @@ pub(crate) fn slot_order(
 /// full reserve past `unknown_from_ms` (now, or a slot file's later modification time: a holder
 /// we cannot see may have reached that far). `None` when R lies past the layout's window: the
 /// slot is left unused.
-// Modelled in model/remote.pml: RGUARD, and model/file.pml: inline file_take (the record's R, or
+// Modelled in verify/model/remote.pml: RGUARD, and verify/model/file.pml: inline file_take (the record's R, or
 // max(mtime, now) + reserve) (make model).
 pub(crate) fn guard_of(
     mark: Option<i64>,

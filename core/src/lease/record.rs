@@ -453,7 +453,7 @@ mod tests {
         }
     }
 
-    // Found by fuzz/fuzz_targets/lease_records.rs: each was accepted and read as a record its
+    // Found by verify/fuzz/fuzz_targets/lease_records.rs: each was accepted and read as a record its
     // writer never writes (a second spelling of one value, or fields in another order).
     #[test]
     #[cfg(any(feature = "etcd", feature = "zookeeper", feature = "fuzzing"))]

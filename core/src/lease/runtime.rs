@@ -137,7 +137,7 @@ impl LeaseRuntime {
     /// In a forked child: leave the parent's slot to the parent (the fork handler already
     /// closed the child's copies of its descriptors; its thread does not exist here) and take a
     /// fresh slot. Returns the new slot. Called with the generator's fork generation mismatched.
-    // Modelled in model/file.pml: Holder, the relet_after_fork step (R_FSTAT: abandon, never
+    // Modelled in verify/model/file.pml: Holder, the relet_after_fork step (R_FSTAT: abandon, never
     // unlock) (make model).
     pub(crate) fn relet_after_fork(
         &self,
@@ -191,7 +191,7 @@ impl LeaseRuntime {
     /// Let go of the slot: stop renewing, leave the final R (a clean close) or R as it is (a
     /// crash), unlock it. In a forked child that never re-leased, only let go of the parent's
     /// slot, touching nothing of the parent's.
-    // Modelled in model/file.pml and model/remote.pml: Holder, the clean close step (final R) (make
+    // Modelled in verify/model/file.pml and verify/model/remote.pml: Holder, the clean close step (final R) (make
     // model).
     pub(crate) fn close(&self, generation: u64, how: Release) {
         let mut held = self.session.lock();
@@ -347,7 +347,7 @@ impl LeaseRuntime {
 /// process and its locks may be held; the fork handler has closed this process's copies of its
 /// descriptors (after checking they were still the slot's file), so nothing is closed here by
 /// number: everything is forgotten. The parent's `flock` stays with the parent.
-// Modelled in model/file.pml: Holder, the relet_after_fork step (mutation descriptor-closed-by-
+// Modelled in verify/model/file.pml: Holder, the relet_after_fork step (mutation descriptor-closed-by-
 // number) (make model).
 fn abandon(session: Session) {
     std::mem::forget(session);

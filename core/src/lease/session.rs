@@ -248,7 +248,7 @@ impl SlotContext {
     /// Claim the node id in this process and (on the system clock) on this host: `None` if
     /// another live generator has it (here, or a static holder or another lease's holder of
     /// the same node id and layout on this host), so the caller tries the next slot.
-    // Modelled in model/host.pml: LeaseTaker, the claim before the slot (R_ONECLAIM) (make model).
+    // Modelled in verify/model/host.pml: LeaseTaker, the claim before the slot (R_ONECLAIM) (make model).
     pub(crate) fn claim(&self, slot: u32) -> Option<Option<Claim>> {
         if !self.claims {
             return Some(None);

@@ -9,7 +9,7 @@
 //!   created in one multi-op with the slot znode; its name (a random nonce per take) is one no
 //!   other holder creates, so it is what every write checks (a check of the slot znode's
 //!   version 0 passes on ANY holder's slot znode: after a restore, a stale holder's write could
-//!   land on its successor's mark; found by the lease model, `model/trails/no-claim-check.txt`).
+//!   land on its successor's mark; found by the lease model, `verify/model/trails/no-claim-check.txt`).
 //! - `{prefix}/hwm/NNNN`: the slot's high-water mark R, a persistent znode written only by a
 //!   multi-op that checks the slot znode and our claim AND sets the mark at the version this
 //!   holder last wrote (or creates it when there was none): R in the store only ever grows, and
@@ -268,7 +268,7 @@ struct Taking<'a> {
 
 /// Connect (the session), create the directories and check the store's ID space (the take's
 /// first step).
-// Modelled in model/remote.pml: Holder, the start step (the session) (make model).
+// Modelled in verify/model/remote.pml: Holder, the start step (the session) (make model).
 async fn open<'a>(o: &ZooKeeperLeaseOptions, at: Opening<'a>) -> Result<Taking<'a>> {
     let (prefix, store, creds) = at.checked.parts();
     let timeout = at.timeout;
@@ -319,7 +319,7 @@ impl Store for Taking<'_> {
 
     /// Create the EPHEMERAL slot znode if absent, with our claim znode in the same multi-op,
     /// then read the mark and the fence.
-    // Modelled in model/remote.pml: Holder, the first take step (STORE=3: skey, cl) (make model).
+    // Modelled in verify/model/remote.pml: Holder, the first take step (STORE=3: skey, cl) (make model).
     async fn create_slot(&mut self, k: &Keys) -> Result<Option<Created>> {
         let (timeout, store, user) = (self.timeout, self.store, self.user.as_deref());
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&self.acls));
@@ -392,7 +392,7 @@ impl Holder for Held {
     /// znode (a name only we create: the slot znode's check alone passes on a successor's) and
     /// sets the mark at the version we last wrote (or creates it): R in the store only grows,
     /// and only the holder moves it. `Ok(false)`: a check failed (the lease is lost).
-    // Modelled in model/remote.pml: WRITE_OK, BUMP and the adoption of an unsure write (STORE=3;
+    // Modelled in verify/model/remote.pml: WRITE_OK, BUMP and the adoption of an unsure write (STORE=3;
     // R_CHECK) (make model).
     async fn write_hwm(&mut self, r: i64) -> std::result::Result<bool, Fail> {
         let data = r.to_string();
@@ -540,7 +540,7 @@ impl Holder for Held {
 }
 
 /// Why a slot watch's event means the lease is lost (`None`: it does not).
-// Modelled in model/remote.pml: Holder, the loss step (STORE=3) (make model).
+// Modelled in verify/model/remote.pml: Holder, the loss step (STORE=3) (make model).
 fn lost_by(event: &zk::WatchedEvent, slot: &str) -> Option<String> {
     match event.event_type {
         zk::EventType::NodeDeleted => Some(format!(
@@ -558,7 +558,7 @@ fn lost_by(event: &zk::WatchedEvent, slot: &str) -> Option<String> {
     }
 }
 
-// Modelled in model/remote.pml: Holder, the renewal, late write, loss and close steps (STORE=3)
+// Modelled in verify/model/remote.pml: Holder, the renewal, late write, loss and close steps (STORE=3)
 // (make model).
 async fn renew(mut h: Held, ctx: SlotContext, stop: Arc<Stop>) {
     let state: &Window = &ctx.state;

@@ -153,7 +153,7 @@ pub(crate) trait Holder {
 
 /// Take a free slot (see the module's notes): the slot's first R is durable when this returns.
 /// `name` is the store's name for messages, `prefix` the checked key prefix.
-// Modelled in model/remote.pml: Holder, the two take steps (STORE=2 and STORE=3; the second
+// Modelled in verify/model/remote.pml: Holder, the two take steps (STORE=2 and STORE=3; the second
 // reads the fence after the first write, R_ROLLBACK) (make model).
 pub(crate) async fn take<S: Store>(
     mut store: S,
@@ -292,7 +292,7 @@ pub(crate) async fn take<S: Store>(
 /// One renewal: R = max(now + reserve, R), written only while the store's fence is the one the
 /// take read and the slot is still ours, then published. `Some(reason)`: the lease is lost. A failed write leaves R where it was (the
 /// generator issues up to it, then refuses until a renewal succeeds).
-// Modelled in model/remote.pml: Holder, the renewal step (write_hwm, then publish) (make model).
+// Modelled in verify/model/remote.pml: Holder, the renewal step (write_hwm, then publish) (make model).
 pub(crate) async fn renew_tick<H: Holder>(h: &mut H, ctx: &SlotContext) -> Option<String> {
     let state = &ctx.state;
     let now = match ctx.now_ms() {
@@ -367,7 +367,7 @@ fn fence_raised(at: &HeldSlot, now: Option<&[u8]>) -> String {
 }
 
 /// A clean close's final write: leave R at what the generator really issued.
-// Modelled in model/remote.pml: Holder, the clean close step (final R) (make model).
+// Modelled in verify/model/remote.pml: Holder, the clean close step (final R) (make model).
 pub(crate) async fn finish<H: Holder>(h: &mut H, stop: &Stop) {
     if let Some(r) = stop.final_r_ms() {
         let _ = h.write_hwm(r).await;

@@ -23,7 +23,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.VerboseMode;
 
 /**
- * The check mode of the Java benchmark ({@code make bench-check-java}, mk/java.mk): a few
+ * The check mode of the Java benchmark ({@code make bench-check-java}, .build/mk/java.mk): a few
  * {@link IdBench} cases and their references, run in rounds. A round runs every case once, each
  * in a fresh JVM (one JMH fork) with short warm-up and measurement iterations, references first
  * (the order reversed every other round, so a drift in the machine's load falls on both sides of

@@ -23,7 +23,7 @@ import org.openjdk.jmh.annotations.Threads;
 /**
  * Per-call cost of the Java binding beside {@code System.currentTimeMillis()}, Hutool's
  * {@code Snowflake#nextId} and uuid-creator's {@code UuidCreator.getTimeOrderedEpoch()}, all in
- * one JMH run (fork, warm-up and measurement counts come from the command line: mk/java.mk's
+ * one JMH run (fork, warm-up and measurement counts come from the command line: .build/mk/java.mk's
  * {@code JMH_ARGS}, printed by {@code make bench-java}).
  *
  * <p>The 64-bit cases must not measure a spent millisecond: on the default layout (41/10/12,
@@ -52,7 +52,7 @@ public class IdBench {
     /** Batch size of the batch cases. */
     static final int BATCH = 4096;
 
-    /** The host scope when {@code POLYFLAKE_HOST_SCOPE} names none (mk/java.mk sets one per run). */
+    /** The host scope when {@code POLYFLAKE_HOST_SCOPE} names none (.build/mk/java.mk sets one per run). */
     static final String DEFAULT_SCOPE = "bench-java";
 
     /**
