@@ -6,7 +6,8 @@
  * with a live forked child, then a re-lease; the record table (records that do not parse give a
  * guard of a full reserve, never an error for the directory); a slot poisoned by a mark a year
  * ahead; a second ID space refused by one store; a deleted slot file healed (common.heal: a new
- * slot, no ID twice, the counters going on) and, by default, lost for good.
+ * slot, no ID twice, the counters going on; twice, wait_ready waiting through the second) and,
+ * by default, lost for good.
  *
  * Usage: test_faults            (runs every test; child processes are this program again)
  *        test_faults stream DIR OUT MS   (a child: see stream_child)
@@ -644,6 +645,30 @@ static void heal_a_deleted_slot_file(int heal) {
            "%.0f ms (%d LEASE_LOST, %d LEASE_NOT_READY), %zu + %zu IDs, 0 twice\n",
            lost, node_of(g), healed_in, lost_refusals, guard_refusals, minted_before,
            ids.n - minted_before);
+    /* Again, now waiting in wait_ready: once the loss is seen, it waits through the heal. */
+    snprintf(slot, sizeof slot, "%s/slot-%04" PRId64, dir, node_of(g));
+    CHECK(unlink(slot) == 0, "unlink %s", slot);
+    start = mono_ms();
+    do {
+      CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+      if (!h.ok) break;
+      sleep_ms(1);
+    } while (mono_ms() - start < 5000.0 * slack);
+    CHECK(!h.ok, "the second deletion seen: status %u", h.status);
+    healed_in = mono_ms();
+    CHECK_RESULT(polyflake_wait_ready(g, (uint64_t)(10000 * slack)), POLYFLAKE_RESULT_OK);
+    healed_in = mono_ms() - healed_in;
+    for (i = 0; i < 1000; i++) {
+      r = polyflake_next_id(g, &id);
+      CHECK(r == POLYFLAKE_RESULT_OK, "next_id after wait_ready: %s", polyflake_result_name(r));
+      ids_push(&ids, id);
+    }
+    CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+    CHECK(h.ok && h.ids_issued >= ids.n, "after the second heal: ids_issued %" PRIu64 ", %zu minted",
+          h.ids_issued, ids.n);
+    CHECK(duplicates(&ids) == 0, "no ID twice across two heals (%zu IDs)", ids.n);
+    printf("heal on, again: wait_ready waited through the heal (%.0f ms), %zu IDs, 0 twice\n",
+           healed_in, ids.n);
   } else {
     do {
       CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
