@@ -1,6 +1,7 @@
-//! `polyflake serve`: IDs over HTTP/1.1 (axum on tokio and hyper), for fleets that cannot embed
-//! the library. The endpoints, limits and error shape are in `docs/cli.md` and in the OpenAPI
-//! description the `#[utoipa::path]` annotations below generate (`GET /openapi.json`).
+//! The service `polyflake serve` runs: IDs over HTTP/1.1 (axum on tokio and hyper), for fleets
+//! that cannot embed the library. The endpoints, limits and error shape are in `docs/cli.md`
+//! and in the OpenAPI description the `#[utoipa::path]` annotations below generate
+//! (`GET /openapi.json`).
 //!
 //! Waiting: one ID is first tried without waiting on the async worker (`try_next_id`); only if
 //! that would wait, and for every strict batch, the call moves to tokio's blocking pool, so no
@@ -31,12 +32,11 @@
 
 use crate::clock::OffsetClock;
 use crate::conns::{self, Limits};
-use crate::error::CliError;
+use crate::error::ServiceError;
 use crate::guardwait::GuardWatch;
 use crate::metrics::Metrics;
 use crate::openapi;
-use crate::options::{GenArgs, NodeArgs};
-use crate::request::{self, ApiError};
+use crate::request::{self, ApiError, BODY_LIMIT};
 use crate::timefmt::iso_utc;
 use crate::timeid::IdFormat;
 use axum::body::{Body, Bytes};
@@ -46,7 +46,6 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use clap::Args;
 use polyflake::{
     format_id, Clock, Generator, Issuer, Mode, TimeIdBuilder, UlidGenerator, Uuid7Generator,
 };
@@ -57,8 +56,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use utoipa::OpenApi;
-
-pub use crate::request::BODY_LIMIT;
 
 /// How long graceful shutdown waits for open requests before closing them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -71,49 +68,57 @@ const WATCH_PERIOD: Duration = Duration::from_millis(250);
 /// (standard streams, the listener, the runtime, lease files, etcd connections, a refusal).
 const RESERVED_FDS: u64 = 64;
 
-/// The longest timeout the flags accept (a day), so deadlines never overflow.
-const MAX_TIMEOUT_MS: u64 = 86_400_000;
+/// The longest timeout [`Config`] accepts (a day, in ms), so deadlines never overflow.
+pub const MAX_TIMEOUT_MS: u64 = 86_400_000;
 
-/// `polyflake serve` options.
-#[derive(Debug, Clone, Args)]
-pub struct ServeArgs {
+/// The service's settings (the generators come apart, in [`Generators`]).
+#[derive(Debug, Clone)]
+pub struct Config {
     /// The address to listen on (port 0 picks a free port; the chosen address is printed).
-    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Where the node id comes from.
-    #[command(flatten)]
-    pub node: NodeArgs,
-    /// The generator's settings.
-    #[command(flatten)]
-    pub gen: GenArgs,
-    /// The largest `count` one request may ask for.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 4096,
-        allow_negative_numbers = true
-    )]
-    pub max_count: i128,
-    /// The most connections open at once (lowered to fit the open-file limit). At the cap, the
-    /// connection quiet the longest with no request being answered is closed to make room; if
-    /// every connection is answering a request, the newcomer gets 503.
-    #[arg(long, value_name = "N", default_value_t = 4096,
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    /// The largest `count` one request may ask for: from 1 to the core's `MAX_BATCH`.
+    pub max_count: usize,
+    /// The most connections open at once (lowered to fit the open-file limit, which is first
+    /// raised to its hard limit). At the cap, the connection quiet the longest with no request
+    /// being answered is closed to make room; if every connection is answering a request, the
+    /// newcomer gets 503.
     pub max_connections: u64,
-    /// Once a request's first byte arrives, its head (request line and headers) must be
-    /// complete within this many ms, or the connection is closed.
-    #[arg(long, value_name = "MS", default_value_t = 10_000,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_MS))]
-    pub header_read_timeout_ms: u64,
-    /// A connection on which no byte moves either way for this many ms is closed (before or
-    /// between requests, a stalled body, a client that stopped reading).
-    #[arg(long, value_name = "MS", default_value_t = 60_000,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_MS))]
-    pub idle_timeout_ms: u64,
-    /// Testing only: read time from the system clock plus an offset that
-    /// `POST /v1/admin/clock {"advance_ms": n}` or `{"offset_ms": n}` moves. Loopback only.
-    #[arg(long, hide = true)]
-    pub test_clock: bool,
+    /// Once a request's first byte arrives, its head must be complete within this time, or the
+    /// connection is closed. At most [`MAX_TIMEOUT_MS`].
+    pub header_read_timeout: Duration,
+    /// A connection on which no byte moves either way for this long is closed. At most
+    /// [`MAX_TIMEOUT_MS`].
+    pub idle_timeout: Duration,
+    /// Testing only: the clock the generators were built on, which `POST /v1/admin/clock`
+    /// moves (that route exists only with it). Loopback addresses only.
+    pub test_clock: Option<OffsetClock>,
+    /// The lease's reserve in ms (what a new slot's restart guard waits), for the notice said
+    /// on stderr when that guard holds requests back.
+    pub reserve_ms: u64,
+}
+
+/// The generators the service issues from: the 64-bit one and one UUIDv7 and one ULID generator
+/// beside it, made before the service starts (so a bad setting fails at start and the first
+/// request pays no construction) with the 64-bit one's mode, wait budget and clock.
+pub struct Generators {
+    /// The 64-bit generator (`/v1/health` and `/metrics` describe it).
+    pub snowflake: Generator,
+    /// The UUIDv7 generator.
+    pub uuid7: Uuid7Generator,
+    /// The ULID generator.
+    pub ulid: UlidGenerator,
+}
+
+impl Generators {
+    /// The 64-bit generator `snowflake`, and the UUIDv7 and ULID generators `time_ids` makes
+    /// (the UUIDv7 one first: its error is the one returned when both would fail).
+    pub fn new(snowflake: Generator, time_ids: TimeIdBuilder) -> polyflake::Result<Generators> {
+        Ok(Generators {
+            snowflake,
+            uuid7: time_ids.clone().build_uuid7()?,
+            ulid: time_ids.build_ulid()?,
+        })
+    }
 }
 
 /// What every handler shares.
@@ -129,32 +134,32 @@ struct AppState {
     openapi: String,
     /// Set when shutdown begins: every waiting generator call is then cut (see the module docs).
     stopping: AtomicBool,
-    /// The lease's `--lease-reserve-ms` (for the restart-guard notice).
+    /// The lease's reserve in ms (for the restart-guard notice).
     reserve_ms: u64,
 }
 
 type Shared = Arc<AppState>;
 
 impl AppState {
-    /// The state for these generators: `time_ids` makes the UUIDv7 and ULID ones.
+    /// The state for these generators.
     fn new(
-        gen: Generator,
-        time_ids: TimeIdBuilder,
+        gens: Generators,
         max_count: usize,
         test_clock: Option<OffsetClock>,
-    ) -> Result<AppState, polyflake::Error> {
-        let gen = Arc::new(gen);
-        Ok(AppState {
+        reserve_ms: u64,
+    ) -> AppState {
+        let gen = Arc::new(gens.snowflake);
+        AppState {
             metrics: Arc::new(Metrics::new(gen.clone())),
             gen,
-            uuid7: time_ids.clone().build_uuid7()?,
-            ulid: time_ids.build_ulid()?,
+            uuid7: gens.uuid7,
+            ulid: gens.ulid,
             max_count,
             test_clock,
             openapi: openapi_document(max_count).to_string(),
             stopping: AtomicBool::new(false),
-            reserve_ms: polyflake::DEFAULT_RESERVE_MS,
-        })
+            reserve_ms,
+        }
     }
 
     /// Shutdown has begun: cut every generator call waiting now, and make later ones fail at
@@ -174,7 +179,7 @@ impl AppState {
 
 /// The OpenAPI 3.1 description of the service, with this count cap, as JSON.
 ///
-/// `cli/openapi.json` is this document for the default cap (4,096), pretty-printed.
+/// `cli/openapi.json` (checked in with the CLI, `polyflake openapi`) is this document for the default cap (4,096), pretty-printed.
 pub fn openapi_document(max_count: usize) -> serde_json::Value {
     let doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
     openapi::finish(doc, max_count)
@@ -208,40 +213,42 @@ pub fn openapi_document(max_count: usize) -> serde_json::Value {
 )]
 struct ApiDoc;
 
-/// Run the service until SIGTERM or SIGINT, then drop the generator (freeing a leased node id).
-pub fn run(args: ServeArgs) -> Result<(), CliError> {
-    // The cap must itself be a batch size the core accepts, and at least 1.
-    let max_count = polyflake::batch_len(args.max_count)?;
-    if max_count == 0 {
-        return Err(CliError::Usage(
-            "--max-count must be at least 1".to_string(),
+/// Run the service until SIGTERM or SIGINT, then drop the generators (freeing a leased node
+/// id). The banner (the address bound, the generator's settings) is printed on stdout; heals,
+/// restart-guard waits and the stop on stderr.
+pub fn run(gens: Generators, config: Config) -> Result<(), ServiceError> {
+    polyflake::batch_len(i128::try_from(config.max_count).unwrap_or(i128::MAX))
+        .map_err(|e| ServiceError::Config(e.to_string()))?;
+    if config.max_count == 0 {
+        return Err(ServiceError::Config(
+            "max_count must be at least 1".to_string(),
         ));
     }
-    if args.test_clock && !args.listen.ip().is_loopback() {
-        return Err(CliError::Usage(format!(
-            "--test-clock listens on loopback only, not {}",
-            args.listen
+    if config.test_clock.is_some() && !config.listen.ip().is_loopback() {
+        return Err(ServiceError::Config(format!(
+            "the test clock listens on loopback only, not {}",
+            config.listen
         )));
     }
-    let (max_connections, fd_note) = connection_cap(args.max_connections);
+    let longest = Duration::from_millis(MAX_TIMEOUT_MS);
+    if config.header_read_timeout > longest || config.idle_timeout > longest {
+        return Err(ServiceError::Config(format!(
+            "the header-read and idle timeouts are at most {MAX_TIMEOUT_MS} ms"
+        )));
+    }
+    let (max_connections, fd_note) = connection_cap(config.max_connections);
     let limits = Limits {
         max_connections,
-        header_read_timeout: Duration::from_millis(args.header_read_timeout_ms),
-        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
+        header_read_timeout: config.header_read_timeout,
+        idle_timeout: config.idle_timeout,
     };
-    let test_clock = args.test_clock.then(OffsetClock::default);
-    let clock = test_clock.clone().map(|c| Arc::new(c) as Arc<dyn Clock>);
-    let time_ids = args.gen.time_id_builder(clock.clone())?;
-    let gen = args.gen.build(&args.node, clock.clone())?;
-    let state = AppState::new(gen, time_ids, max_count, test_clock);
-    let mut state = state.map_err(|e| args.gen.as_typed(e))?;
-    state.reserve_ms = args.node.lease_reserve_ms;
+    let state = AppState::new(gens, config.max_count, config.test_clock, config.reserve_ms);
     let state = Arc::new(state);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::Runtime(format!("cannot start the async runtime: {e}")))?;
-    let result = rt.block_on(serve(state.clone(), args.listen, limits, fd_note));
+        .map_err(|e| ServiceError::Io(format!("cannot start the async runtime: {e}")))?;
+    let result = rt.block_on(serve(state.clone(), config.listen, limits, fd_note));
     // Every connection is closed: the router and the handlers have let go of the state, so this
     // drop is the generator's last (a leased node id is freed here).
     drop(rt);
@@ -295,14 +302,15 @@ fn raise_open_file_limit() -> Option<u64> {
 }
 
 /// The service's router over this generator (and the UUIDv7 and ULID generators `time_ids`
-/// makes), without the test clock: what `serve` answers with, for the fuzz targets (which
+/// makes), without the test clock: what [`run`] answers with, for the fuzz targets (which
 /// drive it in process) and for embedding.
 pub fn router_for(
     gen: Generator,
     time_ids: TimeIdBuilder,
     max_count: usize,
 ) -> Result<Router, polyflake::Error> {
-    let state = AppState::new(gen, time_ids, max_count.max(1), None)?;
+    let gens = Generators::new(gen, time_ids)?;
+    let state = AppState::new(gens, max_count.max(1), None, polyflake::DEFAULT_RESERVE_MS);
     Ok(router(Arc::new(state)))
 }
 
@@ -330,13 +338,13 @@ async fn serve(
     listen: SocketAddr,
     limits: Limits,
     fd_note: String,
-) -> Result<(), CliError> {
+) -> Result<(), ServiceError> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
-        .map_err(|e| CliError::Runtime(format!("cannot listen on {listen}: {e}")))?;
+        .map_err(|e| ServiceError::Io(format!("cannot listen on {listen}: {e}")))?;
     let addr = listener
         .local_addr()
-        .map_err(|e| CliError::Runtime(format!("cannot read the bound address: {e}")))?;
+        .map_err(|e| ServiceError::Io(format!("cannot read the bound address: {e}")))?;
     // Signals are caught from before the banner: a client may signal as soon as it reads it.
     let signal = shutdown_signal();
     let g = &state.gen;
@@ -738,4 +746,80 @@ async fn admin_clock(
     clock.set_offset_ms(offset);
     let v = json!({"offset_ms": clock.offset_ms(), "now_ms": clock.now_ms().unwrap_or(0)});
     Ok(axum::Json(v).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gens() -> Generators {
+        // Node ids apart from the other test's: a static node id is claimed on the host.
+        let gen = Generator::builder(11)
+            .build()
+            .expect("a generator on node 11");
+        Generators::new(gen, TimeIdBuilder::new()).expect("the time-ID generators")
+    }
+
+    fn config() -> Config {
+        Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            max_count: 4096,
+            max_connections: 16,
+            header_read_timeout: Duration::from_secs(1),
+            idle_timeout: Duration::from_secs(1),
+            test_clock: None,
+            reserve_ms: polyflake::DEFAULT_RESERVE_MS,
+        }
+    }
+
+    // Each refusal comes before anything is bound or started.
+    #[test]
+    fn run_refuses_settings_out_of_range() {
+        let refused = |c: Config| match run(gens(), c) {
+            Err(ServiceError::Config(m)) => m,
+            other => panic!("expected a Config error, got {other:?}"),
+        };
+        let m = refused(Config {
+            max_count: 0,
+            ..config()
+        });
+        assert_eq!(m, "max_count must be at least 1");
+        let m = refused(Config {
+            max_count: usize::MAX,
+            ..config()
+        });
+        assert!(!m.is_empty());
+        let m = refused(Config {
+            listen: "0.0.0.0:0".parse().unwrap(),
+            test_clock: Some(OffsetClock::default()),
+            ..config()
+        });
+        assert_eq!(m, "the test clock listens on loopback only, not 0.0.0.0:0");
+        let m = refused(Config {
+            idle_timeout: Duration::from_millis(MAX_TIMEOUT_MS + 1),
+            ..config()
+        });
+        assert!(m.contains("at most 86400000 ms"), "{m}");
+    }
+
+    #[test]
+    fn router_for_answers_from_the_generators() {
+        let gen = Generator::builder(12).build().unwrap();
+        let app = router_for(gen, TimeIdBuilder::new(), 0).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let req = axum::http::Request::post("/v1/ids")
+            .body(Body::empty())
+            .unwrap();
+        let resp = rt.block_on(tower::ServiceExt::oneshot(app, req)).unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let body = rt
+            .block_on(axum::body::to_bytes(resp.into_body(), 4096))
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["node_id"], 12);
+        assert_eq!(v["ids"].as_array().map(Vec::len), Some(1));
+    }
 }
