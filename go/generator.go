@@ -243,7 +243,7 @@ func (g *Generator) Decode(id int64) (Decoded, error) {
 // mark on this host (its previous holder may have issued up to a time the clock has not
 // reached; NextID waits for that by itself too). nil at once when there is nothing to wait for
 // (always on a clock of WithClock). ErrLeaseNotReady if the guard still holds at the deadline;
-// ErrGeneratorClosed, ErrLeaseLost at once.
+// ErrGeneratorClosed, ErrLeaseLost at once (a lease with Heal(true) waits through its heal).
 func (g *Generator) WaitReady(timeoutMs uint64) error {
 	err := check(C.pf_wait_ready(g.ptr(), C.uint64_t(timeoutMs)))
 	runtime.KeepAlive(g.cell())
@@ -270,10 +270,19 @@ func (g *Generator) Health() Health {
 	return healthOf(&h, r)
 }
 
-// NodeID is the node id the generator holds (for a lease: its slot). Every node id of this
-// package is an int64: this one, the NodeID option's, Decoded.NodeID, Health.NodeID,
-// LeaseHealth.Slot, Compose's; one compares with another, or goes back into NodeID, as it is.
-func (g *Generator) NodeID() int64 { return g.nodeID }
+// NodeID is the node id the generator holds (for a lease: its slot; after a heal, the new slot).
+// Every node id of this package is an int64: this one, the NodeID option's, Decoded.NodeID,
+// Health.NodeID, LeaseHealth.Slot, Compose's; one compares with another, or goes back into
+// NodeID, as it is.
+func (g *Generator) NodeID() int64 {
+	var held C.polyflake_config
+	r := C.polyflake_generator_config(g.ptr(), &held)
+	runtime.KeepAlive(g.cell())
+	if r != C.POLYFLAKE_RESULT_OK {
+		return g.nodeID
+	}
+	return int64(held.node_id)
+}
 
 // Layout is the generator's layout.
 func (g *Generator) Layout() Layout { return g.layout }

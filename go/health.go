@@ -115,7 +115,7 @@ type LeaseHealth struct {
 	GuardRemainingMs uint64 `json:"guard_remaining_ms"`
 	// GuardNote says why the guard is long; empty otherwise.
 	GuardNote string `json:"guard_note"`
-	// Lost is true once the lease is lost (the generator has stopped for good).
+	// Lost is true once the lease is lost (the generator has stopped for good, or heals with Heal).
 	Lost bool `json:"lost"`
 	// Expired is true while the next ID would pass R.
 	Expired bool `json:"expired"`

@@ -351,6 +351,21 @@ func MaxGuardWaitMs(ms uint64) LeaseOption {
 	return leaseOption(func(o *leaseOptions) { o.common.max_guard_wait_ms = C.uint64_t(ms) })
 }
 
+// Heal makes the generator heal a lost lease by itself (default false). When the store says the
+// slot is no longer ours (an etcd lease revoked or expired, a ZooKeeper session expired, a slot
+// file deleted or replaced, the store restored from an older backup), it takes a new slot in the
+// background, behind that slot's restart guard, and goes on issuing from it as a restarted
+// process would: NodeID then returns the new slot, the counters of Health go on, WaitReady waits
+// through the heal, and calls meanwhile fail with ErrLeaseLost, then ErrLeaseNotReady while the
+// new slot's guard waits (about one ReserveMs; Health.Status "restart_guard"). After a
+// store rollback it takes the new slot only once the clock has passed the lost slot's R. Off by
+// default because it changes the node id under its owner and makes calls wait a new restart
+// guard: off, a lost lease is ErrLeaseLost for good, and code that makes a new generator then
+// keeps working.
+func Heal(on bool) LeaseOption {
+	return leaseOption(func(o *leaseOptions) { o.common.heal = C.bool(on) })
+}
+
 // Prefix is the etcd key prefix or the ZooKeeper znode path (default "/polyflake"; for
 // ZooKeeper an absolute path): one per ID space (epoch and layout).
 func Prefix(p string) RemoteOption {
@@ -505,7 +520,7 @@ func FileLease(dir string, opts ...LeaseOption) Option {
 // Etcd leases the node id from an etcd v3 cluster (a fleet): endpoints are its client URLs such
 // as "http://10.0.0.5:2379". Connecting blocks (each request up to ConnectTimeoutMs). An
 // unreachable store lets the generator issue up to its high-water mark, then ErrLeaseExpired; a
-// lost or revoked etcd lease stops it for good (ErrLeaseLost).
+// lost or revoked etcd lease stops it for good (ErrLeaseLost), or heals with Heal(true).
 func Etcd(endpoints []string, opts ...EtcdOption) Option {
 	return withSource(func(cfg *C.polyflake_config, k *C.polyflake_clock, out **C.polyflake_generator) error {
 		o := newLeaseOptions()
@@ -542,9 +557,10 @@ func Etcd(endpoints []string, opts ...EtcdOption) Option {
 // that lives as long as this process's session (SessionTimeoutMs is the lease's time to live),
 // R a persistent znode {prefix}/hwm/NNNN. Connecting blocks (up to ConnectTimeoutMs). An
 // unreachable ensemble lets the generator issue up to R, then ErrLeaseExpired; an expired
-// session or a deleted slot znode stops it for good (ErrLeaseLost). Errors: ErrInvalidNodeSource
-// (an empty ensemble, a prefix without a leading slash), ErrLeaseStore (unreachable, TLS or
-// credentials refused, naming the cause), ErrNoFreeSlot, ErrIDSpaceMismatch.
+// session or a deleted slot znode stops it for good (ErrLeaseLost), or heals with Heal(true).
+// Errors: ErrInvalidNodeSource (an empty ensemble, a prefix without a leading slash),
+// ErrLeaseStore (unreachable, TLS or credentials refused, naming the cause), ErrNoFreeSlot,
+// ErrIDSpaceMismatch.
 func ZooKeeper(ensemble string, opts ...ZooKeeperOption) Option {
 	return withSource(func(cfg *C.polyflake_config, k *C.polyflake_clock, out **C.polyflake_generator) error {
 		o := newLeaseOptions()

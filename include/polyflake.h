@@ -159,7 +159,8 @@ enum polyflake_result
    */
   POLYFLAKE_RESULT_LEASE_EXPIRED = 16,
   /**
-   * The lease was lost (store lease revoked or expired, slot deleted): stopped for good.
+   * The lease was lost (store lease revoked or expired, slot deleted): stopped for good, or
+   * until it heals (`polyflake_lease_common.heal`).
    */
   POLYFLAKE_RESULT_LEASE_LOST = 17,
   /**
@@ -310,7 +311,7 @@ enum polyflake_health_status
    */
   POLYFLAKE_HEALTH_STATUS_LEASE_EXPIRED = 8,
   /**
-   * Lease: the lease was lost; the generator has stopped for good.
+   * Lease: the lease was lost; the generator has stopped for good (or heals: `heal`).
    */
   POLYFLAKE_HEALTH_STATUS_LEASE_LOST = 9,
   /**
@@ -448,7 +449,7 @@ enum polyflake_lease_phase
    */
   POLYFLAKE_LEASE_PHASE_EXPIRED = 2,
   /**
-   * Lost for good.
+   * Lost: for good, or until it heals (`heal`).
    */
   POLYFLAKE_LEASE_PHASE_LOST = 3,
 };
@@ -906,7 +907,7 @@ typedef struct polyflake_health_snapshot {
    */
   char lease_guard_note[POLYFLAKE_HEALTH_TEXT_LEN];
   /**
-   * True once the lease is lost (the generator has stopped for good).
+   * True once the lease is lost (the generator has stopped for good, or heals: `heal`).
    */
   bool lease_lost;
   /**
@@ -1007,6 +1008,12 @@ typedef struct polyflake_lease_common {
    * when no other slot is free, and health then says why (`lease_guard_note`).
    */
   uint64_t max_guard_wait_ms;
+  /**
+   * Heal a lost lease (default false): take a new slot in the background, behind its
+   * restart guard, and go on issuing from it (the node id changes; the counters go on).
+   * After a store rollback, only once the clock has passed the lost slot's R.
+   */
+  bool heal;
 } polyflake_lease_common;
 
 /**
@@ -1327,7 +1334,8 @@ void polyflake_generator_free(struct polyflake_generator *generator);
  * have issued up to a time the clock has not reached; `polyflake_next_id` also waits for that
  * by itself). POLYFLAKE_RESULT_OK at once when nothing needs waiting for (always on a test or
  * user clock); _LEASE_NOT_READY if the guard still holds at the deadline; _GENERATOR_CLOSED,
- * _LEASE_LOST or _USED_AFTER_FORK at once.
+ * _LEASE_LOST or _USED_AFTER_FORK at once (a lease with `common.heal` set waits through its
+ * heal instead of _LEASE_LOST).
  */
 polyflake_result polyflake_wait_ready(const struct polyflake_generator *generator,
                                       uint64_t timeout_ms);
@@ -1547,7 +1555,7 @@ polyflake_result polyflake_zookeeper_options_init(struct polyflake_zookeeper_opt
  * holder issues nothing until its clock passes the R it found (a slot without a complete
  * record is guarded for a full reserve): `polyflake_wait_ready` waits that out (meanwhile:
  * POLYFLAKE_RESULT_LEASE_NOT_READY). A slot file deleted or replaced loses the lease
- * (_LEASE_LOST). Closing or freeing the generator frees the slot. More errors:
+ * (_LEASE_LOST; with `common.heal`, a new slot is taken in the background). Closing or freeing the generator frees the slot. More errors:
  * _INVALID_NODE_SOURCE (options out of range, a bad identity), _NO_FREE_SLOT,
  * _ID_SPACE_MISMATCH (another epoch or layout), _LEASE_STORE (the directory cannot be written).
  */
@@ -1560,7 +1568,8 @@ polyflake_result polyflake_generator_new_file_lease(const struct polyflake_confi
  * As `polyflake_generator_new_file_lease`, the slot leased from an etcd v3 cluster: a key
  * attached to an etcd lease kept alive in the background, R a key moved ahead by a transaction
  * that proves the slot is still owned. etcd unreachable: IDs continue up to R, then
- * POLYFLAKE_RESULT_LEASE_EXPIRED until it is back; the etcd lease lost: _LEASE_LOST for good.
+ * POLYFLAKE_RESULT_LEASE_EXPIRED until it is back; the etcd lease lost: _LEASE_LOST for good
+ * (with `common.heal`: until a new slot is taken).
  * Blocks while it connects (about `connect_timeout_ms` per request). _LEASE_STORE: etcd
  * unreachable or failing.
  */
@@ -1573,7 +1582,8 @@ polyflake_result polyflake_generator_new_etcd(const struct polyflake_config *con
  * As `polyflake_generator_new_etcd`, the slot leased from a ZooKeeper ensemble (3.5+): an
  * ephemeral znode `{prefix}/slot/NNNN` that lives as long as this process's session, R a
  * persistent znode `{prefix}/hwm/NNNN` written by a multi-op that checks both. The session
- * expired or the slot znode deleted: _LEASE_LOST for good. _LEASE_STORE names the cause
+ * expired or the slot znode deleted: _LEASE_LOST for good (with `common.heal`: until a new
+ * slot is taken). _LEASE_STORE names the cause
  * (unreachable, credentials or TLS refused); _INVALID_NODE_SOURCE: an empty ensemble, a prefix
  * that is not an absolute path, options out of range.
  */

@@ -418,6 +418,10 @@ struct FileLeaseOptions {
   std::uint64_t reserve_ms;
   /// A slot guarded longer than this (ms) is taken only when no other slot is free.
   std::uint64_t max_guard_wait_ms;
+  /// Heal a lost lease (default false): take a new slot in the background, behind its restart
+  /// guard, and go on issuing from it (config().node_id changes; the counters go on). Off: a
+  /// lost lease throws LEASE_LOST for good.
+  bool heal;
 
   /// The core's defaults, on this directory.
   explicit FileLeaseOptions(std::string directory) : dir(std::move(directory)) {
@@ -426,6 +430,7 @@ struct FileLeaseOptions {
     slots = c.common.slots;
     reserve_ms = c.common.reserve_ms;
     max_guard_wait_ms = c.common.max_guard_wait_ms;
+    heal = c.common.heal;
   }
 };
 
@@ -448,6 +453,8 @@ struct EtcdOptions {
   std::uint64_t connect_timeout_ms;
   /// As in FileLeaseOptions.
   std::uint64_t max_guard_wait_ms;
+  /// As in FileLeaseOptions.
+  bool heal;
   /// TLS and authentication.
   Credentials credentials;
 
@@ -460,6 +467,7 @@ struct EtcdOptions {
     slots = c.common.slots;
     connect_timeout_ms = c.store.connect_timeout_ms;
     max_guard_wait_ms = c.common.max_guard_wait_ms;
+    heal = c.common.heal;
   }
 };
 
@@ -482,6 +490,8 @@ struct ZooKeeperOptions {
   std::uint64_t connect_timeout_ms;
   /// As in FileLeaseOptions.
   std::uint64_t max_guard_wait_ms;
+  /// As in FileLeaseOptions.
+  bool heal;
   /// TLS and authentication (digest: the znodes created are writable by this user only).
   Credentials credentials;
 
@@ -494,6 +504,7 @@ struct ZooKeeperOptions {
     slots = c.common.slots;
     connect_timeout_ms = c.store.connect_timeout_ms;
     max_guard_wait_ms = c.common.max_guard_wait_ms;
+    heal = c.common.heal;
   }
 };
 
@@ -667,7 +678,7 @@ struct Health {
   std::uint64_t lease_renewals;
   /// Failed lease renewals.
   std::uint64_t lease_failures;
-  /// True once the lease is lost (the generator has stopped for good).
+  /// True once the lease is lost (the generator has stopped for good, or heals: heal).
   bool lease_lost;
   /// True while the next ID would pass R.
   bool lease_expired;
@@ -977,7 +988,7 @@ class Snowflake {
 
   /// Wait, up to `timeout`, while a restart guard holds: a lease's, or a fixed node id's mark on
   /// this host (returns at once when there is nothing to wait for). Throws Error LEASE_NOT_READY
-  /// if it still holds, LEASE_LOST, GENERATOR_CLOSED, ...
+  /// if it still holds, LEASE_LOST (a lease with heal set waits through its heal), GENERATOR_CLOSED, ...
   template <class Rep, class Period>
   void wait_ready(std::chrono::duration<Rep, Period> timeout) const {
     detail::check(polyflake_wait_ready(get(), detail::timeout_ms(timeout)));
@@ -1028,7 +1039,7 @@ class Snowflake {
   /// The settings every lease shares, from any of the three options (strings borrowed).
   template <typename Options>
   static polyflake_lease_common lease_common(const Options &o) {
-    return {o.slots, detail::c_str_or_null(o.identity), o.reserve_ms, o.max_guard_wait_ms};
+    return {o.slots, detail::c_str_or_null(o.identity), o.reserve_ms, o.max_guard_wait_ms, o.heal};
   }
   /// Prefix, timeout and credentials of an etcd or ZooKeeper lease (strings borrowed).
   template <typename Options>

@@ -1,5 +1,6 @@
-# The polyflake command line and HTTP service (cli/, binary `polyflake`; install with
-# `cargo install --path cli`).
+# The polyflake command line (cli/, binary `polyflake`; install with `cargo install --path cli`)
+# and the HTTP service it runs (service/, the crate polyflake-service). Both are built and tested
+# in one selection, so they compile the workspace's one set of features.
 
 DEPS_TARGETS += deps-cli-py
 BUILD_TARGETS += build-cli
@@ -19,12 +20,12 @@ deps-cli-py: deps-python ## the service's Python test tools, pinned, in .venv: s
 	@$(B) pip-missing $(PY) $(CLI_PY_PACKAGES)
 build-cli: ## the CLI and service: target/<host triple>/release/polyflake
 	$(call say,building the polyflake CLI and service)
-	$(CARGO) build --release -p polyflake-cli
+	$(CARGO) build --release -p polyflake-cli -p polyflake-service
 
 test-cli: test-cli-rust test-cli-py ## [part] the CLI and the service: test-cli-rust, then test-cli-py
-test-cli-rust: build-cli deps-cli-py ## [part] commands and the running service on 127.0.0.1: IDs as strings and unique, 503 during a rewind, metrics, bad input, a seeded fuzz run, file leases, the restart guard, a real etcd lease, SIGTERM; the README session; hostile clients; cli/openapi.json against the code
+test-cli-rust: build-cli deps-cli-py ## [part] the service crate's unit and doc tests; commands and the running service on 127.0.0.1: IDs as strings and unique, 503 during a rewind, metrics, bad input, a seeded fuzz run, file leases, the restart guard, a real etcd lease, SIGTERM; the README session; hostile clients; cli/openapi.json against the code
 	$(call say,CLI and service tests against the running binary on 127.0.0.1)
-	$(CARGO) test --release -p polyflake-cli
+	$(CARGO) test --release -p polyflake-cli -p polyflake-service
 test-cli-py: build-cli deps-cli-py ## [part] schemathesis --checks all on every operation of the live service's OpenAPI document (ST_MAX_EXAMPLES, ST_SEED; about 10 s), then /metrics parsed with prometheus_client
 	$(call say,service: schemathesis --checks all on every operation of GET /openapi.json ($(ST_MAX_EXAMPLES) examples per operation and seed $(ST_SEED)) then /metrics through prometheus_client's parser)
 	cd cli/tests/py && POLYFLAKE_BIN=$(CLI_BIN) ST_MAX_EXAMPLES=$(ST_MAX_EXAMPLES) ST_SEED=$(ST_SEED) \

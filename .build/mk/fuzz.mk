@@ -17,7 +17,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_SHORT_RUNS ?= 20000
 FUZZ_TARGET ?= parse_id
 # cargo fuzz from our tools dir, building into the nightly target directory the sanitizer builds
-# share (.build/mk/sanitize.mk); verify/fuzz/ takes the core and the CLI without the remote stores.
+# share (.build/mk/sanitize.mk); verify/fuzz/ takes the core and the service (service/) without the remote stores.
 FUZZ_CARGO := PATH="$(FUZZ_TOOLS)/bin:$$PATH" $(CARGO) +$(FUZZ_TOOLCHAIN) fuzz
 FUZZ_BUILD_FLAGS := --fuzz-dir verify/fuzz --target-dir $(CARGO_TARGET_DIR)/nightly
 # $(1): target; $(2): the corpus directory libFuzzer adds to; $(3): libFuzzer options; $(4): --report.

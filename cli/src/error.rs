@@ -1,20 +1,7 @@
-//! The CLI's errors, and its one mapping of the core's error categories to exit codes (commands)
-//! and HTTP statuses (the service).
+//! The CLI's errors, and its one mapping of the core's error categories to exit codes (the
+//! service's, to HTTP statuses, is `polyflake_service::http_status`).
 
-use axum::http::StatusCode;
-use polyflake::{ErrorCategory, ErrorKind};
 use std::fmt;
-
-/// The HTTP status the service answers a core error with: 400 for a bad request
-/// (configuration), 503 while the generator cannot issue (retry later or elsewhere), 500 when it
-/// cannot be made or used in this process at all (conflict).
-pub fn http_status(kind: ErrorKind) -> StatusCode {
-    match kind.category() {
-        ErrorCategory::Configuration => StatusCode::BAD_REQUEST,
-        ErrorCategory::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-        ErrorCategory::Conflict => StatusCode::INTERNAL_SERVER_ERROR,
-    }
-}
 
 /// An error a command ends with: printed as one line on stderr.
 #[derive(Debug)]

@@ -2,10 +2,11 @@
 //! prints it).
 
 use crate::error::CliError;
-use crate::{emit, timefmt, Format};
+use crate::{emit, Format};
 use clap::{Args, Subcommand};
 use polyflake::{EtcdLeaseOptions, FileLeaseOptions, LeaseCommon, StoreReport};
 use polyflake_cli::options::{zookeeper_options, StoreAuthArgs};
+use polyflake_service::timefmt;
 use serde_json::json;
 use std::path::PathBuf;
 

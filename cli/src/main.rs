@@ -10,8 +10,9 @@ use clap::{error::ErrorKind as ClapErrorKind, Args, Parser, Subcommand, ValueEnu
 use polyflake::{Issuer, Layout};
 use polyflake_cli::error::CliError;
 use polyflake_cli::options::{DecodeArgs, GenArgs, NodeArgs};
-use polyflake_cli::timeid::{decode_text, IdFormat};
-use polyflake_cli::{error, guardwait, serve, timefmt};
+use polyflake_cli::{error, serve};
+use polyflake_service::timeid::{decode_text, IdFormat};
+use polyflake_service::{guardwait, timefmt};
 use serde_json::json;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -303,7 +304,7 @@ fn decode(a: DecodeCmd) -> Result<(), CliError> {
 
 fn openapi(a: OpenapiArgs) -> Result<(), CliError> {
     let max_count = polyflake::batch_len(a.max_count)?.max(1);
-    let doc = serve::openapi_document(max_count);
+    let doc = polyflake_service::openapi_document(max_count);
     let text = serde_json::to_string_pretty(&doc)
         .map_err(|e| CliError::Runtime(format!("cannot write the OpenAPI document: {e}")))?;
     emit(|out| writeln!(out, "{text}"))

@@ -41,7 +41,7 @@ fn a_service_whose_lease_is_lost_takes_a_new_one_and_serves_again() {
     let mut seen = HashSet::new();
     let first = mint(&server, &mut seen);
 
-    // The slot key goes (an operator's `etcdctl del`, an expiry): the lease is lost for good.
+    // The slot key goes (an operator's `etcdctl del`, an expiry): the lease is lost.
     etcd.etcdctl(&["del", &format!("/heal/slot/{first:04}")])
         .expect("etcdctl del");
     let lost = server.wait_health(503, Duration::from_secs(10));
@@ -52,6 +52,13 @@ fn a_service_whose_lease_is_lost_takes_a_new_one_and_serves_again() {
     assert_eq!(back.status, 200, "{}", back.text());
     eprintln!("served again {:?} after the loss was seen", t.elapsed());
     let second = mint(&server, &mut seen);
+    // The same generator healed: its counters went on (every ID minted, before and after).
+    assert_eq!(
+        server.metric("polyflake_ids_issued_total") as usize,
+        seen.len(),
+        "{}",
+        server.get("/metrics").text()
+    );
     assert!(
         server.stderr().contains("took node"),
         "the service says what it did: {}",

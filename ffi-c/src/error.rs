@@ -49,7 +49,8 @@ pub enum polyflake_result {
     LeaseNotReady = 15,
     /// The lease's high-water mark was reached without a renewal (store unreachable).
     LeaseExpired = 16,
-    /// The lease was lost (store lease revoked or expired, slot deleted): stopped for good.
+    /// The lease was lost (store lease revoked or expired, slot deleted): stopped for good, or
+    /// until it heals (`polyflake_lease_common.heal`).
     LeaseLost = 17,
     /// The lease store failed (I/O error on the lease directory, etcd error or timeout).
     LeaseStore = 18,

@@ -350,7 +350,8 @@ pub extern "C" fn polyflake_generator_free(generator: *mut polyflake_generator) 
 /// have issued up to a time the clock has not reached; `polyflake_next_id` also waits for that
 /// by itself). POLYFLAKE_RESULT_OK at once when nothing needs waiting for (always on a test or
 /// user clock); _LEASE_NOT_READY if the guard still holds at the deadline; _GENERATOR_CLOSED,
-/// _LEASE_LOST or _USED_AFTER_FORK at once.
+/// _LEASE_LOST or _USED_AFTER_FORK at once (a lease with `common.heal` set waits through its
+/// heal instead of _LEASE_LOST).
 #[no_mangle]
 pub extern "C" fn polyflake_wait_ready(
     generator: *const polyflake_generator,

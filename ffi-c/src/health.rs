@@ -35,7 +35,7 @@ pub enum polyflake_health_status {
     RestartGuard = 7,
     /// Lease: the high-water mark was reached without a renewal (store unreachable).
     LeaseExpired = 8,
-    /// Lease: the lease was lost; the generator has stopped for good.
+    /// Lease: the lease was lost; the generator has stopped for good (or heals: `heal`).
     LeaseLost = 9,
     /// Strict mode: the wall clock stepped ahead past max_forward_step_ms (`clock_ahead_ms`).
     ClockAhead = 10,
@@ -121,7 +121,7 @@ pub enum polyflake_lease_phase {
     RestartGuard = 1,
     /// R was reached without a renewal.
     Expired = 2,
-    /// Lost for good.
+    /// Lost: for good, or until it heals (`heal`).
     Lost = 3,
 }
 
@@ -212,7 +212,7 @@ pub struct polyflake_health_snapshot {
     pub lease_guard_remaining_ms: u64,
     /// Why the guard is long (taken past max_guard_wait_ms, no other slot free); else empty.
     pub lease_guard_note: [c_char; POLYFLAKE_HEALTH_TEXT_LEN],
-    /// True once the lease is lost (the generator has stopped for good).
+    /// True once the lease is lost (the generator has stopped for good, or heals: `heal`).
     pub lease_lost: bool,
     /// True while the next ID would pass R (the store has not extended it).
     pub lease_expired: bool,
@@ -347,6 +347,9 @@ pub(crate) fn snapshot_of(h: &Health) -> polyflake_health_snapshot {
             renewals,
             failures,
             last_error,
+            // Rust only: not in Health::fields(), so not in the C snapshot.
+            heals: _,
+            last_heal: _,
         } = l;
         // Code 0 is "none": the core's kinds follow in their order.
         s.lease_kind = 1 + code_in(*kind, LeaseKind::ALL);

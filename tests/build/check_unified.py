@@ -16,6 +16,8 @@ SELECTIONS = [
     ["-p", "polyflake", "-e", "dev"],
     ["-p", "polyflake-ffi"],
     ["-p", "polyflake-ffi", "-e", "dev"],
+    ["-p", "polyflake-service", "--features", "polyflake-service/workspace-hack"],
+    ["-p", "polyflake-service", "--features", "polyflake-service/workspace-hack", "-e", "dev"],
     ["-p", "polyflake-cli"],
     ["-p", "polyflake-cli", "-e", "dev"],
     ["-p", "polyflake-sim", "-e", "dev"],

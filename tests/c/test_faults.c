@@ -5,7 +5,9 @@
  * closes its inherited descriptors, leases again and then uses the inherited generator; close()
  * with a live forked child, then a re-lease; the record table (records that do not parse give a
  * guard of a full reserve, never an error for the directory); a slot poisoned by a mark a year
- * ahead; a second ID space refused by one store.
+ * ahead; a second ID space refused by one store; a deleted slot file healed (common.heal: a new
+ * slot, no ID twice, the counters going on; twice, wait_ready waiting through the second) and,
+ * by default, lost for good.
  *
  * Usage: test_faults            (runs every test; child processes are this program again)
  *        test_faults stream DIR OUT MS   (a child: see stream_child)
@@ -552,6 +554,147 @@ static void poisoned_slot(void) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Healing a lost lease (common.heal): the slot file deleted under a file lease of 2 slots and  */
+/* a 500 ms reserve (renewed every 100 ms). Healing: the same handle takes a new slot behind   */
+/* its guard and issues again within seconds, no ID twice across the run, ids_issued goes on.  */
+/* Off (the default): lost for good, LEASE_LOST from next_id and wait_ready at once.           */
+
+static double mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void heal_a_deleted_slot_file(int heal) {
+  char dir[] = "/tmp/polyflake-c-heal-XXXXXX", slot[256];
+  polyflake_config cfg;
+  polyflake_file_lease_options o;
+  polyflake_generator *g = NULL;
+  polyflake_health_snapshot h;
+  polyflake_decoded d;
+  ids_t ids = {0};
+  uint64_t id = 0;
+  int64_t lost;
+  size_t minted_before;
+  int i, after = 0, lost_refusals = 0, guard_refusals = 0, other = 0;
+  double start, healed_in = -1.0;
+  polyflake_result r;
+
+  make_dir(dir);
+  polyflake_config_init(&cfg);
+  polyflake_file_lease_options_init(&o);
+  CHECK(!o.common.heal, "heal is off by default");
+  o.dir = dir;
+  o.common.slots = 2;
+  o.common.reserve_ms = 500;
+  o.common.heal = heal != 0;
+  CHECK_RESULT(polyflake_generator_new_file_lease(&cfg, &o, NULL, &g), POLYFLAKE_RESULT_OK);
+  if (!g) return;
+  CHECK_RESULT(polyflake_wait_ready(g, (uint64_t)(10000 * slack)), POLYFLAKE_RESULT_OK);
+  for (i = 0; i < 1000; i++) {
+    r = polyflake_next_id(g, &id);
+    CHECK(r == POLYFLAKE_RESULT_OK, "next_id before the deletion: %s", polyflake_result_name(r));
+    ids_push(&ids, id);
+  }
+  minted_before = ids.n;
+  lost = node_of(g);
+  snprintf(slot, sizeof slot, "%s/slot-%04" PRId64, dir, lost);
+  CHECK(unlink(slot) == 0, "unlink %s", slot);
+  start = mono_ms();
+
+  if (heal) {
+    /* Mint on through the loss and the heal until 1,000 IDs came after the last refusal. */
+    while (after < 1000 && mono_ms() - start < 10000.0 * slack) {
+      r = polyflake_next_id(g, &id);
+      if (r == POLYFLAKE_RESULT_OK) {
+        ids_push(&ids, id);
+        if (lost_refusals + guard_refusals > 0) {
+          if (healed_in < 0) healed_in = mono_ms() - start;
+          after++;
+        } else {
+          sleep_ms(0);
+        }
+        continue;
+      }
+      if (r == POLYFLAKE_RESULT_LEASE_LOST) lost_refusals++;
+      else if (r == POLYFLAKE_RESULT_LEASE_NOT_READY) guard_refusals++;
+      else other++;
+      after = 0;
+      healed_in = -1.0;
+      sleep_ms(1);
+    }
+    CHECK(after >= 1000, "issuing again within %.0f ms of the deletion (%d lost, %d guard refusals)",
+          10000.0 * slack, lost_refusals, guard_refusals);
+    CHECK(lost_refusals + guard_refusals > 0 && other == 0,
+          "the loss was seen: %d LEASE_LOST, %d LEASE_NOT_READY, %d other", lost_refusals,
+          guard_refusals, other);
+    CHECK_RESULT(polyflake_wait_ready(g, (uint64_t)(5000 * slack)), POLYFLAKE_RESULT_OK);
+    CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+    CHECK(h.ok && h.status == POLYFLAKE_HEALTH_STATUS_OK && !h.lease_lost &&
+              h.lease_kind == POLYFLAKE_LEASE_KIND_FILE,
+          "health after the heal: status %u, %s", h.status, h.reason);
+    CHECK((int64_t)h.node_id == node_of(g) && (int64_t)h.lease_slot == node_of(g),
+          "node id %" PRId64 ", health %u, slot %u", node_of(g), h.node_id, h.lease_slot);
+    CHECK(h.ids_issued >= ids.n, "ids_issued %" PRIu64 " goes on: %zu minted", h.ids_issued, ids.n);
+    CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
+    ids_push(&ids, id);
+    CHECK_RESULT(polyflake_generator_decode(g, id, &d), POLYFLAKE_RESULT_OK);
+    CHECK((int64_t)d.node_id == node_of(g), "an ID after the heal carries node %u", d.node_id);
+    CHECK(duplicates(&ids) == 0, "no ID twice across the heal (%zu IDs)", ids.n);
+    printf("heal on: slot file %" PRId64 " deleted, slot %" PRId64 " taken, issuing again after "
+           "%.0f ms (%d LEASE_LOST, %d LEASE_NOT_READY), %zu + %zu IDs, 0 twice\n",
+           lost, node_of(g), healed_in, lost_refusals, guard_refusals, minted_before,
+           ids.n - minted_before);
+    /* Again, now waiting in wait_ready: once the loss is seen, it waits through the heal. */
+    snprintf(slot, sizeof slot, "%s/slot-%04" PRId64, dir, node_of(g));
+    CHECK(unlink(slot) == 0, "unlink %s", slot);
+    start = mono_ms();
+    do {
+      CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+      if (!h.ok) break;
+      sleep_ms(1);
+    } while (mono_ms() - start < 5000.0 * slack);
+    CHECK(!h.ok, "the second deletion seen: status %u", h.status);
+    healed_in = mono_ms();
+    CHECK_RESULT(polyflake_wait_ready(g, (uint64_t)(10000 * slack)), POLYFLAKE_RESULT_OK);
+    healed_in = mono_ms() - healed_in;
+    for (i = 0; i < 1000; i++) {
+      r = polyflake_next_id(g, &id);
+      CHECK(r == POLYFLAKE_RESULT_OK, "next_id after wait_ready: %s", polyflake_result_name(r));
+      ids_push(&ids, id);
+    }
+    CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+    CHECK(h.ok && h.ids_issued >= ids.n, "after the second heal: ids_issued %" PRIu64 ", %zu minted",
+          h.ids_issued, ids.n);
+    CHECK(duplicates(&ids) == 0, "no ID twice across two heals (%zu IDs)", ids.n);
+    printf("heal on, again: wait_ready waited through the heal (%.0f ms), %zu IDs, 0 twice\n",
+           healed_in, ids.n);
+  } else {
+    do {
+      CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+      if (h.status == POLYFLAKE_HEALTH_STATUS_LEASE_LOST) break;
+      sleep_ms(10);
+    } while (mono_ms() - start < 5000.0 * slack);
+    CHECK(h.status == POLYFLAKE_HEALTH_STATUS_LEASE_LOST, "lost after the deletion: status %u",
+          h.status);
+    sleep_ms(1000);
+    CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+    CHECK(!h.ok && h.status == POLYFLAKE_HEALTH_STATUS_LEASE_LOST && h.lease_lost,
+          "still lost 1 s later: status %u", h.status);
+    CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_LEASE_LOST);
+    start = mono_ms();
+    CHECK_RESULT(polyflake_wait_ready(g, (uint64_t)(2000 * slack)), POLYFLAKE_RESULT_LEASE_LOST);
+    CHECK(mono_ms() - start < 1000.0 * slack, "wait_ready said LEASE_LOST at once: %.0f ms",
+          mono_ms() - start);
+    CHECK(duplicates(&ids) == 0, "no ID twice (%zu IDs)", ids.n);
+    printf("heal off: slot file deleted, LEASE_LOST for good (health lease_lost 1 s later)\n");
+  }
+  polyflake_generator_free(g);
+  free(ids.v);
+  remove_tree(dir);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* One store, one ID space                                                                    */
 
 static void one_id_space_per_store(void) {
@@ -596,6 +739,8 @@ int main(int argc, char **argv) {
   record_table();
   poisoned_slot();
   one_id_space_per_store();
+  heal_a_deleted_slot_file(1);
+  heal_a_deleted_slot_file(0);
   close_with_a_live_child();
   child_closes_inherited_descriptors();
   /* The stream children run natively (under valgrind too: it does not follow exec). */

@@ -5,7 +5,8 @@
  * IPv4 subnet), bad options (NULL, out of range, not UTF-8), an unreachable etcd and ZooKeeper,
  * the TLS and credential fields (and their environment fallback), a real etcd and a real
  * ZooKeeper (two slots, NO_FREE_SLOT, a freed slot behind its guard, health naming the store),
- * and ZooKeeper digest auth.
+ * an etcd lease revoked under a holder with common.heal (healed, no ID twice), and ZooKeeper
+ * digest auth.
  *
  * Usage: test_lease ZOOKEEPER_ENSEMBLE ETCD_ENDPOINT   (tests/stores/with_zookeeper.sh and
  * tests/c/with_etcd.sh start both on 127.0.0.1 with free ports and temporary data, and stop
@@ -577,6 +578,107 @@ static void remote_lease(remote_store *st) {
          refusals);
 }
 
+/* The etcd lease of a holder with common.heal revoked (etcdctl lease revoke): the generator
+ * heals by itself, a new slot behind its guard, the same handle issuing again within seconds;
+ * no ID twice across the run; ids_issued goes on. */
+static int64_t etcd_lease_of(const char *endpoint, const char *key) {
+  char cmd[512], line[256];
+  long long lease = -1;
+  FILE *p;
+  snprintf(cmd, sizeof cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s get %s -w fields", endpoint, key);
+  p = popen(cmd, "r");
+  if (!p) return -1;
+  while (fgets(line, sizeof line, p))
+    if (strncmp(line, "\"Lease\" : ", 10) == 0) lease = atoll(line + 10);
+  pclose(p);
+  return lease;
+}
+
+static void etcd_revoked_heals(const char *endpoint) {
+  polyflake_config cfg;
+  polyflake_etcd_options e;
+  polyflake_generator *g = NULL;
+  polyflake_health_snapshot h;
+  char prefix[64], key[96], cmd[512];
+  uint64_t id = 0, *ids = NULL;
+  size_t n = 0, cap = 0, i, dups = 0, before;
+  int64_t lease, lost;
+  int refusals = 0, other = 0, after = 0;
+  double start, healed_in = -1.0;
+  polyflake_result r;
+
+  snprintf(prefix, sizeof prefix, "/polyflake-c-heal-%ld", (long)getpid());
+  polyflake_config_init(&cfg);
+  polyflake_etcd_options_init(&e);
+  CHECK(!e.common.heal, "etcd: heal off by default");
+  e.endpoints = &endpoint;
+  e.endpoint_count = 1;
+  e.store.prefix = prefix;
+  e.store.connect_timeout_ms = (uint64_t)(3000 * slack);
+  e.common.slots = 2;
+  e.common.reserve_ms = slack > 1.0 ? 5000 : 1000;
+  e.common.heal = true;
+  CHECK_RESULT(polyflake_generator_new_etcd(&cfg, &e, NULL, &g), POLYFLAKE_RESULT_OK);
+  if (!g) return;
+  CHECK_RESULT(polyflake_wait_ready(g, (uint64_t)(15000 * slack)), POLYFLAKE_RESULT_OK);
+  cap = 1 << 16;
+  ids = malloc(cap * sizeof *ids);
+  if (!ids) exit(2);
+  for (i = 0; i < 1000; i++) {
+    CHECK_RESULT(polyflake_next_id(g, &id), POLYFLAKE_RESULT_OK);
+    ids[n++] = id;
+  }
+  before = n;
+  lost = node_of(g);
+  snprintf(key, sizeof key, "%s/slot/%04" PRId64, prefix, lost);
+  lease = etcd_lease_of(endpoint, key);
+  CHECK(lease > 0, "the etcd lease of %s: %" PRId64, key, lease);
+  snprintf(cmd, sizeof cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s lease revoke %llx >/dev/null",
+           endpoint, (unsigned long long)lease);
+  CHECK(lease > 0 && system(cmd) == 0, "%s", cmd);
+  start = now_ms();
+  /* Mint on through the loss and the heal until 1,000 IDs came after the last refusal. */
+  while (after < 1000 && now_ms() - start < 20000.0 * slack) {
+    r = polyflake_next_id(g, &id);
+    if (r == POLYFLAKE_RESULT_OK) {
+      if (n == cap) {
+        cap *= 2;
+        ids = realloc(ids, cap * sizeof *ids);
+        if (!ids) exit(2);
+      }
+      ids[n++] = id;
+      if (refusals > 0) {
+        if (healed_in < 0) healed_in = now_ms() - start;
+        after++;
+      } else {
+        sleep_ms(1);
+      }
+      continue;
+    }
+    if (r == POLYFLAKE_RESULT_LEASE_LOST || r == POLYFLAKE_RESULT_LEASE_NOT_READY) refusals++;
+    else other++;
+    after = 0;
+    healed_in = -1.0;
+    sleep_ms(1);
+  }
+  CHECK(after >= 1000 && refusals > 0 && other == 0,
+        "etcd: issuing again after the revoke (%d refusals, %d other, %d after)", refusals, other,
+        after);
+  CHECK_RESULT(polyflake_health(g, &h), POLYFLAKE_RESULT_OK);
+  CHECK(h.ok && !h.lease_lost && h.lease_kind == POLYFLAKE_LEASE_KIND_ETCD &&
+            (int64_t)h.lease_slot == node_of(g),
+        "etcd health after the heal: %s", h.reason);
+  CHECK(h.ids_issued >= n, "etcd: ids_issued %" PRIu64 " goes on (%zu minted)", h.ids_issued, n);
+  qsort(ids, n, sizeof *ids, cmp_u64);
+  for (i = 1; i < n; i++) dups += ids[i] == ids[i - 1];
+  CHECK(dups == 0, "etcd: %zu IDs twice across the heal", dups);
+  printf("etcd lease revoked under a holder with heal: slot %" PRId64 " lost, slot %" PRId64
+         " taken, issuing again after %.0f ms (%d refusals), %zu + %zu IDs, %zu twice\n",
+         lost, node_of(g), healed_in, refusals, before, n - before, dups);
+  polyflake_generator_free(g);
+  free(ids);
+}
+
 /* ZooKeeper digest auth: the holder's znodes are its user's; another client without the
  * credentials, or with a wrong password, gets a clear LEASE_STORE error. */
 static void zookeeper_auth(remote_store *st) {
@@ -624,6 +726,7 @@ int main(int argc, char **argv) {
     snprintf(zk.prefix, sizeof zk.prefix, "/polyflake-c-test-%ld", (long)getpid());
     snprintf(etcd.prefix, sizeof etcd.prefix, "/polyflake-c-test-%ld", (long)getpid());
     remote_lease(&etcd);
+    etcd_revoked_heals(etcd.where);
     remote_lease(&zk);
     zookeeper_auth(&zk);
   }

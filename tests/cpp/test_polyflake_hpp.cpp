@@ -676,7 +676,7 @@ void test_node_sources(const std::filesystem::path &tmp) {
   const std::string dir = (tmp / "leases").string();
   pf::FileLeaseOptions o(dir);
   check(o.dir == dir && o.slots == POLYFLAKE_ALL_SLOTS && o.reserve_ms == 5000 && o.max_guard_wait_ms == 60000 &&
-            !o.identity,
+            !o.identity && !o.heal,
         "FileLeaseOptions: the core's defaults");
   o.slots = 1;
   o.identity = "cpp-test";
@@ -706,16 +706,81 @@ void test_node_sources(const std::filesystem::path &tmp) {
   check(after.status == "closed", "file lease closed: " + after.status);
 }
 
+// A lost lease healed (FileLeaseOptions::heal): the slot file deleted under a lease of 2 slots
+// heals by itself, the same object issuing again from a new slot, no ID twice across the run, the
+// counters going on; heal off (the default): LEASE_LOST for good.
+void test_heal(const std::filesystem::path &tmp) {
+  for (const bool heal : {true, false}) {
+    const std::filesystem::path dir = tmp / (heal ? "heal-on" : "heal-off");
+    const std::string what = heal ? "heal on: " : "heal off: ";
+    pf::FileLeaseOptions o(dir.string());
+    o.slots = 2;
+    o.reserve_ms = reserve_ms();
+    o.heal = heal;
+    const pf::Snowflake g = pf::Snowflake::file_lease(pf::Config(), o);
+    g.wait_ready(std::chrono::milliseconds(static_cast<long long>(3 * reserve_ms())));
+    std::set<std::int64_t> seen;
+    std::size_t minted = 0;
+    for (int i = 0; i < 1000; ++i, ++minted) seen.insert(g.next_id());
+    const std::int64_t lost = g.config().node_id;
+    char name[32];
+    std::snprintf(name, sizeof name, "slot-%04lld", static_cast<long long>(lost));
+    check(std::filesystem::remove(dir / name), what + "the slot file removed");
+    const auto start = Clock::now();
+    if (heal) {
+      // Mint on through the loss and the heal until 1,000 IDs came after the last refusal.
+      const auto limit = std::chrono::milliseconds(static_cast<long long>(3 * reserve_ms() + 10000 * slack));
+      int refusals = 0, after = 0;
+      while (after < 1000 && Clock::now() - start < limit) {
+        try {
+          seen.insert(g.next_id());
+          ++minted;
+          if (refusals > 0) ++after;
+        } catch (const pf::Error &e) {
+          check(e.code() == "LEASE_LOST" || e.code() == "LEASE_NOT_READY",
+                what + "refused with " + std::string(e.code()));
+          ++refusals;
+          after = 0;
+          std::this_thread::sleep_for(1ms);
+        }
+      }
+      check(refusals > 0 && after == 1000, what + "issuing again after the loss: " + std::to_string(refusals) +
+                                               " refusals, " + std::to_string(after) + " IDs after");
+      g.wait_ready(std::chrono::milliseconds(static_cast<long long>(3 * reserve_ms())));
+      const pf::Health h = g.health();
+      check(h.ok && h.status == "ok" && !h.lease_lost && h.lease_phase == "held" &&
+                static_cast<std::int64_t>(h.node_id) == g.config().node_id && h.lease_slot == h.node_id,
+            what + "health after the heal: " + h.status + ", node " + std::to_string(h.node_id));
+      check(h.ids_issued >= minted, what + "ids_issued goes on: " + std::to_string(h.ids_issued));
+      const std::int64_t id = g.next_id();
+      seen.insert(id);
+      ++minted;
+      check(static_cast<std::int64_t>(g.decode(id).node_id) == g.config().node_id,
+            what + "an ID after the heal carries the new slot");
+      check(seen.size() == minted, what + "no ID twice: " + std::to_string(minted - seen.size()) + " repeated");
+    } else {
+      const auto limit = std::chrono::milliseconds(static_cast<long long>(5000 * slack));
+      while (g.health().status != "lease_lost" && Clock::now() - start < limit) std::this_thread::sleep_for(10ms);
+      std::this_thread::sleep_for(1s);
+      const pf::Health h = g.health();
+      check(!h.ok && h.status == "lease_lost" && h.lease_lost, what + "lost 1 s later: " + h.status);
+      expect_error(what + "next_id", "LEASE_LOST", [&] { g.next_id(); });
+      expect_error(what + "wait_ready", "LEASE_LOST", [&] { g.wait_ready(2s); });
+      check(seen.size() == minted, what + "no ID twice");
+    }
+  }
+}
+
 void test_store_options() {
   const pf::EtcdOptions e({"http://127.0.0.1:2379"});
   check(e.endpoints.size() == 1 && !e.prefix && e.ttl_s == 10 && e.reserve_ms == 5000 && e.slots == POLYFLAKE_ALL_SLOTS &&
-            !e.identity && e.connect_timeout_ms == 2000 && e.max_guard_wait_ms == 60000 && !e.credentials.ca_file &&
-            !e.credentials.password,
+            !e.identity && e.connect_timeout_ms == 2000 && e.max_guard_wait_ms == 60000 && !e.heal &&
+            !e.credentials.ca_file && !e.credentials.password,
         "EtcdOptions: the core's defaults");
   const pf::ZooKeeperOptions z("127.0.0.1:2181");
   check(z.ensemble == "127.0.0.1:2181" && !z.prefix && z.session_timeout_ms == 10000 && z.reserve_ms == 5000 &&
             z.slots == POLYFLAKE_ALL_SLOTS && z.connect_timeout_ms == 2000 && z.max_guard_wait_ms == 60000 &&
-            !z.credentials.username,
+            !z.heal && !z.credentials.username,
         "ZooKeeperOptions: the core's defaults");
   if (std::getenv("POLYFLAKE_CPP_NO_STORES")) return;
 
@@ -931,6 +996,7 @@ int main(int argc, char **argv) {
     test_threads();
     test_node_sources(tmp);
     test_restart_guard(tmp);
+    test_heal(tmp);
     test_store_options();
     test_uuid_ulid_values();
     test_timeid<pf::Uuid7Generator, pf::Uuid>("uuid7", 36);

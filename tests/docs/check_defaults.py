@@ -46,6 +46,7 @@ SOURCES = [
     "node/src/*.rs",
     "java/src/main/java/dev/polyflake/*.java",
     "ffi-c/src/*.rs",
+    "service/src/*.rs",
     "cli/src/*.rs",
     "core/src/*.rs",
     "core/src/generator/*.rs",

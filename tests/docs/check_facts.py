@@ -52,6 +52,7 @@ SOURCES = [
     "java/src/main/java/dev/polyflake/*.java",
     "java/src/*.rs",
     "ffi-c/src/*.rs",
+    "service/src/*.rs",
     "cli/src/*.rs",
     "core/src/*.rs",
     "core/src/*/*.rs",

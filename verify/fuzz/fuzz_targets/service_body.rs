@@ -1,4 +1,4 @@
-//! What the service reads from a request body and path (`polyflake_cli::request`, the code the
+//! What the service reads from a request body and path (`polyflake_service::request`, the code the
 //! handlers call): `POST /v1/ids` counts and formats, the test clock's body, the `{id}` segment, and the
 //! JSON parser that refuses repeated keys, each checked against serde_json and the rules.
 #![no_main]
@@ -6,8 +6,8 @@
 use axum::http::{HeaderValue, StatusCode};
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
-use polyflake_cli::timeid::IdFormat;
-use polyflake_cli::request::{
+use polyflake_service::timeid::IdFormat;
+use polyflake_service::request::{
     clock_offset, ids_count, ids_request, is_json, parse_json_unique_keys, path_id, IdsRequest,
     JsonError, MAX_TEST_OFFSET_MS,
 };

@@ -1,4 +1,4 @@
-//! The service's router in process (`polyflake_cli::serve::router_for`, what `serve` answers
+//! The service's router in process (`polyflake_service::router_for`, what `serve` answers
 //! with) on a monotonic generator over a manual clock: any method, any request target (paths,
 //! percent escapes, query strings), any Content-Type and body. Every answer is a 2xx or 4xx,
 //! every error is the JSON error shape, and the IDs handed out increase across the whole run.
@@ -32,7 +32,7 @@ fn app() -> &'static (Router, tokio::runtime::Runtime) {
             .build()
             .expect("a runtime");
         (
-            polyflake_cli::serve::router_for(gen, time_ids, MAX_COUNT)
+            polyflake_service::router_for(gen, time_ids, MAX_COUNT)
                 .expect("the service's generators on a manual clock"),
             rt,
         )

@@ -280,7 +280,7 @@ fn sent_text(body: &[u8], key: &str, value: &Value) -> String {
     .unwrap_or_else(|| value.to_string())
 }
 
-/// An integer field's value, read from the text the client sent (`sent`, see [`sent_text`]).
+/// An integer field's value, read from the text the client sent (`sent`, see `sent_text`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Integer {
     /// An integer that fits `i128`.
@@ -296,7 +296,7 @@ pub enum Integer {
 /// text that is not a JSON number.
 ///
 /// ```
-/// use polyflake_cli::request::{integral_number, Integer};
+/// use polyflake_service::request::{integral_number, Integer};
 /// assert_eq!(integral_number("3664.0"), Some(Integer::Fits(3664)));
 /// assert_eq!(integral_number("36.64e2"), Some(Integer::Fits(3664)));
 /// assert_eq!(integral_number("3664.5"), None);

@@ -45,7 +45,7 @@ impl IdFormat {
     /// The format with this name (exactly as [`IdFormat::name`] writes it).
     ///
     /// ```
-    /// use polyflake_cli::timeid::IdFormat;
+    /// use polyflake_service::timeid::IdFormat;
     /// assert_eq!(IdFormat::from_name("uuidv7"), Some(IdFormat::Uuid7));
     /// assert_eq!(IdFormat::from_name("UUID"), None);
     /// ```
@@ -94,7 +94,7 @@ pub struct DecodedText {
 ///
 /// ```
 /// use polyflake::{Layout, DEFAULT_EPOCH_MS};
-/// use polyflake_cli::timeid::{decode_text, IdFormat};
+/// use polyflake_service::timeid::{decode_text, IdFormat};
 /// let l = Layout::default();
 /// let d = decode_text("017F22E2-79B0-7CC3-98C4-DC0C0C07398F", &l, DEFAULT_EPOCH_MS).unwrap();
 /// assert_eq!((d.format, d.text.as_str(), d.unix_ms), (IdFormat::Uuid7, "017f22e2-79b0-7cc3-98c4-dc0c0c07398f", 1_645_557_742_000));

@@ -229,7 +229,7 @@ pub struct ErrorDetail {
 /// reads them.
 ///
 /// ```
-/// let re = polyflake_cli::openapi::decimal_at_most(305);
+/// let re = polyflake_service::openapi::decimal_at_most(305);
 /// assert_eq!(re, "^0*(?:[0-9]{1,2}|[0-2][0-9]{2}|30[0-4]|305)$");
 /// ```
 pub fn decimal_at_most(max: u64) -> String {
