@@ -4,7 +4,7 @@
 Under `make test` every recipe line runs through the timed shell of .build/mk/build.sh, which appends
 "START END TARGET" for it; a target's time is the sum of its lines (a line that runs a sub-make
 is left to the sub-make's own lines). "(start)" and "(end)" mark the run itself. Targets may run
-side by side (the test phase runs two at a time), so their times can add up to more than the
+side by side (the test phase runs several at a time), so their times can add up to more than the
 run's wall time, which the last row gives. Usage: timing.py LOG [OUT.md]: prints the table
 (slowest first) and writes it as Markdown to OUT.md when given.
 """
@@ -42,7 +42,7 @@ def main():
     if wall is not None:
         lines.append(f"| {'make test, wall clock':<{width}} | {wall:8.1f} |")
     text = "\n".join(lines)
-    print("\n==> make test: wall time per target (in the order of cost; the test phase runs two at a time)")
+    print("\n==> make test: wall time per target (in the order of cost; the test phase runs several at a time)")
     print(text)
     if wall is not None:
         print(f"make test took {wall / 60:.1f} min")

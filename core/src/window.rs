@@ -20,9 +20,11 @@
 //!
 //! - **The no-lease path pays nothing new.** Without a lease `floor = -1` and `limit` = the
 //!   layout's last millisecond, exactly the window check the generator made anyway: the same two
-//!   comparisons, against atomics read Relaxed. Strict mode issues at `now`, so
+//!   comparisons, against two atomics. Strict mode issues at `now`, so
 //!   `floor < now <= limit` covers it; monotonic mode compares its ID's millisecond with `limit`
-//!   where it compared with the window's end. Only a refusal looks at the lease (cold path), to
+//!   where it compared with the window's end. `limit` and the node part are read with Acquire
+//!   (a heal or a forked child's re-lease changes both: `lease/heal.rs`), plain loads on x86-64
+//!   as Relaxed ones are. Only a refusal looks at the lease (cold path), to
 //!   tell `LeaseNotReady`, `LeaseExpired`, `LeaseLost` and `TimestampOverflow` apart.
 //! - **What the cap means for callers.** A new slot's window opens at its first renewal
 //!   (reserve / 5 after the take, within the one-reserve guard it waits anyway on a real clock);
@@ -344,8 +346,50 @@ impl Window {
     /// Before the window opens: at build, or while it is held (`hold`).
     pub(crate) fn set_node(&self, node_id: u32) {
         self.node_id.store(u64::from(node_id), Ordering::Relaxed);
+        // Release: a call that reads the new node part (Acquire) sees the window held shut.
         self.node_part
-            .store(u64::from(node_id) << self.seq_bits, Ordering::Relaxed);
+            .store(u64::from(node_id) << self.seq_bits, Ordering::Release);
+    }
+
+    /// After `set_node`, before `resume`: move the state word to the last sequence value of a
+    /// millisecond past every ID issued so far and at or past the new slot's floor, always to a
+    /// new value, so a call that read the state before the new node id was set fails its
+    /// compare-and-swap and reads both again (`Generator::node_part`). `now_elapsed`: the
+    /// clock, for a state word that has issued nothing. Returns the values replaced and set.
+    pub(crate) fn move_past_node_change(&self, now_elapsed: i64) -> (i64, i64) {
+        let word = &self.state.0;
+        let mask = (1i64 << self.seq_bits) - 1;
+        let floor = self.floor.load(Ordering::Acquire).max(0);
+        loop {
+            let p = word.load(crate::sync::Ordering::Acquire);
+            if p == CLOSED_STATE {
+                return (p, p);
+            }
+            let ms = if p < 0 {
+                now_elapsed.max(0)
+            } else if p & mask == mask {
+                (p >> self.seq_bits) + 1
+            } else {
+                p >> self.seq_bits
+            };
+            let ms = ms.max(floor).min(self.max_elapsed);
+            let spent = (ms << self.seq_bits) | mask;
+            if spent <= p {
+                // The layout's last millisecond is spent: nothing more can be issued anyway.
+                return (p, p);
+            }
+            if word
+                .compare_exchange_weak(
+                    p,
+                    spent,
+                    crate::sync::Ordering::AcqRel,
+                    crate::sync::Ordering::Acquire,
+                )
+                .is_ok()
+            {
+                return (p, spent);
+            }
+        }
     }
 
     /// The node id of the slot held.

@@ -98,15 +98,7 @@ fn revoking_the_lease_stops_the_generator_at_once() {
     let g = lease(opts(&etcd, "/pf-revoke", 4), 3).build().unwrap();
     g.wait_ready(Duration::from_secs(5)).unwrap();
     g.next_id().unwrap();
-    let leases = etcd.etcdctl(&["lease", "list"]).unwrap();
-    // "found 1 leases" then one hex id per line.
-    let id = leases
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_hexdigit()))
-        .unwrap_or_else(|| panic!("no lease listed: {leases}"))
-        .to_string();
-    etcd.etcdctl(&["lease", "revoke", &id]).unwrap();
+    etcd.revoke_the_lease();
     let revoked = Instant::now();
     // The watch on the slot key sees the delete: no renewal period to wait out.
     assert!(

@@ -88,6 +88,7 @@ impl Generator {
         loop {
             // The state before the clock, as in `next_strict`.
             let p = self.lease_state.state.0.load(Ordering::Acquire);
+            let node = self.node_part();
             let (now, floor) = match self.read() {
                 Ok(reading) => reading,
                 Err(e) => {
@@ -121,7 +122,7 @@ impl Generator {
                 .is_ok()
             {
                 self.record(p, end, n, now);
-                self.write_run(out, start);
+                self.write_run(out, start, node);
                 return Ok(true);
             }
         }
@@ -142,8 +143,10 @@ impl Generator {
                 }
             }
         };
-        let mut p = self.lease_state.state.0.load(Ordering::Relaxed);
+        // Acquire, and the node part after it (see `node_part`).
+        let mut p = self.lease_state.state.0.load(Ordering::Acquire);
         loop {
+            let node = self.node_part();
             let start = (p + 1).max(floor);
             let end = start
                 .checked_add(n - 1)
@@ -152,12 +155,12 @@ impl Generator {
             match self.lease_state.state.0.compare_exchange_weak(
                 p,
                 end,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
+                Ordering::Acquire,
+                Ordering::Acquire,
             ) {
                 Ok(_) => {
                     self.record(p, end, n, now);
-                    self.write_run(out, start);
+                    self.write_run(out, start, node);
                     return Ok(true);
                 }
                 Err(actual) => p = actual,
@@ -172,13 +175,14 @@ impl Generator {
         // The runs reserved so far (one per millisecond), written into `out` only once the
         // whole batch is reserved: a batch that fails part-way leaves the caller's buffer as it
         // was (its reserved values are never issued: a gap, never a duplicate).
-        let mut runs: Vec<(i64, usize)> = Vec::new();
+        let mut runs: Vec<(i64, usize, u64)> = Vec::new();
         reserve_batch(&mut runs, out.len() / (1usize << s) + 2, out.len())?;
         while filled < out.len() {
             // Load the state BEFORE reading the clock: every ID in it was issued at a reading
             // taken before ours, so `now < last` means the clock really went back, not that
             // another thread read it a moment later than we did.
             let p = self.lease_state.state.0.load(Ordering::Acquire);
+            let node = self.node_part();
             let (now, floor) = match self.read() {
                 Ok(reading) => reading,
                 Err(e) => {
@@ -210,14 +214,14 @@ impl Generator {
                 if wait.rewound {
                     bump(&self.stats.rewinds_waited, 1);
                 }
-                runs.push((start, k as usize));
+                runs.push((start, k as usize, node));
                 filled += k as usize;
                 wait.progressed();
             }
         }
         let mut at = 0;
-        for (start, k) in runs {
-            self.write_run(&mut out[at..at + k], start);
+        for (start, k, node) in runs {
+            self.write_run(&mut out[at..at + k], start, node);
             at += k;
         }
         Ok(())
@@ -225,14 +229,14 @@ impl Generator {
 
     /// Write the IDs of the consecutive states `start, start + 1, ...` into `out`. Within one
     /// millisecond consecutive states are consecutive IDs, so each run is a plain count.
-    fn write_run(&self, out: &mut [u64], start: i64) {
+    fn write_run(&self, out: &mut [u64], start: i64, node: u64) {
         let mut p = start;
         let mut rest = out;
         while !rest.is_empty() {
             let room = (self.seq_mask - (p & self.seq_mask) + 1) as usize;
             let take = room.min(rest.len());
             let (run, tail) = rest.split_at_mut(take);
-            let base = self.id_of(p);
+            let base = self.id_of(p, node);
             for (k, slot) in run.iter_mut().enumerate() {
                 *slot = base + k as u64;
             }

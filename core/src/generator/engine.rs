@@ -164,11 +164,22 @@ impl Wait {
 }
 
 impl Generator {
+    /// The ID of state `p` with the node part `node` (`Generator::node_part`).
     #[inline]
-    pub(super) fn id_of(&self, p: i64) -> u64 {
-        (((p >> self.seq_bits) as u64) << self.ts_shift)
-            | self.lease_state.node_part.load(StdOrdering::Relaxed)
-            | (p & self.seq_mask) as u64
+    pub(super) fn id_of(&self, p: i64, node: u64) -> u64 {
+        (((p >> self.seq_bits) as u64) << self.ts_shift) | node | (p & self.seq_mask) as u64
+    }
+
+    /// The node part of the IDs, read once per attempt, AFTER the state word and BEFORE the
+    /// window check (Acquire): an attempt whose compare-and-swap succeeds then composes its ID
+    /// with the node id of the window it checked. A lease that takes a new slot in place (a
+    /// heal) sets the node part, then moves the state word, then opens the window
+    /// (`lease/heal.rs`), so an attempt that read the state before the move fails its
+    /// compare-and-swap, and one that read it after reads the new node part and sees the old
+    /// window shut. A plain load on x86-64.
+    #[inline]
+    pub(super) fn node_part(&self) -> u64 {
+        self.lease_state.node_part.load(StdOrdering::Acquire)
     }
 
     /// The wall clock as elapsed ms since the epoch, refused outside the issuing window: the
@@ -458,6 +469,7 @@ impl Generator {
             // taken before ours, so `now < last` means the clock really went back, not that
             // another thread read it a moment later than we did.
             let p = self.lease_state.state.0.load(Ordering::Acquire);
+            let node = self.node_part();
             let last = p >> s;
             let (mut now, floor) = match self.read_fast() {
                 Ok(reading) => reading,
@@ -510,7 +522,7 @@ impl Generator {
                 if wait.as_ref().is_some_and(|w| w.rewound) {
                     bump(&self.stats.rewinds_waited, 1);
                 }
-                return Ok(Some(self.id_of(next)));
+                return Ok(Some(self.id_of(next, node)));
             }
         }
     }
@@ -525,19 +537,21 @@ impl Generator {
             Ok(reading) => reading,
             Err(e) => return self.monotonic_restart_wait(e, may_wait),
         };
-        let mut p = self.lease_state.state.0.load(Ordering::Relaxed);
+        // Acquire, and the node part after it (see `node_part`).
+        let mut p = self.lease_state.state.0.load(Ordering::Acquire);
         loop {
+            let node = self.node_part();
             let next = (p + 1).max(floor);
             self.check_ahead(next >> s, now)?;
             match self.lease_state.state.0.compare_exchange_weak(
                 p,
                 next,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
+                Ordering::Acquire,
+                Ordering::Acquire,
             ) {
                 Ok(_) => {
                     self.record(p, next, 1, now);
-                    return Ok(Some(self.id_of(next)));
+                    return Ok(Some(self.id_of(next, node)));
                 }
                 Err(actual) => p = actual,
             }

@@ -22,11 +22,16 @@
 //!   crash would let it go (its R stays where it was; its thread is stopped and joined before
 //!   the take, so no renewal of the old slot can publish into the new window), the node id's
 //!   claim on the host is given back, and the take runs with the window held shut
-//!   (`Window::hold`): its `start` and first renewals set the figures only. The new node id is
-//!   set, the millisecond of the last ID is counted as spent (the next ID is above every ID
-//!   issued before, whichever node id is larger), and only then does `Window::resume` open the
-//!   window, with a Release store that a call's Acquire load of the limit pairs with: a call
-//!   that sees the new window sees the new node id.
+//!   (`Window::hold`): its `start` and first renewals set the figures only. Then, in this order:
+//!   the new node id is set (Release); the state word is moved, always to a new value, to the
+//!   last sequence value of a millisecond past every ID issued and at or past the new slot's
+//!   floor (so the next ID is above every earlier one, whichever node id is larger); the window
+//!   is opened (`Window::resume`, Release). A call reads the state word, then the node part,
+//!   then the window (each Acquire) and composes its ID with the node part it read
+//!   (`Generator::node_part`): one that read the state before the move fails its
+//!   compare-and-swap and reads all three again, and one that read it after sees the new node
+//!   id and a window that is shut or the new one. So no ID pairs one slot's node id with the
+//!   other slot's window, however long a thread is preempted in the middle of a call.
 //! - **After a store rollback, wait past the old R.** A restored store may have forgotten the
 //!   R this generator issued up to, so a slot taken from it now could be guarded too briefly
 //!   (its restored record shows an older R). The heal waits until the clock has passed the lost
@@ -157,8 +162,10 @@ impl LeaseRuntime {
             let_go_lost(old, state);
         }
         let (old_node, rolled_back) = (state.node_id(), state.is_rolled_back());
-        let p0 = state.state.0.load(crate::sync::Ordering::Acquire);
         state.hold();
+        // What was issued before the new slot (a call that passed the window check before the
+        // hold may still land one: a miscount of one in health at most, never an ID).
+        let p0 = state.state.0.load(crate::sync::Ordering::Acquire);
         let session = match self.take_slot(generation) {
             Ok(s) => s,
             Err(e) => {
@@ -169,13 +176,19 @@ impl LeaseRuntime {
                 return Err(why);
             }
         };
+        // The order that keeps a call from pairing one slot's node id with the other's window:
+        // the node id, then the state word moved (past every ID issued and up to the new
+        // floor), then the window opened (`Generator::node_part`).
         state.set_node(session.slot);
-        // The next ID is above every ID issued before, whatever the two node ids.
+        let now_elapsed = self
+            .ctx
+            .now_ms()
+            .map_or(0, |now| now.saturating_sub(self.ctx.epoch_ms));
+        let (_, p1) = state.move_past_node_change(now_elapsed);
+        // The sequence values of the millisecond the state word now ends, counted as issued by
+        // health's arithmetic (the last millisecond's sequence + 1) though none was, less what
+        // that arithmetic no longer counts of p0's millisecond.
         let seq_bits = self.ctx.layout.sequence_bits();
-        if p0 >= 0 {
-            state.spend_millisecond(self.ctx.epoch_ms + (p0 >> seq_bits));
-        }
-        let p1 = state.state.0.load(crate::sync::Ordering::Acquire);
         let mask = (1i64 << seq_bits) - 1;
         let unissued = if p1 != p0 && p1 >= 0 {
             ((p1 & mask) + 1 - if p0 >= 0 { (p0 & mask) + 1 } else { 0 }).max(0) as u64

@@ -151,6 +151,20 @@ impl Etcd {
         self.run();
     }
 
+    /// Revoke the one lease this server holds (`etcdctl lease list`, then `lease revoke`), as
+    /// an operator or an expiry would end it.
+    pub fn revoke_the_lease(&self) {
+        let leases = self.etcdctl(&["lease", "list"]).unwrap();
+        // "found 1 leases" then one hex id per line.
+        let id = leases
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_hexdigit()))
+            .unwrap_or_else(|| panic!("no lease listed: {leases}"))
+            .to_string();
+        self.etcdctl(&["lease", "revoke", &id]).unwrap();
+    }
+
     /// Run etcdctl (API v3) against this server; stdout on success.
     pub fn etcdctl(&self, args: &[&str]) -> Result<String, String> {
         let mut cmd = Command::new(ETCDCTL);
