@@ -319,3 +319,21 @@ fn monotonic_batches_through_three_heals_stay_unique_and_increasing() {
     assert_eq!(g.health().ids_issued, all.len() as u64);
     eprintln!("{} IDs through 3 heals", all.len());
 }
+
+#[test]
+fn a_heal_that_cannot_take_its_own_slot_again_takes_another_node_id() {
+    // The slot file is replaced by a directory (an unsafe name, never read or written): the heal
+    // takes the next free slot, so the node id changes under threads that mint all along.
+    let dir = TempDir::new("heal-other");
+    let mut o = FileLeaseOptions::new(dir.path());
+    o.common.slots = Some(3);
+    o.common.reserve_ms = 500;
+    o.common.heal = true;
+    let g = build(NodeSource::FileLease(o), 8);
+    let (before, after) = heals_through(g, Duration::from_secs(5), |g| {
+        let slot = dir.path().join(format!("slot-{:04}", g.node_id()));
+        std::fs::remove_file(&slot).unwrap();
+        std::fs::create_dir(&slot).unwrap();
+    });
+    assert_ne!(before, after, "the heal took its old node id again");
+}
