@@ -423,8 +423,8 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeInfo<'l>(
 /// Whether the restart guard (a lease's, or a fixed node id's mark) has passed: true, false
 /// (still holding), or the core's error (closed, lost). `how`: 0 asks; 1 throws the guard's
 /// `LeaseNotReady` while it holds; 2 is for an interrupted thread: the core's `Interrupted`
-/// while it holds; 3 asks for a lease that heals, where a lost lease is one being healed
-/// (false, as the core's `wait_ready` waits through it). Never waits.
+/// while it holds. Asking, a lease that heals (the core's `Generator::heals`) counts a lost
+/// lease as one being healed: false, as the core's `wait_ready` waits through it. Never waits.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_polyflake_Native_snowflakeReady<'l>(
     mut env: EnvUnowned<'l>,
@@ -440,8 +440,8 @@ pub extern "system" fn Java_dev_polyflake_Native_snowflakeReady<'l>(
         };
         match ready {
             Ok(()) => Ok(true),
-            Err(Error::LeaseNotReady { .. }) if how == 0 || how == 3 => Ok(false),
-            Err(Error::LeaseLost { .. }) if how == 3 => Ok(false),
+            Err(Error::LeaseNotReady { .. }) if how == 0 => Ok(false),
+            Err(Error::LeaseLost { .. }) if how == 0 && gen(handle).heals() => Ok(false),
             Err(e) => Err(e.into()),
         }
     })

@@ -40,11 +40,8 @@ public final class Snowflake implements AutoCloseable {
     private static final int READY_ASK = 0;
     private static final int READY_OR_THROW = 1;
     private static final int READY_OR_INTERRUPTED = 2;
-    /** {@code READY_ASK} for a lease that heals: a lost lease is one being healed, not ready yet. */
-    private static final int READY_ASK_HEALING = 3;
 
     private final long handle;
-    private final boolean heals;
     private final boolean injectedClock;
     private final long parkBudgetNanos;
     private final Map<String, Object> info;
@@ -71,7 +68,6 @@ public final class Snowflake implements AutoCloseable {
         Reference.reachabilityFence(b.clock);
         Native.CLEANER.register(this, new Free(handle));
         this.info = Fields.parse(Native.snowflakeInfo(handle));
-        this.heals = b.heals();
         this.injectedClock = (Boolean) info.get("injected_clock");
         this.parkBudgetNanos = Waits.budgetNanos(((Number) info.get("max_wait_ms")).doubleValue());
     }
@@ -238,9 +234,8 @@ public final class Snowflake implements AutoCloseable {
         GeneratorBuilder.notNull(timeout, "waitReady(timeout): timeout");
         long start = System.nanoTime();
         long budget = timeout.isNegative() ? 0 : timeout.toNanos();
-        int ask = heals ? READY_ASK_HEALING : READY_ASK;
         try {
-            while (!Native.snowflakeReady(handle, ask)) {
+            while (!Native.snowflakeReady(handle, READY_ASK)) {
                 if (Thread.currentThread().isInterrupted()) {
                     Native.snowflakeReady(handle, READY_OR_INTERRUPTED);
                     return;
@@ -544,16 +539,6 @@ public final class Snowflake implements AutoCloseable {
          */
         public Builder heal(boolean heal) {
             return set("heal", heal);
-        }
-
-        /** The last {@code heal} set, else false. */
-        boolean heals() {
-            for (int i = options.size() - 2; i >= 0; i -= 2) {
-                if (options.get(i).equals("heal")) {
-                    return Boolean.parseBoolean(options.get(i + 1));
-                }
-            }
-            return false;
         }
 
         /**
